@@ -1,0 +1,138 @@
+/*!
+The one data shape every engine produces and the transaction store consumes.
+
+Engines (AST rewrite, patch, rules) turn files into a [`ChangeSet`]; `txn` stores it as
+a preview and later writes it. `txn` knows nothing of ASTs or patches, and the engines
+know nothing of git objects.
+*/
+
+use serde::Deserialize;
+use serde::Serialize;
+
+/// How a file is stored in git (and written to the work tree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileMode {
+    Regular,
+    Executable,
+    Symlink,
+}
+
+impl FileMode {
+    /// The mode as git writes it in a tree.
+    pub fn git_mode(self) -> &'static str {
+        match self {
+            FileMode::Regular => "100644",
+            FileMode::Executable => "100755",
+            FileMode::Symlink => "120000",
+        }
+    }
+
+    /// Reads the mode of a file from its metadata (`symlink_metadata`).
+    pub fn from_metadata(meta: &std::fs::Metadata) -> FileMode {
+        if meta.file_type().is_symlink() {
+            return FileMode::Symlink;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            if meta.permissions().mode() & 0o111 != 0 {
+                return FileMode::Executable;
+            }
+        }
+        FileMode::Regular
+    }
+}
+
+/// A file's bytes (raw, exactly as on disk) and mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileContent {
+    pub bytes: Vec<u8>,
+    pub mode: FileMode,
+}
+
+/// One path's change. `before: None` adds the file; `after: None` deletes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Repository path: relative to the work-tree root, `/`-separated.
+    pub path: String,
+    pub before: Option<FileContent>,
+    pub after: Option<FileContent>,
+}
+
+/// Every change of one transaction, at most one per path, sorted by path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangeSet {
+    pub changes: Vec<FileChange>,
+}
+
+impl ChangeSet {
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+    /// Sorts by path so that stored trees and printed diffs are deterministic.
+    pub fn sort(&mut self) {
+        self.changes.sort_by(|a, b| a.path.cmp(&b.path));
+    }
+}
+
+/// What a preview records about itself, stored as JSON in the preview commit's message.
+/// Every field but `kind` and `summary` is optional so that old previews stay readable.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PreviewMeta {
+    /// `edit`, `patch`, `scan` or `merge`.
+    pub kind: String,
+    /// One line, e.g. `3 replacements in 2 files`.
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The AST ops of an `edit`, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ops: Vec<OpMeta>,
+    /// SHA-256 of the patch text of a `patch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_digest: Option<String>,
+    /// Per-rule counts of a `scan`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleCount>,
+    /// Per-file counts and flags.
+    #[serde(default)]
+    pub files: Vec<FileMeta>,
+    /// Total replacements (or patch chunks).
+    #[serde(default)]
+    pub replacements: usize,
+    /// HEAD when the preview was staged (`None` on an unborn branch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_head: Option<String>,
+    #[serde(default)]
+    pub tool_version: String,
+    /// The agent (MCP client name/version) that staged it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Engine-specific detail (patch resolution levels, warnings).
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub details: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpMeta {
+    pub pattern: String,
+    pub rewrite: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleCount {
+    pub rule: String,
+    pub count: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileMeta {
+    pub path: String,
+    pub count: usize,
+    /// E.g. `introduces-parse-errors`, `added`, `deleted`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+}

@@ -1,0 +1,184 @@
+/*!
+The command line: one module per command, each turning its arguments into one engine
+call and rendering the result. Errors are rendered once, here, in [`report_error`].
+*/
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use clap::Subcommand;
+use git_astedit::error::Exit;
+use git_astedit::repo::Repo;
+use git_astedit::Error;
+
+mod apply;
+mod discard;
+mod edit;
+mod gc;
+mod grep;
+mod list;
+mod log;
+mod output;
+mod patch;
+mod show;
+mod undo;
+
+pub use output::Out;
+
+/// Structural search and rewrites staged as git objects: preview, apply, undo.
+#[derive(Debug, Parser)]
+#[command(name = "git-astedit", bin_name = "git astedit", version, about, long_about = None)]
+pub struct Cli {
+    /// Run as if started in DIR
+    #[arg(short = 'C', value_name = "DIR", global = true)]
+    pub dir: Option<std::path::PathBuf>,
+
+    /// Print results (and errors) as JSON on stdout
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Search code structurally with an ast-grep pattern
+    Grep(grep::GrepArgs),
+    /// Stage a structural rewrite as a preview (or apply it with --apply)
+    Edit(edit::EditArgs),
+    /// Stage a `*** Begin Patch` patch as a preview (or apply it with --apply)
+    Patch(patch::PatchArgs),
+    /// List pending previews
+    List(list::ListArgs),
+    /// Show a preview's diff
+    Show(show::ShowArgs),
+    /// Apply a pending preview to the work tree
+    Apply(apply::ApplyArgs),
+    /// Drop a pending preview
+    #[command(visible_alias = "reject")]
+    Discard(discard::DiscardArgs),
+    /// Apply or discard a preview (the agents' pair of verbs)
+    #[command(subcommand)]
+    Resolve(ResolveCommand),
+    /// Undo an applied preview
+    Undo(undo::UndoArgs),
+    /// Show the journal of staged, applied, discarded and undone transactions
+    Log(log::LogArgs),
+    /// Prune old previews and journal entries
+    Gc(gc::GcArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ResolveCommand {
+    /// Apply a pending preview (same as `apply`)
+    Apply(apply::ApplyArgs),
+    /// Discard a pending preview (same as `discard`)
+    Discard(discard::DiscardArgs),
+}
+
+/// What every command gets: output streams, the JSON flag, and the repository.
+pub struct Ctx {
+    pub out: Out,
+    pub json: bool,
+    repo: Option<Repo>,
+}
+
+impl Ctx {
+    /// Opens the repository on first use (so `--help` works anywhere).
+    pub fn repo(&mut self) -> Result<&Repo, Error> {
+        if self.repo.is_none() {
+            let repo = Repo::discover()?;
+            self.repo = Some(repo);
+        }
+        Ok(self.repo.as_ref().expect("repository was just opened"))
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp
+                | clap::error::ErrorKind::DisplayVersion
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(Exit::BadInput.code()),
+            };
+        }
+    };
+    let mut ctx = Ctx {
+        out: Out::new(),
+        json: cli.json,
+        repo: None,
+    };
+    if let Some(dir) = &cli.dir {
+        if let Err(e) = std::env::set_current_dir(dir) {
+            let err = Error::from(git_astedit::error::IoError {
+                action: "change to folder",
+                path: dir.display().to_string(),
+                source: e,
+            });
+            return report_error(&mut ctx, &err);
+        }
+    }
+    let result = run(&mut ctx, cli.command);
+    let code = match result {
+        Ok(exit) => ExitCode::from(exit.code()),
+        Err(err) => report_error(&mut ctx, &err),
+    };
+    let _ = ctx.out.flush();
+    code
+}
+
+fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
+    match command {
+        Command::Grep(args) => grep::run(ctx, args),
+        Command::Edit(args) => edit::run(ctx, args),
+        Command::Patch(args) => patch::run(ctx, args),
+        Command::List(args) => list::run(ctx, args),
+        Command::Show(args) => show::run(ctx, args),
+        Command::Apply(args) | Command::Resolve(ResolveCommand::Apply(args)) => {
+            apply::run(ctx, args)
+        }
+        Command::Discard(args) | Command::Resolve(ResolveCommand::Discard(args)) => {
+            discard::run(ctx, args)
+        }
+        Command::Undo(args) => undo::run(ctx, args),
+        Command::Log(args) => log::run(ctx, args),
+        Command::Gc(args) => gc::run(ctx, args),
+    }
+}
+
+/// Renders an error once: JSON on stdout with `--json`, else `error:` lines on stderr.
+fn report_error(ctx: &mut Ctx, err: &Error) -> ExitCode {
+    let exit = err.exit();
+    if ctx.json {
+        let value = serde_json::json!({
+            "error": {
+                "code": err.code(),
+                "exit": exit.code(),
+                "message": err.to_string(),
+                "causes": err.causes(),
+                "hint": err.hint(),
+            }
+        });
+        let _ = writeln!(ctx.out.stdout(), "{value}");
+    } else {
+        let mut text = format!("error: {err}\n");
+        for cause in err.causes() {
+            text.push_str(&format!("  caused by: {cause}\n"));
+        }
+        if let Some(hint) = err.hint() {
+            text.push_str(&format!("hint: {hint}\n"));
+        }
+        let _ = ctx.out.stdout().flush();
+        let _ = write!(ctx.out.stderr(), "{text}");
+    }
+    let _ = ctx.out.flush();
+    ExitCode::from(exit.code())
+}

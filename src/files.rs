@@ -1,0 +1,1 @@
+//! Which files a command works on. (In progress.)

@@ -1,0 +1,23 @@
+/*!
+git-astedit: structural search and rewrites, agent patches and codemod rules, staged as
+previews made of git objects and applied atomically with a stale check, undoable.
+
+The data path runs one way: [`files`] picks the files → an engine ([`rewrite`],
+[`patch`]) turns them into a [`change::ChangeSet`] → [`txn`] stores it as a preview and
+later applies it to the work tree. [`render`] turns results into text and JSON.
+*/
+
+pub mod change;
+pub mod error;
+pub mod files;
+pub mod patch;
+pub mod render;
+pub mod repo;
+pub mod rewrite;
+pub mod txn;
+
+pub use error::Error;
+pub use error::Exit;
+
+/// The version recorded in preview metadata.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

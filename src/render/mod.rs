@@ -1,0 +1,1 @@
+//! Rendering: diffs, summaries, JSON shapes. Never touches git.

@@ -1,0 +1,251 @@
+/*!
+Opening the repository and translating paths.
+
+Every command works from any folder inside the work tree, like git's own: paths the
+user types are relative to the current folder, paths we print are relative to it too.
+Inside the library a file is named by its *repository path*: relative to the work-tree
+root, `/`-separated, normalized, never empty, never escaping the tree.
+*/
+
+use std::path::Component;
+use std::path::Path;
+use std::path::PathBuf;
+
+use crate::error::Classify;
+use crate::error::Exit;
+
+/// Fallback identity used when no `user.name`/`user.email` is configured: staging must
+/// never fail for lack of an identity.
+pub const FALLBACK_NAME: &str = "git-astedit";
+pub const FALLBACK_EMAIL: &str = "git-astedit@localhost";
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("not a git repository (or any parent up to the root): {}", .0.display())]
+    NotARepository(PathBuf, #[source] Box<gix::Error>),
+    #[error("cannot open the git repository at {}", .0.display())]
+    Open(PathBuf, #[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("{} is a bare repository: git astedit needs a work tree", .0.display())]
+    Bare(PathBuf),
+    #[error("{} uses the reftable ref format, which git astedit cannot read or update safely", .0.display())]
+    Reftable(PathBuf),
+    #[error("path '{path}' is outside the repository at {}", .workdir.display())]
+    OutsideRepository { path: String, workdir: PathBuf },
+    #[error("path '{0}' is not valid UTF-8")]
+    NonUtf8Path(String),
+    #[error("cannot read the current directory")]
+    Cwd(#[source] std::io::Error),
+}
+
+impl Classify for Error {
+    fn code(&self) -> &'static str {
+        match self {
+            Error::NotARepository(..) => "not-a-repository",
+            Error::Open(..) => "repository-open",
+            Error::Bare(..) => "bare-repository",
+            Error::Reftable(..) => "reftable-repository",
+            Error::OutsideRepository { .. } => "outside-repository",
+            Error::NonUtf8Path(..) => "non-utf8-path",
+            Error::Cwd(..) => "io",
+        }
+    }
+    fn exit(&self) -> Exit {
+        match self {
+            Error::OutsideRepository { .. } => Exit::Refused,
+            Error::Cwd(..) => Exit::Internal,
+            _ => Exit::BadInput,
+        }
+    }
+    fn hint(&self) -> Option<String> {
+        match self {
+            Error::NotARepository(..) => {
+                Some("run inside a git work tree, or pass -C <dir>".to_string())
+            }
+            Error::Reftable(..) => Some(
+                "convert it with `git refs migrate --ref-format=files` to use git astedit"
+                    .to_string(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// An open repository with a work tree, plus where the user stands in it.
+pub struct Repo {
+    pub git: gix::Repository,
+    /// The work-tree root, absolute and canonical.
+    pub workdir: PathBuf,
+    /// This work tree's git dir (`.git`, or `.git/worktrees/<name>` for linked ones).
+    pub git_dir: PathBuf,
+    /// The git dir shared by all work trees (refs, objects).
+    pub common_dir: PathBuf,
+    /// The current folder, canonical.
+    pub cwd: PathBuf,
+    /// The current folder relative to the work-tree root: `""` at the top, else `"a/b"`.
+    /// `None` when the current folder is outside the work tree (GIT_WORK_TREE elsewhere).
+    pub prefix: Option<String>,
+}
+
+impl Repo {
+    /// Opens the repository containing the current folder, honouring `GIT_DIR` and
+    /// `GIT_WORK_TREE` like git does.
+    pub fn discover() -> Result<Repo, Error> {
+        let cwd = std::env::current_dir().map_err(Error::Cwd)?;
+        Self::discover_from(&cwd)
+    }
+
+    /// Opens the repository containing `cwd` (which is treated as the user's folder).
+    pub fn discover_from(cwd: &Path) -> Result<Repo, Error> {
+        let git = match gix::discover_with_environment_overrides(cwd) {
+            Ok(repo) => repo,
+            Err(e) if std::env::var_os("GIT_DIR").is_some() => {
+                return Err(Error::Open(cwd.to_path_buf(), Box::new(e)))
+            }
+            Err(e) => return Err(Error::NotARepository(cwd.to_path_buf(), Box::new(e))),
+        };
+        let git_dir = git.git_dir().to_path_buf();
+        if is_reftable(&git) {
+            return Err(Error::Reftable(git_dir));
+        }
+        let Some(workdir) = git.workdir() else {
+            return Err(Error::Bare(git_dir));
+        };
+        let workdir = canonical(workdir);
+        let cwd = canonical(cwd);
+        let prefix = cwd.strip_prefix(&workdir).ok().map(|p| {
+            p.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/")
+        });
+        let common_dir = canonical(git.common_dir());
+        Ok(Repo {
+            git_dir: canonical(&git_dir),
+            common_dir,
+            git,
+            workdir,
+            cwd,
+            prefix,
+        })
+    }
+
+    /// Turns a path the user typed (relative to the current folder, or absolute) into a
+    /// repository path. `"."` at the root gives `""`.
+    pub fn repo_path_from_arg(&self, arg: &str) -> Result<String, Error> {
+        let joined = self.cwd.join(arg);
+        let mut parts: Vec<String> = Vec::new();
+        for comp in joined.components() {
+            match comp {
+                Component::Prefix(_) | Component::RootDir => parts.clear(),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    parts.pop();
+                }
+                Component::Normal(s) => match s.to_str() {
+                    Some(s) => parts.push(s.to_string()),
+                    None => return Err(Error::NonUtf8Path(arg.to_string())),
+                },
+            }
+        }
+        let abs: PathBuf = std::iter::once("/".to_string()).chain(parts).collect();
+        // Resolve symlinked ancestors (e.g. /tmp -> /private/tmp) the way `workdir` was.
+        let abs = canonical_prefix(&abs);
+        match abs.strip_prefix(&self.workdir) {
+            Ok(rel) => Ok(rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/")),
+            Err(_) => Err(Error::OutsideRepository {
+                path: arg.to_string(),
+                workdir: self.workdir.clone(),
+            }),
+        }
+    }
+
+    /// Renders a repository path relative to the current folder, like `git grep` does.
+    pub fn display_path(&self, repo_path: &str) -> String {
+        let Some(prefix) = self.prefix.as_deref() else {
+            return self.workdir.join(repo_path).to_string_lossy().into_owned();
+        };
+        if prefix.is_empty() {
+            return repo_path.to_string();
+        }
+        let base: Vec<&str> = prefix.split('/').collect();
+        let target: Vec<&str> = repo_path.split('/').collect();
+        let common = base
+            .iter()
+            .zip(target.iter())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let mut out: Vec<&str> = Vec::new();
+        out.extend(std::iter::repeat_n("..", base.len() - common));
+        out.extend(&target[common..]);
+        out.join("/")
+    }
+
+    /// The absolute path of a repository path.
+    pub fn abs_path(&self, repo_path: &str) -> PathBuf {
+        self.workdir.join(repo_path)
+    }
+
+    /// The identity for preview and journal commits: the user's, or a fixed fallback.
+    pub fn signature(&self) -> gix::actor::Signature {
+        let mut git = self.git.clone();
+        match git.committer_or_set_fallback(FALLBACK_NAME, FALLBACK_EMAIL) {
+            Ok(sig) => sig.to_owned().unwrap_or_else(|_| fallback_signature()),
+            Err(_) => fallback_signature(),
+        }
+    }
+
+    /// The commit HEAD points to, `None` on an unborn branch.
+    pub fn head_commit(&self) -> Option<gix::ObjectId> {
+        self.git.head_id().ok().map(|id| id.detach())
+    }
+}
+
+fn fallback_signature() -> gix::actor::Signature {
+    gix::actor::Signature {
+        name: FALLBACK_NAME.into(),
+        email: FALLBACK_EMAIL.into(),
+        time: gix::date::Time::now_local_or_utc(),
+    }
+}
+
+fn is_reftable(git: &gix::Repository) -> bool {
+    let config = git.config_snapshot();
+    if let Some(v) = config.string("extensions.refStorage") {
+        return v.eq_ignore_ascii_case(b"reftable".as_slice());
+    }
+    // A config gix could not interpret still leaves this marker behind.
+    git.common_dir().join("reftable").is_dir()
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Canonicalizes the longest existing ancestor of `p` and appends the rest.
+fn canonical_prefix(p: &Path) -> PathBuf {
+    let mut existing = p.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(&existing) {
+            let mut out = c;
+            for r in rest.iter().rev() {
+                out.push(r);
+            }
+            return out;
+        }
+        match (
+            existing.file_name().map(|s| s.to_owned()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}

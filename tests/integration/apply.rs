@@ -1,0 +1,4 @@
+//! Integration tests: `apply`.
+
+#[allow(unused_imports)]
+use crate::util::TestRepo;

@@ -1,0 +1,4 @@
+//! Integration tests: `edit`.
+
+#[allow(unused_imports)]
+use crate::util::TestRepo;

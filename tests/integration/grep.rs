@@ -1,0 +1,4 @@
+//! Integration tests: `grep`.
+
+#[allow(unused_imports)]
+use crate::util::TestRepo;

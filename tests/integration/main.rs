@@ -1,0 +1,11 @@
+//! One integration-test binary: every module drives the real `git-astedit` binary
+//! against real temporary git repositories.
+
+mod util;
+
+mod apply;
+mod edit;
+mod grep;
+mod patch;
+mod repo;
+mod show;

@@ -1,0 +1,4 @@
+//! Integration tests: `patch`.
+
+#[allow(unused_imports)]
+use crate::util::TestRepo;

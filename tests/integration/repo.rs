@@ -1,0 +1,4 @@
+//! Integration tests: `repo`.
+
+#[allow(unused_imports)]
+use crate::util::TestRepo;

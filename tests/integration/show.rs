@@ -1,0 +1,4 @@
+//! Integration tests: `show`.
+
+#[allow(unused_imports)]
+use crate::util::TestRepo;
