@@ -86,10 +86,14 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Opens the repository on first use (so `--help` works anywhere).
+    /// Opens the repository on first use (so `--help` works anywhere), and first
+    /// finishes or rolls back an apply that a crash interrupted.
     pub fn repo(&mut self) -> Result<&Repo, Error> {
         if self.repo.is_none() {
             let repo = Repo::discover()?;
+            if let Some(recovery) = git_astedit::txn::recover(&repo)? {
+                self.out.warn(&recovery.message);
+            }
             self.repo = Some(repo);
         }
         Ok(self.repo.as_ref().expect("repository was just opened"))

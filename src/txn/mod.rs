@@ -71,3 +71,46 @@ pub fn blob(_repo: &Repo, _id: gix::ObjectId) -> Result<Vec<u8>, Error> {
 pub fn discard(_repo: &Repo, _id: Option<&str>, _reason: Option<&str>) -> Result<Preview, Error> {
     Err(Error::NotImplemented)
 }
+
+/// How to apply a preview.
+#[derive(Debug, Clone, Default)]
+pub struct ApplyOptions {
+    pub reason: Option<String>,
+    /// Also update the index entries of the touched paths.
+    pub index: bool,
+    /// Make a commit on HEAD holding exactly the preview's changes (with this message).
+    pub commit: Option<Option<String>>,
+    /// The agent acting (MCP client name/version), recorded in the journal.
+    pub agent: Option<String>,
+}
+
+/// What an apply or undo did.
+#[derive(Debug, Clone, Default)]
+pub struct ApplyReport {
+    pub id: String,
+    /// Paths written (created or replaced), repository-relative.
+    pub written: Vec<String>,
+    /// Paths deleted.
+    pub deleted: Vec<String>,
+    /// The commit made by `--commit`.
+    pub commit: Option<String>,
+}
+
+/// Applies a pending preview (the newest when `id` is `None`).
+pub fn apply(_repo: &Repo, _id: Option<&str>, _opts: &ApplyOptions) -> Result<ApplyReport, Error> {
+    Err(Error::NotImplemented)
+}
+
+/// What recovery did with an apply or undo interrupted by a crash.
+#[derive(Debug, Clone)]
+pub struct Recovery {
+    pub id: String,
+    /// `completed` or `rolled-back`.
+    pub action: String,
+    pub message: String,
+}
+
+/// Finishes or rolls back an interrupted apply/undo; every command calls this first.
+pub fn recover(_repo: &Repo) -> Result<Option<Recovery>, Error> {
+    Ok(None)
+}
