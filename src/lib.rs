@@ -8,8 +8,10 @@ later applies it to the work tree. [`render`] turns results into text and JSON.
 */
 
 pub mod change;
+pub mod edit;
 pub mod error;
 pub mod files;
+pub mod grep;
 pub mod patch;
 pub mod render;
 pub mod repo;

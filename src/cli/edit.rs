@@ -1,14 +1,200 @@
-//! `git astedit edit`.
+//! `git astedit edit`: compute a structural rewrite and stage it as a preview.
+
+use std::io::Write;
 
 use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
+use git_astedit::render;
+use git_astedit::rewrite::Op;
+use git_astedit::txn;
 use git_astedit::Error;
 
+use super::common;
+use super::common::InputArgs;
+use super::show::render_diffs;
+use super::show::DiffFile;
 use super::Ctx;
 
+/// Stage a structural rewrite as a preview; no work-tree file is touched.
+///
+/// Each `-p PATTERN` is paired with the `-r TEMPLATE` that follows it; ops run in the
+/// order given, each on the previous one's result. Prints the diff, a summary and the
+/// preview id. Exits 1 when nothing would change.
 #[derive(Debug, clap::Args)]
-pub struct EditArgs {}
+pub struct EditArgs {
+    /// The ast-grep pattern of an op (can be repeated)
+    #[arg(short = 'p', long = "pattern", value_name = "PATTERN", required = true)]
+    pub patterns: Vec<String>,
 
-pub fn run(_ctx: &mut Ctx, _args: EditArgs) -> Result<Exit, Error> {
-    Err(UsageError("`edit` is not implemented yet".into()).into())
+    /// The rewrite template of the op whose pattern precedes it (can be repeated)
+    #[arg(
+        short = 'r',
+        long = "rewrite",
+        value_name = "TEMPLATE",
+        required = true
+    )]
+    pub rewrites: Vec<String>,
+
+    /// Why this change is made (recorded in the preview and the journal)
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// Apply the preview right after staging it
+    #[arg(long)]
+    pub apply: bool,
+
+    /// Render at most N diff lines (0: no limit); the rest is summarized
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    pub max_render: usize,
+
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+/// Pairs `-p` and `-r` in the order they were typed.
+fn ops(args: &EditArgs) -> Result<Vec<Op>, UsageError> {
+    if args.patterns.len() != args.rewrites.len() {
+        return Err(UsageError(format!(
+            "every -p PATTERN needs its -r TEMPLATE: got {} patterns and {} templates",
+            args.patterns.len(),
+            args.rewrites.len()
+        )));
+    }
+    Ok(args
+        .patterns
+        .iter()
+        .zip(&args.rewrites)
+        .map(|(p, r)| Op {
+            pattern: p.clone(),
+            rewrite: r.clone(),
+        })
+        .collect())
+}
+
+pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
+    let ops = ops(&args)?;
+    let json = ctx.json;
+    let (repo, out) = ctx.parts()?;
+    let color = out.color();
+    let (set, lang) = args.input.collect(repo)?;
+    let outcome = git_astedit::edit::edit(repo, &set, &ops, lang, args.input.max_filesize)?;
+
+    let diag = || {
+        common::json_diagnostics(
+            repo,
+            &outcome.skipped_languages,
+            &outcome.parse_errors,
+            &outcome.skipped,
+        )
+    };
+    if outcome.changes.is_empty() {
+        if json {
+            let mut value = serde_json::json!({
+                "id": null,
+                "summary": outcome.summary(),
+                "replacements": 0,
+                "files": [],
+                "files_searched": outcome.files_searched,
+                "applied": false,
+            });
+            common::merge(&mut value, diag());
+            let _ = writeln!(out.stdout(), "{value}");
+        } else {
+            common::warn_common(
+                out,
+                repo,
+                &outcome.skipped_languages,
+                &outcome.parse_errors,
+                &outcome.skipped,
+            );
+            let _ = writeln!(out.stderr(), "No changes; nothing staged.");
+        }
+        return Ok(Exit::NothingFound);
+    }
+
+    let mut meta = outcome.meta(&ops, lang, args.reason.clone());
+    meta.base_head = repo.head_commit().map(|id| id.to_string());
+    let preview = txn::stage(repo, &outcome.changes, &meta)?;
+    let applied = if args.apply {
+        let opts = txn::ApplyOptions {
+            reason: args.reason.clone(),
+            ..Default::default()
+        };
+        Some(txn::apply(repo, Some(&preview.id), &opts)?)
+    } else {
+        None
+    };
+
+    if json {
+        let files: Vec<serde_json::Value> = outcome
+            .files
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "path": repo.display_path(&f.path),
+                    "count": f.replacements.len(),
+                    "introduces_parse_errors": f.introduces_parse_error,
+                    "changes": f.replacements.iter().map(|r| serde_json::json!({
+                        "op": r.op,
+                        "line": r.line,
+                        "column": r.column,
+                        "before": r.before,
+                        "after": r.after,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let mut value = serde_json::json!({
+            "id": preview.id,
+            "summary": outcome.summary(),
+            "replacements": outcome.replacements(),
+            "files": files,
+            "files_searched": outcome.files_searched,
+            "applied": applied.is_some(),
+        });
+        common::merge(&mut value, diag());
+        let _ = writeln!(out.stdout(), "{value}");
+        return Ok(Exit::Ok);
+    }
+
+    let mut text = render_diffs(
+        &DiffFile::from_changes(&outcome.changes),
+        color,
+        args.max_render,
+    );
+    text.push_str(&format!("\n{}\n", outcome.summary()));
+    let flagged: Vec<String> = outcome
+        .files
+        .iter()
+        .filter(|f| f.introduces_parse_error)
+        .map(|f| repo.display_path(&f.path))
+        .collect();
+    if !flagged.is_empty() {
+        text.push_str(&format!(
+            "warning: the rewrite makes {} parse with errors: {}\n",
+            render::plural(flagged.len(), "file"),
+            flagged.join(", ")
+        ));
+    }
+    match &applied {
+        Some(report) => text.push_str(&format!(
+            "Staged and applied {} ({} written). Undo with `git astedit undo {}`.\n",
+            preview.id,
+            render::plural(report.written.len() + report.deleted.len(), "file"),
+            preview.id
+        )),
+        None => text.push_str(&format!(
+            "Staged preview {}. Apply with `git astedit apply {}`, drop with `git astedit discard {}`.\n",
+            preview.id, preview.id, preview.id
+        )),
+    }
+    let _ = out.stdout().write_all(text.as_bytes());
+    common::warn_common(
+        out,
+        repo,
+        &outcome.skipped_languages,
+        &outcome.parse_errors,
+        &outcome.skipped,
+    );
+    Ok(Exit::Ok)
 }

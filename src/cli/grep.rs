@@ -1,14 +1,123 @@
-//! `git astedit grep`.
+//! `git astedit grep`: structural search, one line per match.
+
+use std::io::Write;
 
 use git_astedit::error::Exit;
-use git_astedit::error::UsageError;
+use git_astedit::render;
 use git_astedit::Error;
 
+use super::common;
+use super::common::InputArgs;
 use super::Ctx;
 
+/// Search code structurally with an ast-grep pattern.
+///
+/// Prints `path:line:col: text` per match (1-based; a multi-line match shows its first
+/// line and `…`), sorted by path and position. Exits 0 when something matched, 1 when
+/// nothing did, 2 for a bad pattern.
 #[derive(Debug, clap::Args)]
-pub struct GrepArgs {}
+pub struct GrepArgs {
+    /// The ast-grep pattern, e.g. 'console.log($A)' or 'foo($$$ARGS)'
+    #[arg(short = 'p', long = "pattern", value_name = "PATTERN")]
+    pub pattern: String,
 
-pub fn run(_ctx: &mut Ctx, _args: GrepArgs) -> Result<Exit, Error> {
-    Err(UsageError("`grep` is not implemented yet".into()).into())
+    /// Show at most N matches (0: no limit)
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub max_count: usize,
+
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
+    let json = ctx.json;
+    let (repo, out) = ctx.parts()?;
+    let color = out.color();
+    let (set, lang) = args.input.collect(repo)?;
+    let found = git_astedit::grep::grep(repo, &set, &args.pattern, lang, args.input.max_filesize)?;
+    let cap = if args.max_count == 0 {
+        usize::MAX
+    } else {
+        args.max_count
+    };
+    let capped = found.total > cap;
+
+    let mut text = String::new();
+    let mut rows = Vec::new();
+    let mut shown = 0usize;
+    'files: for file in &found.files {
+        let display = repo.display_path(&file.path);
+        for m in &file.matches {
+            if shown == cap {
+                break 'files;
+            }
+            shown += 1;
+            if json {
+                rows.push(serde_json::json!({
+                    "path": display,
+                    "lang": file.lang.to_string(),
+                    "line": m.line,
+                    "column": m.column,
+                    "end_line": m.end_line,
+                    "end_column": m.end_column,
+                    "text": m.text,
+                }));
+            } else if color {
+                text.push_str(&format!(
+                    "\x1b[35m{display}\x1b[0m:\x1b[32m{}\x1b[0m:{}: {}\n",
+                    m.line,
+                    m.column,
+                    render::first_line(&m.text)
+                ));
+            } else {
+                text.push_str(&format!(
+                    "{display}:{}:{}: {}\n",
+                    m.line,
+                    m.column,
+                    render::first_line(&m.text)
+                ));
+            }
+        }
+    }
+    let exit = if found.total > 0 {
+        Exit::Ok
+    } else {
+        Exit::NothingFound
+    };
+
+    if json {
+        let mut value = serde_json::json!({
+            "pattern": args.pattern,
+            "matches": rows,
+            "total": found.total,
+            "shown": shown,
+            "capped": capped,
+            "files_searched": found.files_searched,
+            "files_matched": found.files.len(),
+        });
+        let diag = common::json_diagnostics(
+            repo,
+            &found.skipped_languages,
+            &found.parse_errors,
+            &found.skipped,
+        );
+        common::merge(&mut value, diag);
+        let _ = writeln!(out.stdout(), "{value}");
+        return Ok(exit);
+    }
+    if capped {
+        text.push_str(&format!(
+            "… stopped at {shown} of {} matches (--max-count {}); narrow the search or raise the limit\n",
+            found.total, args.max_count
+        ));
+    }
+    let _ = out.stdout().write_all(text.as_bytes());
+    common::warn_common(
+        out,
+        repo,
+        &found.skipped_languages,
+        &found.parse_errors,
+        &found.skipped,
+    );
+    Ok(exit)
 }

@@ -13,6 +13,7 @@ use git_astedit::repo::Repo;
 use git_astedit::Error;
 
 mod apply;
+mod common;
 mod discard;
 mod edit;
 mod gc;
@@ -97,6 +98,13 @@ impl Ctx {
             self.repo = Some(repo);
         }
         Ok(self.repo.as_ref().expect("repository was just opened"))
+    }
+
+    /// The repository and the output streams at once (they borrow different fields).
+    pub fn parts(&mut self) -> Result<(&Repo, &mut Out), Error> {
+        self.repo()?;
+        let repo = self.repo.as_ref().expect("repository was just opened");
+        Ok((repo, &mut self.out))
     }
 }
 

@@ -1,1 +1,234 @@
-//! Rendering: diffs, summaries, JSON shapes. Never touches git.
+/*!
+Rendering: unified diffs, stats and summaries. Never touches git; callers hand in bytes.
+
+Diffs follow `git diff`'s shape (`diff --git`, mode lines, `---`/`+++`, hunks with three
+lines of context) so that they read like git's and `git apply` takes them.
+*/
+
+use std::fmt::Write;
+
+use similar::ChangeTag;
+use similar::TextDiff;
+
+use crate::change::FileMode;
+
+const RESET: &str = "\x1b[0m";
+const BOLD: &str = "\x1b[1m";
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const CYAN: &str = "\x1b[36m";
+
+/// One side of a file diff.
+#[derive(Debug, Clone, Copy)]
+pub struct Side<'a> {
+    pub bytes: &'a [u8],
+    pub mode: FileMode,
+}
+
+/// Counts of a file diff, for `--stat` and summaries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LineCounts {
+    pub added: usize,
+    pub removed: usize,
+}
+
+fn paint(out: &mut String, color: bool, style: &str, text: &str) {
+    if color {
+        out.push_str(style);
+        out.push_str(text);
+        out.push_str(RESET);
+    } else {
+        out.push_str(text);
+    }
+}
+
+/// Appends a git-style unified diff of one path to `out`; returns the line counts.
+pub fn file_diff(
+    out: &mut String,
+    path: &str,
+    before: Option<Side<'_>>,
+    after: Option<Side<'_>>,
+    color: bool,
+) -> LineCounts {
+    let mut header = format!("diff --git a/{path} b/{path}\n");
+    match (before, after) {
+        (None, Some(a)) => {
+            let _ = writeln!(header, "new file mode {}", a.mode.git_mode());
+        }
+        (Some(b), None) => {
+            let _ = writeln!(header, "deleted file mode {}", b.mode.git_mode());
+        }
+        (Some(b), Some(a)) if b.mode != a.mode => {
+            let _ = writeln!(header, "old mode {}", b.mode.git_mode());
+            let _ = writeln!(header, "new mode {}", a.mode.git_mode());
+        }
+        _ => {}
+    }
+    let old_bytes = before.map(|s| s.bytes).unwrap_or_default();
+    let new_bytes = after.map(|s| s.bytes).unwrap_or_default();
+    let a_name = if before.is_some() {
+        format!("a/{path}")
+    } else {
+        "/dev/null".to_string()
+    };
+    let b_name = if after.is_some() {
+        format!("b/{path}")
+    } else {
+        "/dev/null".to_string()
+    };
+    let (Ok(old), Ok(new)) = (
+        std::str::from_utf8(old_bytes),
+        std::str::from_utf8(new_bytes),
+    ) else {
+        paint(out, color, BOLD, &header);
+        let _ = writeln!(out, "Binary files {a_name} and {b_name} differ");
+        return LineCounts::default();
+    };
+    if old == new {
+        // A mode-only change has no hunks.
+        paint(out, color, BOLD, &header);
+        return LineCounts::default();
+    }
+    let _ = writeln!(header, "--- {a_name}");
+    let _ = writeln!(header, "+++ {b_name}");
+    paint(out, color, BOLD, &header);
+
+    let diff = TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .diff_lines(old, new);
+    let mut counts = LineCounts::default();
+    let unified = diff.unified_diff();
+    for hunk in unified.iter_hunks() {
+        paint(out, color, CYAN, &format!("{}", hunk.header()));
+        out.push('\n');
+        for change in hunk.iter_changes() {
+            let (sign, style) = match change.tag() {
+                ChangeTag::Equal => (' ', ""),
+                ChangeTag::Delete => {
+                    counts.removed += 1;
+                    ('-', RED)
+                }
+                ChangeTag::Insert => {
+                    counts.added += 1;
+                    ('+', GREEN)
+                }
+            };
+            let value = change.value();
+            let line = value.strip_suffix('\n').unwrap_or(value);
+            let text = format!("{sign}{line}");
+            if style.is_empty() {
+                out.push_str(&text);
+            } else {
+                paint(out, color, style, &text);
+            }
+            out.push('\n');
+            if change.missing_newline() {
+                out.push_str("\\ No newline at end of file\n");
+            }
+        }
+    }
+    counts
+}
+
+/// Line counts of a change without rendering it.
+pub fn line_counts(before: &[u8], after: &[u8]) -> LineCounts {
+    let (Ok(old), Ok(new)) = (std::str::from_utf8(before), std::str::from_utf8(after)) else {
+        return LineCounts::default();
+    };
+    let diff = TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .diff_lines(old, new);
+    let mut counts = LineCounts::default();
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            ChangeTag::Delete => counts.removed += 1,
+            ChangeTag::Insert => counts.added += 1,
+            ChangeTag::Equal => {}
+        }
+    }
+    counts
+}
+
+/// One `--stat` line: ` path | 3 ++-`.
+pub fn stat_line(out: &mut String, path: &str, width: usize, counts: LineCounts, color: bool) {
+    let total = counts.added + counts.removed;
+    let _ = write!(out, " {path:<width$} | {total:>4} ");
+    // Scale bars to at most 40 characters.
+    let scale = if total > 40 { 40.0 / total as f64 } else { 1.0 };
+    let plus = (counts.added as f64 * scale).ceil() as usize;
+    let minus = (counts.removed as f64 * scale).ceil() as usize;
+    paint(out, color, GREEN, &"+".repeat(plus));
+    paint(out, color, RED, &"-".repeat(minus));
+    out.push('\n');
+}
+
+/// `1 replacement`, `3 replacements`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// The first line of a possibly multi-line text, with `…` when lines were cut.
+pub fn first_line(text: &str) -> String {
+    match text.split_once('\n') {
+        Some((first, _)) => format!("{}…", first.strip_suffix('\r').unwrap_or(first)),
+        None => text.to_string(),
+    }
+}
+
+/// Seconds since the epoch as `2026-01-01T00:00:00+00:00` (UTC).
+pub fn format_time(secs: i64) -> String {
+    gix::date::Time::new(secs, 0).format_or_unix(gix::date::time::format::ISO8601_STRICT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(bytes: &[u8]) -> Option<Side<'_>> {
+        Some(Side {
+            bytes,
+            mode: FileMode::Regular,
+        })
+    }
+
+    #[test]
+    fn diff_of_modified_file_has_git_headers() {
+        let mut out = String::new();
+        let c = file_diff(
+            &mut out,
+            "a.ts",
+            side(b"x\nfoo(1)\ny\n"),
+            side(b"x\nbar(1)\ny\n"),
+            false,
+        );
+        assert_eq!(
+            c,
+            LineCounts {
+                added: 1,
+                removed: 1
+            }
+        );
+        assert_eq!(
+            out,
+            "diff --git a/a.ts b/a.ts\n--- a/a.ts\n+++ b/a.ts\n@@ -1,3 +1,3 @@\n x\n-foo(1)\n+bar(1)\n y\n"
+        );
+    }
+
+    #[test]
+    fn diff_marks_missing_final_newline_and_new_files() {
+        let mut out = String::new();
+        file_diff(&mut out, "n.py", None, side(b"print(1)"), false);
+        assert!(out.contains("new file mode 100644\n--- /dev/null\n+++ b/n.py\n"));
+        assert!(out.ends_with("+print(1)\n\\ No newline at end of file\n"));
+    }
+
+    #[test]
+    fn first_line_marks_cut_lines() {
+        assert_eq!(first_line("a(\n b)"), "a(…");
+        assert_eq!(first_line("a()"), "a()");
+    }
+}

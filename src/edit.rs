@@ -1,0 +1,223 @@
+/*!
+Structural rewrite over a file set: every op compiled once per language, run in order
+on each file (in parallel), and the result turned into a [`ChangeSet`] whose before-side
+is the work tree's bytes as read — uncommitted edits included.
+*/
+
+use ast_grep_language::SupportLang;
+use rayon::prelude::*;
+
+use crate::change::ChangeSet;
+use crate::change::FileChange;
+use crate::change::FileContent;
+use crate::change::FileMeta;
+use crate::change::OpMeta;
+use crate::change::PreviewMeta;
+use crate::error::Classify;
+use crate::error::Exit;
+use crate::files;
+use crate::files::FileSet;
+use crate::files::Loaded;
+use crate::grep;
+use crate::grep::compile_per_language;
+use crate::grep::PerLanguage;
+use crate::repo::Repo;
+use crate::rewrite;
+use crate::rewrite::Op;
+use crate::rewrite::Replacement;
+use crate::rewrite::Rewriter;
+
+/// The flag recorded for a file whose rewrite broke a clean parse.
+pub const FLAG_INTRODUCES_PARSE_ERRORS: &str = "introduces-parse-errors";
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Compile(#[from] grep::Error),
+    #[error("cannot rewrite {path}")]
+    InFile {
+        path: String,
+        #[source]
+        source: rewrite::Error,
+    },
+}
+
+impl Classify for Error {
+    fn code(&self) -> &'static str {
+        match self {
+            Error::Compile(e) => e.code(),
+            Error::InFile { source, .. } => source.code(),
+        }
+    }
+    fn exit(&self) -> Exit {
+        match self {
+            Error::Compile(e) => e.exit(),
+            Error::InFile { source, .. } => source.exit(),
+        }
+    }
+}
+
+/// What happened to one rewritten file.
+#[derive(Debug, Clone)]
+pub struct FileEdit {
+    pub path: String,
+    pub replacements: Vec<Replacement>,
+    pub introduces_parse_error: bool,
+}
+
+/// Everything an edit computed.
+#[derive(Debug, Default)]
+pub struct EditOutcome {
+    pub changes: ChangeSet,
+    /// Per rewritten file, in path order (same order as `changes`).
+    pub files: Vec<FileEdit>,
+    pub files_searched: usize,
+    pub skipped: files::Skipped,
+    /// Files that parsed with errors before the rewrite (rewritten anyway).
+    pub parse_errors: Vec<String>,
+    pub skipped_languages: Vec<(String, String)>,
+}
+
+impl EditOutcome {
+    pub fn replacements(&self) -> usize {
+        self.files.iter().map(|f| f.replacements.len()).sum()
+    }
+
+    /// `3 replacements in 2 files`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} in {}",
+            crate::render::plural(self.replacements(), "replacement"),
+            crate::render::plural(self.files.len(), "file")
+        )
+    }
+
+    /// The preview metadata of this edit.
+    pub fn meta(
+        &self,
+        ops: &[Op],
+        lang: Option<SupportLang>,
+        reason: Option<String>,
+    ) -> PreviewMeta {
+        PreviewMeta {
+            kind: "edit".to_string(),
+            summary: self.summary(),
+            reason,
+            ops: ops
+                .iter()
+                .map(|op| OpMeta {
+                    pattern: op.pattern.clone(),
+                    rewrite: op.rewrite.clone(),
+                    lang: lang.map(|l| l.to_string()),
+                })
+                .collect(),
+            files: self
+                .files
+                .iter()
+                .map(|f| FileMeta {
+                    path: f.path.clone(),
+                    count: f.replacements.len(),
+                    flags: if f.introduces_parse_error {
+                        vec![FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+                    } else {
+                        Vec::new()
+                    },
+                })
+                .collect(),
+            replacements: self.replacements(),
+            tool_version: crate::VERSION.to_string(),
+            ..Default::default()
+        }
+    }
+}
+
+/// Runs `ops` over every file of `set`.
+pub fn edit(
+    repo: &Repo,
+    set: &FileSet,
+    ops: &[Op],
+    forced_lang: Option<SupportLang>,
+    max_file_size: u64,
+) -> Result<EditOutcome, Error> {
+    let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
+    let what = ops
+        .iter()
+        .map(|op| op.pattern.as_str())
+        .collect::<Vec<_>>()
+        .join("', '");
+    let PerLanguage {
+        compiled: rewriters,
+        skipped: skipped_languages,
+    } = compile_per_language(&what, langs, |lang| Rewriter::new(ops, lang))?;
+
+    enum One {
+        Unchanged,
+        Rewritten(Box<(FileChange, FileEdit, bool)>),
+        Skipped(files::SkipReason),
+        NoLanguage,
+    }
+    let workdir = repo.workdir.as_path();
+    let results: Vec<Result<One, Error>> = set
+        .files
+        .par_iter()
+        .map(|file| {
+            let Some(rewriter) = rewriters.get(&file.lang.to_string()) else {
+                return Ok(One::NoLanguage);
+            };
+            let (text, mode) = match files::load(workdir, &file.path, max_file_size) {
+                Loaded::Text(t, m) => (t, m),
+                Loaded::Skipped(r) => return Ok(One::Skipped(r)),
+            };
+            let rewritten = rewriter.rewrite(&text).map_err(|source| Error::InFile {
+                path: file.path.clone(),
+                source,
+            })?;
+            let Some(rw) = rewritten else {
+                return Ok(One::Unchanged);
+            };
+            if rw.text == text {
+                return Ok(One::Unchanged);
+            }
+            let edit = FileEdit {
+                path: file.path.clone(),
+                replacements: rw.replacements,
+                introduces_parse_error: rw.introduces_parse_error,
+            };
+            let change = FileChange {
+                path: file.path.clone(),
+                before: Some(FileContent {
+                    bytes: text.into_bytes(),
+                    mode,
+                }),
+                after: Some(FileContent {
+                    bytes: rw.text.into_bytes(),
+                    mode,
+                }),
+            };
+            Ok(One::Rewritten(Box::new((change, edit, rw.had_parse_error))))
+        })
+        .collect();
+
+    let mut out = EditOutcome {
+        skipped: set.skipped.clone(),
+        skipped_languages,
+        ..Default::default()
+    };
+    for (file, one) in set.files.iter().zip(results) {
+        match one? {
+            One::Unchanged => out.files_searched += 1,
+            One::Rewritten(boxed) => {
+                let (change, edit, had_error) = *boxed;
+                out.files_searched += 1;
+                if had_error {
+                    out.parse_errors.push(file.path.clone());
+                }
+                out.changes.changes.push(change);
+                out.files.push(edit);
+            }
+            One::Skipped(reason) => out.skipped.add(reason, &file.path),
+            One::NoLanguage => {}
+        }
+    }
+    Ok(out)
+}
