@@ -2,10 +2,28 @@
 The AST engine: patterns compiled once per language, a literal prefilter, matches, and
 rewrites that also rewrite nested matches (DESIGN §4).
 
-STUB: the signatures below are the contract the CLI codes against; bodies to come.
+[`Query`] serves `grep`; [`Rewriter`] serves `edit`. Both compile their patterns once
+per language and hand out a literal the caller checks before parsing a file, because
+parsing is the expensive step and most files of a tree cannot match. The nested-rewrite
+routine itself lives in [`nested`] and is generic, so `scan` reuses it with rule
+matchers.
 */
 
+mod nested;
+#[cfg(test)]
+mod tests;
+
+use ast_grep_core::replacer::TemplateFix;
+use ast_grep_core::tree_sitter::LanguageExt;
+use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::AstGrep;
+use ast_grep_core::Language;
+use ast_grep_core::Pattern;
+use ast_grep_core::PatternError;
 use ast_grep_language::SupportLang;
+pub use nested::rewrite_nested;
+pub use nested::Nested;
+pub use nested::SiteChange;
 
 use crate::error::Classify;
 use crate::error::Exit;
@@ -22,8 +40,20 @@ pub enum Error {
         template: String,
         var: String,
     },
-    #[error("not implemented yet")]
-    NotImplemented,
+    /// Two matches share text without one containing the other, so no order of
+    /// rewriting them is right.
+    #[error(
+        "matches at {first_line}:{first_column} and {second_line}:{second_column} overlap without nesting"
+    )]
+    OverlappingMatches {
+        first_line: usize,
+        first_column: usize,
+        second_line: usize,
+        second_column: usize,
+    },
+    /// tree-sitter returned no tree (it only does so when cancelled or misconfigured).
+    #[error("the parser failed: {detail}")]
+    Parse { detail: String },
 }
 
 impl Classify for Error {
@@ -32,13 +62,22 @@ impl Classify for Error {
             Error::InvalidPattern { .. } => "bad-pattern",
             Error::PatternDoesNotParse { .. } => "pattern-does-not-parse",
             Error::UndefinedMetavariable { .. } => "undefined-metavariable",
-            Error::NotImplemented => "internal",
+            Error::OverlappingMatches { .. } => "overlapping-matches",
+            Error::Parse { .. } => "internal",
         }
     }
     fn exit(&self) -> Exit {
         match self {
-            Error::NotImplemented => Exit::Internal,
+            Error::Parse { .. } => Exit::Internal,
             _ => Exit::BadInput,
+        }
+    }
+    fn hint(&self) -> Option<String> {
+        match self {
+            Error::OverlappingMatches { .. } => {
+                Some("narrow the pattern so that its matches nest or stay apart".to_string())
+            }
+            _ => None,
         }
     }
 }
@@ -67,21 +106,59 @@ pub struct FileMatches {
 
 /// A search pattern compiled for one language.
 pub struct Query {
-    _lang: SupportLang,
+    pattern: Pattern,
+    lang: SupportLang,
+    literal: Option<String>,
 }
 
 impl Query {
     /// Compiles `pattern` for `lang`. `PatternDoesNotParse` means: skip this language.
-    pub fn new(_pattern: &str, _lang: SupportLang) -> Result<Query, Error> {
-        Err(Error::NotImplemented)
+    pub fn new(pattern: &str, lang: SupportLang) -> Result<Query, Error> {
+        let compiled = compile(pattern, lang)?;
+        let literal = literal_of(&compiled, lang);
+        Ok(Query {
+            pattern: compiled,
+            lang,
+            literal,
+        })
     }
+
     /// Text every match contains; a file without it cannot match.
     pub fn literal(&self) -> Option<&str> {
-        None
+        self.literal.as_deref()
     }
+
     /// Every match in `src`, in document order (nested ones included).
-    pub fn find(&self, _src: &str) -> FileMatches {
-        FileMatches::default()
+    pub fn find(&self, src: &str) -> FileMatches {
+        let Ok(root) = parse(src, self.lang) else {
+            // No tree at all: report it as a parse error rather than inventing matches.
+            return FileMatches {
+                matches: Vec::new(),
+                has_parse_error: true,
+            };
+        };
+        let matches = root
+            .root()
+            .find_all(&self.pattern)
+            .map(|m| {
+                let start = m.start_pos();
+                let end = m.end_pos();
+                let range = m.range();
+                Match {
+                    line: start.line() + 1,
+                    column: start.column(&m) + 1,
+                    end_line: end.line() + 1,
+                    end_column: end.column(&m) + 1,
+                    start_byte: range.start,
+                    end_byte: range.end,
+                    text: m.text().into_owned(),
+                }
+            })
+            .collect();
+        FileMatches {
+            matches,
+            has_parse_error: has_parse_error(&root),
+        }
     }
 }
 
@@ -102,6 +179,16 @@ pub struct Replacement {
     pub after: String,
 }
 
+/// A match that stopped matching once the matches nested in it were rewritten, so it
+/// was left as they made it. Positions 1-based in the text the op ran on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    pub op: usize,
+    pub line: usize,
+    pub column: usize,
+    pub text: String,
+}
+
 /// The result of rewriting one file with every op.
 #[derive(Debug, Clone)]
 pub struct FileRewrite {
@@ -111,20 +198,227 @@ pub struct FileRewrite {
     pub introduces_parse_error: bool,
     /// The file parsed with errors before the rewrite.
     pub had_parse_error: bool,
+    /// Outer matches left alone because they no longer matched after their inner
+    /// matches were rewritten (rare; worth a warning).
+    pub dropped: Vec<Dropped>,
+}
+
+/// One op compiled for one language.
+struct CompiledOp {
+    pattern: Pattern,
+    fix: TemplateFix,
+    literal: Option<String>,
 }
 
 /// All ops compiled for one language.
 pub struct Rewriter {
-    _lang: SupportLang,
+    ops: Vec<CompiledOp>,
+    lang: SupportLang,
 }
 
 impl Rewriter {
     /// Compiles every op for `lang`; validates templates against patterns.
-    pub fn new(_ops: &[Op], _lang: SupportLang) -> Result<Rewriter, Error> {
-        Err(Error::NotImplemented)
+    pub fn new(ops: &[Op], lang: SupportLang) -> Result<Rewriter, Error> {
+        let mut compiled = Vec::with_capacity(ops.len());
+        for op in ops {
+            let pattern = compile(&op.pattern, lang)?;
+            let fix =
+                TemplateFix::try_new(&op.rewrite, &lang).map_err(|e| Error::InvalidPattern {
+                    pattern: op.rewrite.clone(),
+                    detail: e.to_string(),
+                })?;
+            check_template_vars(op, &pattern, &fix)?;
+            let literal = literal_of(&pattern, lang);
+            compiled.push(CompiledOp {
+                pattern,
+                fix,
+                literal,
+            });
+        }
+        Ok(Rewriter {
+            ops: compiled,
+            lang,
+        })
     }
+
     /// Runs the ops in order on `src`; `None` when nothing changes.
-    pub fn rewrite(&self, _src: &str) -> Result<Option<FileRewrite>, Error> {
-        Err(Error::NotImplemented)
+    pub fn rewrite(&self, src: &str) -> Result<Option<FileRewrite>, Error> {
+        let mut text: Option<String> = None;
+        let mut had_parse_error: Option<bool> = None;
+        let mut replacements = Vec::new();
+        let mut dropped = Vec::new();
+        for (index, op) in self.ops.iter().enumerate() {
+            let current = text.as_deref().unwrap_or(src);
+            if let Some(literal) = &op.literal {
+                if !current.contains(literal.as_str()) {
+                    continue;
+                }
+            }
+            let root = parse(current, self.lang)?;
+            if text.is_none() && had_parse_error.is_none() {
+                // Still the input text: its parse tells us for free.
+                had_parse_error = Some(has_parse_error(&root));
+            }
+            let out = rewrite_nested(&root, &op.pattern, |m| m.make_edit(&op.pattern, &op.fix))?;
+            if out.changes.is_empty() && out.lost.is_empty() {
+                continue;
+            }
+            let index_of = LineIndex::new(current);
+            for change in out.changes {
+                let (line, column) = index_of.line_col(change.start);
+                replacements.push(Replacement {
+                    op: index,
+                    line,
+                    column,
+                    before: change.before,
+                    after: change.after,
+                });
+            }
+            for (start, end) in out.lost {
+                let (line, column) = index_of.line_col(start);
+                dropped.push(Dropped {
+                    op: index,
+                    line,
+                    column,
+                    text: current.get(start..end).unwrap_or_default().to_string(),
+                });
+            }
+            if out.text != current {
+                text = Some(out.text);
+            }
+        }
+        let Some(text) = text.filter(|t| t != src) else {
+            return Ok(None);
+        };
+        let had_parse_error = match had_parse_error {
+            Some(had) => had,
+            None => has_parse_error(&parse(src, self.lang)?),
+        };
+        let introduces_parse_error = !had_parse_error && has_parse_error(&parse(&text, self.lang)?);
+        Ok(Some(FileRewrite {
+            text,
+            replacements,
+            introduces_parse_error,
+            had_parse_error,
+            dropped,
+        }))
+    }
+}
+
+/// Compiles `text` for `lang`, telling a pattern bad everywhere from one that only
+/// fails to parse as this language.
+fn compile(text: &str, lang: SupportLang) -> Result<Pattern, Error> {
+    let pattern = match Pattern::try_new(text, lang) {
+        Ok(pattern) => pattern,
+        // Several roots may only mean that this language's grammar reads the text
+        // differently (`fn $F() {}` in Python): that is a language to skip.
+        Err(PatternError::MultipleNode(_)) if parses_with_errors(text, lang) => {
+            return Err(Error::PatternDoesNotParse {
+                pattern: text.to_string(),
+                lang: lang.to_string(),
+            })
+        }
+        Err(e) => {
+            return Err(Error::InvalidPattern {
+                pattern: text.to_string(),
+                detail: pattern_error_detail(&e, lang),
+            })
+        }
+    };
+    if pattern.has_error() {
+        return Err(Error::PatternDoesNotParse {
+            pattern: text.to_string(),
+            lang: lang.to_string(),
+        });
+    }
+    Ok(pattern)
+}
+
+/// Whether the pattern text, as ast-grep preprocesses it, parses with errors in `lang`.
+fn parses_with_errors(text: &str, lang: SupportLang) -> bool {
+    let processed = lang.pre_process_pattern(text);
+    parse(&processed, lang).map_or(true, |root| has_parse_error(&root))
+}
+
+/// The reason a pattern failed, in our words: ast-grep's messages repeat the pattern
+/// in its internal form (`µµµX` for `$$$X`), which the user never typed.
+fn pattern_error_detail(err: &PatternError, lang: SupportLang) -> String {
+    match err {
+        PatternError::Parse(_) => "it cannot be parsed".to_string(),
+        PatternError::NoContent(_) => "it is empty".to_string(),
+        PatternError::MultipleNode(_) => {
+            "it has several top-level nodes; a pattern must be one node".to_string()
+        }
+        PatternError::RootMultiMetaVar(_) => {
+            "a $$$ metavariable cannot be the whole pattern; use $VAR or put $$$VAR inside a larger pattern".to_string()
+        }
+        other => other.to_string().replace(lang.expando_char(), "$"),
+    }
+}
+
+/// The pattern's literal, unless it holds the language's internal metavariable
+/// character (then it is the processed form and would never occur in a file).
+fn literal_of(pattern: &Pattern, lang: SupportLang) -> Option<String> {
+    let literal = pattern.fixed_string();
+    if literal.is_empty() || literal.contains(lang.expando_char()) {
+        return None;
+    }
+    Some(literal.into_owned())
+}
+
+/// Refuses a template that uses a metavariable the pattern does not capture: the
+/// template would silently expand it to nothing.
+fn check_template_vars(op: &Op, pattern: &Pattern, fix: &TemplateFix) -> Result<(), Error> {
+    let defined = pattern.defined_vars();
+    let mut undefined: Vec<&str> = fix
+        .used_vars()
+        .into_iter()
+        .filter(|v| !defined.contains(v))
+        .collect();
+    undefined.sort_unstable();
+    match undefined.first() {
+        Some(var) => Err(Error::UndefinedMetavariable {
+            pattern: op.pattern.clone(),
+            template: op.rewrite.clone(),
+            var: (*var).to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Parses `src`; the panicking `AstGrep::new` is avoided on purpose.
+pub(crate) fn parse<L: LanguageExt>(src: &str, lang: L) -> Result<AstGrep<StrDoc<L>>, Error> {
+    StrDoc::try_new(src, lang)
+        .map(AstGrep::doc)
+        .map_err(|detail| Error::Parse { detail })
+}
+
+/// Whether the tree holds an ERROR or a missing node anywhere.
+pub(crate) fn has_parse_error<L: LanguageExt>(root: &AstGrep<StrDoc<L>>) -> bool {
+    root.root().get_inner_node().has_error()
+}
+
+/// Byte offset → 1-based line and character column, for many lookups in one text.
+pub(crate) struct LineIndex<'a> {
+    text: &'a str,
+    /// Byte offset of the start of every line.
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub(crate) fn new(text: &'a str) -> LineIndex<'a> {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        LineIndex { text, starts }
+    }
+
+    pub(crate) fn line_col(&self, byte: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&s| s <= byte).max(1);
+        let start = self.starts[line - 1];
+        let column = self
+            .text
+            .get(start..byte)
+            .map_or(byte - start, |s| s.chars().count());
+        (line, column + 1)
     }
 }

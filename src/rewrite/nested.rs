@@ -1,0 +1,351 @@
+/*!
+The one routine that rewrites every match of one matcher, nested matches included.
+
+ast-grep's `replace_all` keeps only the outermost of nested matches, so `foo($A)` →
+`bar($A)` leaves `bar(foo(x))`. Here all sites found in the input are rewritten, the
+inner ones first, and each outer site is then re-found in the re-parsed text at the
+position its original match maps to, so it captures the already rewritten inner text.
+Only sites of the input are ever rewritten: text a rewrite produces is never searched
+again, so no rewrite can loop.
+
+The routine is generic over the matcher and over how a match becomes an edit, so that
+`edit` (a [`Pattern`](ast_grep_core::Pattern) and a template) and `scan` (a rule core and
+its fixer) share it.
+*/
+
+use ast_grep_core::matcher::MatcherExt;
+use ast_grep_core::source::Edit;
+use ast_grep_core::tree_sitter::LanguageExt;
+use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::AstGrep;
+use ast_grep_core::Matcher;
+use ast_grep_core::NodeMatch;
+
+use super::parse;
+use super::Error;
+use super::LineIndex;
+
+/// One site whose rewrite changed the text, in input coordinates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteChange {
+    /// Byte range of the replaced text in the input.
+    pub start: usize,
+    pub end: usize,
+    /// The input text of that range.
+    pub before: String,
+    /// What replaced it, inner rewrites included.
+    pub after: String,
+}
+
+/// The result of [`rewrite_nested`].
+#[derive(Debug, Clone, Default)]
+pub struct Nested {
+    /// The rewritten text (equal to the input when nothing changed).
+    pub text: String,
+    /// Every site whose own rewrite changed text, in document order (an outer site
+    /// before the sites nested in it). Identity rewrites are left out.
+    pub changes: Vec<SiteChange>,
+    /// Byte ranges (in the input) of outer sites that no longer matched once their
+    /// inner sites were rewritten; they were left as the inner rewrites made them.
+    pub lost: Vec<(usize, usize)>,
+}
+
+/// A match site of the input: where its node is, what it replaces, how deep it nests.
+struct Site {
+    /// Node range, mapped into the current text pass after pass (used to re-find it).
+    node_start: usize,
+    node_end: usize,
+    /// Edit range in the input (used for nesting, overlap and reporting).
+    edit_start: usize,
+    edit_end: usize,
+    /// The edit computed on the input's parse; valid while no inner site changed text.
+    edit: Option<Edit<String>>,
+    /// 0 for a site with no site inside it, else 1 + the largest height inside.
+    height: usize,
+}
+
+/// Rewrites every match of `matcher` in `root`, nested matches included.
+///
+/// `edit_for` turns a match into its edit; for a pattern and a template that is
+/// `|m| m.make_edit(&pattern, &template)`, for a rule `|m| m.make_edit(&rule, &fixer)`.
+/// Sites are the matches of the input, compared by their edit ranges: a site inside
+/// another is rewritten first and the outer one then captures its result; sites whose
+/// edit ranges overlap without nesting are an [`Error::OverlappingMatches`].
+///
+/// Cost: one pass over the given tree when no site nests in a changed one; otherwise
+/// one re-parse per nesting level.
+pub fn rewrite_nested<L, M, F>(
+    root: &AstGrep<StrDoc<L>>,
+    matcher: &M,
+    mut edit_for: F,
+) -> Result<Nested, Error>
+where
+    L: LanguageExt,
+    M: Matcher,
+    F: FnMut(&NodeMatch<'_, StrDoc<L>>) -> Edit<String>,
+{
+    let src = root.source();
+    let mut sites = collect_sites(root, matcher, &mut edit_for);
+    if sites.is_empty() {
+        return Ok(Nested {
+            text: src.to_string(),
+            ..Nested::default()
+        });
+    }
+    let max_height = assign_heights(src, &mut sites)?;
+
+    let mut text = src.to_string();
+    let mut after: Vec<Option<String>> = vec![None; sites.len()];
+    let mut lost_flags = vec![false; sites.len()];
+    // The tree of `text` when it is not `root`'s (after a pass that changed something).
+    let mut reparsed: Option<AstGrep<StrDoc<L>>> = None;
+    let mut dirty = false;
+
+    for height in 0..=max_height {
+        if dirty {
+            reparsed = Some(parse(&text, root.lang().clone())?);
+            dirty = false;
+        }
+        // (site index, edit in the current text) for this pass, in document order.
+        let mut pass: Vec<(usize, Edit<String>)> = Vec::new();
+        for (i, site) in sites.iter_mut().enumerate() {
+            if site.height != height {
+                continue;
+            }
+            let edit = match (&reparsed, site.edit.take()) {
+                (None, Some(edit)) => Some(edit),
+                (Some(tree), _) => {
+                    refind(tree, matcher, site.node_start, site.node_end).map(|m| edit_for(&m))
+                }
+                (None, None) => None,
+            };
+            match edit {
+                Some(edit) => pass.push((i, edit)),
+                None => lost_flags[i] = true,
+            }
+        }
+        let mut applied: Vec<Edit<String>> = Vec::with_capacity(pass.len());
+        for (i, edit) in pass {
+            let end = edit.position + edit.deleted_length;
+            let Some(current) = text.get(edit.position..end) else {
+                lost_flags[i] = true;
+                continue;
+            };
+            if let Some(prev) = applied.last() {
+                if prev.position + prev.deleted_length > edit.position {
+                    // Same-height sites are disjoint in the input; a re-found match that
+                    // grew into its neighbour is a change in parse shape: leave it.
+                    lost_flags[i] = true;
+                    continue;
+                }
+            }
+            if current.as_bytes() == edit.inserted_text.as_slice() {
+                continue;
+            }
+            after[i] = Some(String::from_utf8_lossy(&edit.inserted_text).into_owned());
+            applied.push(edit);
+        }
+        if applied.is_empty() {
+            continue;
+        }
+        text = apply_edits(&text, &applied);
+        dirty = true;
+        // Pending (taller) sites now live at shifted positions.
+        let shifts = Shifts::new(&applied);
+        for site in sites.iter_mut().filter(|s| s.height > height) {
+            site.node_start = shifts.map(site.node_start);
+            site.node_end = shifts.map(site.node_end);
+            // Their precomputed edits describe the old text.
+            site.edit = None;
+        }
+    }
+
+    let mut changes = Vec::new();
+    let mut lost = Vec::new();
+    for (i, site) in sites.iter().enumerate() {
+        if lost_flags[i] {
+            lost.push((site.edit_start, site.edit_end));
+        }
+        if let Some(after) = after[i].take() {
+            changes.push(SiteChange {
+                start: site.edit_start,
+                end: site.edit_end,
+                before: src
+                    .get(site.edit_start..site.edit_end)
+                    .unwrap_or_default()
+                    .to_string(),
+                after,
+            });
+        }
+    }
+    Ok(Nested {
+        text,
+        changes,
+        lost,
+    })
+}
+
+/// The matches of the input as sites, sorted outer-before-inner, duplicates dropped.
+fn collect_sites<L, M, F>(root: &AstGrep<StrDoc<L>>, matcher: &M, edit_for: &mut F) -> Vec<Site>
+where
+    L: LanguageExt,
+    M: Matcher,
+    F: FnMut(&NodeMatch<'_, StrDoc<L>>) -> Edit<String>,
+{
+    let mut sites: Vec<Site> = root
+        .root()
+        .find_all(matcher)
+        .map(|m| {
+            let range = m.range();
+            let edit = edit_for(&m);
+            Site {
+                node_start: range.start,
+                node_end: range.end,
+                edit_start: edit.position,
+                edit_end: edit.position + edit.deleted_length,
+                edit: Some(edit),
+                height: 0,
+            }
+        })
+        .collect();
+    // Pre-order already puts outer first; the sort is for matchers that report another
+    // node than the one visited. Stable, so the outer of two equal ranges stays first.
+    sites.sort_by(|a, b| {
+        a.edit_start
+            .cmp(&b.edit_start)
+            .then(b.edit_end.cmp(&a.edit_end))
+    });
+    sites.dedup_by(|b, a| a.edit_start == b.edit_start && a.edit_end == b.edit_end);
+    sites
+}
+
+/// Builds the nesting forest of the sorted sites, sets each site's height and returns
+/// the largest; refuses sites that overlap without nesting.
+fn assign_heights(src: &str, sites: &mut [Site]) -> Result<usize, Error> {
+    let mut parent: Vec<Option<usize>> = vec![None; sites.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for i in 0..sites.len() {
+        while let Some(&top) = stack.last() {
+            if sites[top].edit_end <= sites[i].edit_start {
+                stack.pop();
+            } else {
+                break;
+            }
+        }
+        if let Some(&top) = stack.last() {
+            if sites[i].edit_end > sites[top].edit_end {
+                let index = LineIndex::new(src);
+                let (first_line, first_column) = index.line_col(sites[top].edit_start);
+                let (second_line, second_column) = index.line_col(sites[i].edit_start);
+                return Err(Error::OverlappingMatches {
+                    first_line,
+                    first_column,
+                    second_line,
+                    second_column,
+                });
+            }
+            parent[i] = Some(top);
+        }
+        stack.push(i);
+    }
+    // Children come after their parent in sorted order, so a reverse sweep sees every
+    // child before its parent.
+    let mut max = 0;
+    for i in (0..sites.len()).rev() {
+        let h = sites[i].height;
+        max = max.max(h);
+        if let Some(p) = parent[i] {
+            sites[p].height = sites[p].height.max(h + 1);
+        }
+    }
+    Ok(max)
+}
+
+/// The match whose node spans exactly `start..end` in `tree`, if the matcher still
+/// matches there.
+fn refind<'t, L, M>(
+    tree: &'t AstGrep<StrDoc<L>>,
+    matcher: &M,
+    start: usize,
+    end: usize,
+) -> Option<NodeMatch<'t, StrDoc<L>>>
+where
+    L: LanguageExt,
+    M: Matcher,
+{
+    if end <= start {
+        return None;
+    }
+    // `start + 1` so that a node ending at `start` is not picked instead of the one
+    // beginning there.
+    let inner = tree
+        .root()
+        .get_inner_node()
+        .descendant_for_byte_range(start, start + 1)?;
+    let mut node = Some(tree.adopt(inner));
+    while let Some(n) = node {
+        let range = n.range();
+        if range.start != start || range.end > end {
+            break;
+        }
+        if let Some(m) = matcher.match_node(n.clone()) {
+            if m.range() == (start..end) {
+                return Some(m);
+            }
+        }
+        node = n.parent();
+    }
+    None
+}
+
+/// Applies sorted, disjoint edits to `text`.
+fn apply_edits(text: &str, edits: &[Edit<String>]) -> String {
+    let grown: usize = edits.iter().map(|e| e.inserted_text.len()).sum();
+    let mut out: Vec<u8> = Vec::with_capacity(text.len() + grown);
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    for e in edits {
+        out.extend_from_slice(&bytes[at..e.position]);
+        out.extend_from_slice(&e.inserted_text);
+        at = e.position + e.deleted_length;
+    }
+    out.extend_from_slice(&bytes[at..]);
+    // Edits replace whole nodes with UTF-8 text, so the result stays UTF-8; the lossy
+    // conversion only guards against a matcher reporting a range inside a character.
+    match String::from_utf8(out) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
+/// Maps positions of the text before a pass to the text after it.
+struct Shifts {
+    /// Edit start positions, sorted.
+    starts: Vec<usize>,
+    /// Total length change of all edits up to and including index i.
+    cumulative: Vec<isize>,
+}
+
+impl Shifts {
+    fn new(edits: &[Edit<String>]) -> Shifts {
+        let mut total = 0isize;
+        let mut starts = Vec::with_capacity(edits.len());
+        let mut cumulative = Vec::with_capacity(edits.len());
+        for e in edits {
+            total += e.inserted_text.len() as isize - e.deleted_length as isize;
+            starts.push(e.position);
+            cumulative.push(total);
+        }
+        Shifts { starts, cumulative }
+    }
+
+    /// Every edit starting before `p` lies wholly before it or inside the site `p`
+    /// bounds (sites nest or are disjoint), so either way it shifts `p`.
+    fn map(&self, p: usize) -> usize {
+        let n = self.starts.partition_point(|&s| s < p);
+        if n == 0 {
+            return p;
+        }
+        p.saturating_add_signed(self.cumulative[n - 1])
+    }
+}

@@ -1,0 +1,334 @@
+//! Engine tests across the five languages the issue names.
+
+use ast_grep_language::SupportLang;
+
+use super::*;
+
+fn ops(pairs: &[(&str, &str)]) -> Vec<Op> {
+    pairs
+        .iter()
+        .map(|(p, r)| Op {
+            pattern: p.to_string(),
+            rewrite: r.to_string(),
+        })
+        .collect()
+}
+
+fn rewrite(lang: SupportLang, pairs: &[(&str, &str)], src: &str) -> Option<FileRewrite> {
+    let rw = Rewriter::new(&ops(pairs), lang).expect("ops compile");
+    rw.rewrite(src).expect("rewrite succeeds")
+}
+
+fn rewritten(lang: SupportLang, pairs: &[(&str, &str)], src: &str) -> String {
+    rewrite(lang, pairs, src).map_or_else(|| src.to_string(), |r| r.text)
+}
+
+#[test]
+fn search_single_and_multi_metavariables() {
+    let q = Query::new("console.log($A)", SupportLang::TypeScript).expect("compiles");
+    assert_eq!(q.literal(), Some("console"));
+    let found = q.find("const x = 1;\n  console.log(x + 1);\n");
+    assert_eq!(found.matches.len(), 1);
+    let m = &found.matches[0];
+    assert_eq!((m.line, m.column, m.end_line, m.end_column), (2, 3, 2, 21));
+    assert_eq!(m.text, "console.log(x + 1)");
+    assert!(!found.has_parse_error);
+
+    let q = Query::new("print($$$ARGS)", SupportLang::Python).expect("compiles");
+    let found = q.find("print()\nprint(1, 2, sep='')\n");
+    assert_eq!(found.matches.len(), 2);
+    assert_eq!(found.matches[1].text, "print(1, 2, sep='')");
+}
+
+#[test]
+fn search_includes_nested_in_document_order() {
+    let q = Query::new("foo($A)", SupportLang::JavaScript).expect("compiles");
+    let found = q.find("foo(foo(x)); foo(y)");
+    let texts: Vec<_> = found.matches.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, ["foo(foo(x))", "foo(x)", "foo(y)"]);
+}
+
+#[test]
+fn search_reports_parse_errors() {
+    let q = Query::new("$A.unwrap()", SupportLang::Rust).expect("compiles");
+    let found = q.find("fn main() { let x = y.unwrap(); \n");
+    assert!(found.has_parse_error);
+    assert_eq!(found.matches.len(), 1);
+}
+
+#[test]
+fn swap_arguments_in_five_languages() {
+    let cases = [
+        (SupportLang::TypeScript, "foo(1, 'a');", "bar('a', 1);"),
+        (SupportLang::JavaScript, "foo(a, b)", "bar(b, a)"),
+        (SupportLang::Python, "foo(a, b)\n", "bar(b, a)\n"),
+        (
+            SupportLang::Rust,
+            "fn main() { foo(a, b); }",
+            "fn main() { bar(b, a); }",
+        ),
+        (
+            SupportLang::Go,
+            "package main\nfunc main() { foo(a, b) }\n",
+            "package main\nfunc main() { bar(b, a) }\n",
+        ),
+    ];
+    for (lang, src, want) in cases {
+        let out = rewrite(lang, &[("foo($A, $B)", "bar($B, $A)")], src).expect("changes");
+        assert_eq!(out.text, want, "{lang}");
+        assert_eq!(out.replacements.len(), 1, "{lang}");
+        assert!(!out.introduces_parse_error, "{lang}");
+    }
+}
+
+#[test]
+fn nested_matches_are_all_rewritten() {
+    let op = [("foo($A)", "bar($A)")];
+    let out = rewrite(SupportLang::JavaScript, &op, "foo(foo(x));").expect("changes");
+    assert_eq!(out.text, "bar(bar(x));");
+    assert_eq!(out.replacements.len(), 2);
+    // Outer first, with the input text before and the final text after.
+    assert_eq!(out.replacements[0].before, "foo(foo(x))");
+    assert_eq!(out.replacements[0].after, "bar(bar(x))");
+    assert_eq!(out.replacements[1].before, "foo(x)");
+    assert_eq!(out.replacements[1].after, "bar(x)");
+    assert_eq!(
+        (out.replacements[1].line, out.replacements[1].column),
+        (1, 5)
+    );
+
+    assert_eq!(
+        rewritten(SupportLang::Python, &op, "y = foo(foo(foo(x)))\n"),
+        "y = bar(bar(bar(x)))\n"
+    );
+    // Siblings inside an outer match, and a match after it.
+    assert_eq!(
+        rewritten(
+            SupportLang::TypeScript,
+            &[("foo($$$A)", "bar($$$A)")],
+            "foo(foo(1), 2, foo(foo(3)));\nfoo();\n"
+        ),
+        "bar(bar(1), 2, bar(bar(3)));\nbar();\n"
+    );
+    assert_eq!(
+        rewritten(
+            SupportLang::Rust,
+            &[("Some($A)", "Ok($A)")],
+            "fn f() { Some(Some(Some(1))) }"
+        ),
+        "fn f() { Ok(Ok(Ok(1))) }"
+    );
+    assert_eq!(
+        rewritten(
+            SupportLang::Go,
+            &[("foo($A, $B)", "bar($B, $A)")],
+            "package p\nvar x = foo(foo(1, 2), foo(3, 4))\n"
+        ),
+        "package p\nvar x = bar(bar(4, 3), bar(2, 1))\n"
+    );
+}
+
+#[test]
+fn rewritten_text_is_not_searched_again() {
+    // The output matches the pattern again; a loop would never end.
+    let out = rewrite(
+        SupportLang::JavaScript,
+        &[("foo($A)", "foo(foo($A))")],
+        "foo(x)",
+    )
+    .expect("changes");
+    assert_eq!(out.text, "foo(foo(x))");
+    assert_eq!(out.replacements.len(), 1);
+}
+
+#[test]
+fn ops_run_in_sequence() {
+    let out = rewrite(
+        SupportLang::Python,
+        &[("foo($A)", "bar($A)"), ("bar($A)", "baz($A, 1)")],
+        "foo(x)\nbar(y)\n",
+    )
+    .expect("changes");
+    assert_eq!(out.text, "baz(x, 1)\nbaz(y, 1)\n");
+    let ops: Vec<_> = out.replacements.iter().map(|r| r.op).collect();
+    assert_eq!(ops, [0, 1, 1]);
+}
+
+#[test]
+fn identity_rewrites_are_not_counted() {
+    assert!(rewrite(
+        SupportLang::TypeScript,
+        &[("foo($A)", "foo($A)")],
+        "foo(1);"
+    )
+    .is_none());
+    let out = rewrite(
+        SupportLang::TypeScript,
+        &[("foo($A)", "foo(1)")],
+        "foo(1); foo(2);",
+    )
+    .expect("changes");
+    assert_eq!(out.text, "foo(1); foo(1);");
+    assert_eq!(out.replacements.len(), 1);
+    assert_eq!(out.replacements[0].column, 9);
+}
+
+#[test]
+fn multi_line_match_is_reindented() {
+    let src = "function f() {\n  if (x) {\n    foo(\n      a,\n      b\n    );\n  }\n}\n";
+    let out = rewrite(
+        SupportLang::JavaScript,
+        &[("foo($A, $B)", "wrap(\n  bar($B,\n    $A)\n)")],
+        src,
+    )
+    .expect("changes");
+    assert_eq!(
+        out.text,
+        "function f() {\n  if (x) {\n    wrap(\n      bar(b,\n        a)\n    );\n  }\n}\n"
+    );
+    let src = "def f():\n    if x:\n        foo([\n            1,\n        ])\n";
+    let out =
+        rewrite(SupportLang::Python, &[("foo($A)", "bar(\n    $A\n)")], src).expect("changes");
+    assert_eq!(
+        out.text,
+        "def f():\n    if x:\n        bar(\n            [\n                1,\n            ]\n        )\n"
+    );
+}
+
+#[test]
+fn undefined_template_variable_is_refused() {
+    for (pattern, template, var) in [
+        ("foo($A)", "bar($B)", "B"),
+        ("foo($$$ARGS)", "bar($ARGS, $$$REST)", "REST"),
+        ("foo($_)", "bar($_)", "_"),
+        ("foo($$$)", "bar($A)", "A"),
+    ] {
+        let err = Rewriter::new(&ops(&[(pattern, template)]), SupportLang::TypeScript)
+            .err()
+            .expect("refused");
+        match &err {
+            Error::UndefinedMetavariable { var: v, .. } => assert_eq!(v, var),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(err.code(), "undefined-metavariable");
+        assert_eq!(err.exit(), Exit::BadInput);
+    }
+    // Both kinds of capture are usable in either form.
+    assert!(Rewriter::new(
+        &ops(&[("foo($$$ARGS, $LAST)", "bar($LAST, $$$ARGS) // $$$")]),
+        SupportLang::TypeScript
+    )
+    .is_ok());
+}
+
+#[test]
+fn invalid_patterns_show_the_user_text() {
+    for pattern in ["", "$$$X", "  "] {
+        let err = Query::new(pattern, SupportLang::Python)
+            .err()
+            .expect("invalid");
+        assert!(matches!(err, Error::InvalidPattern { .. }), "{err:?}");
+        let msg = err.to_string();
+        assert!(!msg.contains('µ'), "{msg}");
+        assert!(msg.contains(&format!("'{pattern}'")), "{msg}");
+        assert_eq!(err.code(), "bad-pattern");
+    }
+    let err = Query::new("a; b", SupportLang::JavaScript)
+        .err()
+        .expect("invalid");
+    assert!(matches!(err, Error::InvalidPattern { .. }), "{err:?}");
+}
+
+#[test]
+fn pattern_that_does_not_parse_for_one_language() {
+    // Valid Rust, not Python.
+    let pattern = "fn $F() {}";
+    assert!(Query::new(pattern, SupportLang::Rust).is_ok());
+    let err = Query::new(pattern, SupportLang::Python)
+        .err()
+        .expect("skipped");
+    assert!(matches!(err, Error::PatternDoesNotParse { .. }), "{err:?}");
+    assert_eq!(err.code(), "pattern-does-not-parse");
+}
+
+#[test]
+fn introduced_parse_error_is_flagged() {
+    let out = rewrite(
+        SupportLang::Rust,
+        &[("foo($A)", "foo($A")],
+        "fn main() { foo(1); }",
+    )
+    .expect("changes");
+    assert!(out.introduces_parse_error);
+    assert!(!out.had_parse_error);
+
+    let out = rewrite(
+        SupportLang::Rust,
+        &[("foo($A)", "bar($A)")],
+        "fn main() { foo(1); ",
+    )
+    .expect("changes");
+    assert!(out.had_parse_error);
+    assert!(!out.introduces_parse_error);
+}
+
+#[test]
+fn prefilter_skips_parsing_and_reports_nothing() {
+    let rw = Rewriter::new(&ops(&[("foo($A)", "bar($A)")]), SupportLang::Go).expect("compiles");
+    assert!(rw
+        .rewrite("package p\nvar x = baz(1)\n")
+        .expect("ok")
+        .is_none());
+}
+
+#[test]
+fn odd_inputs_never_panic_and_positions_count_characters() {
+    let op = [("foo($A)", "bar($A)")];
+    let inputs = [
+        "",
+        "\n",
+        "\r\n",
+        "foo(",
+        ")))foo(",
+        "ünïcödé = foo(\"日本語\")\r\nfoo(1)\r\n",
+        "é = 1; foo(é)\n",
+        "\u{feff}foo(x)",
+        "foo(x) # 🎉 foo(y)",
+        "\0foo(1)",
+    ];
+    for lang in [
+        SupportLang::TypeScript,
+        SupportLang::JavaScript,
+        SupportLang::Python,
+        SupportLang::Rust,
+        SupportLang::Go,
+    ] {
+        let rw = Rewriter::new(&ops(&op), lang).expect("compiles");
+        let q = Query::new("foo($A)", lang).expect("compiles");
+        for src in inputs {
+            let _ = rw.rewrite(src);
+            for m in q.find(src).matches {
+                assert_eq!(&src[m.start_byte..m.end_byte], m.text);
+                let line_start = src[..m.start_byte].rfind('\n').map_or(0, |i| i + 1);
+                assert_eq!(
+                    m.column,
+                    src[line_start..m.start_byte].chars().count() + 1,
+                    "{lang} {src:?}"
+                );
+            }
+        }
+    }
+    let out = rewrite(
+        SupportLang::Python,
+        &op,
+        "ünï = foo(\"日本\")\r\nfoo(1)\r\n",
+    )
+    .expect("changes");
+    assert_eq!(out.text, "ünï = bar(\"日本\")\r\nbar(1)\r\n");
+    let pos: Vec<_> = out
+        .replacements
+        .iter()
+        .map(|r| (r.line, r.column))
+        .collect();
+    assert_eq!(pos, [(1, 7), (2, 1)]);
+}
