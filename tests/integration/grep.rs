@@ -1,4 +1,198 @@
 //! Integration tests: `grep`.
 
-#[allow(unused_imports)]
 use crate::util::TestRepo;
+
+fn repo_with_sources() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(
+        "src/app.ts",
+        "import { x } from './x';\nconsole.log(x);\nfunction f(a: number) {\n  console.log(a, 2);\n}\n",
+    );
+    repo.write("web/main.js", "console.log('hi');\nalert(1);\n");
+    repo.write(
+        "tool.py",
+        "def f():\n    print(1, 2, 3)\n    return print\n",
+    );
+    repo.write("lib.rs", "fn main() {\n    let v = foo().unwrap();\n}\n");
+    repo.write(
+        "main.go",
+        "package main\n\nfunc main() {\n\tx := compute(1, 2)\n\t_ = x\n}\n",
+    );
+    repo.commit_all("init");
+    repo
+}
+
+#[test]
+fn finds_matches_in_several_languages_sorted_with_positions() {
+    let repo = repo_with_sources();
+    let out = repo.run(&["grep", "-p", "console.log($$$A)"]);
+    out.assert_code(0);
+    assert_eq!(
+        out.stdout,
+        "src/app.ts:2:1: console.log(x)\nsrc/app.ts:4:3: console.log(a, 2)\nweb/main.js:1:1: console.log('hi')\n"
+    );
+}
+
+#[test]
+fn python_rust_and_go_patterns() {
+    let repo = repo_with_sources();
+    let py = repo.run(&["grep", "-p", "print($$$ARGS)"]);
+    py.assert_code(0);
+    assert_eq!(py.stdout, "tool.py:2:5: print(1, 2, 3)\n");
+    let rs = repo.run(&["grep", "-p", "$A.unwrap()"]);
+    rs.assert_code(0);
+    assert_eq!(rs.stdout, "lib.rs:2:13: foo().unwrap()\n");
+    let go = repo.run(&["grep", "-p", "compute($A, $B)", "-l", "go"]);
+    go.assert_code(0);
+    assert_eq!(go.stdout, "main.go:4:7: compute(1, 2)\n");
+}
+
+#[test]
+fn nothing_found_exits_one() {
+    let repo = repo_with_sources();
+    let out = repo.run(&["grep", "-p", "nosuchcall($A)"]);
+    out.assert_code(1);
+    assert_eq!(out.stdout, "");
+}
+
+#[test]
+fn multi_line_match_shows_first_line_and_ellipsis() {
+    let repo = TestRepo::new();
+    repo.write("a.js", "call(\n  1,\n  2\n);\n");
+    let out = repo.run(&["grep", "-p", "call($$$A)"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "a.js:1:1: call(…\n");
+}
+
+#[test]
+fn max_count_caps_output_and_says_so() {
+    let repo = TestRepo::new();
+    let body: String = (0..10).map(|i| format!("f({i});\n")).collect();
+    repo.write("a.js", body);
+    let out = repo.run(&["grep", "-p", "f($A)", "--max-count", "3"]);
+    out.assert_code(0);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", out.stdout);
+    assert!(
+        lines[3].contains("stopped at 3 of 10 matches"),
+        "{}",
+        lines[3]
+    );
+
+    let json = repo
+        .run(&["grep", "-p", "f($A)", "--max-count", "3", "--json"])
+        .json();
+    assert_eq!(json["total"], 10);
+    assert_eq!(json["shown"], 3);
+    assert_eq!(json["capped"], true);
+    assert_eq!(json["matches"].as_array().map(Vec::len), Some(3));
+}
+
+#[test]
+fn json_shape() {
+    let repo = repo_with_sources();
+    let out = repo.run(&["grep", "-p", "alert($A)", "--json"]);
+    out.assert_code(0);
+    let v = out.json();
+    let m = &v["matches"][0];
+    assert_eq!(m["path"], "web/main.js");
+    assert_eq!(m["line"], 2);
+    assert_eq!(m["column"], 1);
+    assert_eq!(m["text"], "alert(1)");
+    assert_eq!(m["lang"], "JavaScript");
+    assert_eq!(v["files_matched"], 1);
+}
+
+#[test]
+fn bad_pattern_exits_two_showing_the_pattern() {
+    let repo = repo_with_sources();
+    let out = repo.run(&["grep", "-p", "$$$A"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("$$$A"), "{}", out.stderr);
+    assert!(!out.stderr.contains('µ'), "{}", out.stderr);
+
+    let json = repo.run(&["grep", "-p", "", "--json"]);
+    json.assert_code(2);
+    assert_eq!(json.json()["error"]["code"], "bad-pattern");
+}
+
+#[test]
+fn pattern_that_parses_in_one_language_only_warns_for_the_others() {
+    let repo = repo_with_sources();
+    // A Python-only construct: TypeScript/JavaScript/Rust/Go cannot parse it.
+    let out = repo.run(&["grep", "-p", "def $F(): $$$B"]);
+    assert!(out.code == 0 || out.code == 1, "{out:?}");
+    assert!(out.stderr.contains("warning:"), "{}", out.stderr);
+}
+
+#[test]
+fn binary_non_utf8_and_symlinks_are_skipped_and_counted() {
+    let repo = TestRepo::new();
+    repo.write("ok.js", "f(1);\n");
+    repo.write("bin.js", b"f(1);\0\0\x01");
+    repo.write("latin1.js", b"f('\xe9');\n");
+    std::os::unix::fs::symlink("ok.js", repo.path().join("link.js")).expect("symlink");
+    let out = repo.run(&["grep", "-p", "f($A)"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "ok.js:1:1: f(1)\n");
+    assert!(out.stderr.contains("1 binary (bin.js)"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("1 not UTF-8 (latin1.js)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("1 symlinks (link.js)"),
+        "{}",
+        out.stderr
+    );
+    let json = repo.run(&["grep", "-p", "f($A)", "--json"]).json();
+    assert_eq!(json["skipped"]["binary"], 1);
+    assert_eq!(json["skipped"]["non-utf8"], 1);
+    assert_eq!(json["skipped"]["symlink"], 1);
+}
+
+#[test]
+fn ignored_files_are_not_searched_untracked_ones_are() {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "dist/\n");
+    repo.write("dist/out.js", "f(1);\n");
+    repo.write("new.js", "f(2);\n");
+    repo.write("excluded.js", "f(3);\n");
+    repo.write(".git/info/exclude", "excluded.js\n");
+    let out = repo.run(&["grep", "-p", "f($A)"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "new.js:1:1: f(2)\n");
+}
+
+#[test]
+fn files_that_parse_with_errors_are_reported_and_still_searched() {
+    let repo = TestRepo::new();
+    repo.write("broken.js", "f(1);\nlet = = ;\n");
+    let out = repo.run(&["grep", "-p", "f($A)"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "broken.js:1:1: f(1)\n");
+    assert!(
+        out.stderr.contains("1 file parsed with errors"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("broken.js"), "{}", out.stderr);
+}
+
+#[test]
+fn forced_language_applies_to_every_file() {
+    let repo = TestRepo::new();
+    repo.write("script.txt", "print(1)\n");
+    repo.run(&["grep", "-p", "print($A)"]).assert_code(1);
+    let out = repo.run(&["grep", "-p", "print($A)", "-l", "python"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "script.txt:1:1: print(1)\n");
+    let bad = repo.run(&["grep", "-p", "print($A)", "-l", "cobol"]);
+    bad.assert_code(2);
+    assert!(
+        bad.stderr.contains("unknown language 'cobol'"),
+        "{}",
+        bad.stderr
+    );
+}

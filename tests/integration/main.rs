@@ -8,4 +8,3 @@ mod edit;
 mod grep;
 mod patch;
 mod repo;
-mod show;

@@ -1,4 +1,0 @@
-//! Integration tests: `show`.
-
-#[allow(unused_imports)]
-use crate::util::TestRepo;
