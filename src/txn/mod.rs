@@ -2,28 +2,221 @@
 Transactions kept in git: previews under `refs/astedit/<id>`, the journal, apply/undo
 with stale checks, the repository lock and crash recovery (DESIGN §2–3).
 
-STUB: the signatures below are the contract the CLI codes against; bodies to come.
+Why it is built this way:
+
+* A preview is two commits (P with the after-blobs, its parent B with the before-blobs)
+  so that plain git can show, push and diff it, and so that apply never recomputes
+  anything: what was stored is what gets written ([`store`]).
+* The journal is a chain of commits on `refs/astedit-journal` (each with the
+  transaction's P as second parent) rather than a reflog, because deleting a ref
+  deletes its reflog and because a chain keeps everything reachable through
+  `git gc --prune=now` ([`journal`]).
+* Apply and undo are one machine ([`apply`]): lock, containment, stale check, a durable
+  record under the git dir, temp files, renames. A crash leaves the record behind and
+  [`recover`] (run before every command) finishes or rolls back from it ([`recover`]).
 */
 
-use crate::change::ChangeSet;
+mod apply;
+#[allow(dead_code)] // used by apply, landing next
+mod fsutil;
+mod gc;
+#[allow(dead_code)] // used by apply, landing next
+mod journal;
+#[allow(dead_code)] // used by apply, landing next
+mod lock;
+mod recover;
+mod store;
+
 use crate::change::FileMode;
 use crate::change::PreviewMeta;
 use crate::error::Classify;
 use crate::error::Exit;
-use crate::repo::Repo;
 
+pub use apply::apply;
+pub use apply::undo;
+pub use apply::UndoOptions;
+pub use fsutil::FAULT_ENV;
+pub use gc::gc;
+pub use gc::parse_age;
+pub use gc::GcReport;
+pub use journal::log;
+pub use journal::Event;
+pub use journal::JOURNAL_REF;
+pub use lock::LOCK_FILE;
+pub use recover::recover;
+pub use recover::RECORD_FILE;
+pub use store::blob;
+pub use store::discard;
+pub use store::find;
+pub use store::list;
+pub use store::stage;
+pub use store::REF_PREFIX;
+
+/// Everything that can go wrong in a transaction, classified for the exit code.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("not implemented yet")]
-    NotImplemented,
+    #[error("cannot {action}")]
+    Git {
+        action: String,
+        #[source]
+        source: Box<gix::Error>,
+    },
+    #[error("cannot {action} {path}")]
+    Io {
+        action: &'static str,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("stored astedit data is damaged: {0}")]
+    Corrupt(String),
+    #[error("no pending preview")]
+    NoPending,
+    #[error("nothing to undo: no applied transaction in the journal")]
+    NothingToUndo,
+    #[error("'{0}' is not a preview id (expected hex digits)")]
+    BadId(String),
+    #[error("no pending preview matches '{0}'")]
+    UnknownId(String),
+    #[error("preview id '{prefix}' is ambiguous: {}", .candidates.join(", "))]
+    AmbiguousId {
+        prefix: String,
+        candidates: Vec<String>,
+    },
+    #[error("preview {0} is already applied")]
+    AlreadyApplied(String),
+    #[error("transaction {0} is not applied, so it cannot be undone")]
+    NotApplied(String),
+    #[error("invalid change set: {0}")]
+    InvalidChange(String),
+    #[error("{}", stale_message(.op, .id, .paths))]
+    Stale {
+        op: &'static str,
+        id: String,
+        paths: Vec<StalePath>,
+    },
+    #[error("refused to write '{path}': {why}")]
+    Refused { path: String, why: String },
+    #[error("the repository is locked by another git astedit ({holder})")]
+    Locked {
+        lock: String,
+        holder: String,
+        dead: bool,
+    },
+    #[error("{0} changed concurrently; nothing was written")]
+    Concurrent(String),
+    #[error("--commit would sweep in other changes of {}: {}", .paths.join(", "), .why)]
+    OtherChanges { paths: Vec<String>, why: String },
+    #[error("invalid age '{0}' (use e.g. 30d, 12h, 45m, 10s, 2w or now)")]
+    BadAge(String),
+}
+
+/// One path that changed since a preview was staged (or since it was applied, for undo).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StalePath {
+    pub path: String,
+    /// What is different, e.g. `modified`, `deleted`, `exists`, `mode changed`.
+    pub what: String,
+}
+
+fn stale_message(op: &str, id: &str, paths: &[StalePath]) -> String {
+    let mut s = format!(
+        "cannot {op} {id}: {} path{} changed since the preview was {}; nothing was written",
+        paths.len(),
+        if paths.len() == 1 { "" } else { "s" },
+        if op == "undo" { "applied" } else { "staged" },
+    );
+    for p in paths {
+        s.push_str(&format!("\n  {}: {}", p.path, p.what));
+    }
+    s
 }
 
 impl Classify for Error {
     fn code(&self) -> &'static str {
-        "internal"
+        match self {
+            Error::Git { .. } => "git",
+            Error::Io { .. } => "io",
+            Error::Corrupt(_) => "corrupt",
+            Error::NoPending => "no-pending-preview",
+            Error::NothingToUndo => "nothing-to-undo",
+            Error::BadId(_) => "bad-id",
+            Error::UnknownId(_) => "unknown-id",
+            Error::AmbiguousId { .. } => "ambiguous-id",
+            Error::AlreadyApplied(_) => "already-applied",
+            Error::NotApplied(_) => "not-applied",
+            Error::InvalidChange(_) => "invalid-change",
+            Error::Stale { .. } => "stale",
+            Error::Refused { .. } => "refused",
+            Error::Locked { dead: true, .. } => "stale-lock",
+            Error::Locked { .. } => "locked",
+            Error::Concurrent(_) => "concurrent-update",
+            Error::OtherChanges { .. } => "other-staged-changes",
+            Error::BadAge(_) => "bad-age",
+        }
     }
     fn exit(&self) -> Exit {
-        Exit::Internal
+        match self {
+            Error::Git { .. } | Error::Io { .. } | Error::Corrupt(_) => Exit::Internal,
+            Error::NoPending | Error::NothingToUndo => Exit::NothingFound,
+            Error::BadId(_)
+            | Error::UnknownId(_)
+            | Error::AmbiguousId { .. }
+            | Error::AlreadyApplied(_)
+            | Error::NotApplied(_)
+            | Error::InvalidChange(_)
+            | Error::BadAge(_) => Exit::BadInput,
+            Error::Stale { .. } => Exit::Stale,
+            Error::Refused { .. } | Error::OtherChanges { .. } => Exit::Refused,
+            Error::Locked { .. } | Error::Concurrent(_) => Exit::Locked,
+        }
+    }
+    fn hint(&self) -> Option<String> {
+        match self {
+            Error::Locked {
+                lock, dead: true, ..
+            } => Some(format!(
+                "that process is gone; if no git astedit is running, remove the lock: rm '{lock}'"
+            )),
+            Error::Locked { .. } => Some("wait for it to finish, then retry".into()),
+            Error::Stale { op: "undo", .. } => Some(
+                "the work tree no longer holds what was applied; undo refuses to overwrite it"
+                    .into(),
+            ),
+            Error::Stale { .. } => {
+                Some("re-run the edit to stage a fresh preview, or discard this one".into())
+            }
+            Error::AmbiguousId { .. } => Some("type more hex digits of the id".into()),
+            Error::UnknownId(_) => Some("`git astedit list` shows pending previews".into()),
+            Error::AlreadyApplied(_) => {
+                Some("`git astedit log` shows it; `git astedit undo` takes it back".into())
+            }
+            Error::OtherChanges { .. } => {
+                Some("commit or unstage those changes first, or apply without --commit".into())
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Error {
+    pub(crate) fn git(action: impl Into<String>) -> impl FnOnce(gix::Error) -> Error {
+        let action = action.into();
+        move |source| Error::Git {
+            action,
+            source: Box::new(source),
+        }
+    }
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl AsRef<std::path::Path>,
+    ) -> impl FnOnce(std::io::Error) -> Error {
+        let path = path.as_ref().display().to_string();
+        move |source| Error::Io {
+            action,
+            path,
+            source,
+        }
     }
 }
 
@@ -45,31 +238,6 @@ pub struct Preview {
     pub time: i64,
     pub meta: PreviewMeta,
     pub entries: Vec<StoredEntry>,
-}
-
-/// Stores `changes` as a new pending preview and records a `staged` journal event.
-pub fn stage(_repo: &Repo, _changes: &ChangeSet, _meta: &PreviewMeta) -> Result<Preview, Error> {
-    Err(Error::NotImplemented)
-}
-
-/// Pending previews, newest first.
-pub fn list(_repo: &Repo) -> Result<Vec<Preview>, Error> {
-    Err(Error::NotImplemented)
-}
-
-/// A pending preview by unique id prefix, or the newest when `id` is `None`.
-pub fn find(_repo: &Repo, _id: Option<&str>) -> Result<Preview, Error> {
-    Err(Error::NotImplemented)
-}
-
-/// The bytes of a stored blob.
-pub fn blob(_repo: &Repo, _id: gix::ObjectId) -> Result<Vec<u8>, Error> {
-    Err(Error::NotImplemented)
-}
-
-/// Drops a pending preview and records a `discarded` event.
-pub fn discard(_repo: &Repo, _id: Option<&str>, _reason: Option<&str>) -> Result<Preview, Error> {
-    Err(Error::NotImplemented)
 }
 
 /// How to apply a preview.
@@ -96,11 +264,6 @@ pub struct ApplyReport {
     pub commit: Option<String>,
 }
 
-/// Applies a pending preview (the newest when `id` is `None`).
-pub fn apply(_repo: &Repo, _id: Option<&str>, _opts: &ApplyOptions) -> Result<ApplyReport, Error> {
-    Err(Error::NotImplemented)
-}
-
 /// What recovery did with an apply or undo interrupted by a crash.
 #[derive(Debug, Clone)]
 pub struct Recovery {
@@ -108,9 +271,4 @@ pub struct Recovery {
     /// `completed` or `rolled-back`.
     pub action: String,
     pub message: String,
-}
-
-/// Finishes or rolls back an interrupted apply/undo; every command calls this first.
-pub fn recover(_repo: &Repo) -> Result<Option<Recovery>, Error> {
-    Ok(None)
 }

@@ -1,0 +1,266 @@
+/*!
+Work-tree primitives for apply/undo: path containment, hashing what is on disk,
+durable writes (gix fsyncs nothing, so we do: files, then their folders), and the
+fault-injection points that let tests kill the process between any two steps.
+*/
+
+use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
+
+use gix::ObjectId;
+
+use super::Error;
+use crate::change::FileMode;
+use crate::repo::Repo;
+
+/// The environment variable naming a fault point, e.g. `after-rename:3`.
+pub const FAULT_ENV: &str = "GIT_ASTEDIT_FAULT";
+
+/// Aborts the process (no destructors, like a crash) when `point` is the configured
+/// fault. `after-rename:N` matches the Nth rename.
+pub(crate) fn fault(point: &str) {
+    if let Some(want) = std::env::var_os(FAULT_ENV) {
+        if want.to_str() == Some(point) {
+            let _ = writeln!(std::io::stderr(), "git-astedit: fault injected at {point}");
+            std::process::abort();
+        }
+    }
+}
+
+/// Checks that a repository path is relative, normalized and not under `.git`.
+pub(crate) fn check_path_syntax(path: &str) -> Result<(), &'static str> {
+    if path.is_empty() {
+        return Err("empty path");
+    }
+    if path.contains('\0') {
+        return Err("contains a NUL byte");
+    }
+    if path.starts_with('/') || path.contains('\\') || path.as_bytes().get(1) == Some(&b':') {
+        return Err("absolute paths are not allowed");
+    }
+    for comp in path.split('/') {
+        match comp {
+            "" => return Err("empty path component"),
+            "." | ".." => return Err("'.' and '..' components are not allowed"),
+            c if c.eq_ignore_ascii_case(".git") => return Err("paths under .git are not allowed"),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Refuses (exit 4) a path that is not plainly inside the work tree: bad syntax, or an
+/// existing ancestor folder that is a symlink or not a folder. Checked at apply time.
+pub(crate) fn check_contained(repo: &Repo, path: &str) -> Result<(), Error> {
+    let refused = |why: String| Error::Refused {
+        path: path.to_string(),
+        why,
+    };
+    check_path_syntax(path).map_err(|why| refused(why.to_string()))?;
+    let comps: Vec<&str> = path.split('/').collect();
+    let mut cur = repo.workdir.clone();
+    for (i, comp) in comps[..comps.len() - 1].iter().enumerate() {
+        cur.push(comp);
+        match std::fs::symlink_metadata(&cur) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io("inspect", &cur)(e)),
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(refused(format!(
+                    "its folder '{}' is a symlink",
+                    comps[..=i].join("/")
+                )))
+            }
+            Ok(m) if !m.is_dir() => {
+                return Err(refused(format!(
+                    "'{}' is not a folder",
+                    comps[..=i].join("/")
+                )))
+            }
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// What is on disk at a path, as git would store it (raw bytes, no filters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OnDisk {
+    Absent,
+    File(ObjectId, FileMode),
+    Folder,
+}
+
+pub(crate) fn on_disk(repo: &Repo, path: &str) -> Result<OnDisk, Error> {
+    let abs = repo.abs_path(path);
+    let meta = match std::fs::symlink_metadata(&abs) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OnDisk::Absent),
+        Err(e) => return Err(Error::io("inspect", &abs)(e)),
+        Ok(m) => m,
+    };
+    let bytes = if meta.file_type().is_symlink() {
+        use std::os::unix::ffi::OsStrExt;
+        std::fs::read_link(&abs)
+            .map_err(Error::io("read the link", &abs))?
+            .as_os_str()
+            .as_bytes()
+            .to_vec()
+    } else if meta.is_dir() {
+        return Ok(OnDisk::Folder);
+    } else {
+        std::fs::read(&abs).map_err(Error::io("read", &abs))?
+    };
+    let id = gix::objs::compute_hash(repo.git.object_hash(), gix::objs::Kind::Blob, &bytes)
+        .map_err(|e| Error::Corrupt(format!("cannot hash {path}: {e}")))?;
+    Ok(OnDisk::File(id, FileMode::from_metadata(&meta)))
+}
+
+/// How `now` differs from `want` (None when equal), in words for a stale report.
+pub(crate) fn difference(want: Option<(ObjectId, FileMode)>, now: &OnDisk) -> Option<String> {
+    match (want, now) {
+        (None, OnDisk::Absent) => None,
+        (None, OnDisk::Folder) => Some("a folder exists where the file is to be added".into()),
+        (None, OnDisk::File(..)) => Some("exists, but the preview adds it".into()),
+        (Some(_), OnDisk::Absent) => Some("deleted".into()),
+        (Some(_), OnDisk::Folder) => Some("is now a folder".into()),
+        (Some((id, mode)), OnDisk::File(nid, nmode)) => {
+            if id != *nid {
+                Some(format!(
+                    "modified (blob {} is now {})",
+                    id.to_hex_with_len(12),
+                    nid.to_hex_with_len(12)
+                ))
+            } else if mode != *nmode {
+                Some(format!(
+                    "mode changed ({} is now {})",
+                    mode.git_mode(),
+                    nmode.git_mode()
+                ))
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// Writes `bytes` (or a symlink to `bytes`) at `path` with `mode`, and fsyncs the file.
+/// Any previous file at `path` (a leftover temp) is replaced.
+pub(crate) fn write_file(path: &Path, bytes: &[u8], mode: FileMode) -> Result<(), Error> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => std::fs::remove_file(path).map_err(Error::io("remove", path))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io("inspect", path)(e)),
+    }
+    if mode == FileMode::Symlink {
+        use std::os::unix::ffi::OsStrExt;
+        let target = std::ffi::OsStr::from_bytes(bytes);
+        return std::os::unix::fs::symlink(target, path)
+            .map_err(Error::io("create the link", path));
+    }
+    // Like git: 0666/0777 filtered by the umask.
+    let perm = if mode == FileMode::Executable {
+        0o777
+    } else {
+        0o666
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(perm)
+        .open(path)
+        .map_err(Error::io("create", path))?;
+    f.write_all(bytes).map_err(Error::io("write", path))?;
+    f.sync_all().map_err(Error::io("fsync", path))
+}
+
+/// fsyncs a folder so that renames and deletions in it are durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), Error> {
+    match std::fs::File::open(dir) {
+        Ok(f) => f.sync_all().map_err(Error::io("fsync the folder", dir)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io("open the folder", dir)(e)),
+    }
+}
+
+/// Writes a small file atomically and durably: temp, fsync, rename, fsync the folder.
+pub(crate) fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    write_file(&tmp, bytes, FileMode::Regular)?;
+    std::fs::rename(&tmp, path).map_err(Error::io("rename into place", path))?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Removes `path` if it is there; true when something was removed.
+pub(crate) fn remove_if_present(path: &Path) -> Result<bool, Error> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io("remove", path)(e)),
+    }
+}
+
+/// Removes the empty folders from `path`'s parent up to (not including) the work tree.
+pub(crate) fn remove_empty_parents(repo: &Repo, path: &str) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let mut comps: Vec<&str> = path.split('/').collect();
+    comps.pop();
+    while !comps.is_empty() {
+        let dir = repo.workdir.join(comps.join("/"));
+        // remove_dir only succeeds on an empty folder, which is exactly the condition.
+        if std::fs::remove_dir(&dir).is_err() {
+            break;
+        }
+        removed.push(dir);
+        comps.pop();
+    }
+    removed
+}
+
+/// The parent folder of a repository path, absolute.
+pub(crate) fn parent_dir(repo: &Repo, path: &str) -> PathBuf {
+    match path.rfind('/') {
+        Some(i) => repo.workdir.join(&path[..i]),
+        None => repo.workdir.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_syntax() {
+        assert!(check_path_syntax("a/b.txt").is_ok());
+        assert!(check_path_syntax(".gitignore").is_ok());
+        for bad in [
+            "",
+            "/etc/passwd",
+            "a/../b",
+            "./a",
+            "a//b",
+            ".git/config",
+            "x/.GIT/y",
+            "a\0b",
+            "a/",
+            "..",
+        ] {
+            assert!(check_path_syntax(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn difference_words() {
+        let id = gix::ObjectId::empty_blob(gix::hash::Kind::Sha1);
+        let f = OnDisk::File(id, FileMode::Regular);
+        assert_eq!(difference(Some((id, FileMode::Regular)), &f), None);
+        assert!(difference(None, &f).is_some());
+        assert_eq!(
+            difference(Some((id, FileMode::Regular)), &OnDisk::Absent).as_deref(),
+            Some("deleted")
+        );
+        assert!(difference(Some((id, FileMode::Executable)), &f)
+            .is_some_and(|s| s.starts_with("mode changed")));
+    }
+}

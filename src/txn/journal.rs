@@ -1,0 +1,296 @@
+/*!
+The journal: one ref, `refs/astedit-journal`, whose commits chain.
+
+Each journal commit has the previous journal commit as first parent and the
+transaction's preview commit P as last parent, so every preview the journal names
+stays reachable through `git gc --prune=now` (a reflog could not do this: deleting a
+ref deletes its reflog). The commit message is the event as JSON; the tree is empty.
+The very first journal commit has only P as parent, which is how a walk knows it has
+reached the start.
+
+Appending is a compare-and-swap on the journal ref, retried when another process
+appended first, and may carry other ref edits (e.g. deleting the pending ref) in the
+same transaction so that "applied" and "no longer pending" land together.
+*/
+
+use gix::bstr::ByteSlice;
+use gix::refs::transaction::Change;
+use gix::refs::transaction::LogChange;
+use gix::refs::transaction::PreviousValue;
+use gix::refs::transaction::RefEdit;
+use gix::refs::transaction::RefLog;
+use gix::refs::Target;
+use gix::ObjectId;
+use serde::Deserialize;
+use serde::Serialize;
+
+use super::Error;
+use crate::repo::Repo;
+
+/// The journal ref.
+pub const JOURNAL_REF: &str = "refs/astedit-journal";
+
+/// One journal event, stored as the JSON message of a journal commit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// `staged`, `applied`, `discarded`, `undone`, `recovered` or `expired`.
+    pub event: String,
+    /// The preview id (short hex).
+    pub id: String,
+    /// The preview commit P (full hex).
+    pub commit: String,
+    /// Seconds since the epoch.
+    pub time: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Repository paths touched.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// The git identity, `Name <email>`.
+    #[serde(default)]
+    pub who: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The preview's kind (`edit`, `patch`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// For `recovered`: the interrupted operation, `apply` or `undo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    /// For `recovered`: `completed` or `rolled-back`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// The commit `apply --commit` made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub made_commit: Option<String>,
+    /// A nonce naming one apply/undo run, so recovery can tell whether its event landed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+}
+
+impl Event {
+    /// A new event of `kind` for preview `id` (commit `commit`), stamped now by `repo`'s identity.
+    pub fn new(repo: &Repo, event: &str, id: &str, commit: ObjectId) -> Event {
+        let sig = repo.signature();
+        Event {
+            event: event.to_string(),
+            id: id.to_string(),
+            commit: commit.to_string(),
+            time: now_secs(),
+            who: format!("{} <{}>", sig.name, sig.email),
+            ..Event::default()
+        }
+    }
+}
+
+/// Seconds since the epoch, from the wall clock (journal ages are wall-clock ages).
+pub(crate) fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// A journal entry as read back: its commit, the transaction commit it links, the event.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub journal_commit: ObjectId,
+    pub txn_commit: ObjectId,
+    pub event: Event,
+}
+
+/// The journal tip, if any.
+pub(crate) fn tip(repo: &Repo) -> Result<Option<ObjectId>, Error> {
+    let found = repo
+        .git
+        .try_find_reference(JOURNAL_REF)
+        .map_err(Error::git("read the journal ref"))?;
+    match found {
+        None => Ok(None),
+        Some(mut r) => Ok(Some(
+            r.peel_to_id()
+                .map_err(Error::git("read the journal ref"))?
+                .detach(),
+        )),
+    }
+}
+
+/// Every journal entry, newest first.
+pub fn read(repo: &Repo) -> Result<Vec<Entry>, Error> {
+    let mut out = Vec::new();
+    let mut cur = tip(repo)?;
+    while let Some(id) = cur {
+        let commit = repo
+            .git
+            .find_commit(id)
+            .map_err(Error::git(format!("read journal commit {id}")))?;
+        let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+        let msg = commit
+            .message_raw()
+            .map_err(Error::git(format!("read journal commit {id}")))?;
+        let event: Event = serde_json::from_slice(msg.trim())
+            .map_err(|e| Error::Corrupt(format!("journal commit {id}: {e}")))?;
+        let txn_commit = *parents
+            .last()
+            .ok_or_else(|| Error::Corrupt(format!("journal commit {id} has no parent")))?;
+        out.push(Entry {
+            journal_commit: id,
+            txn_commit,
+            event,
+        });
+        cur = if parents.len() >= 2 {
+            Some(parents[0])
+        } else {
+            None
+        };
+    }
+    Ok(out)
+}
+
+/// The journal, newest first (the public face of [`read`]).
+pub fn log(repo: &Repo) -> Result<Vec<Event>, Error> {
+    Ok(read(repo)?.into_iter().map(|e| e.event).collect())
+}
+
+/// Writes a journal commit on top of `parent` (not moving any ref).
+pub(crate) fn write_commit(
+    repo: &Repo,
+    parent: Option<ObjectId>,
+    txn_commit: ObjectId,
+    event: &Event,
+) -> Result<ObjectId, Error> {
+    let empty_tree = repo
+        .git
+        .write_object(gix::objs::Tree::empty())
+        .map_err(Error::git("write the empty tree"))?
+        .detach();
+    let message = serde_json::to_string(event)
+        .map_err(|e| Error::Corrupt(format!("cannot encode a journal event: {e}")))?;
+    let sig = repo.signature();
+    let parents = parent.into_iter().chain([txn_commit]).collect();
+    let commit = gix::objs::Commit {
+        tree: empty_tree,
+        parents,
+        author: sig.clone(),
+        committer: sig,
+        encoding: None,
+        message: format!("{message}\n").into(),
+        extra_headers: Vec::new(),
+    };
+    Ok(repo
+        .git
+        .write_object(&commit)
+        .map_err(Error::git("write a journal commit"))?
+        .detach())
+}
+
+/// Appends `event` (linking `txn_commit`) and applies `extra` ref edits in the same
+/// ref transaction. Retries when only the journal moved underneath; a conflict on an
+/// `extra` edit is [`Error::Concurrent`].
+pub(crate) fn append(
+    repo: &Repo,
+    event: &Event,
+    txn_commit: ObjectId,
+    extra: Vec<RefEdit>,
+) -> Result<ObjectId, Error> {
+    for _ in 0..64 {
+        let parent = tip(repo)?;
+        let new = write_commit(repo, parent, txn_commit, event)?;
+        let mut edits = vec![update_edit(
+            JOURNAL_REF,
+            match parent {
+                Some(p) => PreviousValue::MustExistAndMatch(Target::Object(p)),
+                None => PreviousValue::MustNotExist,
+            },
+            new,
+            &format!("astedit: {} {}", event.event, event.id),
+        )?];
+        edits.extend(extra.iter().cloned());
+        match commit_edits(repo, edits) {
+            Ok(()) => return Ok(new),
+            Err(Error::Git { source, .. }) if source.is_conflict() => {
+                if tip(repo)? == parent {
+                    // The journal did not move, so one of the other edits failed its check.
+                    return Err(Error::Concurrent(
+                        extra
+                            .iter()
+                            .map(|e| e.name.as_bstr().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    ));
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    Err(Error::Concurrent(JOURNAL_REF.to_string()))
+}
+
+/// Replaces the journal tip `old` by `new` (gc's rewrite), or deletes it when `new` is None.
+pub(crate) fn replace(
+    repo: &Repo,
+    old: ObjectId,
+    new: Option<ObjectId>,
+    extra: Vec<RefEdit>,
+) -> Result<(), Error> {
+    let expected = PreviousValue::MustExistAndMatch(Target::Object(old));
+    let mut edits = vec![match new {
+        Some(n) => update_edit(JOURNAL_REF, expected, n, "astedit: gc")?,
+        None => delete_edit(JOURNAL_REF, expected)?,
+    }];
+    edits.extend(extra);
+    match commit_edits(repo, edits) {
+        Err(Error::Git { source, .. }) if source.is_conflict() => {
+            Err(Error::Concurrent(JOURNAL_REF.to_string()))
+        }
+        other => other,
+    }
+}
+
+pub(crate) fn update_edit(
+    name: &str,
+    expected: PreviousValue,
+    new: ObjectId,
+    message: &str,
+) -> Result<RefEdit, Error> {
+    Ok(RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: message.into(),
+            },
+            expected,
+            new: Target::Object(new),
+        },
+        name: full_name(name)?,
+        deref: false,
+    })
+}
+
+pub(crate) fn delete_edit(name: &str, expected: PreviousValue) -> Result<RefEdit, Error> {
+    Ok(RefEdit {
+        change: Change::Delete {
+            expected,
+            log: RefLog::AndReference,
+        },
+        name: full_name(name)?,
+        deref: false,
+    })
+}
+
+fn full_name(name: &str) -> Result<gix::refs::FullName, Error> {
+    gix::refs::FullName::try_from(name)
+        .map_err(|e| Error::Corrupt(format!("invalid ref name '{name}': {e}")))
+}
+
+/// Runs one ref transaction with the repository's identity for any reflog.
+pub(crate) fn commit_edits(repo: &Repo, edits: Vec<RefEdit>) -> Result<(), Error> {
+    let sig = repo.signature();
+    let mut buf = gix::date::parse::TimeBuf::default();
+    repo.git
+        .edit_references_as(edits, Some(sig.to_ref(&mut buf)))
+        .map_err(Error::git("update refs"))?;
+    Ok(())
+}

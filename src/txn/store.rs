@@ -1,0 +1,421 @@
+/*!
+Previews as git objects: commit P (after-blobs of the touched paths) on top of commit
+B (before-blobs, no parent), named by `refs/astedit/<id>` with id = the first 12 hex
+digits of P.
+
+P's message is human-readable first (summary, then a metadata block) and ends with
+the [`PreviewMeta`] as JSON between two marker lines, so `git show` reads well and we
+can parse the metadata back without a side file. The JSON also carries the staging
+time in nanoseconds: commit dates have one-second resolution (and honour a pinned
+`GIT_COMMITTER_DATE`), which is not enough to tell "newest" apart.
+*/
+
+use std::collections::BTreeMap;
+
+use gix::bstr::ByteSlice;
+use gix::objs::tree::EntryKind;
+use gix::refs::transaction::PreviousValue;
+use gix::refs::Target;
+use gix::ObjectId;
+use serde::Deserialize;
+use serde::Serialize;
+
+use super::journal;
+use super::journal::Event;
+use super::Error;
+use super::Preview;
+use super::StoredEntry;
+use crate::change::ChangeSet;
+use crate::change::FileMode;
+use crate::change::PreviewMeta;
+use crate::repo::Repo;
+
+/// Where pending previews live.
+pub const REF_PREFIX: &str = "refs/astedit/";
+const META_BEGIN: &str = "--- astedit-meta v1 ---";
+const META_END: &str = "--- end astedit-meta ---";
+/// Hex digits in a preview id.
+pub(crate) const ID_LEN: usize = 12;
+
+/// The machine-readable block at the end of P's message.
+#[derive(Debug, Serialize, Deserialize)]
+struct Envelope {
+    staged_at_ns: u64,
+    meta: PreviewMeta,
+}
+
+/// Stores `changes` as a new pending preview and records a `staged` journal event.
+pub fn stage(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<Preview, Error> {
+    let mut changes = changes.clone();
+    changes.sort();
+    validate(&changes)?;
+    let git = &repo.git;
+    let empty = gix::ObjectId::empty_tree(git.object_hash());
+    let mut before = git.edit_tree(empty).map_err(Error::git("edit a tree"))?;
+    let mut after = git.edit_tree(empty).map_err(Error::git("edit a tree"))?;
+    for c in &changes.changes {
+        if let Some(b) = &c.before {
+            let id = git
+                .write_blob(&b.bytes)
+                .map_err(Error::git("write a blob"))?;
+            before
+                .upsert(c.path.as_str(), entry_kind(b.mode), id)
+                .map_err(Error::git(format!("add {} to a tree", c.path)))?;
+        }
+        if let Some(a) = &c.after {
+            let id = git
+                .write_blob(&a.bytes)
+                .map_err(Error::git("write a blob"))?;
+            after
+                .upsert(c.path.as_str(), entry_kind(a.mode), id)
+                .map_err(Error::git(format!("add {} to a tree", c.path)))?;
+        }
+    }
+    let before_tree = before.write().map_err(Error::git("write a tree"))?.detach();
+    let after_tree = after.write().map_err(Error::git("write a tree"))?.detach();
+
+    let staged_at_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let sig = repo.signature();
+    let b_commit = gix::objs::Commit {
+        tree: before_tree,
+        parents: Default::default(),
+        author: sig.clone(),
+        committer: sig.clone(),
+        encoding: None,
+        message: format!(
+            "astedit before: {}\n\nThe work-tree contents the preview was computed from.\n",
+            one_line(&meta.summary)
+        )
+        .into(),
+        extra_headers: Vec::new(),
+    };
+    let b_id = git
+        .write_object(&b_commit)
+        .map_err(Error::git("write the before commit"))?
+        .detach();
+    let p_commit = gix::objs::Commit {
+        tree: after_tree,
+        parents: [b_id].into_iter().collect(),
+        author: sig.clone(),
+        committer: sig,
+        encoding: None,
+        message: preview_message(&changes, meta, staged_at_ns)?.into(),
+        extra_headers: Vec::new(),
+    };
+    let p_id = git
+        .write_object(&p_commit)
+        .map_err(Error::git("write the preview commit"))?
+        .detach();
+    let id = short_id(p_id);
+
+    let mut event = Event::new(repo, "staged", &id, p_id);
+    event.reason = meta.reason.clone();
+    event.agent = meta.agent.clone();
+    event.kind = Some(meta.kind.clone());
+    event.files = changes.changes.iter().map(|c| c.path.clone()).collect();
+    let pending = journal::update_edit(
+        &format!("{REF_PREFIX}{id}"),
+        PreviousValue::MustNotExist,
+        p_id,
+        "astedit: staged",
+    )?;
+    journal::append(repo, &event, p_id, vec![pending])?;
+    read_preview(repo, p_id)
+}
+
+/// Refuses change sets that cannot be stored or written safely.
+fn validate(changes: &ChangeSet) -> Result<(), Error> {
+    if changes.is_empty() {
+        return Err(Error::InvalidChange("no file changes".into()));
+    }
+    let mut prev: Option<&str> = None;
+    for c in &changes.changes {
+        if let Err(why) = super::fsutil::check_path_syntax(&c.path) {
+            return Err(Error::InvalidChange(format!("path '{}': {why}", c.path)));
+        }
+        if c.before.is_none() && c.after.is_none() {
+            return Err(Error::InvalidChange(format!(
+                "path '{}' has neither a before nor an after side",
+                c.path
+            )));
+        }
+        if let Some(p) = prev {
+            if p == c.path {
+                return Err(Error::InvalidChange(format!(
+                    "path '{}' appears twice",
+                    c.path
+                )));
+            }
+        }
+        prev = Some(&c.path);
+    }
+    // A file that is also a folder of another touched path cannot be written in one step.
+    for c in &changes.changes {
+        let dir = format!("{}/", c.path);
+        if changes.changes.iter().any(|o| o.path.starts_with(&dir)) {
+            return Err(Error::InvalidChange(format!(
+                "path '{}' is both a file and a folder of other touched paths",
+                c.path
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn one_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").trim().to_string()
+}
+
+fn preview_message(
+    changes: &ChangeSet,
+    meta: &PreviewMeta,
+    staged_at_ns: u64,
+) -> Result<String, Error> {
+    let mut m = format!("astedit {}: {}\n\n", meta.kind, one_line(&meta.summary));
+    m.push_str(&format!("Kind: {}\n", meta.kind));
+    if let Some(r) = &meta.reason {
+        m.push_str(&format!("Reason: {}\n", one_line(r)));
+    }
+    for op in &meta.ops {
+        m.push_str(&format!(
+            "Op: {} => {}\n",
+            one_line(&op.pattern),
+            one_line(&op.rewrite)
+        ));
+    }
+    if let Some(d) = &meta.patch_digest {
+        m.push_str(&format!("Patch-Digest: {d}\n"));
+    }
+    if let Some(h) = &meta.base_head {
+        m.push_str(&format!("Base-Head: {h}\n"));
+    }
+    if !meta.tool_version.is_empty() {
+        m.push_str(&format!("Tool: git-astedit {}\n", meta.tool_version));
+    }
+    m.push_str("Files:\n");
+    for c in &changes.changes {
+        let letter = match (&c.before, &c.after) {
+            (None, _) => 'A',
+            (_, None) => 'D',
+            _ => 'M',
+        };
+        let count = meta
+            .files
+            .iter()
+            .find(|f| f.path == c.path)
+            .map(|f| format!(" ({})", f.count))
+            .unwrap_or_default();
+        m.push_str(&format!("  {letter} {}{count}\n", c.path));
+    }
+    let json = serde_json::to_string_pretty(&Envelope {
+        staged_at_ns,
+        meta: meta.clone(),
+    })
+    .map_err(|e| Error::Corrupt(format!("cannot encode preview metadata: {e}")))?;
+    m.push_str(&format!("\n{META_BEGIN}\n{json}\n{META_END}\n"));
+    Ok(m)
+}
+
+fn parse_envelope(commit: ObjectId, message: &[u8]) -> Result<Envelope, Error> {
+    let text = message.to_str_lossy();
+    let start = text
+        .find(&format!("\n{META_BEGIN}\n"))
+        .ok_or_else(|| Error::Corrupt(format!("commit {commit} is not an astedit preview")))?
+        + META_BEGIN.len()
+        + 2;
+    let end = text[start..]
+        .find(&format!("\n{META_END}"))
+        .ok_or_else(|| Error::Corrupt(format!("commit {commit}: unterminated metadata")))?;
+    serde_json::from_str(&text[start..start + end])
+        .map_err(|e| Error::Corrupt(format!("commit {commit}: metadata: {e}")))
+}
+
+pub(crate) fn short_id(id: ObjectId) -> String {
+    id.to_hex_with_len(ID_LEN).to_string()
+}
+
+pub(crate) fn entry_kind(mode: FileMode) -> EntryKind {
+    match mode {
+        FileMode::Regular => EntryKind::Blob,
+        FileMode::Executable => EntryKind::BlobExecutable,
+        FileMode::Symlink => EntryKind::Link,
+    }
+}
+
+/// Reads every file of a tree: path → (blob, mode).
+fn tree_files(
+    repo: &Repo,
+    tree: ObjectId,
+) -> Result<BTreeMap<String, (ObjectId, FileMode)>, Error> {
+    let tree = repo
+        .git
+        .find_tree(tree)
+        .map_err(Error::git(format!("read tree {tree}")))?;
+    let files = tree
+        .traverse()
+        .breadthfirst
+        .files()
+        .map_err(Error::git("walk a preview tree"))?;
+    let mut out = BTreeMap::new();
+    for f in files {
+        let mode = match f.mode.kind() {
+            EntryKind::Blob => FileMode::Regular,
+            EntryKind::BlobExecutable => FileMode::Executable,
+            EntryKind::Link => FileMode::Symlink,
+            EntryKind::Tree => continue,
+            EntryKind::Commit => {
+                return Err(Error::Corrupt(format!(
+                    "preview tree holds a submodule at {}",
+                    f.filepath
+                )))
+            }
+        };
+        out.insert(f.filepath.to_str_lossy().into_owned(), (f.oid, mode));
+    }
+    Ok(out)
+}
+
+/// Reads a preview back from its commit P.
+pub(crate) fn read_preview(repo: &Repo, p: ObjectId) -> Result<Preview, Error> {
+    let commit = repo
+        .git
+        .find_commit(p)
+        .map_err(Error::git(format!("read preview commit {p}")))?;
+    let message = commit
+        .message_raw()
+        .map_err(Error::git(format!("read preview commit {p}")))?;
+    let env = parse_envelope(p, message)?;
+    let b = commit
+        .parent_ids()
+        .next()
+        .ok_or_else(|| Error::Corrupt(format!("preview commit {p} has no parent")))?
+        .detach();
+    let p_tree = commit
+        .tree_id()
+        .map_err(Error::git(format!("read preview commit {p}")))?
+        .detach();
+    let b_tree = repo
+        .git
+        .find_commit(b)
+        .map_err(Error::git(format!("read before commit {b}")))?
+        .tree_id()
+        .map_err(Error::git(format!("read before commit {b}")))?
+        .detach();
+    let before = tree_files(repo, b_tree)?;
+    let after = tree_files(repo, p_tree)?;
+    let mut paths: Vec<&String> = before.keys().chain(after.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    let entries = paths
+        .into_iter()
+        .map(|path| StoredEntry {
+            path: path.clone(),
+            before: before.get(path).copied(),
+            after: after.get(path).copied(),
+        })
+        .collect();
+    Ok(Preview {
+        id: short_id(p),
+        commit: p,
+        time: (env.staged_at_ns / 1_000_000_000) as i64,
+        meta: env.meta,
+        entries,
+    })
+}
+
+/// Pending previews with their staging time in nanoseconds, newest first.
+fn pending(repo: &Repo) -> Result<Vec<(u64, Preview)>, Error> {
+    let platform = repo.git.references().map_err(Error::git("list refs"))?;
+    let iter = platform
+        .prefixed(REF_PREFIX)
+        .map_err(Error::git("list refs"))?;
+    let mut out = Vec::new();
+    for r in iter {
+        let mut r = r.map_err(Error::git("list refs"))?;
+        let id = r
+            .peel_to_id()
+            .map_err(Error::git(format!("read {}", r.name().as_bstr())))?
+            .detach();
+        let commit = repo
+            .git
+            .find_commit(id)
+            .map_err(Error::git(format!("read preview commit {id}")))?;
+        let message = commit
+            .message_raw()
+            .map_err(Error::git(format!("read preview commit {id}")))?;
+        let env = parse_envelope(id, message)?;
+        out.push((env.staged_at_ns, read_preview(repo, id)?));
+    }
+    out.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.id.cmp(&a.1.id)));
+    Ok(out)
+}
+
+/// Pending previews, newest first.
+pub fn list(repo: &Repo) -> Result<Vec<Preview>, Error> {
+    Ok(pending(repo)?.into_iter().map(|(_, p)| p).collect())
+}
+
+/// A pending preview by unique id prefix, or the newest when `id` is `None`.
+pub fn find(repo: &Repo, id: Option<&str>) -> Result<Preview, Error> {
+    let previews = list(repo)?;
+    let Some(prefix) = id else {
+        return previews.into_iter().next().ok_or(Error::NoPending);
+    };
+    let prefix = prefix.trim().to_ascii_lowercase();
+    if prefix.is_empty() || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::BadId(prefix));
+    }
+    let mut hits: Vec<Preview> = previews
+        .into_iter()
+        .filter(|p| p.id.starts_with(&prefix) || p.commit.to_string().starts_with(&prefix))
+        .collect();
+    match hits.len() {
+        1 => Ok(hits.remove(0)),
+        0 => {
+            // Say why when the journal knows the id: applied or discarded already.
+            if let Some(e) = journal::read(repo)?
+                .into_iter()
+                .find(|e| e.event.id.starts_with(&prefix) && e.event.event != "staged")
+            {
+                if e.event.event == "applied" || e.event.event == "recovered" {
+                    return Err(Error::AlreadyApplied(e.event.id));
+                }
+            }
+            Err(Error::UnknownId(prefix))
+        }
+        _ => Err(Error::AmbiguousId {
+            prefix,
+            candidates: hits.into_iter().map(|p| p.id).collect(),
+        }),
+    }
+}
+
+/// The bytes of a stored blob.
+pub fn blob(repo: &Repo, id: gix::ObjectId) -> Result<Vec<u8>, Error> {
+    Ok(repo
+        .git
+        .find_blob(id)
+        .map_err(Error::git(format!("read blob {id}")))?
+        .data
+        .clone())
+}
+
+/// Drops a pending preview and records a `discarded` event.
+pub fn discard(repo: &Repo, id: Option<&str>, reason: Option<&str>) -> Result<Preview, Error> {
+    // The lock keeps a discard from racing an apply of the same preview.
+    let _lock = super::lock::Lock::acquire(repo, "discard")?;
+    let preview = find(repo, id)?;
+    let mut event = Event::new(repo, "discarded", &preview.id, preview.commit);
+    event.reason = reason.map(str::to_string);
+    event.kind = Some(preview.meta.kind.clone());
+    event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
+    let del = journal::delete_edit(
+        &format!("{REF_PREFIX}{}", preview.id),
+        PreviousValue::MustExistAndMatch(Target::Object(preview.commit)),
+    )?;
+    journal::append(repo, &event, preview.commit, vec![del])?;
+    Ok(preview)
+}
