@@ -30,6 +30,8 @@ pub enum Error {
     Index(#[source] Box<gix::Error>),
     #[error("unknown language '{0}'")]
     UnknownLanguage(String),
+    #[error("bad pathspec")]
+    Pathspec(#[source] crate::repo::Error),
 }
 
 impl Classify for Error {
@@ -38,6 +40,7 @@ impl Classify for Error {
             Error::Walk(_) => "file-walk",
             Error::Index(_) => "index",
             Error::UnknownLanguage(_) => "unknown-language",
+            Error::Pathspec(e) => e.code(),
         }
     }
     fn exit(&self) -> Exit {
@@ -46,6 +49,7 @@ impl Classify for Error {
             // gix reports bad pathspecs through the walk.
             Error::Walk(_) => Exit::BadInput,
             Error::Index(_) => Exit::Internal,
+            Error::Pathspec(e) => e.exit(),
         }
     }
     fn hint(&self) -> Option<String> {
@@ -213,21 +217,52 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
         .emit_untracked(gix::dir::walk::EmissionMode::Matching)
         .emit_ignored(None)
         .empty_patterns_match_prefix(true);
-    let interrupt = AtomicBool::new(false);
-    let mut collect = gix::dir::walk::delegate::Collect::default();
-    git.dirwalk(
-        &index,
-        opts.pathspecs
-            .iter()
-            .map(|s| gix::bstr::BString::from(s.as_str())),
-        &interrupt,
-        walk_opts,
-        &mut collect,
-    )
-    .map_err(|e| Error::Walk(Box::new(e)))?;
+    // Make every plain pathspec relative to the top ourselves, and walk once per positive
+    // spec (each with all exclusions): gix's walk loses specs that climb above the current
+    // folder (`../../x`) when several are given.
+    let mut positive: Vec<String> = Vec::new();
+    let mut negative: Vec<String> = Vec::new();
+    for spec in &opts.pathspecs {
+        if spec.starts_with(":!") || spec.starts_with(":^") || spec.starts_with(":(exclude") {
+            negative.push(spec.clone());
+        } else if spec.starts_with(':') {
+            positive.push(spec.clone());
+        } else {
+            let top = repo.repo_path_from_arg(spec).map_err(Error::Pathspec)?;
+            positive.push(if top.is_empty() {
+                ":/".to_string()
+            } else {
+                format!(":(top){top}")
+            });
+        }
+    }
+    let walks: Vec<Vec<String>> = if positive.is_empty() {
+        vec![negative.clone()]
+    } else {
+        positive
+            .into_iter()
+            .map(|p| std::iter::once(p).chain(negative.iter().cloned()).collect())
+            .collect()
+    };
+    let mut entries: BTreeMap<gix::bstr::BString, gix::dir::Entry> = BTreeMap::new();
+    for specs in walks {
+        let interrupt = AtomicBool::new(false);
+        let mut collect = gix::dir::walk::delegate::Collect::default();
+        git.dirwalk(
+            &index,
+            specs.iter().map(|s| gix::bstr::BString::from(s.as_str())),
+            &interrupt,
+            walk_opts.clone(),
+            &mut collect,
+        )
+        .map_err(|e| Error::Walk(Box::new(e)))?;
+        for (entry, _) in collect.unorded_entries {
+            entries.entry(entry.rela_path.clone()).or_insert(entry);
+        }
+    }
 
     let mut set = FileSet::default();
-    for (entry, _) in collect.into_entries_by_path() {
+    for entry in entries.into_values() {
         if !matches!(entry.status, Status::Tracked | Status::Untracked) {
             continue;
         }

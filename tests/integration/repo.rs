@@ -16,7 +16,8 @@ fn runs_from_a_subfolder_with_relative_pathspecs_and_paths() {
     // Relative pathspecs, output relative to the current folder.
     let out = repo.run_in("src/a", &["grep", "-p", "f($A)", "../b", "../../top.js"]);
     out.assert_code(0);
-    assert_eq!(out.stdout, "../../top.js:1:1: f(3)\n../b/y.js:1:1: f(2)\n");
+    // Sorted by repository path (src/b/y.js before top.js), like `git grep`.
+    assert_eq!(out.stdout, "../b/y.js:1:1: f(2)\n../../top.js:1:1: f(3)\n");
 }
 
 #[test]
