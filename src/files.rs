@@ -252,7 +252,7 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
             &index,
             specs.iter().map(|s| gix::bstr::BString::from(s.as_str())),
             &interrupt,
-            walk_opts.clone(),
+            walk_opts,
             &mut collect,
         )
         .map_err(|e| Error::Walk(Box::new(e)))?;
