@@ -18,10 +18,15 @@ mod discard;
 mod edit;
 mod gc;
 mod grep;
+mod hook;
 mod list;
 mod log;
+mod mcp;
+mod merge;
 mod output;
 mod patch;
+mod pr;
+mod scan;
 mod show;
 mod undo;
 
@@ -51,6 +56,13 @@ pub enum Command {
     Edit(edit::EditArgs),
     /// Stage a `*** Begin Patch` patch as a preview (or apply it with --apply)
     Patch(patch::PatchArgs),
+    /// Run the codemod rules of astedit.toml / ast-grep rule files (CI and pre-commit)
+    Scan(scan::ScanArgs),
+    /// Install a git pre-commit hook that runs `scan --check --cached`
+    #[command(subcommand)]
+    Hook(hook::HookCommand),
+    /// Combine previews with disjoint paths into one
+    Merge(merge::MergeArgs),
     /// List pending previews
     List(list::ListArgs),
     /// Show a preview's diff
@@ -69,6 +81,10 @@ pub enum Command {
     Log(log::LogArgs),
     /// Prune old previews and journal entries
     Gc(gc::GcArgs),
+    /// Serve the Model Context Protocol on stdio for coding agents
+    Mcp(mcp::McpArgs),
+    /// Open a pull request from an applied or pending preview (GitHub CLI)
+    Pr(pr::PrArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -163,6 +179,11 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Undo(args) => undo::run(ctx, args),
         Command::Log(args) => log::run(ctx, args),
         Command::Gc(args) => gc::run(ctx, args),
+        Command::Scan(args) => scan::run(ctx, args),
+        Command::Hook(cmd) => hook::run(ctx, cmd),
+        Command::Merge(args) => merge::run(ctx, args),
+        Command::Mcp(args) => mcp::run(ctx, args),
+        Command::Pr(args) => pr::run(ctx, args),
     }
 }
 

@@ -6,5 +6,7 @@ mod util;
 mod apply;
 mod edit;
 mod grep;
+mod mcp;
 mod patch;
 mod repo;
+mod scan;
