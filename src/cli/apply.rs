@@ -1,14 +1,76 @@
-//! `git astedit apply`.
+//! `git astedit apply` (and `resolve apply`): writes a pending preview to the work tree.
+
+use std::io::Write;
 
 use git_astedit::error::Exit;
-use git_astedit::error::UsageError;
+use git_astedit::txn::ApplyOptions;
+use git_astedit::txn::ApplyReport;
 use git_astedit::Error;
 
 use super::Ctx;
 
 #[derive(Debug, clap::Args)]
-pub struct ApplyArgs {}
+pub struct ApplyArgs {
+    /// The preview to apply (a unique id prefix); the newest pending one when omitted
+    pub id: Option<String>,
+    /// Why it is applied, recorded in the journal (and in --commit's trailers)
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Also update the index entries of the touched paths
+    #[arg(long)]
+    pub index: bool,
+    /// Make a commit on HEAD holding exactly the preview's changes, with audit trailers
+    #[arg(long)]
+    pub commit: bool,
+    /// The commit message's subject for --commit
+    #[arg(short = 'm', long = "message", value_name = "MSG", requires = "commit")]
+    pub message: Option<String>,
+}
 
-pub fn run(_ctx: &mut Ctx, _args: ApplyArgs) -> Result<Exit, Error> {
-    Err(UsageError("`apply` is not implemented yet".into()).into())
+pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
+    let repo = ctx.repo()?;
+    let opts = ApplyOptions {
+        reason: args.reason,
+        index: args.index || args.commit,
+        commit: args.commit.then_some(args.message),
+        agent: None,
+    };
+    let report = git_astedit::txn::apply(repo, args.id.as_deref(), &opts)?;
+    print_report(ctx, "applied", &report, opts.index);
+    Ok(Exit::Ok)
+}
+
+/// Prints an apply or undo report: one JSON object, or a summary line per fact.
+pub(super) fn print_report(ctx: &mut Ctx, action: &str, report: &ApplyReport, index: bool) {
+    if ctx.json {
+        let value = serde_json::json!({
+            "id": report.id,
+            "action": action,
+            "written": report.written,
+            "deleted": report.deleted,
+            "index": index,
+            "commit": report.commit,
+        });
+        let _ = writeln!(ctx.out.stdout(), "{value}");
+        return;
+    }
+    let verb = if action == "applied" {
+        "Applied"
+    } else {
+        "Undid"
+    };
+    let _ = writeln!(
+        ctx.out.stdout(),
+        "{verb} {}: {} written, {} deleted.",
+        report.id,
+        count(report.written.len()),
+        count(report.deleted.len())
+    );
+    if let Some(c) = &report.commit {
+        let _ = writeln!(ctx.out.stdout(), "Committed {c}.");
+    }
+}
+
+fn count(n: usize) -> String {
+    format!("{n} file{}", if n == 1 { "" } else { "s" })
 }

@@ -1,14 +1,28 @@
-//! `git astedit undo`.
+//! `git astedit undo`: restores what an apply replaced; the preview is pending again.
 
 use git_astedit::error::Exit;
-use git_astedit::error::UsageError;
+use git_astedit::txn::UndoOptions;
 use git_astedit::Error;
 
 use super::Ctx;
 
 #[derive(Debug, clap::Args)]
-pub struct UndoArgs {}
+pub struct UndoArgs {
+    /// The applied transaction to undo (a unique id prefix); the newest applied, not yet
+    /// undone, when omitted
+    pub id: Option<String>,
+    /// Why it is undone, recorded in the journal
+    #[arg(long)]
+    pub reason: Option<String>,
+}
 
-pub fn run(_ctx: &mut Ctx, _args: UndoArgs) -> Result<Exit, Error> {
-    Err(UsageError("`undo` is not implemented yet".into()).into())
+pub fn run(ctx: &mut Ctx, args: UndoArgs) -> Result<Exit, Error> {
+    let repo = ctx.repo()?;
+    let opts = UndoOptions {
+        reason: args.reason,
+        agent: None,
+    };
+    let report = git_astedit::txn::undo(repo, args.id.as_deref(), &opts)?;
+    super::apply::print_report(ctx, "undone", &report, false);
+    Ok(Exit::Ok)
 }

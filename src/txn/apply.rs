@@ -1,19 +1,713 @@
-//! Apply and undo (in progress).
+/*!
+Apply and undo: one machine, run forwards (before → after) or backwards.
+
+Order of a run, with the fault point after each step (`GIT_ASTEDIT_FAULT`):
+
+1. the repository lock ([`super::lock`]); containment of every path (exit 4); the
+   stale check of every path against the side we start from (exit 3). Nothing has
+   been written when any of these fail.
+2. the record `<git_dir>/astedit-applying.json`, phase `prepared`, written and fsynced
+   with its folder — `after-record`. From here on a crash is recoverable.
+3. the folders the new files need — `after-mkdir`; a temp file beside each target with
+   the target's mode, fsynced, and their folders fsynced — `after-tempfiles`.
+4. the record rewritten with phase `committed`: the commit point — `after-commit`.
+   A crash before it rolls back (temps and new folders removed), after it rolls
+   forward ([`finish`]), which needs nothing but the record and the object database.
+5. renames — `after-rename:N` for the Nth, `after-renames`; deletions and the folders
+   they leave empty — `after-deletes`; folders fsynced.
+6. the journal event (`applied`/`undone`) in one ref transaction with the pending
+   ref's removal (apply) or re-creation (undo) — `after-journal`; the record removed.
+
+Undo re-creates `refs/astedit/<id>`, so the preview is pending again and applying it
+again is an ordinary apply.
+*/
+
+use std::collections::BTreeSet;
+use std::io::Write;
+
+use gix::refs::transaction::PreviousValue;
+use gix::refs::Target;
+use gix::ObjectId;
+use serde::Deserialize;
+use serde::Serialize;
+use sha2::Digest;
+
+use super::fsutil;
+use super::fsutil::fault;
+use super::journal;
+use super::journal::Event;
+use super::lock::Lock;
+use super::store;
 use super::ApplyOptions;
 use super::ApplyReport;
 use super::Error;
+use super::Preview;
+use super::StalePath;
+use crate::change::FileMode;
 use crate::repo::Repo;
 
+/// How to undo.
 #[derive(Debug, Clone, Default)]
 pub struct UndoOptions {
     pub reason: Option<String>,
     pub agent: Option<String>,
 }
 
-pub fn apply(_repo: &Repo, _id: Option<&str>, _opts: &ApplyOptions) -> Result<ApplyReport, Error> {
-    Err(Error::Corrupt("apply is not implemented yet".into()))
+/// One side of a path: a blob and its mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Side {
+    #[serde(with = "hex_id")]
+    pub blob: ObjectId,
+    pub mode: FileMode,
 }
 
-pub fn undo(_repo: &Repo, _id: Option<&str>, _opts: &UndoOptions) -> Result<ApplyReport, Error> {
-    Err(Error::Corrupt("undo is not implemented yet".into()))
+/// One path of a run: what must be there (`from`) and what will be (`to`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PathOp {
+    pub path: String,
+    pub from: Option<Side>,
+    pub to: Option<Side>,
+    /// The temp file (repository path) holding `to` before its rename.
+    pub temp: Option<String>,
+}
+
+/// The durable record of a run in progress (see the module docs).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Record {
+    pub version: u32,
+    /// `apply` or `undo`.
+    pub op: String,
+    pub id: String,
+    #[serde(with = "hex_id")]
+    pub commit: ObjectId,
+    pub kind: String,
+    /// A nonce naming this run; the journal event carries it too.
+    pub run: String,
+    pub pid: u32,
+    /// `prepared` or `committed`.
+    pub phase: String,
+    pub ops: Vec<PathOp>,
+    /// Folders this run creates, shallowest first (repository paths).
+    pub created_dirs: Vec<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+fn side(s: Option<(ObjectId, FileMode)>) -> Option<Side> {
+    s.map(|(blob, mode)| Side { blob, mode })
+}
+
+/// Applies a pending preview (the newest when `id` is `None`).
+pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<ApplyReport, Error> {
+    let lock = Lock::acquire(repo, "apply")?;
+    let preview = store::find(repo, id)?;
+    let ops: Vec<PathOp> = preview
+        .entries
+        .iter()
+        .map(|e| PathOp {
+            path: e.path.clone(),
+            from: side(e.before),
+            to: side(e.after),
+            temp: None,
+        })
+        .collect();
+    check(repo, "apply", &preview.id, &ops)?;
+    if opts.commit.is_some() {
+        check_commit_possible(repo, &ops)?;
+    }
+    let reason = opts.reason.clone().or_else(|| preview.meta.reason.clone());
+    let record = run(repo, "apply", &preview, ops, reason, opts.agent.clone())?;
+    let mut report = report_of(&record);
+    if let Some(message) = &opts.commit {
+        report.commit = Some(make_commit(repo, &preview, &record, message.as_deref())?.to_string());
+    } else if opts.index {
+        update_index(repo, &record.ops)?;
+    }
+    drop(lock);
+    Ok(report)
+}
+
+/// Undoes an applied transaction (the newest applied, not yet undone, when `id` is None).
+pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyReport, Error> {
+    let lock = Lock::acquire(repo, "undo")?;
+    let commit = undo_target(repo, id)?;
+    let preview = store::read_preview(repo, commit)?;
+    let ops: Vec<PathOp> = preview
+        .entries
+        .iter()
+        .map(|e| PathOp {
+            path: e.path.clone(),
+            from: side(e.after),
+            to: side(e.before),
+            temp: None,
+        })
+        .collect();
+    check(repo, "undo", &preview.id, &ops)?;
+    let record = run(
+        repo,
+        "undo",
+        &preview,
+        ops,
+        opts.reason.clone(),
+        opts.agent.clone(),
+    )?;
+    drop(lock);
+    Ok(report_of(&record))
+}
+
+fn report_of(record: &Record) -> ApplyReport {
+    ApplyReport {
+        id: record.id.clone(),
+        written: record
+            .ops
+            .iter()
+            .filter(|o| o.to.is_some())
+            .map(|o| o.path.clone())
+            .collect(),
+        deleted: record
+            .ops
+            .iter()
+            .filter(|o| o.to.is_none())
+            .map(|o| o.path.clone())
+            .collect(),
+        commit: None,
+    }
+}
+
+/// The preview commit of the transaction to undo.
+fn undo_target(repo: &Repo, id: Option<&str>) -> Result<ObjectId, Error> {
+    let entries = journal::read(repo)?;
+    let prefix = match id {
+        Some(p) => {
+            let p = p.trim().to_ascii_lowercase();
+            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(Error::BadId(p));
+            }
+            Some(p)
+        }
+        None => None,
+    };
+    let matching: Vec<&journal::Entry> = entries
+        .iter()
+        .filter(|e| {
+            prefix
+                .as_ref()
+                .is_none_or(|p| e.event.id.starts_with(p.as_str()))
+        })
+        .collect();
+    if let Some(p) = &prefix {
+        let ids: BTreeSet<&str> = matching.iter().map(|e| e.event.id.as_str()).collect();
+        if ids.len() > 1 {
+            return Err(Error::AmbiguousId {
+                prefix: p.clone(),
+                candidates: ids.into_iter().map(str::to_string).collect(),
+            });
+        }
+        if ids.is_empty() {
+            return Err(Error::UnknownId(p.clone()));
+        }
+    }
+    // Newest first: an `undone` hides every older `applied` of the same id.
+    let mut undone: BTreeSet<&str> = BTreeSet::new();
+    for e in &matching {
+        match e.event.event.as_str() {
+            "undone" => {
+                undone.insert(&e.event.id);
+            }
+            "applied" if !undone.contains(e.event.id.as_str()) => return Ok(e.txn_commit),
+            _ => {}
+        }
+    }
+    match prefix {
+        Some(p) => Err(Error::NotApplied(p)),
+        None => Err(Error::NothingToUndo),
+    }
+}
+
+/// Containment then staleness of every path; nothing is written either way.
+fn check(repo: &Repo, op: &'static str, id: &str, ops: &[PathOp]) -> Result<(), Error> {
+    for o in ops {
+        fsutil::check_contained(repo, &o.path)?;
+    }
+    let mut stale = Vec::new();
+    for o in ops {
+        let now = fsutil::on_disk(repo, &o.path)?;
+        if let Some(what) = fsutil::difference(o.from.map(|s| (s.blob, s.mode)), &now) {
+            stale.push(StalePath {
+                path: o.path.clone(),
+                what,
+            });
+        }
+    }
+    if stale.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Stale {
+            op,
+            id: id.to_string(),
+            paths: stale,
+        })
+    }
+}
+
+pub(crate) fn record_path(repo: &Repo) -> std::path::PathBuf {
+    repo.git_dir.join(super::recover::RECORD_FILE)
+}
+
+pub(crate) fn write_record(repo: &Repo, record: &Record) -> Result<(), Error> {
+    let json = serde_json::to_vec_pretty(record)
+        .map_err(|e| Error::Corrupt(format!("cannot encode the applying record: {e}")))?;
+    fsutil::write_durable(&record_path(repo), &json)
+}
+
+/// Steps 2–6 of the module docs, for checked `ops`.
+fn run(
+    repo: &Repo,
+    op: &str,
+    preview: &Preview,
+    mut ops: Vec<PathOp>,
+    reason: Option<String>,
+    agent: Option<String>,
+) -> Result<Record, Error> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let run = format!("{}-{nanos:x}", std::process::id());
+    let mut created: BTreeSet<String> = BTreeSet::new();
+    for o in ops.iter_mut().filter(|o| o.to.is_some()) {
+        let (dir, name) = match o.path.rfind('/') {
+            Some(i) => (&o.path[..=i], &o.path[i + 1..]),
+            None => ("", o.path.as_str()),
+        };
+        o.temp = Some(format!("{dir}.{name}.astedit-{}.tmp", preview.id));
+        let comps: Vec<&str> = o.path.split('/').collect();
+        for n in 1..comps.len() {
+            let d = comps[..n].join("/");
+            if !created.contains(&d) && !repo.abs_path(&d).exists() {
+                created.insert(d);
+            }
+        }
+    }
+    let mut created: Vec<String> = created.into_iter().collect();
+    created.sort_by_key(|d| d.matches('/').count());
+    let mut record = Record {
+        version: 1,
+        op: op.to_string(),
+        id: preview.id.clone(),
+        commit: preview.commit,
+        kind: preview.meta.kind.clone(),
+        run,
+        pid: std::process::id(),
+        phase: "prepared".into(),
+        ops,
+        created_dirs: created,
+        reason,
+        agent,
+    };
+    write_record(repo, &record)?;
+    fault("after-record");
+
+    for d in &record.created_dirs {
+        let abs = repo.abs_path(d);
+        match std::fs::create_dir(&abs) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(rollback_after(repo, &record, Error::io("create", &abs)(e))),
+        }
+    }
+    fault("after-mkdir");
+    if let Err(e) = write_temps(repo, &record) {
+        return Err(rollback_after(repo, &record, e));
+    }
+    fault("after-tempfiles");
+
+    record.phase = "committed".into();
+    if let Err(e) = write_record(repo, &record) {
+        return Err(rollback_after(repo, &record, e));
+    }
+    fault("after-commit");
+    finish(repo, &record)?;
+    Ok(record)
+}
+
+fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
+    let mut dirs = BTreeSet::new();
+    for o in &record.ops {
+        if let (Some(to), Some(temp)) = (&o.to, &o.temp) {
+            let bytes = store::blob(repo, to.blob)?;
+            fsutil::write_file(&repo.abs_path(temp), &bytes, to.mode)?;
+            dirs.insert(fsutil::parent_dir(repo, &o.path));
+        }
+    }
+    for d in record
+        .created_dirs
+        .iter()
+        .map(|d| fsutil::parent_dir(repo, d))
+    {
+        dirs.insert(d);
+    }
+    for d in dirs {
+        fsutil::sync_dir(&d)?;
+    }
+    Ok(())
+}
+
+/// Undoes a `prepared` run after an error: the caller's error is what gets reported.
+fn rollback_after(repo: &Repo, record: &Record, err: Error) -> Error {
+    match rollback(repo, record) {
+        Ok(()) => err,
+        Err(_) => err,
+    }
+}
+
+/// Rolls back a run that never reached its commit point: temps and new folders go.
+pub(crate) fn rollback(repo: &Repo, record: &Record) -> Result<(), Error> {
+    for o in &record.ops {
+        if let Some(temp) = &o.temp {
+            fsutil::remove_if_present(&repo.abs_path(temp))?;
+        }
+    }
+    for d in record.created_dirs.iter().rev() {
+        // Only folders we made and that are still empty.
+        let _ = std::fs::remove_dir(repo.abs_path(d));
+    }
+    fsutil::sync_dir(&repo.workdir)?;
+    fsutil::remove_if_present(&record_path(repo))?;
+    fsutil::sync_dir(&repo.git_dir)
+}
+
+/// Rolls a committed run forward; idempotent, so recovery can call it again.
+pub(crate) fn finish(repo: &Repo, record: &Record) -> Result<(), Error> {
+    let mut dirs = BTreeSet::new();
+    let mut n = 0usize;
+    for o in &record.ops {
+        let Some(to) = &o.to else { continue };
+        let target = repo.abs_path(&o.path);
+        let temp = o.temp.as_ref().map(|t| repo.abs_path(t));
+        match temp {
+            Some(temp) if temp.symlink_metadata().is_ok() => {
+                std::fs::rename(&temp, &target).map_err(Error::io("rename into place", &target))?;
+                n += 1;
+                fault(&format!("after-rename:{n}"));
+            }
+            _ => {
+                // Already renamed (a crash after it), unless the target is not what we wrote.
+                let now = fsutil::on_disk(repo, &o.path)?;
+                if fsutil::difference(Some((to.blob, to.mode)), &now).is_some() {
+                    let bytes = store::blob(repo, to.blob)?;
+                    let tmp = target.with_file_name(format!(".astedit-{}.redo.tmp", record.id));
+                    fsutil::write_file(&tmp, &bytes, to.mode)?;
+                    std::fs::rename(&tmp, &target)
+                        .map_err(Error::io("rename into place", &target))?;
+                }
+            }
+        }
+        dirs.insert(fsutil::parent_dir(repo, &o.path));
+    }
+    fault("after-renames");
+    for o in record.ops.iter().filter(|o| o.to.is_none()) {
+        let target = repo.abs_path(&o.path);
+        fsutil::remove_if_present(&target)?;
+        dirs.insert(fsutil::parent_dir(repo, &o.path));
+        for removed in fsutil::remove_empty_parents(repo, &o.path) {
+            if let Some(p) = removed.parent() {
+                dirs.insert(p.to_path_buf());
+            }
+        }
+    }
+    fault("after-deletes");
+    for d in &dirs {
+        fsutil::sync_dir(d)?;
+    }
+    record_event(repo, record)?;
+    fault("after-journal");
+    fsutil::remove_if_present(&record_path(repo))?;
+    fsutil::sync_dir(&repo.git_dir)
+}
+
+/// Writes the run's `applied`/`undone` event (once: skipped when the journal has it),
+/// removing (apply) or re-creating (undo) the pending ref in the same transaction.
+fn record_event(repo: &Repo, record: &Record) -> Result<(), Error> {
+    let entries = journal::read(repo)?;
+    if entries
+        .iter()
+        .any(|e| e.event.run.as_deref() == Some(record.run.as_str()))
+    {
+        return Ok(());
+    }
+    let name = format!("{}{}", store::REF_PREFIX, record.id);
+    let pending = repo
+        .git
+        .try_find_reference(name.as_str())
+        .map_err(Error::git(format!("read {name}")))?
+        .is_some();
+    let mut extra = Vec::new();
+    let kind = if record.op == "undo" {
+        if !pending {
+            extra.push(journal::update_edit(
+                &name,
+                PreviousValue::MustNotExist,
+                record.commit,
+                "astedit: undone",
+            )?);
+        }
+        "undone"
+    } else {
+        if pending {
+            extra.push(journal::delete_edit(
+                &name,
+                PreviousValue::MustExistAndMatch(Target::Object(record.commit)),
+            )?);
+        }
+        "applied"
+    };
+    let mut event = Event::new(repo, kind, &record.id, record.commit);
+    event.reason = record.reason.clone();
+    event.agent = record.agent.clone();
+    event.kind = Some(record.kind.clone());
+    event.files = record.ops.iter().map(|o| o.path.clone()).collect();
+    event.run = Some(record.run.clone());
+    journal::append(repo, &event, record.commit, extra)?;
+    Ok(())
+}
+
+/// `--commit` refuses paths whose index or HEAD entry holds anything but the preview's
+/// before side: those changes would be swept into the commit.
+fn check_commit_possible(repo: &Repo, ops: &[PathOp]) -> Result<(), Error> {
+    let index = repo
+        .git
+        .index_or_empty()
+        .map_err(Error::git("read the index"))?;
+    let head_tree = match repo.head_commit() {
+        Some(c) => Some(
+            repo.git
+                .find_commit(c)
+                .map_err(Error::git("read HEAD"))?
+                .tree()
+                .map_err(Error::git("read HEAD's tree"))?,
+        ),
+        None => None,
+    };
+    let mut staged = Vec::new();
+    let mut uncommitted = Vec::new();
+    for o in ops {
+        let path: &gix::bstr::BStr = o.path.as_str().into();
+        use gix::index::entry::Stage;
+        let conflicted = [Stage::Base, Stage::Ours, Stage::Theirs]
+            .into_iter()
+            .any(|s| index.entry_by_path_and_stage(path, s).is_some());
+        let in_index = index
+            .entry_by_path_and_stage(path, gix::index::entry::Stage::Unconflicted)
+            .map(|e| (e.id, e.mode.bits()));
+        let in_head = match &head_tree {
+            Some(t) => t
+                .lookup_entry_by_path(&o.path)
+                .map_err(Error::git("read HEAD's tree"))?
+                .map(|e| (e.object_id(), u32::from(e.mode().value()))),
+            None => None,
+        };
+        if conflicted || in_index != in_head {
+            staged.push(o.path.clone());
+        } else if in_head != o.from.map(|s| (s.blob, mode_bits(s.mode))) {
+            uncommitted.push(o.path.clone());
+        }
+    }
+    if !staged.is_empty() {
+        return Err(Error::OtherChanges {
+            paths: staged,
+            why: "they have staged changes".into(),
+        });
+    }
+    if !uncommitted.is_empty() {
+        return Err(Error::OtherChanges {
+            paths: uncommitted,
+            why: "they differ from HEAD outside this preview".into(),
+        });
+    }
+    Ok(())
+}
+
+fn mode_bits(mode: FileMode) -> u32 {
+    match mode {
+        FileMode::Regular => 0o100644,
+        FileMode::Executable => 0o100755,
+        FileMode::Symlink => 0o120000,
+    }
+}
+
+/// Sets the index entries of the touched paths to the run's `to` side, with git.
+/// (gix 0.90 can write an index but does not keep its tree cache valid; git does.)
+fn update_index(repo: &Repo, ops: &[PathOp]) -> Result<(), Error> {
+    let zero = ObjectId::null(repo.git.object_hash());
+    let mut input = String::new();
+    for o in ops {
+        match &o.to {
+            Some(to) => input.push_str(&format!(
+                "{:o} {}\t{}\n",
+                mode_bits(to.mode),
+                to.blob,
+                o.path
+            )),
+            None => input.push_str(&format!("0 {zero}\t{}\n", o.path)),
+        }
+    }
+    git(
+        repo,
+        &["update-index", "-z", "--index-info"],
+        Some(input.replace('\n', "\0").as_bytes()),
+    )?;
+    // Fresh stat data, so `git status` need not re-hash; a refresh reporting other
+    // modified paths is not an error.
+    let mut args = vec!["update-index", "-q", "--refresh", "--"];
+    args.extend(
+        ops.iter()
+            .filter(|o| o.to.is_some())
+            .map(|o| o.path.as_str()),
+    );
+    let _ = git(repo, &args, None);
+    Ok(())
+}
+
+fn git(repo: &Repo, args: &[&str], stdin: Option<&[u8]>) -> Result<String, Error> {
+    let mut cmd = std::process::Command::new("git");
+    cmd.arg("--git-dir")
+        .arg(&repo.git_dir)
+        .arg("--work-tree")
+        .arg(&repo.workdir)
+        .args(args)
+        .current_dir(&repo.workdir)
+        .stdin(if stdin.is_some() {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let what = format!("git {}", args.first().copied().unwrap_or(""));
+    let mut child = cmd.spawn().map_err(Error::io("run", &what))?;
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(input)
+            .map_err(Error::io("write to", &what))?;
+    }
+    let out = child.wait_with_output().map_err(Error::io("run", &what))?;
+    if !out.status.success() {
+        return Err(Error::Io {
+            action: "run",
+            path: what,
+            source: std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `--commit`: a commit on HEAD whose tree is HEAD's with exactly the preview's changes.
+fn make_commit(
+    repo: &Repo,
+    preview: &Preview,
+    record: &Record,
+    message: Option<&str>,
+) -> Result<ObjectId, Error> {
+    let head = repo.head_commit();
+    let base_tree = match head {
+        Some(c) => repo
+            .git
+            .find_commit(c)
+            .map_err(Error::git("read HEAD"))?
+            .tree_id()
+            .map_err(Error::git("read HEAD's tree"))?
+            .detach(),
+        None => ObjectId::empty_tree(repo.git.object_hash()),
+    };
+    let mut editor = repo
+        .git
+        .edit_tree(base_tree)
+        .map_err(Error::git("edit a tree"))?;
+    for o in &record.ops {
+        match &o.to {
+            Some(to) => {
+                editor
+                    .upsert(o.path.as_str(), store::entry_kind(to.mode), to.blob)
+                    .map_err(Error::git(format!("add {} to a tree", o.path)))?;
+            }
+            None => {
+                editor
+                    .remove(o.path.as_str())
+                    .map_err(Error::git(format!("remove {} from a tree", o.path)))?;
+            }
+        }
+    }
+    let tree = editor.write().map_err(Error::git("write a tree"))?.detach();
+    let meta = &preview.meta;
+    let subject = message.map(str::to_string).unwrap_or_else(|| {
+        format!(
+            "astedit {}: {}",
+            meta.kind,
+            meta.summary.lines().next().unwrap_or("")
+        )
+    });
+    let mut trailers = format!("Astedit-Id: {}\nAstedit-Kind: {}\n", preview.id, meta.kind);
+    if let Some(r) = record.reason.as_deref().or(meta.reason.as_deref()) {
+        trailers.push_str(&format!(
+            "Astedit-Reason: {}\n",
+            r.lines().next().unwrap_or("")
+        ));
+    }
+    if !meta.ops.is_empty() {
+        let json = serde_json::to_vec(&meta.ops).unwrap_or_default();
+        trailers.push_str(&format!(
+            "Astedit-Ops-Digest: sha256:{:x}\n",
+            sha2::Sha256::digest(&json)
+        ));
+    }
+    if let Some(d) = &meta.patch_digest {
+        trailers.push_str(&format!("Astedit-Patch-Digest: {d}\n"));
+    }
+    let sig = repo.signature();
+    let commit = gix::objs::Commit {
+        tree,
+        parents: head.into_iter().collect(),
+        author: sig.clone(),
+        committer: sig,
+        encoding: None,
+        message: format!("{}\n\n{trailers}", subject.trim_end()).into(),
+        extra_headers: Vec::new(),
+    };
+    let id = repo
+        .git
+        .write_object(&commit)
+        .map_err(Error::git("write the commit"))?
+        .detach();
+    let expected = match head {
+        Some(h) => PreviousValue::MustExistAndMatch(Target::Object(h)),
+        None => PreviousValue::MustNotExist,
+    };
+    let first_line = subject.lines().next().unwrap_or("").to_string();
+    let mut edit = journal::update_edit("HEAD", expected, id, &format!("commit: {first_line}"))?;
+    edit.deref = true;
+    match journal::commit_edits(repo, vec![edit]) {
+        Err(Error::Git { source, .. }) if source.is_conflict() => {
+            return Err(Error::Concurrent("HEAD".into()))
+        }
+        other => other?,
+    }
+    update_index(repo, &record.ops)?;
+    Ok(id)
+}
+
+/// Object ids as hex strings in the record.
+mod hex_id {
+    use gix::ObjectId;
+    use serde::Deserialize;
+
+    pub fn serialize<S: serde::Serializer>(id: &ObjectId, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&id.to_string())
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ObjectId, D::Error> {
+        let s = String::deserialize(d)?;
+        ObjectId::from_hex(s.as_bytes()).map_err(serde::de::Error::custom)
+    }
 }

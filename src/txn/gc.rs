@@ -1,17 +1,105 @@
-//! gc (in progress).
+/*!
+`gc`: prunes pending previews and journal entries older than an age.
+
+Expired previews lose their ref and get an `expired` event; journal entries older than
+the age are dropped by rewriting the chain (same messages, same transaction parents)
+and swapping the journal ref with compare-and-swap. Objects only those entries kept
+alive become garbage for `git gc`. Pruning an `applied` entry gives up its undo.
+*/
+
+use gix::refs::transaction::PreviousValue;
+use gix::refs::Target;
+
+use super::journal;
+use super::journal::Event;
+use super::lock::Lock;
+use super::store;
 use super::Error;
 use crate::repo::Repo;
 
+/// What gc removed.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct GcReport {
-    pub previews: Vec<String>,
-    pub events: usize,
+    /// Pending previews whose refs were removed.
+    pub expired_previews: Vec<String>,
+    /// Journal entries dropped.
+    pub pruned_events: usize,
+    /// Journal entries kept.
+    pub kept_events: usize,
 }
 
+/// Parses `30d`, `12h`, `45m`, `10s`, `2w` or `now` into seconds.
 pub fn parse_age(s: &str) -> Result<i64, Error> {
-    Err(Error::BadAge(s.to_string()))
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("now") {
+        return Ok(0);
+    }
+    let bad = || Error::BadAge(s.to_string());
+    let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (num, unit) = t.split_at(split);
+    let n: i64 = num.parse().map_err(|_| bad())?;
+    let mult = match unit {
+        "s" => 1,
+        "m" | "min" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 7 * 86_400,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(mult).ok_or_else(bad)
 }
 
-pub fn gc(_repo: &Repo, _expire: i64) -> Result<GcReport, Error> {
-    Err(Error::Corrupt("gc is not implemented yet".into()))
+/// Prunes previews and journal entries older than `expire` seconds.
+pub fn gc(repo: &Repo, expire: i64) -> Result<GcReport, Error> {
+    let _lock = Lock::acquire(repo, "gc")?;
+    let now = journal::now_secs();
+    let old = |t: i64| t.saturating_add(expire) <= now;
+    let mut report = GcReport::default();
+    for p in store::list(repo)? {
+        if !old(p.time) {
+            continue;
+        }
+        let mut event = Event::new(repo, "expired", &p.id, p.commit);
+        event.reason = Some(format!("gc --expire {expire}s"));
+        event.kind = Some(p.meta.kind.clone());
+        event.files = p.entries.iter().map(|e| e.path.clone()).collect();
+        let del = journal::delete_edit(
+            &format!("{}{}", store::REF_PREFIX, p.id),
+            PreviousValue::MustExistAndMatch(Target::Object(p.commit)),
+        )?;
+        journal::append(repo, &event, p.commit, vec![del])?;
+        report.expired_previews.push(p.id);
+    }
+    let Some(tip) = journal::tip(repo)? else {
+        return Ok(report);
+    };
+    let entries = journal::read(repo)?;
+    let (pruned, kept): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| old(e.event.time));
+    report.pruned_events = pruned.len();
+    report.kept_events = kept.len();
+    if pruned.is_empty() {
+        return Ok(report);
+    }
+    let mut parent = None;
+    for e in kept.iter().rev() {
+        parent = Some(journal::write_commit(repo, parent, e.txn_commit, &e.event)?);
+    }
+    journal::replace(repo, tip, parent, Vec::new())?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages() {
+        assert_eq!(parse_age("now").ok(), Some(0));
+        assert_eq!(parse_age("30d").ok(), Some(30 * 86_400));
+        assert_eq!(parse_age("12h").ok(), Some(12 * 3600));
+        assert_eq!(parse_age("2w").ok(), Some(14 * 86_400));
+        assert!(parse_age("12").is_err());
+        assert!(parse_age("d").is_err());
+        assert!(parse_age("5y").is_err());
+    }
 }

@@ -91,10 +91,9 @@ pub(crate) fn now_secs() -> i64 {
         .unwrap_or(0)
 }
 
-/// A journal entry as read back: its commit, the transaction commit it links, the event.
+/// A journal entry as read back: the transaction commit it links, and the event.
 #[derive(Debug, Clone)]
 pub struct Entry {
-    pub journal_commit: ObjectId,
     pub txn_commit: ObjectId,
     pub event: Event,
 }
@@ -133,11 +132,7 @@ pub fn read(repo: &Repo) -> Result<Vec<Entry>, Error> {
         let txn_commit = *parents
             .last()
             .ok_or_else(|| Error::Corrupt(format!("journal commit {id} has no parent")))?;
-        out.push(Entry {
-            journal_commit: id,
-            txn_commit,
-            event,
-        });
+        out.push(Entry { txn_commit, event });
         cur = if parents.len() >= 2 {
             Some(parents[0])
         } else {

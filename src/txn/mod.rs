@@ -17,12 +17,9 @@ Why it is built this way:
 */
 
 mod apply;
-#[allow(dead_code)] // used by apply, landing next
 mod fsutil;
 mod gc;
-#[allow(dead_code)] // used by apply, landing next
 mod journal;
-#[allow(dead_code)] // used by apply, landing next
 mod lock;
 mod recover;
 mod store;
@@ -162,11 +159,11 @@ impl Classify for Error {
             Error::BadId(_)
             | Error::UnknownId(_)
             | Error::AmbiguousId { .. }
-            | Error::AlreadyApplied(_)
             | Error::NotApplied(_)
             | Error::InvalidChange(_)
             | Error::BadAge(_) => Exit::BadInput,
-            Error::Stale { .. } => Exit::Stale,
+            // The work tree has moved on from the preview's before side: stale.
+            Error::Stale { .. } | Error::AlreadyApplied(_) => Exit::Stale,
             Error::Refused { .. } | Error::OtherChanges { .. } => Exit::Refused,
             Error::Locked { .. } | Error::Concurrent(_) => Exit::Locked,
         }

@@ -134,7 +134,10 @@ fn validate(changes: &ChangeSet) -> Result<(), Error> {
     let mut prev: Option<&str> = None;
     for c in &changes.changes {
         if let Err(why) = super::fsutil::check_path_syntax(&c.path) {
-            return Err(Error::InvalidChange(format!("path '{}': {why}", c.path)));
+            return Err(Error::Refused {
+                path: c.path.clone(),
+                why: why.to_string(),
+            });
         }
         if c.before.is_none() && c.after.is_none() {
             return Err(Error::InvalidChange(format!(
