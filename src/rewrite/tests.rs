@@ -332,3 +332,48 @@ fn odd_inputs_never_panic_and_positions_count_characters() {
         .collect();
     assert_eq!(pos, [(1, 7), (2, 1)]);
 }
+
+#[test]
+fn overlapping_matches_are_an_error() {
+    // Smart matching lets a pattern match a prefix of a node's children, so the edit of
+    // the outer `if` ends inside the inner `if`, whose own edit runs past it: the two
+    // edit ranges overlap without nesting.
+    let src = "fn f() { if a { 1 } else if b { 2 } else if c { 3 } else { 4 } }";
+    let rw = Rewriter::new(
+        &ops(&[("if $C { $D } else if $E { $F }", "g($D, $F)")]),
+        SupportLang::Rust,
+    )
+    .expect("compiles");
+    let err = rw.rewrite(src).err().expect("overlap");
+    assert!(
+        matches!(
+            err,
+            Error::OverlappingMatches {
+                first_line: 1,
+                first_column: 10,
+                second_line: 1,
+                second_column: 26,
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(err.code(), "overlapping-matches");
+    assert_eq!(err.exit(), Exit::BadInput);
+}
+
+#[test]
+fn outer_match_that_stops_matching_is_dropped() {
+    let out = rewrite(
+        SupportLang::JavaScript,
+        &[("foo(foo($A))", "$A")],
+        "foo(foo(foo(foo(x))));",
+    )
+    .expect("changes");
+    // Innermost `foo(foo(x))` → `x`; the middle site is now `foo(x)`, no longer a match;
+    // the outer site is `foo(foo(x))` again and becomes `x`.
+    assert_eq!(out.text, "x;");
+    assert_eq!(out.replacements.len(), 2);
+    assert_eq!(out.dropped.len(), 1);
+    assert_eq!(out.dropped[0].text, "foo(foo(foo(x)))");
+    assert_eq!(out.dropped[0].column, 5);
+}
