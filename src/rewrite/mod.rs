@@ -22,6 +22,7 @@ use ast_grep_core::Pattern;
 use ast_grep_core::PatternError;
 use ast_grep_language::SupportLang;
 pub use nested::rewrite_nested;
+pub use nested::LostSite;
 pub use nested::Nested;
 pub use nested::SiteChange;
 
@@ -243,60 +244,48 @@ impl Rewriter {
 
     /// Runs the ops in order on `src`; `None` when nothing changes.
     pub fn rewrite(&self, src: &str) -> Result<Option<FileRewrite>, Error> {
-        let mut text: Option<String> = None;
-        let mut had_parse_error: Option<bool> = None;
+        // Parsed lazily (an op whose literal is absent needs no tree), then kept in
+        // step with the text by `rewrite_nested`'s incremental re-parses.
+        let mut doc: Option<StrDoc<SupportLang>> = None;
+        let mut had_parse_error = false;
         let mut replacements = Vec::new();
         let mut dropped = Vec::new();
         for (index, op) in self.ops.iter().enumerate() {
-            let current = text.as_deref().unwrap_or(src);
+            let current = doc.as_ref().map_or(src, |d| d.src.as_str());
             if let Some(literal) = &op.literal {
                 if !current.contains(literal.as_str()) {
                     continue;
                 }
             }
-            let root = parse(current, self.lang)?;
-            if text.is_none() && had_parse_error.is_none() {
-                // Still the input text: its parse tells us for free.
-                had_parse_error = Some(has_parse_error(&root));
-            }
-            let out = rewrite_nested(&root, &op.pattern, |m| m.make_edit(&op.pattern, &op.fix))?;
-            if out.changes.is_empty() && out.lost.is_empty() {
-                continue;
-            }
-            let index_of = LineIndex::new(current);
-            for change in out.changes {
-                let (line, column) = index_of.line_col(change.start);
-                replacements.push(Replacement {
-                    op: index,
-                    line,
-                    column,
-                    before: change.before,
-                    after: change.after,
-                });
-            }
-            for (start, end) in out.lost {
-                let (line, column) = index_of.line_col(start);
-                dropped.push(Dropped {
-                    op: index,
-                    line,
-                    column,
-                    text: current.get(start..end).unwrap_or_default().to_string(),
-                });
-            }
-            if out.text != current {
-                text = Some(out.text);
-            }
+            let doc = match &mut doc {
+                Some(doc) => doc,
+                None => {
+                    let parsed = parse_doc(src, self.lang)?;
+                    had_parse_error = parsed.tree.root_node().has_error();
+                    doc.insert(parsed)
+                }
+            };
+            let out = rewrite_nested(doc, &op.pattern, |m| m.make_edit(&op.pattern, &op.fix))?;
+            replacements.extend(out.changes.into_iter().map(|c| Replacement {
+                op: index,
+                line: c.line,
+                column: c.column,
+                before: c.before,
+                after: c.after,
+            }));
+            dropped.extend(out.lost.into_iter().map(|l| Dropped {
+                op: index,
+                line: l.line,
+                column: l.column,
+                text: l.text,
+            }));
         }
-        let Some(text) = text.filter(|t| t != src) else {
+        let Some(doc) = doc.filter(|d| d.src != src) else {
             return Ok(None);
         };
-        let had_parse_error = match had_parse_error {
-            Some(had) => had,
-            None => has_parse_error(&parse(src, self.lang)?),
-        };
-        let introduces_parse_error = !had_parse_error && has_parse_error(&parse(&text, self.lang)?);
+        let introduces_parse_error = !had_parse_error && doc.tree.root_node().has_error();
         Ok(Some(FileRewrite {
-            text,
+            text: doc.src,
             replacements,
             introduces_parse_error,
             had_parse_error,
@@ -388,9 +377,12 @@ fn check_template_vars(op: &Op, pattern: &Pattern, fix: &TemplateFix) -> Result<
 
 /// Parses `src`; the panicking `AstGrep::new` is avoided on purpose.
 pub(crate) fn parse<L: LanguageExt>(src: &str, lang: L) -> Result<AstGrep<StrDoc<L>>, Error> {
-    StrDoc::try_new(src, lang)
-        .map(AstGrep::doc)
-        .map_err(|detail| Error::Parse { detail })
+    parse_doc(src, lang).map(AstGrep::doc)
+}
+
+/// Parses `src` into a document that can still be edited and re-parsed incrementally.
+pub(crate) fn parse_doc<L: LanguageExt>(src: &str, lang: L) -> Result<StrDoc<L>, Error> {
+    StrDoc::try_new(src, lang).map_err(|detail| Error::Parse { detail })
 }
 
 /// Whether the tree holds an ERROR or a missing node anywhere.

@@ -14,14 +14,16 @@ its fixer) share it.
 */
 
 use ast_grep_core::matcher::MatcherExt;
+use ast_grep_core::source::Doc;
 use ast_grep_core::source::Edit;
+use ast_grep_core::tree_sitter::perform_edit;
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::AstGrep;
 use ast_grep_core::Matcher;
 use ast_grep_core::NodeMatch;
 
-use super::parse;
+use super::parse_doc;
 use super::Error;
 use super::LineIndex;
 
@@ -31,23 +33,36 @@ pub struct SiteChange {
     /// Byte range of the replaced text in the input.
     pub start: usize,
     pub end: usize,
+    /// 1-based line and character column of `start` in the input.
+    pub line: usize,
+    pub column: usize,
     /// The input text of that range.
     pub before: String,
     /// What replaced it, inner rewrites included.
     pub after: String,
 }
 
+/// A site left alone, in input coordinates (see [`Nested::lost`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LostSite {
+    pub start: usize,
+    pub end: usize,
+    /// 1-based line and character column of `start` in the input.
+    pub line: usize,
+    pub column: usize,
+    /// The input text of the site.
+    pub text: String,
+}
+
 /// The result of [`rewrite_nested`].
 #[derive(Debug, Clone, Default)]
 pub struct Nested {
-    /// The rewritten text (equal to the input when nothing changed).
-    pub text: String,
     /// Every site whose own rewrite changed text, in document order (an outer site
     /// before the sites nested in it). Identity rewrites are left out.
     pub changes: Vec<SiteChange>,
-    /// Byte ranges (in the input) of outer sites that no longer matched once their
-    /// inner sites were rewritten; they were left as the inner rewrites made them.
-    pub lost: Vec<(usize, usize)>,
+    /// Outer sites that no longer matched once their inner sites were rewritten; they
+    /// were left as the inner rewrites made them.
+    pub lost: Vec<LostSite>,
 }
 
 /// A match site of the input: where its node is, what it replaces, how deep it nests.
@@ -64,18 +79,23 @@ struct Site {
     height: usize,
 }
 
-/// Rewrites every match of `matcher` in `root`, nested matches included.
+/// Rewrites every match of `matcher` in `doc`, nested matches included, in place.
+///
+/// `doc` must be parsed (`StrDoc::try_new`); on return its text is the rewritten text
+/// and its tree is that text's tree, re-parsed incrementally, so the caller can run the
+/// next matcher or check for parse errors without parsing again.
 ///
 /// `edit_for` turns a match into its edit; for a pattern and a template that is
 /// `|m| m.make_edit(&pattern, &template)`, for a rule `|m| m.make_edit(&rule, &fixer)`.
 /// Sites are the matches of the input, compared by their edit ranges: a site inside
 /// another is rewritten first and the outer one then captures its result; sites whose
-/// edit ranges overlap without nesting are an [`Error::OverlappingMatches`].
+/// edit ranges overlap without nesting are an [`Error::OverlappingMatches`] (and `doc`
+/// is left as it was).
 ///
-/// Cost: one pass over the given tree when no site nests in a changed one; otherwise
-/// one re-parse per nesting level.
+/// Cost: one match pass over the given tree and one incremental re-parse when no site
+/// nests in a changed one; otherwise one more of each per nesting level.
 pub fn rewrite_nested<L, M, F>(
-    root: &AstGrep<StrDoc<L>>,
+    doc: &mut StrDoc<L>,
     matcher: &M,
     mut edit_for: F,
 ) -> Result<Nested, Error>
@@ -84,50 +104,48 @@ where
     M: Matcher,
     F: FnMut(&NodeMatch<'_, StrDoc<L>>) -> Edit<String>,
 {
-    let src = root.source();
-    let mut sites = collect_sites(root, matcher, &mut edit_for);
+    // `Root` owns its document and gives no way back to it, so it gets a copy (the
+    // tree is reference counted; the text copy is cheap next to parsing).
+    let mut sites = {
+        let root = AstGrep::doc(doc.clone());
+        collect_sites(&root, matcher, &mut edit_for)
+    };
     if sites.is_empty() {
-        return Ok(Nested {
-            text: src.to_string(),
-            ..Nested::default()
-        });
+        return Ok(Nested::default());
     }
-    let max_height = assign_heights(src, &mut sites)?;
+    let src = doc.src.clone();
+    let max_height = assign_heights(&src, &mut sites)?;
 
-    let mut text = src.to_string();
     let mut after: Vec<Option<String>> = vec![None; sites.len()];
     let mut lost_flags = vec![false; sites.len()];
-    // The tree of `text` when it is not `root`'s (after a pass that changed something).
-    let mut reparsed: Option<AstGrep<StrDoc<L>>> = None;
-    let mut dirty = false;
+    // Whether an earlier pass changed the text: then the edits computed on the input's
+    // tree are stale and every site must be re-found in the current tree.
+    let mut changed = false;
 
     for height in 0..=max_height {
-        if dirty {
-            reparsed = Some(parse(&text, root.lang().clone())?);
-            dirty = false;
-        }
+        let root = changed.then(|| AstGrep::doc(doc.clone()));
         // (site index, edit in the current text) for this pass, in document order.
         let mut pass: Vec<(usize, Edit<String>)> = Vec::new();
         for (i, site) in sites.iter_mut().enumerate() {
             if site.height != height {
                 continue;
             }
-            let edit = match (&reparsed, site.edit.take()) {
-                (None, Some(edit)) => Some(edit),
-                (Some(tree), _) => {
+            let edit = match &root {
+                None => site.edit.take(),
+                Some(tree) => {
                     refind(tree, matcher, site.node_start, site.node_end).map(|m| edit_for(&m))
                 }
-                (None, None) => None,
             };
             match edit {
                 Some(edit) => pass.push((i, edit)),
                 None => lost_flags[i] = true,
             }
         }
+        drop(root);
         let mut applied: Vec<Edit<String>> = Vec::with_capacity(pass.len());
         for (i, edit) in pass {
             let end = edit.position + edit.deleted_length;
-            let Some(current) = text.get(edit.position..end) else {
+            let Some(current) = doc.src.get(edit.position..end) else {
                 lost_flags[i] = true;
                 continue;
             };
@@ -148,41 +166,45 @@ where
         if applied.is_empty() {
             continue;
         }
-        text = apply_edits(&text, &applied);
-        dirty = true;
         // Pending (taller) sites now live at shifted positions.
         let shifts = Shifts::new(&applied);
         for site in sites.iter_mut().filter(|s| s.height > height) {
             site.node_start = shifts.map(site.node_start);
             site.node_end = shifts.map(site.node_end);
-            // Their precomputed edits describe the old text.
-            site.edit = None;
         }
+        apply_and_reparse(doc, applied)?;
+        changed = true;
     }
 
-    let mut changes = Vec::new();
-    let mut lost = Vec::new();
+    let index = LineIndex::new(&src);
+    let mut nested = Nested::default();
     for (i, site) in sites.iter().enumerate() {
+        let (line, column) = index.line_col(site.edit_start);
+        let before = src
+            .get(site.edit_start..site.edit_end)
+            .unwrap_or_default()
+            .to_string();
         if lost_flags[i] {
-            lost.push((site.edit_start, site.edit_end));
-        }
-        if let Some(after) = after[i].take() {
-            changes.push(SiteChange {
+            nested.lost.push(LostSite {
                 start: site.edit_start,
                 end: site.edit_end,
-                before: src
-                    .get(site.edit_start..site.edit_end)
-                    .unwrap_or_default()
-                    .to_string(),
+                line,
+                column,
+                text: before.clone(),
+            });
+        }
+        if let Some(after) = after[i].take() {
+            nested.changes.push(SiteChange {
+                start: site.edit_start,
+                end: site.edit_end,
+                line,
+                column,
+                before,
                 after,
             });
         }
     }
-    Ok(Nested {
-        text,
-        changes,
-        lost,
-    })
+    Ok(nested)
 }
 
 /// The matches of the input as sites, sorted outer-before-inner, duplicates dropped.
@@ -296,6 +318,34 @@ where
         node = n.parent();
     }
     None
+}
+
+/// Above this many edited bytes × edits a fresh parse is cheaper: ast-grep's
+/// `perform_edit` scans the text from its start three times per edit.
+const INCREMENTAL_LIMIT: usize = 1 << 22;
+
+/// Applies sorted, disjoint `edits` to `doc` and re-parses it, incrementally when the
+/// edits are few.
+fn apply_and_reparse<L: LanguageExt>(
+    doc: &mut StrDoc<L>,
+    mut edits: Vec<Edit<String>>,
+) -> Result<(), Error> {
+    if edits.len().saturating_mul(doc.src.len()) > INCREMENTAL_LIMIT {
+        let text = apply_edits(&doc.src, &edits);
+        *doc = parse_doc(&text, doc.lang.clone())?;
+        return Ok(());
+    }
+    // Last edit first, so each edit's positions are still those of the text it sees;
+    // the tree records every edit and is re-parsed once, by the final `do_edit`.
+    let Some(first) = edits.first().map(|e| e.position) else {
+        return Ok(());
+    };
+    let last = edits.remove(0);
+    debug_assert_eq!(last.position, first);
+    for edit in edits.iter().rev() {
+        perform_edit(&mut doc.tree, &mut doc.src, edit);
+    }
+    doc.do_edit(&last).map_err(|detail| Error::Parse { detail })
 }
 
 /// Applies sorted, disjoint edits to `text`.

@@ -377,3 +377,119 @@ fn outer_match_that_stops_matching_is_dropped() {
     assert_eq!(out.dropped[0].text, "foo(foo(foo(x)))");
     assert_eq!(out.dropped[0].column, 5);
 }
+
+#[test]
+fn incremental_reparse_equals_a_fresh_parse() {
+    let cases = [
+        (
+            SupportLang::TypeScript,
+            "foo($A)",
+            "bar($A, 2)",
+            "foo(foo(1));\nlet x = foo(\n  foo(2),\n);\n",
+        ),
+        (SupportLang::Python, "foo($A)", "bar($A", "foo(1)\nfoo(2)\n"),
+        (
+            SupportLang::Go,
+            "foo($A)",
+            "ü($A)",
+            "package p\nvar x = foo(foo(\"日本\"))\n",
+        ),
+    ];
+    for (lang, pattern, template, src) in cases {
+        let rw = Rewriter::new(&ops(&[(pattern, template)]), lang).expect("compiles");
+        let mut doc = parse_doc(src, lang).expect("parses");
+        let compiled = &rw.ops[0];
+        rewrite_nested(&mut doc, &compiled.pattern, |m| {
+            m.make_edit(&compiled.pattern, &compiled.fix)
+        })
+        .expect("rewrites");
+        let fresh = parse_doc(&doc.src, lang).expect("parses");
+        assert_eq!(
+            doc.tree.root_node().to_sexp(),
+            fresh.tree.root_node().to_sexp(),
+            "{lang} {src:?}"
+        );
+    }
+}
+
+#[test]
+fn many_edits_take_the_fresh_parse_path() {
+    let src = "foo(1);\n".repeat(3000);
+    let out = rewrite(SupportLang::JavaScript, &[("foo($A)", "bar($A)")], &src).expect("changes");
+    assert_eq!(out.text, "bar(1);\n".repeat(3000));
+    assert_eq!(out.replacements.len(), 3000);
+    assert_eq!(out.replacements[2999].line, 3000);
+    assert!(!out.introduces_parse_error);
+}
+
+/// Not a test: times the engine on every `.rs` file under `$BENCH_DIR`.
+/// `BENCH_DIR=~/.cargo/registry/src cargo test --lib rewrite::tests::bench -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn bench_rust_tree() {
+    use std::time::Instant;
+    let Some(dir) = std::env::var_os("BENCH_DIR") else {
+        return;
+    };
+    let mut files = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(dir)];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                if let Ok(s) = std::fs::read_to_string(&p) {
+                    files.push(s);
+                }
+            }
+        }
+    }
+    files.retain(|s| s.contains("unwrap"));
+    files.truncate(400);
+    let lang = SupportLang::Rust;
+    let pattern = ast_grep_core::Pattern::try_new("$A.unwrap()", lang).expect("p");
+    let fix = ast_grep_core::replacer::TemplateFix::try_new("$A.expect(\"x\")", &lang).expect("f");
+    let rw = Rewriter::new(&ops(&[("$A.unwrap()", "$A.expect(\"x\")")]), lang).expect("rw");
+    for _round in 0..2 {
+        let t = Instant::now();
+        let mut n = 0;
+        for src in &files {
+            let root = parse(src, lang).expect("parse");
+            n += root
+                .root()
+                .find_all(&pattern)
+                .map(|m| m.make_edit(&pattern, &fix))
+                .count();
+        }
+        eprintln!("parse + find_all + make_edit: {n} edits {:?}", t.elapsed());
+        let t = Instant::now();
+        let mut n = 0;
+        for src in &files {
+            n += usize::from(
+                parse(src, lang)
+                    .expect("parse")
+                    .root()
+                    .get_inner_node()
+                    .has_error(),
+            );
+        }
+        eprintln!("parse only: {n} with errors {:?}", t.elapsed());
+        let t = Instant::now();
+        let mut n = 0;
+        let mut changed = 0;
+        for src in &files {
+            if let Some(out) = rw.rewrite(src).expect("rewrite") {
+                n += out.replacements.len();
+                changed += 1;
+            }
+        }
+        eprintln!(
+            "Rewriter::rewrite: {n} replacements in {changed} files {:?}",
+            t.elapsed()
+        );
+    }
+}
