@@ -265,7 +265,14 @@ impl Rewriter {
                     doc.insert(parsed)
                 }
             };
-            let out = rewrite_nested(doc, &op.pattern, |m| m.make_edit(&op.pattern, &op.fix))?;
+            let crlf = uses_crlf(&doc.src);
+            let out = rewrite_nested(doc, &op.pattern, |m| {
+                let mut edit = m.make_edit(&op.pattern, &op.fix);
+                if crlf {
+                    edit.inserted_text = lf_to_crlf(edit.inserted_text);
+                }
+                edit
+            })?;
             replacements.extend(out.changes.into_iter().map(|c| Replacement {
                 op: index,
                 line: c.line,
@@ -292,6 +299,27 @@ impl Rewriter {
             dropped,
         }))
     }
+}
+
+/// Whether the text's first line ends in CRLF: templates are written with `\n`, and a
+/// CRLF file should not come out with mixed line endings.
+fn uses_crlf(text: &str) -> bool {
+    memchr::memchr(b'\n', text.as_bytes()).is_some_and(|i| i > 0 && text.as_bytes()[i - 1] == b'\r')
+}
+
+/// Turns every `\n` not already preceded by `\r` into `\r\n`.
+fn lf_to_crlf(text: Vec<u8>) -> Vec<u8> {
+    if !text.contains(&b'\n') {
+        return text;
+    }
+    let mut out = Vec::with_capacity(text.len() + text.len() / 16);
+    for (i, &b) in text.iter().enumerate() {
+        if b == b'\n' && (i == 0 || text[i - 1] != b'\r') {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
 }
 
 /// Compiles `text` for `lang`, telling a pattern bad everywhere from one that only
