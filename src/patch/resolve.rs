@@ -782,6 +782,20 @@ fn no_match_detail(
         }
         None => out.push_str("no line of the chunk occurs in the file\n"),
     }
+    // Say so when only an indentation-blind comparison would have matched: that is
+    // refused on purpose, and the user should know it was close.
+    let level = Level::Indentation;
+    let pat = keys_of(level, old);
+    let flat: Vec<String> = text.lines.iter().map(|(t, _)| level.key(t)).collect();
+    let cands = find_all(&flat, &pat, from);
+    if let Some(at) = cands.first() {
+        out.push_str(&format!(
+            "lines {}-{} match only if indentation is ignored, which is never done for \
+             lines a patch replaces\n",
+            at + 1,
+            at + old.len()
+        ));
+    }
     out.trim_end().to_string()
 }
 
