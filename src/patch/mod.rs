@@ -20,6 +20,9 @@ pub mod parse;
 pub mod resolve;
 pub mod vtree;
 
+#[cfg(test)]
+mod fuzz;
+
 use serde::Serialize;
 
 use crate::change::ChangeSet;

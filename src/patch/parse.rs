@@ -236,8 +236,8 @@ fn ends_op(text: &str) -> bool {
 /// range (`@@ -12,4 +12,5 @@ fn f()`) carries no usable line numbers here (the file
 /// may have drifted), so only the text after it is kept.
 fn anchor(text: &str) -> Option<String> {
-    let t = text.trim_start();
-    let rest = t.strip_prefix("@@")?;
+    // Only at the start of the line: ` @@ x` is a context line whose text is `@@ x`.
+    let rest = text.strip_prefix("@@")?;
     if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
         return None;
     }

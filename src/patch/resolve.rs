@@ -752,15 +752,18 @@ fn no_match_detail(
     }
     let windows = hay.len().saturating_sub(n) + 1;
     let cheap = windows.saturating_mul(n * n) > LCS_BUDGET;
-    let mut best: Option<(usize, usize)> = None;
+    // Ranked by shared lines, then by lines at the same offset, then first.
+    let mut best: Option<(usize, (usize, usize))> = None;
     for at in 0..windows {
         let w = &hay[at..at + n];
-        let score = if cheap {
-            w.iter().zip(old_keys).filter(|(a, b)| a == b).count()
+        let positional = w.iter().zip(old_keys).filter(|(a, b)| a == b).count();
+        let shared = if cheap {
+            positional
         } else {
             significant_matches(&old_keys[..n], w)
         };
-        if score > 0 && best.is_none_or(|(_, b)| score > b) {
+        let score = (shared, positional);
+        if shared > 0 && best.is_none_or(|(_, b)| score > b) {
             best = Some((at, score));
         }
     }
