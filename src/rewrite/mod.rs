@@ -18,6 +18,7 @@ use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::AstGrep;
 use ast_grep_core::Language;
+use ast_grep_core::Matcher;
 use ast_grep_core::Pattern;
 use ast_grep_core::PatternError;
 use ast_grep_language::SupportLang;
@@ -342,6 +343,7 @@ fn compile(text: &str, lang: SupportLang) -> Result<Pattern, Error> {
             })
         }
     };
+    let pattern = go_call_not_conversion(text, pattern, lang);
     if pattern.has_error() {
         return Err(Error::PatternDoesNotParse {
             pattern: text.to_string(),
@@ -349,6 +351,28 @@ fn compile(text: &str, lang: SupportLang) -> Result<Pattern, Error> {
         });
     }
     Ok(pattern)
+}
+
+/// Go reads a lone `fmt.Println(x)` as a type conversion, but inside a function body,
+/// as in real files, as a call, so such a pattern would never match (ast-grep#646).
+/// Parse it in a function body and take the call from there; keep the original when
+/// the text is no call there either (`[]byte($A)` is a conversion everywhere).
+fn go_call_not_conversion(text: &str, pattern: Pattern, lang: SupportLang) -> Pattern {
+    if lang != SupportLang::Go || !root_kind_is(&pattern, lang, "type_conversion_expression") {
+        return pattern;
+    }
+    match Pattern::contextual(&format!("func _() {{ {text} }}"), "call_expression", lang) {
+        Ok(call) if !call.has_error() && call.defined_vars() == pattern.defined_vars() => call,
+        _ => pattern,
+    }
+}
+
+/// Whether the pattern's root can only be a node of `kind`.
+fn root_kind_is(pattern: &Pattern, lang: SupportLang, kind: &str) -> bool {
+    let id = usize::from(lang.kind_to_id(kind));
+    pattern
+        .potential_kinds()
+        .is_some_and(|kinds| kinds.len() == 1 && kinds.contains(id))
 }
 
 /// Whether the pattern text, as ast-grep preprocesses it, parses with errors in `lang`.

@@ -179,6 +179,9 @@ where
     let index = LineIndex::new(&src);
     let mut nested = Nested::default();
     for (i, site) in sites.iter().enumerate() {
+        if !lost_flags[i] && after[i].is_none() {
+            continue;
+        }
         let (line, column) = index.line_col(site.edit_start);
         let before = src
             .get(site.edit_start..site.edit_end)

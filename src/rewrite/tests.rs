@@ -580,3 +580,23 @@ fn random_inputs_never_panic_and_positions_hold() {
     // The generator must actually reach rewrites, nested ones included.
     assert!(rewritten > 100 && nested > 10, "{rewritten} {nested}");
 }
+
+#[test]
+fn go_calls_on_a_package_member_match() {
+    // Alone, `fmt.Println(x)` parses as a type conversion; in a file it is a call.
+    let src = "package main\nfunc main() { fmt.Println(1); fmt.Println(1, 2); b := []byte(s) }\n";
+    let q = Query::new("fmt.Println($$$A)", SupportLang::Go).expect("compiles");
+    let texts: Vec<_> = q.find(src).matches.into_iter().map(|m| m.text).collect();
+    assert_eq!(texts, ["fmt.Println(1)", "fmt.Println(1, 2)"]);
+    assert_eq!(q.literal(), Some("Println"));
+    let out = rewrite(
+        SupportLang::Go,
+        &[("fmt.Println($A)", "log.Print($A)")],
+        src,
+    )
+    .expect("changes");
+    assert!(out.text.contains("log.Print(1); fmt.Println(1, 2)"));
+    // A real conversion stays a conversion pattern.
+    let q = Query::new("[]byte($A)", SupportLang::Go).expect("compiles");
+    assert_eq!(q.find(src).matches.len(), 1);
+}
