@@ -372,7 +372,7 @@ fn root_kind_is(pattern: &Pattern, lang: SupportLang, kind: &str) -> bool {
     let id = usize::from(lang.kind_to_id(kind));
     pattern
         .potential_kinds()
-        .is_some_and(|kinds| kinds.len() == 1 && kinds.contains(id))
+        .is_some_and(|kinds| kinds.iter().eq([id]))
 }
 
 /// Whether the pattern text, as ast-grep preprocesses it, parses with errors in `lang`.
