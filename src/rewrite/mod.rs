@@ -23,8 +23,10 @@ use ast_grep_core::Pattern;
 use ast_grep_core::PatternError;
 use ast_grep_language::SupportLang;
 pub use nested::rewrite_nested;
+pub use nested::rewrite_nested_with;
 pub use nested::LostSite;
 pub use nested::Nested;
+pub use nested::Overlap;
 pub use nested::SiteChange;
 
 use crate::error::Classify;

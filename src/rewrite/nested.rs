@@ -27,6 +27,17 @@ use super::parse_doc;
 use super::Error;
 use super::LineIndex;
 
+/// What to do with a site whose edit range overlaps an earlier one without nesting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlap {
+    /// Refuse the whole rewrite with [`Error::OverlappingMatches`] (`edit`: the user
+    /// must see a preview that does what the pattern says, or nothing).
+    Error,
+    /// Leave the later site alone and report it in [`Nested::overlapped`] (`scan`,
+    /// which re-runs its rules until nothing changes).
+    SkipLater,
+}
+
 /// One site whose rewrite changed the text, in input coordinates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteChange {
@@ -63,6 +74,8 @@ pub struct Nested {
     /// Outer sites that no longer matched once their inner sites were rewritten; they
     /// were left as the inner rewrites made them.
     pub lost: Vec<LostSite>,
+    /// Sites skipped under [`Overlap::SkipLater`].
+    pub overlapped: Vec<LostSite>,
 }
 
 /// A match site of the input: where its node is, what it replaces, how deep it nests.
@@ -97,6 +110,21 @@ struct Site {
 pub fn rewrite_nested<L, M, F>(
     doc: &mut StrDoc<L>,
     matcher: &M,
+    edit_for: F,
+) -> Result<Nested, Error>
+where
+    L: LanguageExt,
+    M: Matcher,
+    F: FnMut(&NodeMatch<'_, StrDoc<L>>) -> Edit<String>,
+{
+    rewrite_nested_with(doc, matcher, Overlap::Error, edit_for)
+}
+
+/// [`rewrite_nested`] with a choice of what overlapping sites do.
+pub fn rewrite_nested_with<L, M, F>(
+    doc: &mut StrDoc<L>,
+    matcher: &M,
+    overlap: Overlap,
     mut edit_for: F,
 ) -> Result<Nested, Error>
 where
@@ -114,7 +142,18 @@ where
         return Ok(Nested::default());
     }
     let src = doc.src.clone();
-    let max_height = assign_heights(&src, &mut sites)?;
+    let (max_height, skipped) = assign_heights(&src, &mut sites, overlap)?;
+    let index = LineIndex::new(&src);
+    let mut nested = Nested::default();
+    if !skipped.is_empty() {
+        let mut keep = vec![true; sites.len()];
+        for &i in &skipped {
+            keep[i] = false;
+            nested.overlapped.push(lost_site(&src, &index, &sites[i]));
+        }
+        let mut flags = keep.into_iter();
+        sites.retain(|_| flags.next().unwrap_or(true));
+    }
 
     let mut after: Vec<Option<String>> = vec![None; sites.len()];
     let mut lost_flags = vec![false; sites.len()];
@@ -176,35 +215,23 @@ where
         changed = true;
     }
 
-    let index = LineIndex::new(&src);
-    let mut nested = Nested::default();
     for (i, site) in sites.iter().enumerate() {
         if !lost_flags[i] && after[i].is_none() {
             continue;
         }
-        let (line, column) = index.line_col(site.edit_start);
-        let before = src
-            .get(site.edit_start..site.edit_end)
-            .unwrap_or_default()
-            .to_string();
-        if lost_flags[i] {
-            nested.lost.push(LostSite {
-                start: site.edit_start,
-                end: site.edit_end,
-                line,
-                column,
-                text: before.clone(),
-            });
-        }
+        let site_report = lost_site(&src, &index, site);
         if let Some(after) = after[i].take() {
             nested.changes.push(SiteChange {
-                start: site.edit_start,
-                end: site.edit_end,
-                line,
-                column,
-                before,
+                start: site_report.start,
+                end: site_report.end,
+                line: site_report.line,
+                column: site_report.column,
+                before: site_report.text.clone(),
                 after,
             });
+        }
+        if lost_flags[i] {
+            nested.lost.push(site_report);
         }
     }
     Ok(nested)
@@ -244,11 +271,31 @@ where
     sites
 }
 
+/// A site as reported when it is left alone.
+fn lost_site(src: &str, index: &LineIndex<'_>, site: &Site) -> LostSite {
+    let (line, column) = index.line_col(site.edit_start);
+    LostSite {
+        start: site.edit_start,
+        end: site.edit_end,
+        line,
+        column,
+        text: src
+            .get(site.edit_start..site.edit_end)
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
 /// Builds the nesting forest of the sorted sites, sets each site's height and returns
-/// the largest; refuses sites that overlap without nesting.
-fn assign_heights(src: &str, sites: &mut [Site]) -> Result<usize, Error> {
+/// the largest, with the sites skipped for overlapping (see [`Overlap`]).
+fn assign_heights(
+    src: &str,
+    sites: &mut [Site],
+    overlap: Overlap,
+) -> Result<(usize, Vec<usize>), Error> {
     let mut parent: Vec<Option<usize>> = vec![None; sites.len()];
     let mut stack: Vec<usize> = Vec::new();
+    let mut skipped = Vec::new();
     for i in 0..sites.len() {
         while let Some(&top) = stack.last() {
             if sites[top].edit_end <= sites[i].edit_start {
@@ -259,6 +306,11 @@ fn assign_heights(src: &str, sites: &mut [Site]) -> Result<usize, Error> {
         }
         if let Some(&top) = stack.last() {
             if sites[i].edit_end > sites[top].edit_end {
+                if overlap == Overlap::SkipLater {
+                    // Never on the stack, so never anyone's parent; no one's child.
+                    skipped.push(i);
+                    continue;
+                }
                 let index = LineIndex::new(src);
                 let (first_line, first_column) = index.line_col(sites[top].edit_start);
                 let (second_line, second_column) = index.line_col(sites[i].edit_start);
@@ -283,7 +335,7 @@ fn assign_heights(src: &str, sites: &mut [Site]) -> Result<usize, Error> {
             sites[p].height = sites[p].height.max(h + 1);
         }
     }
-    Ok(max)
+    Ok((max, skipped))
 }
 
 /// The match whose node spans exactly `start..end` in `tree`, if the matcher still

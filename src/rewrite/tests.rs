@@ -362,6 +362,27 @@ fn overlapping_matches_are_an_error() {
 }
 
 #[test]
+fn overlapping_matches_can_be_skipped_instead() {
+    let src = "fn f() { if a { 1 } else if b { 2 } else if c { 3 } else { 4 } }";
+    let lang = SupportLang::Rust;
+    let pattern = Pattern::try_new("if $C { $D } else if $E { $F }", lang).expect("compiles");
+    let fix = TemplateFix::try_new("g($D, $F)", &lang).expect("compiles");
+    let mut doc = parse_doc(src, lang).expect("parses");
+    let out = rewrite_nested_with(&mut doc, &pattern, Overlap::SkipLater, |m| {
+        m.make_edit(&pattern, &fix)
+    })
+    .expect("skips");
+    assert_eq!(doc.src, "fn f() { g(1, 2) else if c { 3 } else { 4 } }");
+    assert_eq!(out.changes.len(), 1);
+    assert_eq!(out.overlapped.len(), 1);
+    assert_eq!(out.overlapped[0].column, 26);
+    // Left as it was when refused.
+    let mut doc = parse_doc(src, lang).expect("parses");
+    assert!(rewrite_nested(&mut doc, &pattern, |m| m.make_edit(&pattern, &fix)).is_err());
+    assert_eq!(doc.src, src);
+}
+
+#[test]
 fn outer_match_that_stops_matching_is_dropped() {
     let out = rewrite(
         SupportLang::JavaScript,
