@@ -71,16 +71,39 @@ fn read_patch(file: Option<&str>) -> Result<String, Error> {
     String::from_utf8(bytes).map_err(|_| UsageError("the patch text is not UTF-8".into()).into())
 }
 
-/// One line describing a resolution: chunks, files, rescues, already applied.
+/// One line describing a resolution, e.g. `2 chunks, 1 added in 3 files, 1 rescued`.
 fn summary(res: &Resolution) -> String {
     let placed = res
         .report
         .chunks()
         .filter(|c| c.level != Level::AlreadyApplied)
         .count();
+    let count = |op: &str| res.report.ops.iter().filter(|o| o.op == op).count();
+    let moved = res
+        .report
+        .ops
+        .iter()
+        .filter(|o| o.move_to.is_some())
+        .count();
+    let mut parts = Vec::new();
+    if placed > 0 {
+        parts.push(render::plural(placed, "chunk"));
+    }
+    for (n, what) in [
+        (count("add"), "added"),
+        (count("delete"), "deleted"),
+        (moved, "moved"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("no change".into());
+    }
     let mut s = format!(
         "{} in {}",
-        render::plural(placed, "chunk"),
+        parts.join(", "),
         render::plural(res.changes.changes.len(), "file")
     );
     if res.report.rescued() > 0 {

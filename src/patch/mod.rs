@@ -415,6 +415,49 @@ mod tests {
     }
 
     #[test]
+    fn move_keeps_mode_and_update_keeps_bytes_elsewhere() {
+        let mut t = tree(&[("run.sh", "#!/bin/sh\r\necho hi\r\n")]);
+        if let Some(f) = t.files.get_mut("run.sh") {
+            f.mode = FileMode::Executable;
+        }
+        let r = resolve_text(
+            "*** Begin Patch\n*** Update File: run.sh\n*** Move to: bin/run.sh\n@@\n-echo hi\n+echo bye\n*** End Patch\n",
+            &t,
+            "",
+        )
+        .unwrap();
+        let moved = r
+            .changes
+            .changes
+            .iter()
+            .find(|c| c.path == "bin/run.sh")
+            .and_then(|c| c.after.clone())
+            .unwrap();
+        assert_eq!(moved.mode, FileMode::Executable);
+        assert_eq!(moved.bytes, b"#!/bin/sh\r\necho bye\r\n");
+        let source = r
+            .changes
+            .changes
+            .iter()
+            .find(|c| c.path == "run.sh")
+            .unwrap();
+        assert!(source.after.is_none());
+    }
+
+    #[test]
+    fn pure_move_needs_no_chunk() {
+        let t = tree(&[("a", "x\n")]);
+        let r = resolve_text(
+            "*** Begin Patch\n*** Update File: a\n*** Move to: b\n*** End Patch\n",
+            &t,
+            "",
+        )
+        .unwrap();
+        assert_eq!(r.changes.changes.len(), 2);
+        assert_eq!(after(&r, "b").as_deref(), Some("x\n"));
+    }
+
+    #[test]
     fn net_noop_is_empty() {
         let t = tree(&[("a", "x\n")]);
         let r = resolve_text(

@@ -242,13 +242,16 @@ pub fn resolve_chunks(
     let mut cursor = 0usize;
     for (i, chunk) in chunks.iter().enumerate() {
         let n = i + 1;
-        let (edit, report, next) = resolve_one(ctx, text, &mut keys, chunk, n, cursor)?;
+        let taken: Vec<(usize, usize)> = edits.iter().map(|e| (e.start, e.del)).collect();
+        let (edit, report, next) = resolve_one(ctx, text, &mut keys, chunk, n, cursor, &taken)?;
         cursor = next;
         if let Some(e) = edit {
             edits.push(e);
         }
         reports.push(report);
     }
+    // A chunk placed above an earlier one (out of order) must be applied in file order.
+    edits.sort_by_key(|e| e.start);
     Ok((assemble(text, &edits), reports))
 }
 
@@ -351,6 +354,9 @@ fn join_numbers(zero_based: &[usize]) -> String {
     s.join(", ")
 }
 
+/// Places one chunk searching from `cursor`; `taken` are the `(start, len)` spans of
+/// the chunks placed before it. Returns its edit (none when already applied), its
+/// report and the cursor for the next chunk.
 #[allow(clippy::type_complexity)]
 fn resolve_one(
     ctx: &Ctx,
@@ -359,6 +365,7 @@ fn resolve_one(
     chunk: &Chunk,
     chunk_no: usize,
     cursor: usize,
+    taken: &[(usize, usize)],
 ) -> Result<(Option<Edit>, ChunkReport, usize), Error> {
     let old = chunk.old_lines();
     let new = chunk.new_lines();
@@ -434,6 +441,41 @@ fn resolve_one(
         }
     }
 
+    // 1b. Out of order: agents do not always write chunks top to bottom. Without an
+    // anchor to say otherwise, a chunk that fits nowhere below the previous one may
+    // fit above it, if it fits there uniquely and touches no line already edited.
+    if start == cursor && cursor > 0 {
+        for level in Level::LINE_LEVELS {
+            let pat = keys_of(level, &old);
+            let cands = find_all(keys.get(level), &pat, 0);
+            match cands.len() {
+                0 => continue,
+                1 => {
+                    let at = cands[0];
+                    let end = at + old.len();
+                    let clash = taken.iter().any(|&(s, d)| {
+                        if d == 0 {
+                            s > at && s < end
+                        } else {
+                            s < end && at < s + d
+                        }
+                    });
+                    if clash {
+                        break;
+                    }
+                    let align: Vec<Option<usize>> = (at..end).map(Some).collect();
+                    report.level = level;
+                    report.notes.push(
+                        "placed above the previous chunk (the chunks are out of order)".into(),
+                    );
+                    let (edit, report, _) = place(chunk, report, at, old.len(), &align, text);
+                    return Ok((edit, report, cursor));
+                }
+                _ => return Err(ambiguous(ctx, chunk, chunk_no, level, &cands)),
+            }
+        }
+    }
+
     // 2. Already applied: the old lines are gone and the new ones sit uniquely in the
     // region. Checked before the rescues, which would otherwise "rescue" them again.
     if chunk.has_changes() && new.iter().any(|l| is_significant(l)) {
@@ -458,10 +500,19 @@ fn resolve_one(
         }
     }
 
-    // 3. Rescues.
+    // 3. Rescues overwrite lines the patch did not name, which is only worth it for a
+    // chunk that removes lines itself: one that only adds must not delete anything.
     let rescue_keys: Vec<String> = keys_of(Level::PrefixSuffix, &old);
     let hay: Vec<String> = keys.get(Level::PrefixSuffix).to_vec();
-    match prefix_suffix(&hay, &rescue_keys, &old, &new, start) {
+    let removes = chunk
+        .lines
+        .iter()
+        .any(|l| matches!(l, ChunkLine::Remove(_)));
+    match if removes {
+        prefix_suffix(&hay, &rescue_keys, &old, &new, start)
+    } else {
+        Rescue::None
+    } {
         Rescue::One(at, del) => {
             report.level = Level::PrefixSuffix;
             let align = align(&rescue_keys, &hay[at..at + del], at);
@@ -472,7 +523,11 @@ fn resolve_one(
         }
         Rescue::None => {}
     }
-    match lcs_rescue(&hay, &rescue_keys, start) {
+    match if removes {
+        lcs_rescue(&hay, &rescue_keys, start)
+    } else {
+        Rescue::None
+    } {
         Rescue::One(at, del) => {
             report.level = Level::Lcs;
             let align = align(&rescue_keys, &hay[at..at + del], at);
@@ -577,8 +632,9 @@ enum Rescue {
     Many(Vec<usize>),
 }
 
-/// The chunk's unchanged leading and trailing lines, found with at most a short
-/// stretch of other lines between them: what lay between is replaced.
+/// The chunk's unchanged leading and trailing lines, found with a short stretch of
+/// other lines between them (one line up to twice the chunk's middle, plus two): what
+/// lay between is replaced.
 fn prefix_suffix(
     hay: &[String],
     old_keys: &[String],
@@ -614,7 +670,8 @@ fn prefix_suffix(
     let mut spans = Vec::new();
     for i in find_all(hay, pre, from) {
         let a = i + p;
-        for g in 0..=max_gap {
+        // At least one line between: a rescue replaces something that drifted.
+        for g in 1..=max_gap {
             let j = a + g;
             if j + s > hay.len() {
                 break;
@@ -939,6 +996,26 @@ mod tests {
     fn new_lines_take_dominant_ending_and_final_newline_is_kept() {
         let (out, _) = run("a\r\nb\r\nc", "@@\n a\n+x\n b\n-c\n+d\n+e\n").unwrap();
         assert_eq!(out, "a\r\nx\r\nb\r\nd\r\ne");
+    }
+
+    #[test]
+    fn out_of_order_chunks_are_placed_when_unique() {
+        let (out, r) = run("a\nb\nc\nd\n", "@@\n-c\n+C\n@@\n-a\n+A\n").unwrap();
+        assert_eq!(out, "A\nb\nC\nd\n");
+        assert_eq!(r[1].line, 1);
+        assert!(r[1].notes[0].contains("out of order"));
+        // Not when the earlier place was already edited.
+        assert!(run("a\nb\n", "@@\n-a\n+x\n@@\n-a\n+y\n").is_err());
+    }
+
+    #[test]
+    fn rescues_never_delete_for_an_insert_only_chunk() {
+        let err = run(
+            "fn a() {\n    one();\n    drifted();\n}\n",
+            "@@\n fn a() {\n     one();\n+    two();\n }\n",
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::NoMatch { .. }), "{err}");
     }
 
     #[test]
