@@ -307,19 +307,6 @@ fn own_fixtures() {
     );
 }
 
-/// Whether the transaction store can stage yet (it is written concurrently); the
-/// binary tests below skip, saying so, until it can.
-fn txn_ready(out: &crate::util::Output) -> bool {
-    if out.stdout.contains("not implemented") || out.stderr.contains("not implemented") {
-        eprintln!(
-            "SKIPPED: the transaction store cannot do this yet: {}{}",
-            out.stdout, out.stderr
-        );
-        return false;
-    }
-    true
-}
-
 #[test]
 fn binary_stages_a_preview_and_writes_nothing() {
     let repo = TestRepo::new();
@@ -327,9 +314,6 @@ fn binary_stages_a_preview_and_writes_nothing() {
     repo.commit_all("init");
     let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n*** End Patch\n";
     let out = repo.run_with(".", &["patch", "--json", "-"], &[], Some(patch.as_bytes()));
-    if !txn_ready(&out) {
-        return;
-    }
     out.assert_code(0);
     let v = out.json();
     assert!(v["id"].is_string(), "{v}");
@@ -348,9 +332,6 @@ fn binary_apply_writes_the_tree() {
         "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n+three\n*** End Patch\n",
     );
     let out = repo.run(&["patch", "p.txt", "--apply", "--reason", "test"]);
-    if !txn_ready(&out) {
-        return;
-    }
     out.assert_code(0);
     assert_eq!(repo.read_string("a.txt"), "one\r\nTWO\r\nthree\r\n");
 }
@@ -403,9 +384,112 @@ fn binary_paths_are_relative_to_the_current_folder() {
         &[],
         Some(patch.as_bytes()),
     );
-    if !txn_ready(&out) {
-        return;
-    }
     out.assert_code(0);
     assert_eq!(repo.read_string("sub/a.txt"), "ONE\n");
+}
+
+/// The suites as their README runs them: each scenario in a fresh repository through
+/// `git astedit patch --apply` (committed or not, alternately), the work tree compared
+/// with `expected/` byte for byte.
+#[test]
+fn acceptance_suites_through_the_binary() {
+    let root = acceptance_dir();
+    if !root.is_dir() {
+        eprintln!("SKIPPED: acceptance suites not found at {}", root.display());
+        return;
+    }
+    let divergences = std::fs::read_to_string(root.join("divergences.txt")).unwrap_or_default();
+    let mut failures = Vec::new();
+    let mut total = 0;
+    for suite in ["codex", "omos"] {
+        for (i, d) in scenario_dirs(&root.join(suite)).iter().enumerate() {
+            let base = d.file_name().unwrap_or_default().to_string_lossy();
+            let diverges = divergences.lines().any(|l| l.trim() == base);
+            total += 1;
+            let repo = TestRepo::new();
+            copy_tree(&d.join("input"), repo.path());
+            if i % 2 == 0 && !tree_files(repo.path()).is_empty() {
+                repo.commit_all("input");
+            }
+            let before = tree_files(repo.path());
+            let patch_text = std::fs::read(d.join("patch.txt")).expect("patch.txt");
+            let out = repo.run_with(".", &["patch", "--apply", "-"], &[], Some(&patch_text));
+            // A divergence from Codex: we refuse, so the input must stay as it was.
+            let expected = if diverges {
+                before.clone()
+            } else {
+                tree_files(&d.join("expected"))
+            };
+            let got = tree_files(repo.path());
+            let name = format!("{suite}/{base}");
+            if got != expected {
+                failures.push(format!(
+                    "{name}: tree differs (exit {}): {}",
+                    out.code, out.stderr
+                ));
+            } else if expected == before && out.code == 0 {
+                failures.push(format!("{name}: expected a refusal, exit 0"));
+            } else if out.code != 0 && out.stderr.trim().is_empty() {
+                failures.push(format!("{name}: refused without a message"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {total} scenarios failed through the binary:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn binary_move_keeps_the_executable_bit() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = TestRepo::new();
+    repo.write("run.sh", "#!/bin/sh\necho hi\n");
+    let p = repo.path().join("run.sh");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    repo.commit_all("init");
+    let patch = "*** Begin Patch\n*** Update File: run.sh\n*** Move to: bin/run.sh\n@@\n-echo hi\n+echo bye\n*** End Patch\n";
+    let out = repo.run_with(".", &["patch", "--apply"], &[], Some(patch.as_bytes()));
+    out.assert_code(0);
+    assert!(!repo.exists("run.sh"));
+    let meta = std::fs::metadata(repo.path().join("bin/run.sh")).expect("moved file");
+    assert_ne!(meta.permissions().mode() & 0o111, 0, "executable bit lost");
+    assert_eq!(repo.read_string("bin/run.sh"), "#!/bin/sh\necho bye\n");
+}
+
+#[test]
+fn binary_refuses_paths_through_a_symlink() {
+    let repo = TestRepo::new();
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("secret.txt"), "keep\n").expect("write");
+    std::os::unix::fs::symlink(outside.path(), repo.path().join("link")).expect("symlink");
+    let patch =
+        "*** Begin Patch\n*** Update File: link/secret.txt\n@@\n-keep\n+gone\n*** End Patch\n";
+    let out = repo.run_with(".", &["patch", "--json"], &[], Some(patch.as_bytes()));
+    out.assert_code(4);
+    assert_eq!(out.json()["error"]["code"], "unsafe-path");
+    let add = "*** Begin Patch\n*** Add File: link/new.txt\n+x\n*** End Patch\n";
+    repo.run_with(".", &["patch"], &[], Some(add.as_bytes()))
+        .assert_code(4);
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("secret.txt")).expect("read"),
+        "keep\n"
+    );
+    assert!(!outside.path().join("new.txt").exists());
+}
+
+#[test]
+fn binary_already_applied_patch_stages_nothing() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "one\nTWO\n");
+    repo.commit_all("init");
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n*** End Patch\n";
+    let out = repo.run_with(".", &["patch", "--json"], &[], Some(patch.as_bytes()));
+    out.assert_code(0);
+    let v = out.json();
+    assert!(v["id"].is_null(), "{v}");
+    assert_eq!(v["ops"][0]["chunks"][0]["level"], "already-applied", "{v}");
+    assert!(repo.astedit_refs().is_empty());
 }
