@@ -26,8 +26,10 @@ pub use nested::rewrite_nested;
 pub use nested::rewrite_nested_with;
 pub use nested::LostSite;
 pub use nested::Nested;
+pub use nested::Options as NestedOptions;
 pub use nested::Overlap;
 pub use nested::SiteChange;
+pub use nested::DEFAULT_MAX_DEPTH;
 
 use crate::error::Classify;
 use crate::error::Exit;
@@ -55,6 +57,14 @@ pub enum Error {
         second_line: usize,
         second_column: usize,
     },
+    /// Matches nest deeper than the limit; each level costs a re-parse.
+    #[error("matches nest {depth} deep at {line}:{column}, more than the limit of {limit}")]
+    NestingTooDeep {
+        line: usize,
+        column: usize,
+        depth: usize,
+        limit: usize,
+    },
     /// tree-sitter returned no tree (it only does so when cancelled or misconfigured).
     #[error("the parser failed: {detail}")]
     Parse { detail: String },
@@ -67,6 +77,7 @@ impl Classify for Error {
             Error::PatternDoesNotParse { .. } => "pattern-does-not-parse",
             Error::UndefinedMetavariable { .. } => "undefined-metavariable",
             Error::OverlappingMatches { .. } => "overlapping-matches",
+            Error::NestingTooDeep { .. } => "nesting-too-deep",
             Error::Parse { .. } => "internal",
         }
     }
@@ -80,6 +91,9 @@ impl Classify for Error {
         match self {
             Error::OverlappingMatches { .. } => {
                 Some("narrow the pattern so that its matches nest or stay apart".to_string())
+            }
+            Error::NestingTooDeep { .. } => {
+                Some("rewrite the outer matches first with a narrower pattern".to_string())
             }
             _ => None,
         }
@@ -218,6 +232,7 @@ struct CompiledOp {
 pub struct Rewriter {
     ops: Vec<CompiledOp>,
     lang: SupportLang,
+    nested: NestedOptions,
 }
 
 impl Rewriter {
@@ -242,7 +257,14 @@ impl Rewriter {
         Ok(Rewriter {
             ops: compiled,
             lang,
+            nested: NestedOptions::default(),
         })
+    }
+
+    /// Sets how deep matches may nest ([`DEFAULT_MAX_DEPTH`] unless set).
+    pub fn with_max_depth(mut self, max_depth: usize) -> Rewriter {
+        self.nested.max_depth = max_depth;
+        self
     }
 
     /// Runs the ops in order on `src`; `None` when nothing changes.
@@ -269,7 +291,7 @@ impl Rewriter {
                 }
             };
             let crlf = uses_crlf(&doc.src);
-            let out = rewrite_nested(doc, &op.pattern, |m| {
+            let out = rewrite_nested_with(doc, &op.pattern, self.nested, |m| {
                 let mut edit = m.make_edit(&op.pattern, &op.fix);
                 if crlf {
                     edit.inserted_text = lf_to_crlf(edit.inserted_text);

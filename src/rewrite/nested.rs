@@ -38,6 +38,31 @@ pub enum Overlap {
     SkipLater,
 }
 
+/// How [`rewrite_nested_with`] treats the hard cases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Sites whose edit ranges overlap without nesting.
+    pub overlap: Overlap,
+    /// The deepest nesting of sites rewritten; deeper is an
+    /// [`Error::NestingTooDeep`]. Each level costs a re-parse of the file, and
+    /// tree-sitter parses deeply nested text in worse than linear time, so generated
+    /// `f(f(f(…)))` thousands deep would otherwise take minutes.
+    pub max_depth: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            overlap: Overlap::Error,
+            max_depth: DEFAULT_MAX_DEPTH,
+        }
+    }
+}
+
+/// Real code nests one pattern's matches a handful of levels deep; 256 levels cost
+/// well under a second.
+pub const DEFAULT_MAX_DEPTH: usize = 256;
+
 /// One site whose rewrite changed the text, in input coordinates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteChange {
@@ -117,14 +142,14 @@ where
     M: Matcher,
     F: FnMut(&NodeMatch<'_, StrDoc<L>>) -> Edit<String>,
 {
-    rewrite_nested_with(doc, matcher, Overlap::Error, edit_for)
+    rewrite_nested_with(doc, matcher, Options::default(), edit_for)
 }
 
-/// [`rewrite_nested`] with a choice of what overlapping sites do.
+/// [`rewrite_nested`] with a choice of how overlaps and deep nesting are treated.
 pub fn rewrite_nested_with<L, M, F>(
     doc: &mut StrDoc<L>,
     matcher: &M,
-    overlap: Overlap,
+    options: Options,
     mut edit_for: F,
 ) -> Result<Nested, Error>
 where
@@ -142,8 +167,19 @@ where
         return Ok(Nested::default());
     }
     let src = doc.src.clone();
-    let (max_height, skipped) = assign_heights(&src, &mut sites, overlap)?;
+    let (max_height, skipped) = assign_heights(&src, &mut sites, options.overlap)?;
     let index = LineIndex::new(&src);
+    if max_height >= options.max_depth {
+        // Report the outermost site of the deepest nest: the one the user would look at.
+        let site = sites.iter().find(|s| s.height == max_height);
+        let (line, column) = site.map_or((1, 1), |s| index.line_col(s.edit_start));
+        return Err(Error::NestingTooDeep {
+            line,
+            column,
+            depth: max_height + 1,
+            limit: options.max_depth,
+        });
+    }
     let mut nested = Nested::default();
     if !skipped.is_empty() {
         let mut keep = vec![true; sites.len()];
@@ -353,26 +389,26 @@ where
     if end <= start {
         return None;
     }
-    // `start + 1` so that a node ending at `start` is not picked instead of the one
-    // beginning there.
-    let inner = tree
-        .root()
-        .get_inner_node()
-        .descendant_for_byte_range(start, start + 1)?;
-    let mut node = Some(tree.adopt(inner));
+    // Walk down from the root rather than asking tree-sitter for the node at `start`:
+    // wrapping a raw tree-sitter node (`adopt`) re-walks its ancestors in debug builds,
+    // which made deep nesting quadratic per pass. The nodes starting at `start` that
+    // fit in the site are the candidates, outermost first.
+    let mut candidates = Vec::new();
+    let mut node = Some(tree.root());
     while let Some(n) = node {
         let range = n.range();
-        if range.start != start || range.end > end {
-            break;
+        if range.start == start && range.end <= end {
+            candidates.push(n.clone());
         }
-        if let Some(m) = matcher.match_node(n.clone()) {
-            if m.range() == (start..end) {
-                return Some(m);
-            }
-        }
-        node = n.parent();
+        node = n.children().find(|c| {
+            let r = c.range();
+            r.start <= start && start < r.end
+        });
     }
-    None
+    candidates
+        .into_iter()
+        .rev()
+        .find_map(|n| matcher.match_node(n).filter(|m| m.range() == (start..end)))
 }
 
 /// Above this many edited bytes × edits a fresh parse is cheaper: ast-grep's

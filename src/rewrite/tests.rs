@@ -368,10 +368,12 @@ fn overlapping_matches_can_be_skipped_instead() {
     let pattern = Pattern::try_new("if $C { $D } else if $E { $F }", lang).expect("compiles");
     let fix = TemplateFix::try_new("g($D, $F)", &lang).expect("compiles");
     let mut doc = parse_doc(src, lang).expect("parses");
-    let out = rewrite_nested_with(&mut doc, &pattern, Overlap::SkipLater, |m| {
-        m.make_edit(&pattern, &fix)
-    })
-    .expect("skips");
+    let options = NestedOptions {
+        overlap: Overlap::SkipLater,
+        ..NestedOptions::default()
+    };
+    let out = rewrite_nested_with(&mut doc, &pattern, options, |m| m.make_edit(&pattern, &fix))
+        .expect("skips");
     assert_eq!(doc.src, "fn f() { g(1, 2) else if c { 3 } else { 4 } }");
     assert_eq!(out.changes.len(), 1);
     assert_eq!(out.overlapped.len(), 1);
@@ -620,4 +622,32 @@ fn go_calls_on_a_package_member_match() {
     // A real conversion stays a conversion pattern.
     let q = Query::new("[]byte($A)", SupportLang::Go).expect("compiles");
     assert_eq!(q.find(src).matches.len(), 1);
+}
+
+#[test]
+fn deep_nesting_is_bounded() {
+    let nest = |depth: usize| format!("x = {}1{}\n", "foo(".repeat(depth), ")".repeat(depth));
+    let op = [("foo($A)", "bar($A)")];
+    let out = rewrite(SupportLang::Python, &op, &nest(100)).expect("changes");
+    assert_eq!(out.replacements.len(), 100);
+    assert_eq!(out.text, nest(100).replace("foo", "bar"));
+
+    let rw = Rewriter::new(&ops(&op), SupportLang::Python)
+        .expect("compiles")
+        .with_max_depth(10);
+    assert!(rw.rewrite(&nest(10)).expect("within the limit").is_some());
+    let err = rw.rewrite(&nest(11)).expect_err("too deep");
+    assert!(
+        matches!(
+            err,
+            Error::NestingTooDeep {
+                line: 1,
+                column: 5,
+                depth: 11,
+                limit: 10
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(err.exit(), Exit::BadInput);
 }
