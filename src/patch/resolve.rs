@@ -478,13 +478,17 @@ fn resolve_one(
 
     // 2. Already applied: the old lines are gone and the new ones sit uniquely in the
     // region. Checked before the rescues, which would otherwise "rescue" them again.
-    if chunk.has_changes() && new.iter().any(|l| is_significant(l)) {
+    // One significant line is weak evidence (it may simply occur elsewhere), so then
+    // the chunk is refused and the find is only mentioned.
+    let mut applied_hint = None;
+    let evidence = new.iter().filter(|l| is_significant(l)).count();
+    if chunk.has_changes() && evidence > 0 {
         for level in Level::LINE_LEVELS {
             let pat = keys_of(level, &new);
             let cands = find_all(keys.get(level), &pat, start);
             match cands.len() {
                 0 => continue,
-                1 => {
+                1 if evidence >= 2 => {
                     report.level = Level::AlreadyApplied;
                     report.line = cands[0] + 1;
                     report.notes.push(format!(
@@ -495,8 +499,10 @@ fn resolve_one(
                     ));
                     return Ok((None, report, cands[0] + new.len()));
                 }
-                _ => break,
+                1 => applied_hint = Some(cands[0]),
+                _ => {}
             }
+            break;
         }
     }
 
@@ -541,7 +547,16 @@ fn resolve_one(
         path: ctx.path.to_string(),
         chunk: chunk_no,
         line: chunk.line,
-        detail: no_match_detail(text, &hay, &rescue_keys, &old, start),
+        detail: {
+            let mut d = no_match_detail(text, &hay, &rescue_keys, &old, start);
+            if let Some(at) = applied_hint {
+                d.push_str(&format!(
+                    "\nthe chunk's new lines are at line {}: it may be applied already",
+                    at + 1
+                ));
+            }
+            d
+        },
     })
 }
 
@@ -972,6 +987,12 @@ mod tests {
         let (out, r) = run("a\nnew\nc\n", "@@\n a\n-old\n+new\n c\n").unwrap();
         assert_eq!(out, "a\nnew\nc\n");
         assert_eq!(r[0].level, Level::AlreadyApplied);
+    }
+
+    #[test]
+    fn one_line_is_too_weak_to_claim_already_applied() {
+        let err = run("x\nbar();\ny\n", "@@\n-foo();\n+bar();\n").unwrap_err();
+        assert!(err.to_string().contains("may be applied already"), "{err}");
     }
 
     #[test]
