@@ -3,10 +3,11 @@ The AST engine: patterns compiled once per language, a literal prefilter, matche
 rewrites that also rewrite nested matches (DESIGN §4).
 
 [`Query`] serves `grep`; [`Rewriter`] serves `edit`. Both compile their patterns once
-per language and hand out a literal the caller checks before parsing a file, because
-parsing is the expensive step and most files of a tree cannot match. The nested-rewrite
-routine itself lives in [`nested`] and is generic, so `scan` reuses it with rule
-matchers.
+per language and check the pattern's literal text before parsing a file ([`Query`]
+hands it to the caller, [`Rewriter`] checks it per op), because parsing is the
+expensive step and most files of a tree cannot match. The nested-rewrite routine,
+[`rewrite_nested`], is generic over matcher and edit so that `scan` reuses it with rule
+matchers and fixers.
 */
 
 mod nested;
@@ -22,6 +23,10 @@ use ast_grep_core::Matcher;
 use ast_grep_core::Pattern;
 use ast_grep_core::PatternError;
 use ast_grep_language::SupportLang;
+
+use crate::error::Classify;
+use crate::error::Exit;
+
 pub use nested::rewrite_nested;
 pub use nested::rewrite_nested_with;
 pub use nested::LostSite;
@@ -30,9 +35,6 @@ pub use nested::Options as NestedOptions;
 pub use nested::Overlap;
 pub use nested::SiteChange;
 pub use nested::DEFAULT_MAX_DEPTH;
-
-use crate::error::Classify;
-use crate::error::Exit;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
