@@ -52,8 +52,13 @@ pub enum Error {
     Empty,
     #[error("patch line {line}: `*** Update File: {path}` has no chunks (and no `*** Move to:`)")]
     EmptyUpdate { path: String, line: usize },
-    #[error("refusing path '{path}': {reason}")]
-    UnsafePath { path: String, reason: String },
+    #[error("{}refusing path '{path}': {reason}", at_line(line))]
+    UnsafePath {
+        path: String,
+        reason: String,
+        /// The patch line naming it, once known.
+        line: Option<usize>,
+    },
     #[error("patch line {line}: refusing to overwrite '{path}', which already exists")]
     Exists { path: String, line: usize },
     #[error("patch line {line}: cannot {op} '{path}': no such file")]
@@ -112,6 +117,11 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+fn at_line(line: &Option<usize>) -> String {
+    line.map(|l| format!("patch line {l}: "))
+        .unwrap_or_default()
 }
 
 fn numbers(ns: &[usize]) -> String {
@@ -238,7 +248,19 @@ pub fn resolve(patch: &Patch, tree: &dyn Tree, base: &str) -> Result<Resolution,
     let mut vt = vtree::VTree::new(tree);
     let mut report = Report::default();
     for op in &patch.ops {
-        report.ops.push(apply_op(&mut vt, op, base)?);
+        let done = apply_op(&mut vt, op, base).map_err(|e| match e {
+            Error::UnsafePath {
+                path,
+                reason,
+                line: None,
+            } => Error::UnsafePath {
+                path,
+                reason,
+                line: Some(op.line()),
+            },
+            e => e,
+        })?;
+        report.ops.push(done);
     }
     let mut changes = ChangeSet {
         changes: vt.changes(),
@@ -341,6 +363,7 @@ fn existing_file(
         Entry::File(f) if f.mode == FileMode::Symlink => Err(Error::UnsafePath {
             path: path.to_string(),
             reason: "it is a symlink".into(),
+            line: Some(line),
         }),
         Entry::File(f) => Ok(f),
         Entry::Missing => Err(Error::Missing {

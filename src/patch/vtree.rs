@@ -72,6 +72,7 @@ impl Tree for FsTree {
                     } else {
                         format!("it goes through the symlink '{at}'")
                     },
+                    line: None,
                 });
             }
             let last = i + 1 == parts.len();
@@ -86,6 +87,7 @@ impl Tree for FsTree {
                     return Err(Error::UnsafePath {
                         path: path.to_string(),
                         reason: "it is not a regular file".to_string(),
+                        line: None,
                     });
                 }
                 let bytes = std::fs::read(&cur).map_err(|e| Error::Io {
@@ -147,6 +149,7 @@ pub fn clean_path(raw: &str, base: &str) -> Result<String, Error> {
     let refuse = |reason: &str| Error::UnsafePath {
         path: raw.to_string(),
         reason: reason.to_string(),
+        line: None,
     };
     if raw.contains('\0') {
         return Err(refuse("it contains a NUL byte"));
