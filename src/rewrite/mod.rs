@@ -122,6 +122,16 @@ pub struct FileMatches {
     pub matches: Vec<Match>,
     /// The file parsed with errors (it was still searched).
     pub has_parse_error: bool,
+    /// Where the first error is, when there is one.
+    pub first_parse_error: Option<ErrorAt>,
+}
+
+/// Where a parse error is: the first ERROR or missing node, 1-based, column in
+/// characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorAt {
+    pub line: usize,
+    pub column: usize,
 }
 
 /// A search pattern compiled for one language.
@@ -155,6 +165,7 @@ impl Query {
             return FileMatches {
                 matches: Vec::new(),
                 has_parse_error: true,
+                first_parse_error: None,
             };
         };
         let matches = root
@@ -178,6 +189,7 @@ impl Query {
         FileMatches {
             matches,
             has_parse_error: has_parse_error(&root),
+            first_parse_error: first_parse_error(&root),
         }
     }
 }
@@ -218,6 +230,9 @@ pub struct FileRewrite {
     pub introduces_parse_error: bool,
     /// The file parsed with errors before the rewrite.
     pub had_parse_error: bool,
+    /// The first parse error: in the output when the rewrite introduced errors, in the
+    /// input when it had some already, else none.
+    pub first_parse_error: Option<ErrorAt>,
     /// Outer matches left alone because they no longer matched after their inner
     /// matches were rewritten (rare; worth a warning).
     pub dropped: Vec<Dropped>,
@@ -275,6 +290,7 @@ impl Rewriter {
         // step with the text by `rewrite_nested`'s incremental re-parses.
         let mut doc: Option<StrDoc<SupportLang>> = None;
         let mut had_parse_error = false;
+        let mut input_error = None;
         let mut replacements = Vec::new();
         let mut dropped = Vec::new();
         for (index, op) in self.ops.iter().enumerate() {
@@ -289,6 +305,9 @@ impl Rewriter {
                 None => {
                     let parsed = parse_doc(src, self.lang)?;
                     had_parse_error = parsed.tree.root_node().has_error();
+                    if had_parse_error {
+                        input_error = first_parse_error(&AstGrep::doc(parsed.clone()));
+                    }
                     doc.insert(parsed)
                 }
             };
@@ -318,11 +337,17 @@ impl Rewriter {
             return Ok(None);
         };
         let introduces_parse_error = !had_parse_error && doc.tree.root_node().has_error();
+        let first_parse_error = if introduces_parse_error {
+            first_parse_error(&AstGrep::doc(doc.clone()))
+        } else {
+            input_error
+        };
         Ok(Some(FileRewrite {
             text: doc.src,
             replacements,
             introduces_parse_error,
             had_parse_error,
+            first_parse_error,
             dropped,
         }))
     }
@@ -466,6 +491,27 @@ pub(crate) fn parse_doc<L: LanguageExt>(src: &str, lang: L) -> Result<StrDoc<L>,
 /// Whether the tree holds an ERROR or a missing node anywhere.
 pub(crate) fn has_parse_error<L: LanguageExt>(root: &AstGrep<StrDoc<L>>) -> bool {
     root.root().get_inner_node().has_error()
+}
+
+/// The first ERROR or missing node in document order: descend into the first child
+/// that holds an error until the error itself is reached.
+pub(crate) fn first_parse_error<L: LanguageExt>(root: &AstGrep<StrDoc<L>>) -> Option<ErrorAt> {
+    let mut node = root.root();
+    if !node.get_inner_node().has_error() {
+        return None;
+    }
+    while !(node.is_error() || node.is_missing()) {
+        let child = node.children().find(|c| c.get_inner_node().has_error());
+        match child {
+            Some(child) => node = child,
+            None => break,
+        }
+    }
+    let start = node.start_pos();
+    Some(ErrorAt {
+        line: start.line() + 1,
+        column: start.column(&node) + 1,
+    })
 }
 
 /// Byte offset → 1-based line and character column, for many lookups in one text.

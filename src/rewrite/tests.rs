@@ -54,6 +54,18 @@ fn search_reports_parse_errors() {
     let found = q.find("fn main() { let x = y.unwrap(); \n");
     assert!(found.has_parse_error);
     assert_eq!(found.matches.len(), 1);
+    let found = q.find("fn main() {\n    let é = y.unwrap()\n}\n");
+    assert!(found.has_parse_error);
+    // The missing `;` after the statement.
+    assert_eq!(
+        found.first_parse_error,
+        Some(ErrorAt {
+            line: 2,
+            column: 23
+        })
+    );
+    let found = q.find("fn main() { y.unwrap(); }");
+    assert_eq!(found.first_parse_error, None);
 }
 
 #[test]
@@ -261,6 +273,7 @@ fn introduced_parse_error_is_flagged() {
     .expect("changes");
     assert!(out.introduces_parse_error);
     assert!(!out.had_parse_error);
+    assert!(out.first_parse_error.is_some());
 
     let out = rewrite(
         SupportLang::Rust,
