@@ -664,3 +664,24 @@ fn deep_nesting_is_bounded() {
     );
     assert_eq!(err.exit(), Exit::BadInput);
 }
+
+#[test]
+fn nested_routine_takes_any_matcher_and_edit() {
+    // What `scan` will do with rule matchers and fixers: here a kind matcher and a
+    // closure that wraps each call's current text.
+    let lang = SupportLang::JavaScript;
+    let calls = ast_grep_core::matcher::KindMatcher::new("call_expression", lang);
+    let mut doc = parse_doc("a(b(1), c(2));", lang).expect("parses");
+    let out = rewrite_nested(&mut doc, &calls, |m| {
+        let range = m.range();
+        ast_grep_core::source::Edit {
+            position: range.start,
+            deleted_length: range.len(),
+            inserted_text: format!("W[{}]", m.text()).into_bytes(),
+        }
+    })
+    .expect("rewrites");
+    assert_eq!(doc.src, "W[a(W[b(1)], W[c(2)])];");
+    assert_eq!(out.changes.len(), 3);
+    assert_eq!(out.changes[0].after, "W[a(W[b(1)], W[c(2)])]");
+}
