@@ -421,7 +421,14 @@ fn apply_and_reparse<L: LanguageExt>(
     doc: &mut StrDoc<L>,
     mut edits: Vec<Edit<String>>,
 ) -> Result<(), Error> {
-    if edits.len().saturating_mul(doc.src.len()) > INCREMENTAL_LIMIT {
+    // `perform_edit` splices bytes into the `String` unchecked: an edit that is not
+    // UTF-8 on character boundaries must go through the checked path.
+    let well_formed = edits.iter().all(|e| {
+        doc.src.is_char_boundary(e.position)
+            && doc.src.is_char_boundary(e.position + e.deleted_length)
+            && std::str::from_utf8(&e.inserted_text).is_ok()
+    });
+    if !well_formed || edits.len().saturating_mul(doc.src.len()) > INCREMENTAL_LIMIT {
         let text = apply_edits(&doc.src, &edits);
         *doc = parse_doc(&text, doc.lang.clone())?;
         return Ok(());

@@ -685,3 +685,17 @@ fn nested_routine_takes_any_matcher_and_edit() {
     assert_eq!(out.changes.len(), 3);
     assert_eq!(out.changes[0].after, "W[a(W[b(1)], W[c(2)])]");
 }
+
+#[test]
+fn malformed_edits_from_a_custom_closure_stay_utf8() {
+    let lang = SupportLang::JavaScript;
+    let calls = ast_grep_core::matcher::KindMatcher::new("call_expression", lang);
+    let mut doc = parse_doc("a(1);", lang).expect("parses");
+    rewrite_nested(&mut doc, &calls, |m| ast_grep_core::source::Edit {
+        position: m.range().start,
+        deleted_length: 1,
+        inserted_text: vec![0xff],
+    })
+    .expect("rewrites");
+    assert_eq!(doc.src, "\u{fffd}(1);");
+}
