@@ -16,6 +16,7 @@ pub mod patch;
 pub mod render;
 pub mod repo;
 pub mod rewrite;
+pub mod scan;
 pub mod txn;
 
 pub use error::Error;

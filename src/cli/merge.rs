@@ -1,14 +1,74 @@
-//! `git astedit merge`.
+//! `git astedit merge`: previews with disjoint paths combined into one (sharded CI).
+
+use std::io::Write;
 
 use git_astedit::error::Exit;
-use git_astedit::error::UsageError;
+use git_astedit::scan::merge;
 use git_astedit::Error;
 
+use super::show::render_diffs;
+use super::show::DiffFile;
 use super::Ctx;
 
+/// Combine previews with disjoint paths into one new preview
+///
+/// The usual source is sharded CI: each job runs `git astedit scan --stage --shard I/N`
+/// and pushes `refs/astedit/*`; one job fetches them all and merges. The merged
+/// previews are discarded (recorded in the journal) unless --keep. Paths touched by
+/// more than one preview are an error that names them.
 #[derive(Debug, clap::Args)]
-pub struct MergeArgs {}
+pub struct MergeArgs {
+    /// Preview ids or unique prefixes (at least two)
+    #[arg(value_name = "ID", required = true, num_args = 2..)]
+    pub ids: Vec<String>,
 
-pub fn run(_ctx: &mut Ctx, _args: MergeArgs) -> Result<Exit, Error> {
-    Err(UsageError("`merge` is not implemented yet".into()).into())
+    /// Why (recorded in the merged preview and the journal)
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// Keep the merged previews pending instead of discarding them
+    #[arg(long)]
+    pub keep: bool,
+
+    /// Render at most N diff lines (0: no limit); the rest is summarized
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    pub max_render: usize,
+}
+
+pub fn run(ctx: &mut Ctx, args: MergeArgs) -> Result<Exit, Error> {
+    let json = ctx.json;
+    let (repo, out) = ctx.parts()?;
+    let color = out.color();
+    let merged = merge::merge(repo, &args.ids, args.reason.clone(), args.keep)?;
+    let p = &merged.preview;
+    if json {
+        let value = serde_json::json!({
+            "id": p.id,
+            "commit": p.commit.to_string(),
+            "summary": p.meta.summary,
+            "merged": merged.inputs,
+            "discarded": merged.discarded,
+            "files": p.entries.iter().map(|e| e.path.clone()).collect::<Vec<_>>(),
+        });
+        let _ = writeln!(out.stdout(), "{value}");
+        return Ok(Exit::Ok);
+    }
+    let mut text = render_diffs(
+        &DiffFile::from_changes(&merged.changes),
+        color,
+        args.max_render,
+    );
+    text.push_str(&format!("\n{}\n", p.meta.summary));
+    text.push_str(&format!(
+        "Staged preview {}. Apply with `git astedit apply {}`, drop with `git astedit discard {}`.\n",
+        p.id, p.id, p.id
+    ));
+    if merged.discarded {
+        text.push_str(&format!(
+            "Discarded the merged previews: {}.\n",
+            merged.inputs.join(", ")
+        ));
+    }
+    let _ = out.stdout().write_all(text.as_bytes());
+    Ok(Exit::Ok)
 }

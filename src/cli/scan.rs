@@ -1,14 +1,420 @@
-//! `git astedit scan`.
+//! `git astedit scan`: run the rules; report findings, or check, stage or apply fixes.
+
+use std::io::Write;
+use std::path::PathBuf;
 
 use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
+use git_astedit::files;
+use git_astedit::repo::Repo;
+use git_astedit::scan;
+use git_astedit::scan::report;
+use git_astedit::scan::Finding;
+use git_astedit::scan::Mode;
+use git_astedit::scan::ScanOutcome;
+use git_astedit::txn;
 use git_astedit::Error;
 
+use super::common;
+use super::show::render_diffs;
+use super::show::DiffFile;
 use super::Ctx;
+use super::Out;
 
+/// Run the codemod rules of astedit.toml and ast-grep rule files
+///
+/// Without a mode flag, prints findings as `path:line:col: severity[rule-id]: message`
+/// and exits 1 when one has severity error. `--check` prints the diff of every fix,
+/// writes nothing, and exits 1 when a fix would change a file or an error finding would
+/// remain. `--stage` stages all fixes as one preview. `--apply` stages and applies them
+/// and exits 1 when files were changed (the pre-commit convention).
 #[derive(Debug, clap::Args)]
-pub struct ScanArgs {}
+pub struct ScanArgs {
+    /// Git pathspecs or file names (relative to the current folder); default: the current folder
+    #[arg(value_name = "PATHSPEC")]
+    pub pathspecs: Vec<String>,
 
-pub fn run(_ctx: &mut Ctx, _args: ScanArgs) -> Result<Exit, Error> {
-    Err(UsageError("`scan` is not implemented yet".into()).into())
+    /// Read rules from FILE: an astedit.toml, an sgconfig.yml or an ast-grep rule YAML
+    /// file (can be repeated); default: astedit.toml and sgconfig.yml at the root
+    #[arg(long, value_name = "FILE")]
+    pub config: Vec<PathBuf>,
+
+    /// Print the diff of every fix and exit 1 if any would change a file; write nothing
+    #[arg(long, conflicts_with_all = ["stage", "apply"])]
+    pub check: bool,
+
+    /// Stage all fixes as one preview
+    #[arg(long, conflicts_with = "apply")]
+    pub stage: bool,
+
+    /// Stage all fixes and apply them; exit 1 when files were changed
+    #[arg(long)]
+    pub apply: bool,
+
+    /// Scan the staged content (the index) instead of the work tree
+    #[arg(long)]
+    pub cached: bool,
+
+    /// Scan only shard I of N (1-based), split by path the same way on every machine
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+
+    /// How to print findings
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Run only the rule with this id (can be repeated)
+    #[arg(long = "rule", value_name = "ID")]
+    pub rules: Vec<String>,
+
+    /// Re-run a rule's fix at most N times per file (default: the config's max-passes, else 10)
+    #[arg(long, value_name = "N")]
+    pub max_passes: Option<usize>,
+
+    /// Why these fixes are made (recorded in the preview and the journal)
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// Render at most N diff lines (0: no limit); the rest is summarized
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    pub max_render: usize,
+
+    /// Skip files larger than BYTES
+    #[arg(long, value_name = "BYTES", default_value_t = files::DEFAULT_MAX_FILE_SIZE)]
+    pub max_filesize: u64,
+
+    /// Number of worker threads (default: the number of cores)
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// `path:line:col: severity[rule-id]: message`
+    Text,
+    /// GitHub Actions workflow commands (annotations)
+    Github,
+    /// A SARIF 2.1.0 log
+    Sarif,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    Report,
+    Check,
+    Stage,
+    Apply,
+}
+
+impl Action {
+    fn name(self) -> &'static str {
+        match self {
+            Action::Report => "report",
+            Action::Check => "check",
+            Action::Stage => "stage",
+            Action::Apply => "apply",
+        }
+    }
+}
+
+pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
+    let json = ctx.json;
+    if json && args.format != Format::Text {
+        return Err(UsageError("--json and --format are exclusive".into()).into());
+    }
+    let shard = args.shard.as_deref().map(scan::Shard::parse).transpose()?;
+    if args.max_passes == Some(0) {
+        return Err(UsageError("--max-passes must be at least 1".into()).into());
+    }
+    let action = if args.check {
+        Action::Check
+    } else if args.stage {
+        Action::Stage
+    } else if args.apply {
+        Action::Apply
+    } else {
+        Action::Report
+    };
+    if let Some(n) = args.threads {
+        // Fails only when a pool already exists, which cannot happen this early.
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global();
+    }
+    let (repo, out) = ctx.parts()?;
+    let color = out.color();
+    let rules = scan::rules::load(repo, &args.config)?;
+    let opts = scan::Options {
+        pathspecs: args.pathspecs.clone(),
+        cached: args.cached,
+        shard,
+        mode: if action == Action::Report {
+            Mode::Report
+        } else {
+            Mode::Fix
+        },
+        only_rules: args.rules.clone(),
+        max_file_size: args.max_filesize,
+        max_passes: args.max_passes,
+    };
+    let outcome = scan::scan(repo, &rules, &opts)?;
+
+    // Stage (and apply) before printing, so that the printed id is real.
+    let mut staged: Option<txn::Preview> = None;
+    let mut applied: Option<txn::ApplyReport> = None;
+    if matches!(action, Action::Stage | Action::Apply) && !outcome.changes.is_empty() {
+        let mut meta = outcome.meta(&rules, &opts, args.reason.clone());
+        meta.base_head = repo.head_commit().map(|id| id.to_string());
+        let preview = txn::stage(repo, &outcome.changes, &meta)?;
+        if action == Action::Apply {
+            let apply_opts = txn::ApplyOptions {
+                reason: args.reason.clone(),
+                ..Default::default()
+            };
+            applied = Some(txn::apply(repo, Some(&preview.id), &apply_opts)?);
+        }
+        staged = Some(preview);
+    }
+
+    let exit = match action {
+        Action::Report if outcome.errors() > 0 => Exit::NothingFound,
+        Action::Report | Action::Stage => Exit::Ok,
+        Action::Check | Action::Apply
+            if !outcome.changes.is_empty() || outcome.remaining_errors() > 0 =>
+        {
+            Exit::NothingFound
+        }
+        Action::Check | Action::Apply => Exit::Ok,
+    };
+
+    if json {
+        let value = json_result(repo, &rules, &outcome, action, &staged, &applied, args.max_render);
+        let _ = writeln!(out.stdout(), "{value}");
+        return Ok(exit);
+    }
+    match args.format {
+        Format::Sarif => {
+            let value = report::sarif(&rules, &outcome.findings);
+            let _ = writeln!(
+                out.stdout(),
+                "{}",
+                serde_json::to_string_pretty(&value).unwrap_or_default()
+            );
+        }
+        Format::Github => {
+            let mut text = String::new();
+            if action != Action::Report && !outcome.changes.is_empty() {
+                text.push_str(&render_diffs(
+                    &DiffFile::from_changes(&outcome.changes),
+                    false,
+                    args.max_render,
+                ));
+            }
+            text.push_str(&report::github(&outcome.findings));
+            if action == Action::Check {
+                for f in &outcome.fixed {
+                    let rules: Vec<String> =
+                        f.counts.iter().map(|(r, n)| format!("{r} ×{n}")).collect();
+                    text.push_str(&format!(
+                        "::error file={},title=git astedit scan::`git astedit scan --apply` would change this file ({})\n",
+                        f.path,
+                        rules.join(", ")
+                    ));
+                }
+            }
+            let _ = out.stdout().write_all(text.as_bytes());
+        }
+        Format::Text => {
+            let mut text = String::new();
+            if action == Action::Report {
+                text.push_str(&report::text(&outcome.findings, |p| repo.display_path(p)));
+            } else {
+                if !outcome.changes.is_empty() {
+                    text.push_str(&render_diffs(
+                        &DiffFile::from_changes(&outcome.changes),
+                        color,
+                        args.max_render,
+                    ));
+                    text.push('\n');
+                }
+                text.push_str(&report::text(&outcome.remaining, |p| repo.display_path(p)));
+            }
+            let _ = out.stdout().write_all(text.as_bytes());
+        }
+    }
+    status_lines(out, repo, &outcome, action, &staged, &applied);
+    Ok(exit)
+}
+
+/// The closing summary and warnings, on stderr: stdout stays the result proper.
+fn status_lines(
+    out: &mut Out,
+    repo: &Repo,
+    outcome: &ScanOutcome,
+    action: Action,
+    staged: &Option<txn::Preview>,
+    applied: &Option<txn::ApplyReport>,
+) {
+    common::warn_common(out, repo, &[], &outcome.parse_errors, &outcome.skipped);
+    for u in &outcome.unconverged {
+        out.warn(&format!(
+            "rule '{}' still changed {} after {} passes; the result may change again on the next run",
+            u.rule,
+            repo.display_path(&u.path),
+            u.passes
+        ));
+    }
+    let flagged: Vec<String> = outcome
+        .fixed
+        .iter()
+        .filter(|f| f.introduces_parse_error)
+        .map(|f| repo.display_path(&f.path))
+        .collect();
+    if !flagged.is_empty() {
+        out.warn(&format!(
+            "the fixes make {} parse with errors: {}",
+            git_astedit::render::plural(flagged.len(), "file"),
+            flagged.join(", ")
+        ));
+    }
+    let findings = if action == Action::Report {
+        &outcome.findings
+    } else {
+        &outcome.remaining
+    };
+    let mut lines = Vec::new();
+    let searched = git_astedit::render::plural(outcome.files_searched, "file");
+    match action {
+        Action::Report => {
+            let fixable = findings.iter().filter(|f| f.fixable).count();
+            if findings.is_empty() {
+                lines.push(format!("No findings in {searched}."));
+            } else {
+                lines.push(format!(
+                    "{} ({}) in {searched}{}.",
+                    git_astedit::render::plural(findings.len(), "finding"),
+                    severity_counts(findings),
+                    if fixable > 0 {
+                        format!("; {fixable} fixable with `git astedit scan --apply`")
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+        }
+        _ => {
+            if outcome.changes.is_empty() {
+                lines.push(format!("No fixes needed in {searched}."));
+            } else {
+                let summary = outcome.summary();
+                lines.push(match (action, staged, applied) {
+                    (Action::Check, _, _) => format!(
+                        "{summary} would be made; run `git astedit scan --apply` to make them."
+                    ),
+                    (_, Some(p), Some(report)) => format!(
+                        "{summary}: staged and applied {} ({} written). Undo with `git astedit undo {}`.",
+                        p.id,
+                        git_astedit::render::plural(report.written.len() + report.deleted.len(), "file"),
+                        p.id
+                    ),
+                    (_, Some(p), None) => format!(
+                        "{summary}: staged preview {}. Apply with `git astedit apply {}`, drop with `git astedit discard {}`.",
+                        p.id, p.id, p.id
+                    ),
+                    _ => summary,
+                });
+            }
+            if !findings.is_empty() {
+                lines.push(format!(
+                    "{} left for a person ({}).",
+                    git_astedit::render::plural(findings.len(), "finding"),
+                    severity_counts(findings)
+                ));
+            }
+        }
+    }
+    if outcome.other_shards > 0 {
+        lines.push(format!(
+            "{} belong to other shards.",
+            git_astedit::render::plural(outcome.other_shards, "file")
+        ));
+    }
+    let stderr = out.stderr();
+    for line in lines {
+        let _ = writeln!(stderr, "{line}");
+    }
+}
+
+/// `2 errors, 1 warning`.
+fn severity_counts(findings: &[Finding]) -> String {
+    use git_astedit::scan::Severity;
+    let mut parts = Vec::new();
+    for (sev, word) in [
+        (Severity::Error, "error"),
+        (Severity::Warning, "warning"),
+        (Severity::Info, "info"),
+        (Severity::Hint, "hint"),
+    ] {
+        let n = findings.iter().filter(|f| f.severity == sev).count();
+        if n > 0 {
+            parts.push(if matches!(sev, Severity::Info | Severity::Hint) {
+                format!("{n} {word}")
+            } else {
+                git_astedit::render::plural(n, word)
+            });
+        }
+    }
+    parts.join(", ")
+}
+
+/// The `--json` shape of a scan (documented in the README).
+fn json_result(
+    repo: &Repo,
+    rules: &scan::RuleSet,
+    outcome: &ScanOutcome,
+    action: Action,
+    staged: &Option<txn::Preview>,
+    applied: &Option<txn::ApplyReport>,
+    max_render: usize,
+) -> serde_json::Value {
+    let path_of = |p: &str| repo.display_path(p);
+    let list = |fs: &[Finding]| -> Vec<serde_json::Value> {
+        fs.iter().map(|f| report::finding_json(f, path_of)).collect()
+    };
+    let mut value = serde_json::json!({
+        "mode": action.name(),
+        "rules": rules.rules.iter().map(|r| serde_json::json!({
+            "id": r.id,
+            "language": r.lang.to_string(),
+            "severity": r.severity,
+            "fixable": r.fixable(),
+            "source": r.source,
+        })).collect::<Vec<_>>(),
+        "findings": list(&outcome.findings),
+        "errors": outcome.errors(),
+        "files_searched": outcome.files_searched,
+    });
+    if action != Action::Report {
+        let extra = serde_json::json!({
+            "remaining": list(&outcome.remaining),
+            "summary": outcome.summary(),
+            "fixes": outcome.fixes(),
+            "files": outcome.fixed.iter().map(|f| serde_json::json!({
+                "path": path_of(&f.path),
+                "count": f.counts.iter().map(|(_, n)| n).sum::<usize>(),
+                "rules": f.counts.iter().map(|(r, n)| serde_json::json!({"rule": r, "count": n})).collect::<Vec<_>>(),
+                "introduces_parse_errors": f.introduces_parse_error,
+            })).collect::<Vec<_>>(),
+            "diff": render_diffs(&DiffFile::from_changes(&outcome.changes), false, max_render),
+            "unconverged": outcome.unconverged,
+            "id": staged.as_ref().map(|p| p.id.clone()),
+            "applied": applied.is_some(),
+        });
+        common::merge(&mut value, extra);
+    }
+    common::merge(
+        &mut value,
+        common::json_diagnostics(repo, &[], &outcome.parse_errors, &outcome.skipped),
+    );
+    value
 }

@@ -1,0 +1,393 @@
+/*!
+Codemod rules for pre-commit hooks and CI: ast-grep rules run over a file set, their
+findings reported and their fixes turned into one [`ChangeSet`], which `txn` stages as
+a preview like any `edit` — so an automated rewrite gets an id, a journal entry and an
+undo.
+
+* [`rules`] loads `astedit.toml`, ast-grep rule YAML and `sgconfig.yml` projects into
+  ast-grep-config's own rule types, and explains a bad rule by file, id and field.
+* [`engine`] runs the rules on one text: findings, and fixes through the shared
+  nested-rewrite routine, each rule re-run until its output stops changing (bounded).
+* [`source`] picks the inputs: the work tree, or the index for `--cached` (what is
+  about to be committed), optionally one deterministic shard of them.
+* [`report`] renders findings as text lines, GitHub annotations, SARIF or JSON.
+* [`merge`] combines previews with disjoint paths (shards staged on CI machines).
+* [`hook`] writes the git pre-commit hook.
+*/
+
+pub mod engine;
+pub mod hook;
+pub mod merge;
+pub mod report;
+pub mod rules;
+pub mod source;
+
+use rayon::prelude::*;
+
+use crate::change::ChangeSet;
+use crate::change::FileChange;
+use crate::change::FileContent;
+use crate::change::FileMeta;
+use crate::change::PreviewMeta;
+use crate::change::RuleCount;
+use crate::error::Classify;
+use crate::error::Exit;
+use crate::files;
+use crate::repo::Repo;
+use crate::rewrite;
+pub use engine::Finding;
+pub use rules::Rule;
+pub use rules::RuleSet;
+pub use rules::Severity;
+pub use source::Shard;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("no rules: neither astedit.toml nor sgconfig.yml is at the repository root")]
+    NoConfig,
+    #[error("config file {0} does not exist")]
+    ConfigMissing(String),
+    #[error("cannot read {file}")]
+    ReadConfig {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("bad rule file {file}: {detail}")]
+    BadConfigFile { file: String, detail: String },
+    #[error(
+        "bad rule file {file}{}: rule '{rule}', field '{field}': {detail}",
+        .line.map(|l| format!(":{l}")).unwrap_or_default()
+    )]
+    BadRule {
+        file: String,
+        line: Option<usize>,
+        rule: String,
+        field: String,
+        detail: String,
+    },
+    #[error("no rule has the id '{0}'")]
+    UnknownRule(String),
+    #[error("invalid shard '{0}': use I/N with 1 <= I <= N, e.g. 2/4")]
+    BadShard(String),
+    #[error(transparent)]
+    Files(#[from] files::Error),
+    #[error("cannot read the index")]
+    Index(#[source] Box<gix::Error>),
+    #[error("cannot read the staged content of {path}")]
+    Blob {
+        path: String,
+        #[source]
+        source: Box<gix::Error>,
+    },
+    #[error("rule '{rule}' failed on {path}")]
+    Rewrite {
+        rule: String,
+        path: String,
+        #[source]
+        source: rewrite::Error,
+    },
+}
+
+impl Classify for Error {
+    fn code(&self) -> &'static str {
+        match self {
+            Error::NoConfig => "no-rules",
+            Error::ConfigMissing(_) => "config-missing",
+            Error::ReadConfig { .. } => "io",
+            Error::BadConfigFile { .. } => "bad-rule-file",
+            Error::BadRule { .. } => "bad-rule",
+            Error::UnknownRule(_) => "unknown-rule",
+            Error::BadShard(_) => "bad-shard",
+            Error::Files(e) => e.code(),
+            Error::Index(_) | Error::Blob { .. } => "index",
+            Error::Rewrite { source, .. } => source.code(),
+        }
+    }
+    fn exit(&self) -> Exit {
+        match self {
+            Error::ReadConfig { .. } | Error::Index(_) | Error::Blob { .. } => Exit::Internal,
+            Error::Files(e) => e.exit(),
+            Error::Rewrite { source, .. } => source.exit(),
+            _ => Exit::BadInput,
+        }
+    }
+    fn hint(&self) -> Option<String> {
+        match self {
+            Error::NoConfig => Some(
+                "write rules in astedit.toml (see fixtures/astedit.toml), or pass --config FILE"
+                    .into(),
+            ),
+            Error::BadRule { field, .. } if field == "rule" => Some(
+                "the rule schema is ast-grep's: https://ast-grep.github.io/reference/rule.html"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// What to compute besides findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Findings only; fixes are not computed.
+    Report,
+    /// Compute fixes (for `--check`, `--stage`, `--apply`).
+    Fix,
+}
+
+/// Options of one scan.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub pathspecs: Vec<String>,
+    /// Read staged blobs from the index instead of the work tree.
+    pub cached: bool,
+    pub shard: Option<Shard>,
+    pub mode: Mode,
+    /// Only these rule ids (all when empty).
+    pub only_rules: Vec<String>,
+    pub max_file_size: u64,
+    /// Overrides the config's bound on fix re-runs.
+    pub max_passes: Option<usize>,
+}
+
+/// A fixed file: its change and what produced it.
+#[derive(Debug, Clone)]
+pub struct FixedFile {
+    pub path: String,
+    /// Fixes per rule id, in rule order.
+    pub counts: Vec<(String, usize)>,
+    pub introduces_parse_error: bool,
+}
+
+/// A rule that still changed a file when the pass bound was hit.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Unconverged {
+    pub path: String,
+    pub rule: String,
+    pub passes: usize,
+}
+
+/// Everything a scan found and fixed.
+#[derive(Debug, Default)]
+pub struct ScanOutcome {
+    /// Findings in the input, in path order, then position.
+    pub findings: Vec<Finding>,
+    /// In fix mode: findings left in the fixed text (fixes don't remove them).
+    pub remaining: Vec<Finding>,
+    pub changes: ChangeSet,
+    /// One per changed file, in path order (same order as `changes`).
+    pub fixed: Vec<FixedFile>,
+    pub unconverged: Vec<Unconverged>,
+    pub files_searched: usize,
+    pub skipped: files::Skipped,
+    pub parse_errors: Vec<String>,
+    /// Files of the set left out by `--shard`.
+    pub other_shards: usize,
+}
+
+impl ScanOutcome {
+    pub fn fixes(&self) -> usize {
+        self.fixed
+            .iter()
+            .flat_map(|f| f.counts.iter().map(|(_, n)| n))
+            .sum()
+    }
+
+    /// Error-severity findings in the input.
+    pub fn errors(&self) -> usize {
+        count_errors(&self.findings)
+    }
+
+    /// Error-severity findings left after fixing (fix mode).
+    pub fn remaining_errors(&self) -> usize {
+        count_errors(&self.remaining)
+    }
+
+    /// Fix counts per rule, in rule order, rules with no fix left out.
+    pub fn rule_counts(&self, rules: &RuleSet) -> Vec<RuleCount> {
+        rules
+            .rules
+            .iter()
+            .filter_map(|r| {
+                let count: usize = self
+                    .fixed
+                    .iter()
+                    .flat_map(|f| f.counts.iter())
+                    .filter(|(id, _)| *id == r.id)
+                    .map(|(_, n)| n)
+                    .sum();
+                (count > 0).then(|| RuleCount {
+                    rule: r.id.clone(),
+                    count,
+                })
+            })
+            .collect()
+    }
+
+    /// `5 fixes in 2 files`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} in {}",
+            fixes_word(self.fixes()),
+            crate::render::plural(self.fixed.len(), "file")
+        )
+    }
+
+    /// The preview metadata of the fixes.
+    pub fn meta(&self, rules: &RuleSet, opts: &Options, reason: Option<String>) -> PreviewMeta {
+        PreviewMeta {
+            kind: "scan".into(),
+            summary: self.summary(),
+            reason,
+            rules: self.rule_counts(rules),
+            files: self
+                .fixed
+                .iter()
+                .map(|f| FileMeta {
+                    path: f.path.clone(),
+                    count: f.counts.iter().map(|(_, n)| n).sum(),
+                    flags: if f.introduces_parse_error {
+                        vec![crate::edit::FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+                    } else {
+                        Vec::new()
+                    },
+                })
+                .collect(),
+            replacements: self.fixes(),
+            tool_version: crate::VERSION.to_string(),
+            details: serde_json::json!({
+                "config": rules.sources,
+                "cached": opts.cached,
+                "shard": opts.shard.map(|s| s.to_string()),
+                "unconverged": self.unconverged,
+            }),
+            ..Default::default()
+        }
+    }
+}
+
+/// Runs `rules` over the files chosen by `opts`.
+pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome, Error> {
+    for id in &opts.only_rules {
+        if !rules.rules.iter().any(|r| r.id == *id) {
+            return Err(Error::UnknownRule(id.clone()));
+        }
+    }
+    let active: Vec<&Rule> = rules
+        .rules
+        .iter()
+        .filter(|r| opts.only_rules.is_empty() || opts.only_rules.contains(&r.id))
+        .collect();
+    let max_passes = opts.max_passes.unwrap_or(rules.max_passes).max(1);
+    let inputs = source::collect(repo, opts)?;
+
+    // (candidate index, its rules, its text when already read). Staged blobs are read
+    // here; work-tree files are read by the workers.
+    let mut work: Vec<(usize, Vec<&Rule>, Option<files::Loaded>)> = Vec::new();
+    for (i, cand) in inputs.files.iter().enumerate() {
+        let file_rules: Vec<&Rule> = active
+            .iter()
+            .copied()
+            .filter(|r| r.applies_to(&cand.path, cand.lang))
+            .collect();
+        if file_rules.is_empty() {
+            continue;
+        }
+        let pre = match cand.staged {
+            Some(_) => Some(source::load(repo, cand, opts.max_file_size)?),
+            None => None,
+        };
+        work.push((i, file_rules, pre));
+    }
+
+    enum One {
+        Done(Box<engine::FileResult>, FileContent),
+        Skipped(files::SkipReason),
+    }
+    let workdir = repo.workdir.as_path();
+    let results: Vec<(usize, Result<One, Error>)> = work
+        .into_par_iter()
+        .map(|(i, file_rules, pre)| {
+            let cand = &inputs.files[i];
+            let loaded =
+                pre.unwrap_or_else(|| files::load(workdir, &cand.path, opts.max_file_size));
+            let (text, mode) = match loaded {
+                files::Loaded::Text(t, m) => (t, m),
+                files::Loaded::Skipped(r) => return (i, Ok(One::Skipped(r))),
+            };
+            let result = engine::run_file(
+                &cand.path,
+                &text,
+                cand.lang,
+                &file_rules,
+                opts.mode,
+                max_passes,
+            );
+            let one = result.map(|r| {
+                One::Done(
+                    Box::new(r),
+                    FileContent {
+                        bytes: text.into_bytes(),
+                        mode,
+                    },
+                )
+            });
+            (i, one)
+        })
+        .collect();
+
+    let mut out = ScanOutcome {
+        skipped: inputs.skipped.clone(),
+        other_shards: inputs.other_shards,
+        ..Default::default()
+    };
+    for (i, result) in results {
+        let cand = &inputs.files[i];
+        match result? {
+            One::Skipped(reason) => out.skipped.add(reason, &cand.path),
+            One::Done(result, before) => {
+                let result = *result;
+                out.files_searched += 1;
+                if result.had_parse_error {
+                    out.parse_errors.push(cand.path.clone());
+                }
+                out.findings.extend(result.findings);
+                out.remaining.extend(result.remaining);
+                out.unconverged.extend(result.unconverged);
+                if let Some(after) = result.after {
+                    out.fixed.push(FixedFile {
+                        path: cand.path.clone(),
+                        counts: result.counts,
+                        introduces_parse_error: result.introduces_parse_error,
+                    });
+                    out.changes.changes.push(FileChange {
+                        path: cand.path.clone(),
+                        after: Some(FileContent {
+                            bytes: after.into_bytes(),
+                            mode: before.mode,
+                        }),
+                        before: Some(before),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `1 fix`, `3 fixes` (the shared `plural` only appends an `s`).
+pub fn fixes_word(n: usize) -> String {
+    if n == 1 {
+        "1 fix".to_string()
+    } else {
+        format!("{n} fixes")
+    }
+}
+
+fn count_errors(findings: &[Finding]) -> usize {
+    findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count()
+}

@@ -1,0 +1,717 @@
+/*!
+Loading rules: `astedit.toml`, ast-grep rule YAML files and `sgconfig.yml` projects.
+
+Every rule, whatever file it comes from, is deserialized into ast-grep-config's own
+`SerializableRuleConfig` and compiled by `RuleConfig::try_from`, so a rule means the same
+here as in ast-grep. What this module adds is the error report: ast-grep's messages say
+what is wrong but not where, and serde's errors for flattened structs lose the field. So
+each rule document is first read as a generic value, and a failure is narrowed down to
+one top-level field by deserializing that field alone beside the rule's `language` and
+`rule`. The user then reads: the file, the line of the rule, its id, the field, why.
+*/
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::path::PathBuf;
+
+use ast_grep_config::DeserializeEnv;
+use ast_grep_config::GlobalRules;
+use ast_grep_config::RuleConfig;
+use ast_grep_config::RuleConfigError;
+use ast_grep_config::RuleCoreError;
+use ast_grep_config::SerializableGlobalRule;
+use ast_grep_config::SerializableRuleConfig;
+use ast_grep_core::replacer::TemplateFix;
+use ast_grep_language::SupportLang;
+use globset::GlobBuilder;
+use globset::GlobSet;
+use globset::GlobSetBuilder;
+use serde::Deserialize;
+use serde_value::Value;
+
+use super::Error;
+use crate::repo::Repo;
+
+/// The bound on fix re-runs when the config does not set one.
+pub const DEFAULT_MAX_PASSES: usize = 10;
+
+/// File names looked for at the repository root when no `--config` is given.
+pub const ASTEDIT_TOML: &str = "astedit.toml";
+pub const SGCONFIG_NAMES: &[&str] = &["sgconfig.yml", "sgconfig.yaml"];
+
+/// The top-level keys of an ast-grep rule (ast-grep-config keeps its list private).
+const RULE_FIELDS: &[&str] = &[
+    "id",
+    "language",
+    "rule",
+    "constraints",
+    "utils",
+    "transform",
+    "fix",
+    "rewriters",
+    "message",
+    "note",
+    "severity",
+    "labels",
+    "files",
+    "ignores",
+    "url",
+    "metadata",
+];
+
+/// How loud a finding is (ast-grep's levels, minus `off`, which disables a rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Hint,
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Hint => "hint",
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One compiled rule and where it came from.
+pub struct Rule {
+    pub id: String,
+    pub lang: SupportLang,
+    pub severity: Severity,
+    /// The message template as written (metavariables unexpanded).
+    pub message: String,
+    pub note: Option<String>,
+    pub url: Option<String>,
+    /// The file the rule was read from, as given or found.
+    pub source: String,
+    /// 1-based line of the rule's `id` in that file, when found.
+    pub line: Option<usize>,
+    pub config: RuleConfig<SupportLang>,
+    pub(crate) message_template: TemplateFix,
+    files: Option<GlobSet>,
+    ignores: Option<GlobSet>,
+    /// Repository folder the globs are relative to (`""` for the root).
+    base: String,
+}
+
+impl Rule {
+    /// Whether the rule has a fix (the first one is used when ast-grep lists several).
+    pub fn fixable(&self) -> bool {
+        !self.config.fixer.is_empty()
+    }
+
+    /// Whether the rule applies to a file of this repository path and language.
+    pub fn applies_to(&self, path: &str, lang: SupportLang) -> bool {
+        if self.lang != lang {
+            return false;
+        }
+        if self.files.is_none() && self.ignores.is_none() {
+            return true;
+        }
+        // Globs are relative to the folder of the config that declared them.
+        let rel = if self.base.is_empty() {
+            Some(path)
+        } else {
+            path.strip_prefix(&self.base)
+                .and_then(|p| p.strip_prefix('/'))
+        };
+        if let (Some(ignores), Some(rel)) = (&self.ignores, rel) {
+            if ignores.is_match(rel) {
+                return false;
+            }
+        }
+        match (&self.files, rel) {
+            (Some(files), Some(rel)) => files.is_match(rel),
+            (Some(_), None) => false,
+            (None, _) => true,
+        }
+    }
+}
+
+/// Every rule to run, in the order they were declared.
+pub struct RuleSet {
+    pub rules: Vec<Rule>,
+    /// Ids of rules with `severity: off` (loaded, checked, not run).
+    pub disabled: Vec<String>,
+    /// The config files read, as displayed.
+    pub sources: Vec<String>,
+    /// Bound on fix re-runs (`max-passes` in astedit.toml).
+    pub max_passes: usize,
+}
+
+/// `astedit.toml`: rules inline, plus optional ast-grep rule files.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct AsteditToml {
+    #[serde(default)]
+    rules: Vec<Value>,
+    /// ast-grep rule YAML files or folders of them, relative to this file.
+    #[serde(default)]
+    rule_files: Vec<String>,
+    /// Folders of ast-grep global utility rules, relative to this file.
+    #[serde(default)]
+    util_dirs: Vec<String>,
+    #[serde(default)]
+    max_passes: Option<usize>,
+}
+
+/// The parts of an ast-grep `sgconfig.yml` that concern rules; other keys are ignored.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SgConfig {
+    #[serde(default)]
+    rule_dirs: Vec<String>,
+    #[serde(default)]
+    util_dirs: Vec<String>,
+}
+
+/// A rule document before compilation: its value and where it came from.
+struct Doc {
+    value: Value,
+    file: PathBuf,
+    text_index: usize,
+}
+
+/// Accumulates documents and global utils while config files are read.
+struct Loader<'r> {
+    repo: &'r Repo,
+    docs: Vec<(Doc, String)>,
+    /// Source texts, indexed by `Doc::text_index`, to find a rule's line.
+    texts: Vec<String>,
+    utils: Vec<SerializableGlobalRule<SupportLang>>,
+    sources: Vec<String>,
+    max_passes: Option<usize>,
+}
+
+/// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
+/// rule YAML file), else `astedit.toml` and `sgconfig.yml` at the repository root.
+pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
+    let mut loader = Loader {
+        repo,
+        docs: Vec::new(),
+        texts: Vec::new(),
+        utils: Vec::new(),
+        sources: Vec::new(),
+        max_passes: None,
+    };
+    if configs.is_empty() {
+        let toml = repo.workdir.join(ASTEDIT_TOML);
+        if toml.is_file() {
+            loader.toml_file(&toml)?;
+        }
+        if let Some(sg) = SGCONFIG_NAMES
+            .iter()
+            .map(|n| repo.workdir.join(n))
+            .find(|p| p.is_file())
+        {
+            loader.sgconfig_file(&sg)?;
+        }
+        if loader.sources.is_empty() {
+            return Err(Error::NoConfig);
+        }
+    } else {
+        for path in configs {
+            let path = repo.cwd.join(path);
+            if !path.is_file() {
+                return Err(Error::ConfigMissing(display(repo, &path)));
+            }
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.ends_with(".toml") {
+                loader.toml_file(&path)?;
+            } else if SGCONFIG_NAMES.contains(&name) {
+                loader.sgconfig_file(&path)?;
+            } else {
+                let base = String::new();
+                loader.yaml_rule_file(&path, &base)?;
+                loader.sources.push(display(repo, &path));
+            }
+        }
+    }
+    loader.finish()
+}
+
+impl Loader<'_> {
+    fn read(&mut self, path: &Path) -> Result<usize, Error> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::ReadConfig {
+            file: display(self.repo, path),
+            source,
+        })?;
+        self.texts.push(text);
+        Ok(self.texts.len() - 1)
+    }
+
+    /// The repository folder of a config file: where its globs are rooted.
+    fn base_of(&self, path: &Path) -> String {
+        path.parent()
+            .and_then(|p| p.strip_prefix(&self.repo.workdir).ok())
+            .map(|p| {
+                p.components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .unwrap_or_default()
+    }
+
+    fn toml_file(&mut self, path: &Path) -> Result<(), Error> {
+        let index = self.read(path)?;
+        let file = display(self.repo, path);
+        let parsed: AsteditToml =
+            toml::from_str(&self.texts[index]).map_err(|e| Error::BadConfigFile {
+                file: file.clone(),
+                detail: e.to_string().trim_end().to_string(),
+            })?;
+        let base = self.base_of(path);
+        for value in parsed.rules {
+            self.docs.push((
+                Doc {
+                    value,
+                    file: path.to_path_buf(),
+                    text_index: index,
+                },
+                base.clone(),
+            ));
+        }
+        if let Some(n) = parsed.max_passes {
+            if n == 0 {
+                return Err(Error::BadConfigFile {
+                    file,
+                    detail: "max-passes must be at least 1".into(),
+                });
+            }
+            self.max_passes = Some(n);
+        }
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for entry in &parsed.rule_files {
+            let target = dir.join(entry);
+            if target.is_dir() {
+                self.yaml_dir(&target, &base)?;
+            } else if target.is_file() {
+                self.yaml_rule_file(&target, &base)?;
+            } else {
+                return Err(Error::BadConfigFile {
+                    file,
+                    detail: format!("rule-files: '{entry}' does not exist"),
+                });
+            }
+        }
+        for entry in &parsed.util_dirs {
+            self.util_dir(&dir.join(entry))?;
+        }
+        self.sources.push(file);
+        Ok(())
+    }
+
+    fn sgconfig_file(&mut self, path: &Path) -> Result<(), Error> {
+        let index = self.read(path)?;
+        let file = display(self.repo, path);
+        let parsed: SgConfig =
+            ast_grep_config::from_str(&self.texts[index]).map_err(|e| Error::BadConfigFile {
+                file: file.clone(),
+                detail: e.to_string(),
+            })?;
+        let base = self.base_of(path);
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for entry in &parsed.util_dirs {
+            self.util_dir(&dir.join(entry))?;
+        }
+        for entry in &parsed.rule_dirs {
+            let target = dir.join(entry);
+            if !target.is_dir() {
+                return Err(Error::BadConfigFile {
+                    file,
+                    detail: format!("ruleDirs: '{entry}' is not a folder"),
+                });
+            }
+            self.yaml_dir(&target, &base)?;
+        }
+        self.sources.push(file);
+        Ok(())
+    }
+
+    /// Every `.yml`/`.yaml` file under `dir`, in path order (so rule order is stable).
+    fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                Self::yaml_files(&p, out)?;
+            } else if p
+                .extension()
+                .is_some_and(|e| e == "yml" || e == "yaml")
+            {
+                out.push(p);
+            }
+        }
+        Ok(())
+    }
+
+    fn list_yaml(&self, dir: &Path) -> Result<Vec<PathBuf>, Error> {
+        let mut files = Vec::new();
+        Self::yaml_files(dir, &mut files).map_err(|source| Error::ReadConfig {
+            file: display(self.repo, dir),
+            source,
+        })?;
+        Ok(files)
+    }
+
+    fn yaml_dir(&mut self, dir: &Path, base: &str) -> Result<(), Error> {
+        for file in self.list_yaml(dir)? {
+            self.yaml_rule_file(&file, base)?;
+        }
+        Ok(())
+    }
+
+    fn yaml_rule_file(&mut self, path: &Path, base: &str) -> Result<(), Error> {
+        let index = self.read(path)?;
+        let values: Vec<Value> = ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
+            Error::BadConfigFile {
+                file: display(self.repo, path),
+                detail: e.to_string(),
+            }
+        })?;
+        for value in values {
+            self.docs.push((
+                Doc {
+                    value,
+                    file: path.to_path_buf(),
+                    text_index: index,
+                },
+                base.to_string(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn util_dir(&mut self, dir: &Path) -> Result<(), Error> {
+        for file in self.list_yaml(dir)? {
+            let index = self.read(&file)?;
+            let utils: Vec<SerializableGlobalRule<SupportLang>> =
+                ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
+                    Error::BadConfigFile {
+                        file: display(self.repo, &file),
+                        detail: e.to_string(),
+                    }
+                })?;
+            self.utils.extend(utils);
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<RuleSet, Error> {
+        let globals = if self.utils.is_empty() {
+            GlobalRules::default()
+        } else {
+            DeserializeEnv::parse_global_utils(self.utils).map_err(|e| Error::BadConfigFile {
+                file: "utilDirs".into(),
+                detail: chain(&e),
+            })?
+        };
+        let mut rules: Vec<Rule> = Vec::new();
+        let mut disabled = Vec::new();
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        for (n, (doc, base)) in self.docs.into_iter().enumerate() {
+            let file = display(self.repo, &doc.file);
+            let text = &self.texts[doc.text_index];
+            let Some(rule) = compile(doc.value, n, &file, text, &base, &globals)? else {
+                continue;
+            };
+            let (id, line) = match &rule {
+                Compiled::Active(r) => (r.id.clone(), r.line),
+                Compiled::Off { id, line } => (id.clone(), *line),
+            };
+            if let Some(first) = seen.insert(id.clone(), file.clone()) {
+                return Err(Error::BadRule {
+                    file,
+                    line,
+                    rule: id,
+                    field: "id".into(),
+                    detail: format!("the id is already used by a rule in {first}"),
+                });
+            }
+            match rule {
+                Compiled::Active(rule) => rules.push(*rule),
+                Compiled::Off { id, .. } => disabled.push(id),
+            }
+        }
+        Ok(RuleSet {
+            rules,
+            disabled,
+            sources: self.sources,
+            max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
+        })
+    }
+}
+
+enum Compiled {
+    Active(Box<Rule>),
+    /// `severity: off`: checked like any rule, then left out.
+    Off { id: String, line: Option<usize> },
+}
+
+/// Compiles one rule document; `None` for an empty document.
+fn compile(
+    value: Value,
+    n: usize,
+    file: &str,
+    text: &str,
+    base: &str,
+    globals: &GlobalRules,
+) -> Result<Option<Compiled>, Error> {
+    let map = match &value {
+        Value::Map(map) => map,
+        Value::Unit | Value::Option(None) => return Ok(None),
+        _ => {
+            return Err(Error::BadRule {
+                file: file.into(),
+                line: None,
+                rule: format!("#{}", n + 1),
+                field: "(rule)".into(),
+                detail: "a rule must be a mapping of fields".into(),
+            })
+        }
+    };
+    let id = match map.get(&Value::String("id".into())) {
+        Some(Value::String(id)) if !id.trim().is_empty() => id.clone(),
+        _ => String::new(),
+    };
+    let line = if id.is_empty() {
+        None
+    } else {
+        find_id_line(text, &id)
+    };
+    let bad = |field: &str, detail: String| Error::BadRule {
+        file: file.into(),
+        line,
+        rule: if id.is_empty() {
+            format!("#{}", n + 1)
+        } else {
+            id.clone()
+        },
+        field: field.into(),
+        detail,
+    };
+    if id.is_empty() {
+        return Err(bad("id", "every rule needs a non-empty string id".into()));
+    }
+    for key in map.keys() {
+        let Value::String(key) = key else {
+            return Err(bad("(rule)", "field names must be strings".into()));
+        };
+        if !RULE_FIELDS.contains(&key.as_str()) {
+            let hint = suggest(key)
+                .map(|s| format!("; did you mean '{s}'?"))
+                .unwrap_or_default();
+            return Err(bad(key, format!("unknown field{hint}")));
+        }
+    }
+    for required in ["language", "rule"] {
+        if !map.contains_key(&Value::String(required.into())) {
+            return Err(bad(required, "missing".into()));
+        }
+    }
+
+    let serialized = match SerializableRuleConfig::<SupportLang>::deserialize(value.clone()) {
+        Ok(s) => s,
+        Err(e) => {
+            let (field, detail) = blame_field(map, e.to_string());
+            return Err(bad(&field, detail));
+        }
+    };
+    let severity = match serialized.severity {
+        ast_grep_config::Severity::Off => return Ok(Some(Compiled::Off { id, line })),
+        ast_grep_config::Severity::Hint => Severity::Hint,
+        ast_grep_config::Severity::Info => Severity::Info,
+        ast_grep_config::Severity::Warning => Severity::Warning,
+        ast_grep_config::Severity::Error => Severity::Error,
+    };
+    let files = globs(map.get(&Value::String("files".into()))).map_err(|e| bad("files", e))?;
+    let ignores =
+        globs(map.get(&Value::String("ignores".into()))).map_err(|e| bad("ignores", e))?;
+    let config = RuleConfig::try_from(serialized, globals)
+        .map_err(|e| bad(config_error_field(&e), chain(&e)))?;
+    let lang = config.language;
+    let transform_keys: Vec<String> = config
+        .transform
+        .as_ref()
+        .map(|t| t.keys().cloned().collect())
+        .unwrap_or_default();
+    let message_template = TemplateFix::with_transform(&config.message, &lang, &transform_keys);
+    Ok(Some(Compiled::Active(Box::new(Rule {
+        id,
+        lang,
+        severity,
+        message: config.message.clone(),
+        note: config.note.clone(),
+        url: config.url.clone(),
+        source: file.into(),
+        line,
+        message_template,
+        files,
+        ignores,
+        base: base.into(),
+        config,
+    }))))
+}
+
+/// Finds which top-level field makes a rule fail to deserialize: `rule` alone beside
+/// `language`, then every other field beside both. Returns the field and the message.
+fn blame_field(map: &BTreeMap<Value, Value>, whole: String) -> (String, String) {
+    let key = |k: &str| Value::String(k.into());
+    let try_fields = |fields: &[&str]| -> Result<(), String> {
+        let mut part = BTreeMap::new();
+        part.insert(key("id"), Value::String("probe".into()));
+        for f in fields {
+            if let Some(v) = map.get(&key(f)) {
+                part.insert(key(f), v.clone());
+            }
+        }
+        SerializableRuleConfig::<SupportLang>::deserialize(Value::Map(part))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    if let Some(lang) = map.get(&key("language")) {
+        if let Err(e) = SupportLang::deserialize(lang.clone()) {
+            return ("language".into(), e.to_string());
+        }
+    }
+    if let Err(e) = try_fields(&["language", "rule"]) {
+        return ("rule".into(), e);
+    }
+    for field in RULE_FIELDS {
+        if matches!(*field, "language" | "rule" | "id") || !map.contains_key(&key(field)) {
+            continue;
+        }
+        if let Err(e) = try_fields(&["language", "rule", field]) {
+            return ((*field).into(), e);
+        }
+    }
+    ("(rule)".into(), whole)
+}
+
+/// The field a compile error of ast-grep-config is about.
+fn config_error_field(e: &RuleConfigError) -> &'static str {
+    match e {
+        RuleConfigError::Core(core) => match core {
+            RuleCoreError::Utils(_) => "utils",
+            RuleCoreError::Constraints(_) => "constraints",
+            RuleCoreError::Transform(_) => "transform",
+            RuleCoreError::UndefinedMetaVar(_, place) => place,
+            RuleCoreError::Yaml(_) | RuleCoreError::Rule(_) => "rule",
+        },
+        RuleConfigError::Fixer(_) => "fix",
+        RuleConfigError::Rewriter(_) => "rewriters",
+        RuleConfigError::UndefinedRewriter(_) => "transform",
+        RuleConfigError::LabelVariable(_) => "labels",
+        RuleConfigError::MissingPotentialKinds | RuleConfigError::Yaml(_) => "rule",
+    }
+}
+
+/// An error and its sources on one line: ast-grep-config puts the detail in the chain.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if parts.last() != Some(&text) {
+            parts.push(text);
+        }
+        cur = s.source();
+    }
+    parts.join(": ")
+}
+
+/// ast-grep's file glob: a string, or `{glob, caseInsensitive}` (its own type is private).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum GlobSpec {
+    Glob(String),
+    #[serde(rename_all = "camelCase")]
+    Config {
+        glob: String,
+        #[serde(default)]
+        case_insensitive: bool,
+    },
+}
+
+fn globs(value: Option<&Value>) -> Result<Option<GlobSet>, String> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let list = Vec::<GlobSpec>::deserialize(value.clone()).map_err(|e| e.to_string())?;
+    let mut builder = GlobSetBuilder::new();
+    for glob in list {
+        // The same construction as ast-grep's RuleCollection, so globs mean the same.
+        let built = match glob {
+            GlobSpec::Glob(g) => globset::Glob::new(&g),
+            GlobSpec::Config {
+                glob,
+                case_insensitive,
+            } => GlobBuilder::new(&glob)
+                .case_insensitive(case_insensitive)
+                .build(),
+        };
+        builder.add(built.map_err(|e| e.to_string())?);
+    }
+    builder.build().map(Some).map_err(|e| e.to_string())
+}
+
+/// The closest known field name, for typos like `pattrn` or `langauge`.
+fn suggest(key: &str) -> Option<&'static str> {
+    RULE_FIELDS
+        .iter()
+        .map(|f| (edit_distance(key, f), *f))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, f)| f)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The 1-based line where `id: <id>` (YAML) or `id = "<id>"` (TOML) is written.
+fn find_id_line(text: &str, id: &str) -> Option<usize> {
+    text.lines().position(|line| {
+        let t = line.trim_start().trim_start_matches("- ").trim_start();
+        let Some(rest) = t.strip_prefix("id") else {
+            return false;
+        };
+        let rest = rest.trim_start();
+        let Some(rest) = rest.strip_prefix(':').or_else(|| rest.strip_prefix('=')) else {
+            return false;
+        };
+        let value = rest.split(" #").next().unwrap_or("").trim();
+        value.trim_matches(|c| c == '"' || c == '\'') == id
+    })
+    .map(|i| i + 1)
+}
+
+/// A config path as the user reads it: relative to the current folder when inside the
+/// repository, else as is.
+fn display(repo: &Repo, path: &Path) -> String {
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    match canonical.strip_prefix(&repo.workdir) {
+        Ok(rel) => repo.display_path(&rel.to_string_lossy().replace('\\', "/")),
+        Err(_) => path.display().to_string(),
+    }
+}

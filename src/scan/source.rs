@@ -1,0 +1,217 @@
+/*!
+The inputs of a scan: the work tree (like `edit`), or the index for `--cached`, so a
+pre-commit hook checks exactly what is about to be committed and not a later unstaged
+edit. `--shard I/N` keeps the files whose path hashes to shard I, so N CI jobs split a
+tree the same way on every machine without talking to each other.
+*/
+
+use std::fmt;
+
+use ast_grep_language::SupportLang;
+use gix::bstr::ByteSlice;
+
+use super::Error;
+use super::Options;
+use crate::change::FileMode;
+use crate::files;
+use crate::files::Loaded;
+use crate::files::SkipReason;
+use crate::repo::Repo;
+
+/// One part of a deterministic partition of the file set: `index` in `1..=count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    /// Parses `I/N`.
+    pub fn parse(text: &str) -> Result<Shard, Error> {
+        let bad = || Error::BadShard(text.to_string());
+        let (i, n) = text.trim().split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Whether `path` belongs to this shard. The hash depends on the path alone (not on
+    /// which other files exist), so machines with slightly different checkouts still
+    /// agree on every shared file.
+    pub fn contains(&self, path: &str) -> bool {
+        (fnv1a(path.as_bytes()) % self.count as u64) as usize == self.index - 1
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// FNV-1a, 64 bits: stable across platforms and releases, unlike std's hasher.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// A file to scan.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub path: String,
+    pub lang: SupportLang,
+    /// For `--cached`: the staged blob and its mode.
+    pub staged: Option<(gix::ObjectId, FileMode)>,
+}
+
+/// The files to scan, in path order, and what was left out.
+#[derive(Debug, Default)]
+pub struct Inputs {
+    pub files: Vec<Candidate>,
+    pub skipped: files::Skipped,
+    pub other_shards: usize,
+}
+
+/// Lists the files of the work tree, or of the index with `opts.cached`.
+pub fn collect(repo: &Repo, opts: &Options) -> Result<Inputs, Error> {
+    let mut inputs = if opts.cached {
+        collect_index(repo, &opts.pathspecs)?
+    } else {
+        let set = files::collect(
+            repo,
+            &files::Options {
+                pathspecs: opts.pathspecs.clone(),
+                lang: None,
+                max_file_size: opts.max_file_size,
+            },
+        )?;
+        Inputs {
+            files: set
+                .files
+                .into_iter()
+                .map(|f| Candidate {
+                    path: f.path,
+                    lang: f.lang,
+                    staged: None,
+                })
+                .collect(),
+            skipped: set.skipped,
+            other_shards: 0,
+        }
+    };
+    if let Some(shard) = opts.shard {
+        let before = inputs.files.len();
+        inputs.files.retain(|f| shard.contains(&f.path));
+        inputs.other_shards = before - inputs.files.len();
+    }
+    Ok(inputs)
+}
+
+/// The index's stage-0 entries matching the pathspecs (relative to the current folder).
+fn collect_index(repo: &Repo, pathspecs: &[String]) -> Result<Inputs, Error> {
+    let git = &repo.git;
+    let index = git
+        .index_or_empty()
+        .map_err(|e| Error::Index(Box::new(e)))?;
+    let mut specs: Vec<String> = Vec::new();
+    for spec in pathspecs {
+        if spec.starts_with(':') {
+            specs.push(spec.clone());
+        } else {
+            let top = repo
+                .repo_path_from_arg(spec)
+                .map_err(files::Error::Pathspec)?;
+            specs.push(if top.is_empty() {
+                ":/".into()
+            } else {
+                format!(":(top){top}")
+            });
+        }
+    }
+    // Like git: no pathspec means the current folder and below.
+    if !specs.iter().any(|s| !is_exclude(s)) {
+        match repo.prefix.as_deref() {
+            Some(p) if !p.is_empty() => specs.push(format!(":(top){p}")),
+            _ => specs.push(":/".into()),
+        }
+    }
+    let mut pathspec = git
+        .pathspec(
+            true,
+            specs.iter().map(|s| gix::bstr::BStr::new(s.as_bytes())),
+            true,
+            &index,
+            gix::worktree::stack::state::attributes::Source::IdMapping,
+        )
+        .map_err(|e| Error::Files(files::Error::Walk(Box::new(e))))?;
+
+    let mut inputs = Inputs::default();
+    for entry in index.entries() {
+        let path_b = entry.path(&index);
+        if entry.stage_raw() != 0
+            || entry
+                .flags
+                .contains(gix::index::entry::Flags::INTENT_TO_ADD)
+            || !pathspec.is_included(path_b, Some(false))
+        {
+            continue;
+        }
+        let Ok(path) = path_b.to_str() else {
+            inputs
+                .skipped
+                .add(SkipReason::NonUtf8Path, &path_b.to_str_lossy());
+            continue;
+        };
+        let mode = match entry.mode {
+            gix::index::entry::Mode::FILE => FileMode::Regular,
+            gix::index::entry::Mode::FILE_EXECUTABLE => FileMode::Executable,
+            gix::index::entry::Mode::SYMLINK => {
+                inputs.skipped.add(SkipReason::Symlink, path);
+                continue;
+            }
+            gix::index::entry::Mode::COMMIT => {
+                inputs.skipped.add(SkipReason::Submodule, path);
+                continue;
+            }
+            _ => continue,
+        };
+        let Some(lang) = files::language_of(path) else {
+            inputs.skipped.add(SkipReason::NoLanguage, path);
+            continue;
+        };
+        inputs.files.push(Candidate {
+            path: path.to_string(),
+            lang,
+            staged: Some((entry.id, mode)),
+        });
+    }
+    // Conflicted paths appear once per stage; stage-0 entries are unique and sorted.
+    Ok(inputs)
+}
+
+fn is_exclude(spec: &str) -> bool {
+    spec.starts_with(":!") || spec.starts_with(":^") || spec.starts_with(":(exclude")
+}
+
+/// Reads a candidate's text: the staged blob (read here, on the calling thread, since a
+/// `gix::Repository` cannot be shared with workers), or the work-tree file.
+pub fn load(repo: &Repo, cand: &Candidate, max_file_size: u64) -> Result<Loaded, Error> {
+    let Some((id, mode)) = cand.staged else {
+        return Ok(files::load(&repo.workdir, &cand.path, max_file_size));
+    };
+    let blob = repo.git.find_blob(id).map_err(|e| Error::Blob {
+        path: cand.path.clone(),
+        source: Box::new(e.into()),
+    })?;
+    if blob.data.len() as u64 > max_file_size {
+        return Ok(Loaded::Skipped(SkipReason::TooLarge));
+    }
+    Ok(files::classify_bytes(blob.data.clone(), mode))
+}
