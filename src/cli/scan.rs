@@ -188,7 +188,15 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     };
 
     if json {
-        let value = json_result(repo, &rules, &outcome, action, &staged, &applied, args.max_render);
+        let value = json_result(
+            repo,
+            &rules,
+            &outcome,
+            action,
+            &staged,
+            &applied,
+            args.max_render,
+        );
         let _ = writeln!(out.stdout(), "{value}");
         return Ok(exit);
     }
@@ -379,7 +387,9 @@ fn json_result(
 ) -> serde_json::Value {
     let path_of = |p: &str| repo.display_path(p);
     let list = |fs: &[Finding]| -> Vec<serde_json::Value> {
-        fs.iter().map(|f| report::finding_json(f, path_of)).collect()
+        fs.iter()
+            .map(|f| report::finding_json(f, path_of))
+            .collect()
     };
     let mut value = serde_json::json!({
         "mode": action.name(),

@@ -355,12 +355,12 @@ impl Rewriter {
 
 /// Whether the text's first line ends in CRLF: templates are written with `\n`, and a
 /// CRLF file should not come out with mixed line endings.
-fn uses_crlf(text: &str) -> bool {
+pub(crate) fn uses_crlf(text: &str) -> bool {
     memchr::memchr(b'\n', text.as_bytes()).is_some_and(|i| i > 0 && text.as_bytes()[i - 1] == b'\r')
 }
 
 /// Turns every `\n` not already preceded by `\r` into `\r\n`.
-fn lf_to_crlf(text: Vec<u8>) -> Vec<u8> {
+pub(crate) fn lf_to_crlf(text: Vec<u8>) -> Vec<u8> {
     if !text.contains(&b'\n') {
         return text;
     }

@@ -10,10 +10,9 @@ is reported, never silent. The goal is the property CI relies on: after one
 `scan --apply`, `scan --check` passes.
 */
 
-use ast_grep_core::source::Edit;
+use ast_grep_core::replacer::Replacer;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::AstGrep;
-use ast_grep_core::replacer::Replacer;
 use ast_grep_language::SupportLang;
 
 use super::Error;
@@ -22,7 +21,8 @@ use super::Rule;
 use super::Severity;
 use super::Unconverged;
 use crate::rewrite;
-use crate::rewrite::rewrite_nested;
+use crate::rewrite::rewrite_nested_with;
+use crate::rewrite::Overlap;
 
 type Tree = AstGrep<StrDoc<SupportLang>>;
 
@@ -72,29 +72,29 @@ pub fn run_file(
     mode: Mode,
     max_passes: usize,
 ) -> Result<FileResult, Error> {
-    let parse = |t: &str, rule: &Rule| {
-        rewrite::parse(t, lang).map_err(|source| Error::Rewrite {
-            rule: rule.id.clone(),
+    let fail = |rule: &Rule| {
+        let rule = rule.id.clone();
+        move |source| Error::Rewrite {
+            rule,
             path: path.to_string(),
             source,
-        })
+        }
     };
     let Some(first_rule) = rules.first() else {
         return Ok(FileResult::default());
     };
-    let input_tree = parse(text, first_rule)?;
+    let mut doc = rewrite::parse_doc(text, lang).map_err(fail(first_rule))?;
+    let input_tree = AstGrep::doc(doc.clone());
     let mut result = FileResult {
         had_parse_error: rewrite::has_parse_error(&input_tree),
+        findings: findings(path, &input_tree, rules),
         ..Default::default()
     };
-    result.findings = findings(path, &input_tree, rules);
     if mode == Mode::Report {
         return Ok(result);
     }
 
-    let mut current = text.to_string();
-    // A tree of `current`, while no fix has changed it since it was parsed.
-    let mut tree: Option<Tree> = Some(input_tree);
+    let crlf = rewrite::uses_crlf(text);
     let mut counts: Vec<usize> = vec![0; rules.len()];
     let mut stuck: Vec<Option<usize>> = vec![None; rules.len()];
     let mut settled = false;
@@ -105,6 +105,7 @@ pub fn run_file(
             let Some(fixer) = rule.config.fixer.first() else {
                 continue;
             };
+            let matcher = &rule.config.matcher;
             let mut passes = 0;
             loop {
                 if passes == max_passes {
@@ -112,21 +113,20 @@ pub fn run_file(
                     break;
                 }
                 passes += 1;
-                let root = match tree.take() {
-                    Some(t) => t,
-                    None => parse(&current, rule)?,
-                };
-                let (fixed, n) = fix_once(&root, rule, fixer).map_err(|source| Error::Rewrite {
-                    rule: rule.id.clone(),
-                    path: path.to_string(),
-                    source,
-                })?;
-                if fixed == current {
-                    tree = Some(root);
+                let before = doc.src.clone();
+                // Overlapping matches: fix the first, leave the rest to the next pass.
+                let nested = rewrite_nested_with(&mut doc, matcher, Overlap::SkipLater, |m| {
+                    let mut edit = m.make_edit(matcher, fixer);
+                    if crlf {
+                        edit.inserted_text = rewrite::lf_to_crlf(edit.inserted_text);
+                    }
+                    edit
+                })
+                .map_err(fail(rule))?;
+                if doc.src == before {
                     break;
                 }
-                counts[i] += n;
-                current = fixed;
+                counts[i] += nested.changes.len();
                 changed_last_round[i] = true;
             }
         }
@@ -144,15 +144,12 @@ pub fn run_file(
         }
     }
 
-    let final_tree = match tree.take() {
-        Some(t) => t,
-        None => parse(&current, first_rule)?,
-    };
+    let final_tree = AstGrep::doc(doc.clone());
     result.remaining = findings(path, &final_tree, rules);
-    if current != text {
+    if doc.src != text {
         result.introduces_parse_error =
             !result.had_parse_error && rewrite::has_parse_error(&final_tree);
-        result.after = Some(current);
+        result.after = Some(doc.src);
     }
     result.counts = rules
         .iter()
@@ -172,72 +169,6 @@ pub fn run_file(
         })
         .collect();
     Ok(result)
-}
-
-/// One pass of a rule's fix over `root`: every match, nested ones included. Matches
-/// that overlap without nesting cannot all be fixed in one pass; then the earliest of
-/// each overlapping group is fixed and the next pass takes the rest.
-fn fix_once(
-    root: &Tree,
-    rule: &Rule,
-    fixer: &ast_grep_config::Fixer,
-) -> Result<(String, usize), rewrite::Error> {
-    let matcher = &rule.config.matcher;
-    match rewrite_nested(root, matcher, |m| m.make_edit(matcher, fixer)) {
-        Ok(nested) => Ok((nested.text, nested.changes.len())),
-        Err(rewrite::Error::OverlappingMatches { .. }) => {
-            let mut edits: Vec<Edit<String>> = root
-                .root()
-                .find_all(matcher)
-                .map(|m| m.make_edit(matcher, fixer))
-                .collect();
-            edits.sort_by(|a, b| {
-                a.position
-                    .cmp(&b.position)
-                    .then(b.deleted_length.cmp(&a.deleted_length))
-            });
-            let mut kept: Vec<Edit<String>> = Vec::new();
-            for e in edits {
-                let free = kept
-                    .last()
-                    .is_none_or(|k| k.position + k.deleted_length <= e.position);
-                if free {
-                    kept.push(e);
-                }
-            }
-            let src = root.source();
-            let n = kept
-                .iter()
-                .filter(|e| {
-                    src.as_bytes()
-                        .get(e.position..e.position + e.deleted_length)
-                        .is_some_and(|old| old != e.inserted_text.as_slice())
-                })
-                .count();
-            Ok((apply_edits(src, &kept), n))
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Applies sorted, disjoint edits.
-fn apply_edits(text: &str, edits: &[Edit<String>]) -> String {
-    let bytes = text.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(text.len());
-    let mut at = 0;
-    for e in edits {
-        if e.position < at || e.position + e.deleted_length > bytes.len() {
-            continue;
-        }
-        out.extend_from_slice(&bytes[at..e.position]);
-        out.extend_from_slice(&e.inserted_text);
-        at = e.position + e.deleted_length;
-    }
-    out.extend_from_slice(&bytes[at..]);
-    match String::from_utf8(out) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    }
 }
 
 /// Every match of every rule in `root`, in position order (rule order on ties).

@@ -103,7 +103,10 @@ pub fn merge(
     let mut owners: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for p in &previews {
         for e in &p.entries {
-            owners.entry(e.path.as_str()).or_default().push(p.id.clone());
+            owners
+                .entry(e.path.as_str())
+                .or_default()
+                .push(p.id.clone());
         }
     }
     let overlap: Vec<(String, Vec<String>)> = owners
@@ -119,10 +122,8 @@ pub fn merge(
     for p in &previews {
         for e in &p.entries {
             let read = |side: Option<(gix::ObjectId, crate::change::FileMode)>| {
-                side.map(|(id, mode)| {
-                    txn::blob(repo, id).map(|bytes| FileContent { bytes, mode })
-                })
-                .transpose()
+                side.map(|(id, mode)| txn::blob(repo, id).map(|bytes| FileContent { bytes, mode }))
+                    .transpose()
             };
             changes.changes.push(FileChange {
                 path: e.path.clone(),

@@ -22,6 +22,7 @@ use ast_grep_config::RuleCoreError;
 use ast_grep_config::SerializableGlobalRule;
 use ast_grep_config::SerializableRuleConfig;
 use ast_grep_core::replacer::TemplateFix;
+use ast_grep_core::Language;
 use ast_grep_language::SupportLang;
 use globset::GlobBuilder;
 use globset::GlobSet;
@@ -345,10 +346,7 @@ impl Loader<'_> {
         for p in entries {
             if p.is_dir() {
                 Self::yaml_files(&p, out)?;
-            } else if p
-                .extension()
-                .is_some_and(|e| e == "yml" || e == "yaml")
-            {
+            } else if p.extension().is_some_and(|e| e == "yml" || e == "yaml") {
                 out.push(p);
             }
         }
@@ -373,12 +371,13 @@ impl Loader<'_> {
 
     fn yaml_rule_file(&mut self, path: &Path, base: &str) -> Result<(), Error> {
         let index = self.read(path)?;
-        let values: Vec<Value> = ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
-            Error::BadConfigFile {
-                file: display(self.repo, path),
-                detail: e.to_string(),
-            }
-        })?;
+        let values: Vec<Value> =
+            ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
+                Error::BadConfigFile {
+                    file: display(self.repo, path),
+                    detail: e.to_string(),
+                }
+            })?;
         for value in values {
             self.docs.push((
                 Doc {
@@ -455,7 +454,10 @@ impl Loader<'_> {
 enum Compiled {
     Active(Box<Rule>),
     /// `severity: off`: checked like any rule, then left out.
-    Off { id: String, line: Option<usize> },
+    Off {
+        id: String,
+        line: Option<usize>,
+    },
 }
 
 /// Compiles one rule document; `None` for an empty document.
@@ -537,8 +539,15 @@ fn compile(
     let files = globs(map.get(&Value::String("files".into()))).map_err(|e| bad("files", e))?;
     let ignores =
         globs(map.get(&Value::String("ignores".into()))).map_err(|e| bad("ignores", e))?;
-    let config = RuleConfig::try_from(serialized, globals)
-        .map_err(|e| bad(config_error_field(&e), chain(&e)))?;
+    let expando = serialized.language.expando_char();
+    let config = RuleConfig::try_from(serialized, globals).map_err(|e| {
+        // ast-grep quotes patterns in their internal form; show the user's `$`.
+        let mut detail = chain(&e);
+        if !expando.is_alphanumeric() && expando != '_' {
+            detail = detail.replace(expando, "$");
+        }
+        bad(config_error_field(&e), detail)
+    })?;
     let lang = config.language;
     let transform_keys: Vec<String> = config
         .transform
@@ -616,16 +625,18 @@ fn config_error_field(e: &RuleConfigError) -> &'static str {
     }
 }
 
-/// An error and its sources on one line: ast-grep-config puts the detail in the chain.
+/// An error and its sources on one line: ast-grep-config puts the detail in the chain,
+/// under wrappers that only say that parsing failed.
 fn chain(e: &dyn std::error::Error) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let text = s.to_string();
-        if parts.last() != Some(&text) {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&dyn std::error::Error> = Some(e);
+    while let Some(err) = cur {
+        let text = err.to_string();
+        let text = text.trim_end_matches('.').to_string();
+        if !text.starts_with("Fail to parse yaml") && parts.last() != Some(&text) {
             parts.push(text);
         }
-        cur = s.source();
+        cur = err.source();
     }
     parts.join(": ")
 }
@@ -691,19 +702,20 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The 1-based line where `id: <id>` (YAML) or `id = "<id>"` (TOML) is written.
 fn find_id_line(text: &str, id: &str) -> Option<usize> {
-    text.lines().position(|line| {
-        let t = line.trim_start().trim_start_matches("- ").trim_start();
-        let Some(rest) = t.strip_prefix("id") else {
-            return false;
-        };
-        let rest = rest.trim_start();
-        let Some(rest) = rest.strip_prefix(':').or_else(|| rest.strip_prefix('=')) else {
-            return false;
-        };
-        let value = rest.split(" #").next().unwrap_or("").trim();
-        value.trim_matches(|c| c == '"' || c == '\'') == id
-    })
-    .map(|i| i + 1)
+    text.lines()
+        .position(|line| {
+            let t = line.trim_start().trim_start_matches("- ").trim_start();
+            let Some(rest) = t.strip_prefix("id") else {
+                return false;
+            };
+            let rest = rest.trim_start();
+            let Some(rest) = rest.strip_prefix(':').or_else(|| rest.strip_prefix('=')) else {
+                return false;
+            };
+            let value = rest.split(" #").next().unwrap_or("").trim();
+            value.trim_matches(|c| c == '"' || c == '\'') == id
+        })
+        .map(|i| i + 1)
 }
 
 /// A config path as the user reads it: relative to the current folder when inside the

@@ -208,7 +208,7 @@ pub fn load(repo: &Repo, cand: &Candidate, max_file_size: u64) -> Result<Loaded,
     };
     let blob = repo.git.find_blob(id).map_err(|e| Error::Blob {
         path: cand.path.clone(),
-        source: Box::new(e.into()),
+        source: Box::new(e),
     })?;
     if blob.data.len() as u64 > max_file_size {
         return Ok(Loaded::Skipped(SkipReason::TooLarge));
