@@ -22,6 +22,7 @@ use super::Severity;
 use super::Unconverged;
 use crate::rewrite;
 use crate::rewrite::rewrite_nested_with;
+use crate::rewrite::NestedOptions;
 use crate::rewrite::Overlap;
 
 type Tree = AstGrep<StrDoc<SupportLang>>;
@@ -95,6 +96,10 @@ pub fn run_file(
     }
 
     let crlf = rewrite::uses_crlf(text);
+    let nested_opts = NestedOptions {
+        overlap: Overlap::SkipLater,
+        ..NestedOptions::default()
+    };
     let mut counts: Vec<usize> = vec![0; rules.len()];
     let mut stuck: Vec<Option<usize>> = vec![None; rules.len()];
     let mut settled = false;
@@ -115,7 +120,7 @@ pub fn run_file(
                 passes += 1;
                 let before = doc.src.clone();
                 // Overlapping matches: fix the first, leave the rest to the next pass.
-                let nested = rewrite_nested_with(&mut doc, matcher, Overlap::SkipLater, |m| {
+                let nested = rewrite_nested_with(&mut doc, matcher, nested_opts, |m| {
                     let mut edit = m.make_edit(matcher, fixer);
                     if crlf {
                         edit.inserted_text = rewrite::lf_to_crlf(edit.inserted_text);
