@@ -14,6 +14,7 @@ mod nested;
 #[cfg(test)]
 mod tests;
 
+use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::replacer::TemplateFix;
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::tree_sitter::StrDoc;
@@ -448,14 +449,30 @@ fn pattern_error_detail(err: &PatternError, lang: SupportLang) -> String {
     }
 }
 
-/// The pattern's literal, unless it holds the language's internal metavariable
-/// character (then it is the processed form and would never occur in a file).
+/// The longest text every match must contain, if any: the longest terminal of the
+/// pattern whose text the matcher compares. Named terminals are compared by text;
+/// unnamed ones (keywords, punctuation) only by kind, which is the same text except in
+/// grammars with case-insensitive keywords (PHP's `ECHO` matches `echo`), so those
+/// are left out there. A terminal holding the language's internal metavariable
+/// character is the processed form and would never occur in a file.
 fn literal_of(pattern: &Pattern, lang: SupportLang) -> Option<String> {
-    let literal = pattern.fixed_string();
-    if literal.is_empty() || literal.contains(lang.expando_char()) {
-        return None;
+    let keywords_exact = lang != SupportLang::Php;
+    let expando = lang.expando_char();
+    let mut longest: Option<&str> = None;
+    let mut stack = vec![&pattern.node];
+    while let Some(node) = stack.pop() {
+        match node {
+            PatternNode::Terminal { text, is_named, .. } => {
+                let usable = (*is_named || keywords_exact) && !text.contains(expando);
+                if usable && text.len() > longest.map_or(0, str::len) {
+                    longest = Some(text);
+                }
+            }
+            PatternNode::Internal { children, .. } => stack.extend(children.iter().rev()),
+            PatternNode::MetaVar { .. } => {}
+        }
     }
-    Some(literal.into_owned())
+    longest.map(str::to_string)
 }
 
 /// Refuses a template that uses a metavariable the pattern does not capture: the

@@ -699,3 +699,23 @@ fn malformed_edits_from_a_custom_closure_stay_utf8() {
     .expect("rewrites");
     assert_eq!(doc.src, "\u{fffd}(1);");
 }
+
+#[test]
+fn literal_respects_case_insensitive_keywords() {
+    let src = "<?php\nECHO 1;\n";
+    let q = Query::new("echo $A;", SupportLang::Php).expect("compiles");
+    // The keyword cannot be the literal: `ECHO` matches `echo`.
+    assert!(q.literal().is_none_or(|lit| src.contains(lit)));
+    assert_eq!(q.find(src).matches.len(), 1);
+    let rw =
+        Rewriter::new(&ops(&[("echo $A;", "print($A);")]), SupportLang::Php).expect("compiles");
+    assert_eq!(
+        rw.rewrite(src).expect("ok").map(|r| r.text).as_deref(),
+        Some("<?php\nprint(1);\n")
+    );
+    // Elsewhere keywords are fine literals.
+    let q = Query::new("return $A", SupportLang::Rust).expect("compiles");
+    assert_eq!(q.literal(), Some("return"));
+    let q = Query::new("$A.unwrap()", SupportLang::Rust).expect("compiles");
+    assert_eq!(q.literal(), Some("unwrap"));
+}
