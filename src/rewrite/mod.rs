@@ -14,6 +14,8 @@ mod nested;
 #[cfg(test)]
 mod tests;
 
+use std::cell::Cell;
+
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::replacer::TemplateFix;
 use ast_grep_core::tree_sitter::LanguageExt;
@@ -169,21 +171,32 @@ impl Query {
                 first_parse_error: None,
             };
         };
+        // Matches come in document order, so the index counts columns incrementally.
+        let index = LineIndex::new(src);
         let matches = root
             .root()
             .find_all(&self.pattern)
             .map(|m| {
-                let start = m.start_pos();
-                let end = m.end_pos();
                 let range = m.range();
+                let (line, column) = index.line_col(range.start);
+                let text = m.text().into_owned();
+                // The end from the text, not from the line start: outer matches end
+                // after inner ones, so ends would defeat the index's incremental count.
+                let (end_line, end_column) = match text.rfind('\n') {
+                    Some(nl) => (
+                        line + memchr::memchr_iter(b'\n', text.as_bytes()).count(),
+                        text[nl + 1..].chars().count() + 1,
+                    ),
+                    None => (line, column + text.chars().count()),
+                };
                 Match {
-                    line: start.line() + 1,
-                    column: start.column(&m) + 1,
-                    end_line: end.line() + 1,
-                    end_column: end.column(&m) + 1,
+                    line,
+                    column,
+                    end_line,
+                    end_column,
                     start_byte: range.start,
                     end_byte: range.end,
-                    text: m.text().into_owned(),
+                    text,
                 }
             })
             .collect();
@@ -532,26 +545,43 @@ pub(crate) fn first_parse_error<L: LanguageExt>(root: &AstGrep<StrDoc<L>>) -> Op
 }
 
 /// Byte offset → 1-based line and character column, for many lookups in one text.
+///
+/// Lookups in increasing order count characters on from the previous one instead of
+/// from the line start: a minified file is one long line with thousands of matches,
+/// and counting from the line start each time would be quadratic.
 pub(crate) struct LineIndex<'a> {
     text: &'a str,
     /// Byte offset of the start of every line.
     starts: Vec<usize>,
+    /// The previous lookup: byte offset, 1-based line, 0-based character column.
+    last: Cell<(usize, usize, usize)>,
 }
 
 impl<'a> LineIndex<'a> {
     pub(crate) fn new(text: &'a str) -> LineIndex<'a> {
         let mut starts = vec![0];
         starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-        LineIndex { text, starts }
+        LineIndex {
+            text,
+            starts,
+            last: Cell::new((0, 1, 0)),
+        }
     }
 
     pub(crate) fn line_col(&self, byte: usize) -> (usize, usize) {
         let line = self.starts.partition_point(|&s| s <= byte).max(1);
-        let start = self.starts[line - 1];
-        let column = self
-            .text
-            .get(start..byte)
-            .map_or(byte - start, |s| s.chars().count());
+        let (last_byte, last_line, last_column) = self.last.get();
+        let (from, base) = if last_line == line && last_byte <= byte {
+            (last_byte, last_column)
+        } else {
+            (self.starts[line - 1], 0)
+        };
+        let column = base
+            + self
+                .text
+                .get(from..byte)
+                .map_or(byte - from, |s| s.chars().count());
+        self.last.set((byte, line, column));
         (line, column + 1)
     }
 }

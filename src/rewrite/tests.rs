@@ -49,6 +49,24 @@ fn search_includes_nested_in_document_order() {
 }
 
 #[test]
+fn positions_on_one_long_line() {
+    // A minified file: every match on line 1, columns counted in characters.
+    let src = "é;foo(1);".repeat(5000);
+    let q = Query::new("foo($A)", SupportLang::JavaScript).expect("compiles");
+    let found = q.find(&src);
+    assert_eq!(found.matches.len(), 5000);
+    let last = &found.matches[4999];
+    assert_eq!((last.line, last.column), (1, 4999 * 9 + 3));
+    assert_eq!((last.end_line, last.end_column), (1, 4999 * 9 + 9));
+    let out = rewrite(SupportLang::JavaScript, &[("foo($A)", "bar($A)")], &src).expect("changes");
+    assert_eq!(out.replacements[4999].column, 4999 * 9 + 3);
+    // A multi-line match ends on its last line.
+    let found = q.find("x;\nfoo(\n  ü\n);");
+    let m = &found.matches[0];
+    assert_eq!((m.line, m.column, m.end_line, m.end_column), (2, 1, 4, 2));
+}
+
+#[test]
 fn search_reports_parse_errors() {
     let q = Query::new("$A.unwrap()", SupportLang::Rust).expect("compiles");
     let found = q.find("fn main() { let x = y.unwrap(); \n");
@@ -597,6 +615,11 @@ fn random_inputs_never_panic_and_positions_hold() {
             for m in q.find(&src).matches {
                 assert_eq!(src.get(m.start_byte..m.end_byte), Some(m.text.as_str()));
                 assert_eq!(offset_of(&src, m.line, m.column), m.start_byte, "{src:?}");
+                assert_eq!(
+                    offset_of(&src, m.end_line, m.end_column),
+                    m.end_byte,
+                    "{src:?}"
+                );
             }
             if let Ok(Some(out)) = rw.rewrite(&src) {
                 assert_ne!(out.text, src);
