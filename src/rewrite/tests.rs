@@ -159,6 +159,27 @@ fn nested_matches_are_all_rewritten() {
 }
 
 #[test]
+fn nested_matches_sharing_their_start() {
+    // Method chains: the inner match starts where the outer one does.
+    assert_eq!(
+        rewritten(
+            SupportLang::Rust,
+            &[("$A.unwrap()", "$A.expect(\"ok\")")],
+            "fn f() { x.unwrap().unwrap().len() }"
+        ),
+        "fn f() { x.expect(\"ok\").expect(\"ok\").len() }"
+    );
+    assert_eq!(
+        rewritten(
+            SupportLang::TypeScript,
+            &[("$X.then($F)", "$X.finally($F)")],
+            "p.then(a).then(b);"
+        ),
+        "p.finally(a).finally(b);"
+    );
+}
+
+#[test]
 fn rewritten_text_is_not_searched_again() {
     // The output matches the pattern again; a loop would never end.
     let out = rewrite(
