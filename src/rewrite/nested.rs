@@ -433,17 +433,17 @@ fn apply_and_reparse<L: LanguageExt>(
         *doc = parse_doc(&text, doc.lang.clone())?;
         return Ok(());
     }
-    // Last edit first, so each edit's positions are still those of the text it sees;
-    // the tree records every edit and is re-parsed once, by the final `do_edit`.
-    let Some(first) = edits.first().map(|e| e.position) else {
+    // Back to front, so each edit's positions are still those of the text it sees; the
+    // tree records every edit and is re-parsed once, by `do_edit` on the front one.
+    if edits.is_empty() {
         return Ok(());
-    };
-    let last = edits.remove(0);
-    debug_assert_eq!(last.position, first);
+    }
+    let front = edits.remove(0);
     for edit in edits.iter().rev() {
         perform_edit(&mut doc.tree, &mut doc.src, edit);
     }
-    doc.do_edit(&last).map_err(|detail| Error::Parse { detail })
+    doc.do_edit(&front)
+        .map_err(|detail| Error::Parse { detail })
 }
 
 /// Applies sorted, disjoint edits to `text`.
