@@ -144,6 +144,12 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let rules = scan::rules::load(repo, &args.config)?;
+    for warning in &rules.warnings {
+        out.warn(warning);
+    }
+    if rules.rules.is_empty() {
+        out.warn(&format!("no active rules in {}", rules.sources.join(", ")));
+    }
     let opts = scan::Options {
         pathspecs: args.pathspecs.clone(),
         cached: args.cached,

@@ -21,6 +21,8 @@ pub mod merge;
 pub mod report;
 pub mod rules;
 pub mod source;
+#[cfg(test)]
+mod tests;
 
 use rayon::prelude::*;
 

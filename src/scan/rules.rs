@@ -145,6 +145,8 @@ pub struct RuleSet {
     pub sources: Vec<String>,
     /// Bound on fix re-runs (`max-passes` in astedit.toml).
     pub max_passes: usize,
+    /// Things in the config that were read but not honoured.
+    pub warnings: Vec<String>,
 }
 
 /// `astedit.toml`: rules inline, plus optional ast-grep rule files.
@@ -171,32 +173,46 @@ struct SgConfig {
     rule_dirs: Vec<String>,
     #[serde(default)]
     util_dirs: Vec<String>,
+    #[serde(default)]
+    language_globs: Option<Value>,
+    #[serde(default)]
+    custom_languages: Option<Value>,
+    #[serde(default)]
+    language_injections: Option<Value>,
 }
 
 /// A rule document before compilation: its value and where it came from.
 struct Doc {
     value: Value,
-    file: PathBuf,
+    /// The file, as displayed.
+    file: String,
     text_index: usize,
+    /// 0-based position among the file's documents (names a rule without an id).
+    ordinal: usize,
+    /// Repository folder its globs are relative to.
+    base: String,
 }
 
 /// Accumulates documents and global utils while config files are read.
 struct Loader<'r> {
-    repo: &'r Repo,
-    docs: Vec<(Doc, String)>,
+    /// `None` for rules given as text (no files, no folders).
+    repo: Option<&'r Repo>,
+    docs: Vec<Doc>,
     /// Source texts, indexed by `Doc::text_index`, to find a rule's line.
     texts: Vec<String>,
     utils: Vec<SerializableGlobalRule<SupportLang>>,
     sources: Vec<String>,
     max_passes: Option<usize>,
+    warnings: Vec<String>,
 }
 
 /// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
 /// rule YAML file), else `astedit.toml` and `sgconfig.yml` at the repository root.
 pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
     let mut loader = Loader {
-        repo,
+        repo: Some(repo),
         docs: Vec::new(),
+        warnings: Vec::new(),
         texts: Vec::new(),
         utils: Vec::new(),
         sources: Vec::new(),
@@ -221,7 +237,7 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
         for path in configs {
             let path = repo.cwd.join(path);
             if !path.is_file() {
-                return Err(Error::ConfigMissing(display(repo, &path)));
+                return Err(Error::ConfigMissing(display(Some(repo), &path)));
             }
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if name.ends_with(".toml") {
@@ -231,9 +247,60 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
             } else {
                 let base = String::new();
                 loader.yaml_rule_file(&path, &base)?;
-                loader.sources.push(display(repo, &path));
+                loader.sources.push(display(Some(repo), &path));
             }
         }
+    }
+    loader.finish()
+}
+
+/// The syntax of rules given as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextFormat {
+    /// An `astedit.toml` (inline `[[rules]]` only).
+    Toml,
+    /// One or more ast-grep rule documents.
+    Yaml,
+}
+
+/// Compiles rules given as text rather than files (tests, agents). Globs are relative to
+/// the repository root; `rule-files` and `util-dirs` need files on disk and are refused.
+pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, Error> {
+    let mut loader = Loader {
+        repo: None,
+        docs: Vec::new(),
+        warnings: Vec::new(),
+        texts: vec![text.to_string()],
+        utils: Vec::new(),
+        sources: vec![name.to_string()],
+        max_passes: None,
+    };
+    let bad = |detail: String| Error::BadConfigFile {
+        file: name.to_string(),
+        detail,
+    };
+    let values: Vec<Value> = match format {
+        TextFormat::Toml => {
+            let parsed: AsteditToml =
+                toml::from_str(text).map_err(|e| bad(e.to_string().trim_end().to_string()))?;
+            if !parsed.rule_files.is_empty() || !parsed.util_dirs.is_empty() {
+                return Err(bad(
+                    "rule-files and util-dirs need a config file on disk".into()
+                ));
+            }
+            loader.max_passes = parsed.max_passes.filter(|n| *n > 0);
+            parsed.rules
+        }
+        TextFormat::Yaml => ast_grep_config::from_multiple(text).map_err(|e| bad(e.to_string()))?,
+    };
+    for (ordinal, value) in values.into_iter().enumerate() {
+        loader.docs.push(Doc {
+            value,
+            file: name.to_string(),
+            text_index: 0,
+            ordinal,
+            base: String::new(),
+        });
     }
     loader.finish()
 }
@@ -250,8 +317,11 @@ impl Loader<'_> {
 
     /// The repository folder of a config file: where its globs are rooted.
     fn base_of(&self, path: &Path) -> String {
+        let Some(repo) = self.repo else {
+            return String::new();
+        };
         path.parent()
-            .and_then(|p| p.strip_prefix(&self.repo.workdir).ok())
+            .and_then(|p| p.strip_prefix(&repo.workdir).ok())
             .map(|p| {
                 p.components()
                     .map(|c| c.as_os_str().to_string_lossy().into_owned())
@@ -270,15 +340,14 @@ impl Loader<'_> {
                 detail: e.to_string().trim_end().to_string(),
             })?;
         let base = self.base_of(path);
-        for value in parsed.rules {
-            self.docs.push((
-                Doc {
-                    value,
-                    file: path.to_path_buf(),
-                    text_index: index,
-                },
-                base.clone(),
-            ));
+        for (ordinal, value) in parsed.rules.into_iter().enumerate() {
+            self.docs.push(Doc {
+                value,
+                file: file.clone(),
+                text_index: index,
+                ordinal,
+                base: base.clone(),
+            });
         }
         if let Some(n) = parsed.max_passes {
             if n == 0 {
@@ -318,6 +387,17 @@ impl Loader<'_> {
                 file: file.clone(),
                 detail: e.to_string(),
             })?;
+        for (key, present) in [
+            ("languageGlobs", parsed.language_globs.is_some()),
+            ("customLanguages", parsed.custom_languages.is_some()),
+            ("languageInjections", parsed.language_injections.is_some()),
+        ] {
+            if present {
+                self.warnings.push(format!(
+                    "{file}: {key} is not supported; files get their language by extension"
+                ));
+            }
+        }
         let base = self.base_of(path);
         let dir = path.parent().unwrap_or(Path::new("."));
         for entry in &parsed.util_dirs {
@@ -378,15 +458,15 @@ impl Loader<'_> {
                     detail: e.to_string(),
                 }
             })?;
-        for value in values {
-            self.docs.push((
-                Doc {
-                    value,
-                    file: path.to_path_buf(),
-                    text_index: index,
-                },
-                base.to_string(),
-            ));
+        let file = display(self.repo, path);
+        for (ordinal, value) in values.into_iter().enumerate() {
+            self.docs.push(Doc {
+                value,
+                file: file.clone(),
+                text_index: index,
+                ordinal,
+                base: base.to_string(),
+            });
         }
         Ok(())
     }
@@ -418,10 +498,11 @@ impl Loader<'_> {
         let mut rules: Vec<Rule> = Vec::new();
         let mut disabled = Vec::new();
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
-        for (n, (doc, base)) in self.docs.into_iter().enumerate() {
-            let file = display(self.repo, &doc.file);
+        for doc in self.docs {
+            let file = doc.file;
             let text = &self.texts[doc.text_index];
-            let Some(rule) = compile(doc.value, n, &file, text, &base, &globals)? else {
+            let Some(rule) = compile(doc.value, doc.ordinal, &file, text, &doc.base, &globals)?
+            else {
                 continue;
             };
             let (id, line) = match &rule {
@@ -429,6 +510,11 @@ impl Loader<'_> {
                 Compiled::Off { id, line } => (id.clone(), *line),
             };
             if let Some(first) = seen.insert(id.clone(), file.clone()) {
+                let first = if first == file {
+                    "this file".to_string()
+                } else {
+                    first
+                };
                 return Err(Error::BadRule {
                     file,
                     line,
@@ -447,6 +533,7 @@ impl Loader<'_> {
             disabled,
             sources: self.sources,
             max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
+            warnings: self.warnings,
         })
     }
 }
@@ -529,13 +616,6 @@ fn compile(
             return Err(bad(&field, detail));
         }
     };
-    let severity = match serialized.severity {
-        ast_grep_config::Severity::Off => return Ok(Some(Compiled::Off { id, line })),
-        ast_grep_config::Severity::Hint => Severity::Hint,
-        ast_grep_config::Severity::Info => Severity::Info,
-        ast_grep_config::Severity::Warning => Severity::Warning,
-        ast_grep_config::Severity::Error => Severity::Error,
-    };
     let files = globs(map.get(&Value::String("files".into()))).map_err(|e| bad("files", e))?;
     let ignores =
         globs(map.get(&Value::String("ignores".into()))).map_err(|e| bad("ignores", e))?;
@@ -543,11 +623,19 @@ fn compile(
     let config = RuleConfig::try_from(serialized, globals).map_err(|e| {
         // ast-grep quotes patterns in their internal form; show the user's `$`.
         let mut detail = chain(&e);
-        if !expando.is_alphanumeric() && expando != '_' {
+        if expando != '$' && !expando.is_ascii_alphanumeric() && expando != '_' {
             detail = detail.replace(expando, "$");
         }
         bad(config_error_field(&e), detail)
     })?;
+    // Checked like any rule, then left out: a disabled rule must still be valid.
+    let severity = match config.severity {
+        ast_grep_config::Severity::Off => return Ok(Some(Compiled::Off { id, line })),
+        ast_grep_config::Severity::Hint => Severity::Hint,
+        ast_grep_config::Severity::Info => Severity::Info,
+        ast_grep_config::Severity::Warning => Severity::Warning,
+        ast_grep_config::Severity::Error => Severity::Error,
+    };
     let lang = config.language;
     let transform_keys: Vec<String> = config
         .transform
@@ -720,7 +808,10 @@ fn find_id_line(text: &str, id: &str) -> Option<usize> {
 
 /// A config path as the user reads it: relative to the current folder when inside the
 /// repository, else as is.
-fn display(repo: &Repo, path: &Path) -> String {
+fn display(repo: Option<&Repo>, path: &Path) -> String {
+    let Some(repo) = repo else {
+        return path.display().to_string();
+    };
     let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     match canonical.strip_prefix(&repo.workdir) {
         Ok(rel) => repo.display_path(&rel.to_string_lossy().replace('\\', "/")),

@@ -42,7 +42,7 @@ impl Shard {
     /// which other files exist), so machines with slightly different checkouts still
     /// agree on every shared file.
     pub fn contains(&self, path: &str) -> bool {
-        (fnv1a(path.as_bytes()) % self.count as u64) as usize == self.index - 1
+        (path_hash(path.as_bytes()) % self.count as u64) as usize == self.index - 1
     }
 }
 
@@ -52,14 +52,15 @@ impl fmt::Display for Shard {
     }
 }
 
-/// FNV-1a, 64 bits: stable across platforms and releases, unlike std's hasher.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        hash ^= u64::from(*b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
+/// The first 8 bytes of the path's SHA-256: stable across platforms and releases
+/// (unlike std's hasher) and well spread in every bit (unlike FNV-1a, whose low bit is
+/// only the parity of the odd bytes, so `mod 2` would put most paths in one shard).
+fn path_hash(bytes: &[u8]) -> u64 {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(bytes);
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
 }
 
 /// A file to scan.

@@ -1,0 +1,299 @@
+//! Library tests of rule loading, the fix loop and sharding (no processes, no git).
+
+use ast_grep_language::SupportLang;
+
+use super::engine::run_file;
+use super::rules::from_text;
+use super::rules::TextFormat;
+use super::Error;
+use super::Mode;
+use super::Shard;
+
+const TOML: &str = r#"
+[[rules]]
+id = "redundant-parens"
+language = "javascript"
+severity = "warning"
+message = "redundant parentheses around $X"
+rule.pattern = "($X)"
+constraints.X.kind = "identifier"
+fix = "$X"
+
+[[rules]]
+id = "strict-equality"
+language = "javascript"
+severity = "error"
+message = "use === ($A)"
+rule.pattern = "$A == $B"
+constraints.B.not.kind = "null"
+fix = "$A === $B"
+files = ["src/**"]
+ignores = ["src/vendor/**"]
+"#;
+
+const YAML: &str = r#"
+id: redundant-parens
+language: javascript
+severity: warning
+message: redundant parentheses around $X
+rule: { pattern: ($X) }
+constraints: { X: { kind: identifier } }
+fix: $X
+---
+id: strict-equality
+language: javascript
+severity: error
+message: use === ($A)
+rule: { pattern: $A == $B }
+constraints: { B: { not: { kind: "null" } } }
+fix: $A === $B
+files: [src/**]
+ignores: [src/vendor/**]
+"#;
+
+fn fix(rules: &super::RuleSet, path: &str, text: &str, passes: usize) -> super::engine::FileResult {
+    let active: Vec<&super::Rule> = rules
+        .rules
+        .iter()
+        .filter(|r| r.applies_to(path, SupportLang::JavaScript))
+        .collect();
+    match run_file(
+        path,
+        text,
+        SupportLang::JavaScript,
+        &active,
+        Mode::Fix,
+        passes,
+    ) {
+        Ok(r) => r,
+        Err(e) => panic!("run_file: {e}"),
+    }
+}
+
+fn load(text: &str, format: TextFormat) -> super::RuleSet {
+    match from_text(text, format, "test") {
+        Ok(r) => r,
+        Err(e) => panic!("rules: {e}"),
+    }
+}
+
+fn load_err(text: &str, format: TextFormat) -> (String, String, String) {
+    match from_text(text, format, "test") {
+        Err(Error::BadRule {
+            rule,
+            field,
+            detail,
+            ..
+        }) => (rule, field, detail),
+        Err(other) => panic!("unexpected error: {other}"),
+        Ok(_) => panic!("rules loaded"),
+    }
+}
+
+#[test]
+fn toml_and_yaml_rules_are_the_same_rules() {
+    let toml = load(TOML, TextFormat::Toml);
+    let yaml = load(YAML, TextFormat::Yaml);
+    let src = "if (a == b) { ((((c)))) }\nif (d == null) {}\n";
+    let a = fix(&toml, "src/x.js", src, 10);
+    let b = fix(&yaml, "src/x.js", src, 10);
+    assert_eq!(a.after, b.after);
+    assert_eq!(
+        a.after.as_deref(),
+        Some("if (a === b) { c }\nif (d == null) {}\n")
+    );
+    assert_eq!(a.counts, b.counts);
+    assert_eq!(a.findings, b.findings);
+    assert_eq!(a.findings[0].message, "use === (a)");
+}
+
+#[test]
+fn globs_select_files_relative_to_the_config() {
+    let rules = load(TOML, TextFormat::Toml);
+    let strict = &rules.rules[1];
+    assert!(strict.applies_to("src/a.js", SupportLang::JavaScript));
+    assert!(strict.applies_to("src/deep/a.js", SupportLang::JavaScript));
+    assert!(!strict.applies_to("lib/a.js", SupportLang::JavaScript));
+    assert!(!strict.applies_to("src/vendor/a.js", SupportLang::JavaScript));
+    assert!(!strict.applies_to("src/a.ts", SupportLang::TypeScript));
+    assert!(rules.rules[0].applies_to("lib/a.js", SupportLang::JavaScript));
+}
+
+#[test]
+fn fixes_rerun_until_stable_and_the_bound_is_reported() {
+    let rules = load(TOML, TextFormat::Toml);
+    let deep = "let k = ((((((w))))));\n";
+    let done = fix(&rules, "a.js", deep, 10);
+    assert_eq!(done.after.as_deref(), Some("let k = w;\n"));
+    assert!(done.unconverged.is_empty());
+    assert_eq!(done.counts, vec![("redundant-parens".to_string(), 6)]);
+    assert!(done.remaining.is_empty());
+
+    let bounded = fix(&rules, "a.js", deep, 2);
+    // Two passes in each of two rounds.
+    assert_eq!(bounded.after.as_deref(), Some("let k = ((w));\n"));
+    assert_eq!(bounded.unconverged.len(), 1);
+    assert_eq!(bounded.unconverged[0].rule, "redundant-parens");
+    assert_eq!(bounded.unconverged[0].passes, 2);
+}
+
+#[test]
+fn a_later_rule_feeding_an_earlier_one_is_rerun_in_the_next_round() {
+    // `b` turns `f(x)` into `g(x)`; `a`, declared first, turns `g(x)` into `h(x)`.
+    let text = r#"
+[[rules]]
+id = "a"
+language = "javascript"
+rule.pattern = "g($X)"
+fix = "h($X)"
+
+[[rules]]
+id = "b"
+language = "javascript"
+rule.pattern = "f($X)"
+fix = "g($X)"
+"#;
+    let rules = load(text, TextFormat::Toml);
+    let out = fix(&rules, "a.js", "f(1);\n", 10);
+    assert_eq!(out.after.as_deref(), Some("h(1);\n"));
+    assert!(out.unconverged.is_empty());
+
+    // Two rules undoing each other never settle: the bound says so.
+    let text = r#"
+[[rules]]
+id = "there"
+language = "javascript"
+rule.pattern = "f($X)"
+fix = "g($X)"
+
+[[rules]]
+id = "back"
+language = "javascript"
+rule.pattern = "g($X)"
+fix = "f($X)"
+"#;
+    let rules = load(text, TextFormat::Toml);
+    let out = fix(&rules, "a.js", "f(1);\n", 3);
+    let stuck: Vec<&str> = out.unconverged.iter().map(|u| u.rule.as_str()).collect();
+    assert_eq!(stuck, vec!["there", "back"]);
+}
+
+#[test]
+fn crlf_files_keep_their_line_endings() {
+    let text = r#"
+[[rules]]
+id = "wrap"
+language = "javascript"
+rule.pattern = "f($X)"
+fix = "g(\n  $X\n)"
+"#;
+    let rules = load(text, TextFormat::Toml);
+    let out = fix(&rules, "a.js", "f(1);\r\nf(2);\r\n", 10);
+    assert_eq!(
+        out.after.as_deref(),
+        Some("g(\r\n  1\r\n);\r\ng(\r\n  2\r\n);\r\n")
+    );
+}
+
+#[test]
+fn bad_rules_name_the_rule_and_the_field() {
+    let cases: &[(&str, TextFormat, (&str, &str), &str)] = &[
+        (
+            "id: r\nlanguage: js\nrule: { pattrn: f($A) }\n",
+            TextFormat::Yaml,
+            ("r", "rule"),
+            "pattrn",
+        ),
+        (
+            "id: r\nlanguage: js\nrule: { pattern: f($A) }\nconstraints: { A: { knd: x } }\n",
+            TextFormat::Yaml,
+            ("r", "constraints"),
+            "knd",
+        ),
+        (
+            "id: r\nlanguage: js\nrule: { pattern: f($A) }\ntransform: { B: { nope: 1 } }\n",
+            TextFormat::Yaml,
+            ("r", "transform"),
+            "",
+        ),
+        (
+            "id: r\nlanguage: js\nrule: { regex: x }\n",
+            TextFormat::Yaml,
+            ("r", "rule"),
+            "kind",
+        ),
+        (
+            "id: r\nlanguage: rust\nrule: { pattern: 'fn $F() { $$$ } fn g() {}' }\n",
+            TextFormat::Yaml,
+            ("r", "rule"),
+            "$F",
+        ),
+        (
+            "[[rules]]\nid = \"r\"\nlanguage = \"js\"\nrule.pattern = \"f($A)\"\nfix = \"g($Z)\"\n",
+            TextFormat::Toml,
+            ("r", "fix"),
+            "Z",
+        ),
+        (
+            "[[rules]]\nlanguage = \"js\"\nrule.pattern = \"f($A)\"\n",
+            TextFormat::Toml,
+            ("#1", "id"),
+            "id",
+        ),
+    ];
+    for (text, format, (rule, field), needle) in cases {
+        let (r, f, detail) = load_err(text, *format);
+        assert_eq!(
+            (r.as_str(), f.as_str()),
+            (*rule, *field),
+            "{text}: {detail}"
+        );
+        assert!(detail.contains(needle), "{text}: {detail}");
+        assert!(
+            !detail.contains('µ'),
+            "internal metavariable form leaked: {detail}"
+        );
+    }
+}
+
+#[test]
+fn severity_off_disables_a_rule_after_checking_it() {
+    let rules = load(
+        "id: quiet\nlanguage: js\nseverity: off\nrule: { pattern: f($A) }\n",
+        TextFormat::Yaml,
+    );
+    assert!(rules.rules.is_empty());
+    assert_eq!(rules.disabled, vec!["quiet".to_string()]);
+    let (_, field, _) = load_err(
+        "id: quiet\nlanguage: js\nseverity: off\nrule: { kind: nope_kind }\n",
+        TextFormat::Yaml,
+    );
+    assert_eq!(field, "rule");
+}
+
+#[test]
+fn shards_partition_the_paths() {
+    let paths: Vec<String> = (0..200).map(|i| format!("src/m{i}/f{i}.rs")).collect();
+    for n in 1..=5 {
+        let shards: Vec<Shard> = (1..=n)
+            .map(|i| Shard::parse(&format!("{i}/{n}")).unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        for p in &paths {
+            assert_eq!(shards.iter().filter(|s| s.contains(p)).count(), 1, "{p}");
+        }
+        if n > 1 {
+            assert!(shards.iter().all(|s| paths.iter().any(|p| s.contains(p))));
+        }
+    }
+    // The split is a function of the path alone, fixed across releases.
+    let s = Shard::parse(" 2/3 ").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.to_string(), "2/3");
+    let pinned: Vec<bool> = ["a", "b", "src/lib.rs"]
+        .iter()
+        .map(|p| s.contains(p))
+        .collect();
+    assert_eq!(pinned, vec![true, true, false]);
+    for bad in ["0/2", "3/2", "1/0", "x/2", "2", ""] {
+        assert!(Shard::parse(bad).is_err(), "{bad}");
+    }
+}
