@@ -1,14 +1,52 @@
-//! `git astedit mcp`.
+/*!
+`git astedit mcp`: a Model Context Protocol server on stdio for coding agents.
+
+Agents get the same transactions a person gets, through the same library calls as the
+commands (`grep::grep`, `edit::edit`, `txn::stage`/`apply`/`undo`/`discard`): nothing
+pending lives in this process's memory, every write goes through the repository lock
+inside `txn`, and every event lands in the journal with the client's name/version
+beside the git identity.
+
+The protocol is the official SDK's (`rmcp`), which speaks both lifecycles: the
+stateless revision (2026-07-28: no handshake, `server/discover`, client context in
+each request's `_meta`) and the older `initialize` handshake (2024-11-05 through
+2025-11-25). [`server`] is the protocol glue; [`tools`] holds the tools as plain
+synchronous functions over a freshly opened repository, so they can be tested and
+reasoned about without the protocol.
+*/
 
 use git_astedit::error::Exit;
-use git_astedit::error::UsageError;
 use git_astedit::Error;
 
 use super::Ctx;
 
+#[cfg(feature = "mcp")]
+mod server;
+#[cfg(feature = "mcp")]
+mod tools;
+
+/// Serve the Model Context Protocol on stdio (for Claude Code, Codex, OpenCode, …).
+///
+/// Tools: ast_grep, ast_edit, apply_patch, previews, resolve, undo. Only protocol
+/// messages are written to stdout; the repository is the one around the current
+/// folder (or -C DIR). See docs/agents.md for registering it with a client.
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {}
 
+#[cfg(feature = "mcp")]
+pub fn run(ctx: &mut Ctx, _args: McpArgs) -> Result<Exit, Error> {
+    // Open (and recover) once up front so that a server started outside a repository
+    // fails at once with the usual message instead of on every call.
+    let workdir = ctx.repo()?.workdir.clone();
+    server::serve(workdir)?;
+    Ok(Exit::Ok)
+}
+
+#[cfg(not(feature = "mcp"))]
 pub fn run(_ctx: &mut Ctx, _args: McpArgs) -> Result<Exit, Error> {
-    Err(UsageError("`mcp` is not implemented yet".into()).into())
+    Err(git_astedit::error::UsageError(
+        "this git-astedit was built without the `mcp` feature; rebuild with default features"
+            .into(),
+    )
+    .into())
 }

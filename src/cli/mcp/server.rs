@@ -1,0 +1,346 @@
+/*!
+The protocol side of `git astedit mcp`: the tool catalog (schemas, annotations) and
+an `rmcp` [`ServerHandler`] that runs each call on the blocking pool.
+
+Lifecycles: `rmcp` (3.11) implements both the stateless 2026-07-28 revision — a
+request may come first with its protocol version, client info and capabilities in
+`_meta`, and `server/discover` answers without a handshake — and the `initialize`
+handshake of 2024-11-05 … 2025-11-25. We advertise every revision the SDK knows.
+The client's identity for the journal is read per request (`_meta` first, then the
+handshake's `clientInfo`), because in the stateless revision nothing may be inferred
+from an earlier request on the same connection.
+
+Faults: an unknown tool or a fault of the server itself is a JSON-RPC error; anything
+a model can fix or act on — arguments that do not fit the schema (SEP-1303), stale
+files, an ambiguous id, a lock held by another apply — is a tool result with
+`isError: true` whose text starts with what happened and what to do.
+
+Concurrency: calls run at once (each on tokio's blocking pool, over a freshly opened
+repository); those that write take the repository lock inside `txn`, so of two applies
+of one preview exactly one wins and the other is told why.
+*/
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use git_astedit::error::Exit;
+use git_astedit::error::UsageError;
+use git_astedit::Error;
+use rmcp::handler::server::common::schema_for_input;
+use rmcp::handler::server::common::schema_for_output;
+use rmcp::model::CallToolRequestParams;
+use rmcp::model::CallToolResponse;
+use rmcp::model::CallToolResult;
+use rmcp::model::Content;
+use rmcp::model::Implementation;
+use rmcp::model::ListToolsResult;
+use rmcp::model::PaginatedRequestParams;
+use rmcp::model::ServerCapabilities;
+use rmcp::model::ServerConfig;
+use rmcp::model::Tool;
+use rmcp::model::ToolAnnotations;
+use rmcp::service::RequestContext;
+use rmcp::ErrorData as McpError;
+use rmcp::RoleServer;
+use rmcp::ServerHandler;
+use rmcp::ServiceExt;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+use super::tools;
+use super::tools::Call;
+use super::tools::Done;
+
+/// Why the server could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot start the MCP server's runtime")]
+    Runtime(#[source] std::io::Error),
+    #[error("the MCP session failed: {0}")]
+    Session(String),
+}
+
+impl git_astedit::error::Classify for ServeError {
+    fn code(&self) -> &'static str {
+        "mcp-server"
+    }
+    fn exit(&self) -> Exit {
+        Exit::Internal
+    }
+}
+
+const INSTRUCTIONS: &str = "git-astedit: structural search and rewrites for this git repository, \
+staged as previews kept in git. Search with ast_grep; stage a rewrite with ast_edit or a \
+`*** Begin Patch` patch with apply_patch (the work tree is unchanged); inspect with previews; \
+then resolve with action apply (stale-checked, atomic) or discard, always with a reason. \
+undo takes an applied transaction back. Paths are relative to the repository root. Every \
+step is journalled with your client name.";
+
+/// Serves MCP on stdin/stdout until the client closes stdin.
+pub fn serve(workdir: PathBuf) -> Result<(), Error> {
+    // One thread drives the protocol; tool work runs on the blocking pool, so calls
+    // still overlap (and can contend for the repository lock, as they should).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    let server = Server {
+        workdir: Arc::new(workdir),
+        tools: Arc::new(catalog()),
+    };
+    runtime.block_on(async move {
+        let service = match server
+            .serve((tokio::io::stdin(), tokio::io::stdout()))
+            .await
+        {
+            Ok(s) => s,
+            // A client that leaves before saying anything is not an error.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(ServeError::Session(e.to_string())),
+        };
+        service
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| ServeError::Session(e.to_string()))
+    })?;
+    Ok(())
+}
+
+#[derive(Clone)]
+struct Server {
+    workdir: Arc<PathBuf>,
+    tools: Arc<Vec<Tool>>,
+}
+
+/// The four annotation hints, all set explicitly (their defaults are the pessimistic
+/// ones, and clients decide on confirmations from them).
+fn hints(title: &str, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations {
+    ToolAnnotations::with_title(title)
+        .read_only(read_only)
+        .destructive(destructive)
+        .idempotent(idempotent)
+        // Only the local repository is touched: a closed world.
+        .open_world(false)
+}
+
+fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
+    name: &'static str,
+    description: &'static str,
+    annotations: ToolAnnotations,
+) -> Tool {
+    // Our input types are structs, so the schema root is an object; fall back to an
+    // open object rather than failing the whole catalog.
+    let input = schema_for_input::<I>().unwrap_or_else(|_| {
+        let mut o = serde_json::Map::new();
+        o.insert("type".into(), serde_json::json!("object"));
+        Arc::new(o)
+    });
+    let title = annotations.title.clone();
+    let mut t = Tool::new(name, description, input)
+        .with_raw_output_schema(schema_for_output::<O>())
+        .with_annotations(annotations);
+    t.title = title;
+    t
+}
+
+fn catalog() -> Vec<Tool> {
+    vec![
+        tool::<tools::GrepInput, tools::GrepOutput>(
+            "ast_grep",
+            "Structural code search with an ast-grep pattern over the repository's work tree \
+             (tracked and untracked-not-ignored files). Returns `path:line:col: text` per match, \
+             capped at max_results (default 200); says when capped and how many there are in all. \
+             Reads only.",
+            hints("Structural search", true, false, true),
+        ),
+        tool::<tools::EditInput, tools::StagedOutput>(
+            "ast_edit",
+            "Stage a structural rewrite (one or more pattern → rewrite ops) as a preview kept in \
+             git. The work tree is NOT changed: returns the preview id, a summary, per-file counts \
+             and the diff (capped). Apply or discard it with `resolve`.",
+            hints("Stage a structural rewrite", false, false, false),
+        ),
+        tool::<tools::PatchInput, tools::StagedOutput>(
+            "apply_patch",
+            "Stage a `*** Begin Patch` … `*** End Patch` patch (Add/Update/Delete File, @@ \
+             chunks, *** Move to) as a preview. Each chunk must fit exactly one place (tolerating \
+             whitespace and typographic drift, with bounded rescues that are reported); otherwise \
+             nothing is staged and the error names the chunk and candidate lines. The work tree is \
+             NOT changed: apply or discard the preview with `resolve`.",
+            hints("Stage a patch", false, false, false),
+        ),
+        tool::<tools::PreviewsInput, tools::PreviewsOutput>(
+            "previews",
+            "List pending previews (action `list`, newest first) or show one (action `show`: \
+             metadata, per-file line counts, diff capped at max_diff_lines). Reads only.",
+            hints("List or show previews", true, false, true),
+        ),
+        tool::<tools::ResolveInput, tools::ResolvedOutput>(
+            "resolve",
+            "Apply or discard a pending preview (the newest when no id is given); a reason is \
+             required and journalled with your client name. `apply` first checks that every \
+             touched file still holds what the preview was computed from: if any changed, nothing \
+             is written and the error names the files (stage a fresh preview). The write is \
+             atomic and can be undone with `undo`.",
+            hints("Apply or discard a preview", false, true, false),
+        ),
+        tool::<tools::UndoInput, tools::ResolvedOutput>(
+            "undo",
+            "Undo an applied transaction (the newest applied one when no id is given): restores \
+             what the apply replaced, after checking that the files still hold what was applied \
+             (otherwise nothing is written and the error names the files).",
+            hints("Undo an applied transaction", false, true, false),
+        ),
+    ]
+}
+
+/// Reads a tool's arguments; a mismatch is the model's to fix, so it is a usage error.
+fn args<T: DeserializeOwned>(
+    name: &str,
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<T, Error> {
+    let value = serde_json::Value::Object(arguments.unwrap_or_default());
+    serde_json::from_value(value).map_err(|e| {
+        UsageError(format!(
+            "invalid arguments for {name}: {e}; see the tool's inputSchema"
+        ))
+        .into()
+    })
+}
+
+/// Runs one tool to completion on the current (blocking) thread.
+fn dispatch(
+    name: &str,
+    call: &Call,
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<Done, Error> {
+    match name {
+        "ast_grep" => tools::ast_grep(call, args(name, arguments)?),
+        "ast_edit" => tools::ast_edit(call, args(name, arguments)?),
+        "apply_patch" => tools::apply_patch(call, args(name, arguments)?),
+        "previews" => tools::previews(call, args(name, arguments)?),
+        "resolve" => tools::resolve(call, args(name, arguments)?),
+        "undo" => tools::undo(call, args(name, arguments)?),
+        other => Err(UsageError(format!("unknown tool '{other}'")).into()),
+    }
+}
+
+/// What an exit class means for the caller, in words a model can act on.
+fn meaning(exit: Exit) -> &'static str {
+    match exit {
+        Exit::Ok => "done",
+        Exit::NothingFound => "nothing found or nothing to do",
+        Exit::BadInput => "bad input: fix the arguments and call again",
+        Exit::Stale => {
+            "stale: files changed since the preview was staged; nothing was written — stage a fresh preview"
+        }
+        Exit::Refused => "refused for safety (a path outside the tree, under .git/, or an overwrite); nothing was written",
+        Exit::Unplaceable => {
+            "the patch could not be placed (no match, or more than one); nothing was staged — add context lines or fix them"
+        }
+        Exit::Locked => "locked: another git astedit is writing this repository; retry shortly",
+        Exit::Internal => "internal or environment error",
+    }
+}
+
+/// The `isError` result of a failed call: what happened first, then what to do.
+fn error_result(err: &Error) -> CallToolResult {
+    let exit = err.exit();
+    let mut text = format!("error: {err}\n");
+    if let Some(hint) = err.hint() {
+        text.push_str(&format!("hint: {hint}\n"));
+    }
+    for cause in err.causes() {
+        text.push_str(&format!("caused by: {cause}\n"));
+    }
+    text.push_str(&format!(
+        "(code {}, exit class {}: {})\n",
+        err.code(),
+        exit.code(),
+        meaning(exit)
+    ));
+    let stale = match err.downcast_ref::<git_astedit::txn::Error>() {
+        Some(git_astedit::txn::Error::Stale { paths, .. }) => paths.clone(),
+        _ => Vec::new(),
+    };
+    let value = serde_json::json!({
+        "error": {
+            "code": err.code(),
+            "exit": exit.code(),
+            "meaning": meaning(exit),
+            "message": err.to_string(),
+            "hint": err.hint(),
+            "causes": err.causes(),
+            "stale_paths": stale,
+        }
+    });
+    let mut result = CallToolResult::error(vec![Content::text(text)]);
+    result.structured_content = Some(value);
+    result
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "git-astedit",
+                git_astedit::VERSION.to_string(),
+            ))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name: Cow<'static, str> = request.name.clone();
+        if !self.tools.iter().any(|t| t.name == name) {
+            return Err(McpError::invalid_params(
+                format!("unknown tool '{name}'"),
+                Some(serde_json::json!({
+                    "tools": self.tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()
+                })),
+            ));
+        }
+        // Per request: the stateless revision carries it in `_meta`, the handshake
+        // revisions in `initialize`'s clientInfo.
+        let agent = context
+            .client_info()
+            .map(|c| format!("{}/{}", c.name, c.version));
+        let workdir = self.workdir.clone();
+        let arguments = request.arguments;
+        let outcome = tokio::task::spawn_blocking(move || {
+            let call = Call {
+                workdir: workdir.as_path(),
+                agent,
+            };
+            dispatch(&name, &call, arguments)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("the {} call failed: {e}", request.name), None))?;
+        let result = match outcome {
+            Ok(done) => {
+                let mut r = CallToolResult::success(vec![Content::text(done.text)]);
+                r.structured_content = Some(done.value);
+                r
+            }
+            Err(err) => error_result(&err),
+        };
+        Ok(CallToolResponse::Complete(result))
+    }
+}

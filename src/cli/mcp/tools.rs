@@ -1,0 +1,742 @@
+/*!
+The MCP tools as plain synchronous functions: typed input in, a text and a structured
+value out, or a classified [`Error`] that the server turns into an `isError` result.
+
+Every call opens the repository afresh (and runs crash recovery first, like every
+command does): previews, the journal and the lock live in git, never in this process,
+so concurrent calls, other processes and restarts all see one state. Paths in inputs
+and outputs are repository paths (relative to the work-tree root), whatever folder the
+server was started in: a model should not have to know the server's cwd.
+*/
+
+use std::path::Path;
+
+use git_astedit::change::ChangeSet;
+use git_astedit::error::UsageError;
+use git_astedit::files;
+use git_astedit::render;
+use git_astedit::repo::Repo;
+use git_astedit::rewrite::Op;
+use git_astedit::txn;
+use git_astedit::Error;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::cli::show::render_diffs;
+use crate::cli::show::DiffFile;
+use crate::cli::show::LoadedPreview;
+
+/// Default and ceiling of `ast_grep`'s `max_results`.
+const DEFAULT_MAX_RESULTS: usize = 200;
+const MAX_MAX_RESULTS: usize = 5000;
+/// Default diff size returned by staging tools and `previews show`.
+const DEFAULT_MAX_DIFF_LINES: usize = 400;
+/// A byte ceiling on any returned diff, whatever `max_diff_lines` says: tool results
+/// go into a model's context.
+const MAX_DIFF_BYTES: usize = 64 * 1024;
+/// Matched text longer than this is cut (with `…`) in `ast_grep` results.
+const MAX_MATCH_TEXT: usize = 400;
+
+/// Who is calling and where: the work-tree root and the client (`name/version`).
+pub struct Call<'a> {
+    pub workdir: &'a Path,
+    pub agent: Option<String>,
+}
+
+/// A tool's success: text for the model, the same facts as structured content.
+pub struct Done {
+    pub text: String,
+    pub value: serde_json::Value,
+}
+
+impl Done {
+    fn new(text: String, value: &impl Serialize) -> Result<Done, Error> {
+        let value = serde_json::to_value(value).map_err(|e| {
+            Error::from(git_astedit::txn::Error::Corrupt(format!(
+                "cannot encode a tool result: {e}"
+            )))
+        })?;
+        Ok(Done { text, value })
+    }
+}
+
+impl Call<'_> {
+    /// Opens the repository at the work-tree root and finishes any interrupted apply.
+    fn open(&self) -> Result<(Repo, Vec<String>), Error> {
+        let repo = Repo::discover_from(self.workdir)?;
+        let notes = txn::recover(&repo)?
+            .map(|r| vec![r.message])
+            .unwrap_or_default();
+        Ok((repo, notes))
+    }
+}
+
+fn collect(
+    repo: &Repo,
+    lang: Option<&str>,
+    paths: &[String],
+) -> Result<(files::FileSet, Option<ast_grep_language::SupportLang>), Error> {
+    let lang = lang.map(files::parse_language).transpose()?;
+    let opts = files::Options {
+        pathspecs: paths.to_vec(),
+        lang,
+        max_file_size: files::DEFAULT_MAX_FILE_SIZE,
+    };
+    Ok((files::collect(repo, &opts)?, lang))
+}
+
+/// The warnings a file-reading tool passes on: languages skipped, files that parse
+/// with errors, files skipped.
+fn warnings(
+    skipped_languages: &[(String, String)],
+    parse_errors: &[String],
+    skipped: &files::Skipped,
+) -> Vec<String> {
+    let mut out: Vec<String> = skipped_languages
+        .iter()
+        .map(|(_, reason)| format!("{reason}; skipping those files"))
+        .collect();
+    if !parse_errors.is_empty() {
+        let shown: Vec<&str> = parse_errors.iter().take(5).map(String::as_str).collect();
+        out.push(format!(
+            "{} parsed with errors (searched anyway): {}{}",
+            render::plural(parse_errors.len(), "file"),
+            shown.join(", "),
+            if parse_errors.len() > 5 { ", …" } else { "" }
+        ));
+    }
+    out.extend(skipped.summary());
+    out
+}
+
+fn push_notes(text: &mut String, notes: &[String], warnings: &[String]) {
+    for n in notes {
+        text.push_str(&format!("note: {n}\n"));
+    }
+    for w in warnings {
+        text.push_str(&format!("warning: {w}\n"));
+    }
+}
+
+/// A diff cut to `max_lines` lines and [`MAX_DIFF_BYTES`] bytes; says what it cut.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CappedDiff {
+    /// Unified diff (git style) of the preview, possibly cut.
+    pub diff: String,
+    /// Whether the diff was cut; `previews` with `action: "show"` and a larger
+    /// `max_diff_lines` returns more.
+    pub diff_truncated: bool,
+    /// Lines of the full diff.
+    pub diff_lines: usize,
+}
+
+fn capped_diff(files: &[DiffFile<'_>], max_lines: Option<usize>) -> CappedDiff {
+    let full = render_diffs(files, false, 0);
+    let max_lines = max_lines.unwrap_or(DEFAULT_MAX_DIFF_LINES);
+    let total = full.lines().count();
+    let mut out = String::new();
+    let mut kept = 0;
+    for line in full.split_inclusive('\n') {
+        if (max_lines > 0 && kept >= max_lines) || out.len() + line.len() > MAX_DIFF_BYTES {
+            break;
+        }
+        out.push_str(line);
+        kept += 1;
+    }
+    let truncated = kept < total;
+    if truncated {
+        out.push_str(&format!(
+            "… diff cut after {kept} of {total} lines; call previews with action \"show\" and a larger max_diff_lines for more\n"
+        ));
+    }
+    CappedDiff {
+        diff: out,
+        diff_truncated: truncated,
+        diff_lines: total,
+    }
+}
+
+// ---------------------------------------------------------------- ast_grep
+
+/// Input of `ast_grep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepInput {
+    /// An ast-grep pattern: code in the target language with metavariables, e.g.
+    /// `console.log($MSG)` or `fn $NAME($$$ARGS)`. `$X` matches one node, `$$$X` any
+    /// number of nodes.
+    pub pattern: String,
+    /// Parse every file as this language (e.g. `rust`, `ts`, `python`) instead of
+    /// choosing by file extension.
+    #[serde(default)]
+    pub lang: Option<String>,
+    /// Git pathspecs relative to the repository root, e.g. `src/` or `*.ts`
+    /// (default: the whole work tree, tracked and untracked-not-ignored files).
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// Return at most this many matches (default 200, at most 5000). The result says
+    /// when it was capped and how many matches there are in all.
+    #[serde(default)]
+    pub max_results: Option<usize>,
+}
+
+/// One match of `ast_grep`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GrepMatch {
+    /// Repository path (relative to the work-tree root).
+    pub path: String,
+    /// 1-based line and column of the match's start.
+    pub line: usize,
+    pub column: usize,
+    /// 1-based line and column of the match's end.
+    pub end_line: usize,
+    pub end_column: usize,
+    /// The matched text (cut with `…` past 400 characters).
+    pub text: String,
+}
+
+/// Output of `ast_grep`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GrepOutput {
+    pub matches: Vec<GrepMatch>,
+    /// Matches found in all, before the cap.
+    pub total: usize,
+    /// Whether `matches` holds fewer than `total`.
+    pub capped: bool,
+    /// Files that had at least one match.
+    pub files_with_matches: usize,
+    pub files_searched: usize,
+    /// Languages skipped, files that parse with errors, files skipped.
+    pub warnings: Vec<String>,
+}
+
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
+    let (repo, notes) = call.open()?;
+    let (set, lang) = collect(&repo, input.lang.as_deref(), &input.paths)?;
+    let outcome = git_astedit::grep::grep(
+        &repo,
+        &set,
+        &input.pattern,
+        lang,
+        files::DEFAULT_MAX_FILE_SIZE,
+    )?;
+    let cap = input
+        .max_results
+        .unwrap_or(DEFAULT_MAX_RESULTS)
+        .clamp(1, MAX_MAX_RESULTS);
+    let matches: Vec<GrepMatch> = outcome
+        .files
+        .iter()
+        .flat_map(|f| {
+            f.matches.iter().map(|m| GrepMatch {
+                path: f.path.clone(),
+                line: m.line,
+                column: m.column,
+                end_line: m.end_line,
+                end_column: m.end_column,
+                text: cut(&m.text, MAX_MATCH_TEXT),
+            })
+        })
+        .take(cap)
+        .collect();
+    let out = GrepOutput {
+        capped: matches.len() < outcome.total,
+        total: outcome.total,
+        files_with_matches: outcome.files.len(),
+        files_searched: outcome.files_searched,
+        warnings: warnings(
+            &outcome.skipped_languages,
+            &outcome.parse_errors,
+            &outcome.skipped,
+        ),
+        matches,
+    };
+    let mut text = String::new();
+    for m in &out.matches {
+        text.push_str(&format!(
+            "{}:{}:{}: {}\n",
+            m.path,
+            m.line,
+            m.column,
+            render::first_line(&m.text)
+        ));
+    }
+    if out.total == 0 {
+        text.push_str(&format!(
+            "No matches ({} searched).\n",
+            render::plural(out.files_searched, "file")
+        ));
+    } else {
+        text.push_str(&format!(
+            "{} in {}",
+            render::plural(out.total, "match"),
+            render::plural(out.files_with_matches, "file")
+        ));
+        if out.capped {
+            text.push_str(&format!(
+                "; capped: showing the first {} (raise max_results or narrow paths)",
+                out.matches.len()
+            ));
+        }
+        text.push_str(".\n");
+    }
+    push_notes(&mut text, &notes, &out.warnings);
+    Done::new(text, &out)
+}
+
+// ---------------------------------------------------------------- ast_edit
+
+/// One rewrite op: every match of `pattern` becomes `rewrite`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OpInput {
+    /// An ast-grep pattern, e.g. `foo($A, $B)`.
+    pub pattern: String,
+    /// The replacement template; metavariables of the pattern are substituted,
+    /// e.g. `bar($B, $A)`.
+    pub rewrite: String,
+}
+
+/// Input of `ast_edit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditInput {
+    /// The rewrite ops, run in order, each on the previous one's result. Nested
+    /// matches are all rewritten (`foo(foo(x))` with `foo($A)` → `bar($A)` gives
+    /// `bar(bar(x))`).
+    #[schemars(length(min = 1))]
+    pub ops: Vec<OpInput>,
+    /// Parse every file as this language instead of choosing by file extension.
+    #[serde(default)]
+    pub lang: Option<String>,
+    /// Git pathspecs relative to the repository root (default: the whole work tree).
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// Why this change is made; recorded in the preview and the journal.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Return at most this many diff lines (default 400; 0 means no line limit,
+    /// still at most 64 KiB).
+    #[serde(default)]
+    pub max_diff_lines: Option<usize>,
+}
+
+/// A staged file's counts.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StagedFile {
+    /// Repository path.
+    pub path: String,
+    /// Replacements (or patch chunks) in this file.
+    pub count: usize,
+    /// E.g. `introduces-parse-errors` (the rewrite broke a clean parse), `added`,
+    /// `deleted`, `rescued`.
+    pub flags: Vec<String>,
+}
+
+/// Output of the staging tools (`ast_edit`, `apply_patch`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StagedOutput {
+    /// The preview id (short hex), `null` when nothing would change.
+    pub id: Option<String>,
+    /// Whether a preview was staged. Nothing in the work tree changes until
+    /// `resolve` applies it.
+    pub staged: bool,
+    /// One line, e.g. `3 replacements in 2 files`.
+    pub summary: String,
+    pub files: Vec<StagedFile>,
+    #[serde(flatten)]
+    pub diff: CappedDiff,
+    pub warnings: Vec<String>,
+}
+
+fn staged_text(out: &StagedOutput, notes: &[String]) -> String {
+    let mut text = out.diff.diff.clone();
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(&format!("{}\n", out.summary));
+    let flagged: Vec<&str> = out
+        .files
+        .iter()
+        .filter(|f| f.flags.iter().any(|x| x == git_astedit::edit::FLAG_INTRODUCES_PARSE_ERRORS))
+        .map(|f| f.path.as_str())
+        .collect();
+    if !flagged.is_empty() {
+        text.push_str(&format!(
+            "warning: the rewrite makes {} parse with errors: {}\n",
+            render::plural(flagged.len(), "file"),
+            flagged.join(", ")
+        ));
+    }
+    match &out.id {
+        Some(id) => text.push_str(&format!(
+            "Staged preview {id}; the work tree is unchanged. Apply it with resolve {{\"action\": \"apply\", \"id\": \"{id}\", \"reason\": …}} or drop it with action \"discard\".\n"
+        )),
+        None => text.push_str("No changes; nothing staged.\n"),
+    }
+    push_notes(&mut text, notes, &out.warnings);
+    text
+}
+
+pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
+    if input.ops.is_empty() {
+        return Err(UsageError(
+            "ops is empty: give at least one {\"pattern\": …, \"rewrite\": …}".into(),
+        )
+        .into());
+    }
+    let ops: Vec<Op> = input
+        .ops
+        .iter()
+        .map(|o| Op {
+            pattern: o.pattern.clone(),
+            rewrite: o.rewrite.clone(),
+        })
+        .collect();
+    let (repo, notes) = call.open()?;
+    let (set, lang) = collect(&repo, input.lang.as_deref(), &input.paths)?;
+    let outcome =
+        git_astedit::edit::edit(&repo, &set, &ops, lang, files::DEFAULT_MAX_FILE_SIZE)?;
+    let warnings = warnings(
+        &outcome.skipped_languages,
+        &outcome.parse_errors,
+        &outcome.skipped,
+    );
+    let mut meta = outcome.meta(&ops, lang, input.reason.clone());
+    let id = if outcome.changes.is_empty() {
+        None
+    } else {
+        meta.base_head = repo.head_commit().map(|id| id.to_string());
+        meta.agent = call.agent.clone();
+        Some(txn::stage(&repo, &outcome.changes, &meta)?.id)
+    };
+    let out = staged_output(id, &meta, &outcome.changes, input.max_diff_lines, warnings);
+    Done::new(staged_text(&out, &notes), &out)
+}
+
+fn staged_output(
+    id: Option<String>,
+    meta: &git_astedit::change::PreviewMeta,
+    changes: &ChangeSet,
+    max_diff_lines: Option<usize>,
+    warnings: Vec<String>,
+) -> StagedOutput {
+    StagedOutput {
+        staged: id.is_some(),
+        id,
+        summary: meta.summary.clone(),
+        files: meta
+            .files
+            .iter()
+            .map(|f| StagedFile {
+                path: f.path.clone(),
+                count: f.count,
+                flags: f.flags.clone(),
+            })
+            .collect(),
+        diff: capped_diff(&DiffFile::from_changes(changes), max_diff_lines),
+        warnings,
+    }
+}
+
+// ---------------------------------------------------------------- previews
+
+/// What `previews` does.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PreviewsAction {
+    /// List pending previews, newest first.
+    #[default]
+    List,
+    /// Show one preview: metadata, per-file line counts and its diff.
+    Show,
+}
+
+/// Input of `previews`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreviewsInput {
+    /// `list` (default) or `show`.
+    #[serde(default)]
+    pub action: PreviewsAction,
+    /// For `show`: a preview id or unique prefix (default: the newest pending one).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// For `show`: return at most this many diff lines (default 400; 0: no line
+    /// limit, still at most 64 KiB).
+    #[serde(default)]
+    pub max_diff_lines: Option<usize>,
+}
+
+/// A pending preview in a list.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PreviewRow {
+    pub id: String,
+    /// When it was staged (ISO 8601).
+    pub time: String,
+    /// `edit`, `patch`, `scan` or `merge`.
+    pub kind: String,
+    pub summary: String,
+    pub reason: Option<String>,
+    /// The agent that staged it, if any.
+    pub agent: Option<String>,
+    /// Repository paths it touches.
+    pub paths: Vec<String>,
+}
+
+/// One file of a shown preview.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ShownFile {
+    pub path: String,
+    /// `modified`, `added` or `deleted`.
+    pub status: String,
+    pub added_lines: usize,
+    pub removed_lines: usize,
+}
+
+/// Output of `previews`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PreviewsOutput {
+    /// For `list`: every pending preview, newest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previews: Option<Vec<PreviewRow>>,
+    /// For `show`: the preview.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<PreviewRow>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<ShownFile>>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<CappedDiff>,
+}
+
+fn row(p: &txn::Preview) -> PreviewRow {
+    PreviewRow {
+        id: p.id.clone(),
+        time: render::format_time(p.time),
+        kind: p.meta.kind.clone(),
+        summary: p.meta.summary.clone(),
+        reason: p.meta.reason.clone(),
+        agent: p.meta.agent.clone(),
+        paths: p.entries.iter().map(|e| e.path.clone()).collect(),
+    }
+}
+
+pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
+    let (repo, notes) = call.open()?;
+    match input.action {
+        PreviewsAction::List => {
+            let rows: Vec<PreviewRow> = txn::list(&repo)?.iter().map(row).collect();
+            let mut text = String::new();
+            for r in &rows {
+                text.push_str(&format!("{}  {}  {:<5}  {}", r.id, r.time, r.kind, r.summary));
+                if let Some(reason) = &r.reason {
+                    text.push_str(&format!("  ({reason})"));
+                }
+                text.push('\n');
+            }
+            if rows.is_empty() {
+                text.push_str("No pending previews.\n");
+            }
+            push_notes(&mut text, &notes, &[]);
+            Done::new(
+                text,
+                &PreviewsOutput {
+                    previews: Some(rows),
+                    preview: None,
+                    files: None,
+                    diff: None,
+                },
+            )
+        }
+        PreviewsAction::Show => {
+            let preview = txn::find(&repo, input.id.as_deref())?;
+            let loaded = LoadedPreview::load(&repo, preview)?;
+            let files = loaded.files();
+            let shown: Vec<ShownFile> = files
+                .iter()
+                .map(|f| {
+                    let counts = render::line_counts(
+                        f.before.map(|s| s.bytes).unwrap_or_default(),
+                        f.after.map(|s| s.bytes).unwrap_or_default(),
+                    );
+                    ShownFile {
+                        path: f.path.to_string(),
+                        status: match (&f.before, &f.after) {
+                            (None, _) => "added",
+                            (_, None) => "deleted",
+                            _ => "modified",
+                        }
+                        .to_string(),
+                        added_lines: counts.added,
+                        removed_lines: counts.removed,
+                    }
+                })
+                .collect();
+            let diff = capped_diff(&files, input.max_diff_lines);
+            let r = row(&loaded.preview);
+            let mut text = format!("preview {}  {}  {}\n{}\n", r.id, r.time, r.kind, r.summary);
+            if let Some(reason) = &r.reason {
+                text.push_str(&format!("reason: {reason}\n"));
+            }
+            text.push('\n');
+            text.push_str(&diff.diff);
+            push_notes(&mut text, &notes, &[]);
+            Done::new(
+                text,
+                &PreviewsOutput {
+                    previews: None,
+                    preview: Some(r),
+                    files: Some(shown),
+                    diff: Some(diff),
+                },
+            )
+        }
+    }
+}
+
+// ---------------------------------------------------------------- resolve, undo
+
+/// What `resolve` does with a pending preview.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResolveAction {
+    /// Write the preview to the work tree, after checking that no touched file
+    /// changed since it was staged.
+    Apply,
+    /// Drop the preview; nothing is written.
+    Discard,
+}
+
+/// Input of `resolve`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveInput {
+    /// `apply` or `discard`.
+    pub action: ResolveAction,
+    /// Why: recorded in the journal with the agent's name.
+    pub reason: String,
+    /// A preview id or unique prefix (default: the newest pending preview).
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+/// Output of `resolve` and `undo`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ResolvedOutput {
+    /// The transaction id.
+    pub id: String,
+    /// `applied`, `discarded` or `undone`.
+    pub action: String,
+    /// Repository paths written (created or replaced).
+    pub written: Vec<String>,
+    /// Repository paths deleted.
+    pub deleted: Vec<String>,
+    pub reason: Option<String>,
+}
+
+fn non_empty(reason: Option<String>) -> Option<String> {
+    reason.filter(|r| !r.trim().is_empty())
+}
+
+pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
+    let Some(reason) = non_empty(Some(input.reason)) else {
+        return Err(UsageError(
+            "reason is empty: say why the preview is applied or discarded".into(),
+        )
+        .into());
+    };
+    let (repo, notes) = call.open()?;
+    let (out, mut text) = match input.action {
+        ResolveAction::Apply => {
+            let opts = txn::ApplyOptions {
+                reason: Some(reason.clone()),
+                agent: call.agent.clone(),
+                ..Default::default()
+            };
+            let report = txn::apply(&repo, input.id.as_deref(), &opts)?;
+            let text = format!(
+                "Applied {} ({} written{}). Undo it with undo {{\"id\": \"{}\"}}.\n",
+                report.id,
+                render::plural(report.written.len(), "file"),
+                if report.deleted.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} deleted", report.deleted.len())
+                },
+                report.id
+            );
+            let out = ResolvedOutput {
+                id: report.id,
+                action: "applied".into(),
+                written: report.written,
+                deleted: report.deleted,
+                reason: Some(reason),
+            };
+            (out, text)
+        }
+        ResolveAction::Discard => {
+            let preview = txn::discard(&repo, input.id.as_deref(), Some(&reason))?;
+            let text = format!("Discarded {}: {}\n", preview.id, preview.meta.summary);
+            let out = ResolvedOutput {
+                id: preview.id,
+                action: "discarded".into(),
+                written: Vec::new(),
+                deleted: Vec::new(),
+                reason: Some(reason),
+            };
+            (out, text)
+        }
+    };
+    push_notes(&mut text, &notes, &[]);
+    Done::new(text, &out)
+}
+
+/// Input of `undo`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UndoInput {
+    /// The applied transaction's id or unique prefix (default: the newest applied
+    /// one not yet undone).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Why; recorded in the journal.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+pub fn undo(call: &Call, input: UndoInput) -> Result<Done, Error> {
+    let (repo, notes) = call.open()?;
+    let reason = non_empty(input.reason);
+    let opts = txn::UndoOptions {
+        reason: reason.clone(),
+        agent: call.agent.clone(),
+    };
+    let report = txn::undo(&repo, input.id.as_deref(), &opts)?;
+    let mut text = format!(
+        "Undid {}: {} restored{}.\n",
+        report.id,
+        render::plural(report.written.len(), "file"),
+        if report.deleted.is_empty() {
+            String::new()
+        } else {
+            format!(", {} removed", report.deleted.len())
+        }
+    );
+    push_notes(&mut text, &notes, &[]);
+    let out = ResolvedOutput {
+        id: report.id,
+        action: "undone".into(),
+        written: report.written,
+        deleted: report.deleted,
+        reason,
+    };
+    Done::new(text, &out)
+}
