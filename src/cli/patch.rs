@@ -159,6 +159,28 @@ fn file_meta(res: &Resolution) -> Vec<FileMeta> {
         .collect()
 }
 
+/// The preview metadata of a resolved patch (shared with the MCP `apply_patch` tool).
+pub(super) fn preview_meta(
+    repo: &Repo,
+    res: &Resolution,
+    digest: &str,
+    reason: Option<String>,
+) -> PreviewMeta {
+    let files = file_meta(res);
+    PreviewMeta {
+        kind: "patch".into(),
+        summary: summary(res),
+        reason,
+        patch_digest: Some(digest.to_string()),
+        replacements: files.iter().map(|f| f.count).sum(),
+        files,
+        base_head: repo.head_commit().map(|id| id.to_string()),
+        tool_version: git_astedit::VERSION.to_string(),
+        details: serde_json::to_value(&res.report).unwrap_or_default(),
+        ..PreviewMeta::default()
+    }
+}
+
 /// The resolution report with paths as the user sees them (relative to the cwd).
 fn report_json(repo: &Repo, res: &Resolution) -> serde_json::Value {
     let mut v = serde_json::to_value(&res.report).unwrap_or_default();
@@ -175,7 +197,7 @@ fn report_json(repo: &Repo, res: &Resolution) -> serde_json::Value {
 }
 
 /// The human-readable report: one line per chunk, drifted lines and notes below it.
-fn report_text(repo: &Repo, res: &Resolution) -> String {
+pub(super) fn report_text(repo: &Repo, res: &Resolution) -> String {
     let mut text = String::new();
     for op in &res.report.ops {
         let path = repo.display_path(&op.path);
@@ -245,19 +267,8 @@ pub fn run(ctx: &mut Ctx, args: PatchArgs) -> Result<Exit, Error> {
         return Ok(Exit::Ok);
     }
 
-    let files = file_meta(&res);
-    let meta = PreviewMeta {
-        kind: "patch".into(),
-        summary: summary(&res),
-        reason: args.reason.clone(),
-        patch_digest: Some(digest.clone()),
-        files: files.clone(),
-        replacements: files.iter().map(|f| f.count).sum(),
-        base_head: repo.head_commit().map(|id| id.to_string()),
-        tool_version: git_astedit::VERSION.to_string(),
-        details: serde_json::to_value(&res.report).unwrap_or_default(),
-        ..PreviewMeta::default()
-    };
+    let meta = preview_meta(repo, &res, &digest, args.reason.clone());
+    let files = meta.files.clone();
     let preview = txn::stage(repo, &res.changes, &meta)?;
     let applied = if args.apply {
         let opts = txn::ApplyOptions {

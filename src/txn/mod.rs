@@ -44,8 +44,10 @@ pub use recover::recover;
 pub use recover::RECORD_FILE;
 pub use store::blob;
 pub use store::discard;
+pub use store::discard_as;
 pub use store::find;
 pub use store::list;
+pub use store::read_preview;
 pub use store::stage;
 pub use store::REF_PREFIX;
 

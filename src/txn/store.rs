@@ -281,8 +281,8 @@ fn tree_files(
     Ok(out)
 }
 
-/// Reads a preview back from its commit P.
-pub(crate) fn read_preview(repo: &Repo, p: ObjectId) -> Result<Preview, Error> {
+/// Reads a preview back from its commit P (pending or not: the journal names it).
+pub fn read_preview(repo: &Repo, p: ObjectId) -> Result<Preview, Error> {
     let commit = repo
         .git
         .find_commit(p)
@@ -408,11 +408,22 @@ pub fn blob(repo: &Repo, id: gix::ObjectId) -> Result<Vec<u8>, Error> {
 
 /// Drops a pending preview and records a `discarded` event.
 pub fn discard(repo: &Repo, id: Option<&str>, reason: Option<&str>) -> Result<Preview, Error> {
+    discard_as(repo, id, reason, None)
+}
+
+/// [`discard`], recording the agent (MCP client name/version) that acted.
+pub fn discard_as(
+    repo: &Repo,
+    id: Option<&str>,
+    reason: Option<&str>,
+    agent: Option<&str>,
+) -> Result<Preview, Error> {
     // The lock keeps a discard from racing an apply of the same preview.
     let _lock = super::lock::Lock::acquire(repo, "discard")?;
     let preview = find(repo, id)?;
     let mut event = Event::new(repo, "discarded", &preview.id, preview.commit);
     event.reason = reason.map(str::to_string);
+    event.agent = agent.map(str::to_string);
     event.kind = Some(preview.meta.kind.clone());
     event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
     let del = journal::delete_edit(

@@ -32,7 +32,7 @@ use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::CallToolRequestParams;
 use rmcp::model::CallToolResponse;
 use rmcp::model::CallToolResult;
-use rmcp::model::Content;
+use rmcp::model::ContentBlock;
 use rmcp::model::Implementation;
 use rmcp::model::ListToolsResult;
 use rmcp::model::PaginatedRequestParams;
@@ -276,7 +276,7 @@ fn error_result(err: &Error) -> CallToolResult {
             "stale_paths": stale,
         }
     });
-    let mut result = CallToolResult::error(vec![Content::text(text)]);
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
     result.structured_content = Some(value);
     result
 }
@@ -332,10 +332,12 @@ impl ServerHandler for Server {
             dispatch(&name, &call, arguments)
         })
         .await
-        .map_err(|e| McpError::internal_error(format!("the {} call failed: {e}", request.name), None))?;
+        .map_err(|e| {
+            McpError::internal_error(format!("the {} call failed: {e}", request.name), None)
+        })?;
         let result = match outcome {
             Ok(done) => {
-                let mut r = CallToolResult::success(vec![Content::text(done.text)]);
+                let mut r = CallToolResult::success(vec![ContentBlock::text(done.text)]);
                 r.structured_content = Some(done.value);
                 r
             }

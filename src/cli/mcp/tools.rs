@@ -276,8 +276,9 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         ));
     } else {
         text.push_str(&format!(
-            "{} in {}",
-            render::plural(out.total, "match"),
+            "{} {} in {}",
+            out.total,
+            if out.total == 1 { "match" } else { "matches" },
             render::plural(out.files_with_matches, "file")
         ));
         if out.capped {
@@ -355,6 +356,13 @@ pub struct StagedOutput {
     #[serde(flatten)]
     pub diff: CappedDiff,
     pub warnings: Vec<String>,
+    /// `apply_patch` only: SHA-256 of the patch text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch_digest: Option<String>,
+    /// `apply_patch` only: how each operation and chunk was placed (level, line,
+    /// lines removed/added, drifted lines of a rescue).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<serde_json::Value>,
 }
 
 fn staged_text(out: &StagedOutput, notes: &[String]) -> String {
@@ -366,7 +374,11 @@ fn staged_text(out: &StagedOutput, notes: &[String]) -> String {
     let flagged: Vec<&str> = out
         .files
         .iter()
-        .filter(|f| f.flags.iter().any(|x| x == git_astedit::edit::FLAG_INTRODUCES_PARSE_ERRORS))
+        .filter(|f| {
+            f.flags
+                .iter()
+                .any(|x| x == git_astedit::edit::FLAG_INTRODUCES_PARSE_ERRORS)
+        })
         .map(|f| f.path.as_str())
         .collect();
     if !flagged.is_empty() {
@@ -403,8 +415,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         .collect();
     let (repo, notes) = call.open()?;
     let (set, lang) = collect(&repo, input.lang.as_deref(), &input.paths)?;
-    let outcome =
-        git_astedit::edit::edit(&repo, &set, &ops, lang, files::DEFAULT_MAX_FILE_SIZE)?;
+    let outcome = git_astedit::edit::edit(&repo, &set, &ops, lang, files::DEFAULT_MAX_FILE_SIZE)?;
     let warnings = warnings(
         &outcome.skipped_languages,
         &outcome.parse_errors,
@@ -444,7 +455,58 @@ fn staged_output(
             .collect(),
         diff: capped_diff(&DiffFile::from_changes(changes), max_diff_lines),
         warnings,
+        patch_digest: None,
+        report: None,
     }
+}
+
+// ---------------------------------------------------------------- apply_patch
+
+/// Input of `apply_patch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchInput {
+    /// The whole patch, from `*** Begin Patch` to `*** End Patch`. Paths are relative
+    /// to the repository root.
+    pub patch: String,
+    /// Why this change is made; recorded in the preview and the journal.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Return at most this many diff lines (default 400; 0 means no line limit,
+    /// still at most 64 KiB).
+    #[serde(default)]
+    pub max_diff_lines: Option<usize>,
+}
+
+pub fn apply_patch(call: &Call, input: PatchInput) -> Result<Done, Error> {
+    use sha2::Digest;
+    let (repo, notes) = call.open()?;
+    let tree = git_astedit::patch::FsTree::new(&repo.workdir);
+    // Paths in the patch are relative to the top, whatever the server's cwd.
+    let res = git_astedit::patch::resolve_text(&input.patch, &tree, "")?;
+    let digest = format!("{:x}", sha2::Sha256::digest(input.patch.as_bytes()));
+    let mut meta = crate::cli::patch::preview_meta(&repo, &res, &digest, input.reason.clone());
+    let id = if res.changes.is_empty() {
+        None
+    } else {
+        meta.agent = call.agent.clone();
+        Some(txn::stage(&repo, &res.changes, &meta)?.id)
+    };
+    let mut warnings = Vec::new();
+    if res.report.rescued() > 0 {
+        warnings.push(
+            "some chunks were placed by a rescue: check the drifted lines in the report".into(),
+        );
+    }
+    if id.is_none() && res.report.already_applied() > 0 {
+        warnings.push("the patch is already applied; nothing staged".into());
+    }
+    let mut out = staged_output(id, &meta, &res.changes, input.max_diff_lines, warnings);
+    out.patch_digest = Some(digest);
+    out.report = serde_json::to_value(&res.report).ok();
+    let mut text = crate::cli::patch::report_text(&repo, &res);
+    text.push_str(&staged_text(&out, &notes));
+    Done::new(text, &out)
 }
 
 // ---------------------------------------------------------------- previews
@@ -536,7 +598,10 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
             let rows: Vec<PreviewRow> = txn::list(&repo)?.iter().map(row).collect();
             let mut text = String::new();
             for r in &rows {
-                text.push_str(&format!("{}  {}  {:<5}  {}", r.id, r.time, r.kind, r.summary));
+                text.push_str(&format!(
+                    "{}  {}  {:<5}  {}",
+                    r.id, r.time, r.kind, r.summary
+                ));
                 if let Some(reason) = &r.reason {
                     text.push_str(&format!("  ({reason})"));
                 }
@@ -683,7 +748,12 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
             (out, text)
         }
         ResolveAction::Discard => {
-            let preview = txn::discard(&repo, input.id.as_deref(), Some(&reason))?;
+            let preview = txn::discard_as(
+                &repo,
+                input.id.as_deref(),
+                Some(&reason),
+                call.agent.as_deref(),
+            )?;
             let text = format!("Discarded {}: {}\n", preview.id, preview.meta.summary);
             let out = ResolvedOutput {
                 id: preview.id,
