@@ -1,1 +1,492 @@
-//! Integration tests: `mcp`.
+//! Integration tests: `mcp` (the Model Context Protocol server on stdio) and `pr`.
+//!
+//! The server is spawned as a real process and spoken to in JSON-RPC over its stdin
+//! and stdout, in both lifecycles: the `initialize` handshake and the stateless
+//! revision (no handshake, `server/discover`, client context in `_meta`).
+
+use std::io::BufRead;
+use std::io::BufReader;
+use std::io::Write;
+use std::process::Child;
+use std::process::ChildStdin;
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::json;
+use serde_json::Value;
+
+use crate::util::TestRepo;
+
+const STATELESS: &str = "2026-07-28";
+
+/// A running `git-astedit mcp` and the lines it wrote.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    /// Every stdout line so far, to check that nothing but JSON-RPC was written.
+    seen: Vec<Value>,
+    /// Responses read while waiting for another id.
+    pending: Vec<Value>,
+    next_id: u64,
+    /// `_meta` added to every request in the stateless style.
+    meta: Option<Value>,
+}
+
+impl Server {
+    fn start(t: &TestRepo) -> Server {
+        Self::start_in(t, ".")
+    }
+
+    fn start_in(t: &TestRepo, subdir: &str) -> Server {
+        let mut child = t
+            .command(subdir, &["mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn git-astedit mcp");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Server {
+            stdin: child.stdin.take(),
+            child,
+            lines: rx,
+            seen: Vec::new(),
+            pending: Vec::new(),
+            next_id: 1,
+            meta: None,
+        }
+    }
+
+    /// Speaks the `initialize` handshake as `name/version`.
+    fn handshake(&mut self, version: &str, name: &str) -> Value {
+        let result = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": name, "version": "1.0"}
+            }),
+        );
+        self.notify("notifications/initialized", json!({}));
+        result
+    }
+
+    /// Switches to the stateless style: every request carries the client context.
+    fn stateless(&mut self, name: &str) {
+        self.meta = Some(json!({
+            "io.modelcontextprotocol/protocolVersion": STATELESS,
+            "io.modelcontextprotocol/clientInfo": {"name": name, "version": "2.0"},
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }));
+    }
+
+    fn send(&mut self, msg: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{msg}").expect("write to server");
+        stdin.flush().expect("flush");
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request without waiting; returns its id.
+    fn send_request(&mut self, method: &str, mut params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        if let (Some(meta), Some(obj)) = (&self.meta, params.as_object_mut()) {
+            obj.insert("_meta".into(), meta.clone());
+        }
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// Waits for the response to `id` (result or error object, whole message).
+    fn response(&mut self, id: u64) -> Value {
+        if let Some(i) = self.pending.iter().position(|m| m["id"] == json!(id)) {
+            return self.pending.remove(i);
+        }
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|e| panic!("no response to request {id}: {e}"));
+            let msg: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            assert_eq!(msg["jsonrpc"], "2.0", "not a JSON-RPC message: {line}");
+            self.seen.push(msg.clone());
+            if msg["id"] == json!(id) {
+                return msg;
+            }
+            if msg.get("id").is_some() {
+                self.pending.push(msg);
+            }
+        }
+    }
+
+    /// A request's result; panics on a JSON-RPC error.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params);
+        let msg = self.response(id);
+        assert!(
+            msg.get("error").is_none(),
+            "{method} failed: {}",
+            msg["error"]
+        );
+        msg["result"].clone()
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    /// Calls a tool that must succeed; returns its structured content.
+    #[track_caller]
+    fn ok(&mut self, tool: &str, arguments: Value) -> Value {
+        let result = self.call(tool, arguments);
+        assert_eq!(result["isError"], false, "{tool} failed: {}", text(&result));
+        result["structuredContent"].clone()
+    }
+
+    /// Closes stdin and waits for a clean exit.
+    fn finish(mut self) -> Vec<Value> {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wait");
+        assert!(status.success(), "server exited with {status}");
+        for line in self.lines.try_iter() {
+            let msg: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            self.seen.push(msg);
+        }
+        std::mem::take(&mut self.seen)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Journal events, newest first.
+fn journal(t: &TestRepo) -> Vec<Value> {
+    // The chain's first parents are journal commits, except that the oldest one links
+    // only its preview commit (whose message is not JSON).
+    let out = t.git_output(&[
+        "log",
+        "--first-parent",
+        "--format=%B%x00",
+        "refs/astedit-journal",
+    ]);
+    if out.code != 0 {
+        return Vec::new();
+    }
+    out.stdout
+        .split('\0')
+        .map(str::trim)
+        .filter(|s| s.starts_with('{'))
+        .map(|s| serde_json::from_str(s).unwrap_or_else(|e| panic!("journal entry {s}: {e}")))
+        .collect()
+}
+
+fn repo_with_code() -> TestRepo {
+    let t = TestRepo::new();
+    t.write(
+        "src/a.rs",
+        "fn main() {\n    foo(1);\n    foo(foo(2));\n}\n",
+    );
+    t.write("src/b.rs", "fn b() { foo(3); }\n");
+    t.commit_all("init");
+    t
+}
+
+/// grep → ast_edit → previews → resolve apply → undo, checking the work tree and
+/// the journal after each step.
+fn drive_cycle(t: &TestRepo, s: &mut Server, agent: &str) {
+    let a_before = t.read_string("src/a.rs");
+
+    let grep = s.ok(
+        "ast_grep",
+        json!({"pattern": "foo($A)", "paths": ["src/a.rs"]}),
+    );
+    assert_eq!(grep["total"], 3);
+    assert_eq!(grep["capped"], false);
+    assert_eq!(grep["matches"][0]["path"], "src/a.rs");
+    assert_eq!(grep["matches"][0]["line"], 2);
+    assert_eq!(grep["matches"][0]["column"], 5);
+    let capped = s.ok("ast_grep", json!({"pattern": "foo($A)", "max_results": 1}));
+    assert_eq!(capped["total"], 4);
+    assert_eq!(capped["capped"], true);
+    assert_eq!(capped["matches"].as_array().map(Vec::len), Some(1));
+    assert!(journal(t).is_empty(), "a search writes nothing");
+
+    let staged = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "reason": "rename foo"}),
+    );
+    let id = staged["id"].as_str().expect("preview id").to_string();
+    assert_eq!(staged["staged"], true);
+    assert_eq!(staged["summary"], "4 replacements in 2 files");
+    assert!(staged["diff"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("+    bar(bar(2));"));
+    assert_eq!(
+        t.read_string("src/a.rs"),
+        a_before,
+        "staging writes no file"
+    );
+    let j = journal(t);
+    assert_eq!(j[0]["event"], "staged");
+    assert_eq!(j[0]["id"], id.as_str());
+    assert_eq!(j[0]["agent"], agent);
+    assert_eq!(j[0]["reason"], "rename foo");
+
+    let list = s.ok("previews", json!({}));
+    assert_eq!(list["previews"][0]["id"], id.as_str());
+    assert_eq!(list["previews"][0]["agent"], agent);
+    let shown = s.ok(
+        "previews",
+        json!({"action": "show", "id": &id[..6], "max_diff_lines": 3}),
+    );
+    assert_eq!(shown["preview"]["id"], id.as_str());
+    assert_eq!(shown["diff_truncated"], true);
+    assert_eq!(shown["files"].as_array().map(Vec::len), Some(2));
+
+    let applied = s.ok(
+        "resolve",
+        json!({"action": "apply", "reason": "tests pass"}),
+    );
+    assert_eq!(applied["id"], id.as_str());
+    assert_eq!(applied["action"], "applied");
+    assert_eq!(
+        t.read_string("src/a.rs"),
+        "fn main() {\n    bar(1);\n    bar(bar(2));\n}\n"
+    );
+    assert_eq!(t.read_string("src/b.rs"), "fn b() { bar(3); }\n");
+    assert!(t.astedit_refs().is_empty(), "no longer pending");
+    let j = journal(t);
+    assert_eq!(j[0]["event"], "applied");
+    assert_eq!(j[0]["agent"], agent);
+    assert_eq!(j[0]["reason"], "tests pass");
+    assert_eq!(j[0]["who"], "Test Committer <committer@example.com>");
+
+    let undone = s.ok("undo", json!({"reason": "changed my mind"}));
+    assert_eq!(undone["id"], id.as_str());
+    assert_eq!(undone["action"], "undone");
+    assert_eq!(t.read_string("src/a.rs"), a_before);
+    let j = journal(t);
+    assert_eq!(j[0]["event"], "undone");
+    assert_eq!(j[0]["agent"], agent);
+}
+
+#[test]
+fn initialize_handshake_drives_grep_edit_apply_undo() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    let init = s.handshake("2025-06-18", "handshake-client");
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    assert_eq!(init["serverInfo"]["name"], "git-astedit");
+    assert!(init["capabilities"]["tools"].is_object());
+
+    let tools = s.request("tools/list", json!({}));
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "ast_grep",
+            "ast_edit",
+            "apply_patch",
+            "previews",
+            "resolve",
+            "undo"
+        ]
+    );
+    for tool in tools["tools"].as_array().expect("tools") {
+        let a = &tool["annotations"];
+        for hint in [
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        ] {
+            assert!(a[hint].is_boolean(), "{} lacks {hint}", tool["name"]);
+        }
+        assert_eq!(tool["inputSchema"]["type"], "object");
+        assert!(tool["outputSchema"].is_object());
+        let read_only = matches!(tool["name"].as_str(), Some("ast_grep" | "previews"));
+        assert_eq!(a["readOnlyHint"], read_only, "{}", tool["name"]);
+        let destructive = matches!(tool["name"].as_str(), Some("resolve" | "undo"));
+        assert_eq!(a["destructiveHint"], destructive, "{}", tool["name"]);
+        assert_eq!(a["openWorldHint"], false);
+    }
+    let resolve = &tools["tools"][4]["inputSchema"];
+    let required: Vec<&str> = resolve["required"]
+        .as_array()
+        .expect("required")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(required.contains(&"action") && required.contains(&"reason"));
+
+    drive_cycle(&t, &mut s, "handshake-client/1.0");
+    let seen = s.finish();
+    assert!(!seen.is_empty());
+}
+
+#[test]
+fn stateless_revision_needs_no_handshake() {
+    let t = repo_with_code();
+    // Started in a subfolder: paths stay relative to the repository root.
+    let mut s = Server::start_in(&t, "src");
+    s.stateless("stateless-client");
+    let discover = s.request("server/discover", json!({}));
+    let versions: Vec<&str> = discover["supportedVersions"]
+        .as_array()
+        .expect("supportedVersions")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(versions.contains(&STATELESS), "{versions:?}");
+    assert!(versions.contains(&"2025-06-18"), "{versions:?}");
+    assert!(discover["capabilities"]["tools"].is_object());
+
+    drive_cycle(&t, &mut s, "stateless-client/2.0");
+
+    // apply_patch stages too, with the same agent trail.
+    let patch = "*** Begin Patch\n*** Update File: src/b.rs\n@@\n-fn b() { foo(3); }\n+fn b() { foo(4); }\n*** End Patch\n";
+    let staged = s.ok("apply_patch", json!({"patch": patch, "reason": "bump"}));
+    let id = staged["id"].as_str().expect("id").to_string();
+    assert_eq!(staged["files"][0]["path"], "src/b.rs");
+    assert!(staged["patch_digest"].as_str().is_some());
+    assert_eq!(t.read_string("src/b.rs"), "fn b() { foo(3); }\n");
+    let discarded = s.ok(
+        "resolve",
+        json!({"action": "discard", "id": id, "reason": "not needed"}),
+    );
+    assert_eq!(discarded["action"], "discarded");
+    let j = journal(&t);
+    assert_eq!(j[0]["event"], "discarded");
+    assert_eq!(j[0]["agent"], "stateless-client/2.0");
+    assert_eq!(j[1]["event"], "staged");
+    assert_eq!(j[1]["kind"], "patch");
+    s.finish();
+}
+
+#[test]
+fn stale_resolve_is_a_tool_error_naming_the_file() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    s.handshake("2025-11-25", "stale-client");
+    let staged = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/b.rs"]}),
+    );
+    let id = staged["id"].as_str().expect("id").to_string();
+    t.write("src/b.rs", "fn b() { foo(3); } // edited meanwhile\n");
+
+    let result = s.call(
+        "resolve",
+        json!({"action": "apply", "id": id, "reason": "go"}),
+    );
+    assert_eq!(result["isError"], true);
+    let first = text(&result).lines().next().unwrap_or_default().to_string();
+    assert!(first.contains("changed since the preview"), "{first}");
+    assert!(
+        text(&result).contains("src/b.rs: modified"),
+        "{}",
+        text(&result)
+    );
+    let err = &result["structuredContent"]["error"];
+    assert_eq!(err["code"], "stale");
+    assert_eq!(err["exit"], 3);
+    assert_eq!(err["stale_paths"][0]["path"], "src/b.rs");
+    assert_eq!(
+        t.read_string("src/b.rs"),
+        "fn b() { foo(3); } // edited meanwhile\n",
+        "nothing written"
+    );
+    assert_eq!(t.astedit_refs(), vec![format!("refs/astedit/{id}")]);
+
+    // Bad arguments are the model's to fix: a tool error, not a protocol fault.
+    let bad = s.call("resolve", json!({"action": "apply"}));
+    assert_eq!(bad["isError"], true);
+    assert!(text(&bad).contains("reason"), "{}", text(&bad));
+    let empty = s.call("resolve", json!({"action": "apply", "reason": "  "}));
+    assert_eq!(empty["isError"], true);
+    // An unknown tool is a protocol fault.
+    let id = s.send_request("tools/call", json!({"name": "nope", "arguments": {}}));
+    let fault = s.response(id);
+    assert_eq!(fault["error"]["code"], -32602);
+    s.finish();
+}
+
+#[test]
+fn two_concurrent_resolves_of_one_preview_one_wins() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "racer");
+    let staged = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}]}),
+    );
+    let id = staged["id"].as_str().expect("id").to_string();
+    let args =
+        json!({"name": "resolve", "arguments": {"action": "apply", "id": id, "reason": "race"}});
+    let first = s.send_request("tools/call", args.clone());
+    let second = s.send_request("tools/call", args);
+    let results = [s.response(first), s.response(second)];
+    let winners: Vec<&Value> = results
+        .iter()
+        .filter(|r| r["result"]["isError"] == false)
+        .collect();
+    assert_eq!(winners.len(), 1, "{results:?}");
+    let loser = results
+        .iter()
+        .find(|r| r["result"]["isError"] == true)
+        .expect("a loser");
+    let code = loser["result"]["structuredContent"]["error"]["code"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        [
+            "locked",
+            "already-applied",
+            "unknown-id",
+            "concurrent-update"
+        ]
+        .contains(&code),
+        "{loser}"
+    );
+    let applied = journal(&t)
+        .iter()
+        .filter(|e| e["event"] == "applied")
+        .count();
+    assert_eq!(applied, 1);
+    assert_eq!(t.read_string("src/b.rs"), "fn b() { bar(3); }\n");
+    s.finish();
+}
