@@ -490,3 +490,283 @@ fn two_concurrent_resolves_of_one_preview_one_wins() {
     assert_eq!(t.read_string("src/b.rs"), "fn b() { bar(3); }\n");
     s.finish();
 }
+
+// ---------------------------------------------------------------- pr
+
+/// A stand-in `gh` that records each argument vector (NUL-separated, one file per
+/// call) and whether prompts were disabled, and answers like gh would.
+const GH_STUB: &str = r#"#!/bin/sh
+dir="$GH_STUB_DIR"
+mkdir -p "$dir/calls"
+n=$(ls "$dir/calls" | wc -l | tr -d ' ')
+: > "$dir/calls/$n"
+for a in "$@"; do printf '%s\0' "$a" >> "$dir/calls/$n"; done
+printf '%s' "$GH_PROMPT_DISABLED" > "$dir/prompt.$n"
+case "$1 $2" in
+  "--version "*) echo "gh version 2.99.0 (stand-in)" ;;
+  "auth status")
+    if [ -f "$dir/noauth" ]; then
+      echo "You are not logged into any GitHub hosts. To log in, run: gh auth login" >&2
+      exit 1
+    fi ;;
+  "pr list")
+    if [ -f "$dir/created" ]; then
+      echo '[{"url":"https://github.com/acme/widgets/pull/7","state":"OPEN"}]'
+    else
+      echo '[]'
+    fi ;;
+  "pr create") touch "$dir/created"; echo "https://github.com/acme/widgets/pull/7" ;;
+  *) echo "unexpected gh call: $*" >&2; exit 9 ;;
+esac
+"#;
+
+struct GhStub {
+    dir: tempfile::TempDir,
+    remote: tempfile::TempDir,
+}
+
+impl GhStub {
+    fn new(t: &TestRepo) -> GhStub {
+        let stub = GhStub {
+            dir: tempfile::tempdir().expect("tempdir"),
+            remote: tempfile::tempdir().expect("tempdir"),
+        };
+        let bin = stub.dir.path().join("bin");
+        std::fs::create_dir_all(&bin).expect("mkdir");
+        let gh = bin.join("gh");
+        std::fs::write(&gh, GH_STUB).expect("write gh");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let remote = stub.remote.path().to_string_lossy().into_owned();
+        t.git(&["init", "-q", "--bare", &remote]);
+        t.git(&["remote", "add", "origin", &remote]);
+        stub
+    }
+
+    fn path_env(&self) -> String {
+        format!(
+            "{}:{}",
+            self.dir.path().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+
+    fn run(&self, t: &TestRepo, args: &[&str]) -> crate::util::Output {
+        let path = self.path_env();
+        let dir = self.dir.path().to_string_lossy().into_owned();
+        t.run_with(
+            ".",
+            args,
+            &[("PATH", path.as_str()), ("GH_STUB_DIR", dir.as_str())],
+            None,
+        )
+    }
+
+    /// Every recorded argument vector, in call order.
+    fn calls(&self) -> Vec<Vec<String>> {
+        let dir = self.dir.path().join("calls");
+        let n = std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0);
+        (0..n)
+            .map(|i| {
+                let raw = std::fs::read(dir.join(i.to_string())).expect("call record");
+                String::from_utf8(raw)
+                    .expect("utf8")
+                    .split_terminator('\0')
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn prompts_disabled(&self, call: usize) -> String {
+        std::fs::read_to_string(self.dir.path().join(format!("prompt.{call}"))).unwrap_or_default()
+    }
+
+    fn remote_git(&self, t: &TestRepo, args: &[&str]) -> String {
+        let gd = format!("--git-dir={}", self.remote.path().display());
+        let mut all = vec![gd.as_str()];
+        all.extend_from_slice(args);
+        t.git(&all)
+    }
+}
+
+#[test]
+fn pr_pushes_a_branch_and_opens_a_draft_once() {
+    let t = repo_with_code();
+    let gh = GhStub::new(&t);
+    let edited = t.run(&[
+        "--json",
+        "edit",
+        "-p",
+        "foo($A)",
+        "-r",
+        "bar($A)",
+        "--reason",
+        "rename foo to bar",
+        "--apply",
+    ]);
+    edited.assert_code(0);
+    let id = edited.json()["id"].as_str().expect("id").to_string();
+    let head = t.git(&["rev-parse", "HEAD"]).trim().to_string();
+
+    let first = gh.run(&t, &["pr"]);
+    first.assert_code(0);
+    assert!(
+        first
+            .stdout
+            .contains("Opened draft pull request https://github.com/acme/widgets/pull/7"),
+        "{}",
+        first.stdout
+    );
+    let branch = format!("astedit/{id}");
+    // Pushed with plain git: the remote branch holds exactly the applied change on
+    // top of the commit it was staged on.
+    assert_eq!(
+        gh.remote_git(&t, &["show", &format!("{branch}:src/a.rs")]),
+        "fn main() {\n    bar(1);\n    bar(bar(2));\n}\n"
+    );
+    assert_eq!(
+        gh.remote_git(&t, &["rev-parse", &format!("{branch}~")])
+            .trim(),
+        head
+    );
+    let changed = gh.remote_git(&t, &["diff", "--name-only", &format!("{branch}~"), &branch]);
+    assert_eq!(changed, "src/a.rs\nsrc/b.rs\n");
+
+    let calls = gh.calls();
+    assert_eq!(calls.len(), 4, "{calls:?}");
+    assert_eq!(calls[0], ["--version"]);
+    assert_eq!(calls[1], ["auth", "status"]);
+    assert_eq!(
+        calls[2],
+        [
+            "pr",
+            "list",
+            "--head",
+            &branch,
+            "--state",
+            "all",
+            "--json",
+            "url,state"
+        ]
+    );
+    let create = &calls[3];
+    assert_eq!(create.len(), 9, "{create:?}");
+    assert_eq!(
+        create[..7],
+        [
+            "pr",
+            "create",
+            "--head",
+            &branch,
+            "--title",
+            "rename foo to bar",
+            "--body"
+        ]
+    );
+    assert_eq!(create[8], "--draft");
+    for i in 0..4 {
+        assert_eq!(
+            gh.prompts_disabled(i),
+            "1",
+            "prompts not disabled in call {i}"
+        );
+    }
+
+    let body = &create[7];
+    assert!(body.starts_with("rename foo to bar\n"), "{body}");
+    assert!(body.contains("`foo($A)` → `bar($A)`"), "{body}");
+    assert!(body.contains("| `src/a.rs` | 3 | 2 | 2 |"), "{body}");
+    assert!(body.contains("| `src/b.rs` | 1 | 1 | 1 |"), "{body}");
+    assert!(body.contains(&format!("staged     {id}")), "{body}");
+    assert!(body.contains(&format!("applied    {id}")), "{body}");
+    let marker = body
+        .split("<!-- astedit:")
+        .nth(1)
+        .and_then(|m| m.split(" -->").next())
+        .expect("marker");
+    let marker: Value = serde_json::from_str(marker).expect("marker is JSON");
+    assert_eq!(marker["id"], id.as_str());
+    assert_eq!(marker["state"], "applied");
+    assert_eq!(marker["reason"], "rename foo to bar");
+    assert_eq!(marker["ops"][0]["pattern"], "foo($A)");
+    assert_eq!(marker["files"][0]["path"], "src/a.rs");
+    assert_eq!(marker["files"][0]["count"], 3);
+
+    // Idempotent: the existing pull request is reported, nothing is created again.
+    let second = gh.run(&t, &["--json", "pr", &id[..7]]);
+    second.assert_code(0);
+    let v = second.json();
+    assert_eq!(v["created"], false);
+    assert_eq!(v["url"], "https://github.com/acme/widgets/pull/7");
+    assert_eq!(v["branch"], branch.as_str());
+    let calls = gh.calls();
+    assert_eq!(calls.len(), 7, "{calls:?}");
+    assert!(
+        calls
+            .iter()
+            .filter(|c| c.get(1).map(String::as_str) == Some("create"))
+            .count()
+            == 1
+    );
+}
+
+#[test]
+fn pr_without_gh_or_auth_says_how_to_fix_it_and_pushes_nothing() {
+    let t = repo_with_code();
+    let gh = GhStub::new(&t);
+    let staged = t.run(&["--json", "edit", "-p", "foo($A)", "-r", "bar($A)"]);
+    staged.assert_code(0);
+    let id = staged.json()["id"].as_str().expect("id").to_string();
+
+    // A PATH with git but no gh.
+    let bare = tempfile::tempdir().expect("tempdir");
+    let git = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .expect("which git")
+            .stdout,
+    )
+    .expect("utf8");
+    std::os::unix::fs::symlink(git.trim(), bare.path().join("git")).expect("symlink");
+    let path = bare.path().to_string_lossy().into_owned();
+    let missing = t.run_with(".", &["pr", &id], &[("PATH", path.as_str())], None);
+    missing.assert_code(70);
+    assert!(
+        missing.stderr.contains("`gh` was not found"),
+        "{}",
+        missing.stderr
+    );
+    assert!(
+        missing.stderr.contains("https://cli.github.com"),
+        "{}",
+        missing.stderr
+    );
+
+    std::fs::write(gh.dir.path().join("noauth"), "").expect("write");
+    let noauth = gh.run(&t, &["--json", "pr", &id]);
+    noauth.assert_code(70);
+    let err = &noauth.json()["error"];
+    assert_eq!(err["code"], "gh-auth");
+    assert!(err["hint"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("gh auth login"));
+
+    assert!(
+        t.git_output(&[
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("refs/heads/astedit/{id}")
+        ])
+        .code
+            != 0,
+        "no branch made"
+    );
+    assert!(
+        gh.remote_git(&t, &["for-each-ref"]).is_empty(),
+        "nothing pushed"
+    );
+}
