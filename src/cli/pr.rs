@@ -590,7 +590,12 @@ pub fn run(ctx: &mut Ctx, args: PrArgs) -> Result<Exit, Error> {
             "url,state",
         ],
     )?;
-    let existing: Vec<serde_json::Value> = serde_json::from_str(listed.trim()).unwrap_or_default();
+    // Output we cannot read must stop us: guessing "none" could open a duplicate.
+    let existing: Vec<serde_json::Value> =
+        serde_json::from_str(listed.trim()).map_err(|e| PrError::Gh {
+            command: "pr list".into(),
+            stderr: format!("unexpected output ({e}): {}", listed.trim()),
+        })?;
     let (url, created) = match existing.first().and_then(|e| e["url"].as_str()) {
         Some(url) => (url.to_string(), false),
         None => {

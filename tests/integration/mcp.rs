@@ -505,6 +505,11 @@ printf '%s' "$GH_PROMPT_DISABLED" > "$dir/prompt.$n"
 case "$1 $2" in
   "--version "*) echo "gh version 2.99.0 (stand-in)" ;;
   "auth status")
+    if [ -f "$dir/offline" ]; then
+      echo "error connecting to api.github.com" >&2
+      echo "check your internet connection or https://githubstatus.com" >&2
+      exit 1
+    fi
     if [ -f "$dir/noauth" ]; then
       echo "You are not logged into any GitHub hosts. To log in, run: gh auth login" >&2
       exit 1
@@ -768,5 +773,28 @@ fn pr_without_gh_or_auth_says_how_to_fix_it_and_pushes_nothing() {
     assert!(
         gh.remote_git(&t, &["for-each-ref"]).is_empty(),
         "nothing pushed"
+    );
+
+    std::fs::write(gh.dir.path().join("offline"), "").expect("write");
+    let offline = gh.run(&t, &["--json", "pr", &id]);
+    offline.assert_code(70);
+    assert_eq!(offline.json()["error"]["code"], "network");
+
+    // With gh ready, a remote that does not exist fails the push, with the fix.
+    std::fs::remove_file(gh.dir.path().join("offline")).expect("rm");
+    std::fs::remove_file(gh.dir.path().join("noauth")).expect("rm");
+    let push = gh.run(&t, &["--json", "pr", &id, "--remote", "nosuch"]);
+    push.assert_code(70);
+    let err = &push.json()["error"];
+    assert_eq!(err["code"], "push-failed");
+    assert!(err["hint"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("git remote -v"));
+    assert!(
+        gh.calls()
+            .iter()
+            .all(|c| c.get(1).map(String::as_str) != Some("create")),
+        "no pull request without a pushed branch"
     );
 }
