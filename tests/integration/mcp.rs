@@ -432,6 +432,23 @@ fn stale_resolve_is_a_tool_error_naming_the_file() {
     );
     assert_eq!(t.astedit_refs(), vec![format!("refs/astedit/{id}")]);
 
+    // Nothing to change stages nothing, and says so without an error.
+    let none = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "nothing_calls($A)", "rewrite": "x($A)"}]}),
+    );
+    assert_eq!(none["staged"], false);
+    assert!(none["id"].is_null());
+    // A pattern that parses nowhere is bad input, with the exit class spelled out.
+    let bad_pattern = s.call("ast_grep", json!({"pattern": "foo($A", "lang": "rust"}));
+    assert_eq!(bad_pattern["isError"], true);
+    assert_eq!(bad_pattern["structuredContent"]["error"]["exit"], 2);
+    assert!(
+        text(&bad_pattern).contains("bad input"),
+        "{}",
+        text(&bad_pattern)
+    );
+
     // Bad arguments are the model's to fix: a tool error, not a protocol fault.
     let bad = s.call("resolve", json!({"action": "apply"}));
     assert_eq!(bad["isError"], true);
