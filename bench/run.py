@@ -1,0 +1,641 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark of git-astedit against the ast-grep CLI, ripgrep and git apply.
+
+Run it through bench/run.sh (which builds the corpora and the release binary first); see
+bench/README.md. Standard library only.
+
+Every timed run is one child process: wall time from a monotonic clock around spawn and
+wait, peak RSS from the rusage that wait4(2) returns (the numbers GNU time prints as %e
+and %M, with millisecond instead of centisecond resolution). Tools alternate within each
+round and the order rotates between rounds, after one untimed warm-up run of each tool.
+Everything runs with the same thread count. Agreement checks run untimed, beside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH_DIR = Path(os.environ.get("BENCH_DIR", "/tmp/astedit-bench"))
+
+# (corpus, ast-grep language, ripgrep file filter, pattern, literal for rg or None)
+SEARCHES = [
+    ("rust", "rust", ["-t", "rust"], "$A.unwrap()", ".unwrap()"),
+    ("ts", "ts", ["-g", "*.{ts,mts,cts}"], "console.log($A)", "console.log("),
+    ("py", "python", ["-t", "py"], "print($$$A)", "print("),
+    ("py", "python", ["-t", "py"], "$F($$$A)", None),
+]
+STAGE_CORPUS = "rust"
+STAGE_LANG = "rust"
+STAGE_PATTERN = "$A.unwrap()"
+STAGE_REWRITE = '$A.expect("bench")'
+
+
+def log(msg: str) -> None:
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- measuring
+
+
+@dataclass
+class Run:
+    wall: float  # seconds
+    rss_kib: int
+    code: int
+
+
+def measure(cmd: list[str], cwd: Path, env: dict[str, str], out: Path) -> Run:
+    """Runs cmd with stdout to the file `out` (never /dev/null: ripgrep stops at the
+    first match when it sees /dev/null) and returns its wall time and peak RSS."""
+    with open(out, "wb") as stdout, open(out.with_suffix(".err"), "wb") as stderr:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=stdout, stderr=stderr,
+                                stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Run(wall, usage.ru_maxrss, proc.returncode)
+
+
+def stderr_of(out: Path) -> str:
+    try:
+        return out.with_suffix(".err").read_text(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+@dataclass
+class Row:
+    corpus: str
+    task: str  # what is measured, e.g. "grep $A.unwrap()"
+    tool: str
+    command: str
+    runs: list[Run] = field(default_factory=list)
+    count: str = ""  # matches / files, filled by the agreement checks
+    baseline: bool = False  # the row the others in its group are compared against
+    error: str = ""
+
+    def walls(self) -> list[float]:
+        return [r.wall for r in self.runs]
+
+    def median(self) -> float | None:
+        return statistics.median(self.walls()) if self.runs else None
+
+    def peak(self) -> int | None:
+        return max(r.rss_kib for r in self.runs) if self.runs else None
+
+
+# ---------------------------------------------------------------- tools
+
+
+@dataclass
+class Tools:
+    astedit: Path | None
+    astedit_help: dict[str, str]
+    ast_grep: str
+    rg: str
+    threads: int
+    env: dict[str, str]
+    versions: dict[str, str]
+
+    def astedit_has(self, command: str, flag: str) -> bool:
+        return re.search(rf"(^|\s){re.escape(flag)}[\s,=]", self.astedit_help.get(command, ""), re.M) is not None
+
+    def astedit_common(self, command: str, lang: str | None) -> list[str]:
+        args: list[str] = []
+        if lang and self.astedit_has(command, "--lang"):
+            args += ["--lang", lang]
+        if self.astedit_has(command, "--threads"):
+            args += ["--threads", str(self.threads)]
+        return args
+
+    def astedit_grep(self, pattern: str, lang: str, json_out: bool = False) -> list[str]:
+        cmd = [str(self.astedit), "grep", "-p", pattern] + self.astedit_common("grep", lang)
+        if self.astedit_has("grep", "--max-count"):
+            cmd += ["--max-count", "0"]  # unlimited: the same work as ast-grep
+        if json_out:
+            cmd.insert(1, "--json")
+        return cmd
+
+    def astedit_edit(self, pattern: str, rewrite: str, lang: str) -> list[str]:
+        return [str(self.astedit), "edit", "-p", pattern, "-r", rewrite] + self.astedit_common("edit", lang)
+
+
+def sh(cmd: list[str], cwd: Path | None = None, check: bool = True, **kw) -> str:
+    res = subprocess.run(cmd, cwd=cwd, check=check, stdout=subprocess.PIPE, text=True, **kw)
+    return res.stdout
+
+
+def prepare(args: argparse.Namespace) -> tuple[Tools, dict[str, Path]]:
+    log("corpora and tools: bench/corpus.sh")
+    lines = sh([str(REPO / "bench" / "corpus.sh")]).splitlines()
+    found = dict(line.split("=", 1) for line in lines if "=" in line)
+    corpora = {name: Path(found[name]) for name in ("rust", "ts", "py") if name in found}
+    ast_grep = found["ast-grep"].split(" (")[0]
+    rg = found["rg"].split(" (")[0]
+
+    astedit: Path | None = None
+    if not args.no_build:
+        log("cargo build --release")
+        subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=REPO, check=True)
+    candidate = REPO / "target" / "release" / "git-astedit"
+    if candidate.exists():
+        astedit = candidate
+    else:
+        log("no target/release/git-astedit: measuring the other tools only")
+
+    helps: dict[str, str] = {}
+    if astedit:
+        for command in ("grep", "edit", "apply"):
+            helps[command] = sh([str(astedit), command, "--help"], check=False)
+
+    env = dict(os.environ)
+    env["RAYON_NUM_THREADS"] = str(args.threads)
+    env.pop("GIT_DIR", None)
+    env.pop("GIT_WORK_TREE", None)
+    env.setdefault("NO_COLOR", "1")
+
+    versions = {
+        "ast-grep": sh([ast_grep, "--version"]).strip(),
+        "ripgrep": sh([rg, "--version"]).splitlines()[0],
+        "git": sh(["git", "--version"]).strip(),
+        "rustc": sh(["rustc", "--version"]).strip(),
+    }
+    if astedit:
+        rev = sh(["git", "rev-parse", "--short", "HEAD"], cwd=REPO).strip()
+        dirty = sh(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO).strip()
+        versions["git-astedit"] = (sh([str(astedit), "--version"], check=False).strip()
+                                   + f" ({rev}{', dirty' if dirty else ''})")
+    return Tools(astedit, helps, ast_grep, rg, args.threads, env, versions), corpora
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def fresh_copy(corpus: Path, dest: Path) -> Path:
+    """A private copy of a corpus repository with a refreshed index (untimed)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    subprocess.run(["cp", "-a", str(corpus), str(dest)], check=True)
+    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=dest, check=False)
+    return dest
+
+
+def preview_ids(repo: Path) -> list[str]:
+    out = sh(["git", "for-each-ref", "--format=%(refname)", "refs/astedit/"], cwd=repo, check=False)
+    return [line.removeprefix("refs/astedit/") for line in out.split()]
+
+
+def rotate(items: list, k: int) -> list:
+    k %= len(items)
+    return items[k:] + items[:k]
+
+
+def fmt_s(x: float | None) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.3f} s" if x < 1 else f"{x:.2f} s"
+
+
+def fmt_mib(kib: int | None) -> str:
+    return "—" if kib is None else f"{kib / 1024:.0f} MiB"
+
+
+# ---------------------------------------------------------------- search
+
+
+def bench_search(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], checks: list[str]) -> None:
+    scratch = BENCH_DIR / "out"
+    scratch.mkdir(parents=True, exist_ok=True)
+    for corpus, lang, rg_filter, pattern, literal in SEARCHES:
+        if corpus not in args.corpus:
+            continue
+        root = corpora[corpus]
+        task = f"grep `{pattern}`"
+        tj = ["-j", str(tools.threads)]
+        contenders: list[tuple[Row, list[str]]] = []
+        if tools.astedit:
+            cmd = tools.astedit_grep(pattern, lang)
+            contenders.append((Row(corpus, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
+        cmd = [tools.ast_grep, "run", "-p", pattern, "--lang", lang, *tj]
+        contenders.append((Row(corpus, task, "ast-grep", "ast-grep " + " ".join(cmd[1:]), baseline=True), cmd))
+        if literal:
+            cmd = [tools.rg, *tj, *rg_filter, "-n", "-F", literal]
+        else:  # no literal to look for: a regex for "a call" shows the cost of reading everything
+            cmd = [tools.rg, *tj, *rg_filter, "-n", r"\w\("]
+        contenders.append((Row(corpus, task, "rg", "rg " + " ".join(cmd[1:])), cmd))
+
+        log(f"{corpus}: {task}")
+        timed(contenders, lambda row, cmd, i: measure(cmd, root, tools.env, scratch / f"{row.tool}.out"),
+              args.runs)
+        rows.extend(row for row, _ in contenders)
+        if not args.no_check:
+            check_grep(tools, root, lang, pattern, contenders, scratch, checks)
+
+
+def timed(contenders: list[tuple[Row, list[str]]], runner, runs: int) -> None:
+    """One warm-up each, then `runs` rounds, tools alternating, order rotating."""
+    for row, cmd in contenders:
+        res = runner(row, cmd, -1)
+        if res.code not in (0, 1):
+            row.error = f"exit {res.code}: " + runner_error(row, res)
+    live = [(row, cmd) for row, cmd in contenders if not row.error]
+    for i in range(runs):
+        for row, cmd in rotate(live, i):
+            res = runner(row, cmd, i)
+            if res.code not in (0, 1):
+                row.error = f"exit {res.code} in run {i + 1}: " + runner_error(row, res)
+            row.runs.append(res)
+        for row, _ in live:
+            log(f"  {row.tool:12} {fmt_s(row.runs[-1].wall):>9} {fmt_mib(row.runs[-1].rss_kib):>8}")
+
+
+def runner_error(row: Row, res: Run) -> str:
+    err = getattr(res, "stderr", "") or stderr_of(BENCH_DIR / "out" / f"{row.tool}.out")
+    return (err.splitlines() or ["(no stderr)"])[0][:200]
+
+
+def astedit_positions(text: str) -> set[tuple[str, int, int]]:
+    """Match positions (path, line, column; 1-based) from `git astedit grep --json`.
+
+    Accepts JSON Lines or one document, and finds every object that names a path and a
+    start position, so that the check does not depend on the envelope's exact shape."""
+    docs = []
+    text = text.strip()
+    if not text:
+        return set()
+    try:
+        docs.append(json.loads(text))
+    except json.JSONDecodeError:
+        for line in text.splitlines():
+            line = line.strip()
+            if line:
+                docs.append(json.loads(line))
+    found: set[tuple[str, int, int]] = set()
+
+    def start_of(obj: dict):
+        for key in ("start", "range", "span", "position"):
+            sub = obj.get(key)
+            if isinstance(sub, dict):
+                pos = start_of(sub)
+                if pos:
+                    return pos
+        line = obj.get("line")
+        col = obj.get("column", obj.get("col"))
+        if isinstance(line, int) and isinstance(col, int):
+            return line, col
+        return None
+
+    def walk(obj, path=None):
+        if isinstance(obj, dict):
+            here = obj.get("path", obj.get("file", path))
+            if isinstance(here, dict):  # {"text": ...} / {"bytes": ...}
+                here = here.get("text", here.get("bytes"))
+            pos = start_of(obj)
+            if isinstance(here, str) and pos and ("path" in obj or "file" in obj or "line" in obj):
+                found.add((here, pos[0], pos[1]))
+                return
+            for key, value in obj.items():
+                if key not in ("start", "end", "range"):
+                    walk(value, here)
+        elif isinstance(obj, list):
+            for value in obj:
+                walk(value, path)
+
+    for doc in docs:
+        walk(doc)
+    return found
+
+
+def ast_grep_positions(text: str) -> tuple[set[tuple[str, int, int]], int]:
+    found = set()
+    n = 0
+    for line in text.splitlines():
+        if line.strip():
+            m = json.loads(line)
+            n += 1
+            start = m["range"]["start"]
+            found.add((m["file"], start["line"] + 1, start["column"] + 1))
+    return found, n
+
+
+def check_grep(tools: Tools, root: Path, lang: str, pattern: str, contenders, scratch: Path, checks: list[str]) -> None:
+    sg = subprocess.run([tools.ast_grep, "run", "-p", pattern, "--lang", lang, "-j", str(tools.threads),
+                         "--json=stream"], cwd=root, env=tools.env, stdout=subprocess.PIPE, text=True)
+    theirs, n_theirs = ast_grep_positions(sg.stdout)
+    files = len({p for p, _, _ in theirs})
+    by_tool = {row.tool: row for row, _ in contenders}
+    by_tool["ast-grep"].count = f"{n_theirs:,} in {files:,} files"
+    rg_out = scratch / "rg.out"
+    if "rg" in by_tool and rg_out.exists():
+        by_tool["rg"].count = f"{sum(1 for _ in open(rg_out, 'rb')):,} lines"
+    head = f"{root.name} `{pattern}`"
+    if not tools.astedit or by_tool["git-astedit"].error:
+        checks.append(f"- {head}: git-astedit grep not measured, nothing to compare")
+        return
+    ours_run = subprocess.run(tools.astedit_grep(pattern, lang, json_out=True), cwd=root, env=tools.env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ours = astedit_positions(ours_run.stdout)
+    except json.JSONDecodeError as e:
+        checks.append(f"- {head}: could not read `git astedit grep --json` output ({e})")
+        return
+    by_tool["git-astedit"].count = f"{len(ours):,} in {len({p for p, _, _ in ours}):,} files"
+    if ours == theirs:
+        checks.append(f"- {head}: **agree**, {len(ours):,} matches at the same path:line:col")
+        return
+    only_ours = sorted(ours - theirs)
+    only_theirs = sorted(theirs - ours)
+    lines_ours = {(p, l) for p, l, _ in ours}
+    lines_theirs = {(p, l) for p, l, _ in theirs}
+    note = " (same path:line sets: columns differ)" if lines_ours == lines_theirs else ""
+    checks.append(f"- {head}: **differ**{note}: {len(only_ours):,} only in git-astedit, "
+                  f"{len(only_theirs):,} only in ast-grep")
+    for label, items in (("only git-astedit", only_ours), ("only ast-grep", only_theirs)):
+        for p, l, c in items[:5]:
+            checks.append(f"  - {label}: `{p}:{l}:{c}`")
+        if len(items) > 5:
+            checks.append(f"  - {label}: … {len(items) - 5:,} more")
+
+
+# ---------------------------------------------------------------- stage + apply
+
+
+def bench_stage_apply(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], checks: list[str]) -> None:
+    if STAGE_CORPUS not in args.corpus:
+        return
+    corpus = corpora[STAGE_CORPUS]
+    work = BENCH_DIR / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    scratch = BENCH_DIR / "out"
+    task = f"edit `{STAGE_PATTERN}` → `{STAGE_REWRITE}`"
+    contenders: list[tuple[Row, list[str]]] = []
+    sg_cmd = [tools.ast_grep, "run", "-p", STAGE_PATTERN, "-r", STAGE_REWRITE, "--lang", STAGE_LANG,
+              "-j", str(tools.threads), "-U"]
+    if tools.astedit:
+        cmd = tools.astedit_edit(STAGE_PATTERN, STAGE_REWRITE, STAGE_LANG)
+        contenders.append((Row(STAGE_CORPUS, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
+    contenders.append((Row(STAGE_CORPUS, task, "ast-grep", "ast-grep " + " ".join(sg_cmd[1:]) + "  (on a fresh copy)",
+                           baseline=True), sg_cmd))
+
+    apply_row = Row(STAGE_CORPUS, "apply that preview", "git-astedit", "git astedit apply ID")
+    git_apply_row = Row(STAGE_CORPUS, "apply that preview", "git apply",
+                        "git apply DIFF  (DIFF = git diff refs/astedit/ID~ refs/astedit/ID)", baseline=True)
+    kept: dict[str, Path] = {}  # copies kept from the first timed round for the checks
+
+    def runner(row: Row, cmd: list[str], i: int) -> Run:
+        dest = fresh_copy(corpus, work / f"stage-{row.tool}")
+        res = measure(cmd, dest, tools.env, scratch / f"{row.tool}.out")
+        if res.code not in (0, 1):
+            return res
+        if row.tool == "git-astedit":
+            ids = preview_ids(dest)
+            if len(ids) != 1:
+                row.error = f"expected one preview ref after edit, found {len(ids)}"
+                return res
+            if not args.only_stage:
+                bench_apply(dest, ids[0], i)
+        if i == 0:
+            keep = work / f"kept-{row.tool}"
+            if keep.exists():
+                shutil.rmtree(keep)
+            dest.rename(keep)
+            kept[row.tool] = keep
+        return res
+
+    def bench_apply(staged: Path, pid: str, i: int) -> None:
+        """Times both applies of one staged preview; i < 0 is the warm-up."""
+        diff = work / "preview.diff"
+        with open(diff, "wb") as f:
+            subprocess.run(["git", "diff", "--binary", f"refs/astedit/{pid}~", f"refs/astedit/{pid}"],
+                           cwd=staged, stdout=f, check=True)
+        plain = fresh_copy(corpus, work / "apply-git")
+        pair = [(apply_row, [str(tools.astedit), "apply", pid], staged),
+                (git_apply_row, ["git", "apply", str(diff)], plain)]
+        for row, cmd, where in rotate(pair, i):
+            if row.error:
+                continue
+            out = scratch / f"apply-{row.tool.replace(' ', '-')}.out"
+            res = measure(cmd, where, tools.env, out)
+            if res.code != 0:
+                row.error = f"exit {res.code}: " + (stderr_of(out).splitlines() or [""])[0][:200]
+            elif i >= 0:
+                row.runs.append(res)
+                log(f"  apply {row.tool:12} {fmt_s(res.wall):>9} {fmt_mib(res.rss_kib):>8}")
+        if i == 0:
+            keep = work / "kept-git-apply"
+            if keep.exists():
+                shutil.rmtree(keep)
+            plain.rename(keep)
+            kept["git apply"] = keep
+
+    log(f"{STAGE_CORPUS}: {task}")
+    timed(contenders, runner, args.runs)
+    rows.extend(row for row, _ in contenders)
+    if tools.astedit and not args.only_stage and (apply_row.runs or apply_row.error):
+        rows.extend([apply_row, git_apply_row])
+    if not args.no_check:
+        check_stage(tools, corpus, kept, contenders, checks)
+
+
+def changed_files(repo: Path) -> list[str]:
+    out = sh(["git", "diff", "--name-only", "-z"], cwd=repo)
+    return sorted(p for p in out.split("\0") if p)
+
+
+def check_stage(tools: Tools, corpus: Path, kept: dict[str, Path], contenders, checks: list[str]) -> None:
+    head = f"{corpus.name} `{STAGE_PATTERN}` → `{STAGE_REWRITE}`"
+    by_tool = {row.tool: row for row, _ in contenders}
+    sg_dir = kept.get("ast-grep")
+    if sg_dir is None:
+        checks.append(f"- {head}: ast-grep -U did not run, nothing to compare")
+        return
+    sg_files = changed_files(sg_dir)
+    sg_rewrites = sum(1 for line in sh(["git", "diff", "-U0"], cwd=sg_dir).splitlines()
+                      if line.startswith("+") and not line.startswith("+++")
+                      for _ in re.finditer(re.escape('.expect("bench")'), line))
+    by_tool["ast-grep"].count = f"{len(sg_files):,} files"
+    ours_dir = kept.get("git-astedit")
+    if ours_dir is None or not (ours_dir / ".git").exists():
+        checks.append(f"- {head}: git-astedit edit not measured, nothing to compare")
+        return
+    ours_files = changed_files(ours_dir)
+    by_tool["git-astedit"].count = f"{len(ours_files):,} files"
+    if not ours_files:
+        checks.append(f"- {head}: the git-astedit copy is unchanged (apply not run?); rewritten files not compared")
+        return
+    git_dir = kept.get("git apply")
+    if git_dir is not None:
+        same = changed_files(git_dir) == ours_files and all(
+            (git_dir / p).read_bytes() == (ours_dir / p).read_bytes() for p in ours_files)
+        checks.append(f"- {head}: `git astedit apply` and `git apply` of the same diff give "
+                      + ("**identical** trees" if same else "**different** trees"))
+    both = sorted(set(sg_files) | set(ours_files))
+    differ = [p for p in both if not (sg_dir / p).exists() or not (ours_dir / p).exists()
+              or (sg_dir / p).read_bytes() != (ours_dir / p).read_bytes()]
+    if not differ:
+        checks.append(f"- {head}: rewritten files **identical** to ast-grep -U's "
+                      f"({len(ours_files):,} files, {sg_rewrites:,} rewrites by ast-grep)")
+        return
+    # Differences from nested matches: ast-grep rewrites only the outermost of nested
+    # matches; running it again until nothing changes rewrites the inner ones too, which
+    # is what git-astedit does in one run. Files equal after that differ only by nesting.
+    nested_dir = sg_dir
+    rounds = 0
+    for rounds in range(1, 10):
+        before = {p: (nested_dir / p).read_bytes() for p in differ if (nested_dir / p).exists()}
+        subprocess.run([tools.ast_grep, "run", "-p", STAGE_PATTERN, "-r", STAGE_REWRITE, "--lang", STAGE_LANG,
+                        "-U", *before], cwd=nested_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        after = {p: (nested_dir / p).read_bytes() for p in differ if (nested_dir / p).exists()}
+        if after == before:
+            break
+    nested = [p for p in differ if (nested_dir / p).exists() and (ours_dir / p).exists()
+              and (nested_dir / p).read_bytes() == (ours_dir / p).read_bytes()]
+    other = [p for p in differ if p not in nested]
+    checks.append(f"- {head}: {len(both) - len(differ):,} of {len(both):,} rewritten files identical to "
+                  f"ast-grep -U's; {len(nested):,} differ only by nested matches (equal once ast-grep is "
+                  f"rerun to a fixed point, {rounds} runs); {len(other):,} differ otherwise")
+    for p in nested[:20]:
+        checks.append(f"  - nested: `{p}`")
+    if len(nested) > 20:
+        checks.append(f"  - nested: … {len(nested) - 20} more")
+    for p in other[:20]:
+        diff = subprocess.run(["git", "diff", "--no-index", "-U0", "--", str(nested_dir / p), str(ours_dir / p)],
+                              stdout=subprocess.PIPE, text=True, errors="replace").stdout
+        hunk = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+        checks.append(f"  - other: `{p}` ({len(hunk)} lines differ; `-` ast-grep, `+` git-astedit)")
+        for line in hunk[:4]:
+            checks.append(f"    `{line[:160]}`")
+    if len(other) > 20:
+        checks.append(f"  - other: … {len(other) - 20} more")
+
+
+# ---------------------------------------------------------------- report
+
+
+def table(rows: list[Row]) -> str:
+    out = ["| corpus | task | tool | result | median | min–max | peak RSS | time ÷ baseline | RSS ÷ baseline |",
+           "|---|---|---|---|---:|---:|---:|---:|---:|"]
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        groups.setdefault((row.corpus, row.task), []).append(row)
+    for (corpus, task), members in groups.items():
+        base = next((r for r in members if r.baseline and r.runs and not r.error), None)
+        for row in members:
+            if row.error and not row.runs:
+                out.append(f"| {corpus} | {task} | {row.tool} | not measured: {row.error} | | | | | |")
+                continue
+            med, peak = row.median(), row.peak()
+            if row.baseline:
+                ratio = rss_ratio = "(baseline)"
+            elif base and med is not None:
+                ratio = f"**{med / base.median():.2f}×**"
+                rss_ratio = f"{peak / base.peak():.2f}×"
+            else:
+                ratio = rss_ratio = "—"
+            mm = f"{fmt_s(min(row.walls()))} – {fmt_s(max(row.walls()))}"
+            result = row.count + (f" ⚠ {row.error}" if row.error else "")
+            out.append(f"| {corpus} | {task} | {row.tool} | {result} | {fmt_s(med)} | {mm} | {fmt_mib(peak)} "
+                       f"| {ratio} | {rss_ratio} |")
+    return "\n".join(out)
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                mem = f", {int(line.split()[1]) / 1024 / 1024:.0f} GiB RAM"
+    except OSError:
+        pass
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"`nproc` {sh(['nproc']).strip()}, {model}{mem}, {platform.system()} {platform.release()}; "
+            f"load average at start {load}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="2 timed runs instead of 5, for trying things out")
+    ap.add_argument("--runs", type=int, help="timed runs per tool after the warm-up (default 5)")
+    ap.add_argument("--threads", type=int, default=2, help="threads for every tool (default 2)")
+    ap.add_argument("--corpus", default="rust,ts,py", help="comma-separated subset of rust,ts,py")
+    ap.add_argument("--only", choices=["search", "stage"], help="run only the searches, or only edit+apply")
+    ap.add_argument("--only-stage", action="store_true", help="time edit but not apply")
+    ap.add_argument("--no-build", action="store_true", help="use the existing target/release/git-astedit")
+    ap.add_argument("--no-check", action="store_true", help="skip the agreement checks")
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "latest.md"),
+                    help="where to write the table (default bench/results/latest.md; '-' for nowhere)")
+    args = ap.parse_args()
+    args.runs = args.runs or (2 if args.quick else 5)
+    args.corpus = [c for c in args.corpus.split(",") if c]
+
+    tools, corpora = prepare(args)
+    missing = [c for c in args.corpus if c not in corpora]
+    if missing:
+        log(f"corpora not built: {', '.join(missing)}")
+        return 2
+    started = datetime.datetime.now(datetime.timezone.utc)
+    host = machine()
+    rows: list[Row] = []
+    checks: list[str] = []
+    if args.only != "stage":
+        bench_search(tools, corpora, args, rows, checks)
+    if args.only != "search":
+        bench_stage_apply(tools, corpora, args, rows, checks)
+    elapsed = datetime.datetime.now(datetime.timezone.utc) - started
+
+    argv = " ".join(sys.argv[1:])
+    report = [
+        "# git-astedit benchmark: latest run",
+        "",
+        f"- date: {started:%Y-%m-%d %H:%M} UTC ({elapsed.seconds // 60} min {elapsed.seconds % 60} s)",
+        f"- machine: {host}",
+        "- versions: " + "; ".join(f"{k} {v}" if not v.startswith(k) else v for k, v in tools.versions.items()),
+        f"- command: `bench/run.sh{' ' + argv if argv else ''}`; {args.threads} threads for every tool, "
+        f"{args.runs} timed runs each after one warm-up, tools alternating",
+        "- corpora: " + ", ".join(f"{c} @ {sh(['git', 'rev-parse', '--short', 'HEAD'], cwd=corpora[c]).strip()}"
+                                  for c in args.corpus),
+        "",
+        table(rows),
+        "",
+        "Baseline: ast-grep for search and staging, `git apply` for apply. "
+        "Peak RSS is the largest of the timed runs.",
+        "",
+        "## Agreement",
+        "",
+        *(checks or ["- (checks skipped)"]),
+        "",
+    ]
+    text = "\n".join(report)
+    print(text)
+    if args.out != "-":
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        log(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
