@@ -30,15 +30,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(os.environ.get("BENCH_DIR", "/tmp/astedit-bench"))
 
-# (corpus, ast-grep language, ripgrep file filter, pattern, literal for rg or None)
+# (corpus, ast-grep language, git pathspecs and rg filter giving the files of that
+# language as ast-grep sees them, pattern, literal for rg or None)
+TS_FILES = ["*.ts", "*.mts", "*.cts"]
 SEARCHES = [
-    ("rust", "rust", ["-t", "rust"], "$A.unwrap()", ".unwrap()"),
-    ("ts", "ts", ["-g", "*.{ts,mts,cts}"], "console.log($A)", "console.log("),
-    ("py", "python", ["-t", "py"], "print($$$A)", "print("),
-    ("py", "python", ["-t", "py"], "$F($$$A)", None),
+    ("rust", "rust", ["*.rs"], "$A.unwrap()", ".unwrap()"),
+    ("ts", "ts", TS_FILES, "console.log($A)", "console.log("),
+    ("py", "python", ["*.py"], "print($$$A)", "print("),
+    ("py", "python", ["*.py"], "$F($$$A)", None),
 ]
 STAGE_CORPUS = "rust"
 STAGE_LANG = "rust"
+STAGE_FILES = ["*.rs"]
 STAGE_PATTERN = "$A.unwrap()"
 STAGE_REWRITE = '$A.expect("bench")'
 
@@ -114,24 +117,24 @@ class Tools:
     def astedit_has(self, command: str, flag: str) -> bool:
         return re.search(rf"(^|\s){re.escape(flag)}[\s,=]", self.astedit_help.get(command, ""), re.M) is not None
 
-    def astedit_common(self, command: str, lang: str | None) -> list[str]:
-        args: list[str] = []
-        if lang and self.astedit_has(command, "--lang"):
-            args += ["--lang", lang]
+    def astedit_threads(self, command: str) -> list[str]:
         if self.astedit_has(command, "--threads"):
-            args += ["--threads", str(self.threads)]
-        return args
+            return ["--threads", str(self.threads)]
+        return []
 
-    def astedit_grep(self, pattern: str, lang: str, json_out: bool = False) -> list[str]:
-        cmd = [str(self.astedit), "grep", "-p", pattern] + self.astedit_common("grep", lang)
+    # `--lang` would parse every file as that language; ast-grep's `--lang` picks the
+    # files of that language by extension, which is what pathspecs do here.
+    def astedit_grep(self, pattern: str, pathspecs: list[str], json_out: bool = False) -> list[str]:
+        cmd = [str(self.astedit), "grep", "-p", pattern] + self.astedit_threads("grep")
         if self.astedit_has("grep", "--max-count"):
             cmd += ["--max-count", "0"]  # unlimited: the same work as ast-grep
         if json_out:
             cmd.insert(1, "--json")
-        return cmd
+        return cmd + pathspecs
 
-    def astedit_edit(self, pattern: str, rewrite: str, lang: str) -> list[str]:
-        return [str(self.astedit), "edit", "-p", pattern, "-r", rewrite] + self.astedit_common("edit", lang)
+    def astedit_edit(self, pattern: str, rewrite: str, pathspecs: list[str]) -> list[str]:
+        return ([str(self.astedit), "edit", "-p", pattern, "-r", rewrite] + self.astedit_threads("edit")
+                + pathspecs)
 
 
 def sh(cmd: list[str], cwd: Path | None = None, check: bool = True, **kw) -> str:
@@ -220,7 +223,8 @@ def fmt_mib(kib: int | None) -> str:
 def bench_search(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], checks: list[str]) -> None:
     scratch = BENCH_DIR / "out"
     scratch.mkdir(parents=True, exist_ok=True)
-    for corpus, lang, rg_filter, pattern, literal in SEARCHES:
+    for corpus, lang, pathspecs, pattern, literal in SEARCHES:
+        rg_filter = [arg for spec in pathspecs for arg in ("-g", spec)]
         if corpus not in args.corpus:
             continue
         root = corpora[corpus]
@@ -228,7 +232,7 @@ def bench_search(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], 
         tj = ["-j", str(tools.threads)]
         contenders: list[tuple[Row, list[str]]] = []
         if tools.astedit:
-            cmd = tools.astedit_grep(pattern, lang)
+            cmd = tools.astedit_grep(pattern, pathspecs)
             contenders.append((Row(corpus, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
         cmd = [tools.ast_grep, "run", "-p", pattern, "--lang", lang, *tj]
         contenders.append((Row(corpus, task, "ast-grep", "ast-grep " + " ".join(cmd[1:]), baseline=True), cmd))
@@ -243,7 +247,7 @@ def bench_search(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], 
               args.runs)
         rows.extend(row for row, _ in contenders)
         if not args.no_check:
-            check_grep(tools, root, lang, pattern, contenders, scratch, checks)
+            check_grep(tools, root, lang, pathspecs, pattern, contenders, scratch, checks)
 
 
 def timed(contenders: list[tuple[Row, list[str]]], runner, runs: int) -> None:
@@ -269,55 +273,12 @@ def runner_error(row: Row, res: Run) -> str:
 
 
 def astedit_positions(text: str) -> set[tuple[str, int, int]]:
-    """Match positions (path, line, column; 1-based) from `git astedit grep --json`.
-
-    Accepts JSON Lines or one document, and finds every object that names a path and a
-    start position, so that the check does not depend on the envelope's exact shape."""
-    docs = []
-    text = text.strip()
-    if not text:
-        return set()
-    try:
-        docs.append(json.loads(text))
-    except json.JSONDecodeError:
-        for line in text.splitlines():
-            line = line.strip()
-            if line:
-                docs.append(json.loads(line))
-    found: set[tuple[str, int, int]] = set()
-
-    def start_of(obj: dict):
-        for key in ("start", "range", "span", "position"):
-            sub = obj.get(key)
-            if isinstance(sub, dict):
-                pos = start_of(sub)
-                if pos:
-                    return pos
-        line = obj.get("line")
-        col = obj.get("column", obj.get("col"))
-        if isinstance(line, int) and isinstance(col, int):
-            return line, col
-        return None
-
-    def walk(obj, path=None):
-        if isinstance(obj, dict):
-            here = obj.get("path", obj.get("file", path))
-            if isinstance(here, dict):  # {"text": ...} / {"bytes": ...}
-                here = here.get("text", here.get("bytes"))
-            pos = start_of(obj)
-            if isinstance(here, str) and pos and ("path" in obj or "file" in obj or "line" in obj):
-                found.add((here, pos[0], pos[1]))
-                return
-            for key, value in obj.items():
-                if key not in ("start", "end", "range"):
-                    walk(value, here)
-        elif isinstance(obj, list):
-            for value in obj:
-                walk(value, path)
-
-    for doc in docs:
-        walk(doc)
-    return found
+    """Match starts (path, line, column; 1-based, column in characters) from
+    `git astedit --json grep`: one object whose `matches` are `{path, line, column, …}`."""
+    doc = json.loads(text)
+    if doc.get("capped"):
+        raise ValueError(f"output capped at {doc.get('shown')} of {doc.get('total')} matches")
+    return {(m["path"], m["line"], m["column"]) for m in doc["matches"]}
 
 
 def ast_grep_positions(text: str) -> tuple[set[tuple[str, int, int]], int]:
@@ -332,7 +293,7 @@ def ast_grep_positions(text: str) -> tuple[set[tuple[str, int, int]], int]:
     return found, n
 
 
-def check_grep(tools: Tools, root: Path, lang: str, pattern: str, contenders, scratch: Path, checks: list[str]) -> None:
+def check_grep(tools: Tools, root: Path, lang: str, pathspecs: list[str], pattern: str, contenders, scratch: Path, checks: list[str]) -> None:
     sg = subprocess.run([tools.ast_grep, "run", "-p", pattern, "--lang", lang, "-j", str(tools.threads),
                          "--json=stream"], cwd=root, env=tools.env, stdout=subprocess.PIPE, text=True)
     theirs, n_theirs = ast_grep_positions(sg.stdout)
@@ -346,11 +307,11 @@ def check_grep(tools: Tools, root: Path, lang: str, pattern: str, contenders, sc
     if not tools.astedit or by_tool["git-astedit"].error:
         checks.append(f"- {head}: git-astedit grep not measured, nothing to compare")
         return
-    ours_run = subprocess.run(tools.astedit_grep(pattern, lang, json_out=True), cwd=root, env=tools.env,
+    ours_run = subprocess.run(tools.astedit_grep(pattern, pathspecs, json_out=True), cwd=root, env=tools.env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         ours = astedit_positions(ours_run.stdout)
-    except json.JSONDecodeError as e:
+    except (ValueError, KeyError, AttributeError) as e:
         checks.append(f"- {head}: could not read `git astedit grep --json` output ({e})")
         return
     by_tool["git-astedit"].count = f"{len(ours):,} in {len({p for p, _, _ in ours}):,} files"
@@ -386,7 +347,7 @@ def bench_stage_apply(tools: Tools, corpora: dict[str, Path], args, rows: list[R
     sg_cmd = [tools.ast_grep, "run", "-p", STAGE_PATTERN, "-r", STAGE_REWRITE, "--lang", STAGE_LANG,
               "-j", str(tools.threads), "-U"]
     if tools.astedit:
-        cmd = tools.astedit_edit(STAGE_PATTERN, STAGE_REWRITE, STAGE_LANG)
+        cmd = tools.astedit_edit(STAGE_PATTERN, STAGE_REWRITE, STAGE_FILES)
         contenders.append((Row(STAGE_CORPUS, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
     contenders.append((Row(STAGE_CORPUS, task, "ast-grep", "ast-grep " + " ".join(sg_cmd[1:]) + "  (on a fresh copy)",
                            baseline=True), sg_cmd))
@@ -406,6 +367,9 @@ def bench_stage_apply(tools: Tools, corpora: dict[str, Path], args, rows: list[R
             if len(ids) != 1:
                 row.error = f"expected one preview ref after edit, found {len(ids)}"
                 return res
+            if i == 0:  # the staged contents, for the checks, before apply moves the ref
+                extract_preview(dest, ids[0], work / "preview-tree")
+                kept["preview"] = work / "preview-tree"
             if not args.only_stage:
                 bench_apply(dest, ids[0], i)
         if i == 0:
@@ -451,6 +415,20 @@ def bench_stage_apply(tools: Tools, corpora: dict[str, Path], args, rows: list[R
         check_stage(tools, corpus, kept, contenders, checks)
 
 
+def extract_preview(repo: Path, pid: str, dest: Path) -> None:
+    """Writes the after-contents of preview `pid` to `dest/`, with `dest/.paths` listing
+    the paths it changes."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    tar = subprocess.Popen(["git", "archive", "--format=tar", f"refs/astedit/{pid}"], cwd=repo,
+                           stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=tar.stdout, check=True)
+    tar.wait()
+    names = sh(["git", "diff", "--name-only", "-z", f"refs/astedit/{pid}~", f"refs/astedit/{pid}"], cwd=repo)
+    (dest / ".paths").write_text(names)
+
+
 def changed_files(repo: Path) -> list[str]:
     out = sh(["git", "diff", "--name-only", "-z"], cwd=repo)
     return sorted(p for p in out.split("\0") if p)
@@ -468,21 +446,22 @@ def check_stage(tools: Tools, corpus: Path, kept: dict[str, Path], contenders, c
                       if line.startswith("+") and not line.startswith("+++")
                       for _ in re.finditer(re.escape('.expect("bench")'), line))
     by_tool["ast-grep"].count = f"{len(sg_files):,} files"
-    ours_dir = kept.get("git-astedit")
-    if ours_dir is None or not (ours_dir / ".git").exists():
+    ours_dir = kept.get("preview")
+    if ours_dir is None:
         checks.append(f"- {head}: git-astedit edit not measured, nothing to compare")
         return
-    ours_files = changed_files(ours_dir)
+    ours_files = sorted(p for p in (ours_dir / ".paths").read_text().split("\0") if p)
     by_tool["git-astedit"].count = f"{len(ours_files):,} files"
-    if not ours_files:
-        checks.append(f"- {head}: the git-astedit copy is unchanged (apply not run?); rewritten files not compared")
-        return
-    git_dir = kept.get("git apply")
-    if git_dir is not None:
-        same = changed_files(git_dir) == ours_files and all(
-            (git_dir / p).read_bytes() == (ours_dir / p).read_bytes() for p in ours_files)
-        checks.append(f"- {head}: `git astedit apply` and `git apply` of the same diff give "
-                      + ("**identical** trees" if same else "**different** trees"))
+
+    def same_as_preview(tree: Path) -> bool:
+        return changed_files(tree) == ours_files and all(
+            (tree / p).read_bytes() == (ours_dir / p).read_bytes() for p in ours_files if (ours_dir / p).exists())
+
+    for tool, what in (("git-astedit", "`git astedit apply`"), ("git apply", "`git apply` of the preview's diff")):
+        tree = kept.get(tool)
+        if tree is not None and tool in kept and changed_files(tree):
+            checks.append(f"- {head}: {what} writes exactly the staged contents: "
+                          + ("**yes**" if same_as_preview(tree) else "**no**"))
     both = sorted(set(sg_files) | set(ours_files))
     differ = [p for p in both if not (sg_dir / p).exists() or not (ours_dir / p).exists()
               or (sg_dir / p).read_bytes() != (ours_dir / p).read_bytes()]
