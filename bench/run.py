@@ -179,7 +179,8 @@ def prepare(args: argparse.Namespace) -> tuple[Tools, dict[str, Path]]:
     }
     if astedit:
         rev = sh(["git", "rev-parse", "--short", "HEAD"], cwd=REPO).strip()
-        dirty = sh(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO).strip()
+        dirty = sh(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench"],
+                   cwd=REPO).strip()
         versions["git-astedit"] = (sh([str(astedit), "--version"], check=False).strip()
                                    + f" ({rev}{', dirty' if dirty else ''})")
     return Tools(astedit, helps, ast_grep, rg, args.threads, env, versions), corpora
@@ -272,34 +273,35 @@ def runner_error(row: Row, res: Run) -> str:
     return (err.splitlines() or ["(no stderr)"])[0][:200]
 
 
-def astedit_positions(text: str) -> set[tuple[str, int, int]]:
-    """Match starts (path, line, column; 1-based, column in characters) from
-    `git astedit --json grep`: one object whose `matches` are `{path, line, column, …}`."""
+Span = tuple[str, int, int, int, int]  # path, start line, column, end line, column: 1-based
+
+
+def astedit_spans(text: str) -> list[Span]:
+    """Match spans from `git astedit --json grep` (columns in characters): one object
+    whose `matches` are `{path, line, column, end_line, end_column, …}`."""
     doc = json.loads(text)
     if doc.get("capped"):
         raise ValueError(f"output capped at {doc.get('shown')} of {doc.get('total')} matches")
-    return {(m["path"], m["line"], m["column"]) for m in doc["matches"]}
+    return [(m["path"], m["line"], m["column"], m["end_line"], m["end_column"]) for m in doc["matches"]]
 
 
-def ast_grep_positions(text: str) -> tuple[set[tuple[str, int, int]], int]:
-    found = set()
-    n = 0
+def ast_grep_spans(text: str) -> list[Span]:
+    """Match spans from `ast-grep run --json=stream` (0-based, columns in characters)."""
+    spans = []
     for line in text.splitlines():
         if line.strip():
             m = json.loads(line)
-            n += 1
-            start = m["range"]["start"]
-            found.add((m["file"], start["line"] + 1, start["column"] + 1))
-    return found, n
+            start, end = m["range"]["start"], m["range"]["end"]
+            spans.append((m["file"], start["line"] + 1, start["column"] + 1, end["line"] + 1, end["column"] + 1))
+    return spans
 
 
 def check_grep(tools: Tools, root: Path, lang: str, pathspecs: list[str], pattern: str, contenders, scratch: Path, checks: list[str]) -> None:
     sg = subprocess.run([tools.ast_grep, "run", "-p", pattern, "--lang", lang, "-j", str(tools.threads),
                          "--json=stream"], cwd=root, env=tools.env, stdout=subprocess.PIPE, text=True)
-    theirs, n_theirs = ast_grep_positions(sg.stdout)
-    files = len({p for p, _, _ in theirs})
+    theirs = ast_grep_spans(sg.stdout)
     by_tool = {row.tool: row for row, _ in contenders}
-    by_tool["ast-grep"].count = f"{n_theirs:,} in {files:,} files"
+    by_tool["ast-grep"].count = f"{len(theirs):,} in {len({s[0] for s in theirs}):,} files"
     rg_out = scratch / "rg.out"
     if "rg" in by_tool and rg_out.exists():
         by_tool["rg"].count = f"{sum(1 for _ in open(rg_out, 'rb')):,} lines"
@@ -310,24 +312,24 @@ def check_grep(tools: Tools, root: Path, lang: str, pathspecs: list[str], patter
     ours_run = subprocess.run(tools.astedit_grep(pattern, pathspecs, json_out=True), cwd=root, env=tools.env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        ours = astedit_positions(ours_run.stdout)
+        ours = astedit_spans(ours_run.stdout)
     except (ValueError, KeyError, AttributeError) as e:
         checks.append(f"- {head}: could not read `git astedit grep --json` output ({e})")
         return
-    by_tool["git-astedit"].count = f"{len(ours):,} in {len({p for p, _, _ in ours}):,} files"
-    if ours == theirs:
-        checks.append(f"- {head}: **agree**, {len(ours):,} matches at the same path:line:col")
+    by_tool["git-astedit"].count = f"{len(ours):,} in {len({s[0] for s in ours}):,} files"
+    if sorted(ours) == sorted(theirs):
+        checks.append(f"- {head}: **agree**: the same {len(ours):,} match ranges (path, start and end line:col)")
         return
-    only_ours = sorted(ours - theirs)
-    only_theirs = sorted(theirs - ours)
-    lines_ours = {(p, l) for p, l, _ in ours}
-    lines_theirs = {(p, l) for p, l, _ in theirs}
-    note = " (same path:line sets: columns differ)" if lines_ours == lines_theirs else ""
-    checks.append(f"- {head}: **differ**{note}: {len(only_ours):,} only in git-astedit, "
-                  f"{len(only_theirs):,} only in ast-grep")
+    only_ours = sorted(set(ours) - set(theirs))
+    only_theirs = sorted(set(theirs) - set(ours))
+    starts_ours = {s[:3] for s in ours}
+    starts_theirs = {s[:3] for s in theirs}
+    note = " (the same match starts: only ends differ)" if starts_ours == starts_theirs else ""
+    checks.append(f"- {head}: **differ**{note}: {len(ours):,} vs {len(theirs):,} matches; "
+                  f"{len(only_ours):,} ranges only in git-astedit, {len(only_theirs):,} only in ast-grep")
     for label, items in (("only git-astedit", only_ours), ("only ast-grep", only_theirs)):
-        for p, l, c in items[:5]:
-            checks.append(f"  - {label}: `{p}:{l}:{c}`")
+        for p, l, c, el, ec in items[:5]:
+            checks.append(f"  - {label}: `{p}:{l}:{c}-{el}:{ec}`")
         if len(items) > 5:
             checks.append(f"  - {label}: … {len(items) - 5:,} more")
 
@@ -412,7 +414,7 @@ def bench_stage_apply(tools: Tools, corpora: dict[str, Path], args, rows: list[R
     if tools.astedit and not args.only_stage and (apply_row.runs or apply_row.error):
         rows.extend([apply_row, git_apply_row])
     if not args.no_check:
-        check_stage(tools, corpus, kept, contenders, checks)
+        check_stage(tools, corpus, kept, contenders, [apply_row, git_apply_row], checks)
 
 
 def extract_preview(repo: Path, pid: str, dest: Path) -> None:
@@ -434,7 +436,8 @@ def changed_files(repo: Path) -> list[str]:
     return sorted(p for p in out.split("\0") if p)
 
 
-def check_stage(tools: Tools, corpus: Path, kept: dict[str, Path], contenders, checks: list[str]) -> None:
+def check_stage(tools: Tools, corpus: Path, kept: dict[str, Path], contenders, apply_rows: list[Row],
+                checks: list[str]) -> None:
     head = f"{corpus.name} `{STAGE_PATTERN}` → `{STAGE_REWRITE}`"
     by_tool = {row.tool: row for row, _ in contenders}
     sg_dir = kept.get("ast-grep")
@@ -452,6 +455,8 @@ def check_stage(tools: Tools, corpus: Path, kept: dict[str, Path], contenders, c
         return
     ours_files = sorted(p for p in (ours_dir / ".paths").read_text().split("\0") if p)
     by_tool["git-astedit"].count = f"{len(ours_files):,} files"
+    for row in apply_rows:
+        row.count = f"{len(ours_files):,} files"
 
     def same_as_preview(tree: Path) -> bool:
         return changed_files(tree) == ours_files and all(
@@ -486,7 +491,7 @@ def check_stage(tools: Tools, corpus: Path, kept: dict[str, Path], contenders, c
     other = [p for p in differ if p not in nested]
     checks.append(f"- {head}: {len(both) - len(differ):,} of {len(both):,} rewritten files identical to "
                   f"ast-grep -U's; {len(nested):,} differ only by nested matches (equal once ast-grep is "
-                  f"rerun to a fixed point, {rounds} runs); {len(other):,} differ otherwise")
+                  f"rerun on them until nothing changes: {rounds - 1} more runs); {len(other):,} differ otherwise")
     for p in nested[:20]:
         checks.append(f"  - nested: `{p}`")
     if len(nested) > 20:
