@@ -568,6 +568,8 @@ def main() -> int:
     ap.add_argument("--only-stage", action="store_true", help="time edit but not apply")
     ap.add_argument("--no-build", action="store_true", help="use the existing target/release/git-astedit")
     ap.add_argument("--no-check", action="store_true", help="skip the agreement checks")
+    ap.add_argument("--readme", action="store_true",
+                    help="also put the report into bench/README.md (for a full run that is to be committed)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "latest.md"),
                     help="where to write the table (default bench/results/latest.md; '-' for nowhere)")
     args = ap.parse_args()
@@ -618,7 +620,25 @@ def main() -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
         log(f"wrote {out}")
+        if args.readme:
+            update_readme(text)
     return 0
+
+
+README = REPO / "bench" / "README.md"
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def update_readme(report: str) -> None:
+    """Puts the report (less its title) between the result markers of bench/README.md."""
+    body = report.split("\n", 2)[2].strip()
+    text = README.read_text()
+    a, b = text.find(START), text.find(END)
+    if a < 0 or b < a:
+        log(f"no {START} … {END} in {README}; not updated")
+        return
+    README.write_text(text[: a + len(START)] + "\n\n" + body + "\n\n" + text[b:])
+    log(f"updated {README}")
 
 
 if __name__ == "__main__":
