@@ -148,7 +148,8 @@ impl Skipped {
 pub struct Options {
     /// Git pathspecs as the user typed them (relative to the current folder).
     pub pathspecs: Vec<String>,
-    /// Force this language for every file.
+    /// Only files of this language (by extension), plus files named exactly by a
+    /// pathspec, which are parsed as this language whatever their extension.
     pub lang: Option<SupportLang>,
     pub max_file_size: u64,
 }
@@ -222,6 +223,7 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
     // folder (`../../x`) when several are given.
     let mut positive: Vec<String> = Vec::new();
     let mut negative: Vec<String> = Vec::new();
+    let mut named: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for spec in &opts.pathspecs {
         if spec.starts_with(":!") || spec.starts_with(":^") || spec.starts_with(":(exclude") {
             negative.push(spec.clone());
@@ -229,6 +231,7 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
             positive.push(spec.clone());
         } else {
             let top = repo.repo_path_from_arg(spec).map_err(Error::Pathspec)?;
+            named.insert(top.clone());
             positive.push(if top.is_empty() {
                 ":/".to_string()
             } else {
@@ -284,15 +287,17 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
             // Tracked but deleted from disk, folders, fifos: nothing to read.
             _ => continue,
         }
-        let lang = match opts.lang {
-            Some(l) => l,
-            None => match language_of(path) {
-                Some(l) => l,
-                None => {
-                    set.skipped.add(SkipReason::NoLanguage, path);
-                    continue;
-                }
-            },
+        let by_extension = language_of(path);
+        let lang = match (opts.lang, by_extension) {
+            (Some(forced), _) if named.contains(path) => forced,
+            (Some(forced), Some(l)) if l == forced => l,
+            // Another language's file: not part of a `-l` search.
+            (Some(_), _) => continue,
+            (None, Some(l)) => l,
+            (None, None) => {
+                set.skipped.add(SkipReason::NoLanguage, path);
+                continue;
+            }
         };
         set.files.push(Candidate {
             path: path.to_string(),

@@ -7,7 +7,6 @@ return the hits in path order (the same on every run).
 use std::collections::BTreeMap;
 
 use ast_grep_language::SupportLang;
-use rayon::prelude::*;
 
 use crate::error::Classify;
 use crate::error::Exit;
@@ -122,14 +121,31 @@ pub fn compile_per_language<T>(
     Ok(out)
 }
 
-/// Searches every file of `set` for `pattern`.
-pub fn grep(
+/// Totals of a search; the matches themselves went to the sink.
+#[derive(Debug, Default)]
+pub struct GrepSummary {
+    /// Matches found in all.
+    pub total: usize,
+    pub files_searched: usize,
+    pub files_matched: usize,
+    pub skipped: files::Skipped,
+    /// Paths of files that parsed with errors (searched anyway). Files the literal
+    /// prefilter ruled out are never parsed, so they are never listed here.
+    pub parse_errors: Vec<String>,
+    /// Languages the pattern does not parse as: (language, reason). Their files were skipped.
+    pub skipped_languages: Vec<(String, String)>,
+}
+
+/// Searches every file of `set` for `pattern`, in parallel, handing each file with
+/// matches to `sink` in path order as soon as it is next (memory stays bounded).
+pub fn grep_each(
     repo: &Repo,
     set: &FileSet,
     pattern: &str,
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
-) -> Result<GrepOutcome, Error> {
+    mut sink: impl FnMut(FileHits),
+) -> Result<GrepSummary, Error> {
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
     let PerLanguage {
         compiled: queries,
@@ -137,15 +153,19 @@ pub fn grep(
     } = compile_per_language(pattern, langs, |lang| Query::new(pattern, lang))?;
 
     enum One {
-        Hits(FileHits, bool),
+        Searched(Option<FileHits>, bool),
         Skipped(files::SkipReason),
         NoLanguage,
     }
     let workdir = repo.workdir.as_path();
-    let results: Vec<One> = set
-        .files
-        .par_iter()
-        .map(|file| {
+    let mut out = GrepSummary {
+        skipped: set.skipped.clone(),
+        skipped_languages,
+        ..Default::default()
+    };
+    crate::pipeline::ordered_map(
+        &set.files,
+        |file| {
             let Some(query) = queries.get(&file.lang.to_string()) else {
                 return One::NoLanguage;
             };
@@ -155,48 +175,58 @@ pub fn grep(
             };
             if let Some(lit) = query.literal() {
                 if memchr::memmem::find(text.as_bytes(), lit.as_bytes()).is_none() {
-                    return One::Hits(
-                        FileHits {
-                            path: file.path.clone(),
-                            lang: file.lang,
-                            matches: Vec::new(),
-                        },
-                        false,
-                    );
+                    return One::Searched(None, false);
                 }
             }
             let found = query.find(&text);
-            One::Hits(
-                FileHits {
-                    path: file.path.clone(),
-                    lang: file.lang,
-                    matches: found.matches,
-                },
-                found.has_parse_error,
-            )
-        })
-        .collect();
-
-    let mut out = GrepOutcome {
-        skipped: set.skipped.clone(),
-        skipped_languages,
-        ..Default::default()
-    };
-    for (file, one) in set.files.iter().zip(results) {
-        match one {
-            One::Hits(hits, parse_error) => {
-                out.files_searched += 1;
-                if parse_error {
-                    out.parse_errors.push(hits.path.clone());
+            let hits = (!found.matches.is_empty()).then(|| FileHits {
+                path: file.path.clone(),
+                lang: file.lang,
+                matches: found.matches,
+            });
+            One::Searched(hits, found.has_parse_error)
+        },
+        |i, one| {
+            let file = &set.files[i];
+            match one {
+                One::Searched(hits, parse_error) => {
+                    out.files_searched += 1;
+                    if parse_error {
+                        out.parse_errors.push(file.path.clone());
+                    }
+                    if let Some(hits) = hits {
+                        out.total += hits.matches.len();
+                        out.files_matched += 1;
+                        sink(hits);
+                    }
                 }
-                if !hits.matches.is_empty() {
-                    out.total += hits.matches.len();
-                    out.files.push(hits);
-                }
+                One::Skipped(reason) => out.skipped.add(reason, &file.path),
+                One::NoLanguage => {}
             }
-            One::Skipped(reason) => out.skipped.add(reason, &file.path),
-            One::NoLanguage => {}
-        }
-    }
+            true
+        },
+    );
     Ok(out)
+}
+
+/// Like [`grep_each`], collecting every file's matches.
+pub fn grep(
+    repo: &Repo,
+    set: &FileSet,
+    pattern: &str,
+    forced_lang: Option<SupportLang>,
+    max_file_size: u64,
+) -> Result<GrepOutcome, Error> {
+    let mut files = Vec::new();
+    let summary = grep_each(repo, set, pattern, forced_lang, max_file_size, |hits| {
+        files.push(hits)
+    })?;
+    Ok(GrepOutcome {
+        files,
+        total: summary.total,
+        files_searched: summary.files_searched,
+        skipped: summary.skipped,
+        parse_errors: summary.parse_errors,
+        skipped_languages: summary.skipped_languages,
+    })
 }

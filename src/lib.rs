@@ -13,6 +13,7 @@ pub mod error;
 pub mod files;
 pub mod grep;
 pub mod patch;
+pub mod pipeline;
 pub mod render;
 pub mod repo;
 pub mod rewrite;

@@ -14,7 +14,7 @@ pub struct InputArgs {
     #[arg(value_name = "PATHSPEC")]
     pub pathspecs: Vec<String>,
 
-    /// Parse every file as LANG instead of choosing by extension
+    /// Only files of LANG (by extension); files named exactly are parsed as LANG
     #[arg(short = 'l', long = "lang", value_name = "LANG")]
     pub lang: Option<String>,
 

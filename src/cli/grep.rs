@@ -34,51 +34,61 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let (set, lang) = args.input.collect(repo)?;
-    let found = git_astedit::grep::grep(repo, &set, &args.pattern, lang, args.input.max_filesize)?;
     let cap = if args.max_count == 0 {
         usize::MAX
     } else {
         args.max_count
     };
-    let capped = found.total > cap;
-
-    let mut text = String::new();
+    // Lines are written as each file's turn comes; JSON rows are kept (up to the cap).
     let mut rows = Vec::new();
     let mut shown = 0usize;
-    'files: for file in &found.files {
-        let display = repo.display_path(&file.path);
-        for m in &file.matches {
-            if shown == cap {
-                break 'files;
+    let mut line = String::new();
+    let found = git_astedit::grep::grep_each(
+        repo,
+        &set,
+        &args.pattern,
+        lang,
+        args.input.max_filesize,
+        |file| {
+            if shown >= cap {
+                return;
             }
-            shown += 1;
-            if json {
-                rows.push(serde_json::json!({
-                    "path": display,
-                    "lang": file.lang.to_string(),
-                    "line": m.line,
-                    "column": m.column,
-                    "end_line": m.end_line,
-                    "end_column": m.end_column,
-                    "text": m.text,
-                }));
-            } else if color {
-                text.push_str(&format!(
-                    "\x1b[35m{display}\x1b[0m:\x1b[32m{}\x1b[0m:{}: {}\n",
-                    m.line,
-                    m.column,
-                    render::first_line(&m.text)
-                ));
-            } else {
-                text.push_str(&format!(
-                    "{display}:{}:{}: {}\n",
-                    m.line,
-                    m.column,
-                    render::first_line(&m.text)
-                ));
+            let display = repo.display_path(&file.path);
+            line.clear();
+            for m in file.matches.iter().take(cap - shown) {
+                shown += 1;
+                if json {
+                    rows.push(serde_json::json!({
+                        "path": display,
+                        "lang": file.lang.to_string(),
+                        "line": m.line,
+                        "column": m.column,
+                        "end_line": m.end_line,
+                        "end_column": m.end_column,
+                        "text": m.text,
+                    }));
+                } else if color {
+                    line.push_str(&format!(
+                        "\x1b[35m{display}\x1b[0m:\x1b[32m{}\x1b[0m:{}: {}\n",
+                        m.line,
+                        m.column,
+                        render::first_line(&m.text)
+                    ));
+                } else {
+                    line.push_str(&format!(
+                        "{display}:{}:{}: {}\n",
+                        m.line,
+                        m.column,
+                        render::first_line(&m.text)
+                    ));
+                }
             }
-        }
-    }
+            if !line.is_empty() {
+                let _ = out.stdout().write_all(line.as_bytes());
+            }
+        },
+    )?;
+    let capped = found.total > shown;
     let exit = if found.total > 0 {
         Exit::Ok
     } else {
@@ -93,7 +103,7 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
             "shown": shown,
             "capped": capped,
             "files_searched": found.files_searched,
-            "files_matched": found.files.len(),
+            "files_matched": found.files_matched,
         });
         let diag = common::json_diagnostics(
             repo,
@@ -106,12 +116,11 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         return Ok(exit);
     }
     if capped {
-        text.push_str(&format!(
+        let _ = out.stdout().write_all(format!(
             "… stopped at {shown} of {} matches (--max-count {}); narrow the search or raise the limit\n",
             found.total, args.max_count
-        ));
+        ).as_bytes());
     }
-    let _ = out.stdout().write_all(text.as_bytes());
     common::warn_common(
         out,
         repo,

@@ -181,11 +181,19 @@ fn files_that_parse_with_errors_are_reported_and_still_searched() {
 }
 
 #[test]
-fn forced_language_applies_to_every_file() {
+fn lang_flag_narrows_to_a_language_and_forces_it_on_named_files() {
     let repo = TestRepo::new();
     repo.write("script.txt", "print(1)\n");
-    repo.run(&["grep", "-p", "print($A)"]).assert_code(1);
+    repo.write("a.py", "print(2)\n");
+    repo.write("b.js", "print(3)\n");
+    let out = repo.run(&["grep", "-p", "print($A)"]);
+    assert_eq!(out.stdout, "a.py:1:1: print(2)\nb.js:1:1: print(3)\n");
+    // `-l` keeps only that language's files...
     let out = repo.run(&["grep", "-p", "print($A)", "-l", "python"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "a.py:1:1: print(2)\n");
+    // ...and parses a file named explicitly as that language, whatever its extension.
+    let out = repo.run(&["grep", "-p", "print($A)", "-l", "python", "script.txt"]);
     out.assert_code(0);
     assert_eq!(out.stdout, "script.txt:1:1: print(1)\n");
     let bad = repo.run(&["grep", "-p", "print($A)", "-l", "cobol"]);
