@@ -334,14 +334,15 @@ fn run(
 }
 
 fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
+    let mut jobs = Vec::new();
     let mut dirs = BTreeSet::new();
     for o in &record.ops {
         if let (Some(to), Some(temp)) = (&o.to, &o.temp) {
-            let bytes = store::blob(repo, to.blob)?;
-            fsutil::write_file(&repo.abs_path(temp), &bytes, to.mode)?;
+            jobs.push((repo.abs_path(temp), store::blob(repo, to.blob)?, to.mode));
             dirs.insert(fsutil::parent_dir(repo, &o.path));
         }
     }
+    fsutil::write_files_parallel(&jobs)?;
     for d in record
         .created_dirs
         .iter()
@@ -365,11 +366,12 @@ fn rollback_after(repo: &Repo, record: &Record, err: Error) -> Error {
 
 /// Rolls back a run that never reached its commit point: temps and new folders go.
 pub(crate) fn rollback(repo: &Repo, record: &Record) -> Result<(), Error> {
-    for o in &record.ops {
-        if let Some(temp) = &o.temp {
-            fsutil::remove_if_present(&repo.abs_path(temp))?;
-        }
-    }
+    let temps: Vec<_> = record
+        .ops
+        .iter()
+        .filter_map(|o| o.temp.as_ref().map(|t| repo.abs_path(t)))
+        .collect();
+    fsutil::in_parallel(&temps, |t| fsutil::remove_if_present(t).map(|_| ()))?;
     for d in record.created_dirs.iter().rev() {
         // Only folders we made and that are still empty.
         let _ = std::fs::remove_dir(repo.abs_path(d));
@@ -382,17 +384,13 @@ pub(crate) fn rollback(repo: &Repo, record: &Record) -> Result<(), Error> {
 /// Rolls a committed run forward; idempotent, so recovery can call it again.
 pub(crate) fn finish(repo: &Repo, record: &Record) -> Result<(), Error> {
     let mut dirs = BTreeSet::new();
-    let mut n = 0usize;
+    let mut renames = Vec::new();
     for o in &record.ops {
         let Some(to) = &o.to else { continue };
         let target = repo.abs_path(&o.path);
         let temp = o.temp.as_ref().map(|t| repo.abs_path(t));
         match temp {
-            Some(temp) if temp.symlink_metadata().is_ok() => {
-                std::fs::rename(&temp, &target).map_err(Error::io("rename into place", &target))?;
-                n += 1;
-                fault(&format!("after-rename:{n}"));
-            }
+            Some(temp) if temp.symlink_metadata().is_ok() => renames.push((temp, target)),
             _ => {
                 // Already renamed (a crash after it), unless the target is not what we wrote.
                 let now = fsutil::on_disk(repo, &o.path)?;
@@ -407,10 +405,16 @@ pub(crate) fn finish(repo: &Repo, record: &Record) -> Result<(), Error> {
         }
         dirs.insert(fsutil::parent_dir(repo, &o.path));
     }
+    fsutil::rename_parallel(&renames)?;
     fault("after-renames");
+    let deletions: Vec<_> = record
+        .ops
+        .iter()
+        .filter(|o| o.to.is_none())
+        .map(|o| repo.abs_path(&o.path))
+        .collect();
+    fsutil::in_parallel(&deletions, |p| fsutil::remove_if_present(p).map(|_| ()))?;
     for o in record.ops.iter().filter(|o| o.to.is_none()) {
-        let target = repo.abs_path(&o.path);
-        fsutil::remove_if_present(&target)?;
         dirs.insert(fsutil::parent_dir(repo, &o.path));
         for removed in fsutil::remove_empty_parents(repo, &o.path) {
             if let Some(p) = removed.parent() {

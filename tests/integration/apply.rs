@@ -390,3 +390,483 @@ fn pipe_git(t: &TestRepo, args: &[&str], stdin: &str) -> String {
     assert!(out.status.success(), "git {args:?} failed");
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// What the awkward preview's after side looks like, from a twin repository.
+fn awkward_after() -> Vec<(String, Vec<u8>, bool)> {
+    let twin = awkward_repo();
+    awkward_stage(&twin);
+    twin.run(&["apply"]).assert_code(0);
+    twin.snapshot()
+}
+
+fn no_leftovers(t: &TestRepo) {
+    assert!(!t.path().join(".git/astedit.lock").exists(), "lock left");
+    assert!(
+        !t.path().join(".git/astedit.lock.takeover").exists(),
+        "takeover lock left"
+    );
+    assert!(
+        !t.path().join(".git/astedit-applying.json").exists(),
+        "record left"
+    );
+}
+
+/// Injects `point` into an apply, then checks that the next command leaves the tree
+/// wholly before (`rolled-back`) or wholly after (`completed`).
+fn fault_case(point: &str, completes: bool) {
+    let t = awkward_repo();
+    let before = t.snapshot();
+    let after = awkward_after();
+    let id = awkward_stage(&t);
+    let out = t.run_with(".", &["apply"], &[("GIT_ASTEDIT_FAULT", point)], None);
+    assert_ne!(
+        out.code, 0,
+        "{point}: the fault did not fire: {}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("fault injected"),
+        "{point}: {}",
+        out.stderr
+    );
+    assert!(
+        t.path().join(".git/astedit-applying.json").exists(),
+        "{point}: no record"
+    );
+
+    let out = t.run(&["log", "--json"]);
+    out.assert_code(0);
+    let action = if completes {
+        "completed"
+    } else {
+        "rolled back"
+    };
+    assert!(out.stderr.contains(action), "{point}: {}", out.stderr);
+    no_leftovers(&t);
+    let events = out.json()["events"].as_array().cloned().unwrap_or_default();
+    assert_eq!(events[0]["event"], "recovered", "{point}");
+    assert_eq!(events[0]["op"], "apply");
+    if completes {
+        assert_eq!(t.snapshot(), after, "{point}: not wholly after");
+        assert_eq!(events[0]["action"], "completed");
+        assert_eq!(events[1]["event"], "applied", "{point}");
+        assert!(t.astedit_refs().is_empty(), "{point}");
+        t.run(&["undo"]).assert_code(0);
+        assert_eq!(t.snapshot(), before, "{point}: undo after recovery");
+    } else {
+        assert_eq!(t.snapshot(), before, "{point}: not wholly before");
+        assert_eq!(events[0]["action"], "rolled-back");
+        assert_eq!(t.astedit_refs(), vec![format!("refs/astedit/{id}")]);
+        t.run(&["apply"]).assert_code(0);
+        assert_eq!(t.snapshot(), after, "{point}: apply after rollback");
+    }
+    t.fsck();
+}
+
+#[test]
+fn fault_after_record_rolls_back() {
+    fault_case("after-record", false);
+}
+
+#[test]
+fn fault_after_mkdir_rolls_back() {
+    fault_case("after-mkdir", false);
+}
+
+#[test]
+fn fault_after_tempfiles_rolls_back() {
+    fault_case("after-tempfiles", false);
+}
+
+#[test]
+fn fault_after_commit_point_completes() {
+    fault_case("after-commit", true);
+}
+
+#[test]
+fn fault_after_first_rename_completes() {
+    fault_case("after-rename:1", true);
+}
+
+#[test]
+fn fault_after_third_rename_completes() {
+    fault_case("after-rename:3", true);
+}
+
+#[test]
+fn fault_after_renames_completes() {
+    fault_case("after-renames", true);
+}
+
+#[test]
+fn fault_after_deletes_completes() {
+    fault_case("after-deletes", true);
+}
+
+#[test]
+fn fault_after_journal_completes() {
+    fault_case("after-journal", true);
+}
+
+#[test]
+fn faults_during_undo_recover_too() {
+    let t = awkward_repo();
+    let before = t.snapshot();
+    awkward_stage(&t);
+    t.run(&["apply"]).assert_code(0);
+    let after = t.snapshot();
+    // Before the commit point: the undo is rolled back, the apply stands.
+    let out = t.run_with(
+        ".",
+        &["undo"],
+        &[("GIT_ASTEDIT_FAULT", "after-tempfiles")],
+        None,
+    );
+    assert_ne!(out.code, 0);
+    t.run(&["log"]).assert_code(0);
+    no_leftovers(&t);
+    assert_eq!(t.snapshot(), after);
+    // After a rename: the undo is completed.
+    let out = t.run_with(
+        ".",
+        &["undo"],
+        &[("GIT_ASTEDIT_FAULT", "after-rename:2")],
+        None,
+    );
+    assert_ne!(out.code, 0);
+    let out = t.run(&["log", "--json"]);
+    out.assert_code(0);
+    assert!(out.stderr.contains("undo"), "{}", out.stderr);
+    no_leftovers(&t);
+    assert_eq!(t.snapshot(), before);
+    let events = out.json()["events"].as_array().cloned().unwrap_or_default();
+    assert_eq!(events[0]["event"], "recovered");
+    assert_eq!(events[0]["op"], "undo");
+    assert_eq!(events[1]["event"], "undone");
+    assert_eq!(t.astedit_refs().len(), 1);
+}
+
+#[test]
+fn a_lock_is_never_waited_on() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    let id = stage(&t, &[("a.txt", Some(b"b\n"), FileMode::Regular)]);
+    let lock = t.path().join(".git/astedit.lock");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into());
+    // A live holder (this test process).
+    let me = format!(
+        "{{\"pid\":{},\"host\":\"{host}\",\"time\":0,\"op\":\"apply\"}}",
+        std::process::id()
+    );
+    std::fs::write(&lock, me).expect("write lock");
+    let out = t.run(&["apply", "--json"]);
+    out.assert_code(6);
+    assert_eq!(out.json()["error"]["code"], "locked");
+    // A dead holder: reported, with the way out.
+    let dead = format!(
+        "{{\"pid\":{},\"host\":\"{host}\",\"time\":0,\"op\":\"apply\"}}",
+        u32::MAX - 3
+    );
+    std::fs::write(&lock, dead).expect("write lock");
+    let out = t.run(&["apply"]);
+    out.assert_code(6);
+    assert!(out.stderr.contains("no longer running"), "{}", out.stderr);
+    assert!(out.stderr.contains("rm '"), "{}", out.stderr);
+    assert_eq!(t.read_string("a.txt"), "a\n");
+    std::fs::remove_file(&lock).expect("rm lock");
+    t.run(&["apply", &id]).assert_code(0);
+    assert_eq!(t.read_string("a.txt"), "b\n");
+}
+
+/// A repository with `n` files and a staged preview that rewrites all of them.
+fn many_files(n: usize) -> (TestRepo, String) {
+    let t = TestRepo::new();
+    let mut changes = ChangeSet::default();
+    for i in 0..n {
+        let path = format!("d{}/f{i:05}.txt", i % 10);
+        let before = format!("line {i}\n");
+        t.write(&path, &before);
+        changes.changes.push(FileChange {
+            path,
+            before: content(before.as_bytes(), FileMode::Regular),
+            after: content(format!("LINE {i}\n").as_bytes(), FileMode::Regular),
+        });
+    }
+    let repo = Repo::discover_from(t.path()).expect("open");
+    let meta = PreviewMeta {
+        kind: "edit".into(),
+        summary: format!("{n} files"),
+        ..PreviewMeta::default()
+    };
+    let id = git_astedit::txn::stage(&repo, &changes, &meta)
+        .expect("stage")
+        .id;
+    (t, id)
+}
+
+fn wholly(t: &TestRepo, n: usize) -> &'static str {
+    let snap = t.snapshot();
+    let files: Vec<_> = snap.iter().filter(|(p, _, _)| !p.ends_with('/')).collect();
+    assert_eq!(
+        files.len(),
+        n,
+        "stray files: {:?}",
+        files.iter().map(|f| &f.0).take(5).collect::<Vec<_>>()
+    );
+    let upper = files
+        .iter()
+        .filter(|(_, b, _)| b.starts_with(b"LINE"))
+        .count();
+    match upper {
+        0 => "before",
+        u if u == n => "after",
+        u => panic!("torn tree: {u} of {n} files applied"),
+    }
+}
+
+#[test]
+fn sigkill_during_a_large_apply_leaves_a_whole_tree() {
+    const N: usize = 3000;
+    // Early: while temp files are written (rolled back); late: once renames began
+    // (completed). Either way the next command sees a whole tree.
+    for late in [false, true] {
+        let (t, _id) = many_files(N);
+        let mut child = t.command(".", &["apply"]).spawn().expect("spawn");
+        let record = t.path().join(".git/astedit-applying.json");
+        let probe = t.path().join("d0/f00000.txt");
+        let start = std::time::Instant::now();
+        loop {
+            let ready = if late {
+                std::fs::read(&probe)
+                    .map(|b| b.starts_with(b"LINE"))
+                    .unwrap_or(false)
+            } else {
+                record.exists()
+            };
+            if ready || start.elapsed().as_secs() > 60 {
+                break;
+            }
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+        }
+        let _ = child.kill();
+        let status = child.wait().expect("wait");
+        let out = t.run(&["log", "--json"]);
+        out.assert_code(0);
+        no_leftovers(&t);
+        let state = wholly(&t, N);
+        eprintln!(
+            "sigkill (late={late}): killed={} state={state}",
+            !status.success()
+        );
+        if status.success() {
+            assert_eq!(state, "after");
+        } else {
+            let expected = if out.stderr.contains("completed") {
+                "after"
+            } else {
+                "before"
+            };
+            assert_eq!(state, expected, "{}", out.stderr);
+        }
+        t.fsck();
+    }
+}
+
+fn quiet(mut cmd: std::process::Command) -> std::process::Command {
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd
+}
+
+#[test]
+fn two_applies_racing_one_wins() {
+    let (t, id) = many_files(300);
+    let spawn = || {
+        t.command(".", &["apply", &id])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn")
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (
+        a.wait_with_output().expect("a"),
+        b.wait_with_output().expect("b"),
+    );
+    let mut codes = [a.status.code(), b.status.code()];
+    codes.sort();
+    assert!(
+        codes == [Some(0), Some(3)] || codes == [Some(0), Some(6)],
+        "{codes:?}\n{}\n{}",
+        String::from_utf8_lossy(&a.stderr),
+        String::from_utf8_lossy(&b.stderr)
+    );
+    assert_eq!(wholly(&t, 300), "after");
+    let applied = journal_events(&t)
+        .iter()
+        .filter(|e| e["event"] == "applied")
+        .count();
+    assert_eq!(applied, 1);
+    no_leftovers(&t);
+    // An apply racing an undo: one wins, the tree is whole.
+    let (u, a) = (
+        quiet(t.command(".", &["undo"])).spawn().expect("undo"),
+        quiet(t.command(".", &["apply", &id]))
+            .spawn()
+            .expect("apply"),
+    );
+    let (u, a) = (
+        u.wait_with_output().expect("u"),
+        a.wait_with_output().expect("a"),
+    );
+    assert!(u.status.success() || a.status.success() || u.status.code() == Some(6));
+    let _ = wholly(&t, 300);
+    no_leftovers(&t);
+}
+
+#[test]
+fn gc_prunes_and_git_gc_keeps_what_the_journal_names() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.commit_all("init");
+    let applied = stage(&t, &[("a.txt", Some(b"A\n"), FileMode::Regular)]);
+    t.run(&["apply"]).assert_code(0);
+    let pending = stage(&t, &[("b.txt", Some(b"b\n"), FileMode::Regular)]);
+    let discarded = stage(&t, &[("c.txt", Some(b"c\n"), FileMode::Regular)]);
+    t.run(&["discard", &discarded]).assert_code(0);
+    let p_discarded = t.git(&["rev-parse", &format!("{discarded}^{{commit}}")]);
+
+    t.git(&["gc", "-q", "--prune=now"]);
+    t.fsck();
+    t.run(&["undo", &applied]).assert_code(0);
+    assert_eq!(t.read_string("a.txt"), "a\n");
+
+    let out = t.run(&["gc", "--json"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["pruned_events"], 0);
+    assert_eq!(t.astedit_refs().len(), 2);
+    t.run(&["gc", "--expire", "soon"]).assert_code(2);
+
+    let out = t.run(&["gc", "--expire", "now", "--json"]);
+    out.assert_code(0);
+    let report = out.json();
+    let mut expired: Vec<String> = report["expired_previews"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    expired.sort();
+    let mut want = vec![applied.clone(), pending.clone()];
+    want.sort();
+    assert_eq!(expired, want);
+    assert!(t.astedit_refs().is_empty());
+    assert_eq!(t.git(&["for-each-ref", "refs/astedit-journal"]), "");
+    t.git(&["gc", "-q", "--prune=now"]);
+    assert_ne!(
+        t.git_output(&["cat-file", "-e", p_discarded.trim()]).code,
+        0
+    );
+    t.fsck();
+    assert_eq!(
+        t.run(&["log", "--json"]).json()["events"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn apply_commit_holds_exactly_the_preview_with_trailers() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.write("b.txt", "b\n");
+    t.write("other.txt", "o\n");
+    t.commit_all("init");
+    t.write("other.txt", "unrelated, uncommitted\n");
+    let id = stage(
+        &t,
+        &[
+            ("a.txt", Some(b"A\n"), FileMode::Regular),
+            ("b.txt", None, FileMode::Regular),
+            ("c/d.txt", Some(b"d\n"), FileMode::Executable),
+        ],
+    );
+    let p = t
+        .git(&["rev-parse", &format!("refs/astedit/{id}")])
+        .trim()
+        .to_string();
+    let old_head = t.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let out = t.run(&[
+        "apply",
+        "--commit",
+        "-m",
+        "codemod: shout",
+        "--reason",
+        "loudness",
+        "--json",
+    ]);
+    out.assert_code(0);
+    let commit = out.json()["commit"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(t.git(&["rev-parse", "HEAD"]).trim(), commit);
+    assert_eq!(t.git(&["rev-parse", "HEAD~"]).trim(), old_head);
+    assert_eq!(
+        t.git(&["diff", "HEAD~", "HEAD"]),
+        t.git(&["diff", &format!("{p}~"), &p])
+    );
+    let msg = t.git(&["log", "-1", "--format=%B"]);
+    assert!(msg.starts_with("codemod: shout\n"), "{msg}");
+    let trailers = t.git(&["log", "-1", "--format=%(trailers:only)"]);
+    assert!(
+        trailers.contains(&format!("Astedit-Id: {id}")),
+        "{trailers}"
+    );
+    assert!(trailers.contains("Astedit-Kind: edit"), "{trailers}");
+    assert!(trailers.contains("Astedit-Reason: loudness"), "{trailers}");
+    assert_eq!(t.git(&["status", "--porcelain"]), " M other.txt\n");
+    assert_eq!(
+        t.git(&["reflog", "-1", "--format=%gs"]).trim(),
+        "commit: codemod: shout"
+    );
+    t.fsck();
+
+    // A touched path with other staged changes is refused before anything is written.
+    t.write("a.txt", "A staged\n");
+    t.git(&["add", "a.txt"]);
+    let id = stage(&t, &[("a.txt", Some(b"A again\n"), FileMode::Regular)]);
+    let before = t.snapshot();
+    let out = t.run(&["apply", "--commit", "--json"]);
+    out.assert_code(4);
+    assert_eq!(out.json()["error"]["code"], "other-staged-changes");
+    assert_eq!(t.snapshot(), before);
+    assert_eq!(t.astedit_refs(), vec![format!("refs/astedit/{id}")]);
+}
+
+#[test]
+fn apply_index_stages_the_touched_paths() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.write("b.txt", "b\n");
+    t.commit_all("init");
+    stage(
+        &t,
+        &[
+            ("a.txt", Some(b"A\n"), FileMode::Regular),
+            ("b.txt", None, FileMode::Regular),
+            ("c/d.txt", Some(b"d\n"), FileMode::Regular),
+        ],
+    );
+    t.run(&["apply", "--index"]).assert_code(0);
+    assert_eq!(
+        t.git(&["diff", "--cached", "--name-status"]),
+        "M\ta.txt\nD\tb.txt\nA\tc/d.txt\n"
+    );
+    assert_eq!(t.git(&["diff", "--name-only"]), "");
+}
