@@ -63,6 +63,9 @@ pub struct FileEdit {
     pub path: String,
     pub replacements: Vec<Replacement>,
     pub introduces_parse_error: bool,
+    /// Outer matches that no longer matched once their inner matches were rewritten;
+    /// they were left as the inner rewrites made them.
+    pub dropped: Vec<rewrite::Dropped>,
 }
 
 /// Everything an edit computed.
@@ -182,6 +185,7 @@ pub fn edit(
                 path: file.path.clone(),
                 replacements: rw.replacements,
                 introduces_parse_error: rw.introduces_parse_error,
+                dropped: rw.dropped,
             };
             let change = FileChange {
                 path: file.path.clone(),

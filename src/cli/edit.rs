@@ -134,6 +134,9 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
                     "path": repo.display_path(&f.path),
                     "count": f.replacements.len(),
                     "introduces_parse_errors": f.introduces_parse_error,
+                    "dropped": f.dropped.iter().map(|d| serde_json::json!({
+                        "op": d.op, "line": d.line, "column": d.column, "text": d.text,
+                    })).collect::<Vec<_>>(),
                     "changes": f.replacements.iter().map(|r| serde_json::json!({
                         "op": r.op,
                         "line": r.line,
@@ -174,6 +177,23 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
             "warning: the rewrite makes {} parse with errors: {}\n",
             render::plural(flagged.len(), "file"),
             flagged.join(", ")
+        ));
+    }
+    let dropped: Vec<String> = outcome
+        .files
+        .iter()
+        .flat_map(|f| {
+            f.dropped
+                .iter()
+                .map(|d| format!("{}:{}:{}", repo.display_path(&f.path), d.line, d.column))
+        })
+        .collect();
+    if !dropped.is_empty() {
+        text.push_str(&format!(
+            "warning: {} no longer matched once the matches inside were rewritten, and \
+             were left as those made them: {}\n",
+            render::plural(dropped.len(), "outer match"),
+            dropped.join(", ")
         ));
     }
     match &applied {
