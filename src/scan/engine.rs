@@ -1,11 +1,13 @@
 /*!
 Running rules on one file's text: findings, and fixes until the text stops changing.
 
-Fixes go through [`rewrite_nested`], the routine `edit` uses, so nested matches of a
-rule are all fixed in one pass. A fix can still produce new matches (its output is not
-searched within a pass), and one rule's fix can create another's match; so each rule
-is re-run on its own output until nothing changes, and the whole rule list is re-run
-until a round changes nothing. Both loops are bounded by `max_passes`; hitting the bound
+Fixes go through [`rewrite_nested_with`], the routine `edit` uses, so nested matches
+of a rule are all fixed in one pass. Matches that overlap without nesting cannot all be
+fixed at once: the first is, the others wait for the next pass (`edit` refuses them
+instead; a scan must get the tree clean). A fix can also produce new matches (its
+output is not searched within a pass), and one rule's fix can create another's match;
+so each rule is re-run on its own output until nothing changes, and the whole rule
+list is re-run until a round changes nothing. Both loops are bounded by `max_passes`; hitting the bound
 is reported, never silent. The goal is the property CI relies on: after one
 `scan --apply`, `scan --check` passes.
 */

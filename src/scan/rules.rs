@@ -497,11 +497,20 @@ impl Loader<'_> {
         };
         let mut rules: Vec<Rule> = Vec::new();
         let mut disabled = Vec::new();
+        let mut warnings = self.warnings;
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
         for doc in self.docs {
             let file = doc.file;
             let text = &self.texts[doc.text_index];
-            let Some(rule) = compile(doc.value, doc.ordinal, &file, text, &doc.base, &globals)?
+            let Some(rule) = compile(
+                doc.value,
+                doc.ordinal,
+                &file,
+                text,
+                &doc.base,
+                &globals,
+                &mut warnings,
+            )?
             else {
                 continue;
             };
@@ -533,7 +542,7 @@ impl Loader<'_> {
             disabled,
             sources: self.sources,
             max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
-            warnings: self.warnings,
+            warnings,
         })
     }
 }
@@ -555,6 +564,7 @@ fn compile(
     text: &str,
     base: &str,
     globals: &GlobalRules,
+    warnings: &mut Vec<String>,
 ) -> Result<Option<Compiled>, Error> {
     let map = match &value {
         Value::Map(map) => map,
@@ -643,6 +653,20 @@ fn compile(
         .map(|t| t.keys().cloned().collect())
         .unwrap_or_default();
     let message_template = TemplateFix::with_transform(&config.message, &lang, &transform_keys);
+    // ast-grep expands an unknown metavariable in a message to nothing; say so once.
+    let defined = config.matcher.defined_vars();
+    let mut unknown: Vec<&str> = message_template
+        .used_vars()
+        .into_iter()
+        .filter(|v| !defined.contains(v))
+        .collect();
+    unknown.sort_unstable();
+    if !unknown.is_empty() {
+        warnings.push(format!(
+            "{file}: rule '{id}': the message uses ${}, which the rule does not capture (it prints as nothing)",
+            unknown.join(", $")
+        ));
+    }
     Ok(Some(Compiled::Active(Box::new(Rule {
         id,
         lang,

@@ -297,3 +297,14 @@ fn shards_partition_the_paths() {
         assert!(Shard::parse(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn a_message_variable_the_rule_does_not_capture_is_warned_about() {
+    let rules = load(
+        "id: m\nlanguage: js\nmessage: bad $A and $NOPE\nrule: { pattern: f($A) }\n",
+        TextFormat::Yaml,
+    );
+    assert_eq!(rules.warnings.len(), 1, "{:?}", rules.warnings);
+    assert!(rules.warnings[0].contains("$NOPE"), "{:?}", rules.warnings);
+    assert!(!rules.warnings[0].contains("$A,"), "{:?}", rules.warnings);
+}

@@ -749,3 +749,37 @@ fn the_pre_commit_framework_runs_the_hook_definition() {
     let (code, text) = try_repo("astedit-scan");
     assert_eq!(code, 0, "{text}");
 }
+
+#[test]
+fn an_ast_grep_project_with_rule_and_util_folders_works_unchanged() {
+    let repo = TestRepo::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scan");
+    for file in [
+        "sgconfig.yml",
+        "rules/no-console-in-functions.yml",
+        "rules/strict-equality.yml",
+        "utils/console-call.yml",
+    ] {
+        let text = std::fs::read_to_string(fixture.join(file)).expect("fixture");
+        repo.write(file, text);
+    }
+    repo.write(
+        "app.js",
+        "console.log(1);\nfunction f(a) {\n  console.warn(a == 2);\n}\n",
+    );
+    repo.commit_all("init");
+    // Found at the root without --config.
+    let out = repo.run(&["scan"]);
+    out.assert_code(1);
+    assert_eq!(
+        out.stdout,
+        "app.js:3:3: warning[no-console-in-functions]: console output left in a function\n\
+         app.js:3:16: error[strict-equality]: use === instead of ==\n"
+    );
+    repo.run(&["scan", "--apply"]).assert_code(1);
+    assert_eq!(
+        repo.read_string("app.js"),
+        "console.log(1);\nfunction f(a) {\n  console.warn(a === 2);\n}\n"
+    );
+    repo.run(&["scan", "--check"]).assert_code(0);
+}
