@@ -93,6 +93,10 @@ pub(crate) struct Record {
     pub reason: Option<String>,
     #[serde(default)]
     pub agent: Option<String>,
+    /// The commit `--commit` will put on HEAD, made before the run so that the
+    /// `applied` event can name it.
+    #[serde(default)]
+    pub made_commit: Option<String>,
 }
 
 fn side(s: Option<(ObjectId, FileMode)>) -> Option<Side> {
@@ -118,10 +122,29 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
         check_commit_possible(repo, &ops)?;
     }
     let reason = opts.reason.clone().or_else(|| preview.meta.reason.clone());
-    let record = run(repo, "apply", &preview, ops, reason, opts.agent.clone())?;
+    let made = match &opts.commit {
+        Some(message) => Some(prepare_commit(
+            repo,
+            &preview,
+            &ops,
+            reason.as_deref(),
+            message.as_deref(),
+        )?),
+        None => None,
+    };
+    let record = run(
+        repo,
+        "apply",
+        &preview,
+        ops,
+        reason,
+        opts.agent.clone(),
+        made.as_ref().map(|m| m.id.to_string()),
+    )?;
     let mut report = report_of(&record);
-    if let Some(message) = &opts.commit {
-        report.commit = Some(make_commit(repo, &preview, &record, message.as_deref())?.to_string());
+    if let Some(made) = made {
+        publish_commit(repo, &made, &record.ops)?;
+        report.commit = Some(made.id.to_string());
     } else if opts.index {
         update_index(repo, &record.ops)?;
     }
@@ -152,6 +175,7 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
         ops,
         opts.reason.clone(),
         opts.agent.clone(),
+        None,
     )?;
     drop(lock);
     Ok(report_of(&record))
@@ -270,6 +294,7 @@ fn run(
     mut ops: Vec<PathOp>,
     reason: Option<String>,
     agent: Option<String>,
+    made_commit: Option<String>,
 ) -> Result<Record, Error> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -306,6 +331,7 @@ fn run(
         created_dirs: created,
         reason,
         agent,
+        made_commit,
     };
     write_record(repo, &record)?;
     fault("after-record");
@@ -474,6 +500,7 @@ fn record_event(repo: &Repo, record: &Record) -> Result<(), Error> {
     event.kind = Some(record.kind.clone());
     event.files = record.ops.iter().map(|o| o.path.clone()).collect();
     event.run = Some(record.run.clone());
+    event.made_commit = record.made_commit.clone();
     journal::append(repo, &event, record.commit, extra)?;
     Ok(())
 }
@@ -607,13 +634,22 @@ fn git(repo: &Repo, args: &[&str], stdin: Option<&[u8]>) -> Result<String, Error
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// `--commit`: a commit on HEAD whose tree is HEAD's with exactly the preview's changes.
-fn make_commit(
+/// A `--commit` commit, written but not yet on HEAD.
+struct MadeCommit {
+    id: ObjectId,
+    /// HEAD when it was made: its parent, and what HEAD must still be to move it.
+    head: Option<ObjectId>,
+    subject: String,
+}
+
+/// `--commit`: writes a commit whose tree is HEAD's with exactly the preview's changes.
+fn prepare_commit(
     repo: &Repo,
     preview: &Preview,
-    record: &Record,
+    ops: &[PathOp],
+    reason: Option<&str>,
     message: Option<&str>,
-) -> Result<ObjectId, Error> {
+) -> Result<MadeCommit, Error> {
     let head = repo.head_commit();
     let base_tree = match head {
         Some(c) => repo
@@ -629,7 +665,7 @@ fn make_commit(
         .git
         .edit_tree(base_tree)
         .map_err(Error::git("edit a tree"))?;
-    for o in &record.ops {
+    for o in ops {
         match &o.to {
             Some(to) => {
                 editor
@@ -653,7 +689,7 @@ fn make_commit(
         )
     });
     let mut trailers = format!("Astedit-Id: {}\nAstedit-Kind: {}\n", preview.id, meta.kind);
-    if let Some(r) = record.reason.as_deref().or(meta.reason.as_deref()) {
+    if let Some(r) = reason {
         trailers.push_str(&format!(
             "Astedit-Reason: {}\n",
             r.lines().next().unwrap_or("")
@@ -684,21 +720,36 @@ fn make_commit(
         .write_object(&commit)
         .map_err(Error::git("write the commit"))?
         .detach();
-    let expected = match head {
+    Ok(MadeCommit {
+        id,
+        head,
+        subject: subject.lines().next().unwrap_or("").to_string(),
+    })
+}
+
+/// Moves HEAD (through its branch) to the made commit, if HEAD did not move meanwhile,
+/// and stages the touched paths so `git status` is clean for them.
+fn publish_commit(repo: &Repo, made: &MadeCommit, ops: &[PathOp]) -> Result<(), Error> {
+    let expected = match made.head {
         Some(h) => PreviousValue::MustExistAndMatch(Target::Object(h)),
         None => PreviousValue::MustNotExist,
     };
-    let first_line = subject.lines().next().unwrap_or("").to_string();
-    let mut edit = journal::update_edit("HEAD", expected, id, &format!("commit: {first_line}"))?;
+    let mut edit = journal::update_edit(
+        "HEAD",
+        expected,
+        made.id,
+        &format!("commit: {}", made.subject),
+    )?;
     edit.deref = true;
     match journal::commit_edits(repo, vec![edit]) {
         Err(Error::Git { source, .. }) if source.is_conflict() => {
-            return Err(Error::Concurrent("HEAD".into()))
+            return Err(Error::Concurrent(
+                "HEAD (the work tree is applied, but no commit was made)".into(),
+            ))
         }
         other => other?,
     }
-    update_index(repo, &record.ops)?;
-    Ok(id)
+    update_index(repo, ops)
 }
 
 /// Object ids as hex strings in the record.

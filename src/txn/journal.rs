@@ -60,7 +60,7 @@ pub struct Event {
     /// For `recovered`: `completed` or `rolled-back`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
-    /// The commit `apply --commit` made.
+    /// The commit `apply --commit` made (on `applied` events).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub made_commit: Option<String>,
     /// A nonce naming one apply/undo run, so recovery can tell whether its event landed.
@@ -288,4 +288,34 @@ pub(crate) fn commit_edits(repo: &Repo, edits: Vec<RefEdit>) -> Result<(), Error
         .edit_references_as(edits, Some(sig.to_ref(&mut buf)))
         .map_err(Error::git("update refs"))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip_and_old_ones_parse() {
+        let e = Event {
+            event: "applied".into(),
+            id: "0123456789ab".into(),
+            commit: "0123456789abcdef0123456789abcdef01234567".into(),
+            time: 1,
+            reason: Some("why".into()),
+            files: vec!["a".into()],
+            who: "A <a@b>".into(),
+            run: Some("1-2".into()),
+            ..Event::default()
+        };
+        let json = serde_json::to_string(&e).expect("encode");
+        assert!(
+            !json.contains("agent"),
+            "absent options are left out: {json}"
+        );
+        assert_eq!(serde_json::from_str::<Event>(&json).expect("decode"), e);
+        let minimal: Event =
+            serde_json::from_str(r#"{"event":"staged","id":"ab","commit":"cd","time":5}"#)
+                .expect("minimal event");
+        assert_eq!(minimal.files, Vec::<String>::new());
+    }
 }

@@ -84,6 +84,8 @@ pub enum Error {
     },
     #[error("preview {0} is already applied")]
     AlreadyApplied(String),
+    #[error("preview {id} was {how}")]
+    Gone { id: String, how: String },
     #[error("transaction {0} is not applied, so it cannot be undone")]
     NotApplied(String),
     #[error("invalid change set: {0}")]
@@ -143,6 +145,7 @@ impl Classify for Error {
             Error::UnknownId(_) => "unknown-id",
             Error::AmbiguousId { .. } => "ambiguous-id",
             Error::AlreadyApplied(_) => "already-applied",
+            Error::Gone { .. } => "preview-gone",
             Error::NotApplied(_) => "not-applied",
             Error::InvalidChange(_) => "invalid-change",
             Error::Stale { .. } => "stale",
@@ -162,6 +165,7 @@ impl Classify for Error {
             | Error::UnknownId(_)
             | Error::AmbiguousId { .. }
             | Error::NotApplied(_)
+            | Error::Gone { .. }
             | Error::InvalidChange(_)
             | Error::BadAge(_) => Exit::BadInput,
             // The work tree has moved on from the preview's before side: stale.
@@ -186,7 +190,13 @@ impl Classify for Error {
                 Some("re-run the edit to stage a fresh preview, or discard this one".into())
             }
             Error::AmbiguousId { .. } => Some("type more hex digits of the id".into()),
-            Error::UnknownId(_) => Some("`git astedit list` shows pending previews".into()),
+            Error::UnknownId(_) | Error::Gone { .. } => {
+                Some("`git astedit list` shows pending previews, `git astedit log` the rest".into())
+            }
+            Error::Corrupt(what) if what.contains(RECORD_FILE) => Some(format!(
+                "an interrupted apply left a record that cannot be read; inspect it, restore \
+                 the files it names with `git astedit log`, then remove it ({what})"
+            )),
             Error::AlreadyApplied(_) => {
                 Some("`git astedit log` shows it; `git astedit undo` takes it back".into())
             }

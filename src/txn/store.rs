@@ -383,8 +383,15 @@ pub fn find(repo: &Repo, id: Option<&str>) -> Result<Preview, Error> {
                 .into_iter()
                 .find(|e| e.event.id.starts_with(&prefix) && e.event.event != "staged")
             {
-                if e.event.event == "applied" || e.event.event == "recovered" {
-                    return Err(Error::AlreadyApplied(e.event.id));
+                match e.event.event.as_str() {
+                    "applied" | "recovered" => return Err(Error::AlreadyApplied(e.event.id)),
+                    "discarded" | "expired" => {
+                        return Err(Error::Gone {
+                            id: e.event.id,
+                            how: e.event.event,
+                        })
+                    }
+                    _ => {}
                 }
             }
             Err(Error::UnknownId(prefix))
@@ -432,4 +439,68 @@ pub fn discard_as(
     )?;
     journal::append(repo, &event, preview.commit, vec![del])?;
     Ok(preview)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::change::FileChange;
+    use crate::change::FileContent;
+
+    fn change(path: &str, before: Option<&str>, after: Option<&str>) -> FileChange {
+        let c = |s: &str| FileContent {
+            bytes: s.as_bytes().to_vec(),
+            mode: FileMode::Regular,
+        };
+        FileChange {
+            path: path.into(),
+            before: before.map(c),
+            after: after.map(c),
+        }
+    }
+
+    #[test]
+    fn metadata_survives_the_commit_message() {
+        let changes = ChangeSet {
+            changes: vec![
+                change("a", Some("x"), Some("y")),
+                change("b", None, Some("z")),
+            ],
+        };
+        let meta = PreviewMeta {
+            kind: "edit".into(),
+            summary: "2 replacements\nin 2 files".into(),
+            reason: Some("tidy --- astedit-meta v1 ---".into()),
+            replacements: 2,
+            ..PreviewMeta::default()
+        };
+        let msg = preview_message(&changes, &meta, 42).expect("message");
+        assert!(msg.starts_with("astedit edit: 2 replacements\n\n"), "{msg}");
+        assert!(msg.contains("  M a\n  A b\n"), "{msg}");
+        let id = ObjectId::null(gix::hash::Kind::Sha1);
+        let env = parse_envelope(id, msg.as_bytes()).expect("parse");
+        assert_eq!(env.staged_at_ns, 42);
+        assert_eq!(env.meta, meta);
+        assert!(parse_envelope(id, b"just a commit\n").is_err());
+    }
+
+    #[test]
+    fn unstorable_change_sets_are_refused() {
+        let dup = ChangeSet {
+            changes: vec![change("a", None, Some("1")), change("a", None, Some("2"))],
+        };
+        assert!(matches!(validate(&dup), Err(Error::InvalidChange(_))));
+        let nested = ChangeSet {
+            changes: vec![change("a", Some("1"), None), change("a/b", None, Some("2"))],
+        };
+        assert!(matches!(validate(&nested), Err(Error::InvalidChange(_))));
+        let escape = ChangeSet {
+            changes: vec![change("../x", None, Some("1"))],
+        };
+        assert!(matches!(validate(&escape), Err(Error::Refused { .. })));
+        assert!(matches!(
+            validate(&ChangeSet::default()),
+            Err(Error::InvalidChange(_))
+        ));
+    }
 }

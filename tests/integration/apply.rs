@@ -135,7 +135,9 @@ fn list_find_and_discard() {
     out.assert_code(0);
     assert_eq!(out.json()["id"], first.as_str());
     assert_eq!(t.astedit_refs(), vec![format!("refs/astedit/{second}")]);
-    t.run(&["discard", &first]).assert_code(2);
+    let out = t.run(&["discard", &first]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("was discarded"), "{}", out.stderr);
     let msg = t.git(&["log", "-1", "--format=%B", "refs/astedit-journal"]);
     let event: serde_json::Value = serde_json::from_str(msg.trim()).expect("event json");
     assert_eq!(event["event"], "discarded");
@@ -869,4 +871,61 @@ fn apply_index_stages_the_touched_paths() {
         "M\ta.txt\nD\tb.txt\nA\tc/d.txt\n"
     );
     assert_eq!(t.git(&["diff", "--name-only"]), "");
+}
+
+#[test]
+fn sha256_repository_and_linked_worktree() {
+    let t = TestRepo::with_init_args(&["--object-format=sha256"]);
+    t.write("a.txt", "a\n");
+    t.commit_all("init");
+    let id = stage(&t, &[("a.txt", Some(b"A\n"), FileMode::Regular)]);
+    t.run(&["apply", &id]).assert_code(0);
+    assert_eq!(t.read_string("a.txt"), "A\n");
+    t.run(&["undo"]).assert_code(0);
+    assert_eq!(t.read_string("a.txt"), "a\n");
+    t.fsck();
+
+    // A linked work tree: the lock is shared, the record is its own.
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.commit_all("init");
+    t.git(&["worktree", "add", "-q", "linked"]);
+    let linked = t.path().join("linked");
+    let repo = Repo::discover_from(&linked).expect("open linked");
+    let changes = ChangeSet {
+        changes: vec![FileChange {
+            path: "a.txt".into(),
+            before: content(b"a\n", FileMode::Regular),
+            after: content(b"linked\n", FileMode::Regular),
+        }],
+    };
+    let id = git_astedit::txn::stage(&repo, &changes, &PreviewMeta::default())
+        .expect("stage")
+        .id;
+    let out = t.run_in("linked", &["apply", &id]);
+    out.assert_code(0);
+    assert_eq!(
+        std::fs::read(linked.join("a.txt")).expect("read"),
+        b"linked\n"
+    );
+    assert_eq!(t.read_string("a.txt"), "a\n");
+    let out = t.run_with(
+        "linked",
+        &["undo"],
+        &[("GIT_ASTEDIT_FAULT", "after-rename:1")],
+        None,
+    );
+    assert_ne!(out.code, 0);
+    // The main work tree does not recover the linked one's run…
+    t.run(&["log"]).assert_code(0);
+    assert!(t
+        .path()
+        .join(".git/worktrees/linked/astedit-applying.json")
+        .exists());
+    // …the linked one does.
+    let out = t.run_in("linked", &["log"]);
+    out.assert_code(0);
+    assert!(out.stderr.contains("completed"), "{}", out.stderr);
+    assert_eq!(std::fs::read(linked.join("a.txt")).expect("read"), b"a\n");
+    t.fsck();
 }
