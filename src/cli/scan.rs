@@ -229,10 +229,14 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
                 for f in &outcome.fixed {
                     let rules: Vec<String> =
                         f.counts.iter().map(|(r, n)| format!("{r} ×{n}")).collect();
-                    text.push_str(&format!(
-                        "::error file={},title=git astedit scan::`git astedit scan --apply` would change this file ({})\n",
-                        f.path,
-                        rules.join(", ")
+                    text.push_str(&report::github_file(
+                        "error",
+                        &f.path,
+                        "git astedit scan",
+                        &format!(
+                            "`git astedit scan --apply` would change this file ({})",
+                            rules.join(", ")
+                        ),
                     ));
                 }
             }

@@ -56,6 +56,16 @@ pub fn github(findings: &[Finding]) -> String {
     out
 }
 
+/// One workflow command about a whole file (`::error file=…,title=…::message`).
+pub fn github_file(level: &str, path: &str, title: &str, message: &str) -> String {
+    format!(
+        "::{level} file={},title={}::{}\n",
+        escape_property(path),
+        escape_property(title),
+        escape_data(message)
+    )
+}
+
 /// Workflow-command data escaping (the message part).
 fn escape_data(s: &str) -> String {
     s.replace('%', "%25")

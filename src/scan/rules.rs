@@ -242,7 +242,7 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if name.ends_with(".toml") {
                 loader.toml_file(&path)?;
-            } else if SGCONFIG_NAMES.contains(&name) {
+            } else if SGCONFIG_NAMES.contains(&name) || looks_like_sgconfig(&path) {
                 loader.sgconfig_file(&path)?;
             } else {
                 let base = String::new();
@@ -828,6 +828,20 @@ fn find_id_line(text: &str, id: &str) -> Option<usize> {
             value.trim_matches(|c| c == '"' || c == '\'') == id
         })
         .map(|i| i + 1)
+}
+
+/// An sgconfig under another name: a YAML mapping with `ruleDirs` and no `rule`.
+fn looks_like_sgconfig(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    match ast_grep_config::from_str::<Value>(&text) {
+        Ok(Value::Map(map)) => {
+            map.contains_key(&Value::String("ruleDirs".into()))
+                && !map.contains_key(&Value::String("rule".into()))
+        }
+        _ => false,
+    }
 }
 
 /// A config path as the user reads it: relative to the current folder when inside the

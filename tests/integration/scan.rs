@@ -674,6 +674,15 @@ fn pre_commit() -> Option<PathBuf> {
         {
             break;
         }
+        // A lock left by a killed run: take it over.
+        let stale = std::fs::metadata(&lock)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > 900);
+        if stale {
+            let _ = std::fs::remove_file(&lock);
+        }
         std::thread::sleep(std::time::Duration::from_millis(500));
     }
     let ok = Command::new("python3")
