@@ -31,10 +31,13 @@ pub(crate) struct Holder {
     pub start: Option<u64>,
     pub time: i64,
     pub op: String,
+    /// The work tree it ran in: where recovery of an interrupted run happens.
+    #[serde(default)]
+    pub workdir: Option<String>,
 }
 
 impl Holder {
-    fn me(op: &str) -> Holder {
+    fn me(op: &str, workdir: &std::path::Path) -> Holder {
         let pid = std::process::id();
         Holder {
             pid,
@@ -42,6 +45,7 @@ impl Holder {
             start: proc_start(pid),
             time: super::journal::now_secs(),
             op: op.to_string(),
+            workdir: Some(workdir.display().to_string()),
         }
     }
 
@@ -78,7 +82,7 @@ impl Lock {
     /// Takes the lock or fails at once with [`Error::Locked`].
     pub fn acquire(repo: &Repo, op: &str) -> Result<Lock, Error> {
         let path = Self::path(repo);
-        match Self::try_create(&path, op)? {
+        match Self::try_create(&path, &Holder::me(op, &repo.workdir))? {
             Some(lock) => Ok(lock),
             None => {
                 let holder = Self::holder(repo);
@@ -87,7 +91,7 @@ impl Lock {
         }
     }
 
-    fn try_create(path: &std::path::Path, op: &str) -> Result<Option<Lock>, Error> {
+    fn try_create(path: &std::path::Path, me: &Holder) -> Result<Option<Lock>, Error> {
         let mut file = match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -100,7 +104,7 @@ impl Lock {
         let lock = Lock {
             path: path.to_path_buf(),
         };
-        let body = serde_json::to_string(&Holder::me(op)).unwrap_or_default();
+        let body = serde_json::to_string(me).unwrap_or_default();
         file.write_all(body.as_bytes())
             .and_then(|_| file.sync_all())
             .map_err(Error::io("write the lock", path))?;
@@ -118,14 +122,15 @@ impl Lock {
     pub fn take_over(repo: &Repo, dead: &Holder, op: &str) -> Result<Lock, Error> {
         let path = Self::path(repo);
         let guard_path = repo.common_dir.join("astedit.lock.takeover");
-        let Some(guard) = Self::try_create(&guard_path, op)? else {
+        let me = Holder::me(op, &repo.workdir);
+        let Some(guard) = Self::try_create(&guard_path, &me)? else {
             return Err(locked_error(&path, Self::holder(repo).as_ref()));
         };
         let result = (|| {
             if Self::holder(repo).as_ref() == Some(dead) {
                 std::fs::remove_file(&path).map_err(Error::io("remove the stale lock", &path))?;
             }
-            match Self::try_create(&path, op)? {
+            match Self::try_create(&path, &me)? {
                 Some(lock) => Ok(lock),
                 None => Err(locked_error(&path, Self::holder(repo).as_ref())),
             }
@@ -143,10 +148,15 @@ impl Drop for Lock {
 
 fn locked_error(path: &std::path::Path, holder: Option<&Holder>) -> Error {
     let (holder, dead) = match holder {
-        Some(h) if h.is_dead() => (
-            format!("{}, which is no longer running", h.describe()),
-            true,
-        ),
+        Some(h) if h.is_dead() => {
+            let mut text = format!("{}, which is no longer running", h.describe());
+            if let Some(w) = &h.workdir {
+                text.push_str(&format!(
+                    "; if it was interrupted, any git astedit command run in {w} finishes or rolls it back"
+                ));
+            }
+            (text, true)
+        }
         Some(h) => (h.describe(), false),
         None => ("unknown holder".to_string(), false),
     };
@@ -183,7 +193,7 @@ mod tests {
 
     #[test]
     fn own_process_is_alive_and_a_gone_pid_is_dead() {
-        let me = Holder::me("test");
+        let me = Holder::me("test", std::path::Path::new("/tmp"));
         assert!(!me.is_dead());
         let gone = Holder {
             pid: u32::MAX - 7,

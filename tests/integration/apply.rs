@@ -27,6 +27,11 @@ fn stage(t: &TestRepo, edits: &[(&str, Option<&[u8]>, FileMode)]) -> String {
     for (path, after, mode) in edits {
         let abs = t.path().join(path);
         let before = match std::fs::symlink_metadata(&abs) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                use std::os::unix::ffi::OsStrExt;
+                let target = std::fs::read_link(&abs).expect("readlink");
+                content(target.as_os_str().as_bytes(), FileMode::Symlink)
+            }
             Ok(meta) => content(
                 &std::fs::read(&abs).expect("read"),
                 FileMode::from_metadata(&meta),
@@ -928,4 +933,34 @@ fn sha256_repository_and_linked_worktree() {
     assert!(out.stderr.contains("completed"), "{}", out.stderr);
     assert_eq!(std::fs::read(linked.join("a.txt")).expect("read"), b"a\n");
     t.fsck();
+}
+
+#[test]
+fn symlinks_and_mode_only_changes_round_trip() {
+    let t = TestRepo::new();
+    t.write("target-a.txt", "a\n");
+    t.write("tool", "#!/bin/sh\n");
+    set_exec(&t, "tool");
+    std::os::unix::fs::symlink("target-a.txt", t.path().join("link")).expect("symlink");
+    t.commit_all("init");
+    let before = t.snapshot();
+    stage(
+        &t,
+        &[
+            ("link", Some(b"target-b.txt"), FileMode::Symlink),
+            ("tool", Some(b"#!/bin/sh\n"), FileMode::Regular),
+        ],
+    );
+    t.run(&["apply"]).assert_code(0);
+    let link = std::fs::read_link(t.path().join("link")).expect("still a link");
+    assert_eq!(link.to_string_lossy(), "target-b.txt");
+    let snap = t.snapshot();
+    assert!(
+        snap.iter().any(|(p, _, x)| p == "tool" && !*x),
+        "exec bit kept"
+    );
+    assert_eq!(t.git(&["status", "--porcelain"]), " M link\n M tool\n");
+    t.run(&["undo"]).assert_code(0);
+    assert_eq!(t.snapshot(), before);
+    assert_eq!(t.git(&["status", "--porcelain"]), "");
 }
