@@ -245,8 +245,8 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
             } else if SGCONFIG_NAMES.contains(&name) || looks_like_sgconfig(&path) {
                 loader.sgconfig_file(&path)?;
             } else {
-                let base = String::new();
-                loader.yaml_rule_file(&path, &base)?;
+                // A lone rule file's globs are relative to the repository root.
+                loader.yaml_rule_file(&path, "")?;
                 loader.sources.push(display(Some(repo), &path));
             }
         }
