@@ -501,8 +501,9 @@ fn record_event(repo: &Repo, record: &Record) -> Result<(), Error> {
     event.files = record.ops.iter().map(|o| o.path.clone()).collect();
     event.run = Some(record.run.clone());
     event.made_commit = record.made_commit.clone();
-    journal::append(repo, &event, record.commit, extra)?;
-    Ok(())
+    let id = journal::append(repo, &event, record.commit, extra)?;
+    // The record may only disappear once the event is on disk (gix fsyncs nothing).
+    journal::sync(repo, id, &[journal::JOURNAL_REF, &name])
 }
 
 /// `--commit` refuses paths whose index or HEAD entry holds anything but the preview's

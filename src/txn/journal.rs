@@ -222,6 +222,38 @@ pub(crate) fn append(
     Err(Error::Concurrent(JOURNAL_REF.to_string()))
 }
 
+/// Makes a journal append durable: the new commit's loose object file and the loose
+/// files (or their removal) of `refs`, each with its folder. Packed objects and refs
+/// were fsynced by git when it packed them.
+pub(crate) fn sync(repo: &Repo, commit: ObjectId, refs: &[&str]) -> Result<(), Error> {
+    let hex = commit.to_string();
+    let object = repo
+        .common_dir
+        .join("objects")
+        .join(&hex[..2])
+        .join(&hex[2..]);
+    let mut dirs = std::collections::BTreeSet::new();
+    if let Ok(f) = std::fs::File::open(&object) {
+        f.sync_all().map_err(Error::io("fsync", &object))?;
+    }
+    if let Some(d) = object.parent() {
+        dirs.insert(d.to_path_buf());
+    }
+    for r in refs {
+        let path = repo.common_dir.join(r);
+        if let Ok(f) = std::fs::File::open(&path) {
+            f.sync_all().map_err(Error::io("fsync", &path))?;
+        }
+        if let Some(d) = path.parent() {
+            dirs.insert(d.to_path_buf());
+        }
+    }
+    for d in dirs {
+        super::fsutil::sync_dir(&d)?;
+    }
+    Ok(())
+}
+
 /// Replaces the journal tip `old` by `new` (gc's rewrite), or deletes it when `new` is None.
 pub(crate) fn replace(
     repo: &Repo,
