@@ -964,3 +964,44 @@ fn symlinks_and_mode_only_changes_round_trip() {
     assert_eq!(t.snapshot(), before);
     assert_eq!(t.git(&["status", "--porcelain"]), "");
 }
+
+#[test]
+fn agent_aliases_and_undo_errors() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.commit_all("init");
+    let id = stage(&t, &[("a.txt", Some(b"b\n"), FileMode::Regular)]);
+    let out = t.run(&["resolve", "apply", &id, "--json"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["action"], "applied");
+    // Applying it again: the tree has moved on, so it is stale.
+    let out = t.run(&["apply", &id, "--json"]);
+    out.assert_code(3);
+    assert_eq!(out.json()["error"]["code"], "already-applied");
+    t.run(&["undo", "zz"]).assert_code(2);
+    t.run(&["undo", "123456"]).assert_code(2);
+    t.run(&["undo", &id]).assert_code(0);
+    let out = t.run(&["undo", &id, "--json"]);
+    out.assert_code(2);
+    assert_eq!(out.json()["error"]["code"], "not-applied");
+    let out = t.run(&["undo", "--json"]);
+    out.assert_code(1);
+    assert_eq!(out.json()["error"]["code"], "nothing-to-undo");
+    let out = t.run(&["resolve", "discard", &id, "--reason", "nah", "--json"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["action"], "discarded");
+    let out = t.run(&["apply", "--json"]);
+    out.assert_code(1);
+    assert_eq!(out.json()["error"]["code"], "no-pending-preview");
+    let out = t.run(&["log", &id[..4], "-n", "2", "--json"]);
+    out.assert_code(0);
+    let kinds: Vec<_> = out.json()["events"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| e["event"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(kinds, ["discarded", "undone"]);
+}
