@@ -255,6 +255,11 @@ fn check(repo: &Repo, op: &'static str, id: &str, ops: &[PathOp]) -> Result<(), 
     for o in ops {
         fsutil::check_contained(repo, &o.path)?;
     }
+    check_stale(repo, op, id, ops)
+}
+
+/// Every path must hold its `from` side (exit 3 listing every one that does not).
+fn check_stale(repo: &Repo, op: &'static str, id: &str, ops: &[PathOp]) -> Result<(), Error> {
     let mut stale = Vec::new();
     for o in ops {
         let now = fsutil::on_disk(repo, &o.path)?;
@@ -349,6 +354,12 @@ fn run(
         return Err(rollback_after(repo, &record, e));
     }
     fault("after-tempfiles");
+    // Someone may have saved a file while the temps were written: look once more, so
+    // the window in which an edit can be overwritten is the renames alone.
+    let op_name: &'static str = if op == "undo" { "undo" } else { "apply" };
+    if let Err(e) = check_stale(repo, op_name, &preview.id, &record.ops) {
+        return Err(rollback_after(repo, &record, e));
+    }
 
     record.phase = "committed".into();
     if let Err(e) = write_record(repo, &record) {

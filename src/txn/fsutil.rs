@@ -18,12 +18,21 @@ use crate::repo::Repo;
 pub const FAULT_ENV: &str = "GIT_ASTEDIT_FAULT";
 
 /// Aborts the process (no destructors, like a crash) when `point` is the configured
-/// fault. `after-rename:N` matches the Nth rename.
+/// fault. `after-rename:N` matches the Nth rename. `pause:<point>:<ms>` sleeps there
+/// instead, so a test can change the work tree in the middle of a run.
 pub(crate) fn fault(point: &str) {
-    if let Some(want) = std::env::var_os(FAULT_ENV) {
-        if want.to_str() == Some(point) {
-            let _ = writeln!(std::io::stderr(), "git-astedit: fault injected at {point}");
-            std::process::abort();
+    let Some(want) = std::env::var_os(FAULT_ENV) else {
+        return;
+    };
+    let Some(want) = want.to_str() else { return };
+    if want == point {
+        let _ = writeln!(std::io::stderr(), "git-astedit: fault injected at {point}");
+        std::process::abort();
+    }
+    if let Some((p, ms)) = want.strip_prefix("pause:").and_then(|r| r.rsplit_once(':')) {
+        if p == point {
+            let ms = ms.parse().unwrap_or(0);
+            std::thread::sleep(std::time::Duration::from_millis(ms));
         }
     }
 }

@@ -1005,3 +1005,44 @@ fn agent_aliases_and_undo_errors() {
         .unwrap_or_default();
     assert_eq!(kinds, ["discarded", "undone"]);
 }
+
+#[test]
+fn an_edit_made_while_temps_are_written_is_not_overwritten() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.write("b.txt", "b\n");
+    let id = stage(
+        &t,
+        &[
+            ("a.txt", Some(b"A\n"), FileMode::Regular),
+            ("b.txt", Some(b"B\n"), FileMode::Regular),
+        ],
+    );
+    let child = quiet(t.command(".", &["apply", &id]))
+        .env("GIT_ASTEDIT_FAULT", "pause:after-tempfiles:1500")
+        .spawn()
+        .expect("spawn");
+    let record = t.path().join(".git/astedit-applying.json");
+    let start = std::time::Instant::now();
+    while !record.exists() && start.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    t.write("b.txt", "saved by the user meanwhile\n");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(t.read_string("a.txt"), "a\n");
+    assert_eq!(t.read_string("b.txt"), "saved by the user meanwhile\n");
+    assert_eq!(
+        t.snapshot().len(),
+        2,
+        "temp files left behind: {:?}",
+        t.snapshot()
+    );
+    no_leftovers(&t);
+    assert_eq!(t.astedit_refs().len(), 1);
+}
