@@ -173,10 +173,8 @@ pub fn grep_each(
                 Loaded::Text(t, _) => t,
                 Loaded::Skipped(r) => return One::Skipped(r),
             };
-            if let Some(lit) = query.literal() {
-                if memchr::memmem::find(text.as_bytes(), lit.as_bytes()).is_none() {
-                    return One::Searched(None, false);
-                }
+            if !query.may_match(&text) {
+                return One::Searched(None, false);
             }
             let found = query.find(&text);
             let hits = (!found.matches.is_empty()).then(|| FileHits {

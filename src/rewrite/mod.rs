@@ -3,20 +3,20 @@ The AST engine: patterns compiled once per language, a literal prefilter, matche
 rewrites that also rewrite nested matches (DESIGN §4).
 
 [`Query`] serves `grep`; [`Rewriter`] serves `edit`. Both compile their patterns once
-per language and check the pattern's literal text before parsing a file ([`Query`]
-hands it to the caller, [`Rewriter`] checks it per op), because parsing is the
+per language and check the pattern's literals before parsing a file ([`Prefilter`]:
+[`Query::may_match`] for the caller, [`Rewriter`] per op), because parsing is the
 expensive step and most files of a tree cannot match. The nested-rewrite routine,
 [`rewrite_nested`], is generic over matcher and edit so that `scan` reuses it with rule
 matchers and fixers.
 */
 
 mod nested;
+mod prefilter;
 #[cfg(test)]
 mod tests;
 
 use std::cell::Cell;
 
-use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::replacer::TemplateFix;
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::tree_sitter::StrDoc;
@@ -26,6 +26,8 @@ use ast_grep_core::Matcher;
 use ast_grep_core::Pattern;
 use ast_grep_core::PatternError;
 use ast_grep_language::SupportLang;
+
+pub use prefilter::Prefilter;
 
 use crate::error::Classify;
 use crate::error::Exit;
@@ -141,24 +143,30 @@ pub struct ErrorAt {
 pub struct Query {
     pattern: Pattern,
     lang: SupportLang,
-    literal: Option<String>,
+    prefilter: Prefilter,
 }
 
 impl Query {
     /// Compiles `pattern` for `lang`. `PatternDoesNotParse` means: skip this language.
     pub fn new(pattern: &str, lang: SupportLang) -> Result<Query, Error> {
         let compiled = compile(pattern, lang)?;
-        let literal = literal_of(&compiled, lang);
+        let prefilter = Prefilter::new(&compiled, lang, lang != SupportLang::Php);
         Ok(Query {
             pattern: compiled,
             lang,
-            literal,
+            prefilter,
         })
     }
 
     /// Text every match contains; a file without it cannot match.
     pub fn literal(&self) -> Option<&str> {
-        self.literal.as_deref()
+        self.prefilter.literal()
+    }
+
+    /// False only when `src` cannot contain a match (see [`Prefilter`]): callers check
+    /// this before [`Query::find`] to skip the parse.
+    pub fn may_match(&self, src: &str) -> bool {
+        self.prefilter.may_match(src)
     }
 
     /// Every match in `src`, in document order (nested ones included).
@@ -256,7 +264,7 @@ pub struct FileRewrite {
 struct CompiledOp {
     pattern: Pattern,
     fix: TemplateFix,
-    literal: Option<String>,
+    prefilter: Prefilter,
 }
 
 /// All ops compiled for one language.
@@ -278,11 +286,11 @@ impl Rewriter {
                     detail: e.to_string(),
                 })?;
             check_template_vars(op, &pattern, &fix)?;
-            let literal = literal_of(&pattern, lang);
+            let prefilter = Prefilter::new(&pattern, lang, lang != SupportLang::Php);
             compiled.push(CompiledOp {
                 pattern,
                 fix,
-                literal,
+                prefilter,
             });
         }
         Ok(Rewriter {
@@ -309,10 +317,8 @@ impl Rewriter {
         let mut dropped = Vec::new();
         for (index, op) in self.ops.iter().enumerate() {
             let current = doc.as_ref().map_or(src, |d| d.src.as_str());
-            if let Some(literal) = &op.literal {
-                if !current.contains(literal.as_str()) {
-                    continue;
-                }
+            if !op.prefilter.may_match(current) {
+                continue;
             }
             let doc = match &mut doc {
                 Some(doc) => doc,
@@ -460,32 +466,6 @@ fn pattern_error_detail(err: &PatternError, lang: SupportLang) -> String {
         }
         other => other.to_string().replace(lang.expando_char(), "$"),
     }
-}
-
-/// The longest text every match must contain, if any: the longest terminal of the
-/// pattern whose text the matcher compares. Named terminals are compared by text;
-/// unnamed ones (keywords, punctuation) only by kind, which is the same text except in
-/// grammars with case-insensitive keywords (PHP's `ECHO` matches `echo`), so those
-/// are left out there. A terminal holding the language's internal metavariable
-/// character is the processed form and would never occur in a file.
-fn literal_of(pattern: &Pattern, lang: SupportLang) -> Option<String> {
-    let keywords_exact = lang != SupportLang::Php;
-    let expando = lang.expando_char();
-    let mut longest: Option<&str> = None;
-    let mut stack = vec![&pattern.node];
-    while let Some(node) = stack.pop() {
-        match node {
-            PatternNode::Terminal { text, is_named, .. } => {
-                let usable = (*is_named || keywords_exact) && !text.contains(expando);
-                if usable && text.len() > longest.map_or(0, str::len) {
-                    longest = Some(text);
-                }
-            }
-            PatternNode::Internal { children, .. } => stack.extend(children.iter().rev()),
-            PatternNode::MetaVar { .. } => {}
-        }
-    }
-    longest.map(str::to_string)
 }
 
 /// Refuses a template that uses a metavariable the pattern does not capture: the

@@ -1,0 +1,243 @@
+/*!
+Deciding, without parsing, that a file cannot match a pattern.
+
+Parsing is most of the cost of a search, and most files of a tree cannot match a
+selective pattern. Two checks, both only ever answer "cannot match" when that is sure
+(or, for the comment check, when the contrary needs code that hides inside a string):
+
+1. every identifier or keyword of the pattern must occur in the file (ast-grep's CLI
+   checks one literal, after parsing);
+2. an occurrence of the longest one must sit on a line that is not plainly a comment:
+   a line starting with `//` (or `#` in languages whose comments start with `#`), or a
+   `*`-led line of a `/* … */` block opened at the start of a line (the JSDoc and rustdoc
+   shape, where examples such as `console.log(x)` or `x.unwrap()` are common). Lines that
+   could interpolate code into a string (`${`, `#{`, `\(`, and `{` for `#` languages) are
+   never treated as comments.
+*/
+
+use ast_grep_core::matcher::PatternNode;
+use ast_grep_core::Pattern;
+use ast_grep_language::Language;
+use ast_grep_language::SupportLang;
+use memchr::memmem;
+
+/// How a language writes the comments the prefilter recognizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Comments {
+    /// `//` lines and `/* */` blocks.
+    Slashes,
+    /// `#` lines.
+    Hash,
+    /// Not recognized: every occurrence counts.
+    None,
+}
+
+fn comments_of(lang: SupportLang) -> Comments {
+    use SupportLang::*;
+    match lang {
+        Rust | JavaScript | TypeScript | Tsx | Go | Java | C | Cpp | CSharp | Kotlin | Scala
+        | Swift | Dart | Solidity | Zig | Css => Comments::Slashes,
+        Python | Ruby | Bash | Yaml | Nix | Elixir => Comments::Hash,
+        _ => Comments::None,
+    }
+}
+
+/// The literal checks of one pattern in one language.
+#[derive(Debug, Clone)]
+pub struct Prefilter {
+    /// Longest first; the first is the one whose occurrences are located.
+    finders: Vec<memmem::Finder<'static>>,
+    comments: Comments,
+}
+
+impl Prefilter {
+    /// Collects the identifiers and keywords of `pattern`. `exact_keywords` is false for
+    /// languages whose keywords are case-insensitive (PHP): only named tokens count then.
+    pub fn new(pattern: &Pattern, lang: SupportLang, exact_keywords: bool) -> Prefilter {
+        let expando = lang.expando_char();
+        let mut texts: Vec<String> = Vec::new();
+        let mut stack = vec![&pattern.node];
+        while let Some(node) = stack.pop() {
+            match node {
+                PatternNode::Terminal { text, is_named, .. } => {
+                    let usable = (*is_named || exact_keywords)
+                        && !text.contains(expando)
+                        && text.chars().any(|c| c.is_alphanumeric() || c == '_');
+                    if usable && !texts.iter().any(|t| t == text) {
+                        texts.push(text.to_string());
+                    }
+                }
+                PatternNode::Internal { children, .. } => stack.extend(children.iter().rev()),
+                PatternNode::MetaVar { .. } => {}
+            }
+        }
+        // Longest first: the rarest, as a rule, and the one located below.
+        texts.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        Prefilter {
+            finders: texts
+                .into_iter()
+                .map(|t| memmem::Finder::new(t.as_bytes()).into_owned())
+                .collect(),
+            comments: comments_of(lang),
+        }
+    }
+
+    /// The longest literal, if any (for reporting).
+    pub fn literal(&self) -> Option<&str> {
+        self.finders
+            .first()
+            .and_then(|f| std::str::from_utf8(f.needle()).ok())
+    }
+
+    /// False only when `text` cannot contain a match.
+    pub fn may_match(&self, text: &str) -> bool {
+        let Some((first, rest)) = self.finders.split_first() else {
+            return true;
+        };
+        let bytes = text.as_bytes();
+        let mut occurrences = first.find_iter(bytes).peekable();
+        if occurrences.peek().is_none() {
+            return false;
+        }
+        if rest.iter().any(|f| f.find(bytes).is_none()) {
+            return false;
+        }
+        if self.comments == Comments::None {
+            return true;
+        }
+        let lines = CommentLines::new(bytes, self.comments);
+        occurrences.any(|at| !lines.is_comment_at(at))
+    }
+}
+
+/// Which byte ranges of a file are plainly comment lines.
+struct CommentLines {
+    /// Sorted, disjoint byte ranges that are comments.
+    ranges: Vec<(usize, usize)>,
+}
+
+impl CommentLines {
+    fn new(bytes: &[u8], style: Comments) -> CommentLines {
+        let mut ranges = Vec::new();
+        let mut in_block = false;
+        let mut start = 0usize;
+        while start < bytes.len() {
+            let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+            let line = &bytes[start..end];
+            let indent = line
+                .iter()
+                .take_while(|b| **b == b' ' || **b == b'\t')
+                .count();
+            let body = &line[indent..];
+            let interpolates = may_interpolate(line, style);
+            match style {
+                Comments::Slashes => {
+                    if in_block {
+                        let star_led = body.starts_with(b"*") && !body.starts_with(b"*/");
+                        if star_led || body.is_empty() {
+                            // A `*`-led line of the block: comment up to a `*/` on it.
+                            let close = memmem::find(body, b"*/");
+                            if !interpolates {
+                                let stop = close.map_or(end, |c| start + indent + c);
+                                ranges.push((start, stop));
+                            }
+                            if close.is_some() {
+                                in_block = false;
+                            }
+                        } else {
+                            // Not the shape we know (or the closing `*/` line): stop
+                            // trusting the block and count the line as code.
+                            in_block = false;
+                        }
+                    } else if body.starts_with(b"//") {
+                        if !interpolates {
+                            ranges.push((start, end));
+                        }
+                    } else if body.starts_with(b"/*") {
+                        let close = memmem::find(&body[2..], b"*/");
+                        if !interpolates {
+                            let stop = close.map_or(end, |c| start + indent + 2 + c);
+                            ranges.push((start, stop));
+                        }
+                        in_block = close.is_none();
+                    }
+                }
+                Comments::Hash => {
+                    if body.starts_with(b"#") && !interpolates {
+                        ranges.push((start, end));
+                    }
+                }
+                Comments::None => {}
+            }
+            start = end + 1;
+        }
+        CommentLines { ranges }
+    }
+
+    fn is_comment_at(&self, at: usize) -> bool {
+        let i = self.ranges.partition_point(|(_, end)| *end <= at);
+        self.ranges.get(i).is_some_and(|(s, e)| *s <= at && at < *e)
+    }
+}
+
+/// Whether a line could splice code into a string (template literals, interpolation).
+fn may_interpolate(line: &[u8], style: Comments) -> bool {
+    let opener = |pat: &[u8]| memmem::find(line, pat).is_some();
+    opener(b"${")
+        || opener(b"#{")
+        || opener(b"\\(")
+        || (style == Comments::Hash && memchr::memchr(b'{', line).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(pattern: &str, lang: SupportLang) -> Prefilter {
+        let p = Pattern::try_new(pattern, lang).expect("pattern");
+        Prefilter::new(&p, lang, true)
+    }
+
+    #[test]
+    fn every_identifier_must_occur() {
+        let f = filter("console.log($A)", SupportLang::TypeScript);
+        assert!(f.may_match("console.log(1)"));
+        assert!(f.may_match("console\n  .log(1)"));
+        assert!(!f.may_match("console.error(1)"));
+        assert!(!f.may_match("log(1)"));
+    }
+
+    #[test]
+    fn occurrences_in_comment_lines_do_not_count() {
+        let f = filter("console.log($A)", SupportLang::TypeScript);
+        assert!(!f.may_match("// console.log(1)\nlet x = 1;\n"));
+        assert!(!f.may_match("/**\n * @example\n * console.log(1)\n */\nexport const a = 1;\n"));
+        assert!(f.may_match("/**\n * docs\n */\nconsole.log(1)\n"));
+        assert!(f.may_match("/* c */ console.log(1)\n"));
+        assert!(f.may_match("let s = 'http://x'; console.log(1)\n"));
+    }
+
+    #[test]
+    fn interpolating_lines_always_count() {
+        let f = filter("console.log($A)", SupportLang::TypeScript);
+        assert!(f.may_match("const s = `\n// ${console.log(1)}\n`;\n"));
+        let p = filter("print($A)", SupportLang::Python);
+        assert!(p.may_match("s = f'''\n# {print(1)}\n'''\n"));
+        assert!(!p.may_match("# print(1)\nx = 1\n"));
+    }
+
+    #[test]
+    fn block_of_unknown_shape_is_not_trusted() {
+        let f = filter("$A.unwrap()", SupportLang::Rust);
+        // A `/*` line inside a string must not hide the code after it.
+        assert!(f.may_match("let s = \"\n/* not a comment\n\";\nx.unwrap();\n"));
+        assert!(!f.may_match("/// x.unwrap()\nfn f() {}\n"));
+    }
+
+    #[test]
+    fn pattern_without_identifiers_always_may_match() {
+        let f = filter("$A + $B", SupportLang::JavaScript);
+        assert!(f.may_match("1 - 2"));
+        assert_eq!(f.literal(), None);
+    }
+}
