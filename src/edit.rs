@@ -5,7 +5,6 @@ is the work tree's bytes as read — uncommitted edits included.
 */
 
 use ast_grep_language::SupportLang;
-use rayon::prelude::*;
 
 use crate::change::ChangeSet;
 use crate::change::FileChange;
@@ -160,55 +159,62 @@ pub fn edit(
         NoLanguage,
     }
     let workdir = repo.workdir.as_path();
-    let results: Vec<Result<One, Error>> = set
-        .files
-        .par_iter()
-        .map(|file| {
-            let Some(rewriter) = rewriters.get(&file.lang.to_string()) else {
-                return Ok(One::NoLanguage);
-            };
-            let (text, mode) = match files::load(workdir, &file.path, max_file_size) {
-                Loaded::Text(t, m) => (t, m),
-                Loaded::Skipped(r) => return Ok(One::Skipped(r)),
-            };
-            let rewritten = rewriter.rewrite(&text).map_err(|source| Error::InFile {
-                path: file.path.clone(),
-                source,
-            })?;
-            let Some(rw) = rewritten else {
-                return Ok(One::Unchanged);
-            };
-            if rw.text == text {
-                return Ok(One::Unchanged);
-            }
-            let edit = FileEdit {
-                path: file.path.clone(),
-                replacements: rw.replacements,
-                introduces_parse_error: rw.introduces_parse_error,
-                dropped: rw.dropped,
-            };
-            let change = FileChange {
-                path: file.path.clone(),
-                before: Some(FileContent {
-                    bytes: text.into_bytes(),
-                    mode,
-                }),
-                after: Some(FileContent {
-                    bytes: rw.text.into_bytes(),
-                    mode,
-                }),
-            };
-            Ok(One::Rewritten(Box::new((change, edit, rw.had_parse_error))))
-        })
-        .collect();
+    let gate = crate::pipeline::SizeGate::default();
+    let work = |file: &files::Candidate| -> Result<One, Error> {
+        let Some(rewriter) = rewriters.get(&file.lang.to_string()) else {
+            return Ok(One::NoLanguage);
+        };
+        let (text, mode) = match files::load(workdir, &file.path, max_file_size) {
+            Loaded::Text(t, m) => (t, m),
+            Loaded::Skipped(r) => return Ok(One::Skipped(r)),
+        };
+        let _parsing = rewriter.may_match(&text).then(|| gate.enter(text.len()));
+        let rewritten = rewriter.rewrite(&text).map_err(|source| Error::InFile {
+            path: file.path.clone(),
+            source,
+        })?;
+        let Some(rw) = rewritten else {
+            return Ok(One::Unchanged);
+        };
+        if rw.text == text {
+            return Ok(One::Unchanged);
+        }
+        let edit = FileEdit {
+            path: file.path.clone(),
+            replacements: rw.replacements,
+            introduces_parse_error: rw.introduces_parse_error,
+            dropped: rw.dropped,
+        };
+        let change = FileChange {
+            path: file.path.clone(),
+            before: Some(FileContent {
+                bytes: text.into_bytes(),
+                mode,
+            }),
+            after: Some(FileContent {
+                bytes: rw.text.into_bytes(),
+                mode,
+            }),
+        };
+        Ok(One::Rewritten(Box::new((change, edit, rw.had_parse_error))))
+    };
 
     let mut out = EditOutcome {
         skipped: set.skipped.clone(),
         skipped_languages,
         ..Default::default()
     };
-    for (file, one) in set.files.iter().zip(results) {
-        match one? {
+    let mut first_error: Option<Error> = None;
+    crate::pipeline::ordered_map(&set.files, work, |i, one| {
+        let file = &set.files[i];
+        let one = match one {
+            Ok(one) => one,
+            Err(e) => {
+                first_error = Some(e);
+                return false;
+            }
+        };
+        match one {
             One::Unchanged => out.files_searched += 1,
             One::Rewritten(boxed) => {
                 let (change, edit, had_error) = *boxed;
@@ -222,6 +228,10 @@ pub fn edit(
             One::Skipped(reason) => out.skipped.add(reason, &file.path),
             One::NoLanguage => {}
         }
+        true
+    });
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(out),
     }
-    Ok(out)
 }

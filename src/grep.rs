@@ -158,6 +158,7 @@ pub fn grep_each(
         NoLanguage,
     }
     let workdir = repo.workdir.as_path();
+    let gate = crate::pipeline::SizeGate::default();
     let mut out = GrepSummary {
         skipped: set.skipped.clone(),
         skipped_languages,
@@ -176,7 +177,8 @@ pub fn grep_each(
             if !query.may_match(&text) {
                 return One::Searched(None, false);
             }
-            let found = query.find(&text);
+            let _parsing = gate.enter(text.len());
+            let found = query.find_owned(text);
             let hits = (!found.matches.is_empty()).then(|| FileHits {
                 path: file.path.clone(),
                 lang: file.lang,

@@ -8,6 +8,7 @@ a small reorder buffer keeps memory proportional to the work in flight.
 */
 
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
@@ -28,6 +29,7 @@ where
     W: Fn(&T) -> R + Sync,
     S: FnMut(usize, R) -> bool,
 {
+    release_freed_memory();
     let n = threads().min(items.len());
     if n <= 1 {
         for (i, item) in items.iter().enumerate() {
@@ -38,10 +40,12 @@ where
         return;
     }
     let next = AtomicUsize::new(0);
-    let stop = std::sync::atomic::AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<(usize, R)>();
-        for _ in 0..n {
+        // The calling thread is one of the `n` workers: memory its allocator already
+        // holds (the file walk's) is reused for parsing instead of sitting beside it.
+        for _ in 1..n {
             let tx = tx.clone();
             let (next, stop, work) = (&next, &stop, &work);
             scope.spawn(move || loop {
@@ -56,19 +60,99 @@ where
             });
         }
         drop(tx);
-        let mut pending: BTreeMap<usize, R> = BTreeMap::new();
-        let mut expected = 0usize;
-        for (i, result) in rx {
-            pending.insert(i, result);
-            while let Some(r) = pending.remove(&expected) {
-                expected += 1;
-                if !sink(expected - 1, r) {
+        let mut order = Reorder {
+            pending: BTreeMap::new(),
+            expected: 0,
+        };
+        loop {
+            while let Ok((i, r)) = rx.try_recv() {
+                if !order.push(i, r, &mut sink) {
                     stop.store(true, Ordering::Relaxed);
                     return;
                 }
             }
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else { break };
+            let r = work(item);
+            if !order.push(i, r, &mut sink) {
+                stop.store(true, Ordering::Relaxed);
+                return;
+            }
+        }
+        for (i, r) in rx {
+            if !order.push(i, r, &mut sink) {
+                stop.store(true, Ordering::Relaxed);
+                return;
+            }
         }
     });
+}
+
+/// Hands heap memory freed so far back to the OS. glibc keeps it otherwise, and the
+/// peak would be the file walk's leftovers plus the largest parse tree.
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::os::raw::c_int;
+        }
+        // SAFETY: malloc_trim only returns free pages to the OS; it has no preconditions.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
+/// Files at least this large are parsed alone (see [`SizeGate`]).
+pub const LARGE_FILE: usize = 1024 * 1024;
+
+/// Keeps the parse of a large file from overlapping other parses.
+///
+/// A parse tree takes around 70 times its file's size in memory, so a process's peak
+/// is the largest file's tree plus whatever is parsed beside it; parsing large files
+/// alone bounds the peak by the largest tree, at the price of a core idling meanwhile.
+#[derive(Debug, Default)]
+pub struct SizeGate {
+    lock: std::sync::RwLock<()>,
+}
+
+/// Held while parsing; releases the gate when dropped.
+pub enum GateGuard<'a> {
+    Shared(std::sync::RwLockReadGuard<'a, ()>),
+    Exclusive(std::sync::RwLockWriteGuard<'a, ()>),
+}
+
+impl SizeGate {
+    /// Waits until a file of `size` bytes may be parsed.
+    pub fn enter(&self, size: usize) -> GateGuard<'_> {
+        // A poisoned lock only means another parse panicked; the gate guards no data.
+        if size >= LARGE_FILE {
+            GateGuard::Exclusive(self.lock.write().unwrap_or_else(|e| e.into_inner()))
+        } else {
+            GateGuard::Shared(self.lock.read().unwrap_or_else(|e| e.into_inner()))
+        }
+    }
+}
+
+/// Results waiting for their turn.
+struct Reorder<R> {
+    pending: BTreeMap<usize, R>,
+    expected: usize,
+}
+
+impl<R> Reorder<R> {
+    /// Adds a result and hands every result now in line to `sink`; false when the
+    /// sink asked to stop.
+    fn push(&mut self, i: usize, r: R, sink: &mut impl FnMut(usize, R) -> bool) -> bool {
+        self.pending.insert(i, r);
+        while let Some(r) = self.pending.remove(&self.expected) {
+            self.expected += 1;
+            if !sink(self.expected - 1, r) {
+                return false;
+            }
+        }
+        true
+    }
 }
 
 #[cfg(test)]

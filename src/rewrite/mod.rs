@@ -171,7 +171,17 @@ impl Query {
 
     /// Every match in `src`, in document order (nested ones included).
     pub fn find(&self, src: &str) -> FileMatches {
-        let Ok(root) = parse(src, self.lang) else {
+        self.find_in(parse(src, self.lang))
+    }
+
+    /// Like [`Query::find`], taking the text by value so that the tree's document owns
+    /// it without a copy (a large file's text is then held once, not twice).
+    pub fn find_owned(&self, src: String) -> FileMatches {
+        self.find_in(parse_owned(src, self.lang).map(AstGrep::doc))
+    }
+
+    fn find_in(&self, parsed: Result<AstGrep<StrDoc<SupportLang>>, Error>) -> FileMatches {
+        let Ok(root) = parsed else {
             // No tree at all: report it as a parse error rather than inventing matches.
             return FileMatches {
                 matches: Vec::new(),
@@ -179,6 +189,7 @@ impl Query {
                 first_parse_error: None,
             };
         };
+        let src = root.source();
         // Matches come in document order, so the index counts columns incrementally.
         let index = LineIndex::new(src);
         let matches = root
@@ -298,6 +309,12 @@ impl Rewriter {
             lang,
             nested: NestedOptions::default(),
         })
+    }
+
+    /// Whether any op may match `src` unchanged (a hint for scheduling: a later op may
+    /// still match what an earlier one wrote).
+    pub fn may_match(&self, src: &str) -> bool {
+        self.ops.iter().any(|op| op.prefilter.may_match(src))
     }
 
     /// Sets how deep matches may nest ([`DEFAULT_MAX_DEPTH`] unless set).
@@ -491,6 +508,37 @@ fn check_template_vars(op: &Op, pattern: &Pattern, fix: &TemplateFix) -> Result<
 /// Parses `src`; the panicking `AstGrep::new` is avoided on purpose.
 pub(crate) fn parse<L: LanguageExt>(src: &str, lang: L) -> Result<AstGrep<StrDoc<L>>, Error> {
     parse_doc(src, lang).map(AstGrep::doc)
+}
+
+/// Parses `src` into a document that owns it, without copying it (unlike
+/// `StrDoc::try_new`), reusing one parser per language and thread.
+pub(crate) fn parse_owned<L: LanguageExt>(src: String, lang: L) -> Result<StrDoc<L>, Error> {
+    thread_local! {
+        static PARSERS: std::cell::RefCell<Vec<(ast_grep_core::tree_sitter::TSLanguage, tree_sitter::Parser)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let ts_lang = lang.get_ts_language();
+    let tree = PARSERS.with(|cell| {
+        let mut parsers = cell.borrow_mut();
+        let index = match parsers.iter().position(|(l, _)| *l == ts_lang) {
+            Some(i) => i,
+            None => {
+                let mut parser = tree_sitter::Parser::new();
+                parser.set_language(&ts_lang).map_err(|e| Error::Parse {
+                    detail: e.to_string(),
+                })?;
+                parsers.push((ts_lang.clone(), parser));
+                parsers.len() - 1
+            }
+        };
+        parsers[index]
+            .1
+            .parse(src.as_bytes(), None)
+            .ok_or(Error::Parse {
+                detail: "the parser gave no tree".to_string(),
+            })
+    })?;
+    Ok(StrDoc { src, lang, tree })
 }
 
 /// Parses `src` into a document that can still be edited and re-parsed incrementally.
