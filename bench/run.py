@@ -30,8 +30,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(os.environ.get("BENCH_DIR", "/tmp/astedit-bench"))
 
-# (corpus, ast-grep language, git pathspecs and rg filter giving the files of that
-# language as ast-grep sees them, pattern, literal for rg or None)
+# (corpus, language (git-astedit -l, ast-grep --lang), globs giving rg the files of that
+# language as the other two see them, pattern, literal for rg or None)
 TS_FILES = ["*.ts", "*.mts", "*.cts"]
 SEARCHES = [
     ("rust", "rust", ["*.rs"], "$A.unwrap()", ".unwrap()"),
@@ -41,7 +41,6 @@ SEARCHES = [
 ]
 STAGE_CORPUS = "rust"
 STAGE_LANG = "rust"
-STAGE_FILES = ["*.rs"]
 STAGE_PATTERN = "$A.unwrap()"
 STAGE_REWRITE = '$A.expect("bench")'
 
@@ -122,19 +121,17 @@ class Tools:
             return ["--threads", str(self.threads)]
         return []
 
-    # `--lang` would parse every file as that language; ast-grep's `--lang` picks the
-    # files of that language by extension, which is what pathspecs do here.
-    def astedit_grep(self, pattern: str, pathspecs: list[str], json_out: bool = False) -> list[str]:
-        cmd = [str(self.astedit), "grep", "-p", pattern] + self.astedit_threads("grep")
+    # `-l LANG` searches the files of LANG by extension, like ast-grep's `--lang`.
+    def astedit_grep(self, pattern: str, lang: str, json_out: bool = False) -> list[str]:
+        cmd = [str(self.astedit), "grep", "-p", pattern, "-l", lang] + self.astedit_threads("grep")
         if self.astedit_has("grep", "--max-count"):
             cmd += ["--max-count", "0"]  # unlimited: the same work as ast-grep
         if json_out:
             cmd.insert(1, "--json")
-        return cmd + pathspecs
+        return cmd
 
-    def astedit_edit(self, pattern: str, rewrite: str, pathspecs: list[str]) -> list[str]:
-        return ([str(self.astedit), "edit", "-p", pattern, "-r", rewrite] + self.astedit_threads("edit")
-                + pathspecs)
+    def astedit_edit(self, pattern: str, rewrite: str, lang: str) -> list[str]:
+        return [str(self.astedit), "edit", "-p", pattern, "-r", rewrite, "-l", lang] + self.astedit_threads("edit")
 
 
 def sh(cmd: list[str], cwd: Path | None = None, check: bool = True, **kw) -> str:
@@ -224,8 +221,8 @@ def fmt_mib(kib: int | None) -> str:
 def bench_search(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], checks: list[str]) -> None:
     scratch = BENCH_DIR / "out"
     scratch.mkdir(parents=True, exist_ok=True)
-    for corpus, lang, pathspecs, pattern, literal in SEARCHES:
-        rg_filter = [arg for spec in pathspecs for arg in ("-g", spec)]
+    for corpus, lang, globs, pattern, literal in SEARCHES:
+        rg_filter = [arg for glob in globs for arg in ("-g", glob)]
         if corpus not in args.corpus:
             continue
         root = corpora[corpus]
@@ -233,7 +230,7 @@ def bench_search(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], 
         tj = ["-j", str(tools.threads)]
         contenders: list[tuple[Row, list[str]]] = []
         if tools.astedit:
-            cmd = tools.astedit_grep(pattern, pathspecs)
+            cmd = tools.astedit_grep(pattern, lang)
             contenders.append((Row(corpus, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
         cmd = [tools.ast_grep, "run", "-p", pattern, "--lang", lang, *tj]
         contenders.append((Row(corpus, task, "ast-grep", "ast-grep " + " ".join(cmd[1:]), baseline=True), cmd))
@@ -248,7 +245,7 @@ def bench_search(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], 
               args.runs)
         rows.extend(row for row, _ in contenders)
         if not args.no_check:
-            check_grep(tools, root, lang, pathspecs, pattern, contenders, scratch, checks)
+            check_grep(tools, root, lang, pattern, contenders, scratch, checks)
 
 
 def timed(contenders: list[tuple[Row, list[str]]], runner, runs: int) -> None:
@@ -296,7 +293,8 @@ def ast_grep_spans(text: str) -> list[Span]:
     return spans
 
 
-def check_grep(tools: Tools, root: Path, lang: str, pathspecs: list[str], pattern: str, contenders, scratch: Path, checks: list[str]) -> None:
+def check_grep(tools: Tools, root: Path, lang: str, pattern: str, contenders, scratch: Path,
+               checks: list[str]) -> None:
     sg = subprocess.run([tools.ast_grep, "run", "-p", pattern, "--lang", lang, "-j", str(tools.threads),
                          "--json=stream"], cwd=root, env=tools.env, stdout=subprocess.PIPE, text=True)
     theirs = ast_grep_spans(sg.stdout)
@@ -309,7 +307,7 @@ def check_grep(tools: Tools, root: Path, lang: str, pathspecs: list[str], patter
     if not tools.astedit or by_tool["git-astedit"].error:
         checks.append(f"- {head}: git-astedit grep not measured, nothing to compare")
         return
-    ours_run = subprocess.run(tools.astedit_grep(pattern, pathspecs, json_out=True), cwd=root, env=tools.env,
+    ours_run = subprocess.run(tools.astedit_grep(pattern, lang, json_out=True), cwd=root, env=tools.env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         ours = astedit_spans(ours_run.stdout)
@@ -349,7 +347,7 @@ def bench_stage_apply(tools: Tools, corpora: dict[str, Path], args, rows: list[R
     sg_cmd = [tools.ast_grep, "run", "-p", STAGE_PATTERN, "-r", STAGE_REWRITE, "--lang", STAGE_LANG,
               "-j", str(tools.threads), "-U"]
     if tools.astedit:
-        cmd = tools.astedit_edit(STAGE_PATTERN, STAGE_REWRITE, STAGE_FILES)
+        cmd = tools.astedit_edit(STAGE_PATTERN, STAGE_REWRITE, STAGE_LANG)
         contenders.append((Row(STAGE_CORPUS, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
     contenders.append((Row(STAGE_CORPUS, task, "ast-grep", "ast-grep " + " ".join(sg_cmd[1:]) + "  (on a fresh copy)",
                            baseline=True), sg_cmd))
