@@ -4,9 +4,9 @@
 Run it through bench/run.sh (which builds the corpora and the release binary first); see
 bench/README.md. Standard library only.
 
-Every timed run is one child process: wall time from a monotonic clock around spawn and
-wait, peak RSS from the rusage that wait4(2) returns (the numbers GNU time prints as %e
-and %M, with millisecond instead of centisecond resolution). Tools alternate within each
+Every timed run is one child process under GNU time: wall time from a monotonic clock
+around it (millisecond resolution, where time's %e has centiseconds), peak RSS from time's
+%M. Tools alternate within each
 round and the order rotates between rounds, after one untimed warm-up run of each tool.
 Everything runs with the same thread count. Agreement checks run untimed, beside.
 """
@@ -61,15 +61,23 @@ class Run:
 
 def measure(cmd: list[str], cwd: Path, env: dict[str, str], out: Path) -> Run:
     """Runs cmd with stdout to the file `out` (never /dev/null: ripgrep stops at the
-    first match when it sees /dev/null) and returns its wall time and peak RSS."""
+    first match when it sees /dev/null) and returns its wall time and peak RSS.
+
+    The peak RSS comes from GNU time, a small process: a child forked straight from this
+    Python process would count this process's own (possibly large) RSS as its peak,
+    since Linux carries the high-water mark across exec. Wall time is taken here, at
+    finer resolution than time's %e; time's own fork and exec add about a millisecond."""
+    usage = out.with_suffix(".time")
     with open(out, "wb") as stdout, open(out.with_suffix(".err"), "wb") as stderr:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=stdout, stderr=stderr,
-                                stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run(["/usr/bin/time", "-f", "%e %M %x", "-o", str(usage), *cmd], cwd=cwd, env=env,
+                              stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL)
         wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return Run(wall, usage.ru_maxrss, proc.returncode)
+    try:
+        _, rss, code = usage.read_text().split("\n")[-2].split()
+        return Run(wall, int(rss), int(code))
+    except (OSError, ValueError, IndexError):
+        return Run(wall, 0, proc.returncode if proc.returncode else 127)
 
 
 def stderr_of(out: Path) -> str:
