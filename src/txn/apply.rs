@@ -252,22 +252,34 @@ fn undo_target(repo: &Repo, id: Option<&str>) -> Result<ObjectId, Error> {
 
 /// Containment then staleness of every path; nothing is written either way.
 fn check(repo: &Repo, op: &'static str, id: &str, ops: &[PathOp]) -> Result<(), Error> {
+    let mut known_dirs = std::collections::HashSet::new();
     for o in ops {
-        fsutil::check_contained(repo, &o.path)?;
+        fsutil::check_contained(repo, &o.path, &mut known_dirs)?;
     }
     check_stale(repo, op, id, ops)
 }
 
 /// Every path must hold its `from` side (exit 3 listing every one that does not).
 fn check_stale(repo: &Repo, op: &'static str, id: &str, ops: &[PathOp]) -> Result<(), Error> {
+    use rayon::prelude::*;
+    // Reading and hashing every touched file is most of an apply's own work: in parallel.
+    let (workdir, hash) = (repo.workdir.as_path(), repo.git.object_hash());
+    let checked: Vec<Result<Option<StalePath>, Error>> = ops
+        .par_iter()
+        .map(|o| {
+            let now = fsutil::on_disk_in(workdir, hash, &o.path)?;
+            Ok(
+                fsutil::difference(o.from.map(|s| (s.blob, s.mode)), &now).map(|what| StalePath {
+                    path: o.path.clone(),
+                    what,
+                }),
+            )
+        })
+        .collect();
     let mut stale = Vec::new();
-    for o in ops {
-        let now = fsutil::on_disk(repo, &o.path)?;
-        if let Some(what) = fsutil::difference(o.from.map(|s| (s.blob, s.mode)), &now) {
-            stale.push(StalePath {
-                path: o.path.clone(),
-                what,
-            });
+    for c in checked {
+        if let Some(s) = c? {
+            stale.push(s);
         }
     }
     if stale.is_empty() {
@@ -379,7 +391,6 @@ fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
             dirs.insert(fsutil::parent_dir(repo, &o.path));
         }
     }
-    fsutil::write_files_parallel(&jobs)?;
     for d in record
         .created_dirs
         .iter()
@@ -387,10 +398,7 @@ fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
     {
         dirs.insert(d);
     }
-    for d in dirs {
-        fsutil::sync_dir(&d)?;
-    }
-    Ok(())
+    fsutil::write_files_durable(&jobs, &dirs)
 }
 
 /// Undoes a `prepared` run after an error: the caller's error is what gets reported.
@@ -460,9 +468,7 @@ pub(crate) fn finish(repo: &Repo, record: &Record) -> Result<(), Error> {
         }
     }
     fault("after-deletes");
-    for d in &dirs {
-        fsutil::sync_dir(d)?;
-    }
+    fsutil::sync_dirs(&dirs)?;
     record_event(repo, record)?;
     fault("after-journal");
     fsutil::remove_if_present(&record_path(repo))?;

@@ -4,6 +4,7 @@ durable writes (gix fsyncs nothing, so we do: files, then their folders), and th
 fault-injection points that let tests kill the process between any two steps.
 */
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
@@ -61,7 +62,13 @@ pub(crate) fn check_path_syntax(path: &str) -> Result<(), &'static str> {
 
 /// Refuses (exit 4) a path that is not plainly inside the work tree: bad syntax, or an
 /// existing ancestor folder that is a symlink or not a folder. Checked at apply time.
-pub(crate) fn check_contained(repo: &Repo, path: &str) -> Result<(), Error> {
+/// `known_dirs` holds folders already found to be plain folders (many touched paths
+/// share their folders); it grows as folders are checked.
+pub(crate) fn check_contained(
+    repo: &Repo,
+    path: &str,
+    known_dirs: &mut std::collections::HashSet<PathBuf>,
+) -> Result<(), Error> {
     let refused = |why: String| Error::Refused {
         path: path.to_string(),
         why,
@@ -71,6 +78,9 @@ pub(crate) fn check_contained(repo: &Repo, path: &str) -> Result<(), Error> {
     let mut cur = repo.workdir.clone();
     for (i, comp) in comps[..comps.len() - 1].iter().enumerate() {
         cur.push(comp);
+        if known_dirs.contains(&cur) {
+            continue;
+        }
         match std::fs::symlink_metadata(&cur) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(Error::io("inspect", &cur)(e)),
@@ -86,7 +96,9 @@ pub(crate) fn check_contained(repo: &Repo, path: &str) -> Result<(), Error> {
                     comps[..=i].join("/")
                 )))
             }
-            Ok(_) => {}
+            Ok(_) => {
+                known_dirs.insert(cur.clone());
+            }
         }
     }
     Ok(())
@@ -101,7 +113,16 @@ pub(crate) enum OnDisk {
 }
 
 pub(crate) fn on_disk(repo: &Repo, path: &str) -> Result<OnDisk, Error> {
-    let abs = repo.abs_path(path);
+    on_disk_in(&repo.workdir, repo.git.object_hash(), path)
+}
+
+/// [`on_disk`] without the repository handle (which cannot cross threads).
+pub(crate) fn on_disk_in(
+    workdir: &Path,
+    hash: gix::hash::Kind,
+    path: &str,
+) -> Result<OnDisk, Error> {
+    let abs = workdir.join(path);
     let meta = match std::fs::symlink_metadata(&abs) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OnDisk::Absent),
         Err(e) => return Err(Error::io("inspect", &abs)(e)),
@@ -119,7 +140,7 @@ pub(crate) fn on_disk(repo: &Repo, path: &str) -> Result<OnDisk, Error> {
     } else {
         std::fs::read(&abs).map_err(Error::io("read", &abs))?
     };
-    let id = gix::objs::compute_hash(repo.git.object_hash(), gix::objs::Kind::Blob, &bytes)
+    let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
         .map_err(|e| Error::Corrupt(format!("cannot hash {path}: {e}")))?;
     Ok(OnDisk::File(id, FileMode::from_metadata(&meta)))
 }
@@ -155,6 +176,12 @@ pub(crate) fn difference(want: Option<(ObjectId, FileMode)>, now: &OnDisk) -> Op
 /// Writes `bytes` (or a symlink to `bytes`) at `path` with `mode`, and fsyncs the file.
 /// Any previous file at `path` (a leftover temp) is replaced.
 pub(crate) fn write_file(path: &Path, bytes: &[u8], mode: FileMode) -> Result<(), Error> {
+    write_file_with(path, bytes, mode, true)
+}
+
+/// [`write_file`], leaving the fsync to the caller when `sync` is false (a batch made
+/// durable at once by [`sync_file_systems`]).
+fn write_file_with(path: &Path, bytes: &[u8], mode: FileMode, sync: bool) -> Result<(), Error> {
     use std::os::unix::fs::OpenOptionsExt;
     match std::fs::symlink_metadata(path) {
         Ok(_) => std::fs::remove_file(path).map_err(Error::io("remove", path))?,
@@ -180,7 +207,10 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8], mode: FileMode) -> Result<()
         .open(path)
         .map_err(Error::io("create", path))?;
     f.write_all(bytes).map_err(Error::io("write", path))?;
-    f.sync_all().map_err(Error::io("fsync", path))
+    if sync {
+        f.sync_all().map_err(Error::io("fsync", path))?;
+    }
+    Ok(())
 }
 
 /// Runs `f` over `jobs` on many threads at once. Why: each fsync waits for a journal
@@ -213,9 +243,56 @@ pub(crate) fn in_parallel<T: Sync>(
     })
 }
 
-/// Writes and fsyncs files (see [`in_parallel`]).
-pub(crate) fn write_files_parallel(jobs: &[(PathBuf, Vec<u8>, FileMode)]) -> Result<(), Error> {
-    in_parallel(jobs, |(path, bytes, mode)| write_file(path, bytes, *mode))
+/// Writes files (see [`in_parallel`]) and makes them and their folders durable: on
+/// Linux with one `syncfs` per file system, else with an fsync per file and folder.
+pub(crate) fn write_files_durable(
+    jobs: &[(PathBuf, Vec<u8>, FileMode)],
+    dirs: &BTreeSet<PathBuf>,
+) -> Result<(), Error> {
+    let batched = cfg!(target_os = "linux");
+    in_parallel(jobs, |(path, bytes, mode)| {
+        write_file_with(path, bytes, *mode, !batched)
+    })?;
+    sync_dirs(dirs)
+}
+
+/// Makes the entries of `dirs` (renames, deletions, new files) durable: on Linux one
+/// `syncfs` per file system — thousands of fsyncs cost thousands of journal commits,
+/// one `syncfs` costs one — else an fsync per folder.
+pub(crate) fn sync_dirs(dirs: &BTreeSet<PathBuf>) -> Result<(), Error> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        extern "C" {
+            fn syncfs(fd: std::os::raw::c_int) -> std::os::raw::c_int;
+        }
+        let mut devices = BTreeSet::new();
+        for dir in dirs {
+            let f = match std::fs::File::open(dir) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io("open the folder", dir)(e)),
+            };
+            let dev = f.metadata().map_err(Error::io("inspect", dir))?.dev();
+            if devices.insert(dev) {
+                // SAFETY: `f` is an open descriptor for the duration of the call.
+                if unsafe { syncfs(f.as_raw_fd()) } != 0 {
+                    return Err(Error::io("sync the file system of", dir)(
+                        std::io::Error::last_os_error(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        for dir in dirs {
+            sync_dir(dir)?;
+        }
+        Ok(())
+    }
 }
 
 /// Renames `(from, to)` pairs (see [`in_parallel`]). The `after-rename:N` fault fires
