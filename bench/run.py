@@ -57,6 +57,7 @@ class Run:
     wall: float  # seconds
     rss_kib: int
     code: int
+    cpu: float = 0.0  # user + system seconds
 
 
 def measure(cmd: list[str], cwd: Path, env: dict[str, str], out: Path) -> Run:
@@ -70,12 +71,12 @@ def measure(cmd: list[str], cwd: Path, env: dict[str, str], out: Path) -> Run:
     usage = out.with_suffix(".time")
     with open(out, "wb") as stdout, open(out.with_suffix(".err"), "wb") as stderr:
         start = time.perf_counter()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%e %M %x", "-o", str(usage), *cmd], cwd=cwd, env=env,
+        proc = subprocess.run(["/usr/bin/time", "-f", "%e %M %x %U %S", "-o", str(usage), *cmd], cwd=cwd, env=env,
                               stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL)
         wall = time.perf_counter() - start
     try:
-        _, rss, code = usage.read_text().split("\n")[-2].split()
-        return Run(wall, int(rss), int(code))
+        _, rss, code, user, system = usage.read_text().split("\n")[-2].split()
+        return Run(wall, int(rss), int(code), float(user) + float(system))
     except (OSError, ValueError, IndexError):
         return Run(wall, 0, proc.returncode if proc.returncode else 127)
 
@@ -103,6 +104,9 @@ class Row:
 
     def median(self) -> float | None:
         return statistics.median(self.walls()) if self.runs else None
+
+    def cpu(self) -> float | None:
+        return statistics.median(r.cpu for r in self.runs) if self.runs else None
 
     def peak(self) -> int | None:
         return max(r.rss_kib for r in self.runs) if self.runs else None
@@ -535,8 +539,9 @@ def check_stage(tools: Tools, corpus: Path, kept: dict[str, Path], contenders, a
 
 
 def table(rows: list[Row]) -> str:
-    out = ["| corpus | task | tool | result | median | min–max | peak RSS | time ÷ baseline | RSS ÷ baseline |",
-           "|---|---|---|---|---:|---:|---:|---:|---:|"]
+    out = ["| corpus | task | tool | result | median | min–max | CPU | peak RSS | time ÷ baseline "
+           "| CPU ÷ baseline | RSS ÷ baseline |",
+           "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     groups: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
         groups.setdefault((row.corpus, row.task), []).append(row)
@@ -544,20 +549,21 @@ def table(rows: list[Row]) -> str:
         base = next((r for r in members if r.baseline and r.runs and not r.error), None)
         for row in members:
             if row.error and not row.runs:
-                out.append(f"| {corpus} | {task} | {row.tool} | not measured: {row.error} | | | | | |")
+                out.append(f"| {corpus} | {task} | {row.tool} | not measured: {row.error} | | | | | | | |")
                 continue
             med, peak = row.median(), row.peak()
             if row.baseline:
-                ratio = rss_ratio = "(baseline)"
+                ratio = cpu_ratio = rss_ratio = "(baseline)"
             elif base and med is not None:
                 ratio = f"**{med / base.median():.2f}×**"
-                rss_ratio = f"{peak / base.peak():.2f}×"
+                cpu_ratio = f"{row.cpu() / base.cpu():.2f}×" if base.cpu() else "—"
+                rss_ratio = f"{peak / base.peak():.2f}×" if base.peak() else "—"
             else:
-                ratio = rss_ratio = "—"
+                ratio = cpu_ratio = rss_ratio = "—"
             mm = f"{fmt_s(min(row.walls()))} – {fmt_s(max(row.walls()))}"
             result = row.count + (f" ⚠ {row.error}" if row.error else "")
-            out.append(f"| {corpus} | {task} | {row.tool} | {result} | {fmt_s(med)} | {mm} | {fmt_mib(peak)} "
-                       f"| {ratio} | {rss_ratio} |")
+            out.append(f"| {corpus} | {task} | {row.tool} | {result} | {fmt_s(med)} | {mm} | {fmt_s(row.cpu())} "
+                       f"| {fmt_mib(peak)} | {ratio} | {cpu_ratio} | {rss_ratio} |")
     return "\n".join(out)
 
 
@@ -629,8 +635,9 @@ def main() -> int:
         "",
         table(rows),
         "",
-        "Baseline: ast-grep for search and staging, `git apply` for apply. "
-        "Peak RSS is the largest of the timed runs.",
+        "Baseline: ast-grep for search and staging, `git apply` for apply. median and min–max: wall "
+        "time; CPU: median user + system time; peak RSS: the largest of the timed runs. On a shared "
+        "machine wall time reflects the cores actually obtained; CPU time less so.",
         "",
         "## Agreement",
         "",
