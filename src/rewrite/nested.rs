@@ -24,6 +24,7 @@ use ast_grep_core::Matcher;
 use ast_grep_core::NodeMatch;
 
 use super::parse_doc;
+use super::parse_owned;
 use super::Error;
 use super::LineIndex;
 
@@ -430,7 +431,11 @@ fn apply_and_reparse<L: LanguageExt>(
     });
     if !well_formed || edits.len().saturating_mul(doc.src.len()) > INCREMENTAL_LIMIT {
         let text = apply_edits(&doc.src, &edits);
-        *doc = parse_doc(&text, doc.lang.clone())?;
+        let lang = doc.lang.clone();
+        // Drop the old tree before building the new one: a large file's two trees at
+        // once would double the peak memory.
+        *doc = parse_doc("", lang.clone())?;
+        *doc = parse_owned(text, lang)?;
         return Ok(());
     }
     // Back to front, so each edit's positions are still those of the text it sees; the
