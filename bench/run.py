@@ -567,6 +567,34 @@ def table(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
+def targets(rows: list[Row]) -> list[str]:
+    """Issue 5's bar, row by row: wall-time ratio and peak memory against the baseline."""
+    out = []
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        groups.setdefault((row.corpus, row.task), []).append(row)
+    for (corpus, task), members in groups.items():
+        ours = next((r for r in members if r.tool == "git-astedit"), None)
+        base = next((r for r in members if r.baseline), None)
+        if task.startswith("grep"):
+            literal = next((lit for c, _, _, p, lit in SEARCHES if c == corpus and task == f"grep `{p}`"), None)
+            bar = 0.5 if literal else 1.0
+        elif task.startswith("edit"):
+            bar = 0.6
+        else:
+            bar = 1.0
+        if not ours or not base or not ours.runs or not base.runs or ours.error or base.error:
+            out.append(f"- {corpus} {task}: not measured")
+            continue
+        ratio = ours.median() / base.median()
+        rss = ours.peak() / base.peak()
+        ok = ratio <= bar and rss <= 1.0
+        out.append(f"- {corpus} {task} vs {base.tool}: time {ratio:.2f}× (bar {bar}×) "
+                   f"{'✓' if ratio <= bar else '✗'}, peak RSS {rss:.2f}× (bar 1.0×) "
+                   f"{'✓' if rss <= 1.0 else '✗'}{'' if ok else ' — **not met**'}")
+    return out
+
+
 def machine() -> str:
     model = "unknown CPU"
     try:
@@ -638,6 +666,10 @@ def main() -> int:
         "Baseline: ast-grep for search and staging, `git apply` for apply. median and min–max: wall "
         "time; CPU: median user + system time; peak RSS: the largest of the timed runs. On a shared "
         "machine wall time reflects the cores actually obtained; CPU time less so.",
+        "",
+        "## Against issue 5's bar",
+        "",
+        *targets(rows),
         "",
         "## Agreement",
         "",
