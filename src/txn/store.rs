@@ -26,6 +26,7 @@ use super::Error;
 use super::Preview;
 use super::StoredEntry;
 use crate::change::ChangeSet;
+use crate::change::FileChange;
 use crate::change::FileMode;
 use crate::change::PreviewMeta;
 use crate::repo::Repo;
@@ -46,14 +47,16 @@ struct Envelope {
 
 /// Stores `changes` as a new pending preview and records a `staged` journal event.
 pub fn stage(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<Preview, Error> {
-    let mut changes = changes.clone();
-    changes.sort();
-    validate(&changes)?;
+    // Sorted references, not a sorted copy: a large edit's bytes are held once.
+    let mut changes: Vec<&FileChange> = changes.changes.iter().collect();
+    changes.sort_by(|a, b| a.path.cmp(&b.path));
+    let changes = changes.as_slice();
+    validate(changes)?;
     let git = &repo.git;
     let empty = gix::ObjectId::empty_tree(git.object_hash());
     let mut before = git.edit_tree(empty).map_err(Error::git("edit a tree"))?;
     let mut after = git.edit_tree(empty).map_err(Error::git("edit a tree"))?;
-    for c in &changes.changes {
+    for c in changes {
         if let Some(b) = &c.before {
             let id = git
                 .write_blob(&b.bytes)
@@ -102,7 +105,7 @@ pub fn stage(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<Pre
         author: sig.clone(),
         committer: sig,
         encoding: None,
-        message: preview_message(&changes, meta, staged_at_ns)?.into(),
+        message: preview_message(changes, meta, staged_at_ns)?.into(),
         extra_headers: Vec::new(),
     };
     let p_id = git
@@ -115,7 +118,7 @@ pub fn stage(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<Pre
     event.reason = meta.reason.clone();
     event.agent = meta.agent.clone();
     event.kind = Some(meta.kind.clone());
-    event.files = changes.changes.iter().map(|c| c.path.clone()).collect();
+    event.files = changes.iter().map(|c| c.path.clone()).collect();
     let pending = journal::update_edit(
         &format!("{REF_PREFIX}{id}"),
         PreviousValue::MustNotExist,
@@ -127,12 +130,12 @@ pub fn stage(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<Pre
 }
 
 /// Refuses change sets that cannot be stored or written safely.
-fn validate(changes: &ChangeSet) -> Result<(), Error> {
+fn validate(changes: &[&FileChange]) -> Result<(), Error> {
     if changes.is_empty() {
         return Err(Error::InvalidChange("no file changes".into()));
     }
     let mut prev: Option<&str> = None;
-    for c in &changes.changes {
+    for c in changes {
         if let Err(why) = super::fsutil::check_path_syntax(&c.path) {
             return Err(Error::Refused {
                 path: c.path.clone(),
@@ -156,9 +159,9 @@ fn validate(changes: &ChangeSet) -> Result<(), Error> {
         prev = Some(&c.path);
     }
     // A file that is also a folder of another touched path cannot be written in one step.
-    for c in &changes.changes {
+    for c in changes {
         let dir = format!("{}/", c.path);
-        if changes.changes.iter().any(|o| o.path.starts_with(&dir)) {
+        if changes.iter().any(|o| o.path.starts_with(&dir)) {
             return Err(Error::InvalidChange(format!(
                 "path '{}' is both a file and a folder of other touched paths",
                 c.path
@@ -173,7 +176,7 @@ fn one_line(s: &str) -> String {
 }
 
 fn preview_message(
-    changes: &ChangeSet,
+    changes: &[&FileChange],
     meta: &PreviewMeta,
     staged_at_ns: u64,
 ) -> Result<String, Error> {
@@ -199,7 +202,7 @@ fn preview_message(
         m.push_str(&format!("Tool: git-astedit {}\n", meta.tool_version));
     }
     m.push_str("Files:\n");
-    for c in &changes.changes {
+    for c in changes {
         let letter = match (&c.before, &c.after) {
             (None, _) => 'A',
             (_, None) => 'D',
@@ -474,7 +477,8 @@ mod tests {
             replacements: 2,
             ..PreviewMeta::default()
         };
-        let msg = preview_message(&changes, &meta, 42).expect("message");
+        let msg = preview_message(&changes.changes.iter().collect::<Vec<_>>(), &meta, 42)
+            .expect("message");
         assert!(msg.starts_with("astedit edit: 2 replacements\n\n"), "{msg}");
         assert!(msg.contains("  M a\n  A b\n"), "{msg}");
         let id = ObjectId::null(gix::hash::Kind::Sha1);
@@ -489,18 +493,24 @@ mod tests {
         let dup = ChangeSet {
             changes: vec![change("a", None, Some("1")), change("a", None, Some("2"))],
         };
-        assert!(matches!(validate(&dup), Err(Error::InvalidChange(_))));
+        assert!(matches!(
+            validate(&dup.changes.iter().collect::<Vec<_>>()),
+            Err(Error::InvalidChange(_))
+        ));
         let nested = ChangeSet {
             changes: vec![change("a", Some("1"), None), change("a/b", None, Some("2"))],
         };
-        assert!(matches!(validate(&nested), Err(Error::InvalidChange(_))));
+        assert!(matches!(
+            validate(&nested.changes.iter().collect::<Vec<_>>()),
+            Err(Error::InvalidChange(_))
+        ));
         let escape = ChangeSet {
             changes: vec![change("../x", None, Some("1"))],
         };
-        assert!(matches!(validate(&escape), Err(Error::Refused { .. })));
         assert!(matches!(
-            validate(&ChangeSet::default()),
-            Err(Error::InvalidChange(_))
+            validate(&escape.changes.iter().collect::<Vec<_>>()),
+            Err(Error::Refused { .. })
         ));
+        assert!(matches!(validate(&[]), Err(Error::InvalidChange(_))));
     }
 }
