@@ -205,7 +205,7 @@ pub fn edit(
         ..Default::default()
     };
     let mut first_error: Option<Error> = None;
-    crate::pipeline::ordered_map(&set.files, work, |i, one| {
+    crate::pipeline::ordered_map_by(&set.files, &set.work_order(), work, |i, one| {
         let file = &set.files[i];
         let one = match one {
             Ok(one) => one,

@@ -170,6 +170,23 @@ pub struct Candidate {
     /// Repository path.
     pub path: String,
     pub lang: SupportLang,
+    /// The size the index recorded (0 when untracked): a hint for scheduling only.
+    pub size_hint: u64,
+}
+
+impl FileSet {
+    /// Indices of `files` in the order to work on them: large files first (largest
+    /// first), then the rest in path order. Parsing the large ones before results pile
+    /// up keeps the peak memory near the largest parse tree alone.
+    pub fn work_order(&self) -> Vec<usize> {
+        let large = crate::pipeline::LARGE_FILE as u64;
+        let mut big: Vec<usize> = (0..self.files.len())
+            .filter(|&i| self.files[i].size_hint >= large)
+            .collect();
+        big.sort_by_key(|&i| std::cmp::Reverse(self.files[i].size_hint));
+        let rest = (0..self.files.len()).filter(|&i| self.files[i].size_hint < large);
+        big.into_iter().chain(rest).collect()
+    }
 }
 
 /// The files to work on, sorted by path, and what was skipped.
@@ -299,9 +316,13 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
                 continue;
             }
         };
+        let size_hint = index
+            .entry_by_path(path.into())
+            .map_or(0, |e| u64::from(e.stat.size));
         set.files.push(Candidate {
             path: path.to_string(),
             lang,
+            size_hint,
         });
     }
     Ok(set)

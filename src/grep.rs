@@ -164,8 +164,9 @@ pub fn grep_each(
         skipped_languages,
         ..Default::default()
     };
-    crate::pipeline::ordered_map(
+    crate::pipeline::ordered_map_by(
         &set.files,
+        &set.work_order(),
         |file| {
             let Some(query) = queries.get(&file.lang.to_string()) else {
                 return One::NoLanguage;

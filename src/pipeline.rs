@@ -22,7 +22,20 @@ pub fn threads() -> usize {
 /// Calls `work` on every item from `threads()` threads and `sink` with each item's index
 /// and result, in input order, on the calling thread. `sink` returning `false` stops
 /// handing out work.
-pub fn ordered_map<T, R, W, S>(items: &[T], work: W, mut sink: S)
+pub fn ordered_map<T, R, W, S>(items: &[T], work: W, sink: S)
+where
+    T: Sync,
+    R: Send,
+    W: Fn(&T) -> R + Sync,
+    S: FnMut(usize, R) -> bool,
+{
+    let order: Vec<usize> = (0..items.len()).collect();
+    ordered_map_by(items, &order, work, sink)
+}
+
+/// [`ordered_map`], working on the items in `order` (a permutation of their indices);
+/// `sink` still sees them in input order.
+pub fn ordered_map_by<T, R, W, S>(items: &[T], order: &[usize], work: W, mut sink: S)
 where
     T: Sync,
     R: Send,
@@ -32,6 +45,7 @@ where
     release_freed_memory();
     let n = threads().min(items.len());
     if n <= 1 {
+        // One worker: `order` only matters for memory, and input order needs no buffer.
         for (i, item) in items.iter().enumerate() {
             if !sink(i, work(item)) {
                 return;
@@ -52,35 +66,39 @@ where
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some((i, item)) = order.get(k).and_then(|&i| Some((i, items.get(i)?))) else {
+                    break;
+                };
                 if tx.send((i, work(item))).is_err() {
                     break;
                 }
             });
         }
         drop(tx);
-        let mut order = Reorder {
+        let mut reorder = Reorder {
             pending: BTreeMap::new(),
             expected: 0,
         };
         loop {
             while let Ok((i, r)) = rx.try_recv() {
-                if !order.push(i, r, &mut sink) {
+                if !reorder.push(i, r, &mut sink) {
                     stop.store(true, Ordering::Relaxed);
                     return;
                 }
             }
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(i) else { break };
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some((i, item)) = order.get(k).and_then(|&i| Some((i, items.get(i)?))) else {
+                break;
+            };
             let r = work(item);
-            if !order.push(i, r, &mut sink) {
+            if !reorder.push(i, r, &mut sink) {
                 stop.store(true, Ordering::Relaxed);
                 return;
             }
         }
         for (i, r) in rx {
-            if !order.push(i, r, &mut sink) {
+            if !reorder.push(i, r, &mut sink) {
                 stop.store(true, Ordering::Relaxed);
                 return;
             }
@@ -120,6 +138,16 @@ pub struct SizeGate {
 pub enum GateGuard<'a> {
     Shared(std::sync::RwLockReadGuard<'a, ()>),
     Exclusive(std::sync::RwLockWriteGuard<'a, ()>),
+}
+
+impl Drop for GateGuard<'_> {
+    fn drop(&mut self) {
+        // The large tree is gone by now, but its thread's allocator arena would keep
+        // the pages, and later results would pile up beside them in other arenas.
+        if matches!(self, GateGuard::Exclusive(_)) {
+            release_freed_memory();
+        }
+    }
 }
 
 impl SizeGate {
@@ -176,6 +204,26 @@ mod tests {
             },
         );
         assert_eq!(seen, items.iter().map(|x| x * 2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn work_order_does_not_change_delivery_order() {
+        let items: Vec<u64> = (0..300).collect();
+        let order: Vec<usize> = (0..300).rev().collect();
+        let mut seen = Vec::new();
+        ordered_map_by(
+            &items,
+            &order,
+            |x| x + 1,
+            |i, r| {
+                seen.push((i, r));
+                true
+            },
+        );
+        assert_eq!(
+            seen,
+            (0..300).map(|i| (i, i as u64 + 1)).collect::<Vec<_>>()
+        );
     }
 
     #[test]
