@@ -50,6 +50,22 @@ impl InputArgs {
     }
 }
 
+/// What happens to a preview right after staging (`edit`, `patch`).
+#[derive(Debug, clap::Args)]
+pub struct StageArgs {
+    /// Why this change is made (recorded in the preview and the journal)
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// Apply the preview right after staging it
+    #[arg(long)]
+    pub apply: bool,
+
+    /// Render at most N diff lines (0: no limit); the rest is summarized
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    pub max_render: usize,
+}
+
 /// Warnings every file-reading command gives: languages skipped, files that parse with
 /// errors, files skipped.
 pub fn warn_common(

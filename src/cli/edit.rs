@@ -11,6 +11,7 @@ use git_astedit::Error;
 
 use super::common;
 use super::common::InputArgs;
+use super::common::StageArgs;
 use super::show::render_diffs;
 use super::show::DiffFile;
 use super::Ctx;
@@ -35,17 +36,8 @@ pub struct EditArgs {
     )]
     pub rewrites: Vec<String>,
 
-    /// Why this change is made (recorded in the preview and the journal)
-    #[arg(long, value_name = "TEXT")]
-    pub reason: Option<String>,
-
-    /// Apply the preview right after staging it
-    #[arg(long)]
-    pub apply: bool,
-
-    /// Render at most N diff lines (0: no limit); the rest is summarized
-    #[arg(long, value_name = "N", default_value_t = 2000)]
-    pub max_render: usize,
+    #[command(flatten)]
+    pub stage: StageArgs,
 
     #[command(flatten)]
     pub input: InputArgs,
@@ -112,12 +104,12 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
         return Ok(Exit::NothingFound);
     }
 
-    let mut meta = outcome.meta(&ops, lang, args.reason.clone());
+    let mut meta = outcome.meta(&ops, lang, args.stage.reason.clone());
     meta.base_head = repo.head_commit().map(|id| id.to_string());
     let preview = txn::stage(repo, &outcome.changes, &meta)?;
-    let applied = if args.apply {
+    let applied = if args.stage.apply {
         let opts = txn::ApplyOptions {
-            reason: args.reason.clone(),
+            reason: args.stage.reason.clone(),
             ..Default::default()
         };
         Some(txn::apply(repo, Some(&preview.id), &opts)?)
@@ -163,7 +155,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     let mut text = render_diffs(
         &DiffFile::from_changes(&outcome.changes),
         color,
-        args.max_render,
+        args.stage.max_render,
     );
     text.push_str(&format!("\n{}\n", outcome.summary()));
     let flagged: Vec<String> = outcome

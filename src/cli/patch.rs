@@ -18,6 +18,7 @@ use git_astedit::txn;
 use git_astedit::Error;
 use sha2::Digest;
 
+use super::common::StageArgs;
 use super::show::render_diffs;
 use super::show::DiffFile;
 use super::Ctx;
@@ -36,17 +37,8 @@ pub struct PatchArgs {
     #[arg(value_name = "FILE")]
     pub file: Option<String>,
 
-    /// Why this change is made (recorded in the preview and the journal)
-    #[arg(long, value_name = "TEXT")]
-    pub reason: Option<String>,
-
-    /// Apply the preview right after staging it
-    #[arg(long)]
-    pub apply: bool,
-
-    /// Render at most N diff lines (0: no limit); the rest is summarized
-    #[arg(long, value_name = "N", default_value_t = 2000)]
-    pub max_render: usize,
+    #[command(flatten)]
+    pub stage: StageArgs,
 }
 
 fn read_patch(file: Option<&str>) -> Result<String, Error> {
@@ -267,12 +259,12 @@ pub fn run(ctx: &mut Ctx, args: PatchArgs) -> Result<Exit, Error> {
         return Ok(Exit::Ok);
     }
 
-    let meta = preview_meta(repo, &res, &digest, args.reason.clone());
+    let meta = preview_meta(repo, &res, &digest, args.stage.reason.clone());
     let files = meta.files.clone();
     let preview = txn::stage(repo, &res.changes, &meta)?;
-    let applied = if args.apply {
+    let applied = if args.stage.apply {
         let opts = txn::ApplyOptions {
-            reason: args.reason.clone(),
+            reason: args.stage.reason.clone(),
             ..Default::default()
         };
         Some(txn::apply(repo, Some(&preview.id), &opts)?)
@@ -306,7 +298,7 @@ pub fn run(ctx: &mut Ctx, args: PatchArgs) -> Result<Exit, Error> {
     let mut text = render_diffs(
         &DiffFile::from_changes(&res.changes),
         color,
-        args.max_render,
+        args.stage.max_render,
     );
     text.push('\n');
     text.push_str(&report_text(repo, &res));
