@@ -46,6 +46,10 @@ pub trait Classify: std::error::Error {
     fn hint(&self) -> Option<String> {
         None
     }
+    /// Machine-readable detail for `--json` (e.g. the stale paths), beside the message.
+    fn details(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// The one error type the binary deals with: any engine error, classified.
@@ -77,6 +81,9 @@ impl Error {
     }
     pub fn hint(&self) -> Option<String> {
         self.inner.hint()
+    }
+    pub fn details(&self) -> Option<serde_json::Value> {
+        self.inner.details()
     }
     /// The causes below the top-level message, outermost first.
     pub fn causes(&self) -> Vec<String> {

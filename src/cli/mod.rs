@@ -198,6 +198,7 @@ fn report_error(ctx: &mut Ctx, err: &Error) -> ExitCode {
                 "message": err.to_string(),
                 "causes": err.causes(),
                 "hint": err.hint(),
+                "details": err.details(),
             }
         });
         let _ = writeln!(ctx.out.stdout(), "{value}");

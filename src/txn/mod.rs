@@ -206,6 +206,19 @@ impl Classify for Error {
             _ => None,
         }
     }
+    fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            Error::Stale { id, paths, .. } => Some(serde_json::json!({
+                "id": id,
+                "paths": paths
+                    .iter()
+                    .map(|p| serde_json::json!({"path": p.path, "what": p.what}))
+                    .collect::<Vec<_>>(),
+            })),
+            Error::Refused { path, why } => Some(serde_json::json!({"path": path, "why": why})),
+            _ => None,
+        }
+    }
 }
 
 impl Error {

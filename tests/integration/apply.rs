@@ -296,7 +296,20 @@ fn stale_file_rejects_the_whole_apply() {
     assert_eq!(t.astedit_refs(), vec![format!("refs/astedit/{id}")]);
     let out = t.run(&["apply", "--json"]);
     out.assert_code(3);
-    assert_eq!(out.json()["error"]["code"], "stale");
+    let err = &out.json()["error"];
+    assert_eq!(err["code"], "stale");
+    // Agents get the stale paths as data, not only inside the message.
+    assert_eq!(err["details"]["id"], id.as_str());
+    let paths = err["details"]["paths"].as_array().expect("paths");
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert_eq!(paths[0]["path"], "b.txt");
+    assert!(paths[0]["what"]
+        .as_str()
+        .is_some_and(|w| w.starts_with("modified")));
+    assert_eq!(paths[1]["path"], "c.txt");
+    assert!(paths[1]["what"]
+        .as_str()
+        .is_some_and(|w| w.starts_with("exists")));
     // A mode change is a change too.
     t.write("b.txt", "b\n");
     std::fs::remove_file(t.path().join("c.txt")).expect("rm");
