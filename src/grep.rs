@@ -16,6 +16,7 @@ use crate::files::Loaded;
 use crate::repo::Repo;
 use crate::rewrite;
 use crate::rewrite::Match;
+use crate::rewrite::MatchText;
 use crate::rewrite::Query;
 
 #[derive(Debug, thiserror::Error)]
@@ -144,6 +145,7 @@ pub fn grep_each(
     pattern: &str,
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
+    keep_text: MatchText,
     mut sink: impl FnMut(FileHits),
 ) -> Result<GrepSummary, Error> {
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
@@ -179,7 +181,7 @@ pub fn grep_each(
                 return One::Searched(None, false);
             }
             let _parsing = gate.enter(text.len());
-            let found = query.find_owned(text);
+            let found = query.find_owned(text, keep_text);
             let hits = (!found.matches.is_empty()).then(|| FileHits {
                 path: file.path.clone(),
                 lang: file.lang,
@@ -219,9 +221,15 @@ pub fn grep(
     max_file_size: u64,
 ) -> Result<GrepOutcome, Error> {
     let mut files = Vec::new();
-    let summary = grep_each(repo, set, pattern, forced_lang, max_file_size, |hits| {
-        files.push(hits)
-    })?;
+    let summary = grep_each(
+        repo,
+        set,
+        pattern,
+        forced_lang,
+        max_file_size,
+        MatchText::Full,
+        |hits| files.push(hits),
+    )?;
     Ok(GrepOutcome {
         files,
         total: summary.total,

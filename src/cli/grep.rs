@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use git_astedit::error::Exit;
-use git_astedit::render;
+use git_astedit::rewrite::MatchText;
 use git_astedit::Error;
 
 use super::common;
@@ -29,6 +29,15 @@ pub struct GrepArgs {
     pub input: InputArgs,
 }
 
+/// A match as one line: its first line, and `…` when it spans more.
+fn shown_text(m: &git_astedit::rewrite::Match) -> String {
+    if m.end_line > m.line {
+        format!("{}…", m.text)
+    } else {
+        m.text.clone()
+    }
+}
+
 pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
     let json = ctx.json;
     let (repo, out) = ctx.parts()?;
@@ -49,6 +58,11 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         &args.pattern,
         lang,
         args.input.max_filesize,
+        if json {
+            MatchText::Full
+        } else {
+            MatchText::FirstLine
+        },
         |file| {
             if shown >= cap {
                 return;
@@ -72,14 +86,14 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
                         "\x1b[35m{display}\x1b[0m:\x1b[32m{}\x1b[0m:{}: {}\n",
                         m.line,
                         m.column,
-                        render::first_line(&m.text)
+                        shown_text(m)
                     ));
                 } else {
                     line.push_str(&format!(
                         "{display}:{}:{}: {}\n",
                         m.line,
                         m.column,
-                        render::first_line(&m.text)
+                        shown_text(m)
                     ));
                 }
             }

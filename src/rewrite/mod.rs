@@ -171,16 +171,21 @@ impl Query {
 
     /// Every match in `src`, in document order (nested ones included).
     pub fn find(&self, src: &str) -> FileMatches {
-        self.find_in(parse(src, self.lang))
+        self.find_in(parse(src, self.lang), MatchText::Full)
     }
 
     /// Like [`Query::find`], taking the text by value so that the tree's document owns
-    /// it without a copy (a large file's text is then held once, not twice).
-    pub fn find_owned(&self, src: String) -> FileMatches {
-        self.find_in(parse_owned(src, self.lang).map(AstGrep::doc))
+    /// it without a copy (a large file's text is then held once, not twice), and
+    /// keeping as much of each match's text as `text` says.
+    pub fn find_owned(&self, src: String, text: MatchText) -> FileMatches {
+        self.find_in(parse_owned(src, self.lang).map(AstGrep::doc), text)
     }
 
-    fn find_in(&self, parsed: Result<AstGrep<StrDoc<SupportLang>>, Error>) -> FileMatches {
+    fn find_in(
+        &self,
+        parsed: Result<AstGrep<StrDoc<SupportLang>>, Error>,
+        keep: MatchText,
+    ) -> FileMatches {
         let Ok(root) = parsed else {
             // No tree at all: report it as a parse error rather than inventing matches.
             return FileMatches {
@@ -198,15 +203,26 @@ impl Query {
             .map(|m| {
                 let range = m.range();
                 let (line, column) = index.line_col(range.start);
-                let text = m.text().into_owned();
+                let matched = src.get(range.clone()).unwrap_or_default();
                 // The end from the text, not from the line start: outer matches end
                 // after inner ones, so ends would defeat the index's incremental count.
-                let (end_line, end_column) = match text.rfind('\n') {
+                let (end_line, end_column) = match matched.rfind('\n') {
                     Some(nl) => (
-                        line + memchr::memchr_iter(b'\n', text.as_bytes()).count(),
-                        text[nl + 1..].chars().count() + 1,
+                        line + memchr::memchr_iter(b'\n', matched.as_bytes()).count(),
+                        matched[nl + 1..].chars().count() + 1,
                     ),
-                    None => (line, column + text.chars().count()),
+                    None => (line, column + matched.chars().count()),
+                };
+                // Copying only what is shown: nested matches would copy the same text
+                // again at every level.
+                let text = match keep {
+                    MatchText::Full => matched.to_string(),
+                    MatchText::FirstLine => matched
+                        .split('\n')
+                        .next()
+                        .unwrap_or_default()
+                        .trim_end_matches('\r')
+                        .to_string(),
                 };
                 Match {
                     line,
@@ -225,6 +241,14 @@ impl Query {
             first_parse_error: first_parse_error(&root),
         }
     }
+}
+
+/// How much of a match's text [`Query::find_owned`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchText {
+    Full,
+    /// Only the first line (a multi-line match has `end_line > line`).
+    FirstLine,
 }
 
 /// One rewrite op as the user typed it.
