@@ -124,40 +124,92 @@ pub fn release_freed_memory() {
 /// Files at least this large are parsed alone (see [`SizeGate`]).
 pub const LARGE_FILE: usize = 1024 * 1024;
 
-/// Keeps the parse of a large file from overlapping other parses.
+/// While a large file is parsed, at most this many bytes of other files are parsed
+/// beside it (their trees then add a few MB to the peak, not another large tree).
+pub const BESIDE_LARGE: usize = 64 * 1024;
+
+/// Keeps the parse of a large file from overlapping other large parses.
 ///
 /// A parse tree takes around 70 times its file's size in memory, so a process's peak
-/// is the largest file's tree plus whatever is parsed beside it; parsing large files
-/// alone bounds the peak by the largest tree, at the price of a core idling meanwhile.
+/// is the largest file's tree plus whatever is parsed beside it. Large files are parsed
+/// one at a time, with only [`BESIDE_LARGE`] bytes of small files beside them, which
+/// bounds the peak near the largest tree while the other cores keep working.
 #[derive(Debug, Default)]
 pub struct SizeGate {
-    lock: std::sync::RwLock<()>,
+    state: std::sync::Mutex<GateState>,
+    changed: std::sync::Condvar,
+}
+
+#[derive(Debug, Default)]
+struct GateState {
+    /// A large file is being parsed, or waits for small ones to make room.
+    large: bool,
+    /// Bytes of small files being parsed.
+    small_bytes: usize,
 }
 
 /// Held while parsing; releases the gate when dropped.
-pub enum GateGuard<'a> {
-    Shared(std::sync::RwLockReadGuard<'a, ()>),
-    Exclusive(std::sync::RwLockWriteGuard<'a, ()>),
+pub struct GateGuard<'a> {
+    gate: &'a SizeGate,
+    size: usize,
+    large: bool,
 }
 
 impl Drop for GateGuard<'_> {
     fn drop(&mut self) {
+        {
+            let mut st = self.gate.lock();
+            if self.large {
+                st.large = false;
+            } else {
+                st.small_bytes = st.small_bytes.saturating_sub(self.size);
+            }
+        }
+        self.gate.changed.notify_all();
         // The large tree is gone by now, but its thread's allocator arena would keep
         // the pages, and later results would pile up beside them in other arenas.
-        if matches!(self, GateGuard::Exclusive(_)) {
+        if self.large {
             release_freed_memory();
         }
     }
 }
 
 impl SizeGate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        // A poisoned lock only means another parse panicked; the counts stay valid.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wait<'a>(
+        &self,
+        st: std::sync::MutexGuard<'a, GateState>,
+    ) -> std::sync::MutexGuard<'a, GateState> {
+        self.changed.wait(st).unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Waits until a file of `size` bytes may be parsed.
     pub fn enter(&self, size: usize) -> GateGuard<'_> {
-        // A poisoned lock only means another parse panicked; the gate guards no data.
+        let mut st = self.lock();
         if size >= LARGE_FILE {
-            GateGuard::Exclusive(self.lock.write().unwrap_or_else(|e| e.into_inner()))
+            while st.large {
+                st = self.wait(st);
+            }
+            // Claim the slot first so that small files stop crowding in, then wait
+            // for those in flight to shrink under the budget.
+            st.large = true;
+            while st.small_bytes > BESIDE_LARGE {
+                st = self.wait(st);
+            }
         } else {
-            GateGuard::Shared(self.lock.read().unwrap_or_else(|e| e.into_inner()))
+            while st.large && st.small_bytes + size > BESIDE_LARGE {
+                st = self.wait(st);
+            }
+            st.small_bytes += size;
+        }
+        GateGuard {
+            gate: self,
+            size,
+            large: size >= LARGE_FILE,
         }
     }
 }
@@ -224,6 +276,50 @@ mod tests {
             seen,
             (0..300).map(|i| (i, i as u64 + 1)).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn size_gate_bounds_what_is_parsed_beside_a_large_file() {
+        use std::sync::atomic::AtomicUsize;
+        let gate = SizeGate::default();
+        let large_in = AtomicUsize::new(0);
+        let small_beside = AtomicUsize::new(0);
+        let worst = AtomicUsize::new(0);
+        let sizes: Vec<usize> = (0..400)
+            .map(|i| match i % 50 {
+                0 => LARGE_FILE * 2,
+                7 => LARGE_FILE / 2,
+                9 => 30_000,
+                _ => 10_000 + i,
+            })
+            .collect();
+        ordered_map(
+            &sizes,
+            |&size| {
+                let _g = gate.enter(size);
+                if size >= LARGE_FILE {
+                    assert_eq!(
+                        large_in.fetch_add(1, Ordering::SeqCst),
+                        0,
+                        "two large at once"
+                    );
+                    worst.fetch_max(small_beside.load(Ordering::SeqCst), Ordering::SeqCst);
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    large_in.fetch_sub(1, Ordering::SeqCst);
+                } else {
+                    let now = small_beside.fetch_add(size, Ordering::SeqCst) + size;
+                    if large_in.load(Ordering::SeqCst) > 0 {
+                        worst.fetch_max(now, Ordering::SeqCst);
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    small_beside.fetch_sub(size, Ordering::SeqCst);
+                }
+                size
+            },
+            |_, _| true,
+        );
+        // Racy observation, so allow one small file of slack over the budget.
+        assert!(worst.load(Ordering::SeqCst) <= BESIDE_LARGE + 20_000);
     }
 
     #[test]
