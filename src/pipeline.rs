@@ -122,7 +122,7 @@ pub fn release_freed_memory() {
 }
 
 /// Files at least this large are parsed alone (see [`SizeGate`]).
-pub const LARGE_FILE: usize = 1024 * 1024;
+pub const LARGE_FILE: usize = 256 * 1024;
 
 /// While a large file is parsed, at most this many bytes of other files are parsed
 /// beside it (their trees then add a few MB to the peak, not another large tree).
