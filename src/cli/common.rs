@@ -3,6 +3,7 @@
 use ast_grep_language::SupportLang;
 use git_astedit::files;
 use git_astedit::repo::Repo;
+use git_astedit::txn;
 use git_astedit::Error;
 
 use super::Out;
@@ -64,6 +65,27 @@ pub struct StageArgs {
     /// Render at most N diff lines (0: no limit); the rest is summarized
     #[arg(long, value_name = "N", default_value_t = 2000)]
     pub max_render: usize,
+}
+
+impl StageArgs {
+    /// Stores `changes` as a preview and, with `--apply`, applies it at once.
+    pub fn stage(
+        &self,
+        repo: &Repo,
+        changes: &git_astedit::change::ChangeSet,
+        meta: &git_astedit::change::PreviewMeta,
+    ) -> Result<(txn::Preview, Option<txn::ApplyReport>), Error> {
+        let preview = txn::stage(repo, changes, meta)?;
+        if !self.apply {
+            return Ok((preview, None));
+        }
+        let opts = txn::ApplyOptions {
+            reason: self.reason.clone(),
+            ..Default::default()
+        };
+        let report = txn::apply(repo, Some(&preview.id), &opts)?;
+        Ok((preview, Some(report)))
+    }
 }
 
 /// Warnings every file-reading command gives: languages skipped, files that parse with

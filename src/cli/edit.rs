@@ -6,7 +6,6 @@ use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
 use git_astedit::render;
 use git_astedit::rewrite::Op;
-use git_astedit::txn;
 use git_astedit::Error;
 
 use super::common;
@@ -106,16 +105,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
 
     let mut meta = outcome.meta(&ops, lang, args.stage.reason.clone());
     meta.base_head = repo.head_commit().map(|id| id.to_string());
-    let preview = txn::stage(repo, &outcome.changes, &meta)?;
-    let applied = if args.stage.apply {
-        let opts = txn::ApplyOptions {
-            reason: args.stage.reason.clone(),
-            ..Default::default()
-        };
-        Some(txn::apply(repo, Some(&preview.id), &opts)?)
-    } else {
-        None
-    };
+    let (preview, applied) = args.stage.stage(repo, &outcome.changes, &meta)?;
 
     if json {
         let files: Vec<serde_json::Value> = outcome

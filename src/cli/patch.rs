@@ -14,7 +14,6 @@ use git_astedit::patch::Level;
 use git_astedit::patch::Resolution;
 use git_astedit::render;
 use git_astedit::repo::Repo;
-use git_astedit::txn;
 use git_astedit::Error;
 use sha2::Digest;
 
@@ -261,16 +260,7 @@ pub fn run(ctx: &mut Ctx, args: PatchArgs) -> Result<Exit, Error> {
 
     let meta = preview_meta(repo, &res, &digest, args.stage.reason.clone());
     let files = meta.files.clone();
-    let preview = txn::stage(repo, &res.changes, &meta)?;
-    let applied = if args.stage.apply {
-        let opts = txn::ApplyOptions {
-            reason: args.stage.reason.clone(),
-            ..Default::default()
-        };
-        Some(txn::apply(repo, Some(&preview.id), &opts)?)
-    } else {
-        None
-    };
+    let (preview, applied) = args.stage.stage(repo, &res.changes, &meta)?;
 
     if json {
         let files: Vec<serde_json::Value> = files
