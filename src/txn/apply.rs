@@ -383,11 +383,9 @@ fn run(
 }
 
 fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
-    let mut jobs = Vec::new();
     let mut dirs = BTreeSet::new();
     for o in &record.ops {
-        if let (Some(to), Some(temp)) = (&o.to, &o.temp) {
-            jobs.push((repo.abs_path(temp), store::blob(repo, to.blob)?, to.mode));
+        if o.to.is_some() && o.temp.is_some() {
             dirs.insert(fsutil::parent_dir(repo, &o.path));
         }
     }
@@ -398,8 +396,27 @@ fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
     {
         dirs.insert(d);
     }
-    fsutil::write_files_durable(&jobs, &dirs)
+    // Blobs are read a batch at a time, so memory holds one batch, not the whole change.
+    let writes: Vec<_> = record
+        .ops
+        .iter()
+        .filter_map(|o| match (&o.to, &o.temp) {
+            (Some(to), Some(temp)) => Some((temp, to)),
+            _ => None,
+        })
+        .collect();
+    for batch in writes.chunks(WRITE_BATCH) {
+        let mut jobs = Vec::with_capacity(batch.len());
+        for (temp, to) in batch {
+            jobs.push((repo.abs_path(temp), store::blob(repo, to.blob)?, to.mode));
+        }
+        fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
+    }
+    fsutil::sync_dirs(&dirs)
 }
+
+/// Temp files written per batch (see [`write_temps`]).
+const WRITE_BATCH: usize = 128;
 
 /// Undoes a `prepared` run after an error: the caller's error is what gets reported.
 fn rollback_after(repo: &Repo, record: &Record, err: Error) -> Error {
