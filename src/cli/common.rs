@@ -88,6 +88,20 @@ impl StageArgs {
     }
 }
 
+/// The last line after staging: the id and what to do next (or what was applied).
+pub fn staged_line(preview: &txn::Preview, applied: Option<&txn::ApplyReport>) -> String {
+    let id = &preview.id;
+    match applied {
+        Some(report) => format!(
+            "Staged and applied {id} ({} written). Undo with `git astedit undo {id}`.\n",
+            git_astedit::render::plural(report.written.len() + report.deleted.len(), "file"),
+        ),
+        None => format!(
+            "Staged preview {id}. Apply with `git astedit apply {id}`, drop with `git astedit discard {id}`.\n"
+        ),
+    }
+}
+
 /// Warnings every file-reading command gives: languages skipped, files that parse with
 /// errors, files skipped.
 pub fn warn_common(

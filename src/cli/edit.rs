@@ -178,18 +178,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
             dropped.join(", ")
         ));
     }
-    match &applied {
-        Some(report) => text.push_str(&format!(
-            "Staged and applied {} ({} written). Undo with `git astedit undo {}`.\n",
-            preview.id,
-            render::plural(report.written.len() + report.deleted.len(), "file"),
-            preview.id
-        )),
-        None => text.push_str(&format!(
-            "Staged preview {}. Apply with `git astedit apply {}`, drop with `git astedit discard {}`.\n",
-            preview.id, preview.id, preview.id
-        )),
-    }
+    text.push_str(&common::staged_line(&preview, applied.as_ref()));
     let _ = out.stdout().write_all(text.as_bytes());
     common::warn_common(
         out,

@@ -17,6 +17,7 @@ use git_astedit::repo::Repo;
 use git_astedit::Error;
 use sha2::Digest;
 
+use super::common;
 use super::common::StageArgs;
 use super::show::render_diffs;
 use super::show::DiffFile;
@@ -293,18 +294,7 @@ pub fn run(ctx: &mut Ctx, args: PatchArgs) -> Result<Exit, Error> {
     text.push('\n');
     text.push_str(&report_text(repo, &res));
     text.push_str(&format!("{}\n", meta.summary));
-    match &applied {
-        Some(report) => text.push_str(&format!(
-            "Staged and applied {} ({} written). Undo with `git astedit undo {}`.\n",
-            preview.id,
-            render::plural(report.written.len() + report.deleted.len(), "file"),
-            preview.id
-        )),
-        None => text.push_str(&format!(
-            "Staged preview {}. Apply with `git astedit apply {}`, drop with `git astedit discard {}`.\n",
-            preview.id, preview.id, preview.id
-        )),
-    }
+    text.push_str(&common::staged_line(&preview, applied.as_ref()));
     let _ = out.stdout().write_all(text.as_bytes());
     if res.report.rescued() > 0 {
         out.warn("some chunks were placed by a rescue: review the drifted lines above");
