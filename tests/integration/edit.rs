@@ -298,3 +298,22 @@ fn list_show_and_discard() {
     assert_eq!(repo.run(&["list"]).stdout, "");
     repo.fsck();
 }
+
+#[test]
+fn outer_match_that_stops_matching_is_reported() {
+    let repo = TestRepo::new();
+    repo.write("d.js", "foo(foo(foo(foo(x))));\n");
+    let out = repo.run(&["edit", "-p", "foo(foo($A))", "-r", "$A"]);
+    out.assert_code(0);
+    let id = staged_id(&out.stdout);
+    assert_eq!(blob_at(&repo, &id, "d.js"), "x;\n");
+    assert!(
+        out.stdout.contains("1 outer match no longer matched") && out.stdout.contains("d.js:1:5"),
+        "{}",
+        out.stdout
+    );
+    let json = repo
+        .run(&["edit", "-p", "foo(foo($A))", "-r", "$A", "--json"])
+        .json();
+    assert_eq!(json["files"][0]["dropped"][0]["text"], "foo(foo(foo(x)))");
+}
