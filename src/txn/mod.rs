@@ -21,6 +21,7 @@ mod fsutil;
 mod gc;
 mod journal;
 mod lock;
+mod objects;
 mod recover;
 mod store;
 

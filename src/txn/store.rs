@@ -12,8 +12,11 @@ time in nanoseconds: commit dates have one-second resolution (and honour a pinne
 
 use std::collections::BTreeMap;
 
+use std::borrow::Cow;
+
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
+use gix::objs::Kind;
 use gix::refs::transaction::PreviousValue;
 use gix::refs::Target;
 use gix::ObjectId;
@@ -22,6 +25,7 @@ use serde::Serialize;
 
 use super::journal;
 use super::journal::Event;
+use super::objects::ObjectBatch;
 use super::Error;
 use super::Preview;
 use super::StoredEntry;
@@ -53,29 +57,28 @@ pub fn stage(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<Pre
     let changes = changes.as_slice();
     validate(changes)?;
     let git = &repo.git;
-    let empty = gix::ObjectId::empty_tree(git.object_hash());
-    let mut before = git.edit_tree(empty).map_err(Error::git("edit a tree"))?;
-    let mut after = git.edit_tree(empty).map_err(Error::git("edit a tree"))?;
+    // Every new object goes through one batch: loose when few, one pack when many.
+    let mut objects = ObjectBatch::new(git);
+    let find: &dyn gix::objs::FindExt = &git.objects;
+    let mut before =
+        gix::objs::tree::Editor::new(gix::objs::Tree::empty(), find, git.object_hash());
+    let mut after = gix::objs::tree::Editor::new(gix::objs::Tree::empty(), find, git.object_hash());
     for c in changes {
         if let Some(b) = &c.before {
-            let id = git
-                .write_blob(&b.bytes)
-                .map_err(Error::git("write a blob"))?;
+            let id = objects.add(Kind::Blob, Cow::Borrowed(&b.bytes))?;
             before
-                .upsert(c.path.as_str(), entry_kind(b.mode), id)
+                .upsert(c.path.split('/'), entry_kind(b.mode), id)
                 .map_err(Error::git(format!("add {} to a tree", c.path)))?;
         }
         if let Some(a) = &c.after {
-            let id = git
-                .write_blob(&a.bytes)
-                .map_err(Error::git("write a blob"))?;
+            let id = objects.add(Kind::Blob, Cow::Borrowed(&a.bytes))?;
             after
-                .upsert(c.path.as_str(), entry_kind(a.mode), id)
+                .upsert(c.path.split('/'), entry_kind(a.mode), id)
                 .map_err(Error::git(format!("add {} to a tree", c.path)))?;
         }
     }
-    let before_tree = before.write().map_err(Error::git("write a tree"))?.detach();
-    let after_tree = after.write().map_err(Error::git("write a tree"))?.detach();
+    let before_tree = before.write(|tree| objects.add_object(tree))?;
+    let after_tree = after.write(|tree| objects.add_object(tree))?;
 
     let staged_at_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -95,10 +98,7 @@ pub fn stage(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<Pre
         .into(),
         extra_headers: Vec::new(),
     };
-    let b_id = git
-        .write_object(&b_commit)
-        .map_err(Error::git("write the before commit"))?
-        .detach();
+    let b_id = objects.add_object(&b_commit)?;
     let p_commit = gix::objs::Commit {
         tree: after_tree,
         parents: [b_id].into_iter().collect(),
@@ -108,10 +108,9 @@ pub fn stage(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<Pre
         message: preview_message(changes, meta, staged_at_ns)?.into(),
         extra_headers: Vec::new(),
     };
-    let p_id = git
-        .write_object(&p_commit)
-        .map_err(Error::git("write the preview commit"))?
-        .detach();
+    let p_id = objects.add_object(&p_commit)?;
+    // Objects first, then the ref that makes them reachable.
+    objects.write()?;
     let id = short_id(p_id);
 
     let mut event = Event::new(repo, "staged", &id, p_id);
