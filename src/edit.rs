@@ -70,8 +70,9 @@ pub struct FileEdit {
 /// Everything an edit computed.
 #[derive(Debug, Default)]
 pub struct EditOutcome {
+    /// The changes, in path order (empty from [`edit_each`], which hands them out).
     pub changes: ChangeSet,
-    /// Per rewritten file, in path order (same order as `changes`).
+    /// Per rewritten file, in path order.
     pub files: Vec<FileEdit>,
     pub files_searched: usize,
     pub skipped: files::Skipped,
@@ -133,13 +134,36 @@ impl EditOutcome {
     }
 }
 
-/// Runs `ops` over every file of `set`.
+/// Runs `ops` over every file of `set`, collecting the changes in the outcome.
 pub fn edit(
     repo: &Repo,
     set: &FileSet,
     ops: &[Op],
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
+) -> Result<EditOutcome, Error> {
+    let mut changes = Vec::new();
+    let mut out = edit_each(repo, set, ops, forced_lang, max_file_size, |change| {
+        changes.push(change);
+        true
+    })?;
+    out.changes.changes = changes;
+    out.changes.sort();
+    Ok(out)
+}
+
+/// Runs `ops` over every file of `set`, handing each changed file to `on_change` as
+/// soon as it is known, in no particular order (the outcome's `changes` stay empty,
+/// its other lists are sorted by path); a large
+/// edit then need not hold every file's text at once. `on_change` returning `false`
+/// stops the edit early.
+pub fn edit_each(
+    repo: &Repo,
+    set: &FileSet,
+    ops: &[Op],
+    forced_lang: Option<SupportLang>,
+    max_file_size: u64,
+    mut on_change: impl FnMut(FileChange) -> bool,
 ) -> Result<EditOutcome, Error> {
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
     let what = ops
@@ -159,7 +183,6 @@ pub fn edit(
         NoLanguage,
     }
     let workdir = repo.workdir.as_path();
-    let gate = crate::pipeline::SizeGate::default();
     let work = |file: &files::Candidate| -> Result<One, Error> {
         let Some(rewriter) = rewriters.get(&file.lang.to_string()) else {
             return Ok(One::NoLanguage);
@@ -168,7 +191,6 @@ pub fn edit(
             Loaded::Text(t, m) => (t, m),
             Loaded::Skipped(r) => return Ok(One::Skipped(r)),
         };
-        let _parsing = rewriter.may_match(&text).then(|| gate.enter(text.len()));
         let rewritten = rewriter.rewrite(&text).map_err(|source| Error::InFile {
             path: file.path.clone(),
             source,
@@ -205,31 +227,42 @@ pub fn edit(
         ..Default::default()
     };
     let mut first_error: Option<Error> = None;
-    crate::pipeline::ordered_map_by(&set.files, &set.work_order(), work, |i, one| {
-        let file = &set.files[i];
-        let one = match one {
-            Ok(one) => one,
-            Err(e) => {
-                first_error = Some(e);
-                return false;
-            }
-        };
-        match one {
-            One::Unchanged => out.files_searched += 1,
-            One::Rewritten(boxed) => {
-                let (change, edit, had_error) = *boxed;
-                out.files_searched += 1;
-                if had_error {
-                    out.parse_errors.push(file.path.clone());
+    // As ready, not in order: a finished file's change goes to `on_change` (which may
+    // compress it away) at once instead of waiting beside a large file's parse.
+    crate::pipeline::unordered_map_sized(
+        &set.files,
+        |f| f.size_hint,
+        work,
+        |i, one| {
+            let file = &set.files[i];
+            let one = match one {
+                Ok(one) => one,
+                Err(e) => {
+                    first_error = Some(e);
+                    return false;
                 }
-                out.changes.changes.push(change);
-                out.files.push(edit);
+            };
+            match one {
+                One::Unchanged => out.files_searched += 1,
+                One::Rewritten(boxed) => {
+                    let (change, edit, had_error) = *boxed;
+                    out.files_searched += 1;
+                    if had_error {
+                        out.parse_errors.push(file.path.clone());
+                    }
+                    out.files.push(edit);
+                    if !on_change(change) {
+                        return false;
+                    }
+                }
+                One::Skipped(reason) => out.skipped.add(reason, &file.path),
+                One::NoLanguage => {}
             }
-            One::Skipped(reason) => out.skipped.add(reason, &file.path),
-            One::NoLanguage => {}
-        }
-        true
-    });
+            true
+        },
+    );
+    out.files.sort_by(|a, b| a.path.cmp(&b.path));
+    out.parse_errors.sort();
     match first_error {
         Some(e) => Err(e),
         None => Ok(out),

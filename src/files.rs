@@ -101,9 +101,12 @@ pub struct Skipped {
 impl Skipped {
     pub fn add(&mut self, reason: SkipReason, path: &str) {
         *self.counts.entry(reason).or_default() += 1;
+        // The first three paths by name, whatever order the files are seen in.
         let ex = self.examples.entry(reason).or_default();
-        if ex.len() < 3 {
-            ex.push(path.to_string());
+        if ex.len() < 3 || ex.last().is_some_and(|last| path < last.as_str()) {
+            let at = ex.partition_point(|p| p.as_str() < path);
+            ex.insert(at, path.to_string());
+            ex.truncate(3);
         }
     }
     pub fn merge(&mut self, other: Skipped) {
@@ -170,23 +173,9 @@ pub struct Candidate {
     /// Repository path.
     pub path: String,
     pub lang: SupportLang,
-    /// The size the index recorded (0 when untracked): a hint for scheduling only.
+    /// The size the index recorded (the file's size when untracked): a hint for
+    /// scheduling only.
     pub size_hint: u64,
-}
-
-impl FileSet {
-    /// Indices of `files` in the order to work on them: large files first (largest
-    /// first), then the rest in path order. Parsing the large ones before results pile
-    /// up keeps the peak memory near the largest parse tree alone.
-    pub fn work_order(&self) -> Vec<usize> {
-        let large = crate::pipeline::LARGE_FILE as u64;
-        let mut big: Vec<usize> = (0..self.files.len())
-            .filter(|&i| self.files[i].size_hint >= large)
-            .collect();
-        big.sort_by_key(|&i| std::cmp::Reverse(self.files[i].size_hint));
-        let rest = (0..self.files.len()).filter(|&i| self.files[i].size_hint < large);
-        big.into_iter().chain(rest).collect()
-    }
 }
 
 /// The files to work on, sorted by path, and what was skipped.
@@ -316,9 +305,10 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
                 continue;
             }
         };
-        let size_hint = index
-            .entry_by_path(path.into())
-            .map_or(0, |e| u64::from(e.stat.size));
+        let size_hint = match index.entry_by_path(path.into()) {
+            Some(e) => u64::from(e.stat.size),
+            None => std::fs::metadata(repo.workdir.join(path)).map_or(0, |m| m.len()),
+        };
         set.files.push(Candidate {
             path: path.to_string(),
             lang,

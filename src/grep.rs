@@ -160,15 +160,14 @@ pub fn grep_each(
         NoLanguage,
     }
     let workdir = repo.workdir.as_path();
-    let gate = crate::pipeline::SizeGate::default();
     let mut out = GrepSummary {
         skipped: set.skipped.clone(),
         skipped_languages,
         ..Default::default()
     };
-    crate::pipeline::ordered_map_by(
+    crate::pipeline::ordered_map_sized(
         &set.files,
-        &set.work_order(),
+        |f| f.size_hint,
         |file| {
             let Some(query) = queries.get(&file.lang.to_string()) else {
                 return One::NoLanguage;
@@ -180,7 +179,6 @@ pub fn grep_each(
             if !query.may_match(&text) {
                 return One::Searched(None, false);
             }
-            let _parsing = gate.enter(text.len());
             let found = query.find_owned(text, keep_text);
             let hits = (!found.matches.is_empty()).then(|| FileHits {
                 path: file.path.clone(),

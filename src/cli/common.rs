@@ -75,7 +75,21 @@ impl StageArgs {
         changes: &git_astedit::change::ChangeSet,
         meta: &git_astedit::change::PreviewMeta,
     ) -> Result<(txn::Preview, Option<txn::ApplyReport>), Error> {
-        let preview = txn::stage(repo, changes, meta)?;
+        let mut stager = txn::Stager::new(repo);
+        for change in &changes.changes {
+            stager.add_borrowed(change)?;
+        }
+        self.finish(repo, stager, meta)
+    }
+
+    /// Finishes a preview built file by file and, with `--apply`, applies it at once.
+    pub fn finish(
+        &self,
+        repo: &Repo,
+        stager: txn::Stager<'_>,
+        meta: &git_astedit::change::PreviewMeta,
+    ) -> Result<(txn::Preview, Option<txn::ApplyReport>), Error> {
+        let preview = stager.finish(meta)?;
         if !self.apply {
             return Ok((preview, None));
         }

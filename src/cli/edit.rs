@@ -6,13 +6,13 @@ use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
 use git_astedit::render;
 use git_astedit::rewrite::Op;
+use git_astedit::txn;
 use git_astedit::Error;
 
 use super::common;
 use super::common::InputArgs;
 use super::common::StageArgs;
-use super::show::render_diffs;
-use super::show::DiffFile;
+use super::show::render_preview_diffs;
 use super::Ctx;
 
 /// Stage a structural rewrite as a preview; no work-tree file is touched.
@@ -68,7 +68,22 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let (set, lang) = args.input.collect(repo)?;
-    let outcome = git_astedit::edit::edit(repo, &set, &ops, lang, args.input.max_filesize)?;
+    // Each changed file goes into the preview's objects as soon as it is rewritten.
+    let mut stager = txn::Stager::new(repo);
+    let mut stage_error = None;
+    let outcome =
+        git_astedit::edit::edit_each(repo, &set, &ops, lang, args.input.max_filesize, |change| {
+            match stager.add(change) {
+                Ok(()) => true,
+                Err(e) => {
+                    stage_error = Some(e);
+                    false
+                }
+            }
+        })?;
+    if let Some(e) = stage_error {
+        return Err(e.into());
+    }
 
     let diag = || {
         common::json_diagnostics(
@@ -78,7 +93,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
             &outcome.skipped,
         )
     };
-    if outcome.changes.is_empty() {
+    if outcome.files.is_empty() {
         if json {
             let mut value = serde_json::json!({
                 "id": null,
@@ -105,7 +120,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
 
     let mut meta = outcome.meta(&ops, lang, args.stage.reason.clone());
     meta.base_head = repo.head_commit().map(|id| id.to_string());
-    let (preview, applied) = args.stage.stage(repo, &outcome.changes, &meta)?;
+    let (preview, applied) = args.stage.finish(repo, stager, &meta)?;
 
     if json {
         let files: Vec<serde_json::Value> = outcome
@@ -142,11 +157,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
         return Ok(Exit::Ok);
     }
 
-    let mut text = render_diffs(
-        &DiffFile::from_changes(&outcome.changes),
-        color,
-        args.stage.max_render,
-    );
+    let mut text = render_preview_diffs(repo, &preview, color, args.stage.max_render)?;
     text.push_str(&format!("\n{}\n", outcome.summary()));
     let flagged: Vec<String> = outcome
         .files

@@ -58,23 +58,87 @@ impl<'a> DiffFile<'a> {
 /// Renders diffs of `files`, stopping after about `max_lines` lines (0: no limit) and
 /// saying what it left out. Returns the text.
 pub fn render_diffs(files: &[DiffFile<'_>], color: bool, max_lines: usize) -> String {
-    let mut out = String::new();
-    let mut omitted: Vec<&str> = Vec::new();
+    let mut diff = LimitedDiff::new(max_lines);
     for file in files {
-        if max_lines > 0 && out.lines().count() >= max_lines {
-            omitted.push(file.path);
+        if diff.is_full() {
+            diff.omit(file.path);
             continue;
         }
-        render::file_diff(&mut out, file.path, file.before, file.after, color);
+        diff.add(|out| {
+            render::file_diff(out, file.path, file.before, file.after, color);
+        });
     }
-    if !omitted.is_empty() {
-        out.push_str(&format!(
-            "… diff of {} not shown (--max-render {max_lines}): {}\n",
-            render::plural(omitted.len(), "more file"),
-            omitted.join(", ")
-        ));
+    diff.finish()
+}
+
+/// [`render_diffs`] of a stored preview, reading a file's blobs only when its diff is
+/// shown: the files past `max_lines` of a large preview cost nothing.
+pub fn render_preview_diffs(
+    repo: &git_astedit::repo::Repo,
+    preview: &Preview,
+    color: bool,
+    max_lines: usize,
+) -> Result<String, Error> {
+    let mut diff = LimitedDiff::new(max_lines);
+    for e in &preview.entries {
+        if diff.is_full() {
+            diff.omit(&e.path);
+            continue;
+        }
+        let before = e.before.map(|(id, _)| txn::blob(repo, id)).transpose()?;
+        let after = e.after.map(|(id, _)| txn::blob(repo, id)).transpose()?;
+        let before = side(e.before.map(|(_, m)| m), before.as_deref());
+        let after = side(e.after.map(|(_, m)| m), after.as_deref());
+        diff.add(|out| {
+            render::file_diff(out, &e.path, before, after, color);
+        });
     }
-    out
+    Ok(diff.finish())
+}
+
+/// Diff text up to about a number of lines, and the paths left out after that.
+struct LimitedDiff<'a> {
+    out: String,
+    lines: usize,
+    max_lines: usize,
+    omitted: Vec<&'a str>,
+}
+
+impl<'a> LimitedDiff<'a> {
+    fn new(max_lines: usize) -> LimitedDiff<'a> {
+        LimitedDiff {
+            out: String::new(),
+            lines: 0,
+            max_lines,
+            omitted: Vec::new(),
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        self.max_lines > 0 && self.lines >= self.max_lines
+    }
+
+    fn add(&mut self, render: impl FnOnce(&mut String)) {
+        let start = self.out.len();
+        render(&mut self.out);
+        self.lines += self.out[start..].lines().count();
+    }
+
+    fn omit(&mut self, path: &'a str) {
+        self.omitted.push(path);
+    }
+
+    fn finish(mut self) -> String {
+        if !self.omitted.is_empty() {
+            self.out.push_str(&format!(
+                "… diff of {} not shown (--max-render {}): {}\n",
+                render::plural(self.omitted.len(), "more file"),
+                self.max_lines,
+                self.omitted.join(", ")
+            ));
+        }
+        self.out
+    }
 }
 
 /// The before and after bytes of one stored entry.

@@ -50,6 +50,7 @@ pub use store::find;
 pub use store::list;
 pub use store::read_preview;
 pub use store::stage;
+pub use store::Stager;
 pub use store::REF_PREFIX;
 
 /// Everything that can go wrong in a transaction, classified for the exit code.

@@ -32,18 +32,30 @@ pub(crate) const PACK_THRESHOLD: usize = 100;
 
 /// New objects gathered for one preview; nothing reaches the disk before [`write`].
 ///
+/// Once there are enough of them for a pack, each is compressed into its pack entry as
+/// it is added and its bytes are dropped: a large edit then holds about a quarter of
+/// its new contents in memory, not all of them.
+///
 /// [`write`]: ObjectBatch::write
 pub(crate) struct ObjectBatch<'a> {
     git: &'a gix::Repository,
     pending: Vec<NewObject<'a>>,
     ids: HashSet<ObjectId>,
+    packing: bool,
 }
 
 /// One object the repository does not have yet.
-pub(crate) struct NewObject<'a> {
-    pub id: ObjectId,
-    pub kind: Kind,
-    pub data: Cow<'a, [u8]>,
+struct NewObject<'a> {
+    id: ObjectId,
+    kind: Kind,
+    body: Body<'a>,
+}
+
+enum Body<'a> {
+    /// The object's bytes, while it may still be written loose.
+    Raw(Cow<'a, [u8]>),
+    /// Its pack entry (header and zlib stream).
+    Entry(Vec<u8>),
 }
 
 /// How a batch reached the disk.
@@ -63,11 +75,12 @@ impl<'a> ObjectBatch<'a> {
             git,
             pending: Vec::new(),
             ids: HashSet::new(),
+            packing: false,
         }
     }
 
-    /// Adds an object, borrowing its bytes; returns its id. Objects the repository
-    /// already has, and repeats, are not written again.
+    /// Adds an object; returns its id. Objects the repository already has, and
+    /// repeats, are not written again.
     pub fn add(&mut self, kind: Kind, data: Cow<'a, [u8]>) -> Result<ObjectId, Error> {
         let id = gix::objs::compute_hash(self.git.object_hash(), kind, &data)
             .map_err(Error::git("hash an object"))?;
@@ -76,8 +89,31 @@ impl<'a> ObjectBatch<'a> {
             return Ok(id);
         }
         self.ids.insert(id);
-        self.pending.push(NewObject { id, kind, data });
+        let body = if self.packing {
+            Body::Entry(self.entry(kind, &data)?)
+        } else {
+            Body::Raw(data)
+        };
+        self.pending.push(NewObject { id, kind, body });
+        if !self.packing && self.pending.len() >= PACK_THRESHOLD {
+            self.packing = true;
+            let mut pending = std::mem::take(&mut self.pending);
+            for object in &mut pending {
+                if let Body::Raw(data) = &object.body {
+                    object.body = Body::Entry(self.entry(object.kind, data)?);
+                }
+            }
+            self.pending = pending;
+        }
         Ok(id)
+    }
+
+    fn entry(&self, kind: Kind, data: &[u8]) -> Result<Vec<u8>, Error> {
+        pack_entry(kind, data).map_err(Error::io("compress an object for", self.objects_dir()))
+    }
+
+    fn objects_dir(&self) -> &Path {
+        self.git.objects.store_ref().path()
     }
 
     /// Adds an encoded object (a tree or a commit).
@@ -95,54 +131,59 @@ impl<'a> ObjectBatch<'a> {
         if count == 0 {
             return Ok(Written::Nothing);
         }
-        if count < PACK_THRESHOLD {
+        if !self.packing {
             use gix::objs::Write as _;
             for object in &self.pending {
+                let Body::Raw(data) = &object.body else {
+                    continue;
+                };
                 self.git
                     .objects
-                    .write_buf_with_known_id(object.kind, &object.data, object.id)
+                    .write_buf_with_known_id(object.kind, data, object.id)
                     .map_err(Error::git(format!("write {} {}", object.kind, object.id)))?;
             }
             return Ok(Written::Loose(count));
         }
-        let objects_dir = self.git.objects.store_ref().path();
-        let pack = write_pack(objects_dir, self.git.object_hash(), &self.pending)?;
+        let ObjectBatch { git, pending, .. } = self;
+        let objects_dir = git.objects.store_ref().path();
+        let mut entries: Vec<(ObjectId, Vec<u8>)> = Vec::with_capacity(count);
+        for object in pending {
+            let entry = match object.body {
+                Body::Entry(entry) => entry,
+                Body::Raw(data) => pack_entry(object.kind, &data)
+                    .map_err(Error::io("compress an object for", objects_dir))?,
+            };
+            entries.push((object.id, entry));
+        }
+        let pack = write_pack(objects_dir, git.object_hash(), &entries)?;
         Ok(Written::Pack(pack, count))
     }
 }
 
-/// Writes `objects` as `objects/pack/pack-<checksum>.{pack,idx}`; returns the `.pack`
-/// path. The objects must be distinct.
-pub(crate) fn write_pack(
+/// Writes pack `entries` (distinct objects) as `objects/pack/pack-<checksum>.{pack,idx}`;
+/// returns the `.pack` path.
+fn write_pack(
     objects_dir: &Path,
     hash: gix::hash::Kind,
-    objects: &[NewObject<'_>],
+    entries: &[(ObjectId, Vec<u8>)],
 ) -> Result<PathBuf, Error> {
     let pack_dir = objects_dir.join("pack");
     std::fs::create_dir_all(&pack_dir).map_err(Error::io("create", &pack_dir))?;
 
-    // Serial on purpose: rayon's pool would add its threads' malloc arenas to the peak.
-    let entries: Vec<Vec<u8>> = objects
-        .iter()
-        .map(|o| pack_entry(o.kind, &o.data))
-        .collect::<Result<_, _>>()
-        .map_err(Error::io("compress objects for", &pack_dir))?;
-
-    let count = u32::try_from(objects.len())
+    let count = u32::try_from(entries.len())
         .map_err(|_| Error::InvalidChange("too many objects for one pack".into()))?;
-    let mut pack = Vec::with_capacity(12 + entries.iter().map(Vec::len).sum::<usize>() + 32);
-    pack.extend_from_slice(b"PACK");
-    pack.extend_from_slice(&2u32.to_be_bytes());
-    pack.extend_from_slice(&count.to_be_bytes());
+    let mut pack = HashingFile::create(&pack_dir, hash)?;
+    pack.write(b"PACK")?;
+    pack.write(&2u32.to_be_bytes())?;
+    pack.write(&count.to_be_bytes())?;
     // (id, crc32 of the entry's bytes, offset of the entry)
-    let mut index: Vec<(ObjectId, u32, u64)> = Vec::with_capacity(objects.len());
-    for (object, entry) in objects.iter().zip(&entries) {
-        index.push((object.id, crc32fast::hash(entry), pack.len() as u64));
-        pack.extend_from_slice(entry);
+    let mut index: Vec<(ObjectId, u32, u64)> = Vec::with_capacity(entries.len());
+    for (id, entry) in entries {
+        index.push((*id, crc32fast::hash(entry), pack.written));
+        pack.write(entry)?;
     }
-    drop(entries);
-    let pack_checksum = checksum(hash, &pack)?;
-    pack.extend_from_slice(pack_checksum.as_bytes());
+    let pack_checksum = pack.checksum()?;
+    pack.write(pack_checksum.as_bytes())?;
 
     index.sort_unstable_by_key(|e| e.0);
     let mut idx = Vec::with_capacity(8 + 256 * 4 + index.len() * (hash.len_in_bytes() + 12) + 64);
@@ -180,14 +221,16 @@ pub(crate) fn write_pack(
         idx.extend_from_slice(&offset.to_be_bytes());
     }
     idx.extend_from_slice(pack_checksum.as_bytes());
-    let idx_checksum = checksum(hash, &idx)?;
-    idx.extend_from_slice(idx_checksum.as_bytes());
 
     let stem = pack_dir.join(format!("pack-{}", pack_checksum.to_hex()));
     let pack_path = stem.with_extension("pack");
     let idx_path = stem.with_extension("idx");
-    persist_read_only(&pack_dir, &pack, &pack_path)?;
-    persist_read_only(&pack_dir, &idx, &idx_path)?;
+    pack.persist(&pack_path)?;
+    let mut idx_file = HashingFile::create(&pack_dir, hash)?;
+    idx_file.write(&idx)?;
+    let idx_checksum = idx_file.checksum()?;
+    idx_file.write(idx_checksum.as_bytes())?;
+    idx_file.persist(&idx_path)?;
     Ok(pack_path)
 }
 
@@ -215,33 +258,60 @@ fn pack_entry(kind: Kind, data: &[u8]) -> std::io::Result<Vec<u8>> {
     Ok(z.into_inner())
 }
 
-fn checksum(hash: gix::hash::Kind, bytes: &[u8]) -> Result<ObjectId, Error> {
-    let mut hasher = gix::hash::hasher(hash);
-    hasher.update(bytes);
-    hasher
-        .try_finalize()
-        .map_err(|e| Error::Corrupt(format!("cannot hash a pack: {e}")))
+/// A temporary file in the pack folder, read-only as git keeps packs, that hashes
+/// what is written to it.
+struct HashingFile {
+    file: std::io::BufWriter<tempfile::NamedTempFile>,
+    hasher: gix::hash::Hasher,
+    written: u64,
 }
 
-/// Writes `bytes` to a temporary file in `dir` and renames it to `to`, read-only as
-/// git keeps packs. An existing `to` has the same content (its name is a checksum).
-fn persist_read_only(dir: &Path, bytes: &[u8], to: &Path) -> Result<(), Error> {
-    let mut builder = tempfile::Builder::new();
-    builder.prefix("tmp_pack_");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o444));
+impl HashingFile {
+    fn create(dir: &Path, hash: gix::hash::Kind) -> Result<HashingFile, Error> {
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("tmp_pack_");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o444));
+        }
+        let file = builder
+            .tempfile_in(dir)
+            .map_err(Error::io("create a file in", dir))?;
+        Ok(HashingFile {
+            file: std::io::BufWriter::with_capacity(1 << 16, file),
+            hasher: gix::hash::hasher(hash),
+            written: 0,
+        })
     }
-    let mut file = builder
-        .tempfile_in(dir)
-        .map_err(Error::io("create a file in", dir))?;
-    file.write_all(bytes)
-        .map_err(Error::io("write", file.path()))?;
-    match file.persist_noclobber(to) {
-        Ok(_) => Ok(()),
-        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(Error::io("write", to)(e.error)),
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.hasher.update(bytes);
+        self.written += bytes.len() as u64;
+        let written = self.file.write_all(bytes);
+        written.map_err(|e| Error::io("write", self.file.get_ref().path())(e))
+    }
+
+    /// The hash of everything written so far.
+    fn checksum(&self) -> Result<ObjectId, Error> {
+        self.hasher
+            .clone()
+            .try_finalize()
+            .map_err(|e| Error::Corrupt(format!("cannot hash a pack: {e}")))
+    }
+
+    /// Renames the file to `to`. An existing `to` has the same content: its name is
+    /// a checksum.
+    fn persist(self, to: &Path) -> Result<(), Error> {
+        let file = self
+            .file
+            .into_inner()
+            .map_err(|e| Error::io("write", to)(e.into_error()))?;
+        match file.persist_noclobber(to) {
+            Ok(_) => Ok(()),
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(Error::io("write", to)(e.error)),
+        }
     }
 }
 

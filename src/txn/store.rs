@@ -51,35 +51,133 @@ struct Envelope {
 
 /// Stores `changes` as a new pending preview and records a `staged` journal event.
 pub fn stage(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<Preview, Error> {
-    // Sorted references, not a sorted copy: a large edit's bytes are held once.
-    let mut changes: Vec<&FileChange> = changes.changes.iter().collect();
-    changes.sort_by(|a, b| a.path.cmp(&b.path));
-    let changes = changes.as_slice();
-    validate(changes)?;
-    let git = &repo.git;
-    // Every new object goes through one batch: loose when few, one pack when many.
-    let mut objects = ObjectBatch::new(git);
-    let find: &dyn gix::objs::FindExt = &git.objects;
-    let mut before =
-        gix::objs::tree::Editor::new(gix::objs::Tree::empty(), find, git.object_hash());
-    let mut after = gix::objs::tree::Editor::new(gix::objs::Tree::empty(), find, git.object_hash());
-    for c in changes {
-        if let Some(b) = &c.before {
-            let id = objects.add(Kind::Blob, Cow::Borrowed(&b.bytes))?;
-            before
-                .upsert(c.path.split('/'), entry_kind(b.mode), id)
-                .map_err(Error::git(format!("add {} to a tree", c.path)))?;
-        }
-        if let Some(a) = &c.after {
-            let id = objects.add(Kind::Blob, Cow::Borrowed(&a.bytes))?;
-            after
-                .upsert(c.path.split('/'), entry_kind(a.mode), id)
-                .map_err(Error::git(format!("add {} to a tree", c.path)))?;
+    let mut stager = Stager::new(repo);
+    for c in &changes.changes {
+        stager.add_borrowed(c)?;
+    }
+    stager.finish(meta)
+}
+
+/// Builds a preview file by file: each change's contents go into the object batch as
+/// they arrive (compressed, once the batch is large enough for a pack) and only their
+/// ids are kept, so a large edit need not hold every file's text until it is staged.
+/// Nothing is visible in the repository before [`finish`](Stager::finish).
+pub struct Stager<'a> {
+    repo: &'a Repo,
+    objects: ObjectBatch<'a>,
+    files: Vec<StagedFile>,
+}
+
+/// One path of a preview being built.
+struct StagedFile {
+    path: String,
+    before: Option<(ObjectId, FileMode)>,
+    after: Option<(ObjectId, FileMode)>,
+}
+
+impl<'a> Stager<'a> {
+    pub fn new(repo: &'a Repo) -> Stager<'a> {
+        Stager {
+            repo,
+            objects: ObjectBatch::new(&repo.git),
+            files: Vec::new(),
         }
     }
-    let before_tree = before.write(|tree| objects.add_object(tree))?;
-    let after_tree = after.write(|tree| objects.add_object(tree))?;
 
+    /// Adds a change, taking its contents.
+    pub fn add(&mut self, change: FileChange) -> Result<(), Error> {
+        let FileChange {
+            path,
+            before,
+            after,
+        } = change;
+        let before = self.add_side(before.map(|c| (Cow::Owned(c.bytes), c.mode)))?;
+        let after = self.add_side(after.map(|c| (Cow::Owned(c.bytes), c.mode)))?;
+        self.files.push(StagedFile {
+            path,
+            before,
+            after,
+        });
+        Ok(())
+    }
+
+    /// Adds a change whose contents outlive the stager.
+    pub fn add_borrowed(&mut self, change: &'a FileChange) -> Result<(), Error> {
+        let side = |c: &'a Option<crate::change::FileContent>| {
+            c.as_ref()
+                .map(|c| (Cow::Borrowed(c.bytes.as_slice()), c.mode))
+        };
+        let before = self.add_side(side(&change.before))?;
+        let after = self.add_side(side(&change.after))?;
+        self.files.push(StagedFile {
+            path: change.path.clone(),
+            before,
+            after,
+        });
+        Ok(())
+    }
+
+    fn add_side(
+        &mut self,
+        side: Option<(Cow<'a, [u8]>, FileMode)>,
+    ) -> Result<Option<(ObjectId, FileMode)>, Error> {
+        side.map(|(bytes, mode)| Ok((self.objects.add(Kind::Blob, bytes)?, mode)))
+            .transpose()
+    }
+
+    /// How many files were added.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Writes the objects, the two commits and the preview's ref, and records a
+    /// `staged` journal event.
+    pub fn finish(self, meta: &PreviewMeta) -> Result<Preview, Error> {
+        let Stager {
+            repo,
+            mut objects,
+            mut files,
+        } = self;
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let changes = files.as_slice();
+        validate(changes)?;
+        let git = &repo.git;
+        let find: &dyn gix::objs::FindExt = &git.objects;
+        let mut before =
+            gix::objs::tree::Editor::new(gix::objs::Tree::empty(), find, git.object_hash());
+        let mut after =
+            gix::objs::tree::Editor::new(gix::objs::Tree::empty(), find, git.object_hash());
+        for c in changes {
+            if let Some((id, mode)) = c.before {
+                before
+                    .upsert(c.path.split('/'), entry_kind(mode), id)
+                    .map_err(Error::git(format!("add {} to a tree", c.path)))?;
+            }
+            if let Some((id, mode)) = c.after {
+                after
+                    .upsert(c.path.split('/'), entry_kind(mode), id)
+                    .map_err(Error::git(format!("add {} to a tree", c.path)))?;
+            }
+        }
+        let before_tree = before.write(|tree| objects.add_object(tree))?;
+        let after_tree = after.write(|tree| objects.add_object(tree))?;
+        stage_commits(repo, objects, changes, before_tree, after_tree, meta)
+    }
+}
+
+/// The rest of [`Stager::finish`]: commits, objects to disk, ref and journal.
+fn stage_commits(
+    repo: &Repo,
+    mut objects: ObjectBatch<'_>,
+    changes: &[StagedFile],
+    before_tree: ObjectId,
+    after_tree: ObjectId,
+    meta: &PreviewMeta,
+) -> Result<Preview, Error> {
     let staged_at_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -128,8 +226,9 @@ pub fn stage(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<Pre
     read_preview(repo, p_id)
 }
 
-/// Refuses change sets that cannot be stored or written safely.
-fn validate(changes: &[&FileChange]) -> Result<(), Error> {
+/// Refuses change sets that cannot be stored or written safely. `changes` is sorted
+/// by path.
+fn validate(changes: &[StagedFile]) -> Result<(), Error> {
     if changes.is_empty() {
         return Err(Error::InvalidChange("no file changes".into()));
     }
@@ -147,24 +246,26 @@ fn validate(changes: &[&FileChange]) -> Result<(), Error> {
                 c.path
             )));
         }
-        if let Some(p) = prev {
-            if p == c.path {
-                return Err(Error::InvalidChange(format!(
-                    "path '{}' appears twice",
-                    c.path
-                )));
-            }
+        if prev == Some(c.path.as_str()) {
+            return Err(Error::InvalidChange(format!(
+                "path '{}' appears twice",
+                c.path
+            )));
         }
         prev = Some(&c.path);
     }
-    // A file that is also a folder of another touched path cannot be written in one step.
+    // A file that is also a folder of another touched path cannot be written in one
+    // step. Each path's folders are looked up, not every pair compared.
+    let paths: std::collections::HashSet<&str> = changes.iter().map(|c| c.path.as_str()).collect();
     for c in changes {
-        let dir = format!("{}/", c.path);
-        if changes.iter().any(|o| o.path.starts_with(&dir)) {
-            return Err(Error::InvalidChange(format!(
-                "path '{}' is both a file and a folder of other touched paths",
-                c.path
-            )));
+        let mut folder = c.path.as_str();
+        while let Some(cut) = folder.rfind('/') {
+            folder = &folder[..cut];
+            if paths.contains(folder) {
+                return Err(Error::InvalidChange(format!(
+                    "path '{folder}' is both a file and a folder of other touched paths"
+                )));
+            }
         }
     }
     Ok(())
@@ -175,7 +276,7 @@ fn one_line(s: &str) -> String {
 }
 
 fn preview_message(
-    changes: &[&FileChange],
+    changes: &[StagedFile],
     meta: &PreviewMeta,
     staged_at_ns: u64,
 ) -> Result<String, Error> {
@@ -449,6 +550,22 @@ mod tests {
     use crate::change::FileChange;
     use crate::change::FileContent;
 
+    /// The staged form of `set`, sorted, with placeholder ids.
+    fn staged(set: &ChangeSet) -> Vec<StagedFile> {
+        let null = ObjectId::null(gix::hash::Kind::Sha1);
+        let mut files: Vec<StagedFile> = set
+            .changes
+            .iter()
+            .map(|c| StagedFile {
+                path: c.path.clone(),
+                before: c.before.as_ref().map(|b| (null, b.mode)),
+                after: c.after.as_ref().map(|a| (null, a.mode)),
+            })
+            .collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        files
+    }
+
     fn change(path: &str, before: Option<&str>, after: Option<&str>) -> FileChange {
         let c = |s: &str| FileContent {
             bytes: s.as_bytes().to_vec(),
@@ -476,8 +593,7 @@ mod tests {
             replacements: 2,
             ..PreviewMeta::default()
         };
-        let msg = preview_message(&changes.changes.iter().collect::<Vec<_>>(), &meta, 42)
-            .expect("message");
+        let msg = preview_message(&staged(&changes), &meta, 42).expect("message");
         assert!(msg.starts_with("astedit edit: 2 replacements\n\n"), "{msg}");
         assert!(msg.contains("  M a\n  A b\n"), "{msg}");
         let id = ObjectId::null(gix::hash::Kind::Sha1);
@@ -493,21 +609,21 @@ mod tests {
             changes: vec![change("a", None, Some("1")), change("a", None, Some("2"))],
         };
         assert!(matches!(
-            validate(&dup.changes.iter().collect::<Vec<_>>()),
+            validate(&staged(&dup)),
             Err(Error::InvalidChange(_))
         ));
         let nested = ChangeSet {
             changes: vec![change("a", Some("1"), None), change("a/b", None, Some("2"))],
         };
         assert!(matches!(
-            validate(&nested.changes.iter().collect::<Vec<_>>()),
+            validate(&staged(&nested)),
             Err(Error::InvalidChange(_))
         ));
         let escape = ChangeSet {
             changes: vec![change("../x", None, Some("1"))],
         };
         assert!(matches!(
-            validate(&escape.changes.iter().collect::<Vec<_>>()),
+            validate(&staged(&escape)),
             Err(Error::Refused { .. })
         ));
         assert!(matches!(validate(&[]), Err(Error::InvalidChange(_))));

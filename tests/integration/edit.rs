@@ -317,3 +317,66 @@ fn outer_match_that_stops_matching_is_reported() {
         .json();
     assert_eq!(json["files"][0]["dropped"][0]["text"], "foo(foo(foo(x)))");
 }
+
+/// A large edit's objects go into one pack (a small one's stay loose, as the other
+/// tests check through fsck); the pack is valid, the printed diff is the stored one,
+/// and apply and undo work from it.
+fn large_edit_is_staged_as_one_pack(init_args: &[&str]) {
+    let repo = TestRepo::with_init_args(init_args);
+    let files: Vec<String> = (0..130)
+        .map(|i| format!("pkg{}/mod{i}.py", i % 7))
+        .collect();
+    for (i, f) in files.iter().enumerate() {
+        repo.write(f, format!("print({i})\nkeep({i})\n"));
+    }
+    repo.commit_all("init");
+    let before = repo.snapshot();
+    let packs_before = repo.git(&["count-objects", "-v"]);
+    assert!(packs_before.contains("packs: 0"), "{packs_before}");
+
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "print($A)",
+        "-r",
+        "log($A)",
+        "--max-render",
+        "0",
+    ]);
+    out.assert_code(0);
+    let id = staged_id(&out.stdout);
+    let counts = repo.git(&["count-objects", "-v"]);
+    assert!(counts.contains("packs: 1"), "{counts}");
+    // Only new objects went into the pack: 130 blobs, 8 trees and 2 commits (the
+    // before side touches every file, so its trees are HEAD's, already stored).
+    assert!(counts.contains("in-pack: 140"), "{counts}");
+    let pack_dir = repo.path().join(".git/objects/pack");
+    let idx = std::fs::read_dir(&pack_dir)
+        .expect("pack folder")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "idx"))
+        .expect("an index");
+    repo.git(&["verify-pack", idx.to_str().expect("utf-8 path")]);
+    repo.fsck();
+    assert_eq!(printed_diff(&out.stdout), git_diff_of(&repo, &id));
+    assert_eq!(repo.snapshot(), before, "staging touched the work tree");
+
+    repo.run(&["apply", &id]).assert_code(0);
+    for (i, f) in files.iter().enumerate() {
+        assert_eq!(repo.read_string(f), format!("log({i})\nkeep({i})\n"));
+    }
+    repo.run(&["undo", &id]).assert_code(0);
+    assert_eq!(repo.snapshot(), before);
+    repo.fsck();
+}
+
+#[test]
+fn large_edit_is_staged_as_one_pack_sha1() {
+    large_edit_is_staged_as_one_pack(&[]);
+}
+
+#[test]
+fn large_edit_is_staged_as_one_pack_sha256() {
+    large_edit_is_staged_as_one_pack(&["--object-format=sha256"]);
+}
