@@ -7,6 +7,7 @@ The data path runs one way: [`files`] picks the files → an engine ([`rewrite`]
 later applies it to the work tree. [`render`] turns results into text and JSON.
 */
 
+pub mod alloc;
 pub mod change;
 pub mod edit;
 pub mod error;

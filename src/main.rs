@@ -6,5 +6,7 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // SAFETY: first thing in the process, before any tree-sitter object exists.
+    unsafe { git_astedit::alloc::give_tree_sitter_mimalloc() };
     cli::main()
 }

@@ -122,20 +122,7 @@ fn map_sized<T, R, W, S>(
     });
 }
 
-/// Hands heap memory freed so far back to the OS. glibc keeps it otherwise, and the
-/// peak would be the file walk's leftovers plus the largest parse tree.
-pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        extern "C" {
-            fn malloc_trim(pad: usize) -> std::os::raw::c_int;
-        }
-        // SAFETY: malloc_trim only returns free pages to the OS; it has no preconditions.
-        unsafe {
-            malloc_trim(0);
-        }
-    }
-}
+pub use crate::alloc::release_freed_memory;
 
 /// Items at least this large run alone (see [`Schedule`]).
 pub const LARGE_FILE: u64 = 256 * 1024;
@@ -146,14 +133,16 @@ pub const BESIDE_LARGE: u64 = 32 * 1024;
 
 /// Which item a worker takes next, by size class.
 ///
-/// * large (≥ [`LARGE_FILE`]): one at a time, largest first, never beside a medium one;
+/// * large (≥ [`LARGE_FILE`]): first, largest first, one at a time, never beside a
+///   medium one;
 /// * medium: beside each other and small ones, not beside a large one;
 /// * small (< [`BESIDE_LARGE`]): beside anything.
 ///
-/// A worker that cannot take a large or medium item takes a small one rather than
-/// wait; it waits only when nothing it may take is left. Before, a second worker
-/// waited for the large lane while the first parsed a 2.5 MB file (0.5 s of one idle
-/// core in a 2 s search).
+/// Apart from the large ones, items go in input order, so that in-order delivery
+/// buffers few results. A worker that may not take the next medium item (a large one
+/// runs or waits) sets it aside and takes a small one rather than wait; it waits only
+/// when nothing it may take is left. Before, a second worker waited while the first
+/// parsed a 2.5 MB file (0.5 s of one idle core in a 2 s search).
 pub struct Schedule {
     state: std::sync::Mutex<Queues>,
     changed: std::sync::Condvar,
@@ -162,8 +151,10 @@ pub struct Schedule {
 #[derive(Debug, Default)]
 struct Queues {
     large: std::collections::VecDeque<usize>,
-    medium: std::collections::VecDeque<usize>,
-    small: std::collections::VecDeque<usize>,
+    /// Medium and small items, in input order.
+    rest: std::collections::VecDeque<(usize, SizeClass)>,
+    /// Medium items set aside while a large one ran or waited, in input order.
+    deferred: std::collections::VecDeque<usize>,
     large_running: bool,
     medium_running: usize,
     stopped: bool,
@@ -184,25 +175,22 @@ enum SizeClass {
 }
 
 impl Schedule {
-    /// A schedule for items of these sizes; small ones keep their input order.
+    /// A schedule for items of these sizes.
     pub fn new(sizes: impl Iterator<Item = u64>) -> Schedule {
         let mut queues = Queues::default();
         let mut large: Vec<(u64, usize)> = Vec::new();
-        let mut medium: Vec<(u64, usize)> = Vec::new();
         for (i, size) in sizes.enumerate() {
             if size >= LARGE_FILE {
                 large.push((size, i));
             } else if size >= BESIDE_LARGE {
-                medium.push((size, i));
+                queues.rest.push_back((i, SizeClass::Medium));
             } else {
-                queues.small.push_back(i);
+                queues.rest.push_back((i, SizeClass::Small));
             }
         }
         // Largest first: the longest parses start early, not at the end alone.
         large.sort_by_key(|&(size, i)| (std::cmp::Reverse(size), i));
-        medium.sort_by_key(|&(size, i)| (std::cmp::Reverse(size), i));
         queues.large = large.into_iter().map(|(_, i)| i).collect();
-        queues.medium = medium.into_iter().map(|(_, i)| i).collect();
         Schedule {
             state: std::sync::Mutex::new(queues),
             changed: std::sync::Condvar::new(),
@@ -232,10 +220,11 @@ impl Schedule {
                     });
                 }
             }
-            // A pending large item goes before more medium ones, so that it can start
+            // No medium item while a large one runs, nor while one waits: it starts
             // as soon as the medium ones running now are done.
-            if !q.large_running && q.large.is_empty() {
-                if let Some(index) = q.medium.pop_front() {
+            let medium_ok = !q.large_running && q.large.is_empty();
+            if medium_ok {
+                if let Some(index) = q.deferred.pop_front() {
                     q.medium_running += 1;
                     return Some(Ticket {
                         index,
@@ -243,13 +232,17 @@ impl Schedule {
                     });
                 }
             }
-            if let Some(index) = q.small.pop_front() {
-                return Some(Ticket {
-                    index,
-                    class: SizeClass::Small,
-                });
+            while let Some((index, class)) = q.rest.pop_front() {
+                match class {
+                    SizeClass::Medium if !medium_ok => q.deferred.push_back(index),
+                    SizeClass::Medium => {
+                        q.medium_running += 1;
+                        return Some(Ticket { index, class });
+                    }
+                    _ => return Some(Ticket { index, class }),
+                }
             }
-            if q.large.is_empty() && q.medium.is_empty() {
+            if q.large.is_empty() && q.deferred.is_empty() {
                 return None;
             }
             q = self.changed.wait(q).unwrap_or_else(|e| e.into_inner());
