@@ -117,7 +117,7 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
             temp: None,
         })
         .collect();
-    check(repo, "apply", &preview.id, &ops)?;
+    let stamps = check(repo, "apply", &preview.id, &ops)?;
     if opts.commit.is_some() {
         check_commit_possible(repo, &ops)?;
     }
@@ -137,6 +137,7 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
         "apply",
         &preview,
         ops,
+        &stamps,
         reason,
         opts.agent.clone(),
         made.as_ref().map(|m| m.id.to_string()),
@@ -167,12 +168,13 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
             temp: None,
         })
         .collect();
-    check(repo, "undo", &preview.id, &ops)?;
+    let stamps = check(repo, "undo", &preview.id, &ops)?;
     let record = run(
         repo,
         "undo",
         &preview,
         ops,
+        &stamps,
         opts.reason.clone(),
         opts.agent.clone(),
         None,
@@ -250,40 +252,61 @@ fn undo_target(repo: &Repo, id: Option<&str>) -> Result<ObjectId, Error> {
     }
 }
 
-/// Containment then staleness of every path; nothing is written either way.
-fn check(repo: &Repo, op: &'static str, id: &str, ops: &[PathOp]) -> Result<(), Error> {
+/// Containment then staleness of every path; nothing is written either way. Returns
+/// each path's stamp as checked, for the second look of [`check_stale`].
+fn check(repo: &Repo, op: &'static str, id: &str, ops: &[PathOp]) -> Result<Stamps, Error> {
     let mut known_dirs = std::collections::HashSet::new();
     for o in ops {
         fsutil::check_contained(repo, &o.path, &mut known_dirs)?;
     }
-    check_stale(repo, op, id, ops)
+    check_stale(repo, op, id, ops, None)
 }
 
+/// Per path of the ops, the stamp it had when found to hold its `from` side.
+type Stamps = Vec<Option<fsutil::Stamp>>;
+
 /// Every path must hold its `from` side (exit 3 listing every one that does not).
-fn check_stale(repo: &Repo, op: &'static str, id: &str, ops: &[PathOp]) -> Result<(), Error> {
+///
+/// With the stamps of an earlier check, a path whose stamp has not changed since is
+/// not read again: reading and hashing every touched file is most of an apply's own
+/// work, and the second look only needs to catch files saved in between.
+fn check_stale(
+    repo: &Repo,
+    op: &'static str,
+    id: &str,
+    ops: &[PathOp],
+    earlier: Option<&[Option<fsutil::Stamp>]>,
+) -> Result<Stamps, Error> {
     use rayon::prelude::*;
-    // Reading and hashing every touched file is most of an apply's own work: in parallel.
     let (workdir, hash) = (repo.workdir.as_path(), repo.git.object_hash());
-    let checked: Vec<Result<Option<StalePath>, Error>> = ops
+    type Checked = (Option<StalePath>, Option<fsutil::Stamp>);
+    let checked: Vec<Result<Checked, Error>> = ops
         .par_iter()
-        .map(|o| {
-            let now = fsutil::on_disk_in(workdir, hash, &o.path)?;
-            Ok(
+        .enumerate()
+        .map(|(i, o)| {
+            if let Some(stamp) = earlier.and_then(|e| e.get(i).copied().flatten()) {
+                if fsutil::Stamp::now(workdir, &o.path) == Some(stamp) {
+                    return Ok((None, Some(stamp)));
+                }
+            }
+            let (now, stamp) = fsutil::on_disk_stamped_in(workdir, hash, &o.path)?;
+            let stale =
                 fsutil::difference(o.from.map(|s| (s.blob, s.mode)), &now).map(|what| StalePath {
                     path: o.path.clone(),
                     what,
-                }),
-            )
+                });
+            Ok((stale, stamp))
         })
         .collect();
     let mut stale = Vec::new();
+    let mut stamps = Vec::with_capacity(ops.len());
     for c in checked {
-        if let Some(s) = c? {
-            stale.push(s);
-        }
+        let (s, stamp) = c?;
+        stale.extend(s);
+        stamps.push(stamp);
     }
     if stale.is_empty() {
-        Ok(())
+        Ok(stamps)
     } else {
         Err(Error::Stale {
             op,
@@ -304,11 +327,13 @@ pub(crate) fn write_record(repo: &Repo, record: &Record) -> Result<(), Error> {
 }
 
 /// Steps 2–6 of the module docs, for checked `ops`.
+#[allow(clippy::too_many_arguments)]
 fn run(
     repo: &Repo,
     op: &str,
     preview: &Preview,
     mut ops: Vec<PathOp>,
+    stamps: &[Option<fsutil::Stamp>],
     reason: Option<String>,
     agent: Option<String>,
     made_commit: Option<String>,
@@ -369,7 +394,7 @@ fn run(
     // Someone may have saved a file while the temps were written: look once more, so
     // the window in which an edit can be overwritten is the renames alone.
     let op_name: &'static str = if op == "undo" { "undo" } else { "apply" };
-    if let Err(e) = check_stale(repo, op_name, &preview.id, &record.ops) {
+    if let Err(e) = check_stale(repo, op_name, &preview.id, &record.ops, Some(stamps)) {
         return Err(rollback_after(repo, &record, e));
     }
 
@@ -405,18 +430,28 @@ fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
             _ => None,
         })
         .collect();
-    for batch in writes.chunks(WRITE_BATCH) {
-        let mut jobs = Vec::with_capacity(batch.len());
-        for (temp, to) in batch {
-            jobs.push((repo.abs_path(temp), store::blob(repo, to.blob)?, to.mode));
+    let mut jobs = Vec::with_capacity(WRITE_BATCH);
+    let mut bytes = 0;
+    for (temp, to) in writes {
+        let blob = store::blob(repo, to.blob)?;
+        bytes += blob.len();
+        jobs.push((repo.abs_path(temp), blob, to.mode));
+        if jobs.len() == WRITE_BATCH || bytes >= WRITE_BATCH_BYTES {
+            fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
+            jobs.clear();
+            bytes = 0;
         }
+    }
+    if !jobs.is_empty() {
         fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
     }
     fsutil::sync_dirs(&dirs)
 }
 
-/// Temp files written per batch (see [`write_temps`]).
+/// Temp files written per batch (see [`write_temps`]): at most this many, and no more
+/// once they hold this many bytes (a batch of 128 with a large file held 6.8 MB).
 const WRITE_BATCH: usize = 128;
+const WRITE_BATCH_BYTES: usize = 1 << 20;
 
 /// Undoes a `prepared` run after an error: the caller's error is what gets reported.
 fn rollback_after(repo: &Repo, record: &Record, err: Error) -> Error {

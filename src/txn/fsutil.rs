@@ -122,12 +122,62 @@ pub(crate) fn on_disk_in(
     hash: gix::hash::Kind,
     path: &str,
 ) -> Result<OnDisk, Error> {
+    on_disk_stamped_in(workdir, hash, path).map(|(now, _)| now)
+}
+
+/// What tells a file's version without reading it: while none of these change, neither
+/// has its content (the change time moves on every write and cannot be set back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mode: u32,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    #[cfg(unix)]
+    fn of(meta: &std::fs::Metadata) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        Some(Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mode: meta.mode(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn of(_meta: &std::fs::Metadata) -> Option<Stamp> {
+        None
+    }
+
+    /// The stamp of `path` now; `None` when it cannot tell (absent, unreadable).
+    pub(crate) fn now(workdir: &Path, path: &str) -> Option<Stamp> {
+        std::fs::symlink_metadata(workdir.join(path))
+            .ok()
+            .and_then(|m| Stamp::of(&m))
+    }
+}
+
+/// [`on_disk_in`] and the stamp the file had before it was read (`None` for absent
+/// paths and folders).
+pub(crate) fn on_disk_stamped_in(
+    workdir: &Path,
+    hash: gix::hash::Kind,
+    path: &str,
+) -> Result<(OnDisk, Option<Stamp>), Error> {
     let abs = workdir.join(path);
     let meta = match std::fs::symlink_metadata(&abs) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OnDisk::Absent),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((OnDisk::Absent, None)),
         Err(e) => return Err(Error::io("inspect", &abs)(e)),
         Ok(m) => m,
     };
+    let stamp = Stamp::of(&meta);
     let bytes = if meta.file_type().is_symlink() {
         use std::os::unix::ffi::OsStrExt;
         std::fs::read_link(&abs)
@@ -136,13 +186,13 @@ pub(crate) fn on_disk_in(
             .as_bytes()
             .to_vec()
     } else if meta.is_dir() {
-        return Ok(OnDisk::Folder);
+        return Ok((OnDisk::Folder, None));
     } else {
         std::fs::read(&abs).map_err(Error::io("read", &abs))?
     };
     let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
         .map_err(|e| Error::Corrupt(format!("cannot hash {path}: {e}")))?;
-    Ok(OnDisk::File(id, FileMode::from_metadata(&meta)))
+    Ok((OnDisk::File(id, FileMode::from_metadata(&meta)), stamp))
 }
 
 /// How `now` differs from `want` (None when equal), in words for a stale report.

@@ -1059,3 +1059,57 @@ fn an_edit_made_while_temps_are_written_is_not_overwritten() {
     no_leftovers(&t);
     assert_eq!(t.astedit_refs().len(), 1);
 }
+
+/// The second look trusts a file's stat data, not its content, when nothing in it moved:
+/// an edit that keeps the size and puts the modification time back still changes the
+/// change time, and is caught.
+#[test]
+fn a_same_size_edit_with_its_mtime_put_back_is_still_caught() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.write("b.txt", "b\n");
+    let id = stage(
+        &t,
+        &[
+            ("a.txt", Some(b"A\n"), FileMode::Regular),
+            ("b.txt", Some(b"B\n"), FileMode::Regular),
+        ],
+    );
+    let reference = t.path().join(".git/b.times");
+    std::fs::copy(t.path().join("b.txt"), &reference).expect("copy");
+    let touched = std::process::Command::new("touch")
+        .arg("-r")
+        .arg(t.path().join("b.txt"))
+        .arg(&reference)
+        .status()
+        .expect("touch runs");
+    assert!(touched.success());
+    let child = quiet(t.command(".", &["apply", &id]))
+        .env("GIT_ASTEDIT_FAULT", "pause:after-tempfiles:1500")
+        .spawn()
+        .expect("spawn");
+    let record = t.path().join(".git/astedit-applying.json");
+    let start = std::time::Instant::now();
+    while !record.exists() && start.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    t.write("b.txt", "x\n");
+    let restored = std::process::Command::new("touch")
+        .arg("-r")
+        .arg(&reference)
+        .arg(t.path().join("b.txt"))
+        .status()
+        .expect("touch runs");
+    assert!(restored.success());
+    let out = child.wait_with_output().expect("wait");
+    let _ = std::fs::remove_file(&reference);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(t.read_string("a.txt"), "a\n");
+    assert_eq!(t.read_string("b.txt"), "x\n");
+    no_leftovers(&t);
+}
