@@ -50,22 +50,17 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Search code structurally with an ast-grep pattern
+    // Commands without a doc comment here take theirs (a one-line summary for the list,
+    // the whole text for `--help`) from their arguments struct.
     Grep(grep::GrepArgs),
-    /// Stage a structural rewrite as a preview (or apply it with --apply)
     Edit(edit::EditArgs),
-    /// Stage a `*** Begin Patch` patch as a preview (or apply it with --apply)
     Patch(patch::PatchArgs),
-    /// Run the codemod rules of astedit.toml / ast-grep rule files (CI and pre-commit)
     Scan(scan::ScanArgs),
     /// Install a git pre-commit hook that runs `scan --check --cached`
     #[command(subcommand)]
     Hook(hook::HookCommand),
-    /// Combine previews with disjoint paths into one
     Merge(merge::MergeArgs),
-    /// List pending previews
     List(list::ListArgs),
-    /// Show a preview's diff
     Show(show::ShowArgs),
     /// Apply a pending preview to the work tree
     Apply(apply::ApplyArgs),
@@ -81,9 +76,7 @@ pub enum Command {
     Log(log::LogArgs),
     /// Prune old previews and journal entries
     Gc(gc::GcArgs),
-    /// Serve the Model Context Protocol on stdio for coding agents
     Mcp(mcp::McpArgs),
-    /// Open a pull request from an applied or pending preview (GitHub CLI)
     Pr(pr::PrArgs),
 }
 

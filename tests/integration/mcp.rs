@@ -180,6 +180,14 @@ impl Drop for Server {
     }
 }
 
+/// The JSON block of an `isError` result (its second text block); there is no
+/// `structuredContent` on errors.
+fn error_json(result: &Value) -> Value {
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    let block = result["content"][1]["text"].as_str().unwrap_or_default();
+    serde_json::from_str(block).unwrap_or_else(|e| panic!("{e}: {block}"))
+}
+
 fn text(result: &Value) -> String {
     result["content"][0]["text"]
         .as_str()
@@ -421,7 +429,7 @@ fn stale_resolve_is_a_tool_error_naming_the_file() {
         "{}",
         text(&result)
     );
-    let err = &result["structuredContent"]["error"];
+    let err = &error_json(&result)["error"];
     assert_eq!(err["code"], "stale");
     assert_eq!(err["exit"], 3);
     assert_eq!(err["stale_paths"][0]["path"], "src/b.rs");
@@ -442,7 +450,7 @@ fn stale_resolve_is_a_tool_error_naming_the_file() {
     // A pattern that parses nowhere is bad input, with the exit class spelled out.
     let bad_pattern = s.call("ast_grep", json!({"pattern": "foo($A", "lang": "rust"}));
     assert_eq!(bad_pattern["isError"], true);
-    assert_eq!(bad_pattern["structuredContent"]["error"]["exit"], 2);
+    assert_eq!(error_json(&bad_pattern)["error"]["exit"], 2);
     assert!(
         text(&bad_pattern).contains("bad input"),
         "{}",
@@ -486,9 +494,8 @@ fn two_concurrent_resolves_of_one_preview_one_wins() {
         .iter()
         .find(|r| r["result"]["isError"] == true)
         .expect("a loser");
-    let code = loser["result"]["structuredContent"]["error"]["code"]
-        .as_str()
-        .unwrap_or_default();
+    let err = error_json(&loser["result"]);
+    let code = err["error"]["code"].as_str().unwrap_or_default();
     assert!(
         [
             "locked",

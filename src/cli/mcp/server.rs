@@ -245,7 +245,8 @@ fn meaning(exit: Exit) -> &'static str {
     }
 }
 
-/// The `isError` result of a failed call: what happened first, then what to do.
+/// The `isError` result of a failed call: what happened first, then what to do; then
+/// the same as JSON.
 fn error_result(err: &Error) -> CallToolResult {
     let exit = err.exit();
     let mut text = format!("error: {err}\n");
@@ -276,9 +277,13 @@ fn error_result(err: &Error) -> CallToolResult {
             "stale_paths": stale,
         }
     });
-    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(value);
-    result
+    // Not `structuredContent`: clients validate that against the tool's output schema,
+    // which describes success; a strict one would turn the error into a protocol fault
+    // and the model would never read the hint. The JSON goes in a second text block.
+    CallToolResult::error(vec![
+        ContentBlock::text(text),
+        ContentBlock::text(value.to_string()),
+    ])
 }
 
 impl ServerHandler for Server {
