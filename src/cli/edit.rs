@@ -42,6 +42,29 @@ pub struct EditArgs {
     pub input: InputArgs,
 }
 
+/// Each `-r` must follow its `-p` and come before the next one: `-p A -p B -r X -r Y`
+/// would otherwise pair quietly by position.
+pub fn check_op_order(matches: &clap::ArgMatches) -> Result<(), UsageError> {
+    let positions = |id: &str| -> Vec<usize> {
+        matches
+            .indices_of(id)
+            .map(|i| i.collect())
+            .unwrap_or_default()
+    };
+    let (patterns, rewrites) = (positions("patterns"), positions("rewrites"));
+    for (n, (p, r)) in patterns.iter().zip(&rewrites).enumerate() {
+        let next_pattern = patterns.get(n + 1).copied().unwrap_or(usize::MAX);
+        if r < p || *r > next_pattern {
+            return Err(UsageError(format!(
+                "-r TEMPLATE number {} does not follow its -p PATTERN: give each op as \
+                 `-p PATTERN -r TEMPLATE`, in order",
+                n + 1
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Pairs `-p` and `-r` in the order they were typed.
 fn ops(args: &EditArgs) -> Result<Vec<Op>, UsageError> {
     if args.patterns.len() != args.rewrites.len() {

@@ -6,6 +6,8 @@ call and rendering the result. Errors are rendered once, here, in [`report_error
 use std::io::Write;
 use std::process::ExitCode;
 
+use clap::CommandFactory;
+use clap::FromArgMatches;
 use clap::Parser;
 use clap::Subcommand;
 use git_astedit::error::Exit;
@@ -118,8 +120,12 @@ impl Ctx {
 }
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command().try_get_matches().and_then(|matches| {
+        let cli = Cli::from_arg_matches(&matches)?;
+        Ok((cli, matches))
+    });
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let _ = e.print();
             return match e.kind() {
@@ -145,6 +151,12 @@ pub fn main() -> ExitCode {
                 source: e,
             });
             return report_error(&mut ctx, &err);
+        }
+    }
+    // Which -r goes with which -p is a matter of order, which only the matches know.
+    if let Some(("edit", edit_matches)) = matches.subcommand() {
+        if let Err(e) = edit::check_op_order(edit_matches) {
+            return report_error(&mut ctx, &Error::from(e));
         }
     }
     let result = run(&mut ctx, cli.command);
