@@ -229,10 +229,11 @@ pub fn edit_each(
     let mut first_error: Option<Error> = None;
     // As ready, not in order: a finished file's change goes to `on_change` (which may
     // compress it away) at once instead of waiting beside a large file's parse.
-    crate::pipeline::unordered_map_sized(
+    crate::pipeline::map_sized(
         &set.files,
         |f| f.size_hint,
         work,
+        crate::pipeline::Delivery::AsReady,
         |i, one| {
             let file = &set.files[i];
             let one = match one {

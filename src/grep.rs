@@ -165,7 +165,7 @@ pub fn grep_each(
         skipped_languages,
         ..Default::default()
     };
-    crate::pipeline::ordered_map_sized(
+    crate::pipeline::map_sized(
         &set.files,
         |f| f.size_hint,
         |file| {
@@ -187,6 +187,7 @@ pub fn grep_each(
             });
             One::Searched(hits, found.has_parse_error)
         },
+        crate::pipeline::Delivery::InOrder,
         |i, one| {
             let file = &set.files[i];
             match one {

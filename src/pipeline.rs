@@ -26,44 +26,25 @@ where
     W: Fn(&T) -> R + Sync,
     S: FnMut(usize, R) -> bool,
 {
-    ordered_map_sized(items, |_| 0, work, sink)
+    map_sized(items, |_| 0, work, Delivery::InOrder, sink)
+}
+
+/// How [`map_sized`] hands results to its sink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// In input order, through a reorder buffer.
+    InOrder,
+    /// As soon as each is ready, in no particular order: nothing waits in a reorder
+    /// buffer, so a caller that only gathers (and sorts at the end) holds no finished
+    /// results beside a large item's tree.
+    AsReady,
 }
 
 /// [`ordered_map`] for items whose work takes memory in proportion to `size_of` (a
 /// file's size: its parse tree is ~70 times that). Large items run one at a time and
 /// first, so that the peak stays near the largest one's tree, while the other workers
-/// go on with small items beside it (see [`Schedule`]). `sink` still sees the results
-/// in input order.
-pub fn ordered_map_sized<T, R, W, S>(items: &[T], size_of: impl Fn(&T) -> u64, work: W, sink: S)
-where
-    T: Sync,
-    R: Send,
-    W: Fn(&T) -> R + Sync,
-    S: FnMut(usize, R) -> bool,
-{
-    map_sized(items, size_of, work, Delivery::InOrder, sink)
-}
-
-/// [`ordered_map_sized`] with `sink` seeing each result as soon as it is ready, in no
-/// particular order: nothing waits in a reorder buffer, so a caller that only gathers
-/// (and sorts at the end) holds no finished results beside a large item's tree.
-pub fn unordered_map_sized<T, R, W, S>(items: &[T], size_of: impl Fn(&T) -> u64, work: W, sink: S)
-where
-    T: Sync,
-    R: Send,
-    W: Fn(&T) -> R + Sync,
-    S: FnMut(usize, R) -> bool,
-{
-    map_sized(items, size_of, work, Delivery::AsReady, sink)
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Delivery {
-    InOrder,
-    AsReady,
-}
-
-fn map_sized<T, R, W, S>(
+/// go on with small items beside it (see [`Schedule`]).
+pub fn map_sized<T, R, W, S>(
     items: &[T],
     size_of: impl Fn(&T) -> u64,
     work: W,
@@ -316,8 +297,12 @@ mod tests {
         assert_eq!(seen, items.iter().map(|x| x * 2).collect::<Vec<_>>());
     }
 
-    #[test]
-    fn size_classes_do_not_change_delivery_order() {
+    /// (index, result) pairs.
+    type Seen = Vec<(usize, u64)>;
+
+    /// Items of every size class mapped to `item + 1`: what the sink saw, and what it
+    /// should have seen (in input order).
+    fn deliver(delivery: Delivery) -> (Seen, Seen) {
         let items: Vec<u64> = (0..300)
             .map(|i| match i % 37 {
                 0 => LARGE_FILE + i,
@@ -326,49 +311,31 @@ mod tests {
             })
             .collect();
         let mut seen = Vec::new();
-        ordered_map_sized(
+        map_sized(
             &items,
             |&x| x,
             |x| x + 1,
+            delivery,
             |i, r| {
                 seen.push((i, r));
                 true
             },
         );
-        assert_eq!(
-            seen,
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, x)| (i, x + 1))
-                .collect::<Vec<_>>()
-        );
+        let want = items.iter().enumerate().map(|(i, x)| (i, x + 1)).collect();
+        (seen, want)
+    }
+
+    #[test]
+    fn size_classes_do_not_change_delivery_order() {
+        let (seen, want) = deliver(Delivery::InOrder);
+        assert_eq!(seen, want);
     }
 
     #[test]
     fn unordered_delivery_sees_every_item_once() {
-        let items: Vec<u64> = (0..300)
-            .map(|i| if i % 50 == 0 { LARGE_FILE } else { i })
-            .collect();
-        let mut seen = Vec::new();
-        unordered_map_sized(
-            &items,
-            |&x| x,
-            |x| x + 1,
-            |i, r| {
-                seen.push((i, r));
-                true
-            },
-        );
+        let (mut seen, want) = deliver(Delivery::AsReady);
         seen.sort_unstable();
-        assert_eq!(
-            seen,
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, x)| (i, x + 1))
-                .collect::<Vec<_>>()
-        );
+        assert_eq!(seen, want);
     }
 
     #[test]
@@ -384,7 +351,7 @@ mod tests {
                 _ => 10_000 + i,
             })
             .collect();
-        ordered_map_sized(
+        map_sized(
             &sizes,
             |&size| size,
             |&size| {
@@ -406,6 +373,7 @@ mod tests {
                 }
                 size
             },
+            Delivery::InOrder,
             |_, _| true,
         );
         if threads() > 1 {

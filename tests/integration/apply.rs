@@ -1019,13 +1019,14 @@ fn agent_aliases_and_undo_errors() {
     assert_eq!(kinds, ["discarded", "undone"]);
 }
 
-#[test]
-fn an_edit_made_while_temps_are_written_is_not_overwritten() {
-    let t = TestRepo::new();
+/// A preview of `a.txt` and `b.txt` (a -> A, b -> B) and its apply paused after its
+/// temp files are written (the applying record then exists); `edit` runs in the pause.
+/// The apply must refuse (exit 3) and leave nothing behind.
+fn apply_with_an_edit_during_the_pause(t: &TestRepo, edit: impl FnOnce()) {
     t.write("a.txt", "a\n");
     t.write("b.txt", "b\n");
     let id = stage(
-        &t,
+        t,
         &[
             ("a.txt", Some(b"A\n"), FileMode::Regular),
             ("b.txt", Some(b"B\n"), FileMode::Regular),
@@ -1040,7 +1041,7 @@ fn an_edit_made_while_temps_are_written_is_not_overwritten() {
     while !record.exists() && start.elapsed().as_secs() < 20 {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    t.write("b.txt", "saved by the user meanwhile\n");
+    edit();
     let out = child.wait_with_output().expect("wait");
     assert_eq!(
         out.status.code(),
@@ -1049,6 +1050,15 @@ fn an_edit_made_while_temps_are_written_is_not_overwritten() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(t.read_string("a.txt"), "a\n");
+    no_leftovers(t);
+}
+
+#[test]
+fn an_edit_made_while_temps_are_written_is_not_overwritten() {
+    let t = TestRepo::new();
+    apply_with_an_edit_during_the_pause(&t, || {
+        t.write("b.txt", "saved by the user meanwhile\n");
+    });
     assert_eq!(t.read_string("b.txt"), "saved by the user meanwhile\n");
     assert_eq!(
         t.snapshot().len(),
@@ -1056,7 +1066,6 @@ fn an_edit_made_while_temps_are_written_is_not_overwritten() {
         "temp files left behind: {:?}",
         t.snapshot()
     );
-    no_leftovers(&t);
     assert_eq!(t.astedit_refs().len(), 1);
 }
 
@@ -1066,50 +1075,21 @@ fn an_edit_made_while_temps_are_written_is_not_overwritten() {
 #[test]
 fn a_same_size_edit_with_its_mtime_put_back_is_still_caught() {
     let t = TestRepo::new();
-    t.write("a.txt", "a\n");
-    t.write("b.txt", "b\n");
-    let id = stage(
-        &t,
-        &[
-            ("a.txt", Some(b"A\n"), FileMode::Regular),
-            ("b.txt", Some(b"B\n"), FileMode::Regular),
-        ],
-    );
     let reference = t.path().join(".git/b.times");
-    std::fs::copy(t.path().join("b.txt"), &reference).expect("copy");
-    let touched = std::process::Command::new("touch")
-        .arg("-r")
-        .arg(t.path().join("b.txt"))
-        .arg(&reference)
-        .status()
-        .expect("touch runs");
-    assert!(touched.success());
-    let child = quiet(t.command(".", &["apply", &id]))
-        .env("GIT_ASTEDIT_FAULT", "pause:after-tempfiles:1500")
-        .spawn()
-        .expect("spawn");
-    let record = t.path().join(".git/astedit-applying.json");
-    let start = std::time::Instant::now();
-    while !record.exists() && start.elapsed().as_secs() < 20 {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    t.write("b.txt", "x\n");
-    let restored = std::process::Command::new("touch")
-        .arg("-r")
-        .arg(&reference)
-        .arg(t.path().join("b.txt"))
-        .status()
-        .expect("touch runs");
-    assert!(restored.success());
-    let out = child.wait_with_output().expect("wait");
-    let _ = std::fs::remove_file(&reference);
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(t.read_string("a.txt"), "a\n");
+    let touch = |from: &std::path::Path, to: &std::path::Path| {
+        let status = std::process::Command::new("touch")
+            .arg("-r")
+            .arg(from)
+            .arg(to)
+            .status()
+            .expect("touch runs");
+        assert!(status.success());
+    };
+    apply_with_an_edit_during_the_pause(&t, || {
+        std::fs::write(&reference, "").expect("write");
+        touch(&t.path().join("b.txt"), &reference);
+        t.write("b.txt", "x\n");
+        touch(&reference, &t.path().join("b.txt"));
+    });
     assert_eq!(t.read_string("b.txt"), "x\n");
-    no_leftovers(&t);
 }

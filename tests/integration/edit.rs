@@ -388,66 +388,29 @@ fn templates_must_follow_their_patterns() {
     let repo = TestRepo::new();
     repo.write("a.py", "print(1)\nlog(2)\n");
     repo.commit_all("init");
-    for args in [
-        &[
-            "edit",
-            "-p",
-            "print($A)",
-            "-p",
-            "log($A)",
-            "-r",
-            "a($A)",
-            "-r",
-            "b($A)",
-        ][..],
-        &[
-            "edit",
-            "-r",
-            "a($A)",
-            "-p",
-            "print($A)",
-            "-r",
-            "b($A)",
-            "-p",
-            "log($A)",
-        ][..],
-        &["edit", "-p", "print($A)", "-r", "a($A)", "-p", "log($A)"][..],
+    let misordered = "edit -p print($A) -p log($A) -r a($A) -r b($A)";
+    for line in [
+        misordered,
+        "edit -r a($A) -p print($A) -r b($A) -p log($A)",
+        "edit -p print($A) -r a($A) -p log($A)",
     ] {
-        let out = repo.run(args);
+        let args: Vec<&str> = line.split(' ').collect();
+        let out = repo.run(&args);
         out.assert_code(2);
-        assert!(
-            out.stderr.contains("-r TEMPLATE"),
-            "{args:?}: {}",
-            out.stderr
-        );
+        assert!(out.stderr.contains("-r TEMPLATE"), "{line}: {}", out.stderr);
         assert!(repo.astedit_refs().is_empty());
     }
-    let json = repo.run(&[
-        "--json",
-        "edit",
-        "-p",
-        "print($A)",
-        "-p",
-        "log($A)",
-        "-r",
-        "a($A)",
-        "-r",
-        "b($A)",
-    ]);
+    let json_args: Vec<&str> = std::iter::once("--json")
+        .chain(misordered.split(' '))
+        .collect();
+    let json = repo.run(&json_args);
     json.assert_code(2);
     assert_eq!(json.json()["error"]["exit"], 2);
     // In order, the same ops run.
-    let ok = repo.run(&[
-        "edit",
-        "-p",
-        "print($A)",
-        "-r",
-        "a($A)",
-        "-p",
-        "log($A)",
-        "-r",
-        "b($A)",
-    ]);
+    let in_order: Vec<&str> = "edit -p print($A) -r a($A) -p log($A) -r b($A)"
+        .split(' ')
+        .collect();
+    let ok = repo.run(&in_order);
     ok.assert_code(0);
     let id = staged_id(&ok.stdout);
     assert_eq!(blob_at(&repo, &id, "a.py"), "a(1)\nb(2)\n");
