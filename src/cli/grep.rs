@@ -1,5 +1,6 @@
 //! `git astedit grep`: structural search, one line per match.
 
+use std::fmt::Write as _;
 use std::io::Write;
 
 use git_astedit::error::Exit;
@@ -82,19 +83,16 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
                         "text": m.text,
                     }));
                 } else if color {
-                    line.push_str(&format!(
-                        "\x1b[35m{display}\x1b[0m:\x1b[32m{}\x1b[0m:{}: {}\n",
+                    // Into the file's buffer: no allocation per match.
+                    let _ = writeln!(
+                        line,
+                        "\x1b[35m{display}\x1b[0m:\x1b[32m{}\x1b[0m:{}: {}",
                         m.line,
                         m.column,
                         shown_text(m)
-                    ));
+                    );
                 } else {
-                    line.push_str(&format!(
-                        "{display}:{}:{}: {}\n",
-                        m.line,
-                        m.column,
-                        shown_text(m)
-                    ));
+                    let _ = writeln!(line, "{display}:{}:{}: {}", m.line, m.column, shown_text(m));
                 }
             }
             if !line.is_empty() {
