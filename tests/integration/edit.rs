@@ -330,6 +330,11 @@ fn large_edit_is_staged_as_one_pack(init_args: &[&str]) {
         repo.write(f, format!("print({i})\nkeep({i})\n"));
     }
     repo.commit_all("init");
+    // Uncommitted edits: their before-side blobs are new objects too, so undo must
+    // find them in the pack.
+    for (i, f) in files.iter().enumerate().filter(|(i, _)| i % 10 == 0) {
+        repo.write(f, format!("print({i})\nkeep({i})\n# dirty\n"));
+    }
     let before = repo.snapshot();
     let packs_before = repo.git(&["count-objects", "-v"]);
     assert!(packs_before.contains("packs: 0"), "{packs_before}");
@@ -347,9 +352,9 @@ fn large_edit_is_staged_as_one_pack(init_args: &[&str]) {
     let id = staged_id(&out.stdout);
     let counts = repo.git(&["count-objects", "-v"]);
     assert!(counts.contains("packs: 1"), "{counts}");
-    // Only new objects went into the pack: 130 blobs, 8 trees and 2 commits (the
-    // before side touches every file, so its trees are HEAD's, already stored).
-    assert!(counts.contains("in-pack: 140"), "{counts}");
+    // Only new objects went into the pack: 130 after-blobs, 13 dirty before-blobs,
+    // 8 + 8 trees (the dirty files make the before trees new as well) and 2 commits.
+    assert!(counts.contains("in-pack: 161"), "{counts}");
     let pack_dir = repo.path().join(".git/objects/pack");
     let idx = std::fs::read_dir(&pack_dir)
         .expect("pack folder")
@@ -364,7 +369,8 @@ fn large_edit_is_staged_as_one_pack(init_args: &[&str]) {
 
     repo.run(&["apply", &id]).assert_code(0);
     for (i, f) in files.iter().enumerate() {
-        assert_eq!(repo.read_string(f), format!("log({i})\nkeep({i})\n"));
+        let dirty = if i % 10 == 0 { "# dirty\n" } else { "" };
+        assert_eq!(repo.read_string(f), format!("log({i})\nkeep({i})\n{dirty}"));
     }
     repo.run(&["undo", &id]).assert_code(0);
     assert_eq!(repo.snapshot(), before);
