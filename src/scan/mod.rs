@@ -24,8 +24,6 @@ pub mod source;
 #[cfg(test)]
 mod tests;
 
-use rayon::prelude::*;
-
 use crate::change::ChangeSet;
 use crate::change::FileChange;
 use crate::change::FileContent;
@@ -286,7 +284,14 @@ pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome,
 
     // (candidate index, its rules, its text when already read). Staged blobs are read
     // here; work-tree files are read by the workers.
-    let mut work: Vec<(usize, Vec<&Rule>, Option<files::Loaded>)> = Vec::new();
+    // (The text sits in a mutex only so that the worker that takes the item can take
+    // the text out of it.)
+    type Work<'r> = (
+        usize,
+        Vec<&'r Rule>,
+        std::sync::Mutex<Option<files::Loaded>>,
+    );
+    let mut work: Vec<Work<'_>> = Vec::new();
     for (i, cand) in inputs.files.iter().enumerate() {
         let file_rules: Vec<&Rule> = active
             .iter()
@@ -300,7 +305,7 @@ pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome,
             Some(_) => Some(source::load(repo, cand, opts.max_file_size)?),
             None => None,
         };
-        work.push((i, file_rules, pre));
+        work.push((i, file_rules, std::sync::Mutex::new(pre)));
     }
 
     enum One {
@@ -308,72 +313,83 @@ pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome,
         Skipped(files::SkipReason),
     }
     let workdir = repo.workdir.as_path();
-    let results: Vec<(usize, Result<One, Error>)> = work
-        .into_par_iter()
-        .map(|(i, file_rules, pre)| {
-            let cand = &inputs.files[i];
-            let loaded =
-                pre.unwrap_or_else(|| files::load(workdir, &cand.path, opts.max_file_size));
-            let (text, mode) = match loaded {
-                files::Loaded::Text(t, m) => (t, m),
-                files::Loaded::Skipped(r) => return (i, Ok(One::Skipped(r))),
-            };
-            let result = engine::run_file(
-                &cand.path,
-                &text,
-                cand.lang,
-                &file_rules,
-                opts.mode,
-                max_passes,
-            );
-            let one = result.map(|r| {
-                One::Done(
-                    Box::new(r),
-                    FileContent {
-                        bytes: text.into_bytes(),
-                        mode,
-                    },
-                )
-            });
-            (i, one)
-        })
-        .collect();
-
     let mut out = ScanOutcome {
         skipped: inputs.skipped.clone(),
         other_shards: inputs.other_shards,
         ..Default::default()
     };
-    for (i, result) in results {
-        let cand = &inputs.files[i];
-        match result? {
-            One::Skipped(reason) => out.skipped.add(reason, &cand.path),
-            One::Done(result, before) => {
-                let result = *result;
-                out.files_searched += 1;
-                if result.had_parse_error {
-                    out.parse_errors.push(cand.path.clone());
+    let mut first_error = None;
+    // Each file is read, parsed and gone again before much else piles up: the text of
+    // a file that needs no fix is dropped as soon as its findings are in, and large
+    // files are parsed one at a time (see `pipeline::Schedule`).
+    crate::pipeline::map_sized(
+        &work,
+        |(i, _, _)| inputs.files[*i].size_hint,
+        |(i, file_rules, pre)| -> Result<One, Error> {
+            let cand = &inputs.files[*i];
+            let pre = pre.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let loaded = match pre {
+                Some(pre) => pre,
+                None => files::load(workdir, &cand.path, opts.max_file_size),
+            };
+            let (text, mode) = match loaded {
+                files::Loaded::Text(t, m) => (t, m),
+                files::Loaded::Skipped(r) => return Ok(One::Skipped(r)),
+            };
+            let result = engine::run_file(
+                &cand.path, &text, cand.lang, file_rules, opts.mode, max_passes,
+            )?;
+            Ok(One::Done(
+                Box::new(result),
+                FileContent {
+                    bytes: text.into_bytes(),
+                    mode,
+                },
+            ))
+        },
+        crate::pipeline::Delivery::InOrder,
+        |k, result| {
+            let cand = &inputs.files[work[k].0];
+            let one = match result {
+                Ok(one) => one,
+                Err(e) => {
+                    first_error = Some(e);
+                    return false;
                 }
-                out.findings.extend(result.findings);
-                out.remaining.extend(result.remaining);
-                out.unconverged.extend(result.unconverged);
-                if let Some(after) = result.after {
-                    out.fixed.push(FixedFile {
-                        path: cand.path.clone(),
-                        counts: result.counts,
-                        introduces_parse_error: result.introduces_parse_error,
-                    });
-                    out.changes.changes.push(FileChange {
-                        path: cand.path.clone(),
-                        after: Some(FileContent {
-                            bytes: after.into_bytes(),
-                            mode: before.mode,
-                        }),
-                        before: Some(before),
-                    });
+            };
+            match one {
+                One::Skipped(reason) => out.skipped.add(reason, &cand.path),
+                One::Done(result, before) => {
+                    let result = *result;
+                    out.files_searched += 1;
+                    if result.had_parse_error {
+                        out.parse_errors.push(cand.path.clone());
+                    }
+                    out.findings.extend(result.findings);
+                    out.remaining.extend(result.remaining);
+                    out.unconverged.extend(result.unconverged);
+                    if let Some(after) = result.after {
+                        out.fixed.push(FixedFile {
+                            path: cand.path.clone(),
+                            counts: result.counts,
+                            introduces_parse_error: result.introduces_parse_error,
+                        });
+                        out.changes.changes.push(FileChange {
+                            path: cand.path.clone(),
+                            after: Some(FileContent {
+                                bytes: after.into_bytes(),
+                                mode: before.mode,
+                            }),
+                            before: Some(before),
+                        });
+                    }
                 }
             }
-        }
+            true
+        },
+    );
+    if let Some(e) = first_error {
+        return Err(e);
     }
     Ok(out)
 }

@@ -70,6 +70,8 @@ pub struct Candidate {
     pub lang: SupportLang,
     /// For `--cached`: the staged blob and its mode.
     pub staged: Option<(gix::ObjectId, FileMode)>,
+    /// The size the index recorded (see [`files::Candidate::size_hint`]).
+    pub size_hint: u64,
 }
 
 /// The files to scan, in path order, and what was left out.
@@ -101,6 +103,7 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<Inputs, Error> {
                     path: f.path,
                     lang: f.lang,
                     staged: None,
+                    size_hint: f.size_hint,
                 })
                 .collect(),
             skipped: set.skipped,
@@ -191,6 +194,7 @@ fn collect_index(repo: &Repo, pathspecs: &[String]) -> Result<Inputs, Error> {
             path: path.to_string(),
             lang,
             staged: Some((entry.id, mode)),
+            size_hint: u64::from(entry.stat.size),
         });
     }
     // Conflicted paths appear once per stage; stage-0 entries are unique and sorted.
