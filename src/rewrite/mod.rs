@@ -150,7 +150,7 @@ impl Query {
     /// Compiles `pattern` for `lang`. `PatternDoesNotParse` means: skip this language.
     pub fn new(pattern: &str, lang: SupportLang) -> Result<Query, Error> {
         let compiled = compile(pattern, lang)?;
-        let prefilter = Prefilter::new(&compiled, lang, lang != SupportLang::Php);
+        let prefilter = Prefilter::new(pattern, &compiled, lang);
         Ok(Query {
             pattern: compiled,
             lang,
@@ -321,7 +321,7 @@ impl Rewriter {
                     detail: e.to_string(),
                 })?;
             check_template_vars(op, &pattern, &fix)?;
-            let prefilter = Prefilter::new(&pattern, lang, lang != SupportLang::Php);
+            let prefilter = Prefilter::new(&op.pattern, &pattern, lang);
             compiled.push(CompiledOp {
                 pattern,
                 fix,

@@ -12,7 +12,8 @@ selective pattern. Two checks, both only ever answer "cannot match" when that is
    `*`-led line of a `/* … */` block opened at the start of a line (the JSDoc and rustdoc
    shape, where examples such as `console.log(x)` or `x.unwrap()` are common). Lines that
    could interpolate code into a string (`${`, `#{`, `\(`, and `{` for `#` languages) are
-   never treated as comments.
+   never treated as comments. A pattern that itself holds a comment opener (`# TODO`)
+   may match a comment, so for it comment lines count like any other.
 */
 
 use ast_grep_core::matcher::PatternNode;
@@ -51,9 +52,10 @@ pub struct Prefilter {
 }
 
 impl Prefilter {
-    /// Collects the identifiers and keywords of `pattern`. `exact_keywords` is false for
-    /// languages whose keywords are case-insensitive (PHP): only named tokens count then.
-    pub fn new(pattern: &Pattern, lang: SupportLang, exact_keywords: bool) -> Prefilter {
+    /// Collects the identifiers and keywords of `pattern` (compiled from `source`). In
+    /// languages whose keywords are case-insensitive (PHP) only named tokens count.
+    pub fn new(source: &str, pattern: &Pattern, lang: SupportLang) -> Prefilter {
+        let exact_keywords = lang != SupportLang::Php;
         let expando = lang.expando_char();
         let mut texts: Vec<String> = Vec::new();
         let mut stack = vec![&pattern.node];
@@ -78,7 +80,13 @@ impl Prefilter {
                 .into_iter()
                 .map(|t| memmem::Finder::new(t.as_bytes()).into_owned())
                 .collect(),
-            comments: comments_of(lang),
+            comments: match comments_of(lang) {
+                Comments::Slashes if source.contains("//") || source.contains("/*") => {
+                    Comments::None
+                }
+                Comments::Hash if source.contains('#') => Comments::None,
+                comments => comments,
+            },
         }
     }
 
@@ -195,7 +203,15 @@ mod tests {
 
     fn filter(pattern: &str, lang: SupportLang) -> Prefilter {
         let p = Pattern::try_new(pattern, lang).expect("pattern");
-        Prefilter::new(&p, lang, true)
+        Prefilter::new(pattern, &p, lang)
+    }
+
+    #[test]
+    fn a_pattern_holding_a_comment_may_match_in_comment_lines() {
+        let p = filter("# TODO later", SupportLang::Python);
+        assert!(p.may_match("# TODO later\nx = 1\n"));
+        let r = filter("/* TODO */", SupportLang::Rust);
+        assert!(r.may_match("fn f() {}\n/* TODO */\n"));
     }
 
     #[test]

@@ -204,3 +204,15 @@ fn lang_flag_narrows_to_a_language_and_forces_it_on_named_files() {
         bad.stderr
     );
 }
+
+/// A pattern that is a comment finds comments: the prefilter's "not on a comment line"
+/// check must not apply to it (it once did, and `# TODO later` found nothing).
+#[test]
+fn a_comment_pattern_finds_comments() {
+    let repo = TestRepo::new();
+    repo.write("a.py", "x = 1\n# TODO later\n");
+    repo.commit_all("init");
+    let out = repo.run(&["grep", "-p", "# TODO later"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "a.py:2:1: # TODO later\n");
+}
