@@ -310,6 +310,8 @@ pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome,
 
     enum One {
         Done(Box<engine::FileResult>, FileContent),
+        /// No rule can match: read, not parsed.
+        NoMatch,
         Skipped(files::SkipReason),
     }
     let workdir = repo.workdir.as_path();
@@ -336,6 +338,11 @@ pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome,
                 files::Loaded::Text(t, m) => (t, m),
                 files::Loaded::Skipped(r) => return Ok(One::Skipped(r)),
             };
+            // Fixes only ever start from a match, so a file no rule can match in stays
+            // as it is: no findings, nothing to fix, no parse needed.
+            if !file_rules.iter().any(|r| r.may_match(&text)) {
+                return Ok(One::NoMatch);
+            }
             let result = engine::run_file(
                 &cand.path, &text, cand.lang, file_rules, opts.mode, max_passes,
             )?;
@@ -359,6 +366,7 @@ pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome,
             };
             match one {
                 One::Skipped(reason) => out.skipped.add(reason, &cand.path),
+                One::NoMatch => out.files_searched += 1,
                 One::Done(result, before) => {
                     let result = *result;
                     out.files_searched += 1;

@@ -32,6 +32,7 @@ use serde_value::Value;
 
 use super::Error;
 use crate::repo::Repo;
+use crate::rewrite::Prefilter;
 
 /// The bound on fix re-runs when the config does not set one.
 pub const DEFAULT_MAX_PASSES: usize = 10;
@@ -100,9 +101,67 @@ pub struct Rule {
     ignores: Option<GlobSet>,
     /// Repository folder the globs are relative to (`""` for the root).
     base: String,
+    /// Text a file must hold before the rule can match in it; `None`: no telling.
+    need: Option<Need>,
+}
+
+/// What text a rule needs in a file before it can match there, from the patterns of
+/// its rule object: a node matching it matches every `pattern` of its own and of its
+/// `all` members, and has an `inside`, `has`, `precedes` or `follows` node in the same
+/// file, which matches that sub-rule. `any` needs one of its members' texts (and
+/// nothing when one member needs nothing); `not`, `kind`, `regex`, `matches` and
+/// contextual patterns add nothing. Checked with the same prefilter as `grep`.
+#[derive(Debug, Clone)]
+enum Need {
+    Text(Box<Prefilter>),
+    All(Vec<Need>),
+    Any(Vec<Need>),
+}
+
+impl Need {
+    /// The need of a rule object in its serialized form (the JSON shape of a rule).
+    fn of(rule: &serde_json::Value, lang: SupportLang) -> Option<Need> {
+        let rule = rule.as_object()?;
+        let mut all = Vec::new();
+        if let Some(serde_json::Value::String(source)) = rule.get("pattern") {
+            if let Ok(pattern) = ast_grep_core::Pattern::try_new(source, lang) {
+                all.push(Need::Text(Box::new(Prefilter::new(source, &pattern, lang))));
+            }
+        }
+        for relation in ["inside", "has", "precedes", "follows"] {
+            all.extend(rule.get(relation).and_then(|r| Need::of(r, lang)));
+        }
+        if let Some(serde_json::Value::Array(members)) = rule.get("all") {
+            all.extend(members.iter().filter_map(|m| Need::of(m, lang)));
+        }
+        if let Some(serde_json::Value::Array(members)) = rule.get("any") {
+            let each: Option<Vec<Need>> = members.iter().map(|m| Need::of(m, lang)).collect();
+            if let Some(each) = each.filter(|e| !e.is_empty()) {
+                all.push(Need::Any(each));
+            }
+        }
+        match all.len() {
+            0 => None,
+            1 => all.pop(),
+            _ => Some(Need::All(all)),
+        }
+    }
+
+    fn holds(&self, text: &str) -> bool {
+        match self {
+            Need::Text(prefilter) => prefilter.may_match(text),
+            Need::All(needs) => needs.iter().all(|n| n.holds(text)),
+            Need::Any(needs) => needs.iter().any(|n| n.holds(text)),
+        }
+    }
 }
 
 impl Rule {
+    /// False only when the rule cannot match anywhere in `text` (no parse needed).
+    pub fn may_match(&self, text: &str) -> bool {
+        self.need.as_ref().is_none_or(|n| n.holds(text))
+    }
+
     /// Whether the rule has a fix (the first one is used when ast-grep lists several).
     pub fn fixable(&self) -> bool {
         !self.config.fixer.is_empty()
@@ -630,6 +689,9 @@ fn compile(
     let ignores =
         globs(map.get(&Value::String("ignores".into()))).map_err(|e| bad("ignores", e))?;
     let expando = serialized.language.expando_char();
+    let need = serde_json::to_value(&serialized.core.rule)
+        .ok()
+        .and_then(|rule| Need::of(&rule, serialized.language));
     let config = RuleConfig::try_from(serialized, globals).map_err(|e| {
         // ast-grep quotes patterns in their internal form; show the user's `$`.
         let mut detail = chain(&e);
@@ -680,6 +742,7 @@ fn compile(
         files,
         ignores,
         base: base.into(),
+        need,
         config,
     }))))
 }

@@ -308,3 +308,51 @@ fn a_message_variable_the_rule_does_not_capture_is_warned_about() {
     assert!(rules.warnings[0].contains("$NOPE"), "{:?}", rules.warnings);
     assert!(!rules.warnings[0].contains("$A,"), "{:?}", rules.warnings);
 }
+
+/// A file is skipped only when no rule can match in it: the patterns of a rule, its
+/// `all` members and relational sub-rules must all occur; of `any`, one member's.
+#[test]
+fn rules_tell_which_files_they_cannot_match() {
+    let set = load(
+        r#"
+[[rules]]
+id = "plain"
+language = "javascript"
+rule.pattern = "foo($A)"
+
+[[rules]]
+id = "inside"
+language = "javascript"
+rule.pattern = "bar($A)"
+rule.inside.pattern = "function outer() { $$$ }"
+rule.inside.stopBy = "end"
+
+[[rules]]
+id = "any-with-kind"
+language = "javascript"
+rule.any = [{ pattern = "baz($A)" }, { kind = "number" }]
+
+[[rules]]
+id = "not-only"
+language = "javascript"
+rule.kind = "identifier"
+rule.not.pattern = "qux"
+"#,
+        TextFormat::Toml,
+    );
+    let rule = |id: &str| {
+        set.rules
+            .iter()
+            .find(|r| r.id == id)
+            .unwrap_or_else(|| panic!("rule {id}"))
+    };
+    assert!(rule("plain").may_match("foo(1)"));
+    assert!(!rule("plain").may_match("fo(1)"));
+    assert!(!rule("plain").may_match("// foo(1)\n"));
+    assert!(rule("inside").may_match("function outer() { bar(1) }"));
+    assert!(!rule("inside").may_match("function other() { bar(1) }"));
+    assert!(!rule("inside").may_match("function outer() { }"));
+    // One `any` member needs no text: the rule may match anywhere.
+    assert!(rule("any-with-kind").may_match("let x = 1;"));
+    assert!(rule("not-only").may_match("x"));
+}
