@@ -302,17 +302,18 @@ fn preview_message(
         m.push_str(&format!("Tool: git-astedit {}\n", meta.tool_version));
     }
     m.push_str("Files:\n");
+    // By path, not a search per file: a preview may touch tens of thousands.
+    let counts: std::collections::HashMap<&str, usize> =
+        meta.files.iter().map(|f| (f.path.as_str(), f.count)).collect();
     for c in changes {
         let letter = match (&c.before, &c.after) {
             (None, _) => 'A',
             (_, None) => 'D',
             _ => 'M',
         };
-        let count = meta
-            .files
-            .iter()
-            .find(|f| f.path == c.path)
-            .map(|f| format!(" ({})", f.count))
+        let count = counts
+            .get(c.path.as_str())
+            .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         m.push_str(&format!("  {letter} {}{count}\n", c.path));
     }
