@@ -39,6 +39,15 @@ SEARCHES = [
     ("py", "python", ["*.py"], "print($$$A)", "print("),
     ("py", "python", ["*.py"], "$F($$$A)", None),
 ]
+# One rule, as an sgconfig.yml and its rule folder, which both tools read.
+SCAN_RULE = """id: no-unwrap
+language: rust
+severity: warning
+message: unwrap
+rule:
+  pattern: $A.unwrap()
+fix: $A.expect("bench")
+"""
 STAGE_CORPUS = "rust"
 STAGE_LANG = "rust"
 STAGE_PATTERN = "$A.unwrap()"
@@ -171,7 +180,7 @@ def prepare(args: argparse.Namespace) -> tuple[Tools, dict[str, Path]]:
 
     helps: dict[str, str] = {}
     if astedit:
-        for command in ("grep", "edit", "apply"):
+        for command in ("grep", "edit", "apply", "scan"):
             helps[command] = sh([str(astedit), command, "--help"], check=False)
 
     env = dict(os.environ)
@@ -262,6 +271,41 @@ def bench_search(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], 
         rows.extend(row for row, _ in contenders)
         if not args.no_check:
             check_grep(tools, root, lang, pattern, contenders, scratch, checks)
+
+
+def bench_scan(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], checks: list[str]) -> None:
+    """`scan` (report only) of the rust corpus with one rule: git-astedit vs ast-grep."""
+    if STAGE_CORPUS not in args.corpus:
+        return
+    root = corpora[STAGE_CORPUS]
+    scratch = BENCH_DIR / "out"
+    conf_dir = scratch / "scan"
+    (conf_dir / "rules").mkdir(parents=True, exist_ok=True)
+    (conf_dir / "sgconfig.yml").write_text("ruleDirs:\n  - rules\n")
+    (conf_dir / "rules" / "no-unwrap.yml").write_text(SCAN_RULE)
+    conf = str(conf_dir / "sgconfig.yml")
+    task = "scan, rule `$A.unwrap()`"
+    contenders: list[tuple[Row, list[str]]] = []
+    if tools.astedit and tools.astedit_has("scan", "--config"):
+        cmd = [str(tools.astedit), "scan", "--config", conf] + tools.astedit_threads("scan")
+        contenders.append((Row(STAGE_CORPUS, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
+    cmd = [tools.ast_grep, "scan", "-c", conf, "-j", str(tools.threads)]
+    contenders.append((Row(STAGE_CORPUS, task, "ast-grep", "ast-grep " + " ".join(cmd[1:]), baseline=True), cmd))
+    log(f"{STAGE_CORPUS}: {task}")
+    timed(contenders, lambda row, cmd, i: measure(cmd, root, tools.env, scratch / f"{row.tool}.out"),
+          args.runs)
+    rows.extend(row for row, _ in contenders)
+    if args.no_check:
+        return
+    by_tool = {row.tool: row for row, _ in contenders}
+    theirs = sh([tools.ast_grep, "scan", "-c", conf, "--json=stream"], cwd=root, check=False).splitlines()
+    by_tool["ast-grep"].count = f"{len(theirs):,} findings"
+    if "git-astedit" in by_tool:
+        out = sh([str(tools.astedit), "--json", "scan", "--config", conf], cwd=root, check=False)
+        ours = len(json.loads(out).get("findings", [])) if out.strip() else 0
+        by_tool["git-astedit"].count = f"{ours:,} findings"
+        verdict = "**agree**" if ours == len(theirs) else "**differ**"
+        checks.append(f"- {STAGE_CORPUS} scan: {verdict}: {ours:,} findings, ast-grep {len(theirs):,}")
 
 
 def timed(contenders: list[tuple[Row, list[str]]], runner, runs: int) -> None:
@@ -578,6 +622,8 @@ def targets(rows: list[Row]) -> list[str]:
     for row in rows:
         groups.setdefault((row.corpus, row.task), []).append(row)
     for (corpus, task), members in groups.items():
+        if task.startswith("scan"):
+            continue  # not part of the issue's bar
         ours = next((r for r in members if r.tool == "git-astedit"), None)
         base = next((r for r in members if r.baseline), None)
         if task.startswith("grep"):
@@ -651,6 +697,8 @@ def main() -> int:
         bench_search(tools, corpora, args, rows, checks)
     if args.only != "search":
         bench_stage_apply(tools, corpora, args, rows, checks)
+    if args.only is None:
+        bench_scan(tools, corpora, args, rows, checks)
     elapsed = datetime.datetime.now(datetime.timezone.utc) - started
 
     argv = " ".join(sys.argv[1:])
@@ -667,7 +715,7 @@ def main() -> int:
         "",
         table(rows),
         "",
-        "Baseline: ast-grep for search and staging, `git apply` for apply. median and min–max: wall "
+        "Baseline: ast-grep for search, staging and scan, `git apply` for apply. median and min–max: wall "
         "time; CPU: median user + system time; peak RSS: the largest of the timed runs. On a shared "
         "machine wall time reflects the cores actually obtained; CPU time less so.",
         "",
