@@ -5,8 +5,10 @@ A parse tree is millions of small allocations, freed whole a moment later. With 
 their malloc and free were ~13 % of a search's samples (`perf`), in both ast-grep and
 git-astedit. The binary gives tree-sitter's own allocations to mimalloc (Rust's stay
 with the system allocator), with arena memory committed on use rather than up front.
-On the benchmark corpora that made searches 5-12 % faster and lowered the rust
-corpus's peak (187 -> 176 MB): mimalloc packs small objects without headers.
+On the benchmark corpora that made searches 8-10 % faster and lowered the rust
+corpus's peak (185 -> 176 MB): mimalloc packs small objects without headers. Its v2
+line is used: A/B against v3 (the -sys crate's default) it was another 5-7 % faster
+on every search, at the same peaks.
 
 After a large file, freed memory is handed back at once ([`release_freed_memory`]):
 both allocators would otherwise keep it, and later work would pile up beside it.
@@ -18,7 +20,7 @@ use std::sync::atomic::Ordering;
 
 static TREE_SITTER_ON_MIMALLOC: AtomicBool = AtomicBool::new(false);
 
-/// `mi_option_arena_eager_commit` in the bundled mimalloc.h (v3), which the -sys
+/// `mi_option_arena_eager_commit` in the bundled mimalloc.h (v2 and v3 alike), which the -sys
 /// crate does not name.
 const MI_OPTION_ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
 
