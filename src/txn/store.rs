@@ -303,8 +303,11 @@ fn preview_message(
     }
     m.push_str("Files:\n");
     // By path, not a search per file: a preview may touch tens of thousands.
-    let counts: std::collections::HashMap<&str, usize> =
-        meta.files.iter().map(|f| (f.path.as_str(), f.count)).collect();
+    let counts: std::collections::HashMap<&str, usize> = meta
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.count))
+        .collect();
     for c in changes {
         let letter = match (&c.before, &c.after) {
             (None, _) => 'A',
