@@ -153,10 +153,9 @@ pub fn edit(
 }
 
 /// Runs `ops` over every file of `set`, handing each changed file to `on_change` as
-/// soon as it is known, in no particular order (the outcome's `changes` stay empty,
-/// its other lists are sorted by path); a large
-/// edit then need not hold every file's text at once. `on_change` returning `false`
-/// stops the edit early.
+/// soon as it is known, in no particular order, so that a large edit need not hold
+/// every file's text at once. The outcome's `changes` stay empty; its other lists are
+/// sorted by path. `on_change` returning `false` stops the edit early.
 pub fn edit_each(
     repo: &Repo,
     set: &FileSet,

@@ -200,6 +200,18 @@ pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let preview = txn::find(repo, args.id.as_deref())?;
+    if !json && !args.stat {
+        // The diff alone reads only the blobs of the files it shows.
+        let mut text = header(&preview);
+        text.push_str(&render_preview_diffs(
+            repo,
+            &preview,
+            color,
+            args.max_render,
+        )?);
+        let _ = out.stdout().write_all(text.as_bytes());
+        return Ok(Exit::Ok);
+    }
     let loaded = LoadedPreview::load(repo, preview)?;
     let files = loaded.files();
     let p = &loaded.preview;
@@ -233,6 +245,31 @@ pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
         return Ok(Exit::Ok);
     }
 
+    // --stat.
+    let mut text = header(p);
+    let width = files.iter().map(|f| f.path.len()).max().unwrap_or(0);
+    let (mut added, mut removed) = (0, 0);
+    for f in &files {
+        let counts = render::line_counts(
+            f.before.map(|s| s.bytes).unwrap_or_default(),
+            f.after.map(|s| s.bytes).unwrap_or_default(),
+        );
+        added += counts.added;
+        removed += counts.removed;
+        render::stat_line(&mut text, f.path, width, counts, color);
+    }
+    text.push_str(&format!(
+        " {} changed, {} insertions(+), {} deletions(-)\n",
+        render::plural(files.len(), "file"),
+        added,
+        removed
+    ));
+    let _ = out.stdout().write_all(text.as_bytes());
+    Ok(Exit::Ok)
+}
+
+/// The lines above a shown preview: id, time, kind, summary, reason.
+fn header(p: &Preview) -> String {
     let mut text = format!(
         "preview {}  {}  {}\n{}\n",
         p.id,
@@ -244,27 +281,5 @@ pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
         text.push_str(&format!("reason: {reason}\n"));
     }
     text.push('\n');
-    if args.stat {
-        let width = files.iter().map(|f| f.path.len()).max().unwrap_or(0);
-        let (mut added, mut removed) = (0, 0);
-        for f in &files {
-            let counts = render::line_counts(
-                f.before.map(|s| s.bytes).unwrap_or_default(),
-                f.after.map(|s| s.bytes).unwrap_or_default(),
-            );
-            added += counts.added;
-            removed += counts.removed;
-            render::stat_line(&mut text, f.path, width, counts, color);
-        }
-        text.push_str(&format!(
-            " {} changed, {} insertions(+), {} deletions(-)\n",
-            render::plural(files.len(), "file"),
-            added,
-            removed
-        ));
-    } else {
-        text.push_str(&render_diffs(&files, color, args.max_render));
-    }
-    let _ = out.stdout().write_all(text.as_bytes());
-    Ok(Exit::Ok)
+    text
 }

@@ -269,7 +269,9 @@ type Stamps = Vec<Option<fsutil::Stamp>>;
 ///
 /// With the stamps of an earlier check, a path whose stamp has not changed since is
 /// not read again: reading and hashing every touched file is most of an apply's own
-/// work, and the second look only needs to catch files saved in between.
+/// work, and the second look only needs to catch files saved in between. A file
+/// changed within two seconds of the check gets no stamp (see [`fsutil::Stamp::settled`])
+/// and is read again.
 fn check_stale(
     repo: &Repo,
     op: &'static str,
@@ -279,6 +281,7 @@ fn check_stale(
 ) -> Result<Stamps, Error> {
     use rayon::prelude::*;
     let (workdir, hash) = (repo.workdir.as_path(), repo.git.object_hash());
+    let checked_at = std::time::SystemTime::now();
     type Checked = (Option<StalePath>, Option<fsutil::Stamp>);
     let checked: Vec<Result<Checked, Error>> = ops
         .par_iter()
@@ -295,7 +298,7 @@ fn check_stale(
                     path: o.path.clone(),
                     what,
                 });
-            Ok((stale, stamp))
+            Ok((stale, stamp.filter(|s| s.settled(checked_at))))
         })
         .collect();
     let mut stale = Vec::new();

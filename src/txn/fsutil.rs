@@ -156,6 +156,19 @@ impl Stamp {
         None
     }
 
+    /// Whether any later change of the file is sure to move its change time: its change
+    /// time lies more than two seconds before `checked_at`. File systems with coarse
+    /// timestamps (FAT: 2 s) give a file changed twice within one tick the same times,
+    /// so a file changed just before a check could change again unseen.
+    pub(crate) fn settled(&self, checked_at: std::time::SystemTime) -> bool {
+        let Ok(secs) = u64::try_from(self.ctime.0) else {
+            return false;
+        };
+        let nanos = u32::try_from(self.ctime.1).unwrap_or(0);
+        let ctime = std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos);
+        ctime + std::time::Duration::from_secs(2) < checked_at
+    }
+
     /// The stamp of `path` now; `None` when it cannot tell (absent, unreadable).
     pub(crate) fn now(workdir: &Path, path: &str) -> Option<Stamp> {
         std::fs::symlink_metadata(workdir.join(path))
@@ -414,6 +427,30 @@ pub(crate) fn parent_dir(repo: &Repo, path: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_stamps_older_than_two_seconds_are_settled() {
+        let at = |secs: i64, nanos: i64| Stamp {
+            dev: 1,
+            ino: 2,
+            size: 3,
+            mode: 0o100644,
+            mtime: (secs, nanos),
+            ctime: (secs, nanos),
+        };
+        let checked_at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000);
+        assert!(at(997, 999_999_999).settled(checked_at));
+        assert!(!at(998, 0).settled(checked_at));
+        assert!(!at(999, 500).settled(checked_at));
+        assert!(
+            !at(2_000, 0).settled(checked_at),
+            "a change time in the future"
+        );
+        assert!(
+            !at(-5, 0).settled(checked_at),
+            "before the epoch: no telling"
+        );
+    }
 
     #[test]
     fn path_syntax() {

@@ -125,15 +125,6 @@ impl<'a> Stager<'a> {
             .transpose()
     }
 
-    /// How many files were added.
-    pub fn len(&self) -> usize {
-        self.files.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
-    }
-
     /// Writes the objects, the two commits and the preview's ref, and records a
     /// `staged` journal event.
     pub fn finish(self, meta: &PreviewMeta) -> Result<Preview, Error> {

@@ -1021,10 +1021,16 @@ fn agent_aliases_and_undo_errors() {
 
 /// A preview of `a.txt` and `b.txt` (a -> A, b -> B) and its apply paused after its
 /// temp files are written (the applying record then exists); `edit` runs in the pause.
-/// The apply must refuse (exit 3) and leave nothing behind.
-fn apply_with_an_edit_during_the_pause(t: &TestRepo, edit: impl FnOnce()) {
+/// The apply must refuse (exit 3) and leave nothing behind. `settle` passes between
+/// writing the files and the apply.
+fn apply_with_an_edit_during_the_pause(
+    t: &TestRepo,
+    settle: std::time::Duration,
+    edit: impl FnOnce(),
+) {
     t.write("a.txt", "a\n");
     t.write("b.txt", "b\n");
+    std::thread::sleep(settle);
     let id = stage(
         t,
         &[
@@ -1056,7 +1062,7 @@ fn apply_with_an_edit_during_the_pause(t: &TestRepo, edit: impl FnOnce()) {
 #[test]
 fn an_edit_made_while_temps_are_written_is_not_overwritten() {
     let t = TestRepo::new();
-    apply_with_an_edit_during_the_pause(&t, || {
+    apply_with_an_edit_during_the_pause(&t, std::time::Duration::ZERO, || {
         t.write("b.txt", "saved by the user meanwhile\n");
     });
     assert_eq!(t.read_string("b.txt"), "saved by the user meanwhile\n");
@@ -1069,9 +1075,10 @@ fn an_edit_made_while_temps_are_written_is_not_overwritten() {
     assert_eq!(t.astedit_refs().len(), 1);
 }
 
-/// The second look trusts a file's stat data, not its content, when nothing in it moved:
-/// an edit that keeps the size and puts the modification time back still changes the
-/// change time, and is caught.
+/// The second look trusts a file's stat data, not its content, when nothing in it moved
+/// (for files last changed over two seconds before the first look, so the files settle
+/// first): an edit that keeps the size and puts the modification time back still
+/// changes the change time, and is caught.
 #[test]
 fn a_same_size_edit_with_its_mtime_put_back_is_still_caught() {
     let t = TestRepo::new();
@@ -1085,7 +1092,7 @@ fn a_same_size_edit_with_its_mtime_put_back_is_still_caught() {
             .expect("touch runs");
         assert!(status.success());
     };
-    apply_with_an_edit_during_the_pause(&t, || {
+    apply_with_an_edit_during_the_pause(&t, std::time::Duration::from_millis(2200), || {
         std::fs::write(&reference, "").expect("write");
         touch(&t.path().join("b.txt"), &reference);
         t.write("b.txt", "x\n");

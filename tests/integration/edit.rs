@@ -283,6 +283,17 @@ fn list_show_and_discard() {
         "{}",
         show.stdout
     );
+    // The header, then the very diff `edit` printed.
+    assert!(
+        show.stdout.contains("\nreason: rename foo\n\n"),
+        "{}",
+        show.stdout
+    );
+    assert!(
+        show.stdout.ends_with(printed_diff(&out.stdout)),
+        "{}",
+        show.stdout
+    );
     let stat = repo.run(&["show", "--stat"]);
     assert!(stat.stdout.contains(" a.js | "), "{}", stat.stdout);
     let json = repo.run(&["show", &id, "--json"]).json();

@@ -792,3 +792,54 @@ fn an_ast_grep_project_with_rule_and_util_folders_works_unchanged() {
     );
     repo.run(&["scan", "--check"]).assert_code(0);
 }
+
+/// Files no rule can match in are read but not parsed (so their parse errors are not
+/// reported); a rule that needs no text (`kind` only) parses every file.
+#[test]
+fn files_no_rule_can_match_are_not_parsed() {
+    let repo = TestRepo::new();
+    repo.write(
+        "astedit.toml",
+        r#"
+[[rules]]
+id = "no-foo"
+language = "javascript"
+message = "foo"
+rule.pattern = "foo($A)"
+"#,
+    );
+    repo.write("x.js", "let x = (;\n");
+    repo.write("y.js", "foo(1);\nlet y = (;\n");
+    repo.commit_all("init");
+    let out = repo.run(&["--json", "scan"]);
+    out.assert_code(0);
+    let v = out.json();
+    assert_eq!(v["files_searched"], 2, "{v}");
+    assert_eq!(v["findings"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v["findings"][0]["path"], "y.js", "{v}");
+    assert_eq!(
+        v["parse_errors"]["paths"],
+        serde_json::json!(["y.js"]),
+        "{v}"
+    );
+
+    repo.write(
+        "astedit.toml",
+        r#"
+[[rules]]
+id = "numbers"
+language = "javascript"
+message = "a number"
+rule.kind = "number"
+"#,
+    );
+    let out = repo.run(&["--json", "scan"]);
+    out.assert_code(0);
+    let v = out.json();
+    assert_eq!(v["findings"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(
+        v["parse_errors"]["paths"],
+        serde_json::json!(["x.js", "y.js"]),
+        "{v}"
+    );
+}
