@@ -6,6 +6,14 @@ use git_astedit::repo::Repo;
 use git_astedit::txn;
 use git_astedit::Error;
 
+use git_astedit::report::Action;
+use git_astedit::report::Diagnostics;
+use git_astedit::report::PathList;
+use git_astedit::report::PreviewState;
+use git_astedit::report::ResolveReport;
+use git_astedit::report::SkippedLanguage;
+use git_astedit::report::Version;
+
 use super::Out;
 
 /// Which files to read.
@@ -116,18 +124,18 @@ pub fn staged_line(preview: &txn::Preview, applied: Option<&txn::ApplyReport>) -
     }
 }
 
-/// Warnings every file-reading command gives: languages skipped, files that parse with
-/// errors, files skipped.
-pub fn warn_common(
-    out: &mut Out,
+/// Skip counts, parse errors and skipped languages as the report shape, with the
+/// warning lines a person gets on stderr (the same facts in words).
+pub fn diagnostics(
     repo: &Repo,
     skipped_languages: &[(String, String)],
     parse_errors: &[String],
     skipped: &files::Skipped,
-) {
-    for (_, reason) in skipped_languages {
-        out.warn(&format!("{reason}; skipping those files"));
-    }
+) -> Diagnostics {
+    let mut warnings: Vec<String> = skipped_languages
+        .iter()
+        .map(|(_, reason)| format!("{reason}; skipping those files"))
+        .collect();
     if !parse_errors.is_empty() {
         let shown: Vec<String> = parse_errors
             .iter()
@@ -135,37 +143,74 @@ pub fn warn_common(
             .map(|p| repo.display_path(p))
             .collect();
         let more = if parse_errors.len() > 3 { ", …" } else { "" };
-        out.warn(&format!(
+        warnings.push(format!(
             "{} parsed with errors (searched anyway): {}{more}",
             git_astedit::render::plural(parse_errors.len(), "file"),
             shown.join(", ")
         ));
     }
-    if let Some(line) = skipped.summary() {
-        out.warn(&line);
+    warnings.extend(skipped.summary());
+    Diagnostics {
+        skipped: skipped
+            .counts
+            .iter()
+            .map(|(reason, n)| {
+                let name = serde_json::to_value(reason)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                (name, *n)
+            })
+            .collect(),
+        parse_errors: PathList {
+            count: parse_errors.len(),
+            paths: parse_errors
+                .iter()
+                .take(20)
+                .map(|p| repo.display_path(p))
+                .collect(),
+        },
+        skipped_languages: skipped_languages
+            .iter()
+            .map(|(lang, reason)| SkippedLanguage {
+                lang: lang.clone(),
+                reason: reason.clone(),
+            })
+            .collect(),
+        warnings,
     }
 }
 
-/// The JSON shape of skip counts and warnings, shared by `grep` and `edit`.
-pub fn json_diagnostics(
-    repo: &Repo,
-    skipped_languages: &[(String, String)],
-    parse_errors: &[String],
-    skipped: &files::Skipped,
-) -> serde_json::Value {
-    serde_json::json!({
-        "skipped": skipped.counts,
-        "parse_errors": {
-            "count": parse_errors.len(),
-            "paths": parse_errors.iter().take(20).map(|p| repo.display_path(p)).collect::<Vec<_>>(),
-        },
-        "skipped_languages": skipped_languages.iter().map(|(l, r)| serde_json::json!({"lang": l, "reason": r})).collect::<Vec<_>>(),
-    })
+/// Prints a report's warnings on stderr.
+pub fn warn_all(out: &mut Out, diag: &Diagnostics) {
+    for w in &diag.warnings {
+        out.warn(w);
+    }
 }
 
-/// Adds the keys of `extra` (an object) to `value` (an object).
-pub fn merge(value: &mut serde_json::Value, extra: serde_json::Value) {
-    if let (Some(obj), serde_json::Value::Object(d)) = (value.as_object_mut(), extra) {
-        obj.extend(d);
+/// The report of an apply (or undo) as every command gives it.
+pub fn resolve_report(
+    report: &txn::ApplyReport,
+    action: Action,
+    files: Vec<String>,
+    index: bool,
+    reason: Option<String>,
+) -> ResolveReport {
+    ResolveReport {
+        schema_version: Version,
+        id: report.id.clone(),
+        action,
+        state: match action {
+            Action::Applied => PreviewState::Applied,
+            Action::Undone => PreviewState::Pending,
+            Action::Discarded => PreviewState::Discarded,
+        },
+        written: report.written.clone(),
+        deleted: report.deleted.clone(),
+        file_count: files.len(),
+        files,
+        index,
+        commit: report.commit.clone(),
+        reason,
     }
 }

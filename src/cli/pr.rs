@@ -14,7 +14,6 @@ Running it twice is safe: the branch is reused, and an existing PR for the branc
 reported instead of a second one being opened.
 */
 
-use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 use std::process::Output;
@@ -24,14 +23,17 @@ use git_astedit::error::Classify;
 use git_astedit::error::Exit;
 use git_astedit::render;
 use git_astedit::repo::Repo;
+use git_astedit::report::PrReport;
+use git_astedit::report::PreviewState;
+use git_astedit::report::Version;
 use git_astedit::txn;
 use git_astedit::txn::Event;
 use git_astedit::txn::Preview;
 use git_astedit::Error;
 use gix::refs::transaction::PreviousValue;
 
-use super::show::LoadedPreview;
 use super::Ctx;
+use git_astedit::ops::preview::LoadedPreview;
 
 /// Open a pull request from a transaction with the GitHub CLI (`gh`).
 ///
@@ -147,71 +149,23 @@ impl Classify for PrError {
     }
 }
 
-/// What happened to a transaction last, from the journal (newest first).
-fn state_of(events: &[Event], id: &str) -> Option<&'static str> {
-    for e in events.iter().filter(|e| e.id == id) {
-        match (e.event.as_str(), e.op.as_deref(), e.action.as_deref()) {
-            ("applied", ..) => return Some("applied"),
-            ("undone", ..) => return Some("undone"),
-            ("discarded", ..) => return Some("discarded"),
-            ("expired", ..) => return Some("expired"),
-            ("recovered", Some("apply"), Some("completed")) => return Some("applied"),
-            ("recovered", Some("undo"), Some("completed")) => return Some("undone"),
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The transaction to open a PR for, and whether it is applied or pending.
-fn pick(repo: &Repo, id: Option<&str>, events: &[Event]) -> Result<(Preview, String), Error> {
-    let by_commit = |commit: &str| -> Result<Preview, Error> {
-        let oid = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| PrError::Git {
-            action: format!("read transaction commit {commit}"),
-            source: Box::new(e),
-        })?;
-        Ok(txn::read_preview(repo, oid)?)
+/// The transaction to open a PR for, and whether it is applied or pending (the rules
+/// are [`txn::resolve`]'s: an applied one, else a pending one).
+fn pick(repo: &Repo, id: Option<&str>) -> Result<(Preview, PreviewState), Error> {
+    use txn::resolve::State;
+    let target = match txn::resolve::resolve(repo, id, txn::resolve::Want::AppliedOrPending) {
+        Err(txn::Error::Gone { id, how }) => return Err(PrError::NotOpen { id, state: how }.into()),
+        other => other?,
     };
-    match id {
-        None => {
-            if let Some(e) = events
-                .iter()
-                .find(|e| e.event == "applied" && state_of(events, &e.id) == Some("applied"))
-            {
-                return Ok((by_commit(&e.commit)?, "applied".into()));
-            }
-            Ok((txn::find(repo, None)?, "pending".into()))
-        }
-        Some(prefix) => {
-            let prefix = prefix.trim().to_ascii_lowercase();
-            if prefix.is_empty() || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(txn::Error::BadId(prefix).into());
-            }
-            let mut ids: Vec<&Event> = events
-                .iter()
-                .filter(|e| e.id.starts_with(&prefix))
-                .collect();
-            ids.sort_by(|a, b| a.id.cmp(&b.id));
-            ids.dedup_by(|a, b| a.id == b.id);
-            match ids.as_slice() {
-                [] => Err(txn::Error::UnknownId(prefix).into()),
-                [one] => match state_of(events, &one.id) {
-                    Some("applied") => Ok((by_commit(&one.commit)?, "applied".into())),
-                    Some(state) => Err(PrError::NotOpen {
-                        id: one.id.clone(),
-                        state: state.into(),
-                    }
-                    .into()),
-                    None => Ok((txn::find(repo, Some(&one.id))?, "pending".into())),
-                },
-                many => Err(txn::Error::AmbiguousId {
-                    prefix,
-                    candidates: many.iter().map(|e| e.id.clone()).collect(),
-                }
-                .into()),
-            }
-        }
-    }
+    let state = match target.state {
+        State::Applied => PreviewState::Applied,
+        _ => PreviewState::Pending,
+    };
+    let preview = match target.preview {
+        Some(p) => p,
+        None => txn::read_preview(repo, target.commit)?,
+    };
+    Ok((preview, state))
 }
 
 fn git_err<E: std::error::Error + Send + Sync + 'static>(
@@ -536,7 +490,11 @@ pub fn run(ctx: &mut Ctx, args: PrArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let workdir = repo.workdir.clone();
     let events = txn::log(repo)?;
-    let (preview, state) = pick(repo, args.id.as_deref(), &events)?;
+    let (preview, state) = pick(repo, args.id.as_deref())?;
+    let state_name = match state {
+        PreviewState::Applied => "applied",
+        _ => "pending",
+    };
 
     // Check the tools before touching anything: no branch is made for nothing.
     gh(&workdir, &["--version"])?;
@@ -600,7 +558,7 @@ pub fn run(ctx: &mut Ctx, args: PrArgs) -> Result<Exit, Error> {
         Some(url) => (url.to_string(), false),
         None => {
             let loaded = LoadedPreview::load(repo, preview.clone())?;
-            let text = body(&loaded, &state, &events, &branch);
+            let text = body(&loaded, state_name, &events, &branch);
             let mut create: Vec<&str> = vec![
                 "pr", "create", "--head", &branch, "--title", &title, "--body", &text,
             ];
@@ -623,30 +581,28 @@ pub fn run(ctx: &mut Ctx, args: PrArgs) -> Result<Exit, Error> {
     };
 
     if json {
-        let value = serde_json::json!({
-            "id": preview.id,
-            "state": state,
-            "branch": branch,
-            "commit": tip.to_string(),
-            "remote": args.remote,
-            "url": url,
-            "created": created,
-            "draft": created && !args.ready,
-        });
-        let _ = writeln!(out.stdout(), "{value}");
+        out.json(&PrReport {
+            schema_version: Version,
+            id: preview.id.clone(),
+            state,
+            branch,
+            commit: tip.to_string(),
+            remote: args.remote,
+            url,
+            created,
+            draft: created && !args.ready,
+        })?;
     } else if created {
-        let _ = writeln!(
-            out.stdout(),
-            "Opened {}pull request {url} for {} (branch {branch}).",
+        out.print(&format!(
+            "Opened {}pull request {url} for {} (branch {branch}).\n",
             if args.ready { "" } else { "draft " },
             preview.id
-        );
+        ))?;
     } else {
-        let _ = writeln!(
-            out.stdout(),
-            "A pull request for {} already exists: {url} (branch {branch}, pushed).",
+        out.print(&format!(
+            "A pull request for {} already exists: {url} (branch {branch}, pushed).\n",
             preview.id
-        );
+        ))?;
     }
     Ok(Exit::Ok)
 }

@@ -202,54 +202,9 @@ fn report_of(record: &Record) -> ApplyReport {
     }
 }
 
-/// The preview commit of the transaction to undo.
+/// The preview commit of the transaction to undo (rules in [`super::resolve`]).
 fn undo_target(repo: &Repo, id: Option<&str>) -> Result<ObjectId, Error> {
-    let entries = journal::read(repo)?;
-    let prefix = match id {
-        Some(p) => {
-            let p = p.trim().to_ascii_lowercase();
-            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(Error::BadId(p));
-            }
-            Some(p)
-        }
-        None => None,
-    };
-    let matching: Vec<&journal::Entry> = entries
-        .iter()
-        .filter(|e| {
-            prefix
-                .as_ref()
-                .is_none_or(|p| e.event.id.starts_with(p.as_str()))
-        })
-        .collect();
-    if let Some(p) = &prefix {
-        let ids: BTreeSet<&str> = matching.iter().map(|e| e.event.id.as_str()).collect();
-        if ids.len() > 1 {
-            return Err(Error::AmbiguousId {
-                prefix: p.clone(),
-                candidates: ids.into_iter().map(str::to_string).collect(),
-            });
-        }
-        if ids.is_empty() {
-            return Err(Error::UnknownId(p.clone()));
-        }
-    }
-    // Newest first: an `undone` hides every older `applied` of the same id.
-    let mut undone: BTreeSet<&str> = BTreeSet::new();
-    for e in &matching {
-        match e.event.event.as_str() {
-            "undone" => {
-                undone.insert(&e.event.id);
-            }
-            "applied" if !undone.contains(e.event.id.as_str()) => return Ok(e.txn_commit),
-            _ => {}
-        }
-    }
-    match prefix {
-        Some(p) => Err(Error::NotApplied(p)),
-        None => Err(Error::NothingToUndo),
-    }
+    Ok(super::resolve::resolve(repo, id, super::resolve::Want::Applied)?.commit)
 }
 
 /// Containment then staleness of every path; nothing is written either way. Returns
@@ -368,7 +323,7 @@ fn run(
         op: op.to_string(),
         id: preview.id.clone(),
         commit: preview.commit,
-        kind: preview.meta.kind.clone(),
+        kind: preview.meta.kind.to_string(),
         run,
         pid: std::process::id(),
         phase: "prepared".into(),

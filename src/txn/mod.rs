@@ -23,6 +23,7 @@ mod journal;
 mod lock;
 mod objects;
 mod recover;
+pub mod resolve;
 mod store;
 
 use crate::change::FileMode;
@@ -73,6 +74,8 @@ pub enum Error {
     Corrupt(String),
     #[error("no pending preview")]
     NoPending,
+    #[error("the only pending previews were applied and undone: {}", .0.join(", "))]
+    OnlyUndone(Vec<String>),
     #[error("nothing to undo: no applied transaction in the journal")]
     NothingToUndo,
     #[error("'{0}' is not a preview id (expected hex digits)")]
@@ -142,6 +145,7 @@ impl Classify for Error {
             Error::Io { .. } => "io",
             Error::Corrupt(_) => "corrupt",
             Error::NoPending => "no-pending-preview",
+            Error::OnlyUndone(_) => "only-undone-pending",
             Error::NothingToUndo => "nothing-to-undo",
             Error::BadId(_) => "bad-id",
             Error::UnknownId(_) => "unknown-id",
@@ -164,6 +168,7 @@ impl Classify for Error {
             Error::Git { .. } | Error::Io { .. } | Error::Corrupt(_) => Exit::Internal,
             Error::NoPending | Error::NothingToUndo => Exit::NothingFound,
             Error::BadId(_)
+            | Error::OnlyUndone(_)
             | Error::UnknownId(_)
             | Error::AmbiguousId { .. }
             | Error::NotApplied(_)
@@ -192,6 +197,10 @@ impl Classify for Error {
                 Some("re-run the edit to stage a fresh preview, or discard this one".into())
             }
             Error::AmbiguousId { .. } => Some("type more hex digits of the id".into()),
+            Error::OnlyUndone(ids) => Some(format!(
+                "an undone preview is applied again only by name: `git astedit apply {}`",
+                ids.first().map(String::as_str).unwrap_or("ID")
+            )),
             Error::UnknownId(_) | Error::Gone { .. } => {
                 Some("`git astedit list` shows pending previews, `git astedit log` the rest".into())
             }
@@ -218,6 +227,10 @@ impl Classify for Error {
                     .collect::<Vec<_>>(),
             })),
             Error::Refused { path, why } => Some(serde_json::json!({"path": path, "why": why})),
+            Error::OnlyUndone(ids) => Some(serde_json::json!({"undone": ids})),
+            Error::AmbiguousId { candidates, .. } => {
+                Some(serde_json::json!({"candidates": candidates}))
+            }
             _ => None,
         }
     }

@@ -23,9 +23,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
 
-use crate::cli::show::render_diffs;
-use crate::cli::show::DiffFile;
-use crate::cli::show::LoadedPreview;
+use git_astedit::ops::preview::LoadedPreview;
+use git_astedit::render::render_diffs;
+use git_astedit::render::DiffFile;
 
 /// Default and ceiling of `ast_grep`'s `max_results`.
 const DEFAULT_MAX_RESULTS: usize = 200;
@@ -485,7 +485,7 @@ pub fn apply_patch(call: &Call, input: PatchInput) -> Result<Done, Error> {
     // Paths in the patch are relative to the top, whatever the server's cwd.
     let res = git_astedit::patch::resolve_text(&input.patch, &tree, "")?;
     let digest = format!("{:x}", sha2::Sha256::digest(input.patch.as_bytes()));
-    let mut meta = crate::cli::patch::preview_meta(&repo, &res, &digest, input.reason.clone());
+    let mut meta = git_astedit::ops::patch::preview_meta(&res, &digest, input.reason.clone());
     let id = if res.changes.is_empty() {
         None
     } else {
@@ -504,7 +504,7 @@ pub fn apply_patch(call: &Call, input: PatchInput) -> Result<Done, Error> {
     let mut out = staged_output(id, &meta, &res.changes, input.max_diff_lines, warnings);
     out.patch_digest = Some(digest);
     out.report = serde_json::to_value(&res.report).ok();
-    let mut text = crate::cli::patch::report_text(&repo, &res);
+    let mut text = git_astedit::ops::patch::report_text(&repo, &res);
     text.push_str(&staged_text(&out, &notes));
     Done::new(text, &out)
 }
@@ -583,7 +583,7 @@ fn row(p: &txn::Preview) -> PreviewRow {
     PreviewRow {
         id: p.id.clone(),
         time: render::format_time(p.time),
-        kind: p.meta.kind.clone(),
+        kind: p.meta.kind.to_string(),
         summary: p.meta.summary.clone(),
         reason: p.meta.reason.clone(),
         agent: p.meta.agent.clone(),
