@@ -1,7 +1,7 @@
 //! `git astedit show`: a preview's diff, stat or JSON.
 
 use git_astedit::error::Exit;
-use git_astedit::ops::preview::render_preview_diffs;
+use git_astedit::ops::preview::stream_preview_diffs;
 use git_astedit::ops::preview::LoadedPreview;
 use git_astedit::render;
 use git_astedit::render::render_diffs;
@@ -41,8 +41,9 @@ pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
     if !json && !args.stat {
         // The diff alone reads only the blobs of the files it shows.
         out.print(&header(&preview))?;
-        let diff = render_preview_diffs(repo, &preview, color, args.max_render)?;
-        out.print(&diff)?;
+        stream_preview_diffs(repo, &preview, color, args.max_render, |chunk| {
+            Ok(out.print(chunk)?)
+        })?;
         return Ok(Exit::Ok);
     }
     let loaded = LoadedPreview::load(repo, preview)?;

@@ -8,14 +8,31 @@ use crate::render::Side;
 use crate::txn::Preview;
 use crate::Error;
 
-/// [`render_diffs`] of a stored preview, reading a file's blobs only when its diff is
-/// shown: the files past `max_lines` of a large preview cost nothing.
+/// [`crate::render::render_diffs`] of a stored preview, reading a file's blobs only when
+/// its diff is shown: the files past `max_lines` of a large preview cost nothing.
 pub fn render_preview_diffs(
     repo: &crate::repo::Repo,
     preview: &Preview,
     color: bool,
     max_lines: usize,
 ) -> Result<String, Error> {
+    let mut text = String::new();
+    stream_preview_diffs(repo, preview, color, max_lines, |chunk| {
+        text.push_str(chunk);
+        Ok(())
+    })?;
+    Ok(text)
+}
+
+/// Like [`render_preview_diffs`], handing the text to `sink` file by file, so that a
+/// reader that stops early (a closed pipe) stops the rendering too.
+pub fn stream_preview_diffs(
+    repo: &crate::repo::Repo,
+    preview: &Preview,
+    color: bool,
+    max_lines: usize,
+    mut sink: impl FnMut(&str) -> Result<(), Error>,
+) -> Result<(), Error> {
     let mut diff = LimitedDiff::new(max_lines);
     for e in &preview.entries {
         if diff.is_full() {
@@ -35,8 +52,9 @@ pub fn render_preview_diffs(
         diff.add(|out| {
             crate::render::file_diff(out, &e.path, before, after, color);
         });
+        sink(&diff.take())?;
     }
-    Ok(diff.finish())
+    sink(&diff.finish())
 }
 
 /// The before and after bytes of one stored entry.

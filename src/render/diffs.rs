@@ -72,6 +72,11 @@ impl<'a> LimitedDiff<'a> {
         self.lines += self.out[start..].lines().count();
     }
 
+    /// The text so far, leaving the buffer empty (the line count stays).
+    pub fn take(&mut self) -> String {
+        std::mem::take(&mut self.out)
+    }
+
     pub fn omit(&mut self, path: &'a str) {
         self.omitted.push(path);
     }

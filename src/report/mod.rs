@@ -265,10 +265,10 @@ pub struct StagedFile {
     /// E.g. `introduces-parse-errors`, `added`, `deleted`, `rescued`, `moved-from:PATH`.
     pub flags: Vec<String>,
     /// `edit`: each replacement.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<Replacement>,
     /// `edit`: outer matches left as the inner rewrites made them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<Dropped>,
 }
 

@@ -432,7 +432,8 @@ fn stale_resolve_is_a_tool_error_naming_the_file() {
     let err = &error_json(&result)["error"];
     assert_eq!(err["code"], "stale");
     assert_eq!(err["exit"], 3);
-    assert_eq!(err["stale_paths"][0]["path"], "src/b.rs");
+    assert_eq!(err["details"]["paths"][0]["path"], "src/b.rs");
+    assert_eq!(error_json(&result)["schema_version"], 2);
     assert_eq!(
         t.read_string("src/b.rs"),
         "fn b() { foo(3); } // edited meanwhile\n",

@@ -138,8 +138,23 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
         Arc::new(o)
     });
     let title = annotations.title.clone();
+    // Standard keywords and formats only (no `format: "uint"`), as the CLI's schemas.
+    let mut input = (*input).clone();
+    let mut value = serde_json::Value::Object(std::mem::take(&mut input));
+    git_astedit::report::schema::standardize(&mut value);
+    let input = match value {
+        serde_json::Value::Object(o) => Arc::new(o),
+        _ => Arc::new(serde_json::Map::new()),
+    };
+    let mut output = (*schema_for_output::<O>()).clone();
+    let mut value = serde_json::Value::Object(std::mem::take(&mut output));
+    git_astedit::report::schema::standardize(&mut value);
+    let output = match value {
+        serde_json::Value::Object(o) => Arc::new(o),
+        _ => Arc::new(serde_json::Map::new()),
+    };
     let mut t = Tool::new(name, description, input)
-        .with_raw_output_schema(schema_for_output::<O>())
+        .with_raw_output_schema(output)
         .with_annotations(annotations);
     t.title = title;
     t
@@ -262,28 +277,13 @@ fn error_result(err: &Error) -> CallToolResult {
         exit.code(),
         meaning(exit)
     ));
-    let stale = match err.downcast_ref::<git_astedit::txn::Error>() {
-        Some(git_astedit::txn::Error::Stale { paths, .. }) => paths.clone(),
-        _ => Vec::new(),
-    };
-    let value = serde_json::json!({
-        "error": {
-            "code": err.code(),
-            "exit": exit.code(),
-            "meaning": meaning(exit),
-            "message": err.to_string(),
-            "hint": err.hint(),
-            "causes": err.causes(),
-            "stale_paths": stale,
-        }
-    });
+    // The same shape as the CLI's `--json` errors (`git astedit schema error`).
+    let value = git_astedit::report::ErrorReport::new(err);
+    let value = serde_json::to_string(&value).unwrap_or_default();
     // Not `structuredContent`: clients validate that against the tool's output schema,
     // which describes success; a strict one would turn the error into a protocol fault
     // and the model would never read the hint. The JSON goes in a second text block.
-    CallToolResult::error(vec![
-        ContentBlock::text(text),
-        ContentBlock::text(value.to_string()),
-    ])
+    CallToolResult::error(vec![ContentBlock::text(text), ContentBlock::text(value)])
 }
 
 impl ServerHandler for Server {
