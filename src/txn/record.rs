@@ -293,12 +293,23 @@ pub(crate) fn classify(
     if fsutil::difference(Side::pair(goal), &now).is_none() {
         return Ok(State::Done);
     }
-    match fsutil::difference(Side::pair(start), &now) {
-        None => Ok(State::Ready(stamp.filter(|s| s.settled(checked_at)))),
-        Some(what) => Ok(State::Conflict(format!(
-            "holds neither side of the change ({what}); left as it is"
-        ))),
+    if fsutil::difference(Side::pair(start), &now).is_none() {
+        return Ok(State::Ready(stamp.filter(|s| s.settled(checked_at))));
     }
+    let now = match now {
+        fsutil::OnDisk::Absent => "it is gone".to_string(),
+        fsutil::OnDisk::Folder => "it is a folder now".to_string(),
+        fsutil::OnDisk::File(id, mode) => {
+            format!(
+                "it is blob {} ({})",
+                id.to_hex_with_len(12),
+                mode.git_mode()
+            )
+        }
+    };
+    Ok(State::Conflict(format!(
+        "holds neither the before nor the after side ({now}); left as it is"
+    )))
 }
 
 fn ends(op: &PathOp, dir: Direction) -> (Option<Side>, Option<Side>) {

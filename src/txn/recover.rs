@@ -78,10 +78,14 @@ pub fn abandon(repo: &Repo) -> Result<Recovery, Error> {
     notes.extend(pass.notes.iter().cloned());
     journal_recovered(repo, &record, RecoveryAction::Abandoned, notes.clone())?;
     let mut message = format!(
-        "the interrupted {} of {} was abandoned: {} put back as it was before it",
+        "the interrupted {} of {} was abandoned: {}",
         record.op,
         record.id,
-        crate::render::plural(pass.changed.len(), "path"),
+        match pass.changed.len() {
+            0 => "nothing needed putting back".to_string(),
+            1 => "1 path put back as it was before it".to_string(),
+            n => format!("{n} paths put back as they were before it"),
+        }
     );
     if record.op == TxnOp::Apply {
         message.push_str("; the preview is pending again");
