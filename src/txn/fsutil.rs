@@ -20,7 +20,8 @@ pub const FAULT_ENV: &str = "GIT_ASTEDIT_FAULT";
 
 /// Aborts the process (no destructors, like a crash) when `point` is the configured
 /// fault. `after-rename:N` matches the Nth rename. `pause:<point>:<ms>` sleeps there
-/// instead, so a test can change the work tree in the middle of a run.
+/// instead, so a test can change the work tree in the middle of a run. (Failed writes
+/// are injected with `enospc:<point>`, see [`fault_error`].)
 pub(crate) fn fault(point: &str) {
     let Some(want) = std::env::var_os(FAULT_ENV) else {
         return;

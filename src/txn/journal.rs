@@ -494,5 +494,29 @@ mod tests {
             serde_json::from_str(r#"{"event":"staged","id":"ab","commit":"cd","time":5}"#)
                 .expect("minimal event");
         assert_eq!(minimal.files, Vec::<String>::new());
+        // Every string older versions wrote still reads, as the same string.
+        for kind in [
+            "staged",
+            "applied",
+            "discarded",
+            "undone",
+            "recovered",
+            "expired",
+        ] {
+            let json = format!(r#"{{"event":"{kind}","id":"ab","commit":"cd","time":5}}"#);
+            let e: Event = serde_json::from_str(&json).expect("old event");
+            assert_eq!(e.event, kind);
+            assert_eq!(
+                serde_json::to_string(&e).expect("encode"),
+                json.replace('}', r#","files":[],"who":""}"#)
+            );
+        }
+        let old: Event = serde_json::from_str(
+            r#"{"event":"recovered","id":"ab","commit":"cd","time":5,"op":"undo","action":"rolled-back"}"#,
+        )
+        .expect("old recovered event");
+        assert_eq!(old.op, Some(TxnOp::Undo));
+        assert_eq!(old.action, Some(RecoveryAction::RolledBack));
+        assert_eq!(format!("{:<8}|", EventKind::Undone), "undone  |");
     }
 }
