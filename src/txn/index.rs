@@ -14,7 +14,7 @@ use gix::refs::Target;
 use gix::ObjectId;
 use sha2::Digest;
 
-use super::apply::PathOp;
+use super::record::PathOp;
 use super::journal;
 use super::store;
 use super::Error;

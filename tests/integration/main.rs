@@ -8,5 +8,6 @@ mod edit;
 mod grep;
 mod mcp;
 mod patch;
+mod recovery;
 mod repo;
 mod scan;
