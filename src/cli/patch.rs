@@ -231,7 +231,7 @@ pub fn run(ctx: &mut Ctx, args: PatchArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let base = repo.prefix.clone().unwrap_or_default();
-    let tree = patch::FsTree::new(&repo.workdir);
+    let tree = patch::FsTree::for_repo(repo)?;
     let res = patch::resolve_text(&text, &tree, &base)?;
     let digest = format!("{:x}", sha2::Sha256::digest(text.as_bytes()));
     let report = report_json(repo, &res);
