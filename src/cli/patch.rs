@@ -7,6 +7,7 @@ use std::io::Write;
 use git_astedit::change::FileMeta;
 use git_astedit::change::PreviewMeta;
 use git_astedit::error::Exit;
+use git_astedit::error::InputError;
 use git_astedit::error::IoError;
 use git_astedit::error::UsageError;
 use git_astedit::patch;
@@ -53,7 +54,7 @@ fn read_patch(file: Option<&str>) -> Result<String, Error> {
                 source: e,
             })?,
         Some(path) => {
-            bytes = std::fs::read(path).map_err(|e| IoError {
+            bytes = std::fs::read(path).map_err(|e| InputError {
                 action: "read",
                 path: path.to_string(),
                 source: e,

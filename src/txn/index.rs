@@ -427,11 +427,7 @@ fn check_attr(repo: &Repo, paths: &[&str]) -> Result<Attrs, Error> {
 
 /// Writes `entries` into the index under `lock` and refreshes its stat data, so that
 /// `git status` need not re-hash the touched files.
-fn write_index(
-    repo: &Repo,
-    lock: IndexLock,
-    entries: &[Staged],
-) -> Result<(), Error> {
+fn write_index(repo: &Repo, lock: IndexLock, entries: &[Staged]) -> Result<(), Error> {
     let zero = ObjectId::null(repo.git.object_hash());
     let mut input = String::new();
     for (path, side) in entries {
