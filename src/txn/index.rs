@@ -57,23 +57,51 @@ pub(super) struct IndexLock {
     lock: PathBuf,
 }
 
+/// The first bytes of an `index.lock` we create (git never reads a lock's content).
+const LOCK_MARKER: &[u8] = b"git-astedit index lock";
+
 impl IndexLock {
+    /// Takes `index.lock`; the caller holds the repository lock.
+    ///
+    /// An `index.lock` bearing our marker was left by a git astedit that died holding
+    /// it: every holder also held the repository lock, which the caller now has, so
+    /// that holder is gone and the lock is removed once (the index it guarded was never
+    /// replaced). Anyone else's lock refuses.
     pub(super) fn acquire(repo: &Repo) -> Result<IndexLock, Error> {
         let index = repo.git.index_path();
         let mut name = index.file_name().unwrap_or_default().to_os_string();
         name.push(".lock");
         let lock = index.with_file_name(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&lock)
-        {
-            Ok(_) => Ok(IndexLock { index, lock }),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::IndexLocked {
-                lock: lock.display().to_string(),
-            }),
-            Err(e) => Err(Error::io("create", &lock)(e)),
+        for attempt in 0..2 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&lock)
+            {
+                Ok(mut f) => {
+                    let mark = format!(
+                        "{} (pid {})\n",
+                        String::from_utf8_lossy(LOCK_MARKER),
+                        std::process::id()
+                    );
+                    // Only a courtesy for whoever looks at it: not worth failing over.
+                    let _ = f.write_all(mark.as_bytes());
+                    return Ok(IndexLock { index, lock });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let ours = std::fs::read(&lock).is_ok_and(|b| b.starts_with(LOCK_MARKER));
+                    if attempt == 0 && ours {
+                        super::fsutil::remove_if_present(&lock)?;
+                        continue;
+                    }
+                    break;
+                }
+                Err(e) => return Err(Error::io("create", &lock)(e)),
+            }
         }
+        Err(Error::IndexLocked {
+            lock: lock.display().to_string(),
+        })
     }
 
     /// A scratch copy of the index beside it, for git to edit (see the module docs).
@@ -92,6 +120,9 @@ impl IndexLock {
             f.sync_all().map_err(Error::io("sync", new))?;
         }
         std::fs::rename(new, &self.index).map_err(Error::io("replace", &self.index))?;
+        if let Some(dir) = self.index.parent() {
+            super::fsutil::sync_dir(dir)?;
+        }
         Ok(())
     }
 }

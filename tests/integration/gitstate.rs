@@ -197,7 +197,10 @@ fn apply_refuses_a_preview_reaching_into_a_submodule_and_keeps_the_gitlink() {
     let (t, _inner) = with_submodule();
     let link = gitlink(&t);
     stage_raw(&t, &[("subm/src/a.js", Some(b"let a = 2;\n"))]);
-    for args in [&["--json", "apply", "--index"][..], &["--json", "apply"][..]] {
+    for args in [
+        &["--json", "apply", "--index"][..],
+        &["--json", "apply"][..],
+    ] {
         let out = t.run(args);
         out.assert_code(4);
         assert_eq!(error_code(&out), "protected-path");
@@ -257,12 +260,29 @@ fn nested_repositories_are_refused_at_staging_and_apply() {
 fn edit_does_not_reach_into_a_submodule() {
     let (t, _inner) = with_submodule();
     let out = t.run(&[
-        "--json", "edit", "-l", "js", "-p", "let $A = 1", "-r", "let $A = 9", "subm/src/a.js",
+        "--json",
+        "edit",
+        "-l",
+        "js",
+        "-p",
+        "let $A = 1",
+        "-r",
+        "let $A = 9",
+        "subm/src/a.js",
     ]);
     // Nothing to stage (exit 1) or a refusal: never a preview touching the submodule.
     assert_ne!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(pending(&t), 0);
-    let out = t.run(&["--json", "edit", "-l", "js", "-p", "let $A = 1", "-r", "let $A = 9"]);
+    let out = t.run(&[
+        "--json",
+        "edit",
+        "-l",
+        "js",
+        "-p",
+        "let $A = 1",
+        "-r",
+        "let $A = 9",
+    ]);
     assert!(out.code == 0, "{}{}", out.stdout, out.stderr);
     let files = t.git(&["for-each-ref", "--format=%(refname)", "refs/astedit/"]);
     assert!(!files.is_empty());
@@ -368,15 +388,30 @@ fn apply_index_and_commit_stage_what_git_add_stages() {
     );
     let clean = "sed s/secret/XXXX/";
     let setups: Vec<Setup> = vec![
-        ("autocrlf", vec![("core.autocrlf", "true")], "", vec![("a.txt", b"one\ntwo\n")]),
+        (
+            "autocrlf",
+            vec![("core.autocrlf", "true")],
+            "",
+            vec![("a.txt", b"one\ntwo\n")],
+        ),
         (
             "autocrlf, CRLF already in the index",
             vec![("core.autocrlf", "true")],
             "",
             vec![("a.txt", b"one\r\ntwo\r\n")],
         ),
-        ("text", vec![], "*.txt text\n", vec![("a.txt", b"one\ntwo\n")]),
-        ("eol=crlf", vec![], "*.txt eol=crlf\n", vec![("a.txt", b"one\ntwo\n")]),
+        (
+            "text",
+            vec![],
+            "*.txt text\n",
+            vec![("a.txt", b"one\ntwo\n")],
+        ),
+        (
+            "eol=crlf",
+            vec![],
+            "*.txt eol=crlf\n",
+            vec![("a.txt", b"one\ntwo\n")],
+        ),
         (
             "-text under autocrlf",
             vec![("core.autocrlf", "true")],
@@ -451,15 +486,22 @@ fn undo_says_what_it_leaves_in_the_index_and_undo_index_restores_it() {
     let t = TestRepo::new();
     t.write("a.txt", "a\n");
     t.commit_all("init");
-    let text = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Add File: n.txt\n+n\n*** End Patch\n";
+    let text =
+        "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Add File: n.txt\n+n\n*** End Patch\n";
 
     // Plain undo after --index: the work tree is back, the index is not, and it says so.
     patch(&t, text).assert_code(0);
     t.run(&["apply", "--index"]).assert_code(0);
     let out = t.run(&["undo"]);
     out.assert_code(0);
-    assert!(out.stdout.contains("The index still holds the applied content of 2 files"));
-    assert!(out.stdout.contains("git restore --staged -- a.txt n.txt"), "{}", out.stdout);
+    assert!(out
+        .stdout
+        .contains("The index still holds the applied content of 2 files"));
+    assert!(
+        out.stdout.contains("git restore --staged -- a.txt n.txt"),
+        "{}",
+        out.stdout
+    );
     assert_eq!(t.read_string("a.txt"), "a\n");
     assert_eq!(t.git(&["status", "--porcelain"]), "MM a.txt\nAD n.txt\n");
     t.git(&["restore", "--staged", "--", "a.txt", "n.txt"]);
@@ -494,7 +536,11 @@ fn undo_says_what_it_leaves_in_the_index_and_undo_index_restores_it() {
     let made = head(&t);
     let out = t.run(&["undo", "--index"]);
     out.assert_code(0);
-    assert!(out.stdout.contains(&format!("git revert {}", &made[..12])), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(&format!("git revert {}", &made[..12])),
+        "{}",
+        out.stdout
+    );
     assert!(out.stdout.contains("git commit -m"), "{}", out.stdout);
     // With the index restored, that commit records exactly the reversal.
     t.git(&["commit", "-q", "-m", "revert"]);
@@ -509,12 +555,21 @@ fn unusable_input_files_exit_2() {
     t.write("a.js", "let a = 1;\n");
     t.commit_all("init");
     std::fs::create_dir_all(t.path().join("folder")).unwrap();
-    t.write("bad.yml", b"id: x\nlanguage: js\nrule:\n  pattern: \xff\xfe\n");
+    t.write(
+        "bad.yml",
+        b"id: x\nlanguage: js\nrule:\n  pattern: \xff\xfe\n",
+    );
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--json", "patch", "missing.patch"], "input-not-found"),
         (vec!["--json", "patch", "folder"], "input-is-a-folder"),
-        (vec!["--json", "-C", "/nonexistent/astedit", "list"], "input-not-found"),
-        (vec!["--json", "scan", "--config", "bad.yml"], "bad-rule-file"),
+        (
+            vec!["--json", "-C", "/nonexistent/astedit", "list"],
+            "input-not-found",
+        ),
+        (
+            vec!["--json", "scan", "--config", "bad.yml"],
+            "bad-rule-file",
+        ),
     ];
     for (args, code) in cases {
         let out = t.run(&args);
@@ -526,7 +581,10 @@ fn unusable_input_files_exit_2() {
 #[test]
 fn an_anchor_nowhere_in_the_file_refuses_the_patch() {
     let t = TestRepo::new();
-    t.write("a.js", "function f() {\n  return 1;\n}\nfunction g() {\n  return 1;\n}\n");
+    t.write(
+        "a.js",
+        "function f() {\n  return 1;\n}\nfunction g() {\n  return 1;\n}\n",
+    );
     t.commit_all("init");
     let out = patch(
         &t,
@@ -542,4 +600,44 @@ fn an_anchor_nowhere_in_the_file_refuses_the_patch() {
          @@ function g() {\n }\n-function g() {\n+function h() {\n*** End Patch\n",
     );
     out.assert_code(0);
+}
+
+#[test]
+fn an_index_lock_left_by_a_killed_apply_is_ours_to_clear() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.write("b.txt", "b\n");
+    t.commit_all("init");
+    patch(
+        &t,
+        "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** End Patch\n",
+    )
+    .assert_code(0);
+    let out = t.run_with(
+        ".",
+        &["apply", "--index"],
+        &[("GIT_ASTEDIT_FAULT", "after-commit")],
+        None,
+    );
+    assert_ne!(out.code, 0);
+    // Killed holding index.lock, as a killed git would be.
+    assert!(t.exists(".git/index.lock"));
+    // Recovery rolls the work tree forward; the index was never replaced.
+    let out = t.run(&["list"]);
+    assert!(out.stderr.contains("was completed"), "{}", out.stderr);
+    assert_eq!(t.read_string("a.txt"), "A\n");
+    assert_eq!(
+        t.git(&["rev-parse", ":a.txt"]),
+        t.git(&["rev-parse", "HEAD:a.txt"])
+    );
+    // The next --index run knows the lock is its own kind's and its holder gone.
+    patch(
+        &t,
+        "*** Begin Patch\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n",
+    )
+    .assert_code(0);
+    t.run(&["apply", "--index"]).assert_code(0);
+    assert!(!t.exists(".git/index.lock"));
+    assert_eq!(t.git(&["status", "--porcelain"]), " M a.txt\nM  b.txt\n");
+    t.fsck();
 }
