@@ -147,7 +147,7 @@ pub fn main() -> ExitCode {
     };
     if let Some(dir) = &cli.dir {
         if let Err(e) = std::env::set_current_dir(dir) {
-            let err = Error::from(git_astedit::error::IoError {
+            let err = Error::from(git_astedit::error::InputError {
                 action: "change to folder",
                 path: dir.display().to_string(),
                 source: e,
