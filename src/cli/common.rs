@@ -132,9 +132,8 @@ pub fn diagnostics(
     parse_errors: &[String],
     skipped: &files::Skipped,
 ) -> Diagnostics {
-    let mut warnings: Vec<String> = skipped_languages
-        .iter()
-        .map(|(_, reason)| format!("{reason}; skipping those files"))
+    let mut warnings: Vec<String> = git_astedit::rewrite::skipped_languages_note(skipped_languages)
+        .into_iter()
         .collect();
     if !parse_errors.is_empty() {
         let shown: Vec<String> = parse_errors

@@ -35,6 +35,7 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
         return Ok(Exit::Ok);
     }
     for e in &events {
+        let e_notes = e.notes.clone();
         let e = EventRow::of(e);
         // One event, one line: text fields are escaped (a client name or reason with a
         // newline must not forge a line).
@@ -46,7 +47,8 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
             render::escape_line(&e.who)
         );
         if let Some(a) = &e.action {
-            line.push_str(&format!("  {} {}", e.op.as_deref().unwrap_or(""), a));
+            let op = e.op.as_deref().unwrap_or("");
+            line.push_str(&format!("  {op} {a}"));
         }
         line.push_str(&format!("  ({})", render::plural(e.file_count, "file")));
         if let Some(r) = &e.reason {
@@ -57,6 +59,9 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
         }
         if let Some(a) = &e.agent {
             line.push_str(&format!("  agent: {}", render::escape_line(a)));
+        }
+        for note in &e_notes {
+            line.push_str(&format!("\n    note: {}", render::escape_line(note)));
         }
         line.push('\n');
         out.print(&line)?;

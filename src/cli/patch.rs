@@ -5,6 +5,7 @@ use std::io::Read;
 
 use git_astedit::change::PreviewKind;
 use git_astedit::error::Exit;
+use git_astedit::error::InputError;
 use git_astedit::error::IoError;
 use git_astedit::error::UsageError;
 use git_astedit::ops::patch::preview_meta;
@@ -55,7 +56,7 @@ fn read_patch(file: Option<&str>) -> Result<String, Error> {
                 source: e,
             })?,
         Some(path) => {
-            bytes = std::fs::read(path).map_err(|e| IoError {
+            bytes = std::fs::read(path).map_err(|e| InputError {
                 action: "read",
                 path: path.to_string(),
                 source: e,
@@ -71,7 +72,7 @@ pub fn run(ctx: &mut Ctx, args: PatchArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let base = repo.prefix.clone().unwrap_or_default();
-    let tree = patch::FsTree::new(&repo.workdir);
+    let tree = patch::FsTree::for_repo(repo)?;
     let res = patch::resolve_text(&text, &tree, &base)?;
     let digest = format!("{:x}", sha2::Sha256::digest(text.as_bytes()));
     let meta = preview_meta(&res, &digest, args.stage.reason.clone());

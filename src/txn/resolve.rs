@@ -82,7 +82,11 @@ pub struct Target {
 
 /// The decisive meaning of one journal event, if it changes the state.
 fn decisive(e: &journal::Event) -> Option<State> {
-    match (e.event.as_str(), e.op.as_deref(), e.action.as_deref()) {
+    match (
+        e.event.as_str(),
+        e.op.map(|o| o.as_str()),
+        e.action.map(|a| a.as_str()),
+    ) {
         ("applied", ..) | ("recovered", Some("apply"), Some("completed")) => Some(State::Applied),
         ("undone", ..) | ("recovered", Some("undo"), Some("completed")) => {
             Some(State::Pending { undone: true })

@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use super::journal;
 use super::journal::Event;
+use super::journal::EventKind;
 use super::objects::ObjectBatch;
 use super::Error;
 use super::Preview;
@@ -212,7 +213,7 @@ fn stage_commits(
     objects.write()?;
     let id = short_id(p_id);
 
-    let mut event = Event::new(repo, "staged", &id, p_id);
+    let mut event = Event::new(repo, EventKind::Staged, &id, p_id);
     event.reason = meta.reason.clone();
     event.agent = meta.agent.clone();
     event.kind = Some(meta.kind.to_string());
@@ -500,7 +501,7 @@ pub fn discard_as(
     // The lock keeps a discard from racing an apply of the same preview.
     let _lock = super::lock::Lock::acquire(repo, "discard")?;
     let preview = find(repo, id)?;
-    let mut event = Event::new(repo, "discarded", &preview.id, preview.commit);
+    let mut event = Event::new(repo, EventKind::Discarded, &preview.id, preview.commit);
     event.reason = reason.map(str::to_string);
     event.agent = agent.map(str::to_string);
     event.kind = Some(preview.meta.kind.to_string());
