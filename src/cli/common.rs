@@ -211,5 +211,8 @@ pub fn resolve_report(
         index,
         commit: report.commit.clone(),
         reason,
+        index_restored: report.index_restored,
+        index_left: report.index_left.clone(),
+        commit_kept: report.commit_kept.clone(),
     }
 }

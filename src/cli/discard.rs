@@ -35,6 +35,9 @@ pub fn run(ctx: &mut Ctx, args: DiscardArgs) -> Result<Exit, Error> {
             index: false,
             commit: None,
             reason: args.reason,
+            index_restored: false,
+            index_left: Vec::new(),
+            commit_kept: None,
         })?;
     } else {
         ctx.out.print(&format!(

@@ -346,6 +346,13 @@ pub struct ResolveReport {
     /// The commit `--commit` made.
     pub commit: Option<String>,
     pub reason: Option<String>,
+    /// `undo --index`: the index entries were restored too.
+    pub index_restored: bool,
+    /// `undo`: paths whose index entries still hold the applied content.
+    pub index_left: Vec<String>,
+    /// `undo` after `apply --commit`: the commit stays in history (undo never rewrites
+    /// commits).
+    pub commit_kept: Option<String>,
 }
 
 // ------------------------------------------------------------------ list, show, log
@@ -401,6 +408,7 @@ impl EventRow {
             op: e.op.as_ref().map(|o| o.to_string()),
             action: e.action.as_ref().map(|a| a.to_string()),
             made_commit: e.made_commit.clone(),
+            notes: e.notes.clone(),
         }
     }
 }
@@ -476,6 +484,8 @@ pub struct EventRow {
     pub action: Option<String>,
     /// `applied` with `--commit`: the commit made.
     pub made_commit: Option<String>,
+    /// What else happened (e.g. `lock-broken: …`, files kept by recovery).
+    pub notes: Vec<String>,
 }
 
 /// `log --json`.
