@@ -215,7 +215,7 @@ pub fn grep_each(
     Ok(out)
 }
 
-/// Like [`grep_each`], collecting every file's matches.
+/// Like [`grep_each`], collecting every file's matches with their captures.
 pub fn grep(
     repo: &Repo,
     set: &FileSet,
@@ -230,7 +230,7 @@ pub fn grep(
         pattern,
         forced_lang,
         max_file_size,
-        MatchText::Full,
+        MatchText::WithCaptures,
         |hits| {
             files.push(hits);
             true

@@ -8,10 +8,8 @@ use git_astedit::Error;
 
 use git_astedit::report::Action;
 use git_astedit::report::Diagnostics;
-use git_astedit::report::PathList;
 use git_astedit::report::PreviewState;
 use git_astedit::report::ResolveReport;
-use git_astedit::report::SkippedLanguage;
 use git_astedit::report::Version;
 
 use super::Out;
@@ -132,52 +130,9 @@ pub fn diagnostics(
     parse_errors: &[String],
     skipped: &files::Skipped,
 ) -> Diagnostics {
-    let mut warnings: Vec<String> = git_astedit::rewrite::skipped_languages_note(skipped_languages)
-        .into_iter()
-        .collect();
-    if !parse_errors.is_empty() {
-        let shown: Vec<String> = parse_errors
-            .iter()
-            .take(3)
-            .map(|p| repo.display_path(p))
-            .collect();
-        let more = if parse_errors.len() > 3 { ", …" } else { "" };
-        warnings.push(format!(
-            "{} parsed with errors (searched anyway): {}{more}",
-            git_astedit::render::plural(parse_errors.len(), "file"),
-            shown.join(", ")
-        ));
-    }
-    warnings.extend(skipped.summary());
-    Diagnostics {
-        skipped: skipped
-            .counts
-            .iter()
-            .map(|(reason, n)| {
-                let name = serde_json::to_value(reason)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default();
-                (name, *n)
-            })
-            .collect(),
-        parse_errors: PathList {
-            count: parse_errors.len(),
-            paths: parse_errors
-                .iter()
-                .take(20)
-                .map(|p| repo.display_path(p))
-                .collect(),
-        },
-        skipped_languages: skipped_languages
-            .iter()
-            .map(|(lang, reason)| SkippedLanguage {
-                lang: lang.clone(),
-                reason: reason.clone(),
-            })
-            .collect(),
-        warnings,
-    }
+    Diagnostics::of(skipped_languages, parse_errors, skipped, |p| {
+        repo.display_path(p)
+    })
 }
 
 /// Prints a report's warnings on stderr.

@@ -60,12 +60,6 @@ pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
                     f.before.map(|s| s.bytes).unwrap_or_default(),
                     f.after.map(|s| s.bytes).unwrap_or_default(),
                 );
-                let blob = |s: Option<(gix::ObjectId, git_astedit::change::FileMode)>| {
-                    s.map(|(id, mode)| BlobRef {
-                        blob: id.to_string(),
-                        mode,
-                    })
-                };
                 ShownFile {
                     path: e.path.clone(),
                     status: match (&e.before, &e.after) {
@@ -73,8 +67,8 @@ pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
                         (_, None) => FileStatus::Deleted,
                         _ => FileStatus::Modified,
                     },
-                    before: blob(e.before),
-                    after: blob(e.after),
+                    before: BlobRef::of(e.before),
+                    after: BlobRef::of(e.after),
                     added_lines: counts.added,
                     removed_lines: counts.removed,
                 }

@@ -136,6 +136,56 @@ pub struct Diagnostics {
     pub warnings: Vec<String>,
 }
 
+impl Diagnostics {
+    /// From what a search or edit skipped; `show` renders a repository path as the front
+    /// end shows paths. The warnings are the lines a person gets on stderr.
+    pub fn of(
+        skipped_languages: &[(String, String)],
+        parse_errors: &[String],
+        skipped: &crate::files::Skipped,
+        show: impl Fn(&str) -> String,
+    ) -> Diagnostics {
+        let mut warnings: Vec<String> = crate::rewrite::skipped_languages_note(skipped_languages)
+            .into_iter()
+            .collect();
+        if !parse_errors.is_empty() {
+            let listed: Vec<String> = parse_errors.iter().take(3).map(|p| show(p)).collect();
+            let more = if parse_errors.len() > 3 { ", …" } else { "" };
+            warnings.push(format!(
+                "{} parsed with errors (searched anyway): {}{more}",
+                crate::render::plural(parse_errors.len(), "file"),
+                listed.join(", ")
+            ));
+        }
+        warnings.extend(skipped.summary());
+        Diagnostics {
+            skipped: skipped
+                .counts
+                .iter()
+                .map(|(reason, n)| {
+                    let name = serde_json::to_value(reason)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    (name, *n)
+                })
+                .collect(),
+            parse_errors: PathList {
+                count: parse_errors.len(),
+                paths: parse_errors.iter().take(20).map(|p| show(p)).collect(),
+            },
+            skipped_languages: skipped_languages
+                .iter()
+                .map(|(lang, reason)| SkippedLanguage {
+                    lang: lang.clone(),
+                    reason: reason.clone(),
+                })
+                .collect(),
+            warnings,
+        }
+    }
+}
+
 /// A piece of source: byte range (`start_byte` inclusive, `end_byte` exclusive), 1-based
 /// line and column (columns in characters; the end is just past the last character).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -446,6 +496,15 @@ pub enum FileStatus {
 pub struct BlobRef {
     pub blob: String,
     pub mode: crate::change::FileMode,
+}
+
+impl BlobRef {
+    pub fn of(side: Option<(gix::ObjectId, crate::change::FileMode)>) -> Option<BlobRef> {
+        side.map(|(id, mode)| BlobRef {
+            blob: id.to_string(),
+            mode,
+        })
+    }
 }
 
 /// `show --json` and the `previews` tool's `show`.

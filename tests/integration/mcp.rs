@@ -823,3 +823,55 @@ fn pr_without_gh_or_auth_says_how_to_fix_it_and_pushes_nothing() {
         "no pull request without a pushed branch"
     );
 }
+
+/// The tools' output schemas are the CLI's report schemas (`git astedit schema`):
+/// same title, same properties, same required fields.
+#[test]
+fn tool_output_schemas_are_the_cli_report_schemas() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "schema-check");
+    let tools = s.request("tools/list", json!({}));
+    let tool = |name: &str| -> Value {
+        tools["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no tool {name}"))["outputSchema"]
+            .clone()
+    };
+    for (tool_name, command) in [
+        ("ast_grep", "grep"),
+        ("ast_edit", "edit"),
+        ("apply_patch", "patch"),
+        ("resolve", "apply"),
+        ("undo", "undo"),
+    ] {
+        let out = tool(tool_name);
+        let cli = t.run(&["schema", command]).json();
+        let report = &cli["anyOf"][0];
+        assert_eq!(out["title"], report["title"], "{tool_name}");
+        let keys = |v: &Value| -> Vec<String> {
+            let mut k: Vec<String> = v["properties"]
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&out), keys(report), "{tool_name}");
+        assert_eq!(out["required"], report["required"], "{tool_name}");
+        // Standard formats only.
+        assert!(!out.to_string().contains("\"uint"), "{tool_name}: {out}");
+        assert!(!tool_name.is_empty());
+    }
+    // The input schemas too.
+    for t in tools["tools"].as_array().expect("tools") {
+        assert!(
+            !t["inputSchema"].to_string().contains("\"uint"),
+            "{}",
+            t["inputSchema"]
+        );
+    }
+}

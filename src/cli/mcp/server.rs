@@ -28,7 +28,6 @@ use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
 use git_astedit::Error;
 use rmcp::handler::server::common::schema_for_input;
-use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::CallToolRequestParams;
 use rmcp::model::CallToolResponse;
 use rmcp::model::CallToolResult;
@@ -146,10 +145,8 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
         serde_json::Value::Object(o) => Arc::new(o),
         _ => Arc::new(serde_json::Map::new()),
     };
-    let mut output = (*schema_for_output::<O>()).clone();
-    let mut value = serde_json::Value::Object(std::mem::take(&mut output));
-    git_astedit::report::schema::standardize(&mut value);
-    let output = match value {
+    // The output schema is the report's, exactly as `git astedit schema` prints it.
+    let output = match git_astedit::report::schema::of::<O>() {
         serde_json::Value::Object(o) => Arc::new(o),
         _ => Arc::new(serde_json::Map::new()),
     };
@@ -162,7 +159,7 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
 
 fn catalog() -> Vec<Tool> {
     vec![
-        tool::<tools::GrepInput, tools::GrepOutput>(
+        tool::<tools::GrepInput, git_astedit::report::GrepReport>(
             "ast_grep",
             "Structural code search with an ast-grep pattern over the repository's work tree \
              (tracked and untracked-not-ignored files). Returns `path:line:col: text` per match, \
@@ -170,14 +167,14 @@ fn catalog() -> Vec<Tool> {
              Reads only.",
             hints("Structural search", true, false, true),
         ),
-        tool::<tools::EditInput, tools::StagedOutput>(
+        tool::<tools::EditInput, git_astedit::report::StageReport>(
             "ast_edit",
             "Stage a structural rewrite (one or more pattern → rewrite ops) as a preview kept in \
              git. The work tree is NOT changed: returns the preview id, a summary, per-file counts \
              and the diff (capped). Apply or discard it with `resolve`.",
             hints("Stage a structural rewrite", false, false, false),
         ),
-        tool::<tools::PatchInput, tools::StagedOutput>(
+        tool::<tools::PatchInput, git_astedit::report::StageReport>(
             "apply_patch",
             "Stage a `*** Begin Patch` … `*** End Patch` patch (Add/Update/Delete File, @@ \
              chunks, *** Move to) as a preview. Each chunk must fit exactly one place (tolerating \
@@ -192,7 +189,7 @@ fn catalog() -> Vec<Tool> {
              metadata, per-file line counts, diff capped at max_diff_lines). Reads only.",
             hints("List or show previews", true, false, true),
         ),
-        tool::<tools::ResolveInput, tools::ResolvedOutput>(
+        tool::<tools::ResolveInput, git_astedit::report::ResolveReport>(
             "resolve",
             "Apply or discard a pending preview (the newest when no id is given); a reason is \
              required and journalled with your client name. `apply` first checks that every \
@@ -201,7 +198,7 @@ fn catalog() -> Vec<Tool> {
              atomic and can be undone with `undo`.",
             hints("Apply or discard a preview", false, true, false),
         ),
-        tool::<tools::UndoInput, tools::ResolvedOutput>(
+        tool::<tools::UndoInput, git_astedit::report::ResolveReport>(
             "undo",
             "Undo an applied transaction (the newest applied one when no id is given): restores \
              what the apply replaced, after checking that the files still hold what was applied \
