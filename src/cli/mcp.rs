@@ -23,6 +23,8 @@ use super::Ctx;
 #[cfg(feature = "mcp")]
 mod server;
 #[cfg(feature = "mcp")]
+mod stdio;
+#[cfg(feature = "mcp")]
 mod tools;
 
 /// Serve the Model Context Protocol on stdio (for Claude Code, Codex, OpenCode, …).

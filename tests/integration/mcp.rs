@@ -875,3 +875,70 @@ fn tool_output_schemas_are_the_cli_report_schemas() {
         );
     }
 }
+
+/// Runs `git astedit mcp` with `input` on stdin; returns its stdout lines as JSON and
+/// the exit code.
+fn mcp_with_input(t: &TestRepo, input: &[u8]) -> (Vec<Value>, i32) {
+    use std::io::Write;
+    let mut child = t
+        .command(".", &["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn git-astedit mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait");
+    let _ = feeder.join();
+    let lines = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    (lines, out.status.code().unwrap_or(-1))
+}
+
+#[test]
+fn garbage_before_initialize_gets_a_parse_error() {
+    let t = repo_with_code();
+    let (lines, code) = mcp_with_input(&t, b"this is not json\n{\"jsonrpc\": \"2.0\", \"id\n");
+    assert_eq!(code, 0);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for l in &lines {
+        assert_eq!(l["error"]["code"], -32700, "{l}");
+        assert_eq!(l["id"], Value::Null, "{l}");
+    }
+}
+
+#[test]
+fn an_oversized_message_is_refused_and_the_session_goes_on() {
+    let t = repo_with_code();
+    let mut input = Vec::new();
+    // 17 MiB of one line, then a real handshake and a tool list.
+    input.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":{\"x\":\"",
+    );
+    input.extend(std::iter::repeat_n(b'a', 17 * 1024 * 1024));
+    input.extend_from_slice(b"\"}}\n");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "big", "version": "1"}}});
+    input.extend_from_slice(format!("{init}\n").as_bytes());
+    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
+    let (lines, code) = mcp_with_input(&t, &input);
+    assert_eq!(code, 0);
+    assert_eq!(lines[0]["error"]["code"], -32600, "{:?}", lines[0]);
+    assert!(lines[0]["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("16 MiB")));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["id"] == 2 && l["result"]["tools"].is_array()),
+        "{lines:?}"
+    );
+}

@@ -89,20 +89,23 @@ pub fn serve(workdir: PathBuf) -> Result<(), Error> {
         tools: Arc::new(catalog()),
     };
     runtime.block_on(async move {
-        let service = match server
-            .serve((tokio::io::stdin(), tokio::io::stdout()))
-            .await
-        {
-            Ok(s) => s,
-            // A client that leaves before saying anything is not an error.
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => return Err(ServeError::Session(e.to_string())),
+        let (input, output, framed) = super::stdio::Framed::start();
+        let session = async {
+            let service = match server.serve((input, output)).await {
+                Ok(s) => s,
+                // A client that leaves before saying anything is not an error.
+                Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+                Err(e) => return Err(ServeError::Session(e.to_string())),
+            };
+            service
+                .waiting()
+                .await
+                .map(|_| ())
+                .map_err(|e| ServeError::Session(e.to_string()))
         };
-        service
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| ServeError::Session(e.to_string()))
+        let result = session.await;
+        framed.finish().await;
+        result
     })?;
     Ok(())
 }
