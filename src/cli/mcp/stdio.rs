@@ -77,11 +77,7 @@ impl Framed {
             let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
             let mut line: Vec<u8> = Vec::new();
             let mut too_long = false;
-            loop {
-                let chunk = match stdin.fill_buf().await {
-                    Ok(c) => c,
-                    Err(_) => break,
-                };
+            while let Ok(chunk) = stdin.fill_buf().await {
                 if chunk.is_empty() {
                     // End of input: a last line without its newline still counts.
                     if !too_long && !line.is_empty() {
