@@ -1,6 +1,10 @@
 /*!
-The command line: one module per command, each turning its arguments into one engine
-call and rendering the result. Errors are rendered once, here, in [`report_error`].
+The command line, a front end: one module per command, each turning its arguments
+into a library call (an engine, `txn` or `ops`) and printing the typed report
+(`git_astedit::report`) as text or JSON through [`Out`] (results on stdout, warnings
+on stderr, every write checked, a closed pipe ends the run quietly). No gix calls and
+no child processes here. Errors are rendered once, here, in [`report_error`], in the
+one error shape (usage errors from clap too, under `--json`).
 */
 
 use std::process::ExitCode;
