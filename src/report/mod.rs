@@ -569,6 +569,38 @@ pub struct GcReport {
     pub kept_events: usize,
 }
 
+/// `recover --json` (`--status`, the default).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RecoverStatusReport {
+    pub schema_version: Version,
+    /// The interrupted run, `null` when there is none: `{id, op, phase, pid, running,
+    /// files: [{path, state, what?, to_blob, from_blob}]}`.
+    pub unfinished: Option<serde_json::Value>,
+}
+
+/// `recover --finish --json`, `recover --abandon --json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RecoverReport {
+    pub schema_version: Version,
+    pub id: String,
+    /// `apply` or `undo`.
+    pub op: String,
+    /// `completed`, `rolled-back`, `partial` or `abandoned`.
+    pub action: String,
+    /// Paths left alone: `[{path, what}]`.
+    pub unresolved: Vec<serde_json::Value>,
+    pub notes: Vec<String>,
+    pub message: String,
+}
+
+/// `recover --json`: the status, or what `--finish`/`--abandon` did.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RecoverOutput {
+    Status(RecoverStatusReport),
+    Done(RecoverReport),
+}
+
 /// `merge --json`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct MergeReport {

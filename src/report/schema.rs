@@ -31,6 +31,7 @@ pub fn commands() -> Vec<(&'static str, SchemaFn)> {
         ("log", of::<LogReport>),
         ("gc", of::<GcReport>),
         ("pr", of::<PrReport>),
+        ("recover", of::<RecoverOutput>),
         ("error", of::<ErrorReport>),
     ]
 }

@@ -118,6 +118,15 @@ fn every_json_output_fits_the_schema() {
     let eid = v["id"].as_str().expect("id").to_string();
     checked(&repo, "merge", &["merge", &sid, &eid], 0);
     checked(&repo, "hook", &["hook", "install"], 0);
+    let v = checked(&repo, "recover", &["recover"], 0);
+    assert!(v["unfinished"].is_null(), "{v}");
+    checked(
+        &repo,
+        "resolve",
+        &["resolve", "discard", "--reason", "merged instead"],
+        0,
+    );
+    checked(&repo, "resolve", &["resolve", "apply", "ffff"], 2);
 
     // A clap usage error under --json: JSON on stdout, exit 2.
     let v = checked(&repo, "grep", &["grep"], 2);
