@@ -368,11 +368,15 @@ pub(super) fn staged_sides(repo: &Repo, items: &[(&str, Side)]) -> Result<Vec<Si
         .git
         .index_or_empty()
         .map_err(Error::git("read the index"))?;
-    items
-        .iter()
-        .map(|(path, side)| {
+    let git_at = GitAt::of(repo);
+    let mut out = Vec::with_capacity(items.len());
+    // Blobs are read a batch at a time (memory holds one batch); git runs in parallel.
+    for batch in items.chunks(HASH_BATCH) {
+        let mut jobs: Vec<(usize, Vec<u8>, bool)> = Vec::new();
+        for (i, (path, side)) in batch.iter().enumerate() {
+            out.push(*side);
             if side.mode == FileMode::Symlink {
-                return Ok(*side);
+                continue;
             }
             let a = attrs.get(*path);
             let attr = |name: &str| {
@@ -382,43 +386,61 @@ pub(super) fn staged_sides(repo: &Repo, items: &[(&str, Side)]) -> Result<Vec<Si
             };
             let specified = |name: &str| attr(name) != "unspecified";
             if !autocrlf && !CONVERSION_ATTRS.iter().any(|n| specified(n)) {
-                return Ok(*side);
+                continue;
             }
             // git's "safer autocrlf": with `text=auto` (or autocrlf and no text
             // attribute) a file whose index blob has a CR is not converted.
             let auto_text = attr("text") == "auto"
                 || (autocrlf && !specified("text") && !specified("crlf") && !specified("eol"));
-            let mut config: Vec<&str> = Vec::new();
+            let mut no_autocrlf = false;
             if auto_text && index_blob_has_cr(repo, &index, path)? {
                 let other = ["filter", "ident", "working-tree-encoding"]
                     .iter()
                     .any(|n| specified(n));
                 if !other {
-                    return Ok(*side);
+                    continue;
                 }
-                config.extend(["-c", "core.autocrlf=false"]);
+                no_autocrlf = true;
             }
-            let bytes = store::blob(repo, side.blob)?;
-            let path_arg = format!("--path={path}");
-            let mut args = config;
-            args.extend(["hash-object", "-w", path_arg.as_str(), "--stdin"]);
-            let out = git(repo, &args, Some(&bytes), &[]).map_err(|e| match e {
-                // e.g. `core.safecrlf=true` on an irreversible conversion: git add refuses too.
-                Error::Io { source, .. } => Error::Refused {
-                    path: path.to_string(),
-                    why: format!("git cannot stage it: {source}"),
-                },
-                e => e,
-            })?;
-            let blob = ObjectId::from_hex(out.trim().as_bytes())
-                .map_err(|_| Error::Corrupt(format!("git hash-object printed '{}'", out.trim())))?;
-            Ok(Side {
-                blob,
-                mode: side.mode,
+            jobs.push((i, store::blob(repo, side.blob)?, no_autocrlf));
+        }
+        let base = out.len() - batch.len();
+        use rayon::prelude::*;
+        let hashed: Vec<Result<(usize, ObjectId), Error>> = jobs
+            .par_iter()
+            .map(|(i, bytes, no_autocrlf)| {
+                let path = batch[*i].0;
+                let path_arg = format!("--path={path}");
+                let mut args: Vec<&str> = Vec::new();
+                if *no_autocrlf {
+                    args.extend(["-c", "core.autocrlf=false"]);
+                }
+                args.extend(["hash-object", "-w", path_arg.as_str(), "--stdin"]);
+                let printed = git_at.run(&args, Some(bytes), &[]).map_err(|e| match e {
+                    // e.g. `core.safecrlf=true` on an irreversible conversion: git add
+                    // refuses too.
+                    Error::Io { source, .. } => Error::Refused {
+                        path: path.to_string(),
+                        why: format!("git cannot stage it: {source}"),
+                    },
+                    e => e,
+                })?;
+                let blob = ObjectId::from_hex(printed.trim().as_bytes()).map_err(|_| {
+                    Error::Corrupt(format!("git hash-object printed '{}'", printed.trim()))
+                })?;
+                Ok((*i, blob))
             })
-        })
-        .collect()
+            .collect();
+        for h in hashed {
+            let (i, blob) = h?;
+            out[base + i].blob = blob;
+        }
+    }
+    Ok(out)
 }
+
+/// Files hashed per batch by [`staged_sides`].
+const HASH_BATCH: usize = 64;
 
 fn index_blob_has_cr(repo: &Repo, index: &gix::worktree::Index, path: &str) -> Result<bool, Error> {
     let Some(e) =
@@ -563,56 +585,83 @@ fn git(
     stdin: Option<&[u8]>,
     env: &[(&str, &std::ffi::OsStr)],
 ) -> Result<String, Error> {
-    let mut cmd = std::process::Command::new("git");
-    cmd.arg("--git-dir")
-        .arg(&repo.git_dir)
-        .arg("--work-tree")
-        .arg(&repo.workdir)
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(&repo.workdir)
-        .stdin(if stdin.is_some() {
-            std::process::Stdio::piped()
-        } else {
-            std::process::Stdio::null()
-        })
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let what = format!(
-        "git {}",
-        args.iter()
-            .find(|a| !a.starts_with('-') && !a.contains('='))
-            .copied()
-            .unwrap_or("")
-    );
-    let mut child = cmd.spawn().map_err(Error::io("run", &what))?;
-    // Written from a thread: git may fill its output pipe before reading all input.
-    let writer = match (stdin, child.stdin.take()) {
-        (Some(input), Some(mut pipe)) => {
-            let input = input.to_vec();
-            Some(std::thread::spawn(move || pipe.write_all(&input)))
+    GitAt::of(repo).run(args, stdin, env)
+}
+
+/// Where git runs for a repository: plain paths, so that threads can share it.
+struct GitAt {
+    git_dir: PathBuf,
+    workdir: PathBuf,
+}
+
+impl GitAt {
+    fn of(repo: &Repo) -> GitAt {
+        GitAt {
+            git_dir: repo.git_dir.clone(),
+            workdir: repo.workdir.clone(),
         }
-        _ => None,
-    };
-    let out = child.wait_with_output().map_err(Error::io("run", &what))?;
-    if let Some(w) = writer {
-        match w.join() {
-            Ok(r) => r.map_err(Error::io("write to", &what))?,
-            Err(_) => {
-                return Err(Error::io("write to", &what)(std::io::Error::other(
-                    "panicked",
-                )))
+    }
+
+    fn run(
+        &self,
+        args: &[&str],
+        stdin: Option<&[u8]>,
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Result<String, Error> {
+        let mut cmd = std::process::Command::new("git");
+        cmd.arg("--git-dir")
+            .arg(&self.git_dir)
+            .arg("--work-tree")
+            .arg(&self.workdir)
+            .args(args)
+            .envs(env.iter().copied())
+            .current_dir(&self.workdir)
+            .stdin(if stdin.is_some() {
+                std::process::Stdio::piped()
+            } else {
+                std::process::Stdio::null()
+            })
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let what = format!(
+            "git {}",
+            args.iter()
+                .find(|a| !a.starts_with('-') && !a.contains('='))
+                .copied()
+                .unwrap_or("")
+        );
+        let mut child = cmd.spawn().map_err(Error::io("run", &what))?;
+        // Written from a thread: git may fill its output pipe before reading all input.
+        let writer = match (stdin, child.stdin.take()) {
+            (Some(input), Some(mut pipe)) => {
+                let input = input.to_vec();
+                Some(std::thread::spawn(move || pipe.write_all(&input)))
+            }
+            _ => None,
+        };
+        let out = child.wait_with_output().map_err(Error::io("run", &what))?;
+        // git's own complaint first: a broken pipe only says that it stopped reading.
+        if !out.status.success() {
+            return Err(Error::Io {
+                action: "run",
+                path: what,
+                source: std::io::Error::other(
+                    String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                ),
+            });
+        }
+        if let Some(w) = writer {
+            match w.join() {
+                Ok(r) => r.map_err(Error::io("write to", &what))?,
+                Err(_) => {
+                    return Err(Error::io("write to", &what)(std::io::Error::other(
+                        "the writer thread panicked",
+                    )))
+                }
             }
         }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
-    if !out.status.success() {
-        return Err(Error::Io {
-            action: "run",
-            path: what,
-            source: std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// A `--commit` commit, written but not yet on HEAD.
