@@ -20,11 +20,20 @@ commit object) and after it ([`Staging::publish`]: HEAD, then the index).
 
 The index itself is written by `git update-index` on a copy of the index, which then
 replaces it while the lock is still held (git's own protocol: the lock is only released
-once the new index is in place). Not by gix: gix-index 0.58 writes only the tree-cache
-(unchanged, so it would be stale after our edits) and sparse extensions and drops the
-others (split index `link`, untracked cache, fsmonitor, resolve-undo), has no refresh
-of stat data, and its `entry_by_path` cannot update a path under a sparse-index folder
-entry; git's update-index handles all of these.
+once the new index is in place). Not by gix: gix-index 0.58's writer emits only the
+tree-cache extension (as read, not invalidated, so it would describe the old trees after
+our edits and a later `git commit` could use them) and the sparse-index marker, and
+drops the rest (the split index `link`, the untracked cache, fsmonitor, resolve-undo);
+nor does it refresh stat data. git's update-index keeps all of these right, which the
+tests check with `git status`, `git diff --cached` and `git fsck` on split, sparse and
+linked-worktree indexes.
+
+Our `index.lock` holds a marker: one left by a killed git astedit is cleared by the next
+one that takes the repository lock (see [`IndexLock::acquire`]). Known gaps: the
+attributes are those of the work tree before the apply (a preview that changes
+`.gitattributes` stages its other files by the old rules), and with an explicit
+`text=auto` attribute *and* a clean filter on a file whose index blob has CRs, git's
+"leave CRs alone" rule and the filter are not separated.
 */
 
 use std::io::Write;
