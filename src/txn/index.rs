@@ -77,10 +77,7 @@ impl IndexLock {
     /// that holder is gone and the lock is removed once (the index it guarded was never
     /// replaced). Anyone else's lock refuses.
     pub(super) fn acquire(repo: &Repo) -> Result<IndexLock, Error> {
-        let index = repo.git.index_path();
-        let mut name = index.file_name().unwrap_or_default().to_os_string();
-        name.push(".lock");
-        let lock = index.with_file_name(name);
+        let (index, lock) = index_and_lock(repo);
         for attempt in 0..2 {
             match std::fs::OpenOptions::new()
                 .write(true)
@@ -98,9 +95,7 @@ impl IndexLock {
                     return Ok(IndexLock { index, lock });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let ours = std::fs::read(&lock).is_ok_and(|b| b.starts_with(LOCK_MARKER));
-                    if attempt == 0 && ours {
-                        super::fsutil::remove_if_present(&lock)?;
+                    if attempt == 0 && clear_stale_lock(repo)? {
                         continue;
                     }
                     break;
@@ -140,6 +135,27 @@ impl Drop for IndexLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.lock);
     }
+}
+
+/// The index file and its lock file.
+fn index_and_lock(repo: &Repo) -> (PathBuf, PathBuf) {
+    let index = repo.git.index_path();
+    let mut name = index.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    let lock = index.with_file_name(name);
+    (index, lock)
+}
+
+/// Removes an `index.lock` that a killed git astedit left (it bears our marker); the
+/// caller must hold the repository lock, which every holder of ours also held, so
+/// that holder is gone. Returns whether one was removed. Recovery may call this too.
+pub(crate) fn clear_stale_lock(repo: &Repo) -> Result<bool, Error> {
+    let (_, lock) = index_and_lock(repo);
+    let ours = std::fs::read(&lock).is_ok_and(|b| b.starts_with(LOCK_MARKER));
+    if ours {
+        super::fsutil::remove_if_present(&lock)?;
+    }
+    Ok(ours)
 }
 
 /// Refuses (exit 4) paths inside a submodule or nested repository, or outside the
