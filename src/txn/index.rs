@@ -45,9 +45,9 @@ use gix::refs::Target;
 use gix::ObjectId;
 use sha2::Digest;
 
-use super::apply::PathOp;
-use super::apply::Side;
 use super::journal;
+use super::record::PathOp;
+use super::record::Side;
 use super::store;
 use super::ApplyOptions;
 use super::Error;

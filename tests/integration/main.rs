@@ -9,5 +9,6 @@ mod gitstate;
 mod grep;
 mod mcp;
 mod patch;
+mod recovery;
 mod repo;
 mod scan;
