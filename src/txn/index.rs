@@ -255,7 +255,7 @@ pub(super) fn prepare_undo(
 ) -> Result<UndoStaging, Error> {
     let commit_kept = journal::read(repo)?
         .into_iter()
-        .find(|e| e.txn_commit == txn_commit && e.event.event == "applied")
+        .find(|e| e.txn_commit == txn_commit && e.event.event == journal::EventKind::Applied)
         .and_then(|e| e.event.made_commit);
     let restore = if restore_index {
         let lock = IndexLock::acquire(repo)?;

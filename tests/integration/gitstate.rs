@@ -630,7 +630,12 @@ fn an_index_lock_left_by_a_killed_apply_is_ours_to_clear() {
         t.git(&["rev-parse", ":a.txt"]),
         t.git(&["rev-parse", "HEAD:a.txt"])
     );
-    // The next --index run knows the lock is its own kind's and its holder gone.
+    // Recovery removed the lock the killed run held (ours: it bears our marker).
+    assert!(!t.exists(".git/index.lock"));
+
+    // Killed after its record was gone, still holding the lock: the next --index run
+    // knows the lock is its own kind's and its holder gone.
+    t.write(".git/index.lock", "git-astedit index lock (pid 999999)\n");
     patch(
         &t,
         "*** Begin Patch\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n",
