@@ -256,7 +256,9 @@ pub(super) fn prepare_undo(
     let commit_kept = journal::read(repo)?
         .into_iter()
         .find(|e| e.txn_commit == txn_commit && e.event.event == journal::EventKind::Applied)
-        .and_then(|e| e.event.made_commit);
+        .and_then(|e| e.event.made_commit)
+        // Only one HEAD still has: a crash can keep a made commit off the branch.
+        .filter(|c| git(repo, &["merge-base", "--is-ancestor", c, "HEAD"], None, &[]).is_ok());
     let restore = if restore_index {
         let lock = IndexLock::acquire(repo)?;
         let entries = staged_entries(repo, ops)?;

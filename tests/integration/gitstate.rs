@@ -546,6 +546,13 @@ fn undo_says_what_it_leaves_in_the_index_and_undo_index_restores_it() {
     t.git(&["commit", "-q", "-m", "revert"]);
     assert_eq!(t.git(&["status", "--porcelain"]), "");
     assert_eq!(t.git(&["show", "HEAD:a.txt"]), "a\n");
+
+    // A commit no longer on the branch is not said to stay in history.
+    t.run(&["apply", "--commit", "-m", "z"]).assert_code(0);
+    t.git(&["reset", "-q", "--soft", "HEAD~1"]);
+    let out = t.run(&["--json", "undo"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["commit_kept"], serde_json::Value::Null);
     t.fsck();
 }
 
