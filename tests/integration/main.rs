@@ -5,6 +5,7 @@ mod util;
 
 mod apply;
 mod edit;
+mod firsthour;
 mod gitstate;
 mod grep;
 mod mcp;
