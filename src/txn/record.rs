@@ -70,6 +70,10 @@ pub(crate) struct PathOp {
     pub to: Option<Side>,
     /// The temp file (repository path) holding `to` before its rename.
     pub temp: Option<String>,
+    /// Permission bits: of the file removed (when `to` is none), or for the file to
+    /// create where nothing is (an undo giving back a removed file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perm: Option<u32>,
 }
 
 /// Where a run stands: before or after its point of no return.
@@ -172,17 +176,17 @@ pub(crate) fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
         .ops
         .iter()
         .filter_map(|o| match (&o.to, &o.temp) {
-            (Some(to), Some(temp)) => Some((&o.path, temp, to)),
+            (Some(to), Some(temp)) => Some((o, temp, to)),
             _ => None,
         })
         .collect();
     let mut jobs = Vec::with_capacity(WRITE_BATCH);
     let mut bytes = 0;
-    for (path, temp, to) in writes {
+    for (o, temp, to) in writes {
         let blob = store::blob(repo, to.blob)?;
         bytes += blob.len();
-        let current = std::fs::symlink_metadata(repo.abs_path(path)).ok();
-        let perm = fsutil::perm_for(current.as_ref(), to.mode);
+        let current = std::fs::symlink_metadata(repo.abs_path(&o.path)).ok();
+        let perm = fsutil::perm_for(current.as_ref(), to.mode).or(o.perm);
         jobs.push((repo.abs_path(temp), blob, to.mode, perm));
         if jobs.len() == WRITE_BATCH || bytes >= WRITE_BATCH_BYTES {
             fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
@@ -535,7 +539,12 @@ fn prepare_temp(
     let parent = fsutil::parent_dir(repo, &op.path);
     std::fs::create_dir_all(&parent).map_err(Error::io("create", &parent))?;
     let current = std::fs::symlink_metadata(repo.abs_path(&op.path)).ok();
-    let perm = fsutil::perm_for(current.as_ref(), goal.mode);
+    let perm = match dir {
+        Direction::Forward => fsutil::perm_for(current.as_ref(), goal.mode).or(op.perm),
+        // Back: a removed file comes back with its bits.
+        Direction::Back if op.to.is_none() => op.perm,
+        Direction::Back => fsutil::perm_for(current.as_ref(), goal.mode),
+    };
     let bytes = store::blob(repo, goal.blob)?;
     fsutil::write_file_perm(&temp, &bytes, goal.mode, perm)?;
     Ok(temp)
@@ -620,6 +629,12 @@ fn record_event(repo: &Repo, record: &Record) -> Result<(), Error> {
     event.files = record.ops.iter().map(|o| o.path.clone()).collect();
     event.run = Some(record.run.clone());
     event.made_commit = record.made_commit.clone();
+    event.removed_modes = record
+        .ops
+        .iter()
+        .filter(|o| o.to.is_none())
+        .filter_map(|o| o.perm.map(|p| (o.path.clone(), format!("{p:04o}"))))
+        .collect();
     let id = journal::append(repo, &event, record.commit, extra)?;
     // The record may only disappear once the event is on disk (gix fsyncs nothing).
     journal::sync(repo, id, &[journal::JOURNAL_REF, &name])

@@ -581,14 +581,17 @@ fn permission_bits_survive_apply_and_undo() {
         std::fs::set_permissions(t.path().join(p), std::fs::Permissions::from_mode(m))
             .expect("chmod")
     };
+    t.write("gone.txt", "removed\n");
     chmod("ro.txt", 0o444);
     chmod("private.txt", 0o600);
     chmod("tool.sh", 0o700);
+    chmod("gone.txt", 0o640);
     let id = stage(
         &t,
         &[
             ("ro.txt", Some("still read only\n")),
             ("private.txt", Some("still private\n")),
+            ("gone.txt", None),
         ],
     );
     let repo = Repo::discover_from(t.path()).expect("open repo");
@@ -609,10 +612,17 @@ fn permission_bits_survive_apply_and_undo() {
     assert_eq!(t.read_string("ro.txt"), "still read only\n");
     assert_eq!(mode_of(&t, "ro.txt"), 0o444);
     assert_eq!(mode_of(&t, "private.txt"), 0o600);
+    assert!(!t.exists("gone.txt"));
     t.run(&["undo"]).assert_code(0);
     assert_eq!(t.read_string("ro.txt"), "read only\n");
     assert_eq!(mode_of(&t, "ro.txt"), 0o444);
     assert_eq!(mode_of(&t, "private.txt"), 0o600);
+    assert_eq!(t.read_string("gone.txt"), "removed\n");
+    assert_eq!(
+        mode_of(&t, "gone.txt"),
+        0o640,
+        "a removed file comes back as it was"
+    );
 
     let meta = PreviewMeta {
         kind: "edit".into(),
