@@ -21,6 +21,7 @@ Why it is built this way:
 mod apply;
 mod fsutil;
 mod gc;
+mod index;
 mod journal;
 mod lock;
 mod objects;
