@@ -281,19 +281,43 @@ pub(crate) fn classify(
     dir: Direction,
     earlier: Option<Stamp>,
 ) -> Result<State, Error> {
-    let (start, goal) = ends(op, dir);
-    match fsutil::check_contained(repo, &op.path, known) {
-        Ok(()) => {}
-        Err(Error::Refused { why, .. }) => return Ok(State::Refused(why)),
-        Err(e) => return Err(e),
+    match refused(repo, known, op)? {
+        Some(why) => Ok(State::Refused(why)),
+        None => content_state(&repo.workdir, repo.git.object_hash(), op, dir, earlier),
     }
+}
+
+/// Why `op`'s path may not be written (a folder on its way is a symlink or not a
+/// folder), if so.
+fn refused(
+    repo: &Repo,
+    known: &mut HashSet<PathBuf>,
+    op: &PathOp,
+) -> Result<Option<String>, Error> {
+    match fsutil::check_contained(repo, &op.path, known) {
+        Ok(()) => Ok(None),
+        Err(Error::Refused { why, .. }) => Ok(Some(why)),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`classify`] for a path already found contained, without the repository handle
+/// (so that it can run on many threads).
+fn content_state(
+    workdir: &std::path::Path,
+    hash: gix::hash::Kind,
+    op: &PathOp,
+    dir: Direction,
+    earlier: Option<Stamp>,
+) -> Result<State, Error> {
+    let (start, goal) = ends(op, dir);
     if let Some(stamp) = earlier {
-        if Stamp::now(&repo.workdir, &op.path) == Some(stamp) {
+        if Stamp::now(workdir, &op.path) == Some(stamp) {
             return Ok(State::Ready(Some(stamp)));
         }
     }
     let checked_at = std::time::SystemTime::now();
-    let (now, stamp) = fsutil::on_disk_stamped_in(&repo.workdir, repo.git.object_hash(), &op.path)?;
+    let (now, stamp) = fsutil::on_disk_stamped_in(workdir, hash, &op.path)?;
     if fsutil::difference(Side::pair(goal), &now).is_none() {
         return Ok(State::Done);
     }
@@ -356,9 +380,31 @@ pub(crate) fn converge(
     let mut jobs = Vec::new();
     let mut done_removals = Vec::new();
     let mut dirs = BTreeSet::new();
-    for (i, op) in record.ops.iter().enumerate() {
-        let stamp = earlier.and_then(|e| e.get(i).copied().flatten());
-        let state = classify(repo, &mut known, op, dir, stamp)?;
+    // Containment first, one thread (its cache of checked folders is shared), then
+    // every contained path's content on all of them: reading and hashing is the work.
+    let mut refusals = Vec::with_capacity(record.ops.len());
+    for op in &record.ops {
+        refusals.push(refused(repo, &mut known, op)?);
+    }
+    let states: Vec<Result<State, Error>> = {
+        use rayon::prelude::*;
+        let (workdir, hash) = (repo.workdir.as_path(), repo.git.object_hash());
+        record
+            .ops
+            .par_iter()
+            .zip(refusals.into_par_iter())
+            .enumerate()
+            .map(|(i, (op, why))| match why {
+                Some(why) => Ok(State::Refused(why)),
+                None => {
+                    let stamp = earlier.and_then(|e| e.get(i).copied().flatten());
+                    content_state(workdir, hash, op, dir, stamp)
+                }
+            })
+            .collect()
+    };
+    for (op, state) in record.ops.iter().zip(states) {
+        let state = state?;
         let temp = op.temp.as_deref();
         match state {
             State::Refused(why) => {
