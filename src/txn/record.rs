@@ -210,13 +210,13 @@ const WRITE_BATCH_BYTES: usize = 1 << 20;
 /// temp files it could not reach (their folder is now a symlink or gone).
 pub(crate) fn rollback(repo: &Repo, record: &Record) -> Result<Vec<String>, Error> {
     let mut known = HashSet::new();
-    let mut notes = Vec::new();
+    let mut orphans = Vec::new();
     let mut temps = Vec::new();
     for o in &record.ops {
         let Some(t) = &o.temp else { continue };
         match fsutil::check_contained(repo, t, &mut known) {
             Ok(()) => temps.push(repo.abs_path(t)),
-            Err(Error::Refused { why, .. }) => notes.push(orphan_note(t, &why)),
+            Err(Error::Refused { why, .. }) => orphans.push((why, t.clone())),
             Err(e) => return Err(e),
         }
     }
@@ -224,14 +224,27 @@ pub(crate) fn rollback(repo: &Repo, record: &Record) -> Result<Vec<String>, Erro
     remove_created_dirs(repo, record, &mut known);
     fsutil::sync_dir(&repo.workdir)?;
     remove_record(repo)?;
-    Ok(notes)
+    Ok(orphan_notes(orphans, &record.id))
 }
 
-fn orphan_note(temp: &str, why: &str) -> String {
-    format!(
-        "temp file {temp}, if it is still there, was not touched: {why}; if that folder \
-         was moved, the temp file moved with it: remove it there"
-    )
+/// Notes about temp files that could not be reached, one per reason (a folder that is
+/// a symlink now usually holds many).
+fn orphan_notes(mut orphans: Vec<(String, String)>, id: &str) -> Vec<String> {
+    orphans.sort();
+    let mut notes = Vec::new();
+    for chunk in orphans.chunk_by(|a, b| a.0 == b.0) {
+        let why = &chunk[0].0;
+        let first = &chunk[0].1;
+        let which = match chunk.len() {
+            1 => format!("temp file {first}"),
+            n => format!("{n} temp files ({first}, …)"),
+        };
+        notes.push(format!(
+            "{which}, if still there, not touched: {why}; if that folder was moved, they \
+             moved with it: remove them there (names ending in .astedit-{id}.tmp)"
+        ));
+    }
+    notes
 }
 
 /// Removes the folders the run made that are empty now, deepest first, never through
@@ -329,14 +342,14 @@ fn content_state(
         fsutil::OnDisk::Folder => "it is a folder now".to_string(),
         fsutil::OnDisk::File(id, mode) => {
             format!(
-                "it is blob {} ({})",
+                "it is blob {}, mode {}",
                 id.to_hex_with_len(12),
                 mode.git_mode()
             )
         }
     };
     Ok(State::Conflict(format!(
-        "holds neither the before nor the after side ({now}); left as it is"
+        "holds neither the before nor the after side: {now}"
     )))
 }
 
@@ -376,6 +389,7 @@ pub(crate) fn converge(
     earlier: Option<&[Option<Stamp>]>,
 ) -> Result<Pass, Error> {
     let mut pass = Pass::default();
+    let mut orphans = Vec::new();
     let mut known = HashSet::new();
     let mut jobs = Vec::new();
     let mut done_removals = Vec::new();
@@ -410,11 +424,11 @@ pub(crate) fn converge(
             State::Refused(why) => {
                 if let Some(t) = temp {
                     // Looking for it would reach through the symlink: say where it was.
-                    pass.notes.push(orphan_note(t, &why));
+                    orphans.push((why.clone(), t.to_string()));
                 }
                 pass.unresolved.push(StalePath {
                     path: op.path.clone(),
-                    what: format!("{why}; left alone"),
+                    what: why,
                 });
             }
             State::Conflict(what) => {
@@ -446,6 +460,7 @@ pub(crate) fn converge(
             }
         }
     }
+    pass.notes = orphan_notes(orphans, &record.id);
     // Renames first, then removals, as the fault points name them.
     let (renames, removals): (Vec<Job>, Vec<Job>) =
         jobs.into_iter().partition(|j| j.temp.is_some());
@@ -458,7 +473,7 @@ pub(crate) fn converge(
     pass.unresolved
         .extend(moved.into_iter().map(|path| StalePath {
             path,
-            what: "changed while it was being written; left as it is".into(),
+            what: "changed while the run was writing it".into(),
         }));
     // Removals may have emptied folders (never through a symlink: each path was
     // checked). Paths removed before a crash are looked at again for the same reason.
