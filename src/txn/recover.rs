@@ -212,8 +212,9 @@ pub struct RecordStatus {
 pub struct FileState {
     pub path: String,
     /// `done` (holds what the run writes), `waiting` (holds what it replaces: it will be
-    /// written), `changed` (holds neither: left alone), `refused` (a folder on its way
-    /// is a symlink or not a folder: left alone).
+    /// written), `untouched` (the same, in a run that will be rolled back), `changed`
+    /// (holds neither: left alone), `refused` (a folder on its way is a symlink or not a
+    /// folder: left alone).
     pub state: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub what: Option<String>,
@@ -235,6 +236,8 @@ pub fn status(repo: &Repo) -> Result<Option<RecordStatus>, Error> {
         let (state, what) = match record::classify(repo, &mut known, op, Direction::Forward, None)?
         {
             State::Done => ("done", None),
+            // Before the point of no return nothing is written: it is rolled back.
+            State::Ready(_) if record.phase == Phase::Prepared => ("untouched", None),
             State::Ready(_) => ("waiting", None),
             State::Conflict(w) => ("changed", Some(w)),
             State::Refused(w) => ("refused", Some(w)),

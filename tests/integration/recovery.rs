@@ -656,3 +656,30 @@ fn permission_bits_survive_apply_and_undo() {
     t.run(&["undo"]).assert_code(0);
     assert_eq!(mode_of(&t, "tool.sh"), 0o700);
 }
+
+#[test]
+fn status_of_a_run_interrupted_before_its_point_of_no_return() {
+    let t = TestRepo::new();
+    t.write("a.js", "a();\n");
+    t.commit_all("init");
+    let id = stage(&t, &[("a.js", Some("A();\n"))]);
+    with_fault(&t, &["apply"], "after-tempfiles");
+    // `recover` looks without rolling anything first.
+    let out = t.run(&["recover", "--status", "--json"]);
+    out.assert_code(0);
+    let s = out.json()["unfinished"].clone();
+    assert_eq!(s["id"], id.as_str());
+    assert_eq!(s["op"], "apply");
+    assert_eq!(s["phase"], "prepared");
+    assert_eq!(s["running"], false);
+    assert_eq!(s["files"][0]["state"], "untouched");
+    assert!(t.exists(RECORD));
+    let out = t.run(&["recover", "--finish", "--json"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["action"], "rolled-back");
+    assert_eq!(t.read_string("a.js"), "a();\n");
+    assert!(!t.snapshot().iter().any(|(p, ..)| p.contains("astedit")));
+    let out = t.run(&["recover", "--json"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["unfinished"], serde_json::Value::Null);
+}
