@@ -10,4 +10,5 @@ mod grep;
 mod mcp;
 mod patch;
 mod repo;
+mod sarif;
 mod scan;
