@@ -96,7 +96,9 @@ impl Classify for Error {
         match self {
             Error::NoConfig => "no-rules",
             Error::ConfigMissing(_) => "config-missing",
-            Error::ReadConfig { .. } => "io",
+            Error::ReadConfig { source, .. } => {
+                crate::error::input_error_code(source).map_or("io", |_| "bad-rule-file")
+            }
             Error::BadConfigFile { .. } => "bad-rule-file",
             Error::BadRule { .. } => "bad-rule",
             Error::UnknownRule(_) => "unknown-rule",
@@ -108,6 +110,12 @@ impl Classify for Error {
     }
     fn exit(&self) -> Exit {
         match self {
+            // A rule file that is missing, a folder or not UTF-8 is bad input.
+            Error::ReadConfig { source, .. }
+                if crate::error::input_error_code(source).is_some() =>
+            {
+                Exit::BadInput
+            }
             Error::ReadConfig { .. } | Error::Index(_) | Error::Blob { .. } => Exit::Internal,
             Error::Files(e) => e.exit(),
             Error::Rewrite { source, .. } => source.exit(),
