@@ -337,7 +337,7 @@ pub(crate) fn unmatched_in_index(
                 index,
                 gix::worktree::stack::state::attributes::Source::IdMapping,
             )
-            .map_err(|e| Error::Walk(Box::new(e.into())))?;
+            .map_err(|e| Error::Walk(Box::new(e)))?;
         let matched = index.entries().iter().any(|entry| {
             entry.stage_raw() == 0 && pathspec.is_included(entry.path(index), Some(false))
         });
