@@ -80,6 +80,7 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
             from: side(e.before),
             to: side(e.after),
             temp: None,
+            perm: None,
         })
         .collect();
     index::check_paths(repo, &ops)?;
@@ -112,7 +113,7 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
 pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyReport, Error> {
     let lock = Lock::acquire(repo, "undo")?;
     refuse_while_unfinished(repo)?;
-    let commit = undo_target(repo, id)?;
+    let (commit, removed_modes) = undo_target(repo, id)?;
     let preview = store::read_preview(repo, commit)?;
     let ops: Vec<PathOp> = preview
         .entries
@@ -122,6 +123,11 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
             from: side(e.after),
             to: side(e.before),
             temp: None,
+            // A file the apply removed comes back with the bits it had.
+            perm: match (e.after, removed_modes.get(&e.path)) {
+                (None, Some(bits)) => u32::from_str_radix(bits, 8).ok(),
+                _ => None,
+            },
         })
         .collect();
     index::check_paths(repo, &ops)?;
@@ -176,8 +182,12 @@ fn report_of(record: &Record) -> ApplyReport {
     }
 }
 
-/// The preview commit of the transaction to undo.
-fn undo_target(repo: &Repo, id: Option<&str>) -> Result<ObjectId, Error> {
+/// The preview commit of the transaction to undo, and the permission bits of the files
+/// its apply removed.
+fn undo_target(
+    repo: &Repo,
+    id: Option<&str>,
+) -> Result<(ObjectId, std::collections::BTreeMap<String, String>), Error> {
     let entries = journal::read(repo)?;
     let prefix = match id {
         Some(p) => {
@@ -216,7 +226,9 @@ fn undo_target(repo: &Repo, id: Option<&str>) -> Result<ObjectId, Error> {
             EventKind::Undone => {
                 undone.insert(&e.event.id);
             }
-            EventKind::Applied if !undone.contains(e.event.id.as_str()) => return Ok(e.txn_commit),
+            EventKind::Applied if !undone.contains(e.event.id.as_str()) => {
+                return Ok((e.txn_commit, e.event.removed_modes.clone()))
+            }
             _ => {}
         }
     }
@@ -311,6 +323,14 @@ fn run(
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let run = format!("{}-{nanos:x}", std::process::id());
+    for o in ops.iter_mut().filter(|o| o.to.is_none()) {
+        // Kept in the journal, so that undo gives the file back with these bits.
+        use std::os::unix::fs::PermissionsExt;
+        o.perm = std::fs::symlink_metadata(repo.abs_path(&o.path))
+            .ok()
+            .filter(|m| m.file_type().is_file())
+            .map(|m| m.permissions().mode() & 0o777);
+    }
     let mut created: BTreeSet<String> = BTreeSet::new();
     for o in ops.iter_mut().filter(|o| o.to.is_some()) {
         o.temp = Some(record::temp_name(&o.path, &preview.id));
