@@ -310,16 +310,20 @@ impl Protected {
             sparse_dirs: Default::default(),
             nested: Default::default(),
         };
+        use gix::index::entry::Flags;
+        use gix::index::entry::Mode;
         for e in index.entries() {
-            let path = e.path(&index).to_string();
-            if e.mode == gix::index::entry::Mode::COMMIT {
-                out.gitlinks.insert(path);
-            } else if e.mode == gix::index::entry::Mode::DIR {
-                out.sparse_dirs
-                    .insert(path.trim_end_matches('/').to_string());
-            } else if e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE) {
-                out.skip_worktree.insert(path);
-            }
+            // Most entries are plain files in the cone: no path string for them.
+            let set = if e.mode == Mode::COMMIT {
+                &mut out.gitlinks
+            } else if e.mode == Mode::DIR {
+                &mut out.sparse_dirs
+            } else if e.flags.contains(Flags::SKIP_WORKTREE) {
+                &mut out.skip_worktree
+            } else {
+                continue;
+            };
+            set.insert(e.path(&index).to_string().trim_end_matches('/').to_string());
         }
         Ok(out)
     }

@@ -176,12 +176,9 @@ pub fn main() -> ExitCode {
 /// error is the usual error (JSON on stdout with `--json`), exit 2.
 fn clap_error(e: clap::Error, json: bool) -> ExitCode {
     use clap::error::ErrorKind;
-    let informational = matches!(
-        e.kind(),
-        ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-    );
+    // A bare `git astedit` is a usage error (help on stderr, exit 2), as in ast-grep;
+    // only an asked-for --help or --version succeeds.
+    let informational = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
     if informational || !json {
         // Nothing is left to tell the user when the terminal itself fails.
         let _ = e.print();

@@ -213,7 +213,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     }
     match args.format {
         Format::Sarif => {
-            let value = report::sarif(&rules, &outcome.findings);
+            let value = report::sarif(&rules, &outcome.findings, Some(&repo.workdir));
             let text = serde_json::to_string_pretty(&value).map_err(OutputError::Encode)?;
             out.print(&text)?;
             out.print("\n")?;

@@ -884,3 +884,25 @@ fn one_note_names_every_skipped_language() {
     );
     assert_eq!(skipped_languages_note(&[]), None);
 }
+
+#[test]
+fn a_misread_doc_block_is_skipped_though_its_parse_would_match() {
+    // README "Differences from ast-grep": the `//` comment continues onto the `/**`
+    // line, so the parser reads the `*`-led line as code (with errors) and a pattern
+    // matches there, as it does in ast-grep; the prefilter takes the block for a doc
+    // comment and the file is never parsed. Chosen: the text was meant as a comment.
+    let src =
+        "int f(void) {\n  int v = 0; // see below \\\n/**\n * v = foo(x);\n */\n  return v;\n}\n";
+    let q = Query::new("$V = foo($A)", SupportLang::C).expect("compiles");
+    assert!(!q.may_match(src));
+    let found = q.find(src);
+    assert!(found.has_parse_error);
+    assert_eq!(
+        found
+            .matches
+            .iter()
+            .map(|m| m.text.as_str())
+            .collect::<Vec<_>>(),
+        ["* v = foo(x)"]
+    );
+}

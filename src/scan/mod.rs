@@ -18,8 +18,10 @@ undo.
 pub mod engine;
 pub mod hook;
 pub mod merge;
+mod need;
 pub mod report;
 pub mod rules;
+pub mod sarif;
 pub mod source;
 #[cfg(test)]
 mod tests;
@@ -36,6 +38,7 @@ use crate::files;
 use crate::repo::Repo;
 use crate::rewrite;
 pub use engine::Finding;
+pub use engine::FindingFix;
 pub use rules::Rule;
 pub use rules::RuleSet;
 pub use rules::Severity;
@@ -130,6 +133,7 @@ impl Classify for Error {
                 "the rule schema is ast-grep's: https://ast-grep.github.io/reference/rule.html"
                     .into(),
             ),
+            Error::Files(e) => e.hint(),
             _ => None,
         }
     }

@@ -78,6 +78,7 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
             from: side(e.before),
             to: side(e.after),
             temp: None,
+            perm: None,
         })
         .collect();
     index::check_paths(repo, &ops)?;
@@ -110,7 +111,7 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
 pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyReport, Error> {
     let lock = Lock::acquire(repo, "undo")?;
     refuse_while_unfinished(repo)?;
-    let commit = undo_target(repo, id)?;
+    let (commit, removed_modes) = undo_target(repo, id)?;
     let preview = store::read_preview(repo, commit)?;
     let ops: Vec<PathOp> = preview
         .entries
@@ -120,6 +121,11 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
             from: side(e.after),
             to: side(e.before),
             temp: None,
+            // A file the apply removed comes back with the bits it had.
+            perm: match (e.after, removed_modes.get(&e.path)) {
+                (None, Some(bits)) => u32::from_str_radix(bits, 8).ok(),
+                _ => None,
+            },
         })
         .collect();
     index::check_paths(repo, &ops)?;
@@ -174,9 +180,19 @@ fn report_of(record: &Record) -> ApplyReport {
     }
 }
 
-/// The preview commit of the transaction to undo (rules in [`super::resolve`]).
-fn undo_target(repo: &Repo, id: Option<&str>) -> Result<ObjectId, Error> {
-    Ok(super::resolve::resolve(repo, id, super::resolve::Want::Applied)?.commit)
+/// The preview commit of the transaction to undo (rules in [`super::resolve`]), and
+/// the permission bits of the files its apply removed.
+fn undo_target(
+    repo: &Repo,
+    id: Option<&str>,
+) -> Result<(ObjectId, std::collections::BTreeMap<String, String>), Error> {
+    let target = super::resolve::resolve(repo, id, super::resolve::Want::Applied)?;
+    let modes = super::journal::read(repo)?
+        .into_iter()
+        .find(|e| e.event.id == target.id && e.event.event == super::journal::EventKind::Applied)
+        .map(|e| e.event.removed_modes)
+        .unwrap_or_default();
+    Ok((target.commit, modes))
 }
 
 /// Containment then staleness of every path; nothing is written either way. Returns
@@ -264,6 +280,14 @@ fn run(
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let run = format!("{}-{nanos:x}", std::process::id());
+    for o in ops.iter_mut().filter(|o| o.to.is_none()) {
+        // Kept in the journal, so that undo gives the file back with these bits.
+        use std::os::unix::fs::PermissionsExt;
+        o.perm = std::fs::symlink_metadata(repo.abs_path(&o.path))
+            .ok()
+            .filter(|m| m.file_type().is_file())
+            .map(|m| m.permissions().mode() & 0o777);
+    }
     let mut created: BTreeSet<String> = BTreeSet::new();
     for o in ops.iter_mut().filter(|o| o.to.is_some()) {
         o.temp = Some(record::temp_name(&o.path, &preview.id));

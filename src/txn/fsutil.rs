@@ -536,6 +536,25 @@ mod tests {
     }
 
     #[test]
+    fn permission_bits_follow_the_file_and_the_git_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join("f");
+        std::fs::write(&f, "x").expect("write");
+        let bits = |mode: u32, goal: FileMode| {
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).expect("chmod");
+            let meta = std::fs::symlink_metadata(&f).expect("meta");
+            perm_for(Some(&meta), goal)
+        };
+        assert_eq!(bits(0o444, FileMode::Regular), Some(0o444));
+        assert_eq!(bits(0o600, FileMode::Executable), Some(0o700));
+        assert_eq!(bits(0o644, FileMode::Executable), Some(0o755));
+        assert_eq!(bits(0o750, FileMode::Regular), Some(0o640));
+        assert_eq!(bits(0o755, FileMode::Executable), Some(0o755));
+        assert_eq!(perm_for(None, FileMode::Regular), None);
+    }
+
+    #[test]
     fn path_syntax() {
         assert!(check_path_syntax("a/b.txt").is_ok());
         assert!(check_path_syntax(".gitignore").is_ok());

@@ -20,11 +20,20 @@ commit object) and after it ([`Staging::publish`]: HEAD, then the index).
 
 The index itself is written by `git update-index` on a copy of the index, which then
 replaces it while the lock is still held (git's own protocol: the lock is only released
-once the new index is in place). Not by gix: gix-index 0.58 writes only the tree-cache
-(unchanged, so it would be stale after our edits) and sparse extensions and drops the
-others (split index `link`, untracked cache, fsmonitor, resolve-undo), has no refresh
-of stat data, and its `entry_by_path` cannot update a path under a sparse-index folder
-entry; git's update-index handles all of these.
+once the new index is in place). Not by gix: gix-index 0.58's writer emits only the
+tree-cache extension (as read, not invalidated, so it would describe the old trees after
+our edits and a later `git commit` could use them) and the sparse-index marker, and
+drops the rest (the split index `link`, the untracked cache, fsmonitor, resolve-undo);
+nor does it refresh stat data. git's update-index keeps all of these right, which the
+tests check with `git status`, `git diff --cached` and `git fsck` on split, sparse and
+linked-worktree indexes.
+
+Our `index.lock` holds a marker: one left by a killed git astedit is cleared by the next
+one that takes the repository lock (see [`IndexLock::acquire`]). Known gaps: the
+attributes are those of the work tree before the apply (a preview that changes
+`.gitattributes` stages its other files by the old rules), and with an explicit
+`text=auto` attribute *and* a clean filter on a file whose index blob has CRs, git's
+"leave CRs alone" rule and the filter are not separated.
 */
 
 use std::io::Write;
@@ -68,10 +77,7 @@ impl IndexLock {
     /// that holder is gone and the lock is removed once (the index it guarded was never
     /// replaced). Anyone else's lock refuses.
     pub(super) fn acquire(repo: &Repo) -> Result<IndexLock, Error> {
-        let index = repo.git.index_path();
-        let mut name = index.file_name().unwrap_or_default().to_os_string();
-        name.push(".lock");
-        let lock = index.with_file_name(name);
+        let (index, lock) = index_and_lock(repo);
         for attempt in 0..2 {
             match std::fs::OpenOptions::new()
                 .write(true)
@@ -89,9 +95,7 @@ impl IndexLock {
                     return Ok(IndexLock { index, lock });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let ours = std::fs::read(&lock).is_ok_and(|b| b.starts_with(LOCK_MARKER));
-                    if attempt == 0 && ours {
-                        super::fsutil::remove_if_present(&lock)?;
+                    if attempt == 0 && clear_stale_lock(repo)? {
                         continue;
                     }
                     break;
@@ -131,6 +135,27 @@ impl Drop for IndexLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.lock);
     }
+}
+
+/// The index file and its lock file.
+fn index_and_lock(repo: &Repo) -> (PathBuf, PathBuf) {
+    let index = repo.git.index_path();
+    let mut name = index.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    let lock = index.with_file_name(name);
+    (index, lock)
+}
+
+/// Removes an `index.lock` that a killed git astedit left (it bears our marker); the
+/// caller must hold the repository lock, which every holder of ours also held, so
+/// that holder is gone. Returns whether one was removed. Recovery may call this too.
+pub(crate) fn clear_stale_lock(repo: &Repo) -> Result<bool, Error> {
+    let (_, lock) = index_and_lock(repo);
+    let ours = std::fs::read(&lock).is_ok_and(|b| b.starts_with(LOCK_MARKER));
+    if ours {
+        super::fsutil::remove_if_present(&lock)?;
+    }
+    Ok(ours)
 }
 
 /// Refuses (exit 4) paths inside a submodule or nested repository, or outside the
@@ -230,8 +255,10 @@ pub(super) fn prepare_undo(
 ) -> Result<UndoStaging, Error> {
     let commit_kept = journal::read(repo)?
         .into_iter()
-        .find(|e| e.txn_commit == txn_commit && e.event.event == "applied")
-        .and_then(|e| e.event.made_commit);
+        .find(|e| e.txn_commit == txn_commit && e.event.event == journal::EventKind::Applied)
+        .and_then(|e| e.event.made_commit)
+        // Only one HEAD still has: a crash can keep a made commit off the branch.
+        .filter(|c| git(repo, &["merge-base", "--is-ancestor", c, "HEAD"], None, &[]).is_ok());
     let restore = if restore_index {
         let lock = IndexLock::acquire(repo)?;
         let entries = staged_entries(repo, ops)?;
@@ -368,11 +395,15 @@ pub(super) fn staged_sides(repo: &Repo, items: &[(&str, Side)]) -> Result<Vec<Si
         .git
         .index_or_empty()
         .map_err(Error::git("read the index"))?;
-    items
-        .iter()
-        .map(|(path, side)| {
+    let git_at = GitAt::of(repo);
+    let mut out = Vec::with_capacity(items.len());
+    // Blobs are read a batch at a time (memory holds one batch); git runs in parallel.
+    for batch in items.chunks(HASH_BATCH) {
+        let mut jobs: Vec<(usize, Vec<u8>, bool)> = Vec::new();
+        for (i, (path, side)) in batch.iter().enumerate() {
+            out.push(*side);
             if side.mode == FileMode::Symlink {
-                return Ok(*side);
+                continue;
             }
             let a = attrs.get(*path);
             let attr = |name: &str| {
@@ -382,43 +413,61 @@ pub(super) fn staged_sides(repo: &Repo, items: &[(&str, Side)]) -> Result<Vec<Si
             };
             let specified = |name: &str| attr(name) != "unspecified";
             if !autocrlf && !CONVERSION_ATTRS.iter().any(|n| specified(n)) {
-                return Ok(*side);
+                continue;
             }
             // git's "safer autocrlf": with `text=auto` (or autocrlf and no text
             // attribute) a file whose index blob has a CR is not converted.
             let auto_text = attr("text") == "auto"
                 || (autocrlf && !specified("text") && !specified("crlf") && !specified("eol"));
-            let mut config: Vec<&str> = Vec::new();
+            let mut no_autocrlf = false;
             if auto_text && index_blob_has_cr(repo, &index, path)? {
                 let other = ["filter", "ident", "working-tree-encoding"]
                     .iter()
                     .any(|n| specified(n));
                 if !other {
-                    return Ok(*side);
+                    continue;
                 }
-                config.extend(["-c", "core.autocrlf=false"]);
+                no_autocrlf = true;
             }
-            let bytes = store::blob(repo, side.blob)?;
-            let path_arg = format!("--path={path}");
-            let mut args = config;
-            args.extend(["hash-object", "-w", path_arg.as_str(), "--stdin"]);
-            let out = git(repo, &args, Some(&bytes), &[]).map_err(|e| match e {
-                // e.g. `core.safecrlf=true` on an irreversible conversion: git add refuses too.
-                Error::Io { source, .. } => Error::Refused {
-                    path: path.to_string(),
-                    why: format!("git cannot stage it: {source}"),
-                },
-                e => e,
-            })?;
-            let blob = ObjectId::from_hex(out.trim().as_bytes())
-                .map_err(|_| Error::Corrupt(format!("git hash-object printed '{}'", out.trim())))?;
-            Ok(Side {
-                blob,
-                mode: side.mode,
+            jobs.push((i, store::blob(repo, side.blob)?, no_autocrlf));
+        }
+        let base = out.len() - batch.len();
+        use rayon::prelude::*;
+        let hashed: Vec<Result<(usize, ObjectId), Error>> = jobs
+            .par_iter()
+            .map(|(i, bytes, no_autocrlf)| {
+                let path = batch[*i].0;
+                let path_arg = format!("--path={path}");
+                let mut args: Vec<&str> = Vec::new();
+                if *no_autocrlf {
+                    args.extend(["-c", "core.autocrlf=false"]);
+                }
+                args.extend(["hash-object", "-w", path_arg.as_str(), "--stdin"]);
+                let printed = git_at.run(&args, Some(bytes), &[]).map_err(|e| match e {
+                    // e.g. `core.safecrlf=true` on an irreversible conversion: git add
+                    // refuses too.
+                    Error::Io { source, .. } => Error::Refused {
+                        path: path.to_string(),
+                        why: format!("git cannot stage it: {source}"),
+                    },
+                    e => e,
+                })?;
+                let blob = ObjectId::from_hex(printed.trim().as_bytes()).map_err(|_| {
+                    Error::Corrupt(format!("git hash-object printed '{}'", printed.trim()))
+                })?;
+                Ok((*i, blob))
             })
-        })
-        .collect()
+            .collect();
+        for h in hashed {
+            let (i, blob) = h?;
+            out[base + i].blob = blob;
+        }
+    }
+    Ok(out)
 }
+
+/// Files hashed per batch by [`staged_sides`].
+const HASH_BATCH: usize = 64;
 
 fn index_blob_has_cr(repo: &Repo, index: &gix::worktree::Index, path: &str) -> Result<bool, Error> {
     let Some(e) =
@@ -563,56 +612,83 @@ fn git(
     stdin: Option<&[u8]>,
     env: &[(&str, &std::ffi::OsStr)],
 ) -> Result<String, Error> {
-    let mut cmd = std::process::Command::new("git");
-    cmd.arg("--git-dir")
-        .arg(&repo.git_dir)
-        .arg("--work-tree")
-        .arg(&repo.workdir)
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(&repo.workdir)
-        .stdin(if stdin.is_some() {
-            std::process::Stdio::piped()
-        } else {
-            std::process::Stdio::null()
-        })
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let what = format!(
-        "git {}",
-        args.iter()
-            .find(|a| !a.starts_with('-') && !a.contains('='))
-            .copied()
-            .unwrap_or("")
-    );
-    let mut child = cmd.spawn().map_err(Error::io("run", &what))?;
-    // Written from a thread: git may fill its output pipe before reading all input.
-    let writer = match (stdin, child.stdin.take()) {
-        (Some(input), Some(mut pipe)) => {
-            let input = input.to_vec();
-            Some(std::thread::spawn(move || pipe.write_all(&input)))
+    GitAt::of(repo).run(args, stdin, env)
+}
+
+/// Where git runs for a repository: plain paths, so that threads can share it.
+struct GitAt {
+    git_dir: PathBuf,
+    workdir: PathBuf,
+}
+
+impl GitAt {
+    fn of(repo: &Repo) -> GitAt {
+        GitAt {
+            git_dir: repo.git_dir.clone(),
+            workdir: repo.workdir.clone(),
         }
-        _ => None,
-    };
-    let out = child.wait_with_output().map_err(Error::io("run", &what))?;
-    if let Some(w) = writer {
-        match w.join() {
-            Ok(r) => r.map_err(Error::io("write to", &what))?,
-            Err(_) => {
-                return Err(Error::io("write to", &what)(std::io::Error::other(
-                    "panicked",
-                )))
+    }
+
+    fn run(
+        &self,
+        args: &[&str],
+        stdin: Option<&[u8]>,
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Result<String, Error> {
+        let mut cmd = std::process::Command::new("git");
+        cmd.arg("--git-dir")
+            .arg(&self.git_dir)
+            .arg("--work-tree")
+            .arg(&self.workdir)
+            .args(args)
+            .envs(env.iter().copied())
+            .current_dir(&self.workdir)
+            .stdin(if stdin.is_some() {
+                std::process::Stdio::piped()
+            } else {
+                std::process::Stdio::null()
+            })
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let what = format!(
+            "git {}",
+            args.iter()
+                .find(|a| !a.starts_with('-') && !a.contains('='))
+                .copied()
+                .unwrap_or("")
+        );
+        let mut child = cmd.spawn().map_err(Error::io("run", &what))?;
+        // Written from a thread: git may fill its output pipe before reading all input.
+        let writer = match (stdin, child.stdin.take()) {
+            (Some(input), Some(mut pipe)) => {
+                let input = input.to_vec();
+                Some(std::thread::spawn(move || pipe.write_all(&input)))
+            }
+            _ => None,
+        };
+        let out = child.wait_with_output().map_err(Error::io("run", &what))?;
+        // git's own complaint first: a broken pipe only says that it stopped reading.
+        if !out.status.success() {
+            return Err(Error::Io {
+                action: "run",
+                path: what,
+                source: std::io::Error::other(
+                    String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                ),
+            });
+        }
+        if let Some(w) = writer {
+            match w.join() {
+                Ok(r) => r.map_err(Error::io("write to", &what))?,
+                Err(_) => {
+                    return Err(Error::io("write to", &what)(std::io::Error::other(
+                        "the writer thread panicked",
+                    )))
+                }
             }
         }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
-    if !out.status.success() {
-        return Err(Error::Io {
-            action: "run",
-            path: what,
-            source: std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// A `--commit` commit, written but not yet on HEAD.

@@ -160,6 +160,10 @@ pub struct Event {
     /// left alone, temp files it could not reach, a stale lock that was broken.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// On `applied`/`undone`: the permission bits (octal) of the files the run removed,
+    /// so that undoing it gives them back exactly.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub removed_modes: std::collections::BTreeMap<String, String>,
 }
 
 impl Event {

@@ -70,6 +70,10 @@ pub(crate) struct PathOp {
     pub to: Option<Side>,
     /// The temp file (repository path) holding `to` before its rename.
     pub temp: Option<String>,
+    /// Permission bits: of the file removed (when `to` is none), or for the file to
+    /// create where nothing is (an undo giving back a removed file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perm: Option<u32>,
 }
 
 /// Where a run stands: before or after its point of no return.
@@ -172,17 +176,17 @@ pub(crate) fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
         .ops
         .iter()
         .filter_map(|o| match (&o.to, &o.temp) {
-            (Some(to), Some(temp)) => Some((&o.path, temp, to)),
+            (Some(to), Some(temp)) => Some((o, temp, to)),
             _ => None,
         })
         .collect();
     let mut jobs = Vec::with_capacity(WRITE_BATCH);
     let mut bytes = 0;
-    for (path, temp, to) in writes {
+    for (o, temp, to) in writes {
         let blob = store::blob(repo, to.blob)?;
         bytes += blob.len();
-        let current = std::fs::symlink_metadata(repo.abs_path(path)).ok();
-        let perm = fsutil::perm_for(current.as_ref(), to.mode);
+        let current = std::fs::symlink_metadata(repo.abs_path(&o.path)).ok();
+        let perm = fsutil::perm_for(current.as_ref(), to.mode).or(o.perm);
         jobs.push((repo.abs_path(temp), blob, to.mode, perm));
         if jobs.len() == WRITE_BATCH || bytes >= WRITE_BATCH_BYTES {
             fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
@@ -206,13 +210,13 @@ const WRITE_BATCH_BYTES: usize = 1 << 20;
 /// temp files it could not reach (their folder is now a symlink or gone).
 pub(crate) fn rollback(repo: &Repo, record: &Record) -> Result<Vec<String>, Error> {
     let mut known = HashSet::new();
-    let mut notes = Vec::new();
+    let mut orphans = Vec::new();
     let mut temps = Vec::new();
     for o in &record.ops {
         let Some(t) = &o.temp else { continue };
         match fsutil::check_contained(repo, t, &mut known) {
             Ok(()) => temps.push(repo.abs_path(t)),
-            Err(Error::Refused { why, .. }) => notes.push(orphan_note(t, &why)),
+            Err(Error::Refused { why, .. }) => orphans.push((why, t.clone())),
             Err(e) => return Err(e),
         }
     }
@@ -220,14 +224,27 @@ pub(crate) fn rollback(repo: &Repo, record: &Record) -> Result<Vec<String>, Erro
     remove_created_dirs(repo, record, &mut known);
     fsutil::sync_dir(&repo.workdir)?;
     remove_record(repo)?;
-    Ok(notes)
+    Ok(orphan_notes(orphans, &record.id))
 }
 
-fn orphan_note(temp: &str, why: &str) -> String {
-    format!(
-        "temp file {temp}, if it is still there, was not touched: {why}; if that folder \
-         was moved, the temp file moved with it: remove it there"
-    )
+/// Notes about temp files that could not be reached, one per reason (a folder that is
+/// a symlink now usually holds many).
+fn orphan_notes(mut orphans: Vec<(String, String)>, id: &str) -> Vec<String> {
+    orphans.sort();
+    let mut notes = Vec::new();
+    for chunk in orphans.chunk_by(|a, b| a.0 == b.0) {
+        let why = &chunk[0].0;
+        let first = &chunk[0].1;
+        let which = match chunk.len() {
+            1 => format!("temp file {first}"),
+            n => format!("{n} temp files ({first}, …)"),
+        };
+        notes.push(format!(
+            "{which}, if still there, not touched: {why}; if that folder was moved, they \
+             moved with it: remove them there (names ending in .astedit-{id}.tmp)"
+        ));
+    }
+    notes
 }
 
 /// Removes the folders the run made that are empty now, deepest first, never through
@@ -277,19 +294,43 @@ pub(crate) fn classify(
     dir: Direction,
     earlier: Option<Stamp>,
 ) -> Result<State, Error> {
-    let (start, goal) = ends(op, dir);
-    match fsutil::check_contained(repo, &op.path, known) {
-        Ok(()) => {}
-        Err(Error::Refused { why, .. }) => return Ok(State::Refused(why)),
-        Err(e) => return Err(e),
+    match refused(repo, known, op)? {
+        Some(why) => Ok(State::Refused(why)),
+        None => content_state(&repo.workdir, repo.git.object_hash(), op, dir, earlier),
     }
+}
+
+/// Why `op`'s path may not be written (a folder on its way is a symlink or not a
+/// folder), if so.
+fn refused(
+    repo: &Repo,
+    known: &mut HashSet<PathBuf>,
+    op: &PathOp,
+) -> Result<Option<String>, Error> {
+    match fsutil::check_contained(repo, &op.path, known) {
+        Ok(()) => Ok(None),
+        Err(Error::Refused { why, .. }) => Ok(Some(why)),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`classify`] for a path already found contained, without the repository handle
+/// (so that it can run on many threads).
+fn content_state(
+    workdir: &std::path::Path,
+    hash: gix::hash::Kind,
+    op: &PathOp,
+    dir: Direction,
+    earlier: Option<Stamp>,
+) -> Result<State, Error> {
+    let (start, goal) = ends(op, dir);
     if let Some(stamp) = earlier {
-        if Stamp::now(&repo.workdir, &op.path) == Some(stamp) {
+        if Stamp::now(workdir, &op.path) == Some(stamp) {
             return Ok(State::Ready(Some(stamp)));
         }
     }
     let checked_at = std::time::SystemTime::now();
-    let (now, stamp) = fsutil::on_disk_stamped_in(&repo.workdir, repo.git.object_hash(), &op.path)?;
+    let (now, stamp) = fsutil::on_disk_stamped_in(workdir, hash, &op.path)?;
     if fsutil::difference(Side::pair(goal), &now).is_none() {
         return Ok(State::Done);
     }
@@ -301,14 +342,14 @@ pub(crate) fn classify(
         fsutil::OnDisk::Folder => "it is a folder now".to_string(),
         fsutil::OnDisk::File(id, mode) => {
             format!(
-                "it is blob {} ({})",
+                "it is blob {}, mode {}",
                 id.to_hex_with_len(12),
                 mode.git_mode()
             )
         }
     };
     Ok(State::Conflict(format!(
-        "holds neither the before nor the after side ({now}); left as it is"
+        "holds neither the before nor the after side: {now}"
     )))
 }
 
@@ -348,23 +389,46 @@ pub(crate) fn converge(
     earlier: Option<&[Option<Stamp>]>,
 ) -> Result<Pass, Error> {
     let mut pass = Pass::default();
+    let mut orphans = Vec::new();
     let mut known = HashSet::new();
     let mut jobs = Vec::new();
     let mut done_removals = Vec::new();
     let mut dirs = BTreeSet::new();
-    for (i, op) in record.ops.iter().enumerate() {
-        let stamp = earlier.and_then(|e| e.get(i).copied().flatten());
-        let state = classify(repo, &mut known, op, dir, stamp)?;
+    // Containment first, one thread (its cache of checked folders is shared), then
+    // every contained path's content on all of them: reading and hashing is the work.
+    let mut refusals = Vec::with_capacity(record.ops.len());
+    for op in &record.ops {
+        refusals.push(refused(repo, &mut known, op)?);
+    }
+    let states: Vec<Result<State, Error>> = {
+        use rayon::prelude::*;
+        let (workdir, hash) = (repo.workdir.as_path(), repo.git.object_hash());
+        record
+            .ops
+            .par_iter()
+            .zip(refusals.into_par_iter())
+            .enumerate()
+            .map(|(i, (op, why))| match why {
+                Some(why) => Ok(State::Refused(why)),
+                None => {
+                    let stamp = earlier.and_then(|e| e.get(i).copied().flatten());
+                    content_state(workdir, hash, op, dir, stamp)
+                }
+            })
+            .collect()
+    };
+    for (op, state) in record.ops.iter().zip(states) {
+        let state = state?;
         let temp = op.temp.as_deref();
         match state {
             State::Refused(why) => {
                 if let Some(t) = temp {
                     // Looking for it would reach through the symlink: say where it was.
-                    pass.notes.push(orphan_note(t, &why));
+                    orphans.push((why.clone(), t.to_string()));
                 }
                 pass.unresolved.push(StalePath {
                     path: op.path.clone(),
-                    what: format!("{why}; left alone"),
+                    what: why,
                 });
             }
             State::Conflict(what) => {
@@ -396,6 +460,7 @@ pub(crate) fn converge(
             }
         }
     }
+    pass.notes = orphan_notes(orphans, &record.id);
     // Renames first, then removals, as the fault points name them.
     let (renames, removals): (Vec<Job>, Vec<Job>) =
         jobs.into_iter().partition(|j| j.temp.is_some());
@@ -408,7 +473,7 @@ pub(crate) fn converge(
     pass.unresolved
         .extend(moved.into_iter().map(|path| StalePath {
             path,
-            what: "changed while it was being written; left as it is".into(),
+            what: "changed while the run was writing it".into(),
         }));
     // Removals may have emptied folders (never through a symlink: each path was
     // checked). Paths removed before a crash are looked at again for the same reason.
@@ -535,7 +600,12 @@ fn prepare_temp(
     let parent = fsutil::parent_dir(repo, &op.path);
     std::fs::create_dir_all(&parent).map_err(Error::io("create", &parent))?;
     let current = std::fs::symlink_metadata(repo.abs_path(&op.path)).ok();
-    let perm = fsutil::perm_for(current.as_ref(), goal.mode);
+    let perm = match dir {
+        Direction::Forward => fsutil::perm_for(current.as_ref(), goal.mode).or(op.perm),
+        // Back: a removed file comes back with its bits.
+        Direction::Back if op.to.is_none() => op.perm,
+        Direction::Back => fsutil::perm_for(current.as_ref(), goal.mode),
+    };
     let bytes = store::blob(repo, goal.blob)?;
     fsutil::write_file_perm(&temp, &bytes, goal.mode, perm)?;
     Ok(temp)
@@ -620,6 +690,12 @@ fn record_event(repo: &Repo, record: &Record) -> Result<(), Error> {
     event.files = record.ops.iter().map(|o| o.path.clone()).collect();
     event.run = Some(record.run.clone());
     event.made_commit = record.made_commit.clone();
+    event.removed_modes = record
+        .ops
+        .iter()
+        .filter(|o| o.to.is_none())
+        .filter_map(|o| o.perm.map(|p| (o.path.clone(), format!("{p:04o}"))))
+        .collect();
     let id = journal::append(repo, &event, record.commit, extra)?;
     // The record may only disappear once the event is on disk (gix fsyncs nothing).
     journal::sync(repo, id, &[journal::JOURNAL_REF, &name])

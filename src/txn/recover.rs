@@ -74,8 +74,8 @@ pub fn abandon(repo: &Repo) -> Result<Recovery, Error> {
         return roll(repo, record);
     }
     let pass = record::abandon(repo, &record)?;
-    let mut notes = left_alone_notes(&pass.unresolved);
-    notes.extend(pass.notes.iter().cloned());
+    let mut notes = pass.notes.clone();
+    notes.extend(left_alone_notes(&pass.unresolved));
     journal_recovered(repo, &record, RecoveryAction::Abandoned, notes.clone())?;
     let mut message = format!(
         "the interrupted {} of {} was abandoned: {}",
@@ -90,9 +90,7 @@ pub fn abandon(repo: &Repo) -> Result<Recovery, Error> {
     if record.op == TxnOp::Apply {
         message.push_str("; the preview is pending again");
     }
-    for n in &notes {
-        message.push_str(&format!("\n  {n}"));
-    }
+    push_notes(&mut message, &notes);
     Ok(Recovery {
         id: record.id,
         op: record.op,
@@ -124,8 +122,14 @@ fn roll(repo: &Repo, record: Record) -> Result<Recovery, Error> {
             }
         }
     };
-    let mut notes = left_alone_notes(&pass.unresolved);
-    notes.extend(pass.notes.iter().cloned());
+    let mut notes = pass.notes.clone();
+    notes.extend(left_alone_notes(&pass.unresolved));
+    // A killed `apply --index`/`--commit` also left its (marked) index.lock behind.
+    if super::index::clear_stale_lock(repo)? {
+        notes.push(
+            "removed the index.lock it held; check the staged state with `git status`".into(),
+        );
+    }
     // An unfinished run that moved nothing this time has nothing new to journal.
     if action != RecoveryAction::Partial || !pass.changed.is_empty() {
         journal_recovered(repo, &record, action, notes.clone())?;
@@ -144,9 +148,7 @@ fn roll(repo: &Repo, record: Record) -> Result<Recovery, Error> {
             crate::render::plural(pass.unresolved.len(), "path"),
         ),
     };
-    for n in &notes {
-        message.push_str(&format!("\n  {n}"));
-    }
+    push_notes(&mut message, &notes);
     if action == RecoveryAction::Partial {
         message.push_str(&format!("\nhint: {}", super::RESOLVE_HINT));
     }
@@ -159,6 +161,21 @@ fn roll(repo: &Repo, record: Record) -> Result<Recovery, Error> {
         notes,
     })
 }
+
+/// The notes under a message, at most [`NOTES_SHOWN`] (the journal keeps them all).
+fn push_notes(message: &mut String, notes: &[String]) {
+    for n in notes.iter().take(NOTES_SHOWN) {
+        message.push_str(&format!("\n  {n}"));
+    }
+    if notes.len() > NOTES_SHOWN {
+        message.push_str(&format!(
+            "\n  … and {} more (`git astedit recover --status`, `git astedit log`)",
+            notes.len() - NOTES_SHOWN
+        ));
+    }
+}
+
+const NOTES_SHOWN: usize = 10;
 
 fn left_alone_notes(paths: &[StalePath]) -> Vec<String> {
     paths
@@ -201,8 +218,9 @@ pub struct RecordStatus {
 pub struct FileState {
     pub path: String,
     /// `done` (holds what the run writes), `waiting` (holds what it replaces: it will be
-    /// written), `changed` (holds neither: left alone), `refused` (a folder on its way
-    /// is a symlink or not a folder: left alone).
+    /// written), `untouched` (the same, in a run that will be rolled back), `changed`
+    /// (holds neither: left alone), `refused` (a folder on its way is a symlink or not a
+    /// folder: left alone).
     pub state: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub what: Option<String>,
@@ -224,6 +242,8 @@ pub fn status(repo: &Repo) -> Result<Option<RecordStatus>, Error> {
         let (state, what) = match record::classify(repo, &mut known, op, Direction::Forward, None)?
         {
             State::Done => ("done", None),
+            // Before the point of no return nothing is written: it is rolled back.
+            State::Ready(_) if record.phase == Phase::Prepared => ("untouched", None),
             State::Ready(_) => ("waiting", None),
             State::Conflict(w) => ("changed", Some(w)),
             State::Refused(w) => ("refused", Some(w)),

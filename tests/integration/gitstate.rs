@@ -551,6 +551,13 @@ fn undo_says_what_it_leaves_in_the_index_and_undo_index_restores_it() {
     t.git(&["commit", "-q", "-m", "revert"]);
     assert_eq!(t.git(&["status", "--porcelain"]), "");
     assert_eq!(t.git(&["show", "HEAD:a.txt"]), "a\n");
+
+    // A commit no longer on the branch is not said to stay in history.
+    t.run(&["apply", "--commit", "-m", "z", &id]).assert_code(0);
+    t.git(&["reset", "-q", "--soft", "HEAD~1"]);
+    let out = t.run(&["--json", "undo"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["commit_kept"], serde_json::Value::Null);
     t.fsck();
 }
 
@@ -635,7 +642,12 @@ fn an_index_lock_left_by_a_killed_apply_is_ours_to_clear() {
         t.git(&["rev-parse", ":a.txt"]),
         t.git(&["rev-parse", "HEAD:a.txt"])
     );
-    // The next --index run knows the lock is its own kind's and its holder gone.
+    // Recovery removed the lock the killed run held (ours: it bears our marker).
+    assert!(!t.exists(".git/index.lock"));
+
+    // Killed after its record was gone, still holding the lock: the next --index run
+    // knows the lock is its own kind's and its holder gone.
+    t.write(".git/index.lock", "git-astedit index lock (pid 999999)\n");
     patch(
         &t,
         "*** Begin Patch\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n",

@@ -13,4 +13,5 @@ mod mcp;
 mod patch;
 mod recovery;
 mod repo;
+mod sarif;
 mod scan;

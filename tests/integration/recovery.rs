@@ -236,81 +236,99 @@ fn finish_completes_once_the_user_makes_the_file_hold_a_side() {
     assert_eq!(t.read_string("b.js"), "b();\n");
 }
 
-/// The crash test of the issue: at every fault point of an apply, a touched folder is
-/// swapped for a symlink to a folder outside the tree (holding files of the same
-/// names) and a touched file is edited before recovery runs. Nothing outside may be
-/// written and the edit may not be overwritten, whether recovery finishes, rolls back
-/// or is abandoned.
-#[test]
-fn at_every_fault_point_no_write_outside_and_no_silent_overwrite() {
-    let points = [
-        ("after-record", false),
-        ("after-mkdir", false),
-        ("after-tempfiles", false),
-        ("after-commit", true),
-        ("after-rename:1", true),
-        ("after-rename:2", true),
-        ("after-rename:3", true),
-        ("after-renames", true),
-        ("after-deletes", true),
-        ("after-journal", true),
-    ];
-    for (point, committed) in points {
-        let t = TestRepo::new();
-        t.write("a.js", "a();\n");
-        t.write("d/f.js", "f();\n");
-        t.write("d/gone.js", "gone();\n");
-        t.commit_all("init");
-        let outside = tempfile::tempdir().expect("tempdir");
-        for name in ["f.js", "gone.js", "keep.txt"] {
-            std::fs::write(outside.path().join(name), "outside\n").expect("write");
-        }
-        let outside_before = files_under(outside.path());
-        stage(
-            &t,
-            &[
-                ("a.js", Some("A();\n")),
-                ("d/f.js", Some("F();\n")),
-                ("d/gone.js", None),
-                ("n/new.js", Some("new();\n")),
-            ],
-        );
-        let out = with_fault(&t, &["apply"], point);
-        assert!(
-            out.stderr.contains("fault injected"),
-            "{point}: {}",
-            out.stderr
-        );
-        swap_for_symlink(&t, "d", outside.path());
-        t.write("a.js", "precious\n");
+/// The fault points of a run, and whether each lies past the point of no return.
+const POINTS: [(&str, bool); 10] = [
+    ("after-record", false),
+    ("after-mkdir", false),
+    ("after-tempfiles", false),
+    ("after-commit", true),
+    ("after-rename:1", true),
+    ("after-rename:2", true),
+    ("after-rename:3", true),
+    ("after-renames", true),
+    ("after-deletes", true),
+    ("after-journal", true),
+];
 
-        let out = t.run(&["list"]);
-        out.assert_code(0);
-        assert_eq!(
-            files_under(outside.path()),
-            outside_before,
-            "{point}: written outside the tree"
-        );
-        assert_eq!(t.read_string("a.js"), "precious\n", "{point}: overwritten");
-        // The moved folder holds either side of each file, never anything torn.
-        let f = t.read_string("d.real/f.js");
-        assert!(f == "f();\n" || f == "F();\n", "{point}: {f:?}");
-        if !committed || point == "after-journal" {
-            assert!(!t.exists(RECORD), "{point}: {}", out.stderr);
-            continue;
-        }
-        assert!(t.exists(RECORD), "{point}: the record is kept");
-        assert!(out.stderr.contains("unfinished"), "{point}: {}", out.stderr);
-        // Abandoning reaches through nothing either.
-        t.run(&["recover", "--abandon"]).assert_code(0);
-        assert_eq!(files_under(outside.path()), outside_before, "{point}");
-        assert_eq!(t.read_string("a.js"), "precious\n", "{point}");
-        assert!(
-            !t.exists("n/new.js"),
-            "{point}: the added file is taken back"
-        );
-        assert!(!t.exists(RECORD), "{point}");
-        t.fsck();
+/// The crash test of the issue, for one fault point of an apply (or of the undo of an
+/// applied preview): a touched folder is swapped for a symlink to a folder outside the
+/// tree (holding files of the same names) and a touched file is edited before recovery
+/// runs. Nothing outside may be written and the edit may not be overwritten, whether
+/// recovery finishes, rolls back or is abandoned.
+fn crash_with_a_symlink_and_an_edit(op: &str, point: &str, committed: bool) {
+    let t = TestRepo::new();
+    t.write("a.js", "a();\n");
+    t.write("d/f.js", "f();\n");
+    t.write("d/gone.js", "gone();\n");
+    t.commit_all("init");
+    let outside = tempfile::tempdir().expect("tempdir");
+    for name in ["f.js", "gone.js", "new.js", "keep.txt"] {
+        std::fs::write(outside.path().join(name), "outside\n").expect("write");
+    }
+    let outside_before = files_under(outside.path());
+    stage(
+        &t,
+        &[
+            ("a.js", Some("A();\n")),
+            ("d/f.js", Some("F();\n")),
+            ("d/gone.js", None),
+            ("d/new.js", Some("new();\n")),
+            ("n/new.js", Some("new();\n")),
+        ],
+    );
+    if op == "undo" {
+        t.run(&["apply"]).assert_code(0);
+    }
+    let out = with_fault(&t, &[op], point);
+    assert!(
+        out.stderr.contains("fault injected"),
+        "{op} {point}: {}",
+        out.stderr
+    );
+    swap_for_symlink(&t, "d", outside.path());
+    t.write("a.js", "precious\n");
+
+    let out = t.run(&["list"]);
+    out.assert_code(0);
+    let case = format!("{op} {point}");
+    assert_eq!(
+        files_under(outside.path()),
+        outside_before,
+        "{case}: written outside the tree"
+    );
+    assert_eq!(t.read_string("a.js"), "precious\n", "{case}: overwritten");
+    // The moved folder holds either side of each file, never anything torn.
+    let f = t.read_string("d.real/f.js");
+    assert!(f == "f();\n" || f == "F();\n", "{case}: {f:?}");
+    if !committed || point == "after-journal" {
+        assert!(!t.exists(RECORD), "{case}: {}", out.stderr);
+        return;
+    }
+    assert!(t.exists(RECORD), "{case}: the record is kept");
+    assert!(out.stderr.contains("unfinished"), "{case}: {}", out.stderr);
+    // Finishing and abandoning reach through nothing either.
+    t.run(&["recover", "--finish"]).assert_code(3);
+    t.run(&["recover", "--abandon"]).assert_code(0);
+    assert_eq!(files_under(outside.path()), outside_before, "{case}");
+    assert_eq!(t.read_string("a.js"), "precious\n", "{case}");
+    // n/new.js is back on the run's starting side: absent before an apply, present
+    // before an undo.
+    assert_eq!(t.exists("n/new.js"), op == "undo", "{case}");
+    assert!(!t.exists(RECORD), "{case}");
+    t.fsck();
+}
+
+#[test]
+fn at_every_fault_point_of_an_apply_no_write_outside_and_no_silent_overwrite() {
+    for (point, committed) in POINTS {
+        crash_with_a_symlink_and_an_edit("apply", point, committed);
+    }
+}
+
+#[test]
+fn at_every_fault_point_of_an_undo_no_write_outside_and_no_silent_overwrite() {
+    for (point, committed) in POINTS {
+        crash_with_a_symlink_and_an_edit("undo", point, committed);
     }
 }
 
@@ -581,14 +599,17 @@ fn permission_bits_survive_apply_and_undo() {
         std::fs::set_permissions(t.path().join(p), std::fs::Permissions::from_mode(m))
             .expect("chmod")
     };
+    t.write("gone.txt", "removed\n");
     chmod("ro.txt", 0o444);
     chmod("private.txt", 0o600);
     chmod("tool.sh", 0o700);
+    chmod("gone.txt", 0o640);
     let id = stage(
         &t,
         &[
             ("ro.txt", Some("still read only\n")),
             ("private.txt", Some("still private\n")),
+            ("gone.txt", None),
         ],
     );
     let repo = Repo::discover_from(t.path()).expect("open repo");
@@ -609,10 +630,17 @@ fn permission_bits_survive_apply_and_undo() {
     assert_eq!(t.read_string("ro.txt"), "still read only\n");
     assert_eq!(mode_of(&t, "ro.txt"), 0o444);
     assert_eq!(mode_of(&t, "private.txt"), 0o600);
+    assert!(!t.exists("gone.txt"));
     t.run(&["undo"]).assert_code(0);
     assert_eq!(t.read_string("ro.txt"), "read only\n");
     assert_eq!(mode_of(&t, "ro.txt"), 0o444);
     assert_eq!(mode_of(&t, "private.txt"), 0o600);
+    assert_eq!(t.read_string("gone.txt"), "removed\n");
+    assert_eq!(
+        mode_of(&t, "gone.txt"),
+        0o640,
+        "a removed file comes back as it was"
+    );
 
     let meta = PreviewMeta {
         kind: git_astedit::change::PreviewKind::Edit,
@@ -627,4 +655,31 @@ fn permission_bits_survive_apply_and_undo() {
     assert_eq!(mode_of(&t, "tool.sh"), 0o600);
     t.run(&["undo"]).assert_code(0);
     assert_eq!(mode_of(&t, "tool.sh"), 0o700);
+}
+
+#[test]
+fn status_of_a_run_interrupted_before_its_point_of_no_return() {
+    let t = TestRepo::new();
+    t.write("a.js", "a();\n");
+    t.commit_all("init");
+    let id = stage(&t, &[("a.js", Some("A();\n"))]);
+    with_fault(&t, &["apply"], "after-tempfiles");
+    // `recover` looks without rolling anything first.
+    let out = t.run(&["recover", "--status", "--json"]);
+    out.assert_code(0);
+    let s = out.json()["unfinished"].clone();
+    assert_eq!(s["id"], id.as_str());
+    assert_eq!(s["op"], "apply");
+    assert_eq!(s["phase"], "prepared");
+    assert_eq!(s["running"], false);
+    assert_eq!(s["files"][0]["state"], "untouched");
+    assert!(t.exists(RECORD));
+    let out = t.run(&["recover", "--finish", "--json"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["action"], "rolled-back");
+    assert_eq!(t.read_string("a.js"), "a();\n");
+    assert!(!t.snapshot().iter().any(|(p, ..)| p.contains("astedit")));
+    let out = t.run(&["recover", "--json"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["unfinished"], serde_json::Value::Null);
 }

@@ -754,6 +754,18 @@ pub fn undo(call: &Call, input: UndoInput) -> Result<Done, Error> {
             format!(", {} removed", report.deleted.len())
         }
     );
+    // Undo restores the work tree only: say what stays applied.
+    if let Some(c) = &report.commit_kept {
+        text.push_str(&format!(
+            "The commit {c} made by apply --commit stays in history; record the reversal \
+             with `git commit -m 'Revert …' -- <files>`.\n"
+        ));
+    } else if !report.index_left.is_empty() {
+        text.push_str(&format!(
+            "The index still holds the applied content of: {}.\n",
+            report.index_left.join(", ")
+        ));
+    }
     push_notes(&mut text, &notes, &[]);
     let out = resolved(&report, Action::Undone, false, reason);
     Done::new(text, &out)
