@@ -81,30 +81,25 @@ impl StageArgs {
         changes: &git_astedit::change::ChangeSet,
         meta: &git_astedit::change::PreviewMeta,
     ) -> Result<(txn::Preview, Option<txn::ApplyReport>), Error> {
-        let mut stager = txn::Stager::new(repo);
-        for change in &changes.changes {
-            stager.add_borrowed(change)?;
-        }
-        self.finish(repo, stager, meta)
+        let preview = txn::stage(repo, changes, meta)?;
+        let applied = self.apply_now(repo, &preview)?;
+        Ok((preview, applied))
     }
 
-    /// Finishes a preview built file by file and, with `--apply`, applies it at once.
-    pub fn finish(
+    /// With `--apply`, applies a just-staged preview at once.
+    pub fn apply_now(
         &self,
         repo: &Repo,
-        stager: txn::Stager<'_>,
-        meta: &git_astedit::change::PreviewMeta,
-    ) -> Result<(txn::Preview, Option<txn::ApplyReport>), Error> {
-        let preview = stager.finish(meta)?;
+        preview: &txn::Preview,
+    ) -> Result<Option<txn::ApplyReport>, Error> {
         if !self.apply {
-            return Ok((preview, None));
+            return Ok(None);
         }
         let opts = txn::ApplyOptions {
             reason: self.reason.clone(),
             ..Default::default()
         };
-        let report = txn::apply(repo, Some(&preview.id), &opts)?;
-        Ok((preview, Some(report)))
+        Ok(Some(txn::apply(repo, Some(&preview.id), &opts)?))
     }
 }
 

@@ -3,6 +3,7 @@
 use git_astedit::change::PreviewKind;
 use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
+use git_astedit::ops::stage::EditRequest;
 use git_astedit::render;
 use git_astedit::report::Action;
 use git_astedit::report::Dropped;
@@ -96,22 +97,18 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let (set, lang) = args.input.collect(repo)?;
-    // Each changed file goes into the preview's objects as soon as it is rewritten.
-    let mut stager = txn::Stager::new(repo);
-    let mut stage_error = None;
-    let outcome =
-        git_astedit::edit::edit_each(repo, &set, &ops, lang, args.input.max_filesize, |change| {
-            match stager.add(change) {
-                Ok(()) => true,
-                Err(e) => {
-                    stage_error = Some(e);
-                    false
-                }
-            }
-        })?;
-    if let Some(e) = stage_error {
-        return Err(e.into());
-    }
+    let staged = git_astedit::ops::stage::stage_edit(
+        repo,
+        &EditRequest {
+            set: &set,
+            ops: &ops,
+            lang,
+            max_file_size: args.input.max_filesize,
+            reason: args.stage.reason.clone(),
+            agent: None,
+        },
+    )?;
+    let outcome = &staged.outcome;
     let mut diag = common::diagnostics(
         repo,
         &outcome.skipped_languages,
@@ -212,8 +209,11 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
         return Ok(Exit::NothingFound);
     }
 
-    let meta = outcome.meta(&ops, lang, args.stage.reason.clone());
-    let (preview, applied) = args.stage.finish(repo, stager, &meta)?;
+    let meta = &staged.meta;
+    let Some(preview) = &staged.preview else {
+        return Err(txn::Error::NoPending.into());
+    };
+    let applied = args.stage.apply_now(repo, preview)?;
     report.id = Some(preview.id.clone());
     report.staged = true;
     report.applied = applied.is_some();
@@ -226,9 +226,9 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
         out.json(&report)?;
         return Ok(Exit::Ok);
     }
-    let mut text = render_preview_diffs(repo, &preview, color, args.stage.max_render)?;
+    let mut text = render_preview_diffs(repo, preview, color, args.stage.max_render)?;
     text.push_str(&format!("\n{}\n", outcome.summary()));
-    text.push_str(&common::staged_line(&preview, applied.as_ref()));
+    text.push_str(&common::staged_line(preview, applied.as_ref()));
     out.print(&text)?;
     common::warn_all(out, &report.diagnostics);
     Ok(Exit::Ok)

@@ -9,3 +9,4 @@ here, and the shapes they print live in [`crate::report`].
 pub mod patch;
 pub mod pr;
 pub mod preview;
+pub mod stage;

@@ -11,9 +11,9 @@ server was started in: a model should not have to know the server's cwd.
 
 use std::path::Path;
 
-use git_astedit::change::ChangeSet;
 use git_astedit::error::UsageError;
 use git_astedit::files;
+use git_astedit::ops::stage::EditRequest;
 use git_astedit::render;
 use git_astedit::repo::Repo;
 use git_astedit::report::Action;
@@ -121,8 +121,7 @@ fn push_notes(text: &mut String, notes: &[String], warnings: &[String]) {
     }
 }
 
-fn capped_diff(files: &[DiffFile<'_>], max_lines: Option<usize>) -> CappedDiff {
-    let full = render_diffs(files, false, 0);
+fn capped_diff(full: String, max_lines: Option<usize>) -> CappedDiff {
     let max_lines = max_lines.unwrap_or(DEFAULT_MAX_DIFF_LINES);
     let total = full.lines().count();
     let mut out = String::new();
@@ -353,20 +352,30 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         .collect();
     let (repo, notes) = call.open()?;
     let (set, lang) = collect(&repo, input.lang.as_deref(), &input.paths)?;
-    let outcome = git_astedit::edit::edit(&repo, &set, &ops, lang, files::DEFAULT_MAX_FILE_SIZE)?;
+    // The one staging path the CLI's `edit` takes too: files stream into the preview.
+    let staged = git_astedit::ops::stage::stage_edit(
+        &repo,
+        &EditRequest {
+            set: &set,
+            ops: &ops,
+            lang,
+            max_file_size: files::DEFAULT_MAX_FILE_SIZE,
+            reason: input.reason.clone(),
+            agent: call.agent.clone(),
+        },
+    )?;
+    let outcome = &staged.outcome;
     let diag = diagnostics(
         &outcome.skipped_languages,
         &outcome.parse_errors,
         &outcome.skipped,
     );
-    let mut meta = outcome.meta(&ops, lang, input.reason.clone());
-    let id = if outcome.changes.is_empty() {
-        None
-    } else {
-        meta.agent = call.agent.clone();
-        Some(txn::stage(&repo, &outcome.changes, &meta)?.id)
+    let diff = match &staged.preview {
+        Some(p) => git_astedit::ops::preview::render_preview_diffs(&repo, p, false, 0)?,
+        None => String::new(),
     };
-    let mut out = staged_output(id, &meta, &outcome.changes, input.max_diff_lines, diag);
+    let id = staged.preview.as_ref().map(|p| p.id.clone());
+    let mut out = staged_output(id, &staged.meta, diff, input.max_diff_lines, diag);
     out.files_searched = Some(outcome.files_searched);
     Done::new(staged_text(&out, &notes), &out)
 }
@@ -374,7 +383,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
 fn staged_output(
     id: Option<String>,
     meta: &git_astedit::change::PreviewMeta,
-    changes: &ChangeSet,
+    diff: String,
     max_diff_lines: Option<usize>,
     diagnostics: Diagnostics,
 ) -> StageReport {
@@ -402,10 +411,7 @@ fn staged_output(
         patch_digest: None,
         ops: None,
         apply: None,
-        diff: Some(capped_diff(
-            &DiffFile::from_changes(changes),
-            max_diff_lines,
-        )),
+        diff: Some(capped_diff(diff, max_diff_lines)),
         diagnostics,
     }
 }
@@ -436,12 +442,9 @@ pub fn apply_patch(call: &Call, input: PatchInput) -> Result<Done, Error> {
     let res = git_astedit::patch::resolve_text(&input.patch, &tree, "")?;
     let digest = format!("{:x}", sha2::Sha256::digest(input.patch.as_bytes()));
     let mut meta = git_astedit::ops::patch::preview_meta(&res, &digest, input.reason.clone());
-    let id = if res.changes.is_empty() {
-        None
-    } else {
-        meta.agent = call.agent.clone();
-        Some(txn::stage(&repo, &res.changes, &meta)?.id)
-    };
+    let id =
+        git_astedit::ops::stage::stage_changes(&repo, &res.changes, &mut meta, call.agent.clone())?
+            .map(|p| p.id);
     let mut diag = Diagnostics::default();
     if res.report.rescued() > 0 {
         diag.warnings.push(
@@ -452,7 +455,8 @@ pub fn apply_patch(call: &Call, input: PatchInput) -> Result<Done, Error> {
         diag.warnings
             .push("the patch is already applied; nothing staged".into());
     }
-    let mut out = staged_output(id, &meta, &res.changes, input.max_diff_lines, diag);
+    let diff = render_diffs(&DiffFile::from_changes(&res.changes), false, 0);
+    let mut out = staged_output(id, &meta, diff, input.max_diff_lines, diag);
     out.patch_digest = Some(digest);
     out.ops = serde_json::to_value(&res.report)
         .ok()
@@ -570,7 +574,7 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
                     }
                 })
                 .collect();
-            let diff = capped_diff(&files, input.max_diff_lines);
+            let diff = capped_diff(render_diffs(&files, false, 0), input.max_diff_lines);
             let r = PreviewRow::of(&loaded.preview);
             let mut text = format!("preview {}  {}  {}\n{}\n", r.id, r.time, r.kind, r.summary);
             if let Some(reason) = &r.reason {
