@@ -293,3 +293,35 @@ fn an_undone_preview_is_applied_again_only_by_its_id() {
     assert_eq!(repo.read_string("src/a.js"), "foo(1, 2);\nbaz(3);\n");
     repo.fsck();
 }
+
+/// The front ends are adapters: no gix calls and no child processes in `src/cli/`
+/// (the library's `ops`, engines and `txn` do that work).
+#[test]
+fn front_ends_hold_no_gix_calls_and_start_no_processes() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("read src/cli").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli"),
+        &mut files,
+    );
+    assert!(files.len() > 10);
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read");
+        for banned in ["gix::", "use gix", "process::Command", "Command::new("] {
+            assert!(
+                !text.contains(banned),
+                "{} uses {banned}: front ends call the library instead",
+                f.display()
+            );
+        }
+    }
+}
