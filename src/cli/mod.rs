@@ -189,13 +189,29 @@ fn clap_error(e: clap::Error, json: bool) -> ExitCode {
         };
     }
     let rendered = e.render().to_string();
-    let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
-    let message = lines
-        .next()
+    let lines: Vec<&str> = rendered.lines().filter(|l| !l.trim().is_empty()).collect();
+    // The first line, with the indented lines under it (the missing arguments, a tip).
+    let mut message = lines
+        .first()
+        .copied()
         .unwrap_or("invalid arguments")
         .trim_start_matches("error: ")
         .to_string();
+    let listed: Vec<&str> = lines
+        .iter()
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .map(|l| l.trim())
+        .collect();
+    let (tips, args): (Vec<&str>, Vec<&str>) = listed.iter().partition(|l| l.starts_with("tip:"));
+    if !args.is_empty() {
+        message = format!("{} {}", message.trim_end(), args.join(", "));
+    }
+    for tip in tips {
+        message = format!("{}; {tip}", message.trim_end());
+    }
     let usage = lines
+        .iter()
         .find(|l| l.starts_with("Usage:"))
         .map(|l| l.trim_start_matches("Usage:").trim().to_string());
     let err = Error::from(ClapUsage {
