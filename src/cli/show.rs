@@ -4,7 +4,7 @@ use git_astedit::error::Exit;
 use git_astedit::ops::preview::stream_preview_diffs;
 use git_astedit::ops::preview::LoadedPreview;
 use git_astedit::render;
-use git_astedit::render::render_diffs;
+use git_astedit::render::render_diffs_counted;
 use git_astedit::report::BlobRef;
 use git_astedit::report::CappedDiff;
 use git_astedit::report::FileStatus;
@@ -75,10 +75,10 @@ pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
             })
             .collect();
         let diff = (!args.stat).then(|| {
-            let text = render_diffs(&files, false, args.max_render);
+            let (text, omitted) = render_diffs_counted(&files, false, args.max_render);
             CappedDiff {
                 diff_lines: text.lines().count(),
-                diff_truncated: args.max_render > 0 && text.contains("… diff of "),
+                diff_truncated: omitted > 0,
                 diff: text,
             }
         });

@@ -31,6 +31,15 @@ impl<'a> DiffFile<'a> {
 /// Renders diffs of `files`, stopping after about `max_lines` lines (0: no limit) and
 /// saying what it left out. Returns the text.
 pub fn render_diffs(files: &[DiffFile<'_>], color: bool, max_lines: usize) -> String {
+    render_diffs_counted(files, color, max_lines).0
+}
+
+/// [`render_diffs`], and how many files' diffs were left out.
+pub fn render_diffs_counted(
+    files: &[DiffFile<'_>],
+    color: bool,
+    max_lines: usize,
+) -> (String, usize) {
     let mut diff = LimitedDiff::new(max_lines);
     for file in files {
         if diff.is_full() {
@@ -41,7 +50,8 @@ pub fn render_diffs(files: &[DiffFile<'_>], color: bool, max_lines: usize) -> St
             super::file_diff(out, file.path, file.before, file.after, color);
         });
     }
-    diff.finish()
+    let omitted = diff.omitted.len();
+    (diff.finish(), omitted)
 }
 
 /// Diff text up to about a number of lines, and the paths left out after that.

@@ -8,6 +8,7 @@ lines of context) so that they read like git's and `git apply` takes them.
 mod diffs;
 mod quote;
 pub use diffs::render_diffs;
+pub use diffs::render_diffs_counted;
 pub use diffs::DiffFile;
 pub use diffs::LimitedDiff;
 pub use quote::Quoting;
