@@ -130,9 +130,9 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp
-                | clap::error::ErrorKind::DisplayVersion
-                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                // A bare `git astedit` is a usage error (help on stderr, exit 2), as
+                // in ast-grep; only an asked-for --help or --version succeeds.
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                     ExitCode::SUCCESS
                 }
                 _ => ExitCode::from(Exit::BadInput.code()),
@@ -147,7 +147,7 @@ pub fn main() -> ExitCode {
     };
     if let Some(dir) = &cli.dir {
         if let Err(e) = std::env::set_current_dir(dir) {
-            let err = Error::from(git_astedit::error::IoError {
+            let err = Error::from(git_astedit::error::InputError {
                 action: "change to folder",
                 path: dir.display().to_string(),
                 source: e,

@@ -48,6 +48,21 @@ pub struct Finding {
     pub text: String,
     /// The rule has a fix (`scan --apply` would change this).
     pub fixable: bool,
+    /// What the rule's fix does to the input at this finding (SARIF `fixes`); not
+    /// part of `--json`, whose fix modes show the diff.
+    #[serde(skip)]
+    pub fix: Option<FindingFix>,
+}
+
+/// One finding's fix as a replacement of a region of the input text. Positions are
+/// 1-based, columns in characters, the end exclusive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindingFix {
+    pub start_line: usize,
+    pub start_column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    pub inserted: String,
 }
 
 /// What running the rules on one file gave.
@@ -181,8 +196,30 @@ pub fn run_file(
 /// Every match of every rule in `root`, in position order (rule order on ties).
 fn findings(path: &str, root: &Tree, rules: &[&Rule]) -> Vec<Finding> {
     let mut out = Vec::new();
+    let src = root.source();
+    let crlf = rewrite::uses_crlf(src);
+    let index = rewrite::LineIndex::new(src);
     for rule in rules {
+        let fixer = rule.config.fixer.first();
         for m in root.root().find_all(&rule.config.matcher) {
+            let fix = fixer.map(|fixer| {
+                let edit = m.make_edit(&rule.config.matcher, fixer);
+                let end = (edit.position + edit.deleted_length).min(src.len());
+                let (start_line, start_column) = index.line_col(edit.position);
+                let (end_line, end_column) = index.line_col(end);
+                let inserted = if crlf {
+                    rewrite::lf_to_crlf(edit.inserted_text)
+                } else {
+                    edit.inserted_text
+                };
+                FindingFix {
+                    start_line,
+                    start_column,
+                    end_line,
+                    end_column,
+                    inserted: String::from_utf8_lossy(&inserted).into_owned(),
+                }
+            });
             let start = m.start_pos();
             let end = m.end_pos();
             let message = rule.message_template.generate_replacement(&m);
@@ -199,6 +236,7 @@ fn findings(path: &str, root: &Tree, rules: &[&Rule]) -> Vec<Finding> {
                 end_column: end.column(&m) + 1,
                 text: m.text().into_owned(),
                 fixable: rule.fixable(),
+                fix,
             });
         }
     }

@@ -20,6 +20,7 @@ pub mod hook;
 pub mod merge;
 pub mod report;
 pub mod rules;
+pub mod sarif;
 pub mod source;
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,7 @@ use crate::files;
 use crate::repo::Repo;
 use crate::rewrite;
 pub use engine::Finding;
+pub use engine::FindingFix;
 pub use rules::Rule;
 pub use rules::RuleSet;
 pub use rules::Severity;
@@ -94,7 +96,9 @@ impl Classify for Error {
         match self {
             Error::NoConfig => "no-rules",
             Error::ConfigMissing(_) => "config-missing",
-            Error::ReadConfig { .. } => "io",
+            Error::ReadConfig { source, .. } => {
+                crate::error::input_error_code(source).map_or("io", |_| "bad-rule-file")
+            }
             Error::BadConfigFile { .. } => "bad-rule-file",
             Error::BadRule { .. } => "bad-rule",
             Error::UnknownRule(_) => "unknown-rule",
@@ -106,6 +110,12 @@ impl Classify for Error {
     }
     fn exit(&self) -> Exit {
         match self {
+            // A rule file that is missing, a folder or not UTF-8 is bad input.
+            Error::ReadConfig { source, .. }
+                if crate::error::input_error_code(source).is_some() =>
+            {
+                Exit::BadInput
+            }
             Error::ReadConfig { .. } | Error::Index(_) | Error::Blob { .. } => Exit::Internal,
             Error::Files(e) => e.exit(),
             Error::Rewrite { source, .. } => source.exit(),
@@ -122,6 +132,7 @@ impl Classify for Error {
                 "the rule schema is ast-grep's: https://ast-grep.github.io/reference/rule.html"
                     .into(),
             ),
+            Error::Files(e) => e.hint(),
             _ => None,
         }
     }

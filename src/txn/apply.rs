@@ -59,6 +59,8 @@ use crate::repo::Repo;
 pub struct UndoOptions {
     pub reason: Option<String>,
     pub agent: Option<String>,
+    /// Also restore the index entries of the touched paths.
+    pub index: bool,
 }
 
 fn side(s: Option<(ObjectId, FileMode)>) -> Option<Side> {
@@ -81,21 +83,11 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
             perm: None,
         })
         .collect();
+    index::check_paths(repo, &ops)?;
     let stamps = check(repo, TxnOp::Apply, &preview.id, &ops)?;
-    if opts.commit.is_some() {
-        index::check_commit_possible(repo, &ops)?;
-    }
     let reason = opts.reason.clone().or_else(|| preview.meta.reason.clone());
-    let made = match &opts.commit {
-        Some(message) => Some(index::prepare_commit(
-            repo,
-            &preview,
-            &ops,
-            reason.as_deref(),
-            message.as_deref(),
-        )?),
-        None => None,
-    };
+    // Index lock, staged blobs, commit object: before the point of no return.
+    let staging = index::prepare(repo, &preview, &ops, opts, reason.as_deref())?;
     let record = run(
         repo,
         TxnOp::Apply,
@@ -104,14 +96,14 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
         &stamps,
         reason,
         opts.agent.clone(),
-        made.as_ref().map(|m| m.id.to_string()),
+        staging
+            .as_ref()
+            .and_then(|s| s.commit_id())
+            .map(|id| id.to_string()),
     )?;
     let mut report = report_of(&record);
-    if let Some(made) = made {
-        index::publish_commit(repo, &made, &record.ops)?;
-        report.commit = Some(made.id.to_string());
-    } else if opts.index {
-        index::update_index(repo, &record.ops)?;
+    if let Some(staging) = staging {
+        report.commit = staging.publish(repo)?.map(|id| id.to_string());
     }
     drop(lock);
     Ok(report)
@@ -138,7 +130,9 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
             },
         })
         .collect();
+    index::check_paths(repo, &ops)?;
     let stamps = check(repo, TxnOp::Undo, &preview.id, &ops)?;
+    let staging = index::prepare_undo(repo, commit, &ops, opts.index)?;
     let record = run(
         repo,
         TxnOp::Undo,
@@ -149,8 +143,10 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
         opts.agent.clone(),
         None,
     )?;
+    let mut report = report_of(&record);
+    staging.finish(repo, &record.ops, &mut report)?;
     drop(lock);
-    Ok(report_of(&record))
+    Ok(report)
 }
 
 /// With the lock held, a record left behind is an interrupted run that recovery could
@@ -182,7 +178,7 @@ fn report_of(record: &Record) -> ApplyReport {
             .filter(|o| o.to.is_none())
             .map(|o| o.path.clone())
             .collect(),
-        commit: None,
+        ..Default::default()
     }
 }
 

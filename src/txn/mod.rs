@@ -118,6 +118,10 @@ pub enum Error {
         holder: String,
         dead: bool,
     },
+    #[error("the git index is locked ({lock} exists); nothing was written")]
+    IndexLocked { lock: String },
+    #[error("refused to write '{path}': {why}")]
+    Protected { path: String, why: String },
     #[error("{0} changed concurrently; nothing was written")]
     Concurrent(String),
     #[error("--commit would sweep in other changes of {}: {}", .paths.join(", "), .why)]
@@ -194,6 +198,8 @@ impl Classify for Error {
             Error::Refused { .. } => "refused",
             Error::Locked { dead: true, .. } => "stale-lock",
             Error::Locked { .. } => "locked",
+            Error::IndexLocked { .. } => "locked",
+            Error::Protected { .. } => "protected-path",
             Error::Concurrent(_) => "concurrent-update",
             Error::OtherChanges { .. } => "other-staged-changes",
             Error::BadAge(_) => "bad-age",
@@ -217,10 +223,13 @@ impl Classify for Error {
             Error::Stale { .. } | Error::AlreadyApplied(_) | Error::Unfinished { .. } => {
                 Exit::Stale
             }
-            Error::Refused { .. } | Error::OtherChanges { .. } => Exit::Refused,
-            Error::Locked { .. } | Error::Concurrent(_) | Error::RecoveryPending { .. } => {
-                Exit::Locked
+            Error::Refused { .. } | Error::Protected { .. } | Error::OtherChanges { .. } => {
+                Exit::Refused
             }
+            Error::Locked { .. }
+            | Error::IndexLocked { .. }
+            | Error::Concurrent(_)
+            | Error::RecoveryPending { .. } => Exit::Locked,
         }
     }
     fn hint(&self) -> Option<String> {
@@ -231,6 +240,11 @@ impl Classify for Error {
                 "that process is gone; if no git astedit is running, remove the lock: rm '{lock}'"
             )),
             Error::Locked { .. } => Some("wait for it to finish, then retry".into()),
+            Error::IndexLocked { lock } => Some(format!(
+                "another git process (a commit, an editor, an IDE) is using the index: wait for \
+                 it to finish and retry; if no git process is running, a crashed one left \
+                 the lock behind: remove it with rm '{lock}'"
+            )),
             Error::Stale { op: "undo", .. } => Some(
                 "the work tree no longer holds what was applied; undo refuses to overwrite it"
                     .into(),
@@ -265,7 +279,10 @@ impl Classify for Error {
                     .map(|p| serde_json::json!({"path": p.path, "what": p.what}))
                     .collect::<Vec<_>>(),
             })),
-            Error::Refused { path, why } => Some(serde_json::json!({"path": path, "why": why})),
+            Error::Refused { path, why } | Error::Protected { path, why } => {
+                Some(serde_json::json!({"path": path, "why": why}))
+            }
+            Error::IndexLocked { lock } => Some(serde_json::json!({"lock": lock})),
             Error::Unfinished { op, id, paths } => Some(serde_json::json!({
                 "op": op,
                 "id": id,
@@ -340,6 +357,13 @@ pub struct ApplyReport {
     pub deleted: Vec<String>,
     /// The commit made by `--commit`.
     pub commit: Option<String>,
+    /// Undo: the index entries of the touched paths were restored too (`undo --index`).
+    pub index_restored: bool,
+    /// Undo without `--index`: paths whose index entry still holds the applied content
+    /// (staged by `apply --index`/`--commit`).
+    pub index_left: Vec<String>,
+    /// Undo of an `apply --commit`: the commit it made, which stays in history.
+    pub commit_kept: Option<String>,
 }
 
 /// What recovery did with an apply or undo interrupted by a crash.

@@ -124,6 +124,12 @@ fn roll(repo: &Repo, record: Record) -> Result<Recovery, Error> {
     };
     let mut notes = pass.notes.clone();
     notes.extend(left_alone_notes(&pass.unresolved));
+    // A killed `apply --index`/`--commit` also left its (marked) index.lock behind.
+    if super::index::clear_stale_lock(repo)? {
+        notes.push(
+            "removed the index.lock it held; check the staged state with `git status`".into(),
+        );
+    }
     // An unfinished run that moved nothing this time has nothing new to journal.
     if action != RecoveryAction::Partial || !pass.changed.is_empty() {
         journal_recovered(repo, &record, action, notes.clone())?;
