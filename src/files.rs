@@ -320,6 +320,34 @@ impl Pathspecs {
     }
 }
 
+/// The specs of `positive` (as typed) that match no stage-0 entry of `index`: for
+/// `--cached`, where the index is the file set and such a spec is an error too.
+pub(crate) fn unmatched_in_index(
+    git: &gix::Repository,
+    index: &gix::index::State,
+    positive: &[(String, String)],
+) -> Result<Vec<String>, Error> {
+    let mut unmatched = Vec::new();
+    for (spec, typed) in positive {
+        let mut pathspec = git
+            .pathspec(
+                true,
+                [gix::bstr::BStr::new(spec.as_bytes())],
+                true,
+                index,
+                gix::worktree::stack::state::attributes::Source::IdMapping,
+            )
+            .map_err(|e| Error::Walk(Box::new(e)))?;
+        let matched = index.entries().iter().any(|entry| {
+            entry.stage_raw() == 0 && pathspec.is_included(entry.path(index), Some(false))
+        });
+        if !matched {
+            unmatched.push(typed.clone());
+        }
+    }
+    Ok(unmatched)
+}
+
 fn is_exclude(spec: &str) -> bool {
     spec.starts_with(":!") || spec.starts_with(":^") || spec.starts_with(":(exclude")
 }

@@ -18,6 +18,7 @@ undo.
 pub mod engine;
 pub mod hook;
 pub mod merge;
+mod need;
 pub mod report;
 pub mod rules;
 pub mod sarif;

@@ -21,6 +21,7 @@ use ast_grep_config::RuleConfigError;
 use ast_grep_config::RuleCoreError;
 use ast_grep_config::SerializableGlobalRule;
 use ast_grep_config::SerializableRuleConfig;
+use ast_grep_core::matcher::Matcher;
 use ast_grep_core::replacer::TemplateFix;
 use ast_grep_core::Language;
 use ast_grep_language::SupportLang;
@@ -30,9 +31,10 @@ use globset::GlobSetBuilder;
 use serde::Deserialize;
 use serde_value::Value;
 
+use super::need;
+use super::need::Need;
 use super::Error;
 use crate::repo::Repo;
-use crate::rewrite::Prefilter;
 
 /// The bound on fix re-runs when the config does not set one.
 pub const DEFAULT_MAX_PASSES: usize = 10;
@@ -103,57 +105,8 @@ pub struct Rule {
     base: String,
     /// Text a file must hold before the rule can match in it; `None`: no telling.
     need: Option<Need>,
-}
-
-/// What text a rule needs in a file before it can match there, from the patterns of
-/// its rule object: a node matching it matches every `pattern` of its own and of its
-/// `all` members, and has an `inside`, `has`, `precedes` or `follows` node in the same
-/// file, which matches that sub-rule. `any` needs one of its members' texts (and
-/// nothing when one member needs nothing); `not`, `kind`, `regex`, `matches` and
-/// contextual patterns add nothing. Checked with the same prefilter as `grep`.
-#[derive(Debug, Clone)]
-enum Need {
-    Text(Box<Prefilter>),
-    All(Vec<Need>),
-    Any(Vec<Need>),
-}
-
-impl Need {
-    /// The need of a rule object in its serialized form (the JSON shape of a rule).
-    fn of(rule: &serde_json::Value, lang: SupportLang) -> Option<Need> {
-        let rule = rule.as_object()?;
-        let mut all = Vec::new();
-        if let Some(serde_json::Value::String(source)) = rule.get("pattern") {
-            if let Ok(pattern) = ast_grep_core::Pattern::try_new(source, lang) {
-                all.push(Need::Text(Box::new(Prefilter::new(source, &pattern, lang))));
-            }
-        }
-        for relation in ["inside", "has", "precedes", "follows"] {
-            all.extend(rule.get(relation).and_then(|r| Need::of(r, lang)));
-        }
-        if let Some(serde_json::Value::Array(members)) = rule.get("all") {
-            all.extend(members.iter().filter_map(|m| Need::of(m, lang)));
-        }
-        if let Some(serde_json::Value::Array(members)) = rule.get("any") {
-            let each: Option<Vec<Need>> = members.iter().map(|m| Need::of(m, lang)).collect();
-            if let Some(each) = each.filter(|e| !e.is_empty()) {
-                all.push(Need::Any(each));
-            }
-        }
-        match all.len() {
-            0 => None,
-            1 => all.pop(),
-            _ => Some(Need::All(all)),
-        }
-    }
-
-    fn holds(&self, text: &str) -> bool {
-        match self {
-            Need::Text(prefilter) => prefilter.may_match(text),
-            Need::All(needs) => needs.iter().all(|n| n.holds(text)),
-            Need::Any(needs) => needs.iter().any(|n| n.holds(text)),
-        }
-    }
+    /// The node kinds the rule can match (`None`: any), for dispatching nodes by kind.
+    pub(crate) kinds: Option<Vec<u16>>,
 }
 
 impl Rule {
@@ -546,7 +499,8 @@ impl Loader<'_> {
     }
 
     fn finish(self) -> Result<RuleSet, Error> {
-        let globals = if self.utils.is_empty() {
+        let needs = need::GlobalUtils::new(&self.utils);
+        let rules = if self.utils.is_empty() {
             GlobalRules::default()
         } else {
             DeserializeEnv::parse_global_utils(self.utils).map_err(|e| Error::BadConfigFile {
@@ -554,6 +508,7 @@ impl Loader<'_> {
                 detail: chain(&e),
             })?
         };
+        let globals = Globals { rules, needs };
         let mut rules: Vec<Rule> = Vec::new();
         let mut disabled = Vec::new();
         let mut warnings = self.warnings;
@@ -606,6 +561,12 @@ impl Loader<'_> {
     }
 }
 
+/// The global utility rules (`utilDirs`): compiled, and as text needs.
+struct Globals {
+    rules: GlobalRules,
+    needs: need::GlobalUtils,
+}
+
 enum Compiled {
     Active(Box<Rule>),
     /// `severity: off`: checked like any rule, then left out.
@@ -622,7 +583,7 @@ fn compile(
     file: &str,
     text: &str,
     base: &str,
-    globals: &GlobalRules,
+    globals: &Globals,
     warnings: &mut Vec<String>,
 ) -> Result<Option<Compiled>, Error> {
     let map = match &value {
@@ -691,8 +652,15 @@ fn compile(
     let expando = serialized.language.expando_char();
     let need = serde_json::to_value(&serialized.core.rule)
         .ok()
-        .and_then(|rule| Need::of(&rule, serialized.language));
-    let config = RuleConfig::try_from(serialized, globals).map_err(|e| {
+        .and_then(|rule| {
+            let utils = serialized
+                .core
+                .utils
+                .as_ref()
+                .and_then(|u| serde_json::to_value(u).ok());
+            need::of_rule(&rule, utils.as_ref(), serialized.language, &globals.needs)
+        });
+    let config = RuleConfig::try_from(serialized, &globals.rules).map_err(|e| {
         // ast-grep quotes patterns in their internal form; show the user's `$`.
         let mut detail = chain(&e);
         if expando != '$' && !expando.is_ascii_alphanumeric() && expando != '_' {
@@ -743,6 +711,10 @@ fn compile(
         ignores,
         base: base.into(),
         need,
+        kinds: config
+            .matcher
+            .potential_kinds()
+            .map(|set| set.iter().filter_map(|k| u16::try_from(k).ok()).collect()),
         config,
     }))))
 }

@@ -127,6 +127,10 @@ fn collect_index(repo: &Repo, pathspecs: &[String]) -> Result<Inputs, Error> {
     let index = git
         .index_or_empty()
         .map_err(|e| Error::Index(Box::new(e)))?;
+    let unmatched = files::unmatched_in_index(git, &index, &prepared.positive)?;
+    if !unmatched.is_empty() {
+        return Err(files::Error::PathspecNoMatch(unmatched).into());
+    }
     let mut specs: Vec<String> = prepared.positive.into_iter().map(|(s, _)| s).collect();
     specs.extend(prepared.negative);
     // Like git: no pathspec means the current folder and below.

@@ -200,6 +200,7 @@ fn a_pathspec_that_matches_nothing_is_an_error_naming_it() {
         &["edit", "-p", "foo($A)", "-r", "bar($A)", "nomatch"][..],
         &["scan", "nomatch"][..],
         &["scan", "--check", "nomatch"][..],
+        &["scan", "--cached", "nomatch"][..],
     ] {
         let out = repo.run(args);
         out.assert_code(2);
@@ -271,6 +272,8 @@ fn literal_pathspecs_are_honoured_and_never_check_nothing() {
         "{}",
         out.stderr
     );
+    let out = repo.run_with(".", &["scan", "--cached", "*.ts"], &literal, None);
+    out.assert_code(2);
     // --cached honours it too.
     let out = repo.run_with(".", &["scan", "--cached", "b[1].ts"], &literal, None);
     out.assert_code(1);
@@ -507,5 +510,71 @@ fn a_hook_apply_rolled_back_behind_its_back_cannot_be_undone_and_says_so() {
     out.assert_code(3);
     assert!(out.stderr.contains("a.ts"), "{}", out.stderr);
     assert_eq!(repo.snapshot(), before, "undo wrote something");
+    repo.fsck();
+}
+
+#[test]
+fn under_pre_commit_a_rolled_back_fix_leaves_a_true_journal() {
+    // The real framework (from PyPI; skipped with a message when it cannot be had):
+    // unstaged changes that conflict with the hook's fixes make pre-commit roll the
+    // fixes back.
+    let Some(pre_commit) = crate::scan::pre_commit() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    repo.write(
+        "astedit.toml",
+        "[[rules]]\nid = \"r\"\nlanguage = \"ts\"\nmessage = \"m\"\nrule.pattern = \"foo($A)\"\nfix = \"bar($A)\"\n",
+    );
+    repo.write("a.ts", "foo(1);\n");
+    repo.commit_all("init");
+    repo.write("a.ts", "foo(1);\nfoo(2);\n");
+    repo.git(&["add", "a.ts"]);
+    // Unstaged: a line right after the one the fix changes.
+    repo.write("a.ts", "foo(1);\nfoo(2);\nfoo(3);\n");
+    let bin_dir = crate::util::bin()
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(&pre_commit)
+        .args(["try-repo", env!("CARGO_MANIFEST_DIR"), "astedit-scan"])
+        .current_dir(repo.path())
+        .env("PATH", &path)
+        .env("PRE_COMMIT_HOME", cache.path())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("run pre-commit");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("Rolling back fixes"), "{text}");
+    // The user's bytes are back, unstaged change included.
+    assert_eq!(repo.read_string("a.ts"), "foo(1);\nfoo(2);\nfoo(3);\n");
+    // The journal says what happened and why undo cannot take it back.
+    let log = repo.run(&["--json", "log"]).assert_code(0).json();
+    assert_eq!(log["events"][0]["event"], "applied");
+    assert!(
+        log["events"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("nothing to undo")),
+        "{log}"
+    );
+    let before = repo.snapshot();
+    repo.run(&["undo"]).assert_code(3);
+    assert_eq!(repo.snapshot(), before);
     repo.fsck();
 }
