@@ -942,3 +942,43 @@ fn an_oversized_message_is_refused_and_the_session_goes_on() {
         "{lines:?}"
     );
 }
+
+/// ast_edit → resolve apply → undo → a no-id resolve apply refuses, naming the undone
+/// preview; named, it applies. Captures come back from ast_grep as in `grep --json`.
+#[test]
+fn an_undone_preview_is_not_reapplied_by_a_no_id_resolve() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "careful-agent");
+    let grep = s.ok(
+        "ast_grep",
+        json!({"pattern": "foo($A)", "paths": ["src/b.rs"]}),
+    );
+    assert_eq!(
+        grep["matches"][0]["meta_variables"]["single"]["A"]["text"],
+        "3"
+    );
+    assert_eq!(grep["matches"][0]["start_byte"], 9);
+    let staged = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/b.rs"]}),
+    );
+    let id = staged["id"].as_str().expect("id").to_string();
+    s.ok("resolve", json!({"action": "apply", "reason": "try"}));
+    let undone = s.ok("undo", json!({"reason": "not yet"}));
+    assert_eq!(undone["state"], "pending");
+    let before = t.snapshot();
+    let refused = s.call("resolve", json!({"action": "apply", "reason": "again"}));
+    assert_eq!(refused["isError"], true, "{refused}");
+    let err = error_json(&refused);
+    assert_eq!(err["error"]["code"], "only-undone-pending");
+    assert_eq!(err["error"]["details"]["undone"][0], id.as_str());
+    assert_eq!(t.snapshot(), before, "nothing written");
+    let applied = s.ok(
+        "resolve",
+        json!({"action": "apply", "reason": "now", "id": id}),
+    );
+    assert_eq!(applied["state"], "applied");
+    assert_eq!(t.read_string("src/b.rs"), "fn b() { bar(3); }\n");
+    s.finish();
+}
