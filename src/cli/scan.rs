@@ -278,13 +278,14 @@ fn status_lines(
     staged: &Option<txn::Preview>,
     applied: &Option<txn::ApplyReport>,
 ) {
+    let quoting = git_astedit::render::Quoting::of(repo);
     let diag = common::diagnostics(repo, &[], &outcome.parse_errors, &outcome.skipped);
     common::warn_all(out, &diag);
     for u in &outcome.unconverged {
         out.warn(&format!(
             "rule '{}' still changed {} after {} passes; the result may change again on the next run",
             u.rule,
-            repo.display_path(&u.path),
+            quoting.quote(&repo.display_path(&u.path)),
             u.passes
         ));
     }
@@ -292,7 +293,7 @@ fn status_lines(
         .fixed
         .iter()
         .filter(|f| f.introduces_parse_error)
-        .map(|f| repo.display_path(&f.path))
+        .map(|f| quoting.quote_owned(repo.display_path(&f.path)))
         .collect();
     if !flagged.is_empty() {
         out.warn(&format!(

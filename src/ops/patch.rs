@@ -129,14 +129,19 @@ pub fn report_json(repo: &Repo, res: &Resolution) -> serde_json::Value {
 
 /// The human-readable report: one line per chunk, drifted lines and notes below it.
 pub fn report_text(repo: &Repo, res: &Resolution) -> String {
+    // Names as git prints them (core.quotePath): one line is one path.
+    let quoting = render::Quoting::of(repo);
     let mut text = String::new();
     for op in &res.report.ops {
-        let path = repo.display_path(&op.path);
+        let path = quoting.quote_owned(repo.display_path(&op.path));
         match op.op {
             "add" => text.push_str(&format!("add {path}\n")),
             "delete" => text.push_str(&format!("delete {path}\n")),
             _ => match &op.move_to {
-                Some(to) => text.push_str(&format!("update {path} -> {}\n", repo.display_path(to))),
+                Some(to) => text.push_str(&format!(
+                    "update {path} -> {}\n",
+                    quoting.quote_owned(repo.display_path(to))
+                )),
                 None => text.push_str(&format!("update {path}\n")),
             },
         }
