@@ -173,7 +173,9 @@ pub fn edit_each(
     let PerLanguage {
         compiled: rewriters,
         skipped: skipped_languages,
-    } = compile_per_language(&what, langs, |lang| Rewriter::new(ops, lang))?;
+    } = compile_per_language(&what, langs, |lang| {
+        Rewriter::for_language(ops, lang, forced_lang)
+    })?;
 
     enum One {
         Unchanged,

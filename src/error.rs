@@ -151,3 +151,41 @@ impl Classify for IoError {
         Exit::Internal
     }
 }
+
+/// A file or folder the user named on the command line that cannot be used (missing,
+/// a folder where a file is wanted, unreadable, not UTF-8): bad input, exit 2. Other
+/// failures reading it (a disk error) stay environment failures, exit 70.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {action} {path}")]
+pub struct InputError {
+    pub action: &'static str,
+    pub path: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// The stable code of a user-named file that cannot be used, `None` for an
+/// environment failure (see [`InputError`]).
+pub fn input_error_code(source: &std::io::Error) -> Option<&'static str> {
+    use std::io::ErrorKind;
+    match source.kind() {
+        ErrorKind::NotFound => Some("input-not-found"),
+        ErrorKind::IsADirectory => Some("input-is-a-folder"),
+        ErrorKind::NotADirectory => Some("input-not-a-folder"),
+        ErrorKind::PermissionDenied => Some("input-unreadable"),
+        ErrorKind::InvalidData => Some("input-not-utf8"),
+        _ => None,
+    }
+}
+
+impl Classify for InputError {
+    fn code(&self) -> &'static str {
+        input_error_code(&self.source).unwrap_or("io")
+    }
+    fn exit(&self) -> Exit {
+        match input_error_code(&self.source) {
+            Some(_) => Exit::BadInput,
+            None => Exit::Internal,
+        }
+    }
+}

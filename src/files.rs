@@ -22,6 +22,11 @@ use crate::repo::Repo;
 /// Files larger than this are skipped unless the caller raises the limit.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 4 * 1024 * 1024;
 
+/// The most `--max-filesize` may be raised to. A parse tree takes about 70 times its
+/// file's size, so a 200 MB file needs some 14 GB (24 GB were seen before the kernel
+/// killed the process): 64 MiB keeps one parse near 4.5 GB.
+pub const MAX_FILE_SIZE_CEILING: u64 = 64 * 1024 * 1024;
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("cannot list the files of the work tree")]
@@ -32,6 +37,31 @@ pub enum Error {
     UnknownLanguage(String),
     #[error("bad pathspec")]
     Pathspec(#[source] crate::repo::Error),
+    /// Like `git add`: a pathspec naming nothing is a mistake (a typo, the wrong
+    /// folder), and a run that checks nothing must not look like a clean one.
+    #[error("{}", no_match_message(.0))]
+    PathspecNoMatch(Vec<String>),
+    #[error(
+        "--max-filesize {0} is above the ceiling of {ceiling} bytes (64 MiB): parsing takes about 70 times a file's size in memory",
+        ceiling = MAX_FILE_SIZE_CEILING
+    )]
+    MaxFileSizeTooLarge(u64),
+}
+
+/// Refuses a size limit above [`MAX_FILE_SIZE_CEILING`], before any file is read.
+pub fn check_max_file_size(limit: u64) -> Result<(), Error> {
+    if limit > MAX_FILE_SIZE_CEILING {
+        return Err(Error::MaxFileSizeTooLarge(limit));
+    }
+    Ok(())
+}
+
+fn no_match_message(specs: &[String]) -> String {
+    let quoted: Vec<String> = specs.iter().map(|s| format!("'{s}'")).collect();
+    match quoted.as_slice() {
+        [one] => format!("pathspec {one} did not match any files"),
+        many => format!("pathspecs {} did not match any files", many.join(", ")),
+    }
 }
 
 impl Classify for Error {
@@ -41,6 +71,8 @@ impl Classify for Error {
             Error::Index(_) => "index",
             Error::UnknownLanguage(_) => "unknown-language",
             Error::Pathspec(e) => e.code(),
+            Error::PathspecNoMatch(_) => "pathspec-no-match",
+            Error::MaxFileSizeTooLarge(_) => "max-filesize-too-large",
         }
     }
     fn exit(&self) -> Exit {
@@ -50,11 +82,23 @@ impl Classify for Error {
             Error::Walk(_) => Exit::BadInput,
             Error::Index(_) => Exit::Internal,
             Error::Pathspec(e) => e.exit(),
+            Error::PathspecNoMatch(_) | Error::MaxFileSizeTooLarge(_) => Exit::BadInput,
         }
     }
     fn hint(&self) -> Option<String> {
         match self {
             Error::UnknownLanguage(_) => Some(format!("known languages: {}", language_names())),
+            Error::MaxFileSizeTooLarge(_) => Some(format!(
+                "use --max-filesize {MAX_FILE_SIZE_CEILING} or less; larger files are skipped and counted"
+            )),
+            Error::PathspecNoMatch(_) if literal_pathspecs() => Some(
+                "GIT_LITERAL_PATHSPECS is set: pathspecs are exact paths, without globs or magic"
+                    .to_string(),
+            ),
+            Error::PathspecNoMatch(_) => Some(
+                "pathspecs are relative to the current folder; `git ls-files` lists the files git sees"
+                    .to_string(),
+            ),
             _ => None,
         }
     }
@@ -210,10 +254,112 @@ pub fn language_of(path: &str) -> Option<SupportLang> {
     SupportLang::from_path(std::path::Path::new(&lower))
 }
 
+/// Whether `GIT_LITERAL_PATHSPECS` is on (git's boolean spelling): every pathspec is
+/// then an exact path, with no glob and no `:` magic.
+pub fn literal_pathspecs() -> bool {
+    std::env::var("GIT_LITERAL_PATHSPECS").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        ) || v.trim().parse::<i64>().is_ok_and(|n| n != 0)
+    })
+}
+
+/// The user's pathspecs turned into ones gix reads the same from any folder: a plain
+/// spec becomes `:(top)<path from the root>` (`:(top,literal)…` under
+/// `GIT_LITERAL_PATHSPECS`, where every spec is plain).
+pub(crate) struct Pathspecs {
+    /// (spec for gix, spec as typed) of each spec that selects files.
+    pub positive: Vec<(String, String)>,
+    /// Exclusions (`:!x`, `:^x`, `:(exclude)x`), as typed.
+    pub negative: Vec<String>,
+    /// Repository paths named by plain specs (for `-l`, which parses those files as
+    /// the forced language).
+    pub named: std::collections::BTreeSet<String>,
+}
+
+impl Pathspecs {
+    pub(crate) fn new(repo: &Repo, specs: &[String]) -> Result<Pathspecs, Error> {
+        let literal = literal_pathspecs();
+        let mut out = Pathspecs {
+            positive: Vec::new(),
+            negative: Vec::new(),
+            named: std::collections::BTreeSet::new(),
+        };
+        for spec in specs {
+            let magic = !literal && spec.starts_with(':');
+            if magic && is_exclude(spec) {
+                out.negative.push(spec.clone());
+            } else if magic {
+                out.positive.push((spec.clone(), spec.clone()));
+            } else {
+                let top = repo.repo_path_from_arg(spec).map_err(Error::Pathspec)?;
+                out.named.insert(top.clone());
+                let gix_spec = match (top.is_empty(), literal) {
+                    (true, _) => ":/".to_string(),
+                    (false, false) => format!(":(top){top}"),
+                    (false, true) => format!(":(top,literal){top}"),
+                };
+                out.positive.push((gix_spec, spec.clone()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The repository to hand these specs to gix with. gix reads
+    /// `GIT_LITERAL_PATHSPECS` too, and would then take our `:(top)` for part of a
+    /// file name; the specs already say `literal` where the user's mean it.
+    pub(crate) fn repository(&self, repo: &Repo) -> gix::Repository {
+        let mut git = repo.git.clone();
+        if literal_pathspecs() {
+            let mut config = git.config_snapshot_mut();
+            // A boolean key accepts "false": this cannot fail validation.
+            let _ = config.set_value(&gix::config::tree::gitoxide::Pathspec::LITERAL, "false");
+        }
+        git
+    }
+}
+
+/// The specs of `positive` (as typed) that match no stage-0 entry of `index`: for
+/// `--cached`, where the index is the file set and such a spec is an error too.
+pub(crate) fn unmatched_in_index(
+    git: &gix::Repository,
+    index: &gix::index::State,
+    positive: &[(String, String)],
+) -> Result<Vec<String>, Error> {
+    let mut unmatched = Vec::new();
+    for (spec, typed) in positive {
+        let mut pathspec = git
+            .pathspec(
+                true,
+                [gix::bstr::BStr::new(spec.as_bytes())],
+                true,
+                index,
+                gix::worktree::stack::state::attributes::Source::IdMapping,
+            )
+            .map_err(|e| Error::Walk(Box::new(e)))?;
+        let matched = index.entries().iter().any(|entry| {
+            entry.stage_raw() == 0 && pathspec.is_included(entry.path(index), Some(false))
+        });
+        if !matched {
+            unmatched.push(typed.clone());
+        }
+    }
+    Ok(unmatched)
+}
+
+fn is_exclude(spec: &str) -> bool {
+    spec.starts_with(":!") || spec.starts_with(":^") || spec.starts_with(":(exclude")
+}
+
 /// Lists the work tree's files (tracked + untracked-not-ignored) matching the pathspecs.
 /// With no pathspec, like `git grep`, only the current folder and below are listed.
+/// A pathspec that matches no file at all is an error naming it
+/// ([`Error::PathspecNoMatch`]).
 pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
-    let git = &repo.git;
+    check_max_file_size(opts.max_file_size)?;
+    let specs = Pathspecs::new(repo, &opts.pathspecs)?;
+    let git = &specs.repository(repo);
     let index = git
         .index_or_empty()
         .map_err(|e| Error::Index(Box::new(e)))?;
@@ -224,37 +370,29 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
         .emit_untracked(gix::dir::walk::EmissionMode::Matching)
         .emit_ignored(None)
         .empty_patterns_match_prefix(true);
-    // Make every plain pathspec relative to the top ourselves, and walk once per positive
-    // spec (each with all exclusions): gix's walk loses specs that climb above the current
-    // folder (`../../x`) when several are given.
-    let mut positive: Vec<String> = Vec::new();
-    let mut negative: Vec<String> = Vec::new();
-    let mut named: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    for spec in &opts.pathspecs {
-        if spec.starts_with(":!") || spec.starts_with(":^") || spec.starts_with(":(exclude") {
-            negative.push(spec.clone());
-        } else if spec.starts_with(':') {
-            positive.push(spec.clone());
-        } else {
-            let top = repo.repo_path_from_arg(spec).map_err(Error::Pathspec)?;
-            named.insert(top.clone());
-            positive.push(if top.is_empty() {
-                ":/".to_string()
-            } else {
-                format!(":(top){top}")
-            });
-        }
-    }
-    let walks: Vec<Vec<String>> = if positive.is_empty() {
-        vec![negative.clone()]
+    // Every plain pathspec is made relative to the top (above), and the walk runs once
+    // per positive spec (each with all exclusions): gix's walk loses specs that climb
+    // above the current folder (`../../x`) when several are given. That also tells
+    // which spec matched nothing.
+    let Pathspecs {
+        positive,
+        negative,
+        named,
+    } = specs;
+    let walks: Vec<(Vec<String>, Option<String>)> = if positive.is_empty() {
+        vec![(negative.clone(), None)]
     } else {
         positive
             .into_iter()
-            .map(|p| std::iter::once(p).chain(negative.iter().cloned()).collect())
+            .map(|(p, typed)| {
+                let specs = std::iter::once(p).chain(negative.iter().cloned()).collect();
+                (specs, Some(typed))
+            })
             .collect()
     };
     let mut entries: BTreeMap<gix::bstr::BString, gix::dir::Entry> = BTreeMap::new();
-    for specs in walks {
+    let mut unmatched: Vec<String> = Vec::new();
+    for (specs, typed) in walks {
         let interrupt = AtomicBool::new(false);
         let mut collect = gix::dir::walk::delegate::Collect::default();
         git.dirwalk(
@@ -265,9 +403,17 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
             &mut collect,
         )
         .map_err(|e| Error::Walk(Box::new(e)))?;
+        let mut matched = false;
         for (entry, _) in collect.unorded_entries {
+            matched |= matches!(entry.status, Status::Tracked | Status::Untracked);
             entries.entry(entry.rela_path.clone()).or_insert(entry);
         }
+        if let (false, Some(typed)) = (matched, typed) {
+            unmatched.push(typed);
+        }
+    }
+    if !unmatched.is_empty() {
+        return Err(Error::PathspecNoMatch(unmatched));
     }
 
     let mut set = FileSet::default();
@@ -334,7 +480,8 @@ pub fn load(workdir: &std::path::Path, path: &str, max_file_size: u64) -> Loaded
     if meta.file_type().is_symlink() {
         return Loaded::Skipped(SkipReason::Symlink);
     }
-    if meta.len() > max_file_size {
+    // The ceiling holds even for a caller that never checked its limit.
+    if meta.len() > max_file_size.min(MAX_FILE_SIZE_CEILING) {
         return Loaded::Skipped(SkipReason::TooLarge);
     }
     let bytes = match std::fs::read(&abs) {

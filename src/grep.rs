@@ -152,7 +152,9 @@ pub fn grep_each(
     let PerLanguage {
         compiled: queries,
         skipped: skipped_languages,
-    } = compile_per_language(pattern, langs, |lang| Query::new(pattern, lang))?;
+    } = compile_per_language(pattern, langs, |lang| {
+        Query::for_language(pattern, lang, forced_lang)
+    })?;
 
     enum One {
         Searched(Option<FileHits>, bool),

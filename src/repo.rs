@@ -249,3 +249,117 @@ fn canonical_prefix(p: &Path) -> PathBuf {
         }
     }
 }
+
+/// Paths git astedit must not write although they lie inside the work tree, because
+/// another repository or git's sparse checkout owns them: inside a submodule (a gitlink
+/// in the index), inside a nested repository (a folder on the way holding its own
+/// `.git`), or outside the sparse-checkout cone (a skip-worktree entry, or a path under a
+/// sparse-index folder entry). Built once per command from the index; folders are
+/// looked at lazily and remembered.
+pub struct Protected {
+    workdir: PathBuf,
+    /// Gitlink paths: submodules, checked out or not.
+    gitlinks: std::collections::HashSet<String>,
+    /// Tracked files marked skip-worktree (outside the sparse cone).
+    skip_worktree: std::collections::HashSet<String>,
+    /// Folder entries of a sparse index (everything below them is outside the cone).
+    sparse_dirs: std::collections::HashSet<String>,
+    /// Folders already looked at for a `.git`: `true` when they hold one.
+    nested: std::sync::Mutex<std::collections::HashMap<String, bool>>,
+}
+
+/// Why a path is [`Protected`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Protection {
+    /// Inside the submodule at this path (or the gitlink itself).
+    Submodule(String),
+    /// Inside the nested repository rooted at this folder.
+    NestedRepository(String),
+    /// Outside the sparse-checkout cone.
+    Sparse,
+}
+
+impl std::fmt::Display for Protection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Protection::Submodule(at) => write!(
+                f,
+                "it is inside the submodule '{at}' (change it in that repository)"
+            ),
+            Protection::NestedRepository(at) => write!(
+                f,
+                "it is inside the nested git repository '{at}' (change it in that repository)"
+            ),
+            Protection::Sparse => write!(
+                f,
+                "it is outside the sparse-checkout cone (skip-worktree); widen the cone with \
+                 `git sparse-checkout add <folder>` first"
+            ),
+        }
+    }
+}
+
+impl Protected {
+    /// Reads the index of `repo` (an empty index when there is none).
+    pub fn of(repo: &Repo) -> Result<Protected, Box<gix::Error>> {
+        let index = repo.git.index_or_empty().map_err(Box::new)?;
+        let mut out = Protected {
+            workdir: repo.workdir.clone(),
+            gitlinks: Default::default(),
+            skip_worktree: Default::default(),
+            sparse_dirs: Default::default(),
+            nested: Default::default(),
+        };
+        use gix::index::entry::Flags;
+        use gix::index::entry::Mode;
+        for e in index.entries() {
+            // Most entries are plain files in the cone: no path string for them.
+            let set = if e.mode == Mode::COMMIT {
+                &mut out.gitlinks
+            } else if e.mode == Mode::DIR {
+                &mut out.sparse_dirs
+            } else if e.flags.contains(Flags::SKIP_WORKTREE) {
+                &mut out.skip_worktree
+            } else {
+                continue;
+            };
+            set.insert(e.path(&index).to_string().trim_end_matches('/').to_string());
+        }
+        Ok(out)
+    }
+
+    /// Why `path` (a repository path) must not be written, or `None`.
+    pub fn check(&self, path: &str) -> Option<Protection> {
+        if self.gitlinks.contains(path) {
+            return Some(Protection::Submodule(path.to_string()));
+        }
+        if self.skip_worktree.contains(path) {
+            return Some(Protection::Sparse);
+        }
+        let mut end = 0;
+        while let Some(i) = path[end..].find('/') {
+            let dir = &path[..end + i];
+            end += i + 1;
+            if self.gitlinks.contains(dir) {
+                return Some(Protection::Submodule(dir.to_string()));
+            }
+            if self.sparse_dirs.contains(dir) {
+                return Some(Protection::Sparse);
+            }
+            if self.holds_git(dir) {
+                return Some(Protection::NestedRepository(dir.to_string()));
+            }
+        }
+        None
+    }
+
+    fn holds_git(&self, dir: &str) -> bool {
+        let mut seen = self
+            .nested
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *seen.entry(dir.to_string()).or_insert_with(|| {
+            std::fs::symlink_metadata(self.workdir.join(dir).join(".git")).is_ok()
+        })
+    }
+}

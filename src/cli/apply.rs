@@ -51,6 +51,12 @@ pub(super) fn print_report(ctx: &mut Ctx, action: &str, report: &ApplyReport, in
             "index": index,
             "commit": report.commit,
         });
+        let mut value = value;
+        if action == "undone" {
+            value["index_restored"] = report.index_restored.into();
+            value["index_left"] = report.index_left.clone().into();
+            value["commit_kept"] = report.commit_kept.clone().into();
+        }
         let _ = writeln!(ctx.out.stdout(), "{value}");
         return;
     }
@@ -68,6 +74,69 @@ pub(super) fn print_report(ctx: &mut Ctx, action: &str, report: &ApplyReport, in
     );
     if let Some(c) = &report.commit {
         let _ = writeln!(ctx.out.stdout(), "Committed {c}.");
+    }
+    for line in undo_notes(report) {
+        let _ = writeln!(ctx.out.stdout(), "{line}");
+    }
+}
+
+/// What an undo left as applied (the index, a commit) and the commands that finish it.
+fn undo_notes(report: &ApplyReport) -> Vec<String> {
+    let mut out = Vec::new();
+    if report.index_restored {
+        out.push("Restored the index entries too.".to_string());
+    }
+    let paths: Vec<String> = report.index_left.iter().map(|p| shell_quote(p)).collect();
+    match &report.commit_kept {
+        Some(c) => {
+            let short = &c[..c.len().min(12)];
+            out.push(format!(
+                "Commit {short} made by `apply --commit` stays in history: undo restores the \
+                 work tree{} and never rewrites commits.",
+                if report.index_restored {
+                    " and the index"
+                } else {
+                    " only"
+                }
+            ));
+            out.push(format!(
+                "To take it back in history, record the reversal as a commit: git commit -m \
+                 'Revert {short}'{}",
+                if report.index_restored || paths.is_empty() {
+                    String::new()
+                } else {
+                    format!(" -- {}", paths.join(" "))
+                }
+            ));
+            out.push(format!(
+                "(Instead of undo, `git revert {short}` does the same from a clean tree.)"
+            ));
+        }
+        None if !paths.is_empty() => {
+            out.push(format!(
+                "The index still holds the applied content of {}: undo restores the work tree \
+                 only (`git astedit undo --index` restores both).",
+                count(paths.len())
+            ));
+            out.push(format!(
+                "To unstage it: git restore --staged -- {}",
+                paths.join(" ")
+            ));
+        }
+        None => {}
+    }
+    out
+}
+
+/// A path as a shell word: bare when plainly safe, else single-quoted.
+fn shell_quote(p: &str) -> String {
+    if !p.is_empty()
+        && p.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,@%".contains(&b))
+    {
+        p.to_string()
+    } else {
+        format!("'{}'", p.replace('\'', "'\\''"))
     }
 }
 

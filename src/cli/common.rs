@@ -125,8 +125,8 @@ pub fn warn_common(
     parse_errors: &[String],
     skipped: &files::Skipped,
 ) {
-    for (_, reason) in skipped_languages {
-        out.warn(&format!("{reason}; skipping those files"));
+    if let Some(note) = git_astedit::rewrite::skipped_languages_note(skipped_languages) {
+        out.warn(&note);
     }
     if !parse_errors.is_empty() {
         let shown: Vec<String> = parse_errors

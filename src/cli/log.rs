@@ -36,7 +36,8 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
             .unwrap_or_else(|_| e.time.to_string());
         let mut line = format!("{time}  {:<10} {}  {}", e.event, e.id, e.who);
         if let Some(a) = &e.action {
-            line.push_str(&format!("  {} {}", e.op.as_deref().unwrap_or(""), a));
+            let op = e.op.map(|o| o.as_str()).unwrap_or("");
+            line.push_str(&format!("  {op} {a}"));
         }
         line.push_str(&format!(
             "  ({} file{})",
@@ -48,6 +49,9 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
         }
         if let Some(a) = &e.agent {
             line.push_str(&format!("  agent: {a}"));
+        }
+        for note in &e.notes {
+            line.push_str(&format!("\n    note: {note}"));
         }
         let _ = writeln!(out, "{line}");
     }

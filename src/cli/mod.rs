@@ -28,6 +28,7 @@ mod merge;
 mod output;
 mod patch;
 mod pr;
+mod recover;
 mod scan;
 mod show;
 mod undo;
@@ -80,6 +81,7 @@ pub enum Command {
     Gc(gc::GcArgs),
     Mcp(mcp::McpArgs),
     Pr(pr::PrArgs),
+    Recover(recover::RecoverArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -95,6 +97,7 @@ pub struct Ctx {
     pub out: Out,
     pub json: bool,
     repo: Option<Repo>,
+    unfinished: recover::Policy,
 }
 
 impl Ctx {
@@ -103,9 +106,7 @@ impl Ctx {
     pub fn repo(&mut self) -> Result<&Repo, Error> {
         if self.repo.is_none() {
             let repo = Repo::discover()?;
-            if let Some(recovery) = git_astedit::txn::recover(&repo)? {
-                self.out.warn(&recovery.message);
-            }
+            recover::recover_policy::run(self.unfinished, &repo, &mut self.out)?;
             self.repo = Some(repo);
         }
         Ok(self.repo.as_ref().expect("repository was just opened"))
@@ -129,9 +130,9 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp
-                | clap::error::ErrorKind::DisplayVersion
-                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                // A bare `git astedit` is a usage error (help on stderr, exit 2), as
+                // in ast-grep; only an asked-for --help or --version succeeds.
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                     ExitCode::SUCCESS
                 }
                 _ => ExitCode::from(Exit::BadInput.code()),
@@ -142,10 +143,11 @@ pub fn main() -> ExitCode {
         out: Out::new(),
         json: cli.json,
         repo: None,
+        unfinished: recover::recover_policy::of(&cli.command),
     };
     if let Some(dir) = &cli.dir {
         if let Err(e) = std::env::set_current_dir(dir) {
-            let err = Error::from(git_astedit::error::IoError {
+            let err = Error::from(git_astedit::error::InputError {
                 action: "change to folder",
                 path: dir.display().to_string(),
                 source: e,
@@ -189,6 +191,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Merge(args) => merge::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
         Command::Pr(args) => pr::run(ctx, args),
+        Command::Recover(args) => recover::run(ctx, args),
     }
 }
 

@@ -7,6 +7,7 @@ use std::io::Write;
 use git_astedit::change::FileMeta;
 use git_astedit::change::PreviewMeta;
 use git_astedit::error::Exit;
+use git_astedit::error::InputError;
 use git_astedit::error::IoError;
 use git_astedit::error::UsageError;
 use git_astedit::patch;
@@ -53,7 +54,7 @@ fn read_patch(file: Option<&str>) -> Result<String, Error> {
                 source: e,
             })?,
         Some(path) => {
-            bytes = std::fs::read(path).map_err(|e| IoError {
+            bytes = std::fs::read(path).map_err(|e| InputError {
                 action: "read",
                 path: path.to_string(),
                 source: e,
@@ -231,7 +232,7 @@ pub fn run(ctx: &mut Ctx, args: PatchArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let base = repo.prefix.clone().unwrap_or_default();
-    let tree = patch::FsTree::new(&repo.workdir);
+    let tree = patch::FsTree::for_repo(repo)?;
     let res = patch::resolve_text(&text, &tree, &base)?;
     let digest = format!("{:x}", sha2::Sha256::digest(text.as_bytes()));
     let report = report_json(repo, &res);

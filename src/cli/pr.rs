@@ -150,7 +150,11 @@ impl Classify for PrError {
 /// What happened to a transaction last, from the journal (newest first).
 fn state_of(events: &[Event], id: &str) -> Option<&'static str> {
     for e in events.iter().filter(|e| e.id == id) {
-        match (e.event.as_str(), e.op.as_deref(), e.action.as_deref()) {
+        match (
+            e.event.as_str(),
+            e.op.map(|o| o.as_str()),
+            e.action.map(|a| a.as_str()),
+        ) {
             ("applied", ..) => return Some("applied"),
             ("undone", ..) => return Some("undone"),
             ("discarded", ..) => return Some("discarded"),

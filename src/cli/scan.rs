@@ -208,7 +208,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     }
     match args.format {
         Format::Sarif => {
-            let value = report::sarif(&rules, &outcome.findings);
+            let value = report::sarif(&rules, &outcome.findings, Some(&repo.workdir));
             let _ = writeln!(
                 out.stdout(),
                 "{}",

@@ -14,6 +14,10 @@ pub struct UndoArgs {
     /// Why it is undone, recorded in the journal
     #[arg(long)]
     pub reason: Option<String>,
+    /// Also restore the index entries of the touched paths (after `apply --index` or
+    /// `--commit`); without it the index keeps the applied content
+    #[arg(long)]
+    pub index: bool,
 }
 
 pub fn run(ctx: &mut Ctx, args: UndoArgs) -> Result<Exit, Error> {
@@ -21,8 +25,9 @@ pub fn run(ctx: &mut Ctx, args: UndoArgs) -> Result<Exit, Error> {
     let opts = UndoOptions {
         reason: args.reason,
         agent: None,
+        index: args.index,
     };
     let report = git_astedit::txn::undo(repo, args.id.as_deref(), &opts)?;
-    super::apply::print_report(ctx, "undone", &report, false);
+    super::apply::print_report(ctx, "undone", &report, args.index);
     Ok(Exit::Ok)
 }

@@ -164,10 +164,10 @@ fn random_update(rng: &mut Rng, tree: &MemTree) -> String {
     for _ in 0..1 + rng.below(3) {
         match rng.below(4) {
             0 => lines.push("@@".into()),
-            1 => lines.push(format!("@@ {}", rng.pick(WORDS))),
+            1 => lines.push(format!("@@ {}", anchor_text(rng, &file, at))),
             2 => {
-                lines.push(format!("@@ {}", rng.pick(WORDS)));
-                lines.push(format!("@@ {}", rng.pick(WORDS)));
+                lines.push(format!("@@ {}", anchor_text(rng, &file, at)));
+                lines.push(format!("@@ {}", anchor_text(rng, &file, at)));
             }
             _ => {}
         }
@@ -194,6 +194,16 @@ fn random_update(rng: &mut Rng, tree: &MemTree) -> String {
     }
     lines.push("*** End Patch".into());
     lines.join("\n")
+}
+
+/// An `@@` anchor: mostly a line of the file above the chunk (an anchor nowhere in
+/// the file refuses the patch), sometimes a random word.
+fn anchor_text(rng: &mut Rng, file: &[String], at: usize) -> String {
+    if file.is_empty() || rng.below(4) == 0 {
+        return rng.pick(WORDS).to_string();
+    }
+    // At or above where the chunk's lines are cut from, as a real anchor is.
+    file[rng.below(at.min(file.len() - 1) + 1)].clone()
 }
 
 fn random_patch(rng: &mut Rng, tree: &MemTree) -> String {

@@ -59,6 +59,13 @@ pub enum Error {
         /// The patch line naming it, once known.
         line: Option<usize>,
     },
+    /// A path another repository or the sparse checkout owns ([`crate::repo::Protected`]).
+    #[error("{}refusing path '{path}': {why}", at_line(line))]
+    Protected {
+        path: String,
+        why: String,
+        line: Option<usize>,
+    },
     #[error("patch line {line}: refusing to overwrite '{path}', which already exists")]
     Exists { path: String, line: usize },
     #[error("patch line {line}: cannot {op} '{path}': no such file")]
@@ -140,6 +147,7 @@ impl Classify for Error {
             Error::Empty => "patch-empty",
             Error::EmptyUpdate { .. } => "patch-empty-update",
             Error::UnsafePath { .. } => "unsafe-path",
+            Error::Protected { .. } => "protected-path",
             Error::Exists { .. } => "file-exists",
             Error::Missing { .. } => "missing-file",
             Error::NotAFile { .. } => "not-a-file",
@@ -154,7 +162,9 @@ impl Classify for Error {
     fn exit(&self) -> Exit {
         match self {
             Error::Syntax { .. } | Error::Empty | Error::EmptyUpdate { .. } => Exit::BadInput,
-            Error::UnsafePath { .. } | Error::Exists { .. } => Exit::Refused,
+            Error::UnsafePath { .. } | Error::Protected { .. } | Error::Exists { .. } => {
+                Exit::Refused
+            }
             Error::Missing { .. }
             | Error::NotAFile { .. }
             | Error::NotText { .. }
@@ -256,6 +266,15 @@ pub fn resolve(patch: &Patch, tree: &dyn Tree, base: &str) -> Result<Resolution,
             } => Error::UnsafePath {
                 path,
                 reason,
+                line: Some(op.line()),
+            },
+            Error::Protected {
+                path,
+                why,
+                line: None,
+            } => Error::Protected {
+                path,
+                why,
                 line: Some(op.line()),
             },
             e => e,

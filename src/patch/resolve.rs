@@ -319,7 +319,17 @@ fn narrow(
                 });
             }
             (None, None) => {
-                if strict {
+                // An anchor that is nowhere in the file means the patch was written
+                // against another file or version: refuse (as Codex does), even when
+                // the chunk's own lines would fit. One that is only above the cursor
+                // (an earlier chunk passed it) is real, and the lines place the chunk.
+                let anywhere = Level::ANCHOR_LEVELS.iter().any(|level| {
+                    let key = level.key(anchor);
+                    keys.get(*level)
+                        .get(..start)
+                        .is_some_and(|above| above.contains(&key))
+                });
+                if strict || !anywhere {
                     return Err(Error::AnchorNotFound {
                         path: ctx.path.to_string(),
                         chunk: chunk_no,
@@ -328,7 +338,9 @@ fn narrow(
                     });
                 }
                 notes.push(format!(
-                    "anchor `{anchor}` was not found after line {start}; it was not used"
+                    "anchor `{anchor}` is only above line {}, before this chunk's place; \
+                     it was not used",
+                    start + 1
                 ));
                 reports.push(AnchorReport {
                     text: anchor.clone(),

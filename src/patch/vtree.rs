@@ -18,6 +18,8 @@ use std::path::PathBuf;
 use super::Error;
 use crate::change::FileContent;
 use crate::change::FileMode;
+use crate::repo::Protected;
+use crate::repo::Repo;
 
 /// What a repository path holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,16 +39,43 @@ pub trait Tree {
 /// A folder on disk: the work tree, or a plain folder in tests.
 pub struct FsTree {
     root: PathBuf,
+    /// In a repository: the paths its index says another repository or the sparse
+    /// checkout owns, refused before anything is read.
+    protected: Option<Protected>,
 }
 
 impl FsTree {
+    /// A plain folder.
     pub fn new(root: impl Into<PathBuf>) -> FsTree {
-        FsTree { root: root.into() }
+        FsTree {
+            root: root.into(),
+            protected: None,
+        }
+    }
+
+    /// The work tree of `repo`, refusing submodules, nested repositories and paths
+    /// outside the sparse-checkout cone.
+    pub fn for_repo(repo: &Repo) -> Result<FsTree, Error> {
+        let protected = Protected::of(repo).map_err(|e| Error::Io {
+            path: "the index".into(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        Ok(FsTree {
+            root: repo.workdir.clone(),
+            protected: Some(protected),
+        })
     }
 }
 
 impl Tree for FsTree {
     fn entry(&self, path: &str) -> Result<Entry, Error> {
+        if let Some(why) = self.protected.as_ref().and_then(|p| p.check(path)) {
+            return Err(Error::Protected {
+                path: path.to_string(),
+                why: why.to_string(),
+                line: None,
+            });
+        }
         let mut cur = self.root.clone();
         let parts: Vec<&str> = path.split('/').collect();
         for (i, part) in parts.iter().enumerate() {

@@ -17,6 +17,7 @@ mod tests;
 
 use std::cell::Cell;
 
+use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::replacer::TemplateFix;
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::tree_sitter::StrDoc;
@@ -45,8 +46,13 @@ pub use nested::DEFAULT_MAX_DEPTH;
 pub enum Error {
     #[error("invalid pattern '{pattern}': {detail}")]
     InvalidPattern { pattern: String, detail: String },
-    #[error("pattern '{pattern}' does not parse as {lang}")]
-    PatternDoesNotParse { pattern: String, lang: String },
+    /// The pattern is not code in this language: skip the language's files.
+    #[error("{}", not_code_message(pattern, lang, *why))]
+    PatternDoesNotParse {
+        pattern: String,
+        lang: String,
+        why: NotCode,
+    },
     #[error("rewrite '{template}' uses ${var}, which pattern '{pattern}' does not define")]
     UndefinedMetavariable {
         pattern: String,
@@ -107,6 +113,65 @@ impl Classify for Error {
     }
 }
 
+/// Why a pattern is not a pattern in some language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotCode {
+    /// It parses with errors there.
+    ParseErrors,
+    /// It has metavariables, and none of them is one in that language's parse (a
+    /// code pattern read as Markdown or YAML text).
+    MetavariablesLost,
+    /// It is read as plain text (a Markdown paragraph, an HTML text node, a YAML
+    /// scalar), which would match as a literal string only.
+    Text,
+}
+
+fn not_code_message(pattern: &str, lang: &str, why: NotCode) -> String {
+    match why {
+        NotCode::ParseErrors => format!("pattern '{pattern}' does not parse as {lang}"),
+        NotCode::MetavariablesLost => format!(
+            "pattern '{pattern}' is only text in {lang}: its metavariables are not metavariables there"
+        ),
+        NotCode::Text => format!("pattern '{pattern}' is only text in {lang}, not code"),
+    }
+}
+
+/// One warning for every language skipped because the pattern is not code there:
+/// `skipped` holds (language, reason) pairs as [`Error::PatternDoesNotParse`] words
+/// them; languages with the same reason are named together.
+pub fn skipped_languages_note(skipped: &[(String, String)]) -> Option<String> {
+    // Group by the reason with its language taken out (the language is named last,
+    // after the pattern, so the last occurrence is the one to take out).
+    let mut groups: Vec<(String, String, Vec<&str>)> = Vec::new();
+    for (lang, reason) in skipped {
+        let (head, tail) = match reason.rfind(lang.as_str()) {
+            Some(at) => (&reason[..at], &reason[at + lang.len()..]),
+            None => (reason.as_str(), ""),
+        };
+        match groups.iter_mut().find(|(h, t, _)| h == head && t == tail) {
+            Some((_, _, langs)) => langs.push(lang),
+            None => groups.push((head.to_string(), tail.to_string(), vec![lang])),
+        }
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(head, tail, langs)| format!("{head}{}{tail}", join_and(langs)))
+        .collect();
+    Some(format!("{}; skipping those files", parts.join("; ")))
+}
+
+/// `A`, `A and B`, `A, B and C`.
+fn join_and(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// One match, positions 1-based (column in characters).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Match {
@@ -147,9 +212,21 @@ pub struct Query {
 }
 
 impl Query {
-    /// Compiles `pattern` for `lang`. `PatternDoesNotParse` means: skip this language.
+    /// Compiles `pattern` for `lang`, chosen by file extension. `PatternDoesNotParse`
+    /// means: skip this language.
     pub fn new(pattern: &str, lang: SupportLang) -> Result<Query, Error> {
-        let compiled = compile(pattern, lang)?;
+        Query::for_language(pattern, lang, None)
+    }
+
+    /// Compiles `pattern` for `lang`, where `forced` is the language the user forced
+    /// (`-l`), if any: a pattern that is only text is accepted in a forced language
+    /// (the user asked for it), and skipped in one chosen by file extension.
+    pub fn for_language(
+        pattern: &str,
+        lang: SupportLang,
+        forced: Option<SupportLang>,
+    ) -> Result<Query, Error> {
+        let compiled = compile(pattern, lang, forced == Some(lang))?;
         let prefilter = Prefilter::new(pattern, &compiled, lang);
         Ok(Query {
             pattern: compiled,
@@ -199,7 +276,7 @@ impl Query {
         let index = LineIndex::new(src);
         let matches = root
             .root()
-            .find_all(&self.pattern)
+            .find_all(NoMissing(&self.pattern))
             .map(|m| {
                 let range = m.range();
                 let (line, column) = index.line_col(range.start);
@@ -241,6 +318,77 @@ impl Query {
             first_parse_error: first_parse_error(&root),
         }
     }
+}
+
+/// A pattern that never matches a MISSING node: a zero-width token the parser made up
+/// to recover from an error (the `)` of `foo(x;`, the `?.` of a broken member
+/// expression). ast-grep compares anonymous tokens by kind only, so without this
+/// `foo($A)` matches `foo(x` and `$A?.$B` matches code with no `?.`. A MISSING node
+/// inside a metavariable's capture is the capture's business and is allowed.
+pub struct NoMissing<'p>(pub &'p Pattern);
+
+impl Matcher for NoMissing<'_> {
+    fn match_node_with_env<'tree, D: ast_grep_core::Doc>(
+        &self,
+        node: ast_grep_core::Node<'tree, D>,
+        env: &mut std::borrow::Cow<ast_grep_core::meta_var::MetaVarEnv<'tree, D>>,
+    ) -> Option<ast_grep_core::Node<'tree, D>> {
+        // The environment is only written when the match is kept.
+        let mut candidate = std::borrow::Cow::Borrowed(env.as_ref());
+        let matched = self.0.match_node_with_env(node, &mut candidate)?;
+        if matches_missing(&matched, &candidate) {
+            return None;
+        }
+        if let std::borrow::Cow::Owned(map) = candidate {
+            *env = std::borrow::Cow::Owned(map);
+        }
+        Some(matched)
+    }
+
+    fn potential_kinds(&self) -> Option<bit_set::BitSet> {
+        self.0.potential_kinds()
+    }
+
+    fn get_match_len<D: ast_grep_core::Doc>(
+        &self,
+        node: ast_grep_core::Node<'_, D>,
+    ) -> Option<usize> {
+        self.0.get_match_len(node)
+    }
+}
+
+/// Whether a MISSING node sits in `matched` outside every capture. Captured subtrees
+/// are not entered, so the walk is about as long as the pattern, not the match.
+fn matches_missing<D: ast_grep_core::Doc>(
+    matched: &ast_grep_core::Node<'_, D>,
+    env: &ast_grep_core::meta_var::MetaVarEnv<'_, D>,
+) -> bool {
+    use ast_grep_core::meta_var::MetaVariable;
+    let mut captured = std::collections::HashSet::new();
+    for var in env.get_matched_variables() {
+        match var {
+            MetaVariable::Capture(name, _) => {
+                if let Some(n) = env.get_match(&name) {
+                    captured.insert(n.node_id());
+                }
+            }
+            MetaVariable::MultiCapture(name) => {
+                captured.extend(env.get_multiple_matches(&name).iter().map(|n| n.node_id()))
+            }
+            MetaVariable::Dropped(_) | MetaVariable::Multiple => {}
+        }
+    }
+    let mut stack = vec![matched.clone()];
+    while let Some(node) = stack.pop() {
+        if captured.contains(&node.node_id()) {
+            continue;
+        }
+        if node.is_missing() {
+            return true;
+        }
+        stack.extend(node.children());
+    }
+    false
 }
 
 /// How much of a match's text [`Query::find_owned`] keeps.
@@ -310,11 +458,26 @@ pub struct Rewriter {
 }
 
 impl Rewriter {
-    /// Compiles every op for `lang`; validates templates against patterns.
+    /// Compiles every op for `lang`, chosen by file extension; validates templates
+    /// against patterns.
     pub fn new(ops: &[Op], lang: SupportLang) -> Result<Rewriter, Error> {
+        Rewriter::for_language(ops, lang, None)
+    }
+
+    /// Like [`Rewriter::new`], `forced` being the language the user forced (`-l`), if
+    /// any (see [`Query::for_language`]). Every pattern is compiled before any template
+    /// is checked, so that a language skipped for one op is skipped, not an error.
+    pub fn for_language(
+        ops: &[Op],
+        lang: SupportLang,
+        forced: Option<SupportLang>,
+    ) -> Result<Rewriter, Error> {
+        let patterns = ops
+            .iter()
+            .map(|op| compile(&op.pattern, lang, forced == Some(lang)))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut compiled = Vec::with_capacity(ops.len());
-        for op in ops {
-            let pattern = compile(&op.pattern, lang)?;
+        for (op, pattern) in ops.iter().zip(patterns) {
             let fix =
                 TemplateFix::try_new(&op.rewrite, &lang).map_err(|e| Error::InvalidPattern {
                     pattern: op.rewrite.clone(),
@@ -373,7 +536,7 @@ impl Rewriter {
                 }
             };
             let crlf = uses_crlf(&doc.src);
-            let out = rewrite_nested_with(doc, &op.pattern, self.nested, |m| {
+            let out = rewrite_nested_with(doc, &NoMissing(&op.pattern), self.nested, |m| {
                 let mut edit = m.make_edit(&op.pattern, &op.fix);
                 if crlf {
                     edit.inserted_text = lf_to_crlf(edit.inserted_text);
@@ -435,18 +598,24 @@ pub(crate) fn lf_to_crlf(text: Vec<u8>) -> Vec<u8> {
     out
 }
 
-/// Compiles `text` for `lang`, telling a pattern bad everywhere from one that only
-/// fails to parse as this language.
-fn compile(text: &str, lang: SupportLang) -> Result<Pattern, Error> {
+/// Compiles `text` for `lang`, telling a pattern bad everywhere from one that is
+/// not code in this language (to skip). `forced`: the user chose this language, so a
+/// pattern that is only text there is taken as such.
+fn compile(text: &str, lang: SupportLang, forced: bool) -> Result<Pattern, Error> {
+    let not_code = |why| Error::PatternDoesNotParse {
+        pattern: text.to_string(),
+        lang: lang.to_string(),
+        why,
+    };
     let pattern = match Pattern::try_new(text, lang) {
         Ok(pattern) => pattern,
         // Several roots may only mean that this language's grammar reads the text
         // differently (`fn $F() {}` in Python): that is a language to skip.
         Err(PatternError::MultipleNode(_)) if parses_with_errors(text, lang) => {
-            return Err(Error::PatternDoesNotParse {
-                pattern: text.to_string(),
-                lang: lang.to_string(),
-            })
+            return Err(not_code(NotCode::ParseErrors))
+        }
+        Err(PatternError::MultipleNode(_)) if lost_all_metavariables(text, &[]) => {
+            return Err(not_code(NotCode::MetavariablesLost))
         }
         Err(e) => {
             return Err(Error::InvalidPattern {
@@ -457,12 +626,76 @@ fn compile(text: &str, lang: SupportLang) -> Result<Pattern, Error> {
     };
     let pattern = go_call_not_conversion(text, pattern, lang);
     if pattern.has_error() {
-        return Err(Error::PatternDoesNotParse {
-            pattern: text.to_string(),
-            lang: lang.to_string(),
-        });
+        return Err(not_code(NotCode::ParseErrors));
+    }
+    let defined = pattern.defined_vars();
+    if lost_all_metavariables(text, &defined.into_iter().collect::<Vec<_>>()) {
+        return Err(not_code(NotCode::MetavariablesLost));
+    }
+    if !forced && is_prose(&pattern, lang) {
+        return Err(not_code(NotCode::Text));
     }
     Ok(pattern)
+}
+
+/// Whether the pattern text names metavariables and none of them is in `defined`
+/// (the metavariables of its parse): the language read `$A` as text.
+fn lost_all_metavariables(text: &str, defined: &[&str]) -> bool {
+    let named = metavariable_names(text);
+    !named.is_empty() && !named.iter().any(|n| defined.contains(n))
+}
+
+/// The capturing metavariable names (`$A`, `$$A`, `$$$ARGS`; not `$_`, `$$$`) in a
+/// pattern as typed, as ast-grep spells them: `$` signs, then an upper-case letter or
+/// `_`, then upper-case letters, digits and `_`, the whole word.
+pub(crate) fn metavariable_names(text: &str) -> Vec<&str> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut names = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'$' || (i > 0 && text[..i].chars().next_back().is_some_and(is_word)) {
+            i += 1;
+            continue;
+        }
+        let mut start = i;
+        while start < bytes.len() && bytes[start] == b'$' && start - i < 3 {
+            start += 1;
+        }
+        let mut end = start;
+        while end < bytes.len() && matches!(bytes[end], b'A'..=b'Z' | b'0'..=b'9' | b'_') {
+            end += 1;
+        }
+        let whole_word = !text[end..].chars().next().is_some_and(is_word);
+        let name = &text[start..end];
+        if whole_word
+            && name
+                .as_bytes()
+                .first()
+                .is_some_and(|c| c.is_ascii_uppercase())
+        {
+            names.push(name);
+        }
+        i = end.max(i + 1);
+    }
+    names
+}
+
+/// Whether the pattern is a run of prose in a markup or data language (Markdown's
+/// inline text, HTML's text, a YAML plain scalar): it would match only that literal
+/// text, so it is no code pattern in that language.
+fn is_prose(pattern: &Pattern, lang: SupportLang) -> bool {
+    let prose_kind = match lang {
+        SupportLang::Markdown => "inline",
+        SupportLang::Html => "text",
+        SupportLang::Yaml => "string_scalar",
+        _ => return false,
+    };
+    let kind_id = match &pattern.node {
+        PatternNode::Terminal { kind_id, .. } | PatternNode::Internal { kind_id, .. } => *kind_id,
+        PatternNode::MetaVar { .. } => return false,
+    };
+    kind_id == lang.kind_to_id(prose_kind)
 }
 
 /// Go reads a lone `fmt.Println(x)` as a type conversion, but inside a function body,

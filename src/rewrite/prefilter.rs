@@ -10,7 +10,8 @@ selective pattern. Two checks, both only ever answer "cannot match" when that is
 2. an occurrence of the longest one must sit on a line that is not plainly a comment:
    a line starting with `//` (or `#` in languages whose comments start with `#`), or a
    `*`-led line of a `/* … */` block opened at the start of a line (the JSDoc and rustdoc
-   shape, where examples such as `console.log(x)` or `x.unwrap()` are common). Lines that
+   shape, where examples such as `console.log(x)` or `x.unwrap()` are common), unless
+   the opening line holds a `"` or `` ` `` that may end a multi-line string. Lines that
    could interpolate code into a string (`${`, `#{`, `\(`, and `{` for `#` languages) are
    never treated as comments. A pattern that itself holds a comment opener (`# TODO`)
    may match a comment, so for it comment lines count like any other.
@@ -163,11 +164,16 @@ impl CommentLines {
                         }
                     } else if body.starts_with(b"/*") {
                         let close = memmem::find(&body[2..], b"*/");
-                        if !interpolates {
+                        // A quote after an opener left open may end a string that spans
+                        // lines (`2 * "\n/*".len()\n * y.unwrap()`): then the `/*` is
+                        // string text and the `*`-led lines after it may be code.
+                        let may_end_string =
+                            close.is_none() && memchr::memchr2(b'"', b'`', &body[2..]).is_some();
+                        if !interpolates && !may_end_string {
                             let stop = close.map_or(end, |c| start + indent + 2 + c);
                             ranges.push((start, stop));
                         }
-                        in_block = close.is_none();
+                        in_block = close.is_none() && !may_end_string;
                     }
                 }
                 Comments::Hash => {
@@ -248,6 +254,12 @@ mod tests {
         // A `/*` line inside a string must not hide the code after it.
         assert!(f.may_match("let s = \"\n/* not a comment\n\";\nx.unwrap();\n"));
         assert!(!f.may_match("/// x.unwrap()\nfn f() {}\n"));
+        // A `/*` line that ends a multi-line string, then a `*`-led line of code.
+        assert!(f.may_match("fn f() -> usize {\n    2 * \"\n/*\".len()\n    * y.unwrap()\n}\n"));
+        let t = filter("console.log($A)", SupportLang::TypeScript);
+        assert!(t.may_match("const n = 2 * `\n/*`.length\n  * console.log(1);\n"));
+        // Doc blocks whose opening line quotes something are still trusted when closed.
+        assert!(!t.may_match("/** Returns \"x\" */\n// console.log(1)\nlet a = 1;\n"));
     }
 
     #[test]

@@ -763,3 +763,146 @@ fn literal_respects_case_insensitive_keywords() {
     let q = Query::new("$A.unwrap()", SupportLang::Rust).expect("compiles");
     assert_eq!(q.literal(), Some("unwrap"));
 }
+
+#[test]
+fn a_pattern_never_matches_a_missing_token() {
+    // tree-sitter recovers from `foo(x;` by inventing a zero-width `)`: the pattern's
+    // `)` must not match it.
+    for (lang, src) in [
+        (SupportLang::TypeScript, "let y = foo(x;\n"),
+        (SupportLang::Rust, "fn main() { foo(x; }\n"),
+        (SupportLang::Go, "package p\nfunc f() { foo(x }\n"),
+        (SupportLang::Java, "class C { void f() { foo(x; } }\n"),
+    ] {
+        let q = Query::new("foo($A)", lang).expect("compiles");
+        let found = q.find(src);
+        assert!(found.has_parse_error, "{lang}: {src}");
+        assert!(found.matches.is_empty(), "{lang}: {:?}", found.matches);
+        assert_eq!(
+            rewrite(lang, &[("foo($A)", "bar($A)")], src).map(|r| r.text),
+            None
+        );
+        // The same code, complete, matches.
+        let fixed = src.replacen("foo(x", "foo(x)", 1);
+        assert_eq!(q.find(&fixed).matches.len(), 1, "{lang}: {fixed}");
+    }
+    // A MISSING node inside a capture belongs to the capture: the outer call matches.
+    let q = Query::new("outer($A)", SupportLang::Rust).expect("compiles");
+    let found = q.find("fn main() { outer(|| { foo(x; }); }\n");
+    assert!(found.has_parse_error);
+    assert_eq!(found.matches.len(), 1, "{:?}", found.matches);
+}
+
+#[test]
+fn a_pattern_is_skipped_where_it_is_only_text() {
+    for lang in [SupportLang::Markdown, SupportLang::Yaml, SupportLang::Html] {
+        for pattern in ["console.log($$$A)", "$A.unwrap()"] {
+            let err = Query::new(pattern, lang).err().expect("skipped");
+            assert!(
+                matches!(
+                    err,
+                    Error::PatternDoesNotParse {
+                        why: NotCode::MetavariablesLost,
+                        ..
+                    }
+                ),
+                "{lang} {pattern}: {err:?}"
+            );
+            // Forcing the language does not make lost metavariables real.
+            assert!(Query::for_language(pattern, lang, Some(lang)).is_err());
+            let err = Rewriter::new(&ops(&[(pattern, "x($A)")]), lang)
+                .err()
+                .expect("skipped");
+            assert!(matches!(err, Error::PatternDoesNotParse { .. }), "{err:?}");
+        }
+        // Without metavariables: text, skipped unless the user forced the language.
+        let err = Query::new("console.log(x)", lang).err().expect("skipped");
+        assert!(
+            matches!(
+                err,
+                Error::PatternDoesNotParse {
+                    why: NotCode::Text,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(Query::for_language("console.log(x)", lang, Some(lang)).is_ok());
+    }
+    let err = Query::new("console.log($$$A)", SupportLang::Json)
+        .err()
+        .expect("skipped");
+    assert!(matches!(
+        err,
+        Error::PatternDoesNotParse {
+            why: NotCode::ParseErrors,
+            ..
+        }
+    ));
+    // Code languages keep the pattern.
+    for lang in [
+        SupportLang::TypeScript,
+        SupportLang::Rust,
+        SupportLang::Python,
+        SupportLang::Bash,
+    ] {
+        assert!(Query::new("console.log($$$A)", lang).is_ok(), "{lang}");
+    }
+}
+
+#[test]
+fn metavariable_names_as_ast_grep_reads_them() {
+    assert_eq!(
+        metavariable_names("f($A, $$B, $$$ARGS, $_, $$$, $_X)"),
+        ["A", "B", "ARGS"]
+    );
+    assert_eq!(metavariable_names("a$A + $Ab + $1 + $A1"), ["A1"]);
+    assert!(metavariable_names("console.log(x)").is_empty());
+}
+
+#[test]
+fn one_note_names_every_skipped_language() {
+    let skipped: Vec<(String, String)> = [
+        (SupportLang::Markdown, "$A.f()"),
+        (SupportLang::Json, "$A.f()"),
+        (SupportLang::Yaml, "$A.f()"),
+    ]
+    .iter()
+    .map(|(lang, p)| {
+        (
+            lang.to_string(),
+            Query::new(p, *lang).err().expect("skipped").to_string(),
+        )
+    })
+    .collect();
+    assert_eq!(
+        skipped_languages_note(&skipped).as_deref(),
+        Some(
+            "pattern '$A.f()' is only text in Markdown and Yaml: its metavariables are not \
+             metavariables there; pattern '$A.f()' does not parse as Json; skipping those files"
+        )
+    );
+    assert_eq!(skipped_languages_note(&[]), None);
+}
+
+#[test]
+fn a_misread_doc_block_is_skipped_though_its_parse_would_match() {
+    // README "Differences from ast-grep": the `//` comment continues onto the `/**`
+    // line, so the parser reads the `*`-led line as code (with errors) and a pattern
+    // matches there, as it does in ast-grep; the prefilter takes the block for a doc
+    // comment and the file is never parsed. Chosen: the text was meant as a comment.
+    let src =
+        "int f(void) {\n  int v = 0; // see below \\\n/**\n * v = foo(x);\n */\n  return v;\n}\n";
+    let q = Query::new("$V = foo($A)", SupportLang::C).expect("compiles");
+    assert!(!q.may_match(src));
+    let found = q.find(src);
+    assert!(found.has_parse_error);
+    assert_eq!(
+        found
+            .matches
+            .iter()
+            .map(|m| m.text.as_str())
+            .collect::<Vec<_>>(),
+        ["* v = foo(x)"]
+    );
+}

@@ -49,6 +49,21 @@ pub struct Finding {
     pub text: String,
     /// The rule has a fix (`scan --apply` would change this).
     pub fixable: bool,
+    /// What the rule's fix does to the input at this finding (SARIF `fixes`); not
+    /// part of `--json`, whose fix modes show the diff.
+    #[serde(skip)]
+    pub fix: Option<FindingFix>,
+}
+
+/// One finding's fix as a replacement of a region of the input text. Positions are
+/// 1-based, columns in characters, the end exclusive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindingFix {
+    pub start_line: usize,
+    pub start_column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    pub inserted: String,
 }
 
 /// What running the rules on one file gave.
@@ -193,12 +208,13 @@ fn findings(path: &str, root: &Tree, rules: &[&Rule]) -> Vec<Finding> {
     if dispatch.is_empty() {
         return Vec::new();
     }
+    let lines = FixContext::new(root.source());
     let mut hits: Vec<(usize, Finding)> = Vec::new();
     for node in root.root().dfs() {
         for &i in dispatch.rules_for(node.kind_id()) {
             let rule = rules[i];
             if let Some(m) = rule.config.matcher.match_node(node.clone()) {
-                hits.push((i, finding(path, rule, &m)));
+                hits.push((i, finding(path, rule, &m, &lines)));
             }
         }
     }
@@ -207,11 +223,47 @@ fn findings(path: &str, root: &Tree, rules: &[&Rule]) -> Vec<Finding> {
     hits.into_iter().map(|(_, f)| f).collect()
 }
 
+/// What a fix's position and text need from the file.
+struct FixContext<'a> {
+    crlf: bool,
+    index: rewrite::LineIndex<'a>,
+    len: usize,
+}
+
+impl<'a> FixContext<'a> {
+    fn new(src: &'a str) -> Self {
+        FixContext {
+            crlf: rewrite::uses_crlf(src),
+            index: rewrite::LineIndex::new(src),
+            len: src.len(),
+        }
+    }
+}
+
 fn finding(
     path: &str,
     rule: &Rule,
     m: &ast_grep_core::NodeMatch<'_, StrDoc<SupportLang>>,
+    lines: &FixContext<'_>,
 ) -> Finding {
+    let fix = rule.config.fixer.first().map(|fixer| {
+        let edit = m.make_edit(&rule.config.matcher, fixer);
+        let end = (edit.position + edit.deleted_length).min(lines.len);
+        let (start_line, start_column) = lines.index.line_col(edit.position);
+        let (end_line, end_column) = lines.index.line_col(end);
+        let inserted = if lines.crlf {
+            rewrite::lf_to_crlf(edit.inserted_text)
+        } else {
+            edit.inserted_text
+        };
+        FindingFix {
+            start_line,
+            start_column,
+            end_line,
+            end_column,
+            inserted: String::from_utf8_lossy(&inserted).into_owned(),
+        }
+    });
     let start = m.start_pos();
     let end = m.end_pos();
     let message = rule.message_template.generate_replacement(m);
@@ -228,6 +280,7 @@ fn finding(
         end_column: end.column(m) + 1,
         text: m.text().into_owned(),
         fixable: rule.fixable(),
+        fix,
     }
 }
 
@@ -375,9 +428,10 @@ rule: { kind: identifier }
     /// sort by start.
     fn per_rule(path: &str, root: &Tree, rules: &[&Rule]) -> Vec<Finding> {
         let mut out = Vec::new();
+        let lines = FixContext::new(root.source());
         for rule in rules {
             for m in root.root().find_all(&rule.config.matcher) {
-                out.push(finding(path, rule, &m));
+                out.push(finding(path, rule, &m, &lines));
             }
         }
         out.sort_by_key(|f| (f.line, f.column));

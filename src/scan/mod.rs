@@ -21,6 +21,7 @@ pub mod merge;
 mod need;
 pub mod report;
 pub mod rules;
+pub mod sarif;
 pub mod source;
 #[cfg(test)]
 mod tests;
@@ -37,6 +38,7 @@ use crate::files;
 use crate::repo::Repo;
 use crate::rewrite;
 pub use engine::Finding;
+pub use engine::FindingFix;
 pub use rules::Rule;
 pub use rules::RuleSet;
 pub use rules::Severity;
@@ -95,7 +97,9 @@ impl Classify for Error {
         match self {
             Error::NoConfig => "no-rules",
             Error::ConfigMissing(_) => "config-missing",
-            Error::ReadConfig { .. } => "io",
+            Error::ReadConfig { source, .. } => {
+                crate::error::input_error_code(source).map_or("io", |_| "bad-rule-file")
+            }
             Error::BadConfigFile { .. } => "bad-rule-file",
             Error::BadRule { .. } => "bad-rule",
             Error::UnknownRule(_) => "unknown-rule",
@@ -107,6 +111,12 @@ impl Classify for Error {
     }
     fn exit(&self) -> Exit {
         match self {
+            // A rule file that is missing, a folder or not UTF-8 is bad input.
+            Error::ReadConfig { source, .. }
+                if crate::error::input_error_code(source).is_some() =>
+            {
+                Exit::BadInput
+            }
             Error::ReadConfig { .. } | Error::Index(_) | Error::Blob { .. } => Exit::Internal,
             Error::Files(e) => e.exit(),
             Error::Rewrite { source, .. } => source.exit(),
@@ -123,6 +133,7 @@ impl Classify for Error {
                 "the rule schema is ast-grep's: https://ast-grep.github.io/reference/rule.html"
                     .into(),
             ),
+            Error::Files(e) => e.hint(),
             _ => None,
         }
     }

@@ -2,7 +2,7 @@
 Findings as text for people, GitHub workflow annotations and SARIF for CI, and JSON.
 
 Pure functions from findings to text or JSON values: the CLI chooses one, an agent
-front-end can reuse them. Paths are passed through `path_of` so that the caller picks
+front-end can reuse them. SARIF is built from the typed structs of [`super::sarif`]. Paths are passed through `path_of` so that the caller picks
 the convention (relative to the current folder for terminals, to the repository root
 for GitHub and SARIF, which resolve paths against the checkout).
 */
@@ -78,74 +78,15 @@ fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-fn sarif_level(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info | Severity::Hint => "note",
-    }
-}
-
-/// A SARIF 2.1.0 log with one run: every loaded rule as a reporting descriptor, every
-/// finding as a result pointing at its region (paths relative to the repository root).
-pub fn sarif(rules: &RuleSet, findings: &[Finding]) -> serde_json::Value {
-    let descriptors: Vec<serde_json::Value> = rules
-        .rules
-        .iter()
-        .map(|r| {
-            let mut d = serde_json::json!({
-                "id": r.id,
-                "shortDescription": { "text": if r.message.is_empty() { r.id.clone() } else { one_line(&r.message) } },
-                "defaultConfiguration": { "level": sarif_level(r.severity) },
-                "properties": { "language": r.lang.to_string(), "fixable": r.fixable(), "source": r.source },
-            });
-            if let Some(note) = &r.note {
-                d["help"] = serde_json::json!({ "text": note, "markdown": note });
-            }
-            if let Some(url) = &r.url {
-                d["helpUri"] = serde_json::json!(url);
-            }
-            d
-        })
-        .collect();
-    let results: Vec<serde_json::Value> = findings
-        .iter()
-        .map(|f| {
-            let index = rules.rules.iter().position(|r| r.id == f.rule);
-            serde_json::json!({
-                "ruleId": f.rule,
-                "ruleIndex": index,
-                "level": sarif_level(f.severity),
-                "message": { "text": f.message },
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": { "uri": f.path, "uriBaseId": "SRCROOT" },
-                        "region": {
-                            "startLine": f.line,
-                            "startColumn": f.column,
-                            "endLine": f.end_line,
-                            "endColumn": f.end_column,
-                            "snippet": { "text": f.text },
-                        }
-                    }
-                }],
-                "properties": { "fixable": f.fixable },
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "git-astedit",
-                "version": crate::VERSION,
-                "rules": descriptors,
-            }},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }]
-    })
+/// A SARIF 2.1.0 log with one run (see [`super::sarif`]): every loaded rule as a
+/// reporting descriptor, every finding as a result pointing at its region, paths
+/// relative to the work tree `root` (`%SRCROOT%`).
+pub fn sarif(
+    rules: &RuleSet,
+    findings: &[Finding],
+    root: Option<&std::path::Path>,
+) -> super::sarif::Log {
+    super::sarif::log(rules, findings, root)
 }
 
 /// The JSON shape of one finding (`--json`), path as `path_of` renders it.
@@ -156,7 +97,7 @@ pub fn finding_json(f: &Finding, path_of: impl Fn(&str) -> String) -> serde_json
 }
 
 /// Messages are meant to be one line; a multi-line one would break `path:line:` output.
-fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let first = s.lines().next().unwrap_or("").trim_end();
     if s.trim_end().contains('\n') {
         format!("{first} …")

@@ -84,6 +84,7 @@ pub struct Inputs {
 
 /// Lists the files of the work tree, or of the index with `opts.cached`.
 pub fn collect(repo: &Repo, opts: &Options) -> Result<Inputs, Error> {
+    files::check_max_file_size(opts.max_file_size)?;
     let mut inputs = if opts.cached {
         collect_index(repo, &opts.pathspecs)?
     } else {
@@ -120,25 +121,18 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<Inputs, Error> {
 
 /// The index's stage-0 entries matching the pathspecs (relative to the current folder).
 fn collect_index(repo: &Repo, pathspecs: &[String]) -> Result<Inputs, Error> {
-    let git = &repo.git;
+    // Plain specs made relative to the top, literal under GIT_LITERAL_PATHSPECS.
+    let prepared = files::Pathspecs::new(repo, pathspecs)?;
+    let git = &prepared.repository(repo);
     let index = git
         .index_or_empty()
         .map_err(|e| Error::Index(Box::new(e)))?;
-    let mut specs: Vec<String> = Vec::new();
-    for spec in pathspecs {
-        if spec.starts_with(':') {
-            specs.push(spec.clone());
-        } else {
-            let top = repo
-                .repo_path_from_arg(spec)
-                .map_err(files::Error::Pathspec)?;
-            specs.push(if top.is_empty() {
-                ":/".into()
-            } else {
-                format!(":(top){top}")
-            });
-        }
+    let unmatched = files::unmatched_in_index(git, &index, &prepared.positive)?;
+    if !unmatched.is_empty() {
+        return Err(files::Error::PathspecNoMatch(unmatched).into());
     }
+    let mut specs: Vec<String> = prepared.positive.into_iter().map(|(s, _)| s).collect();
+    specs.extend(prepared.negative);
     // Like git: no pathspec means the current folder and below.
     if !specs.iter().any(|s| !is_exclude(s)) {
         match repo.prefix.as_deref() {
@@ -215,7 +209,7 @@ pub fn load(repo: &Repo, cand: &Candidate, max_file_size: u64) -> Result<Loaded,
         path: cand.path.clone(),
         source: Box::new(e),
     })?;
-    if blob.data.len() as u64 > max_file_size {
+    if blob.data.len() as u64 > max_file_size.min(files::MAX_FILE_SIZE_CEILING) {
         return Ok(Loaded::Skipped(SkipReason::TooLarge));
     }
     Ok(files::classify_bytes(blob.data.clone(), mode))

@@ -10,33 +10,41 @@ Order of a run, with the fault point after each step (`GIT_ASTEDIT_FAULT`):
    with its folder — `after-record`. From here on a crash is recoverable.
 3. the folders the new files need — `after-mkdir`; a temp file beside each target with
    the target's mode, fsynced, and their folders fsynced — `after-tempfiles`.
-4. the record rewritten with phase `committed`: the commit point — `after-commit`.
-   A crash before it rolls back (temps and new folders removed), after it rolls
-   forward ([`finish`]), which needs nothing but the record and the object database.
-5. renames — `after-rename:N` for the Nth, `after-renames`; deletions and the folders
-   they leave empty — `after-deletes`; folders fsynced.
+4. the stale check once more, then the record rewritten with phase `committed`: the
+   commit point — `after-commit`. A crash before it rolls back (temps and new folders
+   removed), after it rolls forward ([`record::finish`]), which needs nothing but the
+   record and the object database.
+5. renames, each after one more look at its target (a file saved since the last stale
+   check is left alone and reported: the run then ends unfinished, exit 3, and keeps
+   its record for `git astedit recover`) — `after-rename:N` for the Nth,
+   `after-renames`; deletions and the folders they leave empty — `after-deletes`;
+   folders fsynced.
 6. the journal event (`applied`/`undone`) in one ref transaction with the pending
    ref's removal (apply) or re-creation (undo) — `after-journal`; the record removed.
+
+The record and the code that moves files from it live in [`super::record`], shared
+with recovery.
 
 Undo re-creates `refs/astedit/<id>`, so the preview is pending again and applying it
 again is an ordinary apply.
 */
 
 use std::collections::BTreeSet;
-use std::io::Write;
 
-use gix::refs::transaction::PreviousValue;
-use gix::refs::Target;
 use gix::ObjectId;
-use serde::Deserialize;
-use serde::Serialize;
-use sha2::Digest;
 
 use super::fsutil;
 use super::fsutil::fault;
+use super::index;
 use super::journal;
-use super::journal::Event;
+use super::journal::EventKind;
+use super::journal::TxnOp;
 use super::lock::Lock;
+use super::record;
+use super::record::PathOp;
+use super::record::Phase;
+use super::record::Record;
+use super::record::Side;
 use super::store;
 use super::ApplyOptions;
 use super::ApplyReport;
@@ -51,52 +59,8 @@ use crate::repo::Repo;
 pub struct UndoOptions {
     pub reason: Option<String>,
     pub agent: Option<String>,
-}
-
-/// One side of a path: a blob and its mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Side {
-    #[serde(with = "hex_id")]
-    pub blob: ObjectId,
-    pub mode: FileMode,
-}
-
-/// One path of a run: what must be there (`from`) and what will be (`to`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct PathOp {
-    pub path: String,
-    pub from: Option<Side>,
-    pub to: Option<Side>,
-    /// The temp file (repository path) holding `to` before its rename.
-    pub temp: Option<String>,
-}
-
-/// The durable record of a run in progress (see the module docs).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Record {
-    pub version: u32,
-    /// `apply` or `undo`.
-    pub op: String,
-    pub id: String,
-    #[serde(with = "hex_id")]
-    pub commit: ObjectId,
-    pub kind: String,
-    /// A nonce naming this run; the journal event carries it too.
-    pub run: String,
-    pub pid: u32,
-    /// `prepared` or `committed`.
-    pub phase: String,
-    pub ops: Vec<PathOp>,
-    /// Folders this run creates, shallowest first (repository paths).
-    pub created_dirs: Vec<String>,
-    #[serde(default)]
-    pub reason: Option<String>,
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// The commit `--commit` will put on HEAD, made before the run so that the
-    /// `applied` event can name it.
-    #[serde(default)]
-    pub made_commit: Option<String>,
+    /// Also restore the index entries of the touched paths.
+    pub index: bool,
 }
 
 fn side(s: Option<(ObjectId, FileMode)>) -> Option<Side> {
@@ -106,6 +70,7 @@ fn side(s: Option<(ObjectId, FileMode)>) -> Option<Side> {
 /// Applies a pending preview (the newest when `id` is `None`).
 pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<ApplyReport, Error> {
     let lock = Lock::acquire(repo, "apply")?;
+    refuse_while_unfinished(repo)?;
     let preview = store::find(repo, id)?;
     let ops: Vec<PathOp> = preview
         .entries
@@ -115,39 +80,30 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
             from: side(e.before),
             to: side(e.after),
             temp: None,
+            perm: None,
         })
         .collect();
-    let stamps = check(repo, "apply", &preview.id, &ops)?;
-    if opts.commit.is_some() {
-        check_commit_possible(repo, &ops)?;
-    }
+    index::check_paths(repo, &ops)?;
+    let stamps = check(repo, TxnOp::Apply, &preview.id, &ops)?;
     let reason = opts.reason.clone().or_else(|| preview.meta.reason.clone());
-    let made = match &opts.commit {
-        Some(message) => Some(prepare_commit(
-            repo,
-            &preview,
-            &ops,
-            reason.as_deref(),
-            message.as_deref(),
-        )?),
-        None => None,
-    };
+    // Index lock, staged blobs, commit object: before the point of no return.
+    let staging = index::prepare(repo, &preview, &ops, opts, reason.as_deref())?;
     let record = run(
         repo,
-        "apply",
+        TxnOp::Apply,
         &preview,
         ops,
         &stamps,
         reason,
         opts.agent.clone(),
-        made.as_ref().map(|m| m.id.to_string()),
+        staging
+            .as_ref()
+            .and_then(|s| s.commit_id())
+            .map(|id| id.to_string()),
     )?;
     let mut report = report_of(&record);
-    if let Some(made) = made {
-        publish_commit(repo, &made, &record.ops)?;
-        report.commit = Some(made.id.to_string());
-    } else if opts.index {
-        update_index(repo, &record.ops)?;
+    if let Some(staging) = staging {
+        report.commit = staging.publish(repo)?.map(|id| id.to_string());
     }
     drop(lock);
     Ok(report)
@@ -156,7 +112,8 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
 /// Undoes an applied transaction (the newest applied, not yet undone, when `id` is None).
 pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyReport, Error> {
     let lock = Lock::acquire(repo, "undo")?;
-    let commit = undo_target(repo, id)?;
+    refuse_while_unfinished(repo)?;
+    let (commit, removed_modes) = undo_target(repo, id)?;
     let preview = store::read_preview(repo, commit)?;
     let ops: Vec<PathOp> = preview
         .entries
@@ -166,12 +123,19 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
             from: side(e.after),
             to: side(e.before),
             temp: None,
+            // A file the apply removed comes back with the bits it had.
+            perm: match (e.after, removed_modes.get(&e.path)) {
+                (None, Some(bits)) => u32::from_str_radix(bits, 8).ok(),
+                _ => None,
+            },
         })
         .collect();
-    let stamps = check(repo, "undo", &preview.id, &ops)?;
+    index::check_paths(repo, &ops)?;
+    let stamps = check(repo, TxnOp::Undo, &preview.id, &ops)?;
+    let staging = index::prepare_undo(repo, commit, &ops, opts.index)?;
     let record = run(
         repo,
-        "undo",
+        TxnOp::Undo,
         &preview,
         ops,
         &stamps,
@@ -179,8 +143,24 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
         opts.agent.clone(),
         None,
     )?;
+    let mut report = report_of(&record);
+    staging.finish(repo, &record.ops, &mut report)?;
     drop(lock);
-    Ok(report_of(&record))
+    Ok(report)
+}
+
+/// With the lock held, a record left behind is an interrupted run that recovery could
+/// not finish (the command line runs recovery first): nothing else may write until the
+/// user resolves it.
+fn refuse_while_unfinished(repo: &Repo) -> Result<(), Error> {
+    match record::read_record(repo) {
+        Ok(None) => Ok(()),
+        Ok(Some(r)) => Err(Error::RecoveryPending {
+            op: r.op.as_str(),
+            id: r.id,
+        }),
+        Err(e) => Err(e),
+    }
 }
 
 fn report_of(record: &Record) -> ApplyReport {
@@ -198,12 +178,16 @@ fn report_of(record: &Record) -> ApplyReport {
             .filter(|o| o.to.is_none())
             .map(|o| o.path.clone())
             .collect(),
-        commit: None,
+        ..Default::default()
     }
 }
 
-/// The preview commit of the transaction to undo.
-fn undo_target(repo: &Repo, id: Option<&str>) -> Result<ObjectId, Error> {
+/// The preview commit of the transaction to undo, and the permission bits of the files
+/// its apply removed.
+fn undo_target(
+    repo: &Repo,
+    id: Option<&str>,
+) -> Result<(ObjectId, std::collections::BTreeMap<String, String>), Error> {
     let entries = journal::read(repo)?;
     let prefix = match id {
         Some(p) => {
@@ -238,11 +222,13 @@ fn undo_target(repo: &Repo, id: Option<&str>) -> Result<ObjectId, Error> {
     // Newest first: an `undone` hides every older `applied` of the same id.
     let mut undone: BTreeSet<&str> = BTreeSet::new();
     for e in &matching {
-        match e.event.event.as_str() {
-            "undone" => {
+        match e.event.event {
+            EventKind::Undone => {
                 undone.insert(&e.event.id);
             }
-            "applied" if !undone.contains(e.event.id.as_str()) => return Ok(e.txn_commit),
+            EventKind::Applied if !undone.contains(e.event.id.as_str()) => {
+                return Ok((e.txn_commit, e.event.removed_modes.clone()))
+            }
             _ => {}
         }
     }
@@ -254,7 +240,7 @@ fn undo_target(repo: &Repo, id: Option<&str>) -> Result<ObjectId, Error> {
 
 /// Containment then staleness of every path; nothing is written either way. Returns
 /// each path's stamp as checked, for the second look of [`check_stale`].
-fn check(repo: &Repo, op: &'static str, id: &str, ops: &[PathOp]) -> Result<Stamps, Error> {
+fn check(repo: &Repo, op: TxnOp, id: &str, ops: &[PathOp]) -> Result<Stamps, Error> {
     let mut known_dirs = std::collections::HashSet::new();
     for o in ops {
         fsutil::check_contained(repo, &o.path, &mut known_dirs)?;
@@ -262,7 +248,8 @@ fn check(repo: &Repo, op: &'static str, id: &str, ops: &[PathOp]) -> Result<Stam
     check_stale(repo, op, id, ops, None)
 }
 
-/// Per path of the ops, the stamp it had when found to hold its `from` side.
+/// Per path of the ops, the stamp it had when found to hold its `from` side, when that
+/// stamp can be trusted to tell a later change ([`fsutil::Stamp::settled`]).
 type Stamps = Vec<Option<fsutil::Stamp>>;
 
 /// Every path must hold its `from` side (exit 3 listing every one that does not).
@@ -274,7 +261,7 @@ type Stamps = Vec<Option<fsutil::Stamp>>;
 /// and is read again.
 fn check_stale(
     repo: &Repo,
-    op: &'static str,
+    op: TxnOp,
     id: &str,
     ops: &[PathOp],
     earlier: Option<&[Option<fsutil::Stamp>]>,
@@ -312,28 +299,18 @@ fn check_stale(
         Ok(stamps)
     } else {
         Err(Error::Stale {
-            op,
+            op: op.as_str(),
             id: id.to_string(),
             paths: stale,
         })
     }
 }
 
-pub(crate) fn record_path(repo: &Repo) -> std::path::PathBuf {
-    repo.git_dir.join(super::recover::RECORD_FILE)
-}
-
-pub(crate) fn write_record(repo: &Repo, record: &Record) -> Result<(), Error> {
-    let json = serde_json::to_vec_pretty(record)
-        .map_err(|e| Error::Corrupt(format!("cannot encode the applying record: {e}")))?;
-    fsutil::write_durable(&record_path(repo), &json)
-}
-
 /// Steps 2–6 of the module docs, for checked `ops`.
 #[allow(clippy::too_many_arguments)]
 fn run(
     repo: &Repo,
-    op: &str,
+    op: TxnOp,
     preview: &Preview,
     mut ops: Vec<PathOp>,
     stamps: &[Option<fsutil::Stamp>],
@@ -346,13 +323,17 @@ fn run(
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let run = format!("{}-{nanos:x}", std::process::id());
+    for o in ops.iter_mut().filter(|o| o.to.is_none()) {
+        // Kept in the journal, so that undo gives the file back with these bits.
+        use std::os::unix::fs::PermissionsExt;
+        o.perm = std::fs::symlink_metadata(repo.abs_path(&o.path))
+            .ok()
+            .filter(|m| m.file_type().is_file())
+            .map(|m| m.permissions().mode() & 0o777);
+    }
     let mut created: BTreeSet<String> = BTreeSet::new();
     for o in ops.iter_mut().filter(|o| o.to.is_some()) {
-        let (dir, name) = match o.path.rfind('/') {
-            Some(i) => (&o.path[..=i], &o.path[i + 1..]),
-            None => ("", o.path.as_str()),
-        };
-        o.temp = Some(format!("{dir}.{name}.astedit-{}.tmp", preview.id));
+        o.temp = Some(record::temp_name(&o.path, &preview.id));
         let comps: Vec<&str> = o.path.split('/').collect();
         for n in 1..comps.len() {
             let d = comps[..n].join("/");
@@ -365,20 +346,20 @@ fn run(
     created.sort_by_key(|d| d.matches('/').count());
     let mut record = Record {
         version: 1,
-        op: op.to_string(),
+        op,
         id: preview.id.clone(),
         commit: preview.commit,
         kind: preview.meta.kind.clone(),
         run,
         pid: std::process::id(),
-        phase: "prepared".into(),
+        phase: Phase::Prepared,
         ops,
         created_dirs: created,
         reason,
         agent,
         made_commit,
     };
-    write_record(repo, &record)?;
+    record::write_record(repo, &record)?;
     fault("after-record");
 
     for d in &record.created_dirs {
@@ -390,452 +371,37 @@ fn run(
         }
     }
     fault("after-mkdir");
-    if let Err(e) = write_temps(repo, &record) {
+    if let Err(e) = record::write_temps(repo, &record) {
         return Err(rollback_after(repo, &record, e));
     }
     fault("after-tempfiles");
     // Someone may have saved a file while the temps were written: look once more, so
-    // the window in which an edit can be overwritten is the renames alone.
-    let op_name: &'static str = if op == "undo" { "undo" } else { "apply" };
-    if let Err(e) = check_stale(repo, op_name, &preview.id, &record.ops, Some(stamps)) {
-        return Err(rollback_after(repo, &record, e));
-    }
+    // the window in which an edit can be overwritten is the renames alone (and each
+    // rename looks at its target once more, see [`record::converge`]).
+    let stamps = match check_stale(repo, op, &preview.id, &record.ops, Some(stamps)) {
+        Ok(s) => s,
+        Err(e) => return Err(rollback_after(repo, &record, e)),
+    };
 
-    record.phase = "committed".into();
-    if let Err(e) = write_record(repo, &record) {
+    record.phase = Phase::Committed;
+    if let Err(e) = record::write_record(repo, &record) {
         return Err(rollback_after(repo, &record, e));
     }
     fault("after-commit");
-    finish(repo, &record)?;
+    let pass = record::finish(repo, &record, Some(&stamps))?;
+    if !pass.unresolved.is_empty() {
+        return Err(Error::Unfinished {
+            op: op.as_str(),
+            id: record.id.clone(),
+            paths: pass.unresolved,
+        });
+    }
     Ok(record)
 }
 
-fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
-    let mut dirs = BTreeSet::new();
-    for o in &record.ops {
-        if o.to.is_some() && o.temp.is_some() {
-            dirs.insert(fsutil::parent_dir(repo, &o.path));
-        }
-    }
-    for d in record
-        .created_dirs
-        .iter()
-        .map(|d| fsutil::parent_dir(repo, d))
-    {
-        dirs.insert(d);
-    }
-    // Blobs are read a batch at a time, so memory holds one batch, not the whole change.
-    let writes: Vec<_> = record
-        .ops
-        .iter()
-        .filter_map(|o| match (&o.to, &o.temp) {
-            (Some(to), Some(temp)) => Some((temp, to)),
-            _ => None,
-        })
-        .collect();
-    let mut jobs = Vec::with_capacity(WRITE_BATCH);
-    let mut bytes = 0;
-    for (temp, to) in writes {
-        let blob = store::blob(repo, to.blob)?;
-        bytes += blob.len();
-        jobs.push((repo.abs_path(temp), blob, to.mode));
-        if jobs.len() == WRITE_BATCH || bytes >= WRITE_BATCH_BYTES {
-            fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
-            jobs.clear();
-            bytes = 0;
-        }
-    }
-    if !jobs.is_empty() {
-        fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
-    }
-    fsutil::sync_dirs(&dirs)
-}
-
-/// Temp files written per batch (see [`write_temps`]): at most this many, and no more
-/// once they hold this many bytes (a batch of 128 with a large file held 6.8 MB).
-const WRITE_BATCH: usize = 128;
-const WRITE_BATCH_BYTES: usize = 1 << 20;
-
 /// Undoes a `prepared` run after an error: the caller's error is what gets reported.
 fn rollback_after(repo: &Repo, record: &Record, err: Error) -> Error {
-    match rollback(repo, record) {
-        Ok(()) => err,
-        Err(_) => err,
-    }
-}
-
-/// Rolls back a run that never reached its commit point: temps and new folders go.
-pub(crate) fn rollback(repo: &Repo, record: &Record) -> Result<(), Error> {
-    let temps: Vec<_> = record
-        .ops
-        .iter()
-        .filter_map(|o| o.temp.as_ref().map(|t| repo.abs_path(t)))
-        .collect();
-    fsutil::in_parallel(&temps, |t| fsutil::remove_if_present(t).map(|_| ()))?;
-    for d in record.created_dirs.iter().rev() {
-        // Only folders we made and that are still empty.
-        let _ = std::fs::remove_dir(repo.abs_path(d));
-    }
-    fsutil::sync_dir(&repo.workdir)?;
-    fsutil::remove_if_present(&record_path(repo))?;
-    fsutil::sync_dir(&repo.git_dir)
-}
-
-/// Rolls a committed run forward; idempotent, so recovery can call it again.
-pub(crate) fn finish(repo: &Repo, record: &Record) -> Result<(), Error> {
-    let mut dirs = BTreeSet::new();
-    let mut renames = Vec::new();
-    for o in &record.ops {
-        let Some(to) = &o.to else { continue };
-        let target = repo.abs_path(&o.path);
-        let temp = o.temp.as_ref().map(|t| repo.abs_path(t));
-        match temp {
-            Some(temp) if temp.symlink_metadata().is_ok() => renames.push((temp, target)),
-            _ => {
-                // Already renamed (a crash after it), unless the target is not what we wrote.
-                let now = fsutil::on_disk(repo, &o.path)?;
-                if fsutil::difference(Some((to.blob, to.mode)), &now).is_some() {
-                    let bytes = store::blob(repo, to.blob)?;
-                    let tmp = target.with_file_name(format!(".astedit-{}.redo.tmp", record.id));
-                    fsutil::write_file(&tmp, &bytes, to.mode)?;
-                    std::fs::rename(&tmp, &target)
-                        .map_err(Error::io("rename into place", &target))?;
-                }
-            }
-        }
-        dirs.insert(fsutil::parent_dir(repo, &o.path));
-    }
-    fsutil::rename_parallel(&renames)?;
-    fault("after-renames");
-    let deletions: Vec<_> = record
-        .ops
-        .iter()
-        .filter(|o| o.to.is_none())
-        .map(|o| repo.abs_path(&o.path))
-        .collect();
-    fsutil::in_parallel(&deletions, |p| fsutil::remove_if_present(p).map(|_| ()))?;
-    for o in record.ops.iter().filter(|o| o.to.is_none()) {
-        dirs.insert(fsutil::parent_dir(repo, &o.path));
-        for removed in fsutil::remove_empty_parents(repo, &o.path) {
-            if let Some(p) = removed.parent() {
-                dirs.insert(p.to_path_buf());
-            }
-        }
-    }
-    fault("after-deletes");
-    fsutil::sync_dirs(&dirs)?;
-    record_event(repo, record)?;
-    fault("after-journal");
-    fsutil::remove_if_present(&record_path(repo))?;
-    fsutil::sync_dir(&repo.git_dir)
-}
-
-/// Writes the run's `applied`/`undone` event (once: skipped when the journal has it),
-/// removing (apply) or re-creating (undo) the pending ref in the same transaction.
-fn record_event(repo: &Repo, record: &Record) -> Result<(), Error> {
-    let entries = journal::read(repo)?;
-    if entries
-        .iter()
-        .any(|e| e.event.run.as_deref() == Some(record.run.as_str()))
-    {
-        return Ok(());
-    }
-    let name = format!("{}{}", store::REF_PREFIX, record.id);
-    let pending = repo
-        .git
-        .try_find_reference(name.as_str())
-        .map_err(Error::git(format!("read {name}")))?
-        .is_some();
-    let mut extra = Vec::new();
-    let kind = if record.op == "undo" {
-        if !pending {
-            extra.push(journal::update_edit(
-                &name,
-                PreviousValue::MustNotExist,
-                record.commit,
-                "astedit: undone",
-            )?);
-        }
-        "undone"
-    } else {
-        if pending {
-            extra.push(journal::delete_edit(
-                &name,
-                PreviousValue::MustExistAndMatch(Target::Object(record.commit)),
-            )?);
-        }
-        "applied"
-    };
-    let mut event = Event::new(repo, kind, &record.id, record.commit);
-    event.reason = record.reason.clone();
-    event.agent = record.agent.clone();
-    event.kind = Some(record.kind.clone());
-    event.files = record.ops.iter().map(|o| o.path.clone()).collect();
-    event.run = Some(record.run.clone());
-    event.made_commit = record.made_commit.clone();
-    let id = journal::append(repo, &event, record.commit, extra)?;
-    // The record may only disappear once the event is on disk (gix fsyncs nothing).
-    journal::sync(repo, id, &[journal::JOURNAL_REF, &name])
-}
-
-/// `--commit` refuses paths whose index or HEAD entry holds anything but the preview's
-/// before side: those changes would be swept into the commit.
-fn check_commit_possible(repo: &Repo, ops: &[PathOp]) -> Result<(), Error> {
-    let index = repo
-        .git
-        .index_or_empty()
-        .map_err(Error::git("read the index"))?;
-    let head_tree = match repo.head_commit() {
-        Some(c) => Some(
-            repo.git
-                .find_commit(c)
-                .map_err(Error::git("read HEAD"))?
-                .tree()
-                .map_err(Error::git("read HEAD's tree"))?,
-        ),
-        None => None,
-    };
-    let mut staged = Vec::new();
-    let mut uncommitted = Vec::new();
-    for o in ops {
-        let path: &gix::bstr::BStr = o.path.as_str().into();
-        use gix::index::entry::Stage;
-        let conflicted = [Stage::Base, Stage::Ours, Stage::Theirs]
-            .into_iter()
-            .any(|s| index.entry_by_path_and_stage(path, s).is_some());
-        let in_index = index
-            .entry_by_path_and_stage(path, gix::index::entry::Stage::Unconflicted)
-            .map(|e| (e.id, e.mode.bits()));
-        let in_head = match &head_tree {
-            Some(t) => t
-                .lookup_entry_by_path(&o.path)
-                .map_err(Error::git("read HEAD's tree"))?
-                .map(|e| (e.object_id(), u32::from(e.mode().value()))),
-            None => None,
-        };
-        if conflicted || in_index != in_head {
-            staged.push(o.path.clone());
-        } else if in_head != o.from.map(|s| (s.blob, mode_bits(s.mode))) {
-            uncommitted.push(o.path.clone());
-        }
-    }
-    if !staged.is_empty() {
-        return Err(Error::OtherChanges {
-            paths: staged,
-            why: "they have staged changes".into(),
-        });
-    }
-    if !uncommitted.is_empty() {
-        return Err(Error::OtherChanges {
-            paths: uncommitted,
-            why: "they differ from HEAD outside this preview".into(),
-        });
-    }
-    Ok(())
-}
-
-fn mode_bits(mode: FileMode) -> u32 {
-    match mode {
-        FileMode::Regular => 0o100644,
-        FileMode::Executable => 0o100755,
-        FileMode::Symlink => 0o120000,
-    }
-}
-
-/// Sets the index entries of the touched paths to the run's `to` side, with git.
-/// (gix 0.90 can write an index but does not keep its tree cache valid; git does.)
-fn update_index(repo: &Repo, ops: &[PathOp]) -> Result<(), Error> {
-    let zero = ObjectId::null(repo.git.object_hash());
-    let mut input = String::new();
-    for o in ops {
-        match &o.to {
-            Some(to) => input.push_str(&format!(
-                "{:o} {}\t{}\n",
-                mode_bits(to.mode),
-                to.blob,
-                o.path
-            )),
-            None => input.push_str(&format!("0 {zero}\t{}\n", o.path)),
-        }
-    }
-    git(
-        repo,
-        &["update-index", "-z", "--index-info"],
-        Some(input.replace('\n', "\0").as_bytes()),
-    )?;
-    // Fresh stat data, so `git status` need not re-hash; a refresh reporting other
-    // modified paths is not an error.
-    let mut args = vec!["update-index", "-q", "--refresh", "--"];
-    args.extend(
-        ops.iter()
-            .filter(|o| o.to.is_some())
-            .map(|o| o.path.as_str()),
-    );
-    let _ = git(repo, &args, None);
-    Ok(())
-}
-
-fn git(repo: &Repo, args: &[&str], stdin: Option<&[u8]>) -> Result<String, Error> {
-    let mut cmd = std::process::Command::new("git");
-    cmd.arg("--git-dir")
-        .arg(&repo.git_dir)
-        .arg("--work-tree")
-        .arg(&repo.workdir)
-        .args(args)
-        .current_dir(&repo.workdir)
-        .stdin(if stdin.is_some() {
-            std::process::Stdio::piped()
-        } else {
-            std::process::Stdio::null()
-        })
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let what = format!("git {}", args.first().copied().unwrap_or(""));
-    let mut child = cmd.spawn().map_err(Error::io("run", &what))?;
-    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        pipe.write_all(input)
-            .map_err(Error::io("write to", &what))?;
-    }
-    let out = child.wait_with_output().map_err(Error::io("run", &what))?;
-    if !out.status.success() {
-        return Err(Error::Io {
-            action: "run",
-            path: what,
-            source: std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// A `--commit` commit, written but not yet on HEAD.
-struct MadeCommit {
-    id: ObjectId,
-    /// HEAD when it was made: its parent, and what HEAD must still be to move it.
-    head: Option<ObjectId>,
-    subject: String,
-}
-
-/// `--commit`: writes a commit whose tree is HEAD's with exactly the preview's changes.
-fn prepare_commit(
-    repo: &Repo,
-    preview: &Preview,
-    ops: &[PathOp],
-    reason: Option<&str>,
-    message: Option<&str>,
-) -> Result<MadeCommit, Error> {
-    let head = repo.head_commit();
-    let base_tree = match head {
-        Some(c) => repo
-            .git
-            .find_commit(c)
-            .map_err(Error::git("read HEAD"))?
-            .tree_id()
-            .map_err(Error::git("read HEAD's tree"))?
-            .detach(),
-        None => ObjectId::empty_tree(repo.git.object_hash()),
-    };
-    let mut editor = repo
-        .git
-        .edit_tree(base_tree)
-        .map_err(Error::git("edit a tree"))?;
-    for o in ops {
-        match &o.to {
-            Some(to) => {
-                editor
-                    .upsert(o.path.as_str(), store::entry_kind(to.mode), to.blob)
-                    .map_err(Error::git(format!("add {} to a tree", o.path)))?;
-            }
-            None => {
-                editor
-                    .remove(o.path.as_str())
-                    .map_err(Error::git(format!("remove {} from a tree", o.path)))?;
-            }
-        }
-    }
-    let tree = editor.write().map_err(Error::git("write a tree"))?.detach();
-    let meta = &preview.meta;
-    let subject = message.map(str::to_string).unwrap_or_else(|| {
-        format!(
-            "astedit {}: {}",
-            meta.kind,
-            meta.summary.lines().next().unwrap_or("")
-        )
-    });
-    let mut trailers = format!("Astedit-Id: {}\nAstedit-Kind: {}\n", preview.id, meta.kind);
-    if let Some(r) = reason {
-        trailers.push_str(&format!(
-            "Astedit-Reason: {}\n",
-            r.lines().next().unwrap_or("")
-        ));
-    }
-    if !meta.ops.is_empty() {
-        let json = serde_json::to_vec(&meta.ops).unwrap_or_default();
-        trailers.push_str(&format!(
-            "Astedit-Ops-Digest: sha256:{:x}\n",
-            sha2::Sha256::digest(&json)
-        ));
-    }
-    if let Some(d) = &meta.patch_digest {
-        trailers.push_str(&format!("Astedit-Patch-Digest: {d}\n"));
-    }
-    let sig = repo.signature();
-    let commit = gix::objs::Commit {
-        tree,
-        parents: head.into_iter().collect(),
-        author: sig.clone(),
-        committer: sig,
-        encoding: None,
-        message: format!("{}\n\n{trailers}", subject.trim_end()).into(),
-        extra_headers: Vec::new(),
-    };
-    let id = repo
-        .git
-        .write_object(&commit)
-        .map_err(Error::git("write the commit"))?
-        .detach();
-    Ok(MadeCommit {
-        id,
-        head,
-        subject: subject.lines().next().unwrap_or("").to_string(),
-    })
-}
-
-/// Moves HEAD (through its branch) to the made commit, if HEAD did not move meanwhile,
-/// and stages the touched paths so `git status` is clean for them.
-fn publish_commit(repo: &Repo, made: &MadeCommit, ops: &[PathOp]) -> Result<(), Error> {
-    let expected = match made.head {
-        Some(h) => PreviousValue::MustExistAndMatch(Target::Object(h)),
-        None => PreviousValue::MustNotExist,
-    };
-    let mut edit = journal::update_edit(
-        "HEAD",
-        expected,
-        made.id,
-        &format!("commit: {}", made.subject),
-    )?;
-    edit.deref = true;
-    match journal::commit_edits(repo, vec![edit]) {
-        Err(Error::Git { source, .. }) if source.is_conflict() => {
-            return Err(Error::Concurrent(
-                "HEAD (the work tree is applied, but no commit was made)".into(),
-            ))
-        }
-        other => other?,
-    }
-    update_index(repo, ops)
-}
-
-/// Object ids as hex strings in the record.
-mod hex_id {
-    use gix::ObjectId;
-    use serde::Deserialize;
-
-    pub fn serialize<S: serde::Serializer>(id: &ObjectId, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&id.to_string())
-    }
-
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ObjectId, D::Error> {
-        let s = String::deserialize(d)?;
-        ObjectId::from_hex(s.as_bytes()).map_err(serde::de::Error::custom)
-    }
+    // A failed rollback leaves the record, and the next command rolls back again.
+    let _ = record::rollback(repo, record);
+    err
 }

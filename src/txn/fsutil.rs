@@ -20,7 +20,8 @@ pub const FAULT_ENV: &str = "GIT_ASTEDIT_FAULT";
 
 /// Aborts the process (no destructors, like a crash) when `point` is the configured
 /// fault. `after-rename:N` matches the Nth rename. `pause:<point>:<ms>` sleeps there
-/// instead, so a test can change the work tree in the middle of a run.
+/// instead, so a test can change the work tree in the middle of a run. (Failed writes
+/// are injected with `enospc:<point>`, see [`fault_error`].)
 pub(crate) fn fault(point: &str) {
     let Some(want) = std::env::var_os(FAULT_ENV) else {
         return;
@@ -36,6 +37,15 @@ pub(crate) fn fault(point: &str) {
             std::thread::sleep(std::time::Duration::from_millis(ms));
         }
     }
+}
+
+/// A write failure injected for testing: `GIT_ASTEDIT_FAULT=enospc:<point>` makes the
+/// write at `point` fail as if the disk were full (real disk-full runs are impractical
+/// in tests).
+pub(crate) fn fault_error(point: &str) -> Option<std::io::Error> {
+    let want = std::env::var_os(FAULT_ENV)?;
+    (want.to_str()?.strip_prefix("enospc:")? == point)
+        .then(|| std::io::Error::from_raw_os_error(28))
 }
 
 /// Checks that a repository path is relative, normalized and not under `.git`.
@@ -110,10 +120,6 @@ pub(crate) enum OnDisk {
     Absent,
     File(ObjectId, FileMode),
     Folder,
-}
-
-pub(crate) fn on_disk(repo: &Repo, path: &str) -> Result<OnDisk, Error> {
-    on_disk_in(&repo.workdir, repo.git.object_hash(), path)
 }
 
 /// [`on_disk`] without the repository handle (which cannot cross threads).
@@ -239,12 +245,45 @@ pub(crate) fn difference(want: Option<(ObjectId, FileMode)>, now: &OnDisk) -> Op
 /// Writes `bytes` (or a symlink to `bytes`) at `path` with `mode`, and fsyncs the file.
 /// Any previous file at `path` (a leftover temp) is replaced.
 pub(crate) fn write_file(path: &Path, bytes: &[u8], mode: FileMode) -> Result<(), Error> {
-    write_file_with(path, bytes, mode, true)
+    write_file_with(path, bytes, mode, None, true)
+}
+
+/// [`write_file`] with exactly the permission bits `perm` when given (else git's
+/// 0666/0777 filtered by the umask).
+pub(crate) fn write_file_perm(
+    path: &Path,
+    bytes: &[u8],
+    mode: FileMode,
+    perm: Option<u32>,
+) -> Result<(), Error> {
+    write_file_with(path, bytes, mode, perm, true)
+}
+
+/// The permission bits a file replacing one with metadata `current` gets when it is to
+/// have git mode `goal`: the current file's own bits (git knows only 644 and 755; a
+/// 0444 or 0600 file keeps being one), with the execute bits put on (where it can be
+/// read) or taken off when the git mode changes. `None` (the umask default) when there
+/// is no regular file to take them from.
+pub(crate) fn perm_for(current: Option<&std::fs::Metadata>, goal: FileMode) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = current.filter(|m| m.file_type().is_file())?;
+    let perm = meta.permissions().mode() & 0o777;
+    Some(match goal {
+        FileMode::Executable if perm & 0o111 == 0 => perm | ((perm & 0o444) >> 2),
+        FileMode::Regular => perm & !0o111,
+        _ => perm,
+    })
 }
 
 /// [`write_file`], leaving the fsync to the caller when `sync` is false (a batch made
-/// durable at once by [`sync_file_systems`]).
-fn write_file_with(path: &Path, bytes: &[u8], mode: FileMode, sync: bool) -> Result<(), Error> {
+/// durable at once by [`sync_dirs`]).
+fn write_file_with(
+    path: &Path,
+    bytes: &[u8],
+    mode: FileMode,
+    perm: Option<u32>,
+    sync: bool,
+) -> Result<(), Error> {
     use std::os::unix::fs::OpenOptionsExt;
     match std::fs::symlink_metadata(path) {
         Ok(_) => std::fs::remove_file(path).map_err(Error::io("remove", path))?,
@@ -257,6 +296,7 @@ fn write_file_with(path: &Path, bytes: &[u8], mode: FileMode, sync: bool) -> Res
         return std::os::unix::fs::symlink(target, path)
             .map_err(Error::io("create the link", path));
     }
+    let explicit = perm;
     // Like git: 0666/0777 filtered by the umask.
     let perm = if mode == FileMode::Executable {
         0o777
@@ -266,9 +306,15 @@ fn write_file_with(path: &Path, bytes: &[u8], mode: FileMode, sync: bool) -> Res
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(perm)
+        .mode(explicit.unwrap_or(perm))
         .open(path)
         .map_err(Error::io("create", path))?;
+    if let Some(bits) = explicit {
+        // The umask filtered the bits given to open; set exactly these.
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(bits))
+            .map_err(Error::io("set the mode of", path))?;
+    }
     f.write_all(bytes).map_err(Error::io("write", path))?;
     if sync {
         f.sync_all().map_err(Error::io("fsync", path))?;
@@ -309,12 +355,15 @@ pub(crate) fn in_parallel<T: Sync>(
 /// Writes files (see [`in_parallel`]) and makes them and their folders durable: on
 /// Linux with one `syncfs` per file system, else with an fsync per file and folder.
 pub(crate) fn write_files_durable(
-    jobs: &[(PathBuf, Vec<u8>, FileMode)],
+    jobs: &[(PathBuf, Vec<u8>, FileMode, Option<u32>)],
     dirs: &BTreeSet<PathBuf>,
 ) -> Result<(), Error> {
     let batched = cfg!(target_os = "linux");
-    in_parallel(jobs, |(path, bytes, mode)| {
-        write_file_with(path, bytes, *mode, !batched)
+    in_parallel(jobs, |(path, bytes, mode, perm)| {
+        if let Some(e) = fault_error("temp") {
+            return Err(Error::io("write", path)(e));
+        }
+        write_file_with(path, bytes, *mode, *perm, !batched)
     })?;
     sync_dirs(dirs)
 }
@@ -358,18 +407,42 @@ pub(crate) fn sync_dirs(dirs: &BTreeSet<PathBuf>) -> Result<(), Error> {
     }
 }
 
-/// Renames `(from, to)` pairs (see [`in_parallel`]). The `after-rename:N` fault fires
-/// after the Nth completed rename, in whichever thread.
-pub(crate) fn rename_parallel(jobs: &[(PathBuf, PathBuf)]) -> Result<(), Error> {
-    use std::sync::atomic::AtomicUsize;
-    use std::sync::atomic::Ordering;
-    let done = AtomicUsize::new(0);
-    in_parallel(jobs, |(from, to)| {
-        std::fs::rename(from, to).map_err(Error::io("rename into place", to))?;
-        let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-        fault(&format!("after-rename:{n}"));
-        Ok(())
-    })
+/// Renames `from` to `to` only if `to` does not exist, atomically (Linux
+/// `renameat2(RENAME_NOREPLACE)`; elsewhere, or where the file system lacks it, a hard
+/// link, which fails on an existing name just as atomically, then unlinking `from`).
+pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        extern "C" {
+            fn renameat2(
+                olddirfd: std::os::raw::c_int,
+                oldpath: *const std::os::raw::c_char,
+                newdirfd: std::os::raw::c_int,
+                newpath: *const std::os::raw::c_char,
+                flags: std::os::raw::c_uint,
+            ) -> std::os::raw::c_int;
+        }
+        const AT_FDCWD: std::os::raw::c_int = -100;
+        const RENAME_NOREPLACE: std::os::raw::c_uint = 1;
+        let cstr = |p: &Path| {
+            std::ffi::CString::new(p.as_os_str().as_bytes())
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+        };
+        let (f, t) = (cstr(from)?, cstr(to)?);
+        // SAFETY: both are NUL-terminated strings alive for the duration of the call.
+        let rc = unsafe { renameat2(AT_FDCWD, f.as_ptr(), AT_FDCWD, t.as_ptr(), RENAME_NOREPLACE) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = std::io::Error::last_os_error();
+        // EINVAL: the file system does not do it; ENOSYS: neither does the kernel.
+        if !matches!(err.raw_os_error(), Some(22) | Some(38)) {
+            return Err(err);
+        }
+    }
+    std::fs::hard_link(from, to)?;
+    std::fs::remove_file(from)
 }
 
 /// fsyncs a folder so that renames and deletions in it are durable.
@@ -382,11 +455,21 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), Error> {
 }
 
 /// Writes a small file atomically and durably: temp, fsync, rename, fsync the folder.
+/// A failed write (a full disk) leaves no temp file behind.
 pub(crate) fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let tmp = path.with_extension("tmp");
     let _ = std::fs::remove_file(&tmp);
-    write_file(&tmp, bytes, FileMode::Regular)?;
-    std::fs::rename(&tmp, path).map_err(Error::io("rename into place", path))?;
+    let written =
+        write_file(&tmp, bytes, FileMode::Regular).and_then(|()| match fault_error("record") {
+            Some(e) => Err(Error::io("write", &tmp)(e)),
+            None => Ok(()),
+        });
+    if let Err(e) = written
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(Error::io("rename into place", path)))
+    {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     sync_dir(path.parent().unwrap_or(Path::new(".")))
 }
 
@@ -450,6 +533,25 @@ mod tests {
             !at(-5, 0).settled(checked_at),
             "before the epoch: no telling"
         );
+    }
+
+    #[test]
+    fn permission_bits_follow_the_file_and_the_git_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join("f");
+        std::fs::write(&f, "x").expect("write");
+        let bits = |mode: u32, goal: FileMode| {
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).expect("chmod");
+            let meta = std::fs::symlink_metadata(&f).expect("meta");
+            perm_for(Some(&meta), goal)
+        };
+        assert_eq!(bits(0o444, FileMode::Regular), Some(0o444));
+        assert_eq!(bits(0o600, FileMode::Executable), Some(0o700));
+        assert_eq!(bits(0o644, FileMode::Executable), Some(0o755));
+        assert_eq!(bits(0o750, FileMode::Regular), Some(0o640));
+        assert_eq!(bits(0o755, FileMode::Executable), Some(0o755));
+        assert_eq!(perm_for(None, FileMode::Regular), None);
     }
 
     #[test]

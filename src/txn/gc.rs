@@ -12,6 +12,7 @@ use gix::refs::Target;
 
 use super::journal;
 use super::journal::Event;
+use super::journal::EventKind;
 use super::lock::Lock;
 use super::store;
 use super::Error;
@@ -59,7 +60,7 @@ pub fn gc(repo: &Repo, expire: i64) -> Result<GcReport, Error> {
         if !old(p.time) {
             continue;
         }
-        let mut event = Event::new(repo, "expired", &p.id, p.commit);
+        let mut event = Event::new(repo, EventKind::Expired, &p.id, p.commit);
         event.reason = Some(format!("gc --expire {expire}s"));
         event.kind = Some(p.meta.kind.clone());
         event.files = p.entries.iter().map(|e| e.path.clone()).collect();

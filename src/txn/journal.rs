@@ -30,11 +30,101 @@ use crate::repo::Repo;
 /// The journal ref.
 pub const JOURNAL_REF: &str = "refs/astedit-journal";
 
+/// What a journal event records. Stored as its kebab-case name, the same strings
+/// older versions wrote, so old journals read unchanged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventKind {
+    #[default]
+    Staged,
+    Applied,
+    Discarded,
+    Undone,
+    Recovered,
+    Expired,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Staged => "staged",
+            EventKind::Applied => "applied",
+            EventKind::Discarded => "discarded",
+            EventKind::Undone => "undone",
+            EventKind::Recovered => "recovered",
+            EventKind::Expired => "expired",
+        }
+    }
+}
+
+/// Which run an apply/undo record (and a `recovered` event) is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TxnOp {
+    Apply,
+    Undo,
+}
+
+impl TxnOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TxnOp::Apply => "apply",
+            TxnOp::Undo => "undo",
+        }
+    }
+}
+
+/// What recovery did with an interrupted run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryAction {
+    /// Rolled forward to the end (the run had passed its point of no return).
+    Completed,
+    /// Rolled back (it had not): nothing of it is left in the work tree.
+    RolledBack,
+    /// Rolled forward as far as it safely could; some paths wait for the user.
+    Partial,
+    /// `recover --abandon`: what could be safely restored was, the record dropped.
+    Abandoned,
+}
+
+impl RecoveryAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecoveryAction::Completed => "completed",
+            RecoveryAction::RolledBack => "rolled-back",
+            RecoveryAction::Partial => "partial",
+            RecoveryAction::Abandoned => "abandoned",
+        }
+    }
+}
+
+macro_rules! str_enum_impls {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                // `pad`, so that `{:<10}` lines up like a string would.
+                f.pad(self.as_str())
+            }
+        }
+        impl PartialEq<str> for $t {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+        impl PartialEq<&str> for $t {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+    )*};
+}
+str_enum_impls!(EventKind, TxnOp, RecoveryAction);
+
 /// One journal event, stored as the JSON message of a journal commit.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Event {
-    /// `staged`, `applied`, `discarded`, `undone`, `recovered` or `expired`.
-    pub event: String,
+    pub event: EventKind,
     /// The preview id (short hex).
     pub id: String,
     /// The preview commit P (full hex).
@@ -56,24 +146,32 @@ pub struct Event {
     pub kind: Option<String>,
     /// For `recovered`: the interrupted operation, `apply` or `undo`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub op: Option<String>,
-    /// For `recovered`: `completed` or `rolled-back`.
+    pub op: Option<TxnOp>,
+    /// For `recovered`: `completed`, `rolled-back`, `partial` or `abandoned`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
+    pub action: Option<RecoveryAction>,
     /// The commit `apply --commit` made (on `applied` events).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub made_commit: Option<String>,
     /// A nonce naming one apply/undo run, so recovery can tell whether its event landed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+    /// Things the user should know that happened around this event: paths recovery
+    /// left alone, temp files it could not reach, a stale lock that was broken.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// On `applied`/`undone`: the permission bits (octal) of the files the run removed,
+    /// so that undoing it gives them back exactly.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub removed_modes: std::collections::BTreeMap<String, String>,
 }
 
 impl Event {
     /// A new event of `kind` for preview `id` (commit `commit`), stamped now by `repo`'s identity.
-    pub fn new(repo: &Repo, event: &str, id: &str, commit: ObjectId) -> Event {
+    pub fn new(repo: &Repo, event: EventKind, id: &str, commit: ObjectId) -> Event {
         let sig = repo.signature();
         Event {
-            event: event.to_string(),
+            event,
             id: id.to_string(),
             commit: commit.to_string(),
             time: now_secs(),
@@ -188,6 +286,16 @@ pub(crate) fn append(
     txn_commit: ObjectId,
     extra: Vec<RefEdit>,
 ) -> Result<ObjectId, Error> {
+    let pending = pending_notes(repo);
+    let with_notes;
+    let event = if pending.is_empty() {
+        event
+    } else {
+        let mut e = event.clone();
+        e.notes.extend(pending.iter().cloned());
+        with_notes = e;
+        &with_notes
+    };
     for _ in 0..64 {
         let parent = tip(repo)?;
         let new = write_commit(repo, parent, txn_commit, event)?;
@@ -202,7 +310,13 @@ pub(crate) fn append(
         )?];
         edits.extend(extra.iter().cloned());
         match commit_edits(repo, edits) {
-            Ok(()) => return Ok(new),
+            Ok(()) => {
+                if !pending.is_empty() {
+                    // Carried by this event now. A concurrent append may carry them too.
+                    let _ = std::fs::remove_file(pending_notes_path(repo));
+                }
+                return Ok(new);
+            }
             Err(Error::Git { source, .. }) if source.is_conflict() => {
                 if tip(repo)? == parent {
                     // The journal did not move, so one of the other edits failed its check.
@@ -220,6 +334,41 @@ pub(crate) fn append(
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     Err(Error::Concurrent(JOURNAL_REF.to_string()))
+}
+
+/// Notes for the next journal event, one per line: something that happened outside any
+/// event (a stale lock broken) is told by whichever event comes next.
+const PENDING_NOTES: &str = "astedit-notes.pending";
+
+fn pending_notes_path(repo: &Repo) -> std::path::PathBuf {
+    repo.common_dir.join(PENDING_NOTES)
+}
+
+fn pending_notes(repo: &Repo) -> Vec<String> {
+    std::fs::read_to_string(pending_notes_path(repo))
+        .map(|s| {
+            s.lines()
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Queues `note` for the next journal event (durably: the note must survive a crash
+/// of the run that follows).
+pub(crate) fn add_pending_note(repo: &Repo, note: &str) -> Result<(), Error> {
+    use std::io::Write;
+    let path = pending_notes_path(repo);
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(Error::io("open", &path))?;
+    writeln!(f, "{}", note.replace('\n', " "))
+        .and_then(|_| f.sync_all())
+        .map_err(Error::io("write", &path))?;
+    super::fsutil::sync_dir(&repo.common_dir)
 }
 
 /// Makes a journal append durable: the new commit's loose object file and the loose
@@ -329,7 +478,7 @@ mod tests {
     #[test]
     fn events_round_trip_and_old_ones_parse() {
         let e = Event {
-            event: "applied".into(),
+            event: EventKind::Applied,
             id: "0123456789ab".into(),
             commit: "0123456789abcdef0123456789abcdef01234567".into(),
             time: 1,
@@ -349,5 +498,29 @@ mod tests {
             serde_json::from_str(r#"{"event":"staged","id":"ab","commit":"cd","time":5}"#)
                 .expect("minimal event");
         assert_eq!(minimal.files, Vec::<String>::new());
+        // Every string older versions wrote still reads, as the same string.
+        for kind in [
+            "staged",
+            "applied",
+            "discarded",
+            "undone",
+            "recovered",
+            "expired",
+        ] {
+            let json = format!(r#"{{"event":"{kind}","id":"ab","commit":"cd","time":5}}"#);
+            let e: Event = serde_json::from_str(&json).expect("old event");
+            assert_eq!(e.event, kind);
+            assert_eq!(
+                serde_json::to_string(&e).expect("encode"),
+                json.replace('}', r#","files":[],"who":""}"#)
+            );
+        }
+        let old: Event = serde_json::from_str(
+            r#"{"event":"recovered","id":"ab","commit":"cd","time":5,"op":"undo","action":"rolled-back"}"#,
+        )
+        .expect("old recovered event");
+        assert_eq!(old.op, Some(TxnOp::Undo));
+        assert_eq!(old.action, Some(RecoveryAction::RolledBack));
+        assert_eq!(format!("{:<8}|", EventKind::Undone), "undone  |");
     }
 }

@@ -1,15 +1,23 @@
 /*!
 The repository lock: `<common_dir>/astedit.lock`, created with `O_CREAT|O_EXCL` like
-git's own lockfiles, holding who took it (pid, host, process start time, time).
+git's own lockfiles, holding who took it (pid, host, boot id, process start time, time).
+Its holder also keeps an advisory `flock` on it for as long as it lives, which the
+kernel drops when the process dies, however it dies.
 
-It is never waited on: a second apply exits 6 at once. A lock whose process is gone
-(same host, no such pid, or the pid was reused by a process started later) is reported
-as stale with the command that clears it. Recovery may take over a stale lock only when
-the dead process left an "applying" record naming the same pid: then we know exactly
-what it was doing.
+It is never waited on: a second apply exits 6 at once. A lock whose holder is provably
+gone is broken automatically ([`Lock::acquire`]): same host and either another boot
+(the boot id differs) or no such pid, or a pid reused by a process started later (the
+start time from `/proc/<pid>/stat` differs). Breaking is atomic: the breaker must take
+the `flock` of the lock file it judged (which fails while anyone holds it, the holder
+or another breaker) and check that the path still names that very file before it
+removes it; then it creates its own lock with `O_EXCL` like anyone else. A note goes to
+the journal with the next event. A lock it cannot judge (another host, no `/proc`, a
+file system without `flock`) is reported as stale with the command that clears it.
 */
 
+use std::io::Read;
 use std::io::Write;
+use std::path::Path;
 use std::path::PathBuf;
 
 use serde::Deserialize;
@@ -29,6 +37,9 @@ pub(crate) struct Holder {
     /// Process start time (clock ticks since boot, from /proc), to detect pid reuse.
     #[serde(default)]
     pub start: Option<u64>,
+    /// `/proc/sys/kernel/random/boot_id` when it was taken: another boot means gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot: Option<String>,
     pub time: i64,
     pub op: String,
     /// The work tree it ran in: where recovery of an interrupted run happens.
@@ -37,12 +48,13 @@ pub(crate) struct Holder {
 }
 
 impl Holder {
-    fn me(op: &str, workdir: &std::path::Path) -> Holder {
+    fn me(op: &str, workdir: &Path) -> Holder {
         let pid = std::process::id();
         Holder {
             pid,
             host: hostname(),
             start: proc_start(pid),
+            boot: boot_id(),
             time: super::journal::now_secs(),
             op: op.to_string(),
             workdir: Some(workdir.display().to_string()),
@@ -51,12 +63,21 @@ impl Holder {
 
     /// Whether the holder is certainly gone (false when unsure, e.g. another host).
     pub fn is_dead(&self) -> bool {
-        if self.host != hostname() || !std::path::Path::new("/proc/self/stat").exists() {
+        if self.host != hostname() {
+            return false;
+        }
+        if let (Some(then), Some(now)) = (&self.boot, boot_id()) {
+            if *then != now {
+                return true;
+            }
+        }
+        if !Path::new("/proc/self/stat").exists() {
             return false;
         }
         match (proc_start(self.pid), self.start) {
             (None, _) => true,
             (Some(now), Some(then)) => now != then,
+            // An old lock without a start time and a live pid: maybe reused, maybe not.
             (Some(_), None) => false,
         }
     }
@@ -69,9 +90,21 @@ impl Holder {
     }
 }
 
-/// A held lock; dropping it removes the file.
+/// A held lock; dropping it removes the file (and releases the flock).
 pub(crate) struct Lock {
     path: PathBuf,
+    /// Open for the lock's lifetime: it carries the flock.
+    file: std::fs::File,
+}
+
+/// What a look at a held lock found.
+enum Judged {
+    /// It was the lock of this dead process and is gone now.
+    Broken(Holder),
+    /// It changed under us (released, or broken by someone else): look again.
+    Moved,
+    /// Held by a live (or unknown) process.
+    Held(Option<Holder>),
 }
 
 impl Lock {
@@ -79,20 +112,33 @@ impl Lock {
         repo.common_dir.join(LOCK_FILE)
     }
 
-    /// Takes the lock or fails at once with [`Error::Locked`].
+    /// Takes the lock or fails at once with [`Error::Locked`]. A lock left by a process
+    /// that is provably gone is broken first (see the module docs).
     pub fn acquire(repo: &Repo, op: &str) -> Result<Lock, Error> {
         let path = Self::path(repo);
-        match Self::try_create(&path, &Holder::me(op, &repo.workdir))? {
-            Some(lock) => Ok(lock),
-            None => {
-                let holder = Self::holder(repo);
-                Err(locked_error(&path, holder.as_ref()))
+        let me = Holder::me(op, &repo.workdir);
+        for _ in 0..8 {
+            if let Some(lock) = Self::try_create(&path, &me)? {
+                return Ok(lock);
+            }
+            match judge(&path)? {
+                Judged::Broken(holder) => {
+                    let note = format!(
+                        "lock-broken: the lock of {}, which is no longer running, was broken by pid {} ({op})",
+                        holder.describe(),
+                        me.pid
+                    );
+                    journal_note(repo, &note);
+                }
+                Judged::Moved => {}
+                Judged::Held(holder) => return Err(locked_error(&path, holder.as_ref())),
             }
         }
+        Err(locked_error(&path, Self::holder(repo).as_ref()))
     }
 
-    fn try_create(path: &std::path::Path, me: &Holder) -> Result<Option<Lock>, Error> {
-        let mut file = match std::fs::OpenOptions::new()
+    fn try_create(path: &Path, me: &Holder) -> Result<Option<Lock>, Error> {
+        let file = match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(path)
@@ -101,12 +147,18 @@ impl Lock {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
             Err(e) => return Err(Error::io("create the lock", path)(e)),
         };
+        // Before the contents: a breaker only tries the flock of a lock it could read.
+        // A file system without flock leaves the lock unbreakable, not unsafe.
+        let _ = try_flock(&file);
+        let body = serde_json::to_string(me).unwrap_or_default();
+        // Held from here on: a failed write drops it, which removes the file.
         let lock = Lock {
             path: path.to_path_buf(),
+            file,
         };
-        let body = serde_json::to_string(me).unwrap_or_default();
-        file.write_all(body.as_bytes())
-            .and_then(|_| file.sync_all())
+        (&lock.file)
+            .write_all(body.as_bytes())
+            .and_then(|_| lock.file.sync_all())
             .map_err(Error::io("write the lock", path))?;
         Ok(Some(lock))
     }
@@ -116,37 +168,83 @@ impl Lock {
         let text = std::fs::read_to_string(Self::path(repo)).ok()?;
         serde_json::from_str(&text).ok()
     }
-
-    /// Replaces a lock held by `dead` (a process known to be gone) with ours. Another
-    /// process doing the same at the same moment is kept out by a second lockfile.
-    pub fn take_over(repo: &Repo, dead: &Holder, op: &str) -> Result<Lock, Error> {
-        let path = Self::path(repo);
-        let guard_path = repo.common_dir.join("astedit.lock.takeover");
-        let me = Holder::me(op, &repo.workdir);
-        let Some(guard) = Self::try_create(&guard_path, &me)? else {
-            return Err(locked_error(&path, Self::holder(repo).as_ref()));
-        };
-        let result = (|| {
-            if Self::holder(repo).as_ref() == Some(dead) {
-                std::fs::remove_file(&path).map_err(Error::io("remove the stale lock", &path))?;
-            }
-            match Self::try_create(&path, &me)? {
-                Some(lock) => Ok(lock),
-                None => Err(locked_error(&path, Self::holder(repo).as_ref())),
-            }
-        })();
-        drop(guard);
-        result
-    }
 }
 
 impl Drop for Lock {
     fn drop(&mut self) {
+        // Removed while the flock is still held: a breaker that opened this file
+        // finds, once it gets the flock, that the path no longer names it.
         let _ = std::fs::remove_file(&self.path);
     }
 }
 
-fn locked_error(path: &std::path::Path, holder: Option<&Holder>) -> Error {
+/// Looks at the lock at `path` and breaks it when its holder is provably gone.
+fn judge(path: &Path) -> Result<Judged, Error> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Judged::Moved),
+        Err(e) => return Err(Error::io("open the lock", path)(e)),
+    };
+    let mut text = String::new();
+    let holder: Option<Holder> = match file.read_to_string(&mut text) {
+        Ok(_) => serde_json::from_str(&text).ok(),
+        Err(_) => None,
+    };
+    let holder = match holder {
+        Some(h) if h.is_dead() => h,
+        other => return Ok(Judged::Held(other)),
+    };
+    match try_flock(&file) {
+        Ok(true) => {}
+        // Someone holds it: the holder after all (another pid namespace?) or a breaker.
+        Ok(false) => return Ok(Judged::Moved),
+        // No flock here: breaking could race another breaker, so it is left to the user.
+        Err(_) => return Ok(Judged::Held(Some(holder))),
+    }
+    let same_file = match (file.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => {
+            use std::os::unix::fs::MetadataExt;
+            a.dev() == b.dev() && a.ino() == b.ino()
+        }
+        _ => false,
+    };
+    if !same_file {
+        return Ok(Judged::Moved);
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(Judged::Broken(holder)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Judged::Moved),
+        Err(e) => Err(Error::io("remove the stale lock", path)(e)),
+    }
+}
+
+/// The note about a broken lock goes with the next journal event; failing to queue it
+/// must not keep the lock from being taken (the lock is already gone).
+fn journal_note(repo: &Repo, note: &str) {
+    let _ = super::journal::add_pending_note(repo, note);
+}
+
+/// `flock(LOCK_EX | LOCK_NB)`: Ok(false) when someone else holds it.
+fn try_flock(file: &std::fs::File) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    extern "C" {
+        fn flock(fd: std::os::raw::c_int, operation: std::os::raw::c_int) -> std::os::raw::c_int;
+    }
+    const LOCK_EX: std::os::raw::c_int = 2;
+    const LOCK_NB: std::os::raw::c_int = 4;
+    // SAFETY: `file` is an open descriptor for the duration of the call.
+    if unsafe { flock(file.as_raw_fd(), LOCK_EX | LOCK_NB) } == 0 {
+        return Ok(true);
+    }
+    let err = std::io::Error::last_os_error();
+    if err.kind() == std::io::ErrorKind::WouldBlock {
+        Ok(false)
+    } else {
+        Err(err)
+    }
+}
+
+fn locked_error(path: &Path, holder: Option<&Holder>) -> Error {
     let (holder, dead) = match holder {
         Some(h) if h.is_dead() => {
             let mut text = format!("{}, which is no longer running", h.describe());
@@ -165,6 +263,13 @@ fn locked_error(path: &std::path::Path, holder: Option<&Holder>) -> Error {
         holder,
         dead,
     }
+}
+
+fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 fn hostname() -> String {
@@ -195,6 +300,13 @@ mod tests {
     fn own_process_is_alive_and_a_gone_pid_is_dead() {
         let me = Holder::me("test", std::path::Path::new("/tmp"));
         assert!(!me.is_dead());
+        if me.boot.is_some() {
+            let rebooted = Holder {
+                boot: Some("another-boot".into()),
+                ..me.clone()
+            };
+            assert!(rebooted.is_dead(), "a lock from another boot is gone");
+        }
         let gone = Holder {
             pid: u32::MAX - 7,
             ..me.clone()

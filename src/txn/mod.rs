@@ -13,15 +13,19 @@ Why it is built this way:
   `git gc --prune=now` ([`journal`]).
 * Apply and undo are one machine ([`apply`]): lock, containment, stale check, a durable
   record under the git dir, temp files, renames. A crash leaves the record behind and
-  [`recover`] (run before every command) finishes or rolls back from it ([`recover`]).
+  [`recover`] (run before every command) finishes or rolls back from it. Both drive the
+  files from the record with the same code ([`record`]), which re-checks every target
+  before it writes: neither imports the other.
 */
 
 mod apply;
 mod fsutil;
 mod gc;
+mod index;
 mod journal;
 mod lock;
 mod objects;
+mod record;
 mod recover;
 mod store;
 
@@ -39,10 +43,18 @@ pub use gc::parse_age;
 pub use gc::GcReport;
 pub use journal::log;
 pub use journal::Event;
+pub use journal::EventKind;
+pub use journal::RecoveryAction;
+pub use journal::TxnOp;
 pub use journal::JOURNAL_REF;
 pub use lock::LOCK_FILE;
+pub use record::RECORD_FILE;
+pub use recover::abandon;
+pub use recover::finish;
 pub use recover::recover;
-pub use recover::RECORD_FILE;
+pub use recover::status;
+pub use recover::FileState;
+pub use recover::RecordStatus;
 pub use store::blob;
 pub use store::discard;
 pub use store::discard_as;
@@ -106,13 +118,33 @@ pub enum Error {
         holder: String,
         dead: bool,
     },
+    #[error("the git index is locked ({lock} exists); nothing was written")]
+    IndexLocked { lock: String },
+    #[error("refused to write '{path}': {why}")]
+    Protected { path: String, why: String },
     #[error("{0} changed concurrently; nothing was written")]
     Concurrent(String),
     #[error("--commit would sweep in other changes of {}: {}", .paths.join(", "), .why)]
     OtherChanges { paths: Vec<String>, why: String },
     #[error("invalid age '{0}' (use e.g. 30d, 12h, 45m, 10s, 2w or now)")]
     BadAge(String),
+    #[error("{}", unfinished_message(.op, .id, .paths))]
+    Unfinished {
+        op: &'static str,
+        id: String,
+        paths: Vec<StalePath>,
+    },
+    #[error("an interrupted {op} of {id} is unfinished; this command waits until it is resolved")]
+    RecoveryPending { op: &'static str, id: String },
+    #[error("nothing to recover: no interrupted apply or undo")]
+    NothingToRecover,
 }
+
+/// How to get out of an unfinished run, for hints and messages.
+pub const RESOLVE_HINT: &str = "`git astedit recover --status` shows each path; make a path \
+     left alone hold the preview's before or after content and run `git astedit recover \
+     --finish`, or run `git astedit recover --abandon` to put back what can be put back \
+     and keep your edits";
 
 /// One path that changed since a preview was staged (or since it was applied, for undo).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -128,6 +160,18 @@ fn stale_message(op: &str, id: &str, paths: &[StalePath]) -> String {
         paths.len(),
         if paths.len() == 1 { "" } else { "s" },
         if op == "undo" { "applied" } else { "staged" },
+    );
+    for p in paths {
+        s.push_str(&format!("\n  {}: {}", p.path, p.what));
+    }
+    s
+}
+
+fn unfinished_message(op: &str, id: &str, paths: &[StalePath]) -> String {
+    let mut s = format!(
+        "the {op} of {id} is unfinished: {} path{} left alone, the rest done",
+        paths.len(),
+        if paths.len() == 1 { " was" } else { "s were" },
     );
     for p in paths {
         s.push_str(&format!("\n  {}: {}", p.path, p.what));
@@ -154,15 +198,20 @@ impl Classify for Error {
             Error::Refused { .. } => "refused",
             Error::Locked { dead: true, .. } => "stale-lock",
             Error::Locked { .. } => "locked",
+            Error::IndexLocked { .. } => "locked",
+            Error::Protected { .. } => "protected-path",
             Error::Concurrent(_) => "concurrent-update",
             Error::OtherChanges { .. } => "other-staged-changes",
             Error::BadAge(_) => "bad-age",
+            Error::Unfinished { .. } => "unfinished",
+            Error::RecoveryPending { .. } => "recovery-pending",
+            Error::NothingToRecover => "nothing-to-recover",
         }
     }
     fn exit(&self) -> Exit {
         match self {
             Error::Git { .. } | Error::Io { .. } | Error::Corrupt(_) => Exit::Internal,
-            Error::NoPending | Error::NothingToUndo => Exit::NothingFound,
+            Error::NoPending | Error::NothingToUndo | Error::NothingToRecover => Exit::NothingFound,
             Error::BadId(_)
             | Error::UnknownId(_)
             | Error::AmbiguousId { .. }
@@ -171,9 +220,16 @@ impl Classify for Error {
             | Error::InvalidChange(_)
             | Error::BadAge(_) => Exit::BadInput,
             // The work tree has moved on from the preview's before side: stale.
-            Error::Stale { .. } | Error::AlreadyApplied(_) => Exit::Stale,
-            Error::Refused { .. } | Error::OtherChanges { .. } => Exit::Refused,
-            Error::Locked { .. } | Error::Concurrent(_) => Exit::Locked,
+            Error::Stale { .. } | Error::AlreadyApplied(_) | Error::Unfinished { .. } => {
+                Exit::Stale
+            }
+            Error::Refused { .. } | Error::Protected { .. } | Error::OtherChanges { .. } => {
+                Exit::Refused
+            }
+            Error::Locked { .. }
+            | Error::IndexLocked { .. }
+            | Error::Concurrent(_)
+            | Error::RecoveryPending { .. } => Exit::Locked,
         }
     }
     fn hint(&self) -> Option<String> {
@@ -184,6 +240,11 @@ impl Classify for Error {
                 "that process is gone; if no git astedit is running, remove the lock: rm '{lock}'"
             )),
             Error::Locked { .. } => Some("wait for it to finish, then retry".into()),
+            Error::IndexLocked { lock } => Some(format!(
+                "another git process (a commit, an editor, an IDE) is using the index: wait for \
+                 it to finish and retry; if no git process is running, a crashed one left \
+                 the lock behind: remove it with rm '{lock}'"
+            )),
             Error::Stale { op: "undo", .. } => Some(
                 "the work tree no longer holds what was applied; undo refuses to overwrite it"
                     .into(),
@@ -205,6 +266,7 @@ impl Classify for Error {
             Error::OtherChanges { .. } => {
                 Some("commit or unstage those changes first, or apply without --commit".into())
             }
+            Error::Unfinished { .. } | Error::RecoveryPending { .. } => Some(RESOLVE_HINT.into()),
             _ => None,
         }
     }
@@ -217,7 +279,16 @@ impl Classify for Error {
                     .map(|p| serde_json::json!({"path": p.path, "what": p.what}))
                     .collect::<Vec<_>>(),
             })),
-            Error::Refused { path, why } => Some(serde_json::json!({"path": path, "why": why})),
+            Error::Refused { path, why } | Error::Protected { path, why } => {
+                Some(serde_json::json!({"path": path, "why": why}))
+            }
+            Error::IndexLocked { lock } => Some(serde_json::json!({"lock": lock})),
+            Error::Unfinished { op, id, paths } => Some(serde_json::json!({
+                "op": op,
+                "id": id,
+                "paths": paths,
+            })),
+            Error::RecoveryPending { op, id } => Some(serde_json::json!({"op": op, "id": id})),
             _ => None,
         }
     }
@@ -286,13 +357,32 @@ pub struct ApplyReport {
     pub deleted: Vec<String>,
     /// The commit made by `--commit`.
     pub commit: Option<String>,
+    /// Undo: the index entries of the touched paths were restored too (`undo --index`).
+    pub index_restored: bool,
+    /// Undo without `--index`: paths whose index entry still holds the applied content
+    /// (staged by `apply --index`/`--commit`).
+    pub index_left: Vec<String>,
+    /// Undo of an `apply --commit`: the commit it made, which stays in history.
+    pub commit_kept: Option<String>,
 }
 
 /// What recovery did with an apply or undo interrupted by a crash.
 #[derive(Debug, Clone)]
 pub struct Recovery {
     pub id: String,
-    /// `completed` or `rolled-back`.
-    pub action: String,
+    pub op: TxnOp,
+    pub action: RecoveryAction,
     pub message: String,
+    /// Paths left alone (they hold neither side, or their folder is a symlink). When
+    /// not empty, the record is still there and the run unfinished.
+    pub unresolved: Vec<StalePath>,
+    /// Temp files it could not reach, and the like.
+    pub notes: Vec<String>,
+}
+
+impl Recovery {
+    /// Whether the run is still unfinished (commands that write must wait).
+    pub fn pending(&self) -> bool {
+        !self.unresolved.is_empty()
+    }
 }

@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use super::journal;
 use super::journal::Event;
+use super::journal::EventKind;
 use super::objects::ObjectBatch;
 use super::Error;
 use super::Preview;
@@ -202,7 +203,7 @@ fn stage_commits(
     objects.write()?;
     let id = short_id(p_id);
 
-    let mut event = Event::new(repo, "staged", &id, p_id);
+    let mut event = Event::new(repo, EventKind::Staged, &id, p_id);
     event.reason = meta.reason.clone();
     event.agent = meta.agent.clone();
     event.kind = Some(meta.kind.clone());
@@ -479,14 +480,14 @@ pub fn find(repo: &Repo, id: Option<&str>) -> Result<Preview, Error> {
             // Say why when the journal knows the id: applied or discarded already.
             if let Some(e) = journal::read(repo)?
                 .into_iter()
-                .find(|e| e.event.id.starts_with(&prefix) && e.event.event != "staged")
+                .find(|e| e.event.id.starts_with(&prefix) && e.event.event != EventKind::Staged)
             {
                 match e.event.event.as_str() {
                     "applied" | "recovered" => return Err(Error::AlreadyApplied(e.event.id)),
                     "discarded" | "expired" => {
                         return Err(Error::Gone {
                             id: e.event.id,
-                            how: e.event.event,
+                            how: e.event.event.to_string(),
                         })
                     }
                     _ => {}
@@ -526,7 +527,7 @@ pub fn discard_as(
     // The lock keeps a discard from racing an apply of the same preview.
     let _lock = super::lock::Lock::acquire(repo, "discard")?;
     let preview = find(repo, id)?;
-    let mut event = Event::new(repo, "discarded", &preview.id, preview.commit);
+    let mut event = Event::new(repo, EventKind::Discarded, &preview.id, preview.commit);
     event.reason = reason.map(str::to_string);
     event.agent = agent.map(str::to_string);
     event.kind = Some(preview.meta.kind.clone());

@@ -5,8 +5,12 @@ mod util;
 
 mod apply;
 mod edit;
+mod firsthour;
+mod gitstate;
 mod grep;
 mod mcp;
 mod patch;
+mod recovery;
 mod repo;
+mod sarif;
 mod scan;

@@ -653,7 +653,7 @@ fn the_example_rules_in_fixtures_load_and_work() {
 
 /// A Python environment with pre-commit, made once per target folder; `None` (and a
 /// message) when it cannot be installed, e.g. offline.
-fn pre_commit() -> Option<PathBuf> {
+pub(crate) fn pre_commit() -> Option<PathBuf> {
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pre-commit-venv");
     let exe = venv.join("bin/pre-commit");
     if exe.is_file() {

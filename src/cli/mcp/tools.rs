@@ -481,7 +481,7 @@ pub struct PatchInput {
 pub fn apply_patch(call: &Call, input: PatchInput) -> Result<Done, Error> {
     use sha2::Digest;
     let (repo, notes) = call.open()?;
-    let tree = git_astedit::patch::FsTree::new(&repo.workdir);
+    let tree = git_astedit::patch::FsTree::for_repo(&repo)?;
     // Paths in the patch are relative to the top, whatever the server's cwd.
     let res = git_astedit::patch::resolve_text(&input.patch, &tree, "")?;
     let digest = format!("{:x}", sha2::Sha256::digest(input.patch.as_bytes()));
@@ -788,6 +788,7 @@ pub fn undo(call: &Call, input: UndoInput) -> Result<Done, Error> {
     let opts = txn::UndoOptions {
         reason: reason.clone(),
         agent: call.agent.clone(),
+        index: false,
     };
     let report = txn::undo(&repo, input.id.as_deref(), &opts)?;
     let mut text = format!(
@@ -800,6 +801,18 @@ pub fn undo(call: &Call, input: UndoInput) -> Result<Done, Error> {
             format!(", {} removed", report.deleted.len())
         }
     );
+    // Undo restores the work tree only: say what stays applied.
+    if let Some(c) = &report.commit_kept {
+        text.push_str(&format!(
+            "The commit {c} made by apply --commit stays in history; record the reversal \
+             with `git commit -m 'Revert …' -- <files>`.\n"
+        ));
+    } else if !report.index_left.is_empty() {
+        text.push_str(&format!(
+            "The index still holds the applied content of: {}.\n",
+            report.index_left.join(", ")
+        ));
+    }
     push_notes(&mut text, &notes, &[]);
     let out = ResolvedOutput {
         id: report.id,

@@ -1,0 +1,740 @@
+/*!
+The "applying" record and the machinery both a live run ([`super::apply`]) and
+recovery ([`super::recover`]) drive from it: temp files, rolling forward, rolling back.
+
+The record, `<git_dir>/astedit-applying.json`, names every path of the run with the
+side it must hold (`from`) and the side it gets (`to`), its temp file, and the phase:
+`prepared` (no target touched yet) or `committed` (the point of no return passed).
+
+Every write here re-checks its target first, the same way a live apply does, and only
+moves a path that holds exactly one of the two sides:
+
+* containment: no folder on the way is a symlink or not a folder ([`fsutil::check_contained`]);
+  a path that fails is left alone, and its temp file too (removing it would reach
+  through the symlink): its place is reported instead;
+* content: a path holding neither side (someone saved it after the crash, or during the
+  renames) is left alone and reported; the record stays so that nothing is lost, and
+  `git astedit recover` resolves it;
+* right before each rename or removal, the target is looked at once more: its stat
+  stamp (inode, size, times, mode) must be the one it had when its content was checked
+  (or, for a stamp that cannot be trusted, its content is hashed again); a path to be
+  created is created with `RENAME_NOREPLACE`, so it never replaces a file that appeared.
+*/
+
+use std::collections::BTreeSet;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use gix::refs::transaction::PreviousValue;
+use gix::refs::Target;
+use gix::ObjectId;
+use serde::Deserialize;
+use serde::Serialize;
+
+use super::fsutil;
+use super::fsutil::fault;
+use super::fsutil::Stamp;
+use super::journal;
+use super::journal::Event;
+use super::journal::EventKind;
+use super::journal::TxnOp;
+use super::store;
+use super::Error;
+use super::StalePath;
+use crate::change::FileMode;
+use crate::repo::Repo;
+
+/// The record of an apply/undo in progress, inside the work tree's git dir.
+pub const RECORD_FILE: &str = "astedit-applying.json";
+
+/// One side of a path: a blob and its mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Side {
+    #[serde(with = "hex_id")]
+    pub blob: ObjectId,
+    pub mode: FileMode,
+}
+
+impl Side {
+    fn pair(s: Option<Side>) -> Option<(ObjectId, FileMode)> {
+        s.map(|s| (s.blob, s.mode))
+    }
+}
+
+/// One path of a run: what must be there (`from`) and what will be (`to`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PathOp {
+    pub path: String,
+    pub from: Option<Side>,
+    pub to: Option<Side>,
+    /// The temp file (repository path) holding `to` before its rename.
+    pub temp: Option<String>,
+    /// Permission bits: of the file removed (when `to` is none), or for the file to
+    /// create where nothing is (an undo giving back a removed file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perm: Option<u32>,
+}
+
+/// Where a run stands: before or after its point of no return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Phase {
+    Prepared,
+    Committed,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Prepared => "prepared",
+            Phase::Committed => "committed",
+        }
+    }
+}
+
+/// The durable record of a run in progress (see the module docs).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Record {
+    pub version: u32,
+    pub op: TxnOp,
+    pub id: String,
+    #[serde(with = "hex_id")]
+    pub commit: ObjectId,
+    pub kind: String,
+    /// A nonce naming this run; the journal event carries it too.
+    pub run: String,
+    pub pid: u32,
+    pub phase: Phase,
+    pub ops: Vec<PathOp>,
+    /// Folders this run creates, shallowest first (repository paths).
+    pub created_dirs: Vec<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The commit `--commit` will put on HEAD, made before the run so that the
+    /// `applied` event can name it.
+    #[serde(default)]
+    pub made_commit: Option<String>,
+}
+
+pub(crate) fn record_path(repo: &Repo) -> PathBuf {
+    repo.git_dir.join(RECORD_FILE)
+}
+
+pub(crate) fn read_record(repo: &Repo) -> Result<Option<Record>, Error> {
+    let path = record_path(repo);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("read", &path)(e)),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| Error::Corrupt(format!("{}: {e}", path.display())))
+}
+
+pub(crate) fn write_record(repo: &Repo, record: &Record) -> Result<(), Error> {
+    let json = serde_json::to_vec_pretty(record)
+        .map_err(|e| Error::Corrupt(format!("cannot encode the applying record: {e}")))?;
+    fsutil::write_durable(&record_path(repo), &json)
+}
+
+fn remove_record(repo: &Repo) -> Result<(), Error> {
+    fsutil::remove_if_present(&record_path(repo))?;
+    fsutil::sync_dir(&repo.git_dir)
+}
+
+/// The temp file name beside `path` for preview `id`.
+pub(crate) fn temp_name(path: &str, id: &str) -> String {
+    let (dir, name) = match path.rfind('/') {
+        Some(i) => (&path[..=i], &path[i + 1..]),
+        None => ("", path),
+    };
+    format!("{dir}.{name}.astedit-{id}.tmp")
+}
+
+/// Writes the temp file of every path that gets content, with the permission bits the
+/// target will keep ([`fsutil::perm_for`]), durably.
+pub(crate) fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
+    let mut dirs = BTreeSet::new();
+    for o in &record.ops {
+        if o.to.is_some() && o.temp.is_some() {
+            dirs.insert(fsutil::parent_dir(repo, &o.path));
+        }
+    }
+    for d in record
+        .created_dirs
+        .iter()
+        .map(|d| fsutil::parent_dir(repo, d))
+    {
+        dirs.insert(d);
+    }
+    // Blobs are read a batch at a time, so memory holds one batch, not the whole change.
+    let writes: Vec<_> = record
+        .ops
+        .iter()
+        .filter_map(|o| match (&o.to, &o.temp) {
+            (Some(to), Some(temp)) => Some((o, temp, to)),
+            _ => None,
+        })
+        .collect();
+    let mut jobs = Vec::with_capacity(WRITE_BATCH);
+    let mut bytes = 0;
+    for (o, temp, to) in writes {
+        let blob = store::blob(repo, to.blob)?;
+        bytes += blob.len();
+        let current = std::fs::symlink_metadata(repo.abs_path(&o.path)).ok();
+        let perm = fsutil::perm_for(current.as_ref(), to.mode).or(o.perm);
+        jobs.push((repo.abs_path(temp), blob, to.mode, perm));
+        if jobs.len() == WRITE_BATCH || bytes >= WRITE_BATCH_BYTES {
+            fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
+            jobs.clear();
+            bytes = 0;
+        }
+    }
+    if !jobs.is_empty() {
+        fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
+    }
+    fsutil::sync_dirs(&dirs)
+}
+
+/// Temp files written per batch (see [`write_temps`]): at most this many, and no more
+/// once they hold this many bytes (a batch of 128 with a large file held 6.8 MB).
+const WRITE_BATCH: usize = 128;
+const WRITE_BATCH_BYTES: usize = 1 << 20;
+
+/// Rolls back a run that never reached its commit point: its temp files and the
+/// folders it made go (no target was touched), then the record. Returns notes about
+/// temp files it could not reach (their folder is now a symlink or gone).
+pub(crate) fn rollback(repo: &Repo, record: &Record) -> Result<Vec<String>, Error> {
+    let mut known = HashSet::new();
+    let mut orphans = Vec::new();
+    let mut temps = Vec::new();
+    for o in &record.ops {
+        let Some(t) = &o.temp else { continue };
+        match fsutil::check_contained(repo, t, &mut known) {
+            Ok(()) => temps.push(repo.abs_path(t)),
+            Err(Error::Refused { why, .. }) => orphans.push((why, t.clone())),
+            Err(e) => return Err(e),
+        }
+    }
+    fsutil::in_parallel(&temps, |t| fsutil::remove_if_present(t).map(|_| ()))?;
+    remove_created_dirs(repo, record, &mut known);
+    fsutil::sync_dir(&repo.workdir)?;
+    remove_record(repo)?;
+    Ok(orphan_notes(orphans, &record.id))
+}
+
+/// Notes about temp files that could not be reached, one per reason (a folder that is
+/// a symlink now usually holds many).
+fn orphan_notes(mut orphans: Vec<(String, String)>, id: &str) -> Vec<String> {
+    orphans.sort();
+    let mut notes = Vec::new();
+    for chunk in orphans.chunk_by(|a, b| a.0 == b.0) {
+        let why = &chunk[0].0;
+        let first = &chunk[0].1;
+        let which = match chunk.len() {
+            1 => format!("temp file {first}"),
+            n => format!("{n} temp files ({first}, …)"),
+        };
+        notes.push(format!(
+            "{which}, if still there, not touched: {why}; if that folder was moved, they \
+             moved with it: remove them there (names ending in .astedit-{id}.tmp)"
+        ));
+    }
+    notes
+}
+
+/// Removes the folders the run made that are empty now, deepest first, never through
+/// a symlink.
+fn remove_created_dirs(repo: &Repo, record: &Record, known: &mut HashSet<PathBuf>) {
+    for d in record.created_dirs.iter().rev() {
+        if fsutil::check_contained(repo, &format!("{d}/x"), known).is_err() {
+            continue;
+        }
+        // remove_dir removes only an empty folder, and fails on a symlink.
+        let abs = repo.abs_path(d);
+        if std::fs::remove_dir(&abs).is_ok() {
+            known.remove(&abs);
+        }
+    }
+}
+
+/// Which way to move the paths of a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// `from` → `to`: finishing the run.
+    Forward,
+    /// `to` → `from`: abandoning it.
+    Back,
+}
+
+/// Where one path of a record stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum State {
+    /// It holds the side we are moving to.
+    Done,
+    /// It holds the side we are moving from; the stamp it had when checked (when it
+    /// can be trusted).
+    Ready(Option<Stamp>),
+    /// It holds neither side.
+    Conflict(String),
+    /// A folder on its way is a symlink or not a folder.
+    Refused(String),
+}
+
+/// Looks at one path of a record without writing. `earlier` is a trusted stamp of the
+/// path holding its start side (a live apply's last stale check).
+pub(crate) fn classify(
+    repo: &Repo,
+    known: &mut HashSet<PathBuf>,
+    op: &PathOp,
+    dir: Direction,
+    earlier: Option<Stamp>,
+) -> Result<State, Error> {
+    match refused(repo, known, op)? {
+        Some(why) => Ok(State::Refused(why)),
+        None => content_state(&repo.workdir, repo.git.object_hash(), op, dir, earlier),
+    }
+}
+
+/// Why `op`'s path may not be written (a folder on its way is a symlink or not a
+/// folder), if so.
+fn refused(
+    repo: &Repo,
+    known: &mut HashSet<PathBuf>,
+    op: &PathOp,
+) -> Result<Option<String>, Error> {
+    match fsutil::check_contained(repo, &op.path, known) {
+        Ok(()) => Ok(None),
+        Err(Error::Refused { why, .. }) => Ok(Some(why)),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`classify`] for a path already found contained, without the repository handle
+/// (so that it can run on many threads).
+fn content_state(
+    workdir: &std::path::Path,
+    hash: gix::hash::Kind,
+    op: &PathOp,
+    dir: Direction,
+    earlier: Option<Stamp>,
+) -> Result<State, Error> {
+    let (start, goal) = ends(op, dir);
+    if let Some(stamp) = earlier {
+        if Stamp::now(workdir, &op.path) == Some(stamp) {
+            return Ok(State::Ready(Some(stamp)));
+        }
+    }
+    let checked_at = std::time::SystemTime::now();
+    let (now, stamp) = fsutil::on_disk_stamped_in(workdir, hash, &op.path)?;
+    if fsutil::difference(Side::pair(goal), &now).is_none() {
+        return Ok(State::Done);
+    }
+    if fsutil::difference(Side::pair(start), &now).is_none() {
+        return Ok(State::Ready(stamp.filter(|s| s.settled(checked_at))));
+    }
+    let now = match now {
+        fsutil::OnDisk::Absent => "it is gone".to_string(),
+        fsutil::OnDisk::Folder => "it is a folder now".to_string(),
+        fsutil::OnDisk::File(id, mode) => {
+            format!(
+                "it is blob {}, mode {}",
+                id.to_hex_with_len(12),
+                mode.git_mode()
+            )
+        }
+    };
+    Ok(State::Conflict(format!(
+        "holds neither the before nor the after side: {now}"
+    )))
+}
+
+fn ends(op: &PathOp, dir: Direction) -> (Option<Side>, Option<Side>) {
+    match dir {
+        Direction::Forward => (op.from, op.to),
+        Direction::Back => (op.to, op.from),
+    }
+}
+
+/// What one pass over a record did and left.
+#[derive(Debug, Default)]
+pub(crate) struct Pass {
+    /// Paths written or removed in this pass.
+    pub changed: Vec<String>,
+    /// Paths left alone: they hold neither side, or their folder is a symlink.
+    pub unresolved: Vec<StalePath>,
+    /// Temp files that could not be reached, and other things to tell.
+    pub notes: Vec<String>,
+}
+
+/// One write of a pass: the path's op, and the stamp its target must still have.
+struct Job<'a> {
+    op: &'a PathOp,
+    stamp: Option<Stamp>,
+    /// The temp file to rename into place (`None` for a removal).
+    temp: Option<PathBuf>,
+}
+
+/// Moves every path of `record` that safely can towards one side (see the module
+/// docs), leaving the others and reporting them. Never touches the record file.
+/// `earlier` holds trusted stamps per op (a live apply's last stale check).
+pub(crate) fn converge(
+    repo: &Repo,
+    record: &Record,
+    dir: Direction,
+    earlier: Option<&[Option<Stamp>]>,
+) -> Result<Pass, Error> {
+    let mut pass = Pass::default();
+    let mut orphans = Vec::new();
+    let mut known = HashSet::new();
+    let mut jobs = Vec::new();
+    let mut done_removals = Vec::new();
+    let mut dirs = BTreeSet::new();
+    // Containment first, one thread (its cache of checked folders is shared), then
+    // every contained path's content on all of them: reading and hashing is the work.
+    let mut refusals = Vec::with_capacity(record.ops.len());
+    for op in &record.ops {
+        refusals.push(refused(repo, &mut known, op)?);
+    }
+    let states: Vec<Result<State, Error>> = {
+        use rayon::prelude::*;
+        let (workdir, hash) = (repo.workdir.as_path(), repo.git.object_hash());
+        record
+            .ops
+            .par_iter()
+            .zip(refusals.into_par_iter())
+            .enumerate()
+            .map(|(i, (op, why))| match why {
+                Some(why) => Ok(State::Refused(why)),
+                None => {
+                    let stamp = earlier.and_then(|e| e.get(i).copied().flatten());
+                    content_state(workdir, hash, op, dir, stamp)
+                }
+            })
+            .collect()
+    };
+    for (op, state) in record.ops.iter().zip(states) {
+        let state = state?;
+        let temp = op.temp.as_deref();
+        match state {
+            State::Refused(why) => {
+                if let Some(t) = temp {
+                    // Looking for it would reach through the symlink: say where it was.
+                    orphans.push((why.clone(), t.to_string()));
+                }
+                pass.unresolved.push(StalePath {
+                    path: op.path.clone(),
+                    what: why,
+                });
+            }
+            State::Conflict(what) => {
+                if let Some(t) = temp {
+                    // The temp holds a stored blob: nothing is lost by removing it.
+                    fsutil::remove_if_present(&repo.abs_path(t))?;
+                }
+                pass.unresolved.push(StalePath {
+                    path: op.path.clone(),
+                    what,
+                });
+            }
+            State::Done => {
+                if let Some(t) = temp {
+                    fsutil::remove_if_present(&repo.abs_path(t))?;
+                }
+                if ends(op, dir).1.is_none() {
+                    done_removals.push(op);
+                }
+            }
+            State::Ready(stamp) => {
+                let (_, goal) = ends(op, dir);
+                dirs.insert(fsutil::parent_dir(repo, &op.path));
+                let temp = match goal {
+                    None => None,
+                    Some(goal) => Some(prepare_temp(repo, op, goal, dir, &record.id)?),
+                };
+                jobs.push(Job { op, stamp, temp });
+            }
+        }
+    }
+    pass.notes = orphan_notes(orphans, &record.id);
+    // Renames first, then removals, as the fault points name them.
+    let (renames, removals): (Vec<Job>, Vec<Job>) =
+        jobs.into_iter().partition(|j| j.temp.is_some());
+    let renamed = std::sync::atomic::AtomicUsize::new(0);
+    let mut moved = run_jobs(repo, dir, &renames, &renamed, &mut pass.changed)?;
+    fault("after-renames");
+    moved.extend(run_jobs(repo, dir, &removals, &renamed, &mut pass.changed)?);
+    pass.changed.sort();
+    moved.sort();
+    pass.unresolved
+        .extend(moved.into_iter().map(|path| StalePath {
+            path,
+            what: "changed while the run was writing it".into(),
+        }));
+    // Removals may have emptied folders (never through a symlink: each path was
+    // checked). Paths removed before a crash are looked at again for the same reason.
+    let removed = removals.iter().map(|j| j.op).chain(done_removals);
+    for op in removed {
+        if repo.abs_path(&op.path).symlink_metadata().is_ok() {
+            continue;
+        }
+        for gone in fsutil::remove_empty_parents(repo, &op.path) {
+            if let Some(p) = gone.parent() {
+                dirs.insert(p.to_path_buf());
+            }
+        }
+    }
+    if dir == Direction::Back {
+        remove_created_dirs(repo, record, &mut known);
+        dirs.insert(repo.workdir.clone());
+    }
+    fault("after-deletes");
+    fsutil::sync_dirs(&dirs)?;
+    Ok(pass)
+}
+
+/// Runs renames (jobs with a temp) or removals, in parallel, each after one more look
+/// at its target. Pushes the paths changed onto `changed`; returns those that moved
+/// under us (left alone, their temp removed).
+fn run_jobs(
+    repo: &Repo,
+    dir: Direction,
+    jobs: &[Job],
+    renamed: &std::sync::atomic::AtomicUsize,
+    changed: &mut Vec<String>,
+) -> Result<Vec<String>, Error> {
+    use std::sync::atomic::Ordering;
+    enum Outcome {
+        Changed,
+        Already,
+        Moved,
+    }
+    let (done, moved) = (Mutex::new(Vec::new()), Mutex::new(Vec::new()));
+    // The repository handle cannot cross threads; these can.
+    let (workdir, hash) = (repo.workdir.as_path(), repo.git.object_hash());
+    fsutil::in_parallel(jobs, |job| {
+        let target = workdir.join(&job.op.path);
+        let (start, _) = ends(job.op, dir);
+        let unchanged = still_holds(workdir, hash, &job.op.path, start, job.stamp)?;
+        let outcome = match (&job.temp, unchanged) {
+            (Some(temp), true) => {
+                let r = if start.is_none() {
+                    fsutil::rename_noreplace(temp, &target)
+                } else {
+                    std::fs::rename(temp, &target)
+                };
+                match r {
+                    Ok(()) => {
+                        let n = renamed.fetch_add(1, Ordering::SeqCst) + 1;
+                        fault(&format!("after-rename:{n}"));
+                        Outcome::Changed
+                    }
+                    // A file appeared where the run creates one.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Outcome::Moved,
+                    Err(e) => return Err(Error::io("rename into place", &target)(e)),
+                }
+            }
+            (None, true) => match std::fs::remove_file(&target) {
+                Ok(()) => Outcome::Changed,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Outcome::Already,
+                Err(e) => return Err(Error::io("remove", &target)(e)),
+            },
+            (_, false) => Outcome::Moved,
+        };
+        let push = |m: &Mutex<Vec<String>>| {
+            m.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(job.op.path.clone())
+        };
+        match outcome {
+            Outcome::Changed => push(&done),
+            Outcome::Already => {}
+            Outcome::Moved => {
+                if let Some(temp) = &job.temp {
+                    let _ = std::fs::remove_file(temp);
+                }
+                push(&moved);
+            }
+        }
+        Ok(())
+    })?;
+    changed.extend(done.into_inner().unwrap_or_else(|e| e.into_inner()));
+    Ok(moved.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Whether `path` still holds `start`: its stamp unchanged since it was checked, or
+/// (no trusted stamp) its content read again.
+fn still_holds(
+    workdir: &std::path::Path,
+    hash: gix::hash::Kind,
+    path: &str,
+    start: Option<Side>,
+    stamp: Option<Stamp>,
+) -> Result<bool, Error> {
+    if let Some(s) = stamp {
+        return Ok(Stamp::now(workdir, path) == Some(s));
+    }
+    let now = fsutil::on_disk_in(workdir, hash, path)?;
+    Ok(fsutil::difference(Side::pair(start), &now).is_none())
+}
+
+/// The temp file holding `goal` for `op`: the run's own temp when it is still there
+/// (rolling forward), else written now from the object database, with the target's
+/// permission bits. Missing folders on the way are made (the path was checked).
+fn prepare_temp(
+    repo: &Repo,
+    op: &PathOp,
+    goal: Side,
+    dir: Direction,
+    id: &str,
+) -> Result<PathBuf, Error> {
+    let name = op.temp.clone().unwrap_or_else(|| temp_name(&op.path, id));
+    let temp = repo.abs_path(&name);
+    if dir == Direction::Forward && temp.symlink_metadata().is_ok() {
+        return Ok(temp);
+    }
+    let parent = fsutil::parent_dir(repo, &op.path);
+    std::fs::create_dir_all(&parent).map_err(Error::io("create", &parent))?;
+    let current = std::fs::symlink_metadata(repo.abs_path(&op.path)).ok();
+    let perm = match dir {
+        Direction::Forward => fsutil::perm_for(current.as_ref(), goal.mode).or(op.perm),
+        // Back: a removed file comes back with its bits.
+        Direction::Back if op.to.is_none() => op.perm,
+        Direction::Back => fsutil::perm_for(current.as_ref(), goal.mode),
+    };
+    let bytes = store::blob(repo, goal.blob)?;
+    fsutil::write_file_perm(&temp, &bytes, goal.mode, perm)?;
+    Ok(temp)
+}
+
+/// Whether the run's `applied`/`undone` event is in the journal: it is written only
+/// once every path was moved, so the run was complete.
+pub(crate) fn event_landed(repo: &Repo, record: &Record) -> Result<bool, Error> {
+    Ok(journal::read(repo)?
+        .iter()
+        .any(|e| e.event.run.as_deref() == Some(record.run.as_str())))
+}
+
+/// Rolls a committed run forward: every path that safely can be is moved; when all
+/// are, the `applied`/`undone` event is written and the record removed. Idempotent, so
+/// recovery can call it again. Paths left (see [`Pass::unresolved`]) keep the record.
+pub(crate) fn finish(
+    repo: &Repo,
+    record: &Record,
+    earlier: Option<&[Option<Stamp>]>,
+) -> Result<Pass, Error> {
+    if event_landed(repo, record)? {
+        remove_record(repo)?;
+        return Ok(Pass::default());
+    }
+    let pass = converge(repo, record, Direction::Forward, earlier)?;
+    if pass.unresolved.is_empty() {
+        record_event(repo, record)?;
+        fault("after-journal");
+        remove_record(repo)?;
+    }
+    Ok(pass)
+}
+
+/// Rolls a committed run back as far as it safely can (`recover --abandon`), removes
+/// its temps and the record. Paths holding neither side are left as they are.
+pub(crate) fn abandon(repo: &Repo, record: &Record) -> Result<Pass, Error> {
+    let pass = converge(repo, record, Direction::Back, None)?;
+    remove_record(repo)?;
+    Ok(pass)
+}
+
+/// Writes the run's `applied`/`undone` event (once: skipped when the journal has it),
+/// removing (apply) or re-creating (undo) the pending ref in the same transaction.
+fn record_event(repo: &Repo, record: &Record) -> Result<(), Error> {
+    if event_landed(repo, record)? {
+        return Ok(());
+    }
+    let name = format!("{}{}", store::REF_PREFIX, record.id);
+    let pending = repo
+        .git
+        .try_find_reference(name.as_str())
+        .map_err(Error::git(format!("read {name}")))?
+        .is_some();
+    let mut extra = Vec::new();
+    let kind = match record.op {
+        TxnOp::Undo => {
+            if !pending {
+                extra.push(journal::update_edit(
+                    &name,
+                    PreviousValue::MustNotExist,
+                    record.commit,
+                    "astedit: undone",
+                )?);
+            }
+            EventKind::Undone
+        }
+        TxnOp::Apply => {
+            if pending {
+                extra.push(journal::delete_edit(
+                    &name,
+                    PreviousValue::MustExistAndMatch(Target::Object(record.commit)),
+                )?);
+            }
+            EventKind::Applied
+        }
+    };
+    let mut event = Event::new(repo, kind, &record.id, record.commit);
+    event.reason = record.reason.clone();
+    event.agent = record.agent.clone();
+    event.kind = Some(record.kind.clone());
+    event.files = record.ops.iter().map(|o| o.path.clone()).collect();
+    event.run = Some(record.run.clone());
+    event.made_commit = record.made_commit.clone();
+    event.removed_modes = record
+        .ops
+        .iter()
+        .filter(|o| o.to.is_none())
+        .filter_map(|o| o.perm.map(|p| (o.path.clone(), format!("{p:04o}"))))
+        .collect();
+    let id = journal::append(repo, &event, record.commit, extra)?;
+    // The record may only disappear once the event is on disk (gix fsyncs nothing).
+    journal::sync(repo, id, &[journal::JOURNAL_REF, &name])
+}
+
+/// Object ids as hex strings in the record.
+mod hex_id {
+    use gix::ObjectId;
+    use serde::Deserialize;
+
+    pub fn serialize<S: serde::Serializer>(id: &ObjectId, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&id.to_string())
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ObjectId, D::Error> {
+        let s = String::deserialize(d)?;
+        ObjectId::from_hex(s.as_bytes()).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_and_ops_keep_their_on_disk_strings() {
+        assert_eq!(
+            serde_json::to_string(&Phase::Committed).expect("encode"),
+            "\"committed\""
+        );
+        let p: Phase = serde_json::from_str("\"prepared\"").expect("decode");
+        assert_eq!(p, Phase::Prepared);
+        let op: TxnOp = serde_json::from_str("\"undo\"").expect("decode");
+        assert_eq!(op, TxnOp::Undo);
+    }
+
+    #[test]
+    fn temp_names_sit_beside_their_target() {
+        assert_eq!(temp_name("a.js", "abc"), ".a.js.astedit-abc.tmp");
+        assert_eq!(temp_name("d/e/f.js", "abc"), "d/e/.f.js.astedit-abc.tmp");
+    }
+}
