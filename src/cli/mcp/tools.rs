@@ -208,6 +208,8 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
                     text: cut(&m.text, MAX_MATCH_TEXT),
                 },
                 meta_variables: MetaVariables::of(&m.captures),
+                context_before: None,
+                context_after: None,
             })
         })
         .take(cap)
