@@ -61,12 +61,15 @@ pub struct FileHits {
     pub source: Option<String>,
 }
 
-/// What a search keeps of each file besides the match positions.
+/// What a search keeps of each file besides the match positions, and in which order
+/// it hands the files over.
 #[derive(Debug, Clone, Copy)]
 pub struct Keep {
     pub text: MatchText,
     /// Keep the whole file text in [`FileHits::source`].
     pub source: bool,
+    /// Path order (the default), or each file as soon as its search ends.
+    pub order: crate::pipeline::Delivery,
 }
 
 /// Everything a search found and skipped.
@@ -148,7 +151,9 @@ pub struct GrepSummary {
 }
 
 /// Searches every file of `set` for `pattern`, in parallel, handing each file with
-/// matches to `sink` in path order as soon as it is next (memory stays bounded).
+/// matches to `sink` in path order as soon as it is next (memory stays bounded), or,
+/// with `keep.order` [`Delivery::AsReady`](crate::pipeline::Delivery), as soon as it is
+/// searched.
 /// `sink` returning `false` stops the search (e.g. the reader of the output left);
 /// the summary then counts what was searched until then.
 pub fn grep_each(
@@ -204,7 +209,7 @@ pub fn grep_each(
             });
             One::Searched(hits, found.has_parse_error)
         },
-        crate::pipeline::Delivery::InOrder,
+        keep.order,
         |i, one| {
             let file = &set.files[i];
             match one {
@@ -246,6 +251,7 @@ pub fn grep(
         Keep {
             text: MatchText::WithCaptures,
             source: false,
+            order: crate::pipeline::Delivery::InOrder,
         },
         |hits| {
             files.push(hits);

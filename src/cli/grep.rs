@@ -8,6 +8,7 @@ use git_astedit::grep::Context;
 use git_astedit::grep::GroupLine;
 use git_astedit::grep::Keep;
 use git_astedit::grep::Lines;
+use git_astedit::pipeline::Delivery;
 use git_astedit::report::ContextLine;
 use git_astedit::report::GrepMatch;
 use git_astedit::report::GrepReport;
@@ -51,6 +52,11 @@ pub struct GrepArgs {
     /// goes before the command: `git astedit -C DIR grep …`
     #[arg(short = 'C', long = "context", value_name = "N")]
     pub context: Option<usize>,
+
+    /// Print each file's matches as soon as its search ends (completion order, which
+    /// varies from run to run) instead of in path order. JSON stays in path order.
+    #[arg(long)]
+    pub stream: bool,
 
     #[command(flatten)]
     pub input: InputArgs,
@@ -142,6 +148,12 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
                 MatchText::FirstLine
             },
             source: !context.is_empty(),
+            // JSON is one object at the end: nothing to gain from completion order.
+            order: if args.stream && !json {
+                Delivery::AsReady
+            } else {
+                Delivery::InOrder
+            },
         },
         |file| {
             if shown >= cap {
