@@ -16,6 +16,7 @@ use git_astedit::Error;
 
 mod apply;
 mod common;
+mod completions;
 mod discard;
 mod edit;
 mod gc;
@@ -23,6 +24,7 @@ mod grep;
 mod hook;
 mod list;
 mod log;
+mod man;
 mod mcp;
 mod merge;
 mod output;
@@ -82,6 +84,8 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     Pr(pr::PrArgs),
     Recover(recover::RecoverArgs),
+    Man(man::ManArgs),
+    Completions(completions::CompletionsArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -192,6 +196,8 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Mcp(args) => mcp::run(ctx, args),
         Command::Pr(args) => pr::run(ctx, args),
         Command::Recover(args) => recover::run(ctx, args),
+        Command::Man(args) => man::run(ctx, args),
+        Command::Completions(args) => completions::run(ctx, args),
     }
 }
 

@@ -123,7 +123,7 @@ pub(super) mod recover_policy {
 
     pub fn of(command: &Command) -> Policy {
         match command {
-            Command::Recover(_) => Policy::Skip,
+            Command::Recover(_) | Command::Man(_) | Command::Completions(_) => Policy::Skip,
             Command::Grep(_)
             | Command::List(_)
             | Command::Show(_)

@@ -1,0 +1,171 @@
+//! `git astedit man`: manual pages generated from the clap definitions (clap_mangen),
+//! so that `man git-astedit`, `git help astedit` and `git astedit --help` (which git
+//! turns into `man git-astedit`) open the manual. `cargo install` cannot install man
+//! pages, hence `man --install`.
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use clap::CommandFactory;
+use git_astedit::error::Exit;
+use git_astedit::error::IoError;
+use git_astedit::error::UsageError;
+use git_astedit::Error;
+
+use super::Ctx;
+
+/// Print or install the manual pages
+///
+/// Without --install, prints the manual page of git-astedit, or of SUBCOMMAND (e.g.
+/// `grep`, `hook install`), as roff on stdout: `git astedit man grep | man -l -`.
+///
+/// With --install, writes git-astedit.1 and one page per subcommand
+/// (git-astedit-grep.1, git-astedit-hook-install.1, ...) into DIR/man1, after which
+/// `git astedit --help`, `git help astedit` and `man git-astedit-grep` open them.
+/// Without DIR: the share/man folder beside the folder on PATH that holds git-astedit
+/// (~/.cargo/share/man for ~/.cargo/bin, ~/.local/share/man for ~/.local/bin), which
+/// man-db searches for every folder on PATH. Run it again after an upgrade.
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (its words, e.g. `hook install`)
+    #[arg(value_name = "SUBCOMMAND", conflicts_with = "install")]
+    pub subcommand: Vec<String>,
+
+    /// Write every page into DIR/man1 instead of printing one
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub install: Option<Option<PathBuf>>,
+}
+
+pub fn run(ctx: &mut Ctx, args: ManArgs) -> Result<Exit, Error> {
+    let root = command();
+    match args.install {
+        Some(dir) => {
+            let dir = match dir {
+                Some(dir) => dir,
+                None => default_dir()?,
+            };
+            let written = install(&root, &dir)?;
+            let folder = dir.join("man1");
+            let text = format!(
+                "Wrote {} manual pages into {}.\n",
+                written.len(),
+                folder.display()
+            );
+            print(ctx, text.as_bytes())?;
+            Ok(Exit::Ok)
+        }
+        None => {
+            let mut cmd = &root;
+            for word in &args.subcommand {
+                cmd = cmd.find_subcommand(word).ok_or_else(|| {
+                    let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+                    UsageError(format!(
+                        "no manual page for '{}': {} has the subcommands {}",
+                        args.subcommand.join(" "),
+                        display_name(cmd),
+                        names.join(", ")
+                    ))
+                })?;
+            }
+            let mut page = Vec::new();
+            render(cmd, &mut page).map_err(|source| IoError {
+                action: "render the manual page of",
+                path: display_name(cmd).to_string(),
+                source,
+            })?;
+            print(ctx, &page)?;
+            Ok(Exit::Ok)
+        }
+    }
+}
+
+/// The command tree as the manual describes it: built (so every subcommand has its
+/// page name, `git-astedit-grep`, as display name) and without clap's `help`
+/// subcommand, which has no page.
+fn command() -> clap::Command {
+    let mut cmd = super::Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
+fn display_name(cmd: &clap::Command) -> &str {
+    cmd.get_display_name().unwrap_or_else(|| cmd.get_name())
+}
+
+/// One page: NAME, SYNOPSIS, DESCRIPTION (the long help), OPTIONS, SUBCOMMANDS.
+fn render(cmd: &clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let title = display_name(cmd).to_uppercase();
+    clap_mangen::Man::new(cmd.clone())
+        .title(title)
+        .source(concat!("git-astedit ", env!("CARGO_PKG_VERSION")))
+        .manual("Git Manual")
+        .render(out)
+}
+
+/// Writes the page of `cmd` and of every subcommand below it into `dir/man1`; returns
+/// the files written.
+fn install(cmd: &clap::Command, dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let folder = dir.join("man1");
+    std::fs::create_dir_all(&folder).map_err(|source| IoError {
+        action: "create the folder",
+        path: folder.display().to_string(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    let mut pending = vec![cmd];
+    while let Some(cmd) = pending.pop() {
+        pending.extend(cmd.get_subcommands().filter(|c| !c.is_hide_set()));
+        let path = folder.join(format!("{}.1", display_name(cmd)));
+        let mut page = Vec::new();
+        render(cmd, &mut page)
+            .and_then(|()| std::fs::write(&path, &page))
+            .map_err(|source| IoError {
+                action: "write the manual page",
+                path: path.display().to_string(),
+                source,
+            })?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Where `man --install` writes without DIR: `share/man` beside the folder on PATH
+/// that holds git-astedit (the one git runs), since man-db adds `BIN/../share/man` to
+/// its search path for each folder BIN on PATH. A binary not on PATH (run by its
+/// path) uses its own folder.
+fn default_dir() -> Result<PathBuf, Error> {
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path).find(|dir| dir.is_absolute() && dir.join(BINARY).is_file())
+    });
+    let bin = match on_path {
+        Some(dir) => dir,
+        None => {
+            let exe = std::env::current_exe().map_err(|source| IoError {
+                action: "find the folder of",
+                path: BINARY.into(),
+                source,
+            })?;
+            exe.parent().map(Path::to_path_buf).unwrap_or_default()
+        }
+    };
+    let prefix = bin.parent().unwrap_or(&bin);
+    Ok(prefix.join("share").join("man"))
+}
+
+const BINARY: &str = "git-astedit";
+
+/// Writes generated text to stdout; a reader that closed the pipe early
+/// (`git astedit man | head`) is not an error.
+pub fn print(ctx: &mut Ctx, bytes: &[u8]) -> Result<(), Error> {
+    use std::io::Write;
+    let stdout = ctx.out.stdout();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(IoError {
+            action: "write to",
+            path: "stdout".into(),
+            source: e,
+        }
+        .into()),
+        _ => Ok(()),
+    }
+}
