@@ -68,7 +68,7 @@ pub fn run(ctx: &mut Ctx, args: ManArgs) -> Result<Exit, Error> {
                 })?;
             }
             let mut page = Vec::new();
-            render(cmd, &mut page).map_err(|source| IoError {
+            render(cmd, args.subcommand.is_empty(), &mut page).map_err(|source| IoError {
                 action: "render the manual page of",
                 path: display_name(cmd).to_string(),
                 source,
@@ -83,23 +83,84 @@ pub fn run(ctx: &mut Ctx, args: ManArgs) -> Result<Exit, Error> {
 /// page name, `git-astedit-grep`, as display name) and without clap's `help`
 /// subcommand, which has no page.
 fn command() -> clap::Command {
-    let mut cmd = super::Cli::command().disable_help_subcommand(true);
+    let mut cmd = super::Cli::command()
+        .disable_help_subcommand(true)
+        .long_about(ROOT_DESCRIPTION);
     cmd.build();
     cmd
 }
+
+/// The DESCRIPTION of git-astedit(1): `--help` lists the commands, the page says what
+/// they are for.
+const ROOT_DESCRIPTION: &str = "Structural search and rewrites staged as git objects: \
+preview, apply, undo.
+
+git astedit searches code with ast-grep patterns ($A, $$$ARGS) and stages rewrites \
+(pattern rewrites with edit, agent patches with patch, codemod rules with scan) as \
+previews made of git objects under refs/astedit/<id>, touching no work-tree file and no \
+index entry. apply writes a preview atomically, only if every touched file still has \
+the content it had when the preview was staged; discard drops it; undo reverts an apply \
+from the journal (log).
+
+Every command takes -C DIR and --json (one JSON object on stdout, errors included). \
+Each subcommand has its own page: git-astedit-grep(1), git-astedit-edit(1), and so on.";
+
+/// Sections of git-astedit(1) that clap has no field for, in roff.
+const ROOT_EXTRA: &str = r#".SH "EXIT STATUS"
+.TP
+0
+Done; something matched (grep).
+.TP
+1
+Nothing found, nothing would change, a fix would change a file (scan \-\-check), no pending preview, nothing to undo.
+.TP
+2
+Bad input: usage, pattern, template, patch syntax, rule file, pathspec, unknown id, not a repository.
+.TP
+3
+Stale: a touched file changed since the preview was staged (nothing written), already applied, or unfinished.
+.TP
+4
+Refused for safety: a path outside the work tree, under .git/, through a symlink, or an overwrite.
+.TP
+5
+A patch chunk could not be placed.
+.TP
+6
+Locked by another astedit process or git's index.lock, or a recovery is pending (git astedit recover).
+.TP
+70
+Internal error (I/O, object database).
+.SH "SEE ALSO"
+git(1), git\-grep(1), git\-apply(1), ast\-grep(1); the README of git\-astedit.
+"#;
 
 fn display_name(cmd: &clap::Command) -> &str {
     cmd.get_display_name().unwrap_or_else(|| cmd.get_name())
 }
 
-/// One page: NAME, SYNOPSIS, DESCRIPTION (the long help), OPTIONS, SUBCOMMANDS.
-fn render(cmd: &clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
+/// One page: NAME, SYNOPSIS, DESCRIPTION (the long help), OPTIONS, SUBCOMMANDS; the
+/// root page also EXIT STATUS and SEE ALSO.
+fn render(cmd: &clap::Command, root: bool, out: &mut Vec<u8>) -> std::io::Result<()> {
     let title = display_name(cmd).to_uppercase();
+    let mut page = Vec::new();
     clap_mangen::Man::new(cmd.clone())
         .title(title)
         .source(concat!("git-astedit ", env!("CARGO_PKG_VERSION")))
         .manual("Git Manual")
-        .render(out)
+        .render(&mut page)?;
+    if root {
+        // Before VERSION, where man pages keep them.
+        let text = String::from_utf8_lossy(&page);
+        let at = text.find("\n.SH VERSION").map_or(text.len(), |i| i + 1);
+        let mut joined = String::with_capacity(text.len() + ROOT_EXTRA.len());
+        joined.push_str(&text[..at]);
+        joined.push_str(ROOT_EXTRA);
+        joined.push_str(&text[at..]);
+        page = joined.into_bytes();
+    }
+    out.extend_from_slice(&page);
+    Ok(())
 }
 
 /// Writes the page of `cmd` and of every subcommand below it into `dir/man1`; returns
@@ -112,12 +173,16 @@ fn install(cmd: &clap::Command, dir: &Path) -> Result<Vec<PathBuf>, Error> {
         source,
     })?;
     let mut written = Vec::new();
-    let mut pending = vec![cmd];
-    while let Some(cmd) = pending.pop() {
-        pending.extend(cmd.get_subcommands().filter(|c| !c.is_hide_set()));
+    let mut pending = vec![(cmd, true)];
+    while let Some((cmd, root)) = pending.pop() {
+        pending.extend(
+            cmd.get_subcommands()
+                .filter(|c| !c.is_hide_set())
+                .map(|c| (c, false)),
+        );
         let path = folder.join(format!("{}.1", display_name(cmd)));
         let mut page = Vec::new();
-        render(cmd, &mut page)
+        render(cmd, root, &mut page)
             .and_then(|()| std::fs::write(&path, &page))
             .map_err(|source| IoError {
                 action: "write the manual page",

@@ -136,6 +136,28 @@ fn the_help_tree_is_what_the_tests_walk() {
 }
 
 #[test]
+fn the_root_page_says_what_the_commands_are_for_and_the_exit_codes() {
+    let out = run(&["man"]);
+    out.assert_code(0);
+    let text = roff_text(&out.stdout);
+    assert!(
+        text.contains("previews made of git objects under refs/astedit/<id>"),
+        "{text}"
+    );
+    for section in [
+        ".SH DESCRIPTION",
+        ".SH \"EXIT STATUS\"",
+        ".SH \"SEE ALSO\"",
+        ".SH VERSION",
+    ] {
+        assert!(out.stdout.contains(section), "{section}");
+    }
+    assert!(text.contains("Internal error (I/O, object database)."));
+    // Only the root page has them.
+    assert!(!run(&["man", "grep"]).stdout.contains("EXIT STATUS"));
+}
+
+#[test]
 fn every_page_has_every_subcommand_and_long_flag_and_the_long_description() {
     let nodes = help_tree();
     for node in &nodes {
