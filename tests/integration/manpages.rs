@@ -507,3 +507,112 @@ fn bash_completes_git_astedit_through_gits_completion() {
         }
     }
 }
+
+/// Completes `line` in an interactive zsh (driven through zsh/zpty) with git's own
+/// completion (`_git`, shipped with zsh) and the script `completions zsh` prints on
+/// `fpath` as `_git-astedit`; returns the candidates offered.
+fn zsh_complete(zfunc: &Path, prefix: &Path, line: &str) -> Vec<String> {
+    let work = tempfile::tempdir().expect("tempdir");
+    let hits = work.path().join("hits");
+    let mark = work.path().join("done");
+    // `compadd` is wrapped to record what is offered; a widget completes the line and
+    // then leaves a mark, which ends the wait.
+    let driver = r#"zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "fpath=($ZFUNC \$fpath); autoload -U compinit; compinit -u -D"
+zpty -w z "compadd () { builtin compadd -O __hits \"\$@\"; print -l -- \${^__hits} >> $HITS; builtin compadd \"\$@\" }"
+zpty -w z "complete-then-mark () { zle complete-word; print done > $MARK }; zle -N complete-then-mark; bindkey '^T' complete-then-mark"
+zpty -w z "$1"$'\x14'
+for i in {1..600}; do [[ -e $MARK ]] && break; sleep 0.1; done
+zpty -d z
+"#;
+    let out = Command::new("zsh")
+        .args(["-f", "-c", driver, "zsh", line])
+        .env("ZFUNC", zfunc)
+        .env("HITS", &hits)
+        .env("MARK", &mark)
+        .env("PATH", path_with(&prefix.join("bin")))
+        .output()
+        .expect("zsh");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(mark.exists(), "zsh never finished completing {line:?}");
+    let text = std::fs::read_to_string(&hits).unwrap_or_default();
+    text.lines().map(str::to_string).collect()
+}
+
+#[test]
+fn zsh_completes_git_astedit_through_gits_completion() {
+    if !have("zsh", "--version") {
+        return;
+    }
+    let prefix = installed_prefix();
+    let zfunc = prefix.path().join("zfunc");
+    std::fs::create_dir_all(&zfunc).expect("mkdir");
+    std::fs::write(
+        zfunc.join("_git-astedit"),
+        run(&["completions", "zsh"]).stdout,
+    )
+    .expect("write");
+    let cases: [(&str, &[&str]); 3] = [
+        ("git astedit gr", &["grep"]),
+        ("git astedit grep --max", &["--max-count", "--max-filesize"]),
+        ("git astedit hook ", &["install"]),
+    ];
+    for (line, expected) in cases {
+        let got = zsh_complete(&zfunc, prefix.path(), line);
+        for word in expected {
+            assert!(got.iter().any(|g| g == word), "{line:?}: {word} in {got:?}");
+        }
+    }
+}
+
+#[test]
+fn fish_completes_git_astedit() {
+    if !have("fish", "--version") {
+        return;
+    }
+    let prefix = installed_prefix();
+    let config = prefix.path().join("config");
+    let completions = config.join("fish/completions");
+    std::fs::create_dir_all(&completions).expect("mkdir");
+    std::fs::write(
+        completions.join("git-astedit.fish"),
+        run(&["completions", "fish"]).stdout,
+    )
+    .expect("write");
+    // fish's git completion forwards `git astedit …` to git-astedit's completions;
+    // the README's line for fish releases that register that forward under the wrong
+    // name (3.6) does the same where it is needed, and no harm elsewhere.
+    let program = r#"complete -c git -f -n '__fish_git_using_command astedit' -a '(__fish_git_complete_custom_command astedit)'
+complete -C "git-astedit grep --max"
+echo ---
+complete -C "git astedit grep --max"
+echo ---
+complete -C "git astedit hook "
+"#;
+    let out = Command::new("fish")
+        .args(["-c", program])
+        .env("HOME", prefix.path())
+        .env("XDG_CONFIG_HOME", &config)
+        .env("XDG_DATA_HOME", prefix.path().join("data"))
+        .env("PATH", path_with(&prefix.path().join("bin")))
+        .output()
+        .expect("fish");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let parts: Vec<&str> = text.split("---\n").collect();
+    assert_eq!(
+        parts.len(),
+        3,
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for part in &parts[..2] {
+        assert!(part.contains("--max-count\t"), "{text}");
+        assert!(part.contains("--max-filesize\t"), "{text}");
+    }
+    assert!(parts[2].contains("install\t"), "{text}");
+}
