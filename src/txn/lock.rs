@@ -93,7 +93,8 @@ impl Holder {
 /// A held lock; dropping it removes the file (and releases the flock).
 pub(crate) struct Lock {
     path: PathBuf,
-    _file: std::fs::File,
+    /// Open for the lock's lifetime: it carries the flock.
+    file: std::fs::File,
 }
 
 /// What a look at a held lock found.
@@ -137,7 +138,7 @@ impl Lock {
     }
 
     fn try_create(path: &Path, me: &Holder) -> Result<Option<Lock>, Error> {
-        let mut file = match std::fs::OpenOptions::new()
+        let file = match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(path)
@@ -150,12 +151,14 @@ impl Lock {
         // A file system without flock leaves the lock unbreakable, not unsafe.
         let _ = try_flock(&file);
         let body = serde_json::to_string(me).unwrap_or_default();
+        // Held from here on: a failed write drops it, which removes the file.
         let lock = Lock {
             path: path.to_path_buf(),
-            _file: file.try_clone().map_err(Error::io("open the lock", path))?,
+            file,
         };
-        file.write_all(body.as_bytes())
-            .and_then(|_| file.sync_all())
+        (&lock.file)
+            .write_all(body.as_bytes())
+            .and_then(|_| lock.file.sync_all())
             .map_err(Error::io("write the lock", path))?;
         Ok(Some(lock))
     }

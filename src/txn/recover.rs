@@ -76,6 +76,11 @@ pub fn abandon(repo: &Repo) -> Result<Recovery, Error> {
     let pass = record::abandon(repo, &record)?;
     let mut notes = pass.notes.clone();
     notes.extend(left_alone_notes(&pass.unresolved));
+    if super::index::clear_stale_lock(repo)? {
+        notes.push(
+            "removed the index.lock it held; check the staged state with `git status`".into(),
+        );
+    }
     journal_recovered(repo, &record, RecoveryAction::Abandoned, notes.clone())?;
     let mut message = format!(
         "the interrupted {} of {} was abandoned: {}",
