@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::CommandFactory;
 use git_astedit::error::Exit;
+use git_astedit::error::InputError;
 use git_astedit::error::IoError;
 use git_astedit::error::UsageError;
 use git_astedit::Error;
@@ -167,8 +168,9 @@ fn render(cmd: &clap::Command, root: bool, out: &mut Vec<u8>) -> std::io::Result
 /// the files written.
 fn install(cmd: &clap::Command, dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let folder = dir.join("man1");
-    std::fs::create_dir_all(&folder).map_err(|source| IoError {
-        action: "create the folder",
+    // The user named DIR: a file or an unusable path there is bad input (exit 2).
+    std::fs::create_dir_all(&folder).map_err(|source| InputError {
+        action: "create the manual folder",
         path: folder.display().to_string(),
         source,
     })?;

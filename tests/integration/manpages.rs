@@ -260,9 +260,12 @@ fn install_into_a_file_fails_and_names_it() {
     let file = dir.path().join("not-a-folder");
     std::fs::write(&file, "x").expect("write");
     let out = run(&["man", "--install", file.to_str().expect("utf-8")]);
-    assert_ne!(out.code, 0);
+    out.assert_code(2);
     assert!(out.stderr.contains("not-a-folder"), "{}", out.stderr);
     assert_eq!(std::fs::read(&file).expect("read"), b"x");
+    let json = run(&["--json", "man", "--install", file.to_str().expect("utf-8")]);
+    json.assert_code(2);
+    assert_eq!(json.json()["error"]["code"], "input-not-a-folder");
 }
 
 /// A PATH folder holding `git-astedit` (a link to the built binary), as after
