@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # Builds the benchmark corpora and finds (or installs) the tools the benchmark compares.
 #
-#   bench/corpus.sh [rust|ts|py|tools]...   (default: all of them)
+#   bench/corpus.sh [rust|ts|py|gson|essentials|tools]...   (default: all of them)
 #
 # Each corpus is a git repository with one commit under ${BENCH_DIR:-/tmp/astedit-bench}/corpus/,
 # unpacked from packages pinned in bench/pins/ (crates.io, npm, PyPI). A corpus whose
 # `.git/bench-built` stamp exists is left alone, so running this again is cheap; delete the folder to
 # rebuild. Tools: ast-grep (npm, pinned), ripgrep, hyperfine and GNU time (apt, only when
 # missing). Prints one `name=path` line per tool at the end.
+#
+# `gson` (a Java corpus) and `essentials` (the ast-grep-essentials rule collection) are
+# git repositories fetched at pinned commits from GitHub, or from a local mirror of bare
+# repositories (`$BENCH_MIRROR/<owner>+<name>/repo`, default /work/.mirror) when GitHub
+# cannot be reached. Their code is never committed here.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 BENCH_DIR=${BENCH_DIR:-/tmp/astedit-bench}
 AST_GREP_VERSION=${AST_GREP_VERSION:-0.51.1}
+BENCH_MIRROR=${BENCH_MIRROR:-/work/.mirror}
+# Pinned commits of the fetched repositories.
+GSON_COMMIT=9835b6f90192f79cdf5300c528fc6212455fb6c1
+ESSENTIALS_COMMIT=73120109bf45c284d0cd8a37bdd7082e80e92e87
 corpora="$BENCH_DIR/corpus"
 mkdir -p "$corpora"
 
@@ -41,7 +50,7 @@ build() {
     local work
     work=$(mktemp -d "$corpora/.$name.XXXXXX")
     log "$name: building in $work"
-    "$fill" "$work"
+    if ! "$fill" "$work"; then rm -rf "$work"; return 1; fi
     snapshot "$work/tree"
     git -C "$work/tree" ls-files | wc -l | xargs printf '%s tracked files\n' > "$work/tree/.git/bench-stats"
     rm -rf "$dest"
@@ -79,6 +88,80 @@ fill_py() {  # the hash-pinned sdists of django and sympy, unpacked
     for t in "$work"/dl/*.tar.gz; do tar -xzf "$t" -C "$work/tree"; done
 }
 
+# Writes the tree of github.com/$1 at commit $2 into folder $3: from GitHub, else from the
+# local mirror.
+fetch_tree() {
+    local repo=$1 commit=$2 dest=$3 src tmp
+    tmp=$(mktemp -d)
+    if git clone -q --bare --filter=blob:none "https://github.com/$repo" "$tmp/repo.git" 2>/dev/null; then
+        src="$tmp/repo.git"
+    elif [ -d "$BENCH_MIRROR/${repo/\//+}/repo" ]; then
+        src="$BENCH_MIRROR/${repo/\//+}/repo"
+        log "github.com unreachable: using the mirror $src"
+    else
+        log "cannot fetch $repo: no network and no mirror at $BENCH_MIRROR/${repo/\//+}/repo"
+        rm -rf "$tmp"
+        return 1
+    fi
+    mkdir -p "$dest"
+    git --git-dir="$src" archive "$commit" | tar -x -C "$dest"
+    rm -rf "$tmp"
+}
+
+fill_gson() {  # google/gson at a pinned commit (Java)
+    fetch_tree google/gson "$GSON_COMMIT" "$1/tree"
+}
+
+# The ast-grep-essentials rules, made loadable by ast-grep 0.51.1 the way issue 16 did:
+# the `ast-grep-essentials: true` key (not a rule field) removed from every file, and the
+# files ast-grep 0.51.1 refuses (pins/essentials/refused.txt: kinds or fields that its
+# grammars or schema do not have) left out. Each file is then checked against ast-grep
+# itself: a kept file it refuses, or a left-out file it loads, stops the build.
+essentials() {
+    local dest="$BENCH_DIR/rules/essentials" sg=$1
+    if [ -e "$dest/.bench-built" ]; then
+        log "essentials: already built ($dest)"
+        echo "essentials=$dest"
+        return
+    fi
+    local work empty f loads bad=0
+    work=$(mktemp -d "$BENCH_DIR/.essentials.XXXXXX")
+    fetch_tree coderabbitai/ast-grep-essentials "$ESSENTIALS_COMMIT" "$work/src"
+    mkdir -p "$work/tree"
+    cp -a "$work/src/rules" "$work/src/utils" "$work/src/sgconfig.yml" "$work/tree/"
+    find "$work/tree/rules" "$work/tree/utils" -name '*.yml' -exec sed -i '/^ast-grep-essentials:/d' {} +
+    empty="$work/empty"
+    mkdir -p "$empty"
+    while read -r f; do
+        [ -n "$f" ] || continue
+        if "$sg" scan -r "$work/tree/$f" "$empty" >/dev/null 2>&1; then
+            log "essentials: ast-grep loads $f, listed as refused"; bad=1
+        fi
+        rm "$work/tree/$f"
+    done < "$here/pins/essentials/refused.txt"
+    loads=0
+    for f in $(cd "$work/tree" && find rules -name '*.yml' | sort); do
+        if "$sg" scan -r "$work/tree/$f" "$empty" >/dev/null 2>&1; then
+            loads=$((loads + 1))
+        else
+            log "essentials: ast-grep refuses $f"; bad=1
+        fi
+    done
+    if [ "$bad" != 0 ]; then
+        log "essentials: the refused list does not fit ast-grep $("$sg" --version); not built"
+        rm -rf "$work"
+        return 1
+    fi
+    rm -rf "$dest"
+    mkdir -p "$(dirname "$dest")"
+    mv "$work/tree" "$dest"
+    rm -rf "$work"
+    echo "$loads" > "$dest/.bench-rules"
+    touch "$dest/.bench-built"
+    log "essentials: $loads rule files in $dest"
+    echo "essentials=$dest"
+}
+
 tools() {
     local tooldir="$BENCH_DIR/tools"
     local sg="$tooldir/bin/ast-grep"
@@ -104,18 +187,24 @@ tools() {
     echo "time=/usr/bin/time"
 }
 
+ast_grep_bin() {
+    if [ -n "${AST_GREP:-}" ]; then echo "$AST_GREP"; else echo "$BENCH_DIR/tools/bin/ast-grep"; fi
+}
+
 what=("$@")
-[ ${#what[@]} -gt 0 ] || what=(tools rust ts py)
+[ ${#what[@]} -gt 0 ] || what=(tools rust ts py gson essentials)
 for w in "${what[@]}"; do
     case $w in
         rust) build rust fill_rust ;;
         ts) build ts fill_ts ;;
         py) build py fill_py ;;
+        gson) build gson fill_gson || log "gson: not built" ;;
+        essentials) essentials "$(ast_grep_bin)" || log "essentials: not built" ;;
         tools) tools ;;
-        *) echo "usage: $0 [rust|ts|py|tools]..." >&2; exit 2 ;;
+        *) echo "usage: $0 [rust|ts|py|gson|essentials|tools]..." >&2; exit 2 ;;
     esac
 done
-for c in rust ts py; do
+for c in rust ts py gson; do
     [ -e "$corpora/$c/.git/bench-built" ] && echo "$c=$corpora/$c"
 done
 exit 0

@@ -48,6 +48,9 @@ rule:
   pattern: $A.unwrap()
 fix: $A.expect("bench")
 """
+# The ast-grep-essentials rule collection (bench/corpus.sh essentials) is scanned over
+# these corpora: every rule of every language, as a CI or pre-commit run would.
+COLLECTION_CORPORA = ["py", "ts", "gson"]
 STAGE_CORPUS = "rust"
 STAGE_LANG = "rust"
 STAGE_PATTERN = "$A.unwrap()"
@@ -164,7 +167,9 @@ def prepare(args: argparse.Namespace) -> tuple[Tools, dict[str, Path]]:
     log("corpora and tools: bench/corpus.sh")
     lines = sh([str(REPO / "bench" / "corpus.sh")]).splitlines()
     found = dict(line.split("=", 1) for line in lines if "=" in line)
-    corpora = {name: Path(found[name]) for name in ("rust", "ts", "py") if name in found}
+    corpora = {name: Path(found[name]) for name in ("rust", "ts", "py", "gson") if name in found}
+    if "essentials" in found:
+        corpora["essentials"] = Path(found["essentials"])
     ast_grep = found["ast-grep"].split(" (")[0]
     rg = found["rg"].split(" (")[0]
 
@@ -306,6 +311,79 @@ def bench_scan(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], ch
         by_tool["git-astedit"].count = f"{ours:,} findings"
         verdict = "**agree**" if ours == len(theirs) else "**differ**"
         checks.append(f"- {STAGE_CORPUS} scan: {verdict}: {ours:,} findings, ast-grep {len(theirs):,}")
+
+
+def bench_collection(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], checks: list[str]) -> None:
+    """`scan` (report only) with the ast-grep-essentials collection: git-astedit vs ast-grep."""
+    rules_dir = corpora.get("essentials")
+    if rules_dir is None:
+        checks.append("- ast-grep-essentials scan: the rule collection is not built (bench/corpus.sh essentials)")
+        return
+    conf = str(rules_dir / "sgconfig.yml")
+    n_rules = (rules_dir / ".bench-rules").read_text().strip()
+    task = f"scan, ast-grep-essentials ({n_rules} rule files)"
+    scratch = BENCH_DIR / "out"
+    scratch.mkdir(parents=True, exist_ok=True)
+    for corpus in COLLECTION_CORPORA:
+        if corpus not in args.corpus or corpus not in corpora:
+            continue
+        root = corpora[corpus]
+        contenders: list[tuple[Row, list[str]]] = []
+        if tools.astedit and tools.astedit_has("scan", "--config"):
+            cmd = [str(tools.astedit), "scan", "--config", conf] + tools.astedit_threads("scan")
+            contenders.append((Row(corpus, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
+        cmd = [tools.ast_grep, "scan", "-c", conf, "-j", str(tools.threads)]
+        contenders.append((Row(corpus, task, "ast-grep", "ast-grep " + " ".join(cmd[1:]), baseline=True), cmd))
+        log(f"{corpus}: {task}")
+        timed(contenders, lambda row, cmd, i: measure(cmd, root, tools.env, scratch / f"{row.tool}.out"),
+              args.runs)
+        rows.extend(row for row, _ in contenders)
+        if not args.no_check:
+            check_collection(tools, root, corpus, conf, contenders, checks)
+
+
+Finding = tuple[str, str, int, int, int, int]  # rule id, path, start line, column, end line, column: 1-based
+
+
+def check_collection(tools: Tools, root: Path, corpus: str, conf: str, contenders, checks: list[str]) -> None:
+    """Both tools must report the same findings: rule id, path and range."""
+    sg = subprocess.run([tools.ast_grep, "scan", "-c", conf, "-j", str(tools.threads), "--json=stream"],
+                        cwd=root, env=tools.env, stdout=subprocess.PIPE, text=True)
+    theirs: list[Finding] = []
+    for line in sg.stdout.splitlines():
+        if line.strip():
+            m = json.loads(line)
+            a, b = m["range"]["start"], m["range"]["end"]
+            theirs.append((m["ruleId"], m["file"], a["line"] + 1, a["column"] + 1, b["line"] + 1, b["column"] + 1))
+    by_tool = {row.tool: row for row, _ in contenders}
+    by_tool["ast-grep"].count = f"{len(theirs):,} findings"
+    head = f"{corpus} ast-grep-essentials scan"
+    if "git-astedit" not in by_tool or by_tool["git-astedit"].error:
+        checks.append(f"- {head}: git-astedit scan not measured, nothing to compare")
+        return
+    run = subprocess.run([str(tools.astedit), "--json", "scan", "--config", conf], cwd=root, env=tools.env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ours: list[Finding] = [(f["rule"], f["path"], f["line"], f["column"], f["end_line"], f["end_column"])
+                               for f in json.loads(run.stdout)["findings"]]
+    except (ValueError, KeyError, TypeError) as e:
+        checks.append(f"- {head}: could not read `git astedit --json scan` output ({e})")
+        return
+    by_tool["git-astedit"].count = f"{len(ours):,} findings"
+    if sorted(ours) == sorted(theirs):
+        rules = len({f[0] for f in ours})
+        checks.append(f"- {head}: **agree**: the same {len(ours):,} findings (rule id, path, start and end "
+                      f"line:col) from {rules} rules")
+        return
+    only_ours = sorted(set(ours) - set(theirs))
+    only_theirs = sorted(set(theirs) - set(ours))
+    checks.append(f"- {head}: **differ**: {len(ours):,} vs {len(theirs):,} findings; "
+                  f"{len(only_ours):,} only in git-astedit, {len(only_theirs):,} only in ast-grep")
+    for label, items in (("only git-astedit", only_ours), ("only ast-grep", only_theirs)):
+        for r, p, l, c, el, ec in items[:5]:
+            checks.append(f"  - {label}: `{r}` `{p}:{l}:{c}-{el}:{ec}`")
+        if len(items) > 5:
+            checks.append(f"  - {label}: … {len(items) - 5:,} more")
 
 
 def timed(contenders: list[tuple[Row, list[str]]], runner, runs: int) -> None:
@@ -616,14 +694,16 @@ def table(rows: list[Row]) -> str:
 
 
 def targets(rows: list[Row]) -> list[str]:
-    """Issue 5's bar, row by row: wall-time ratio and peak memory against the baseline."""
+    """The bars of issues 5 and 16, row by row: wall-time ratio and peak memory against the baseline."""
     out = []
     groups: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
         groups.setdefault((row.corpus, row.task), []).append(row)
     for (corpus, task), members in groups.items():
-        if task.startswith("scan"):
-            continue  # not part of the issue's bar
+        if task.startswith("scan, ast-grep-essentials") and corpus == "py":
+            bar = 0.5  # issue 16
+        elif task.startswith("scan"):
+            continue  # no bar
         ours = next((r for r in members if r.tool == "git-astedit"), None)
         base = next((r for r in members if r.baseline), None)
         if task.startswith("grep"):
@@ -631,7 +711,7 @@ def targets(rows: list[Row]) -> list[str]:
             bar = 0.5 if literal else 1.0
         elif task.startswith("edit"):
             bar = 0.6
-        else:
+        elif not task.startswith("scan"):
             bar = 1.0
         if not ours or not base or not ours.runs or not base.runs or ours.error or base.error:
             out.append(f"- {corpus} {task}: not measured")
@@ -671,8 +751,10 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="2 timed runs instead of 5, for trying things out")
     ap.add_argument("--runs", type=int, help="timed runs per tool after the warm-up (default 5)")
     ap.add_argument("--threads", type=int, default=2, help="threads for every tool (default 2)")
-    ap.add_argument("--corpus", default="rust,ts,py", help="comma-separated subset of rust,ts,py")
-    ap.add_argument("--only", choices=["search", "stage"], help="run only the searches, or only edit+apply")
+    ap.add_argument("--corpus", default="rust,ts,py,gson", help="comma-separated subset of rust,ts,py,gson "
+                    "(gson: only the rule-collection scan)")
+    ap.add_argument("--only", choices=["search", "stage", "scan"],
+                    help="run only the searches, only edit+apply, or only the scans")
     ap.add_argument("--only-stage", action="store_true", help="time edit but not apply")
     ap.add_argument("--no-build", action="store_true", help="use the existing target/release/git-astedit")
     ap.add_argument("--no-check", action="store_true", help="skip the agreement checks")
@@ -693,12 +775,13 @@ def main() -> int:
     host = machine()
     rows: list[Row] = []
     checks: list[str] = []
-    if args.only != "stage":
+    if args.only in (None, "search"):
         bench_search(tools, corpora, args, rows, checks)
-    if args.only != "search":
+    if args.only in (None, "stage"):
         bench_stage_apply(tools, corpora, args, rows, checks)
-    if args.only is None:
+    if args.only in (None, "scan"):
         bench_scan(tools, corpora, args, rows, checks)
+        bench_collection(tools, corpora, args, rows, checks)
     elapsed = datetime.datetime.now(datetime.timezone.utc) - started
 
     argv = " ".join(sys.argv[1:])
@@ -719,7 +802,7 @@ def main() -> int:
         "time; CPU: median user + system time; peak RSS: the largest of the timed runs. On a shared "
         "machine wall time reflects the cores actually obtained; CPU time less so.",
         "",
-        "## Against issue 5's bar",
+        "## Against the bars (issue 5; issue 16 for the rule collection on py)",
         "",
         *targets(rows),
         "",

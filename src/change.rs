@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::Serialize;
 
 /// How a file is stored in git (and written to the work tree).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FileMode {
     Regular,
@@ -76,12 +76,46 @@ impl ChangeSet {
     }
 }
 
+/// What made a preview.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum PreviewKind {
+    /// `edit` (`ast_edit`): structural rewrite ops.
+    #[default]
+    Edit,
+    /// `patch` (`apply_patch`): a `*** Begin Patch` text.
+    Patch,
+    /// `scan --stage`/`--apply`: rule fixes.
+    Scan,
+    /// `merge`: previews combined.
+    Merge,
+}
+
+impl PreviewKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PreviewKind::Edit => "edit",
+            PreviewKind::Patch => "patch",
+            PreviewKind::Scan => "scan",
+            PreviewKind::Merge => "merge",
+        }
+    }
+}
+
+impl std::fmt::Display for PreviewKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, so that `{:<5}` aligns in lists.
+        f.pad(self.as_str())
+    }
+}
+
 /// What a preview records about itself, stored as JSON in the preview commit's message.
 /// Every field but `kind` and `summary` is optional so that old previews stay readable.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PreviewMeta {
-    /// `edit`, `patch`, `scan` or `merge`.
-    pub kind: String,
+    pub kind: PreviewKind,
     /// One line, e.g. `3 replacements in 2 files`.
     pub summary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,7 +148,7 @@ pub struct PreviewMeta {
     pub details: serde_json::Value,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OpMeta {
     pub pattern: String,
     pub rewrite: String,
@@ -122,13 +156,13 @@ pub struct OpMeta {
     pub lang: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RuleCount {
     pub rule: String,
     pub count: usize,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileMeta {
     pub path: String,
     pub count: usize,

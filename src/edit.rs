@@ -103,7 +103,7 @@ impl EditOutcome {
         reason: Option<String>,
     ) -> PreviewMeta {
         PreviewMeta {
-            kind: "edit".to_string(),
+            kind: crate::change::PreviewKind::Edit,
             summary: self.summary(),
             reason,
             ops: ops

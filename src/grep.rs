@@ -139,6 +139,8 @@ pub struct GrepSummary {
 
 /// Searches every file of `set` for `pattern`, in parallel, handing each file with
 /// matches to `sink` in path order as soon as it is next (memory stays bounded).
+/// `sink` returning `false` stops the search (e.g. the reader of the output left);
+/// the summary then counts what was searched until then.
 pub fn grep_each(
     repo: &Repo,
     set: &FileSet,
@@ -146,7 +148,7 @@ pub fn grep_each(
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
     keep_text: MatchText,
-    mut sink: impl FnMut(FileHits),
+    mut sink: impl FnMut(FileHits) -> bool,
 ) -> Result<GrepSummary, Error> {
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
     let PerLanguage {
@@ -201,7 +203,7 @@ pub fn grep_each(
                     if let Some(hits) = hits {
                         out.total += hits.matches.len();
                         out.files_matched += 1;
-                        sink(hits);
+                        return sink(hits);
                     }
                 }
                 One::Skipped(reason) => out.skipped.add(reason, &file.path),
@@ -213,7 +215,7 @@ pub fn grep_each(
     Ok(out)
 }
 
-/// Like [`grep_each`], collecting every file's matches.
+/// Like [`grep_each`], collecting every file's matches with their captures.
 pub fn grep(
     repo: &Repo,
     set: &FileSet,
@@ -228,8 +230,11 @@ pub fn grep(
         pattern,
         forced_lang,
         max_file_size,
-        MatchText::Full,
-        |hits| files.push(hits),
+        MatchText::WithCaptures,
+        |hits| {
+            files.push(hits);
+            true
+        },
     )?;
     Ok(GrepOutcome {
         files,

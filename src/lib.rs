@@ -3,8 +3,15 @@ git-astedit: structural search and rewrites, agent patches and codemod rules, st
 previews made of git objects and applied atomically with a stale check, undoable.
 
 The data path runs one way: [`files`] picks the files → an engine ([`rewrite`],
-[`patch`]) turns them into a [`change::ChangeSet`] → [`txn`] stores it as a preview and
-later applies it to the work tree. [`render`] turns results into text and JSON.
+[`patch`], [`scan`]) turns them into a [`change::ChangeSet`] → [`txn`] stores it as a
+preview and later applies it to the work tree.
+
+Above the engines sit the layers the two front ends (the CLI and the MCP server, both
+in the binary's `src/cli/`) share: [`ops`] sequences engines and [`txn`] where one
+command needs several calls, [`report`] holds every JSON shape (`Serialize +
+JsonSchema`, with `schema_version`) and its schema, and [`render`] turns results into
+text (diffs, stats, git-style path quoting). The front ends parse arguments, call the
+library, and print a report; they hold no gix calls and start no processes.
 */
 
 pub mod alloc;
@@ -13,10 +20,12 @@ pub mod edit;
 pub mod error;
 pub mod files;
 pub mod grep;
+pub mod ops;
 pub mod patch;
 pub mod pipeline;
 pub mod render;
 pub mod repo;
+pub mod report;
 pub mod rewrite;
 pub mod scan;
 pub mod txn;

@@ -1,13 +1,13 @@
 //! `git astedit apply` (and `resolve apply`): writes a pending preview to the work tree.
 
-use std::io::Write;
-
 use git_astedit::error::Exit;
+use git_astedit::report::Action;
 use git_astedit::txn::ApplyOptions;
 use git_astedit::txn::ApplyReport;
 use git_astedit::Error;
 
 use super::Ctx;
+use super::OutputError;
 
 #[derive(Debug, clap::Args)]
 pub struct ApplyArgs {
@@ -36,48 +36,52 @@ pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
         agent: None,
     };
     let report = git_astedit::txn::apply(repo, args.id.as_deref(), &opts)?;
-    print_report(ctx, "applied", &report, opts.index);
+    print_report(ctx, Action::Applied, &report, opts.index, opts.reason)?;
     Ok(Exit::Ok)
 }
 
 /// Prints an apply or undo report: one JSON object, or a summary line per fact.
-pub(super) fn print_report(ctx: &mut Ctx, action: &str, report: &ApplyReport, index: bool) {
+pub(super) fn print_report(
+    ctx: &mut Ctx,
+    action: Action,
+    report: &ApplyReport,
+    index: bool,
+    reason: Option<String>,
+) -> Result<(), OutputError> {
     if ctx.json {
-        let value = serde_json::json!({
-            "id": report.id,
-            "action": action,
-            "written": report.written,
-            "deleted": report.deleted,
-            "index": index,
-            "commit": report.commit,
-        });
-        let mut value = value;
-        if action == "undone" {
-            value["index_restored"] = report.index_restored.into();
-            value["index_left"] = report.index_left.clone().into();
-            value["commit_kept"] = report.commit_kept.clone().into();
-        }
-        let _ = writeln!(ctx.out.stdout(), "{value}");
-        return;
+        let mut files: Vec<String> = report
+            .written
+            .iter()
+            .chain(&report.deleted)
+            .cloned()
+            .collect();
+        files.sort();
+        let value = super::common::resolve_report(report, action, files, index, reason);
+        return ctx.out.json(&value);
     }
-    let verb = if action == "applied" {
-        "Applied"
-    } else {
-        "Undid"
+    let mut text = match action {
+        Action::Undone => format!(
+            "Undid {}: {} written, {} deleted. The preview is pending again; it is applied \
+             again only by its id.\n",
+            report.id,
+            count(report.written.len()),
+            count(report.deleted.len())
+        ),
+        _ => format!(
+            "Applied {}: {} written, {} deleted.\n",
+            report.id,
+            count(report.written.len()),
+            count(report.deleted.len())
+        ),
     };
-    let _ = writeln!(
-        ctx.out.stdout(),
-        "{verb} {}: {} written, {} deleted.",
-        report.id,
-        count(report.written.len()),
-        count(report.deleted.len())
-    );
     if let Some(c) = &report.commit {
-        let _ = writeln!(ctx.out.stdout(), "Committed {c}.");
+        text.push_str(&format!("Committed {c}.\n"));
     }
     for line in undo_notes(report) {
-        let _ = writeln!(ctx.out.stdout(), "{line}");
+        text.push_str(&line);
+        text.push('\n');
     }
+    ctx.out.print(&text)
 }
 
 /// What an undo left as applied (the index, a commit) and the commands that finish it.
@@ -139,7 +143,6 @@ fn shell_quote(p: &str) -> String {
         format!("'{}'", p.replace('\'', "'\\''"))
     }
 }
-
 fn count(n: usize) -> String {
     format!("{n} file{}", if n == 1 { "" } else { "s" })
 }

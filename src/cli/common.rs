@@ -6,6 +6,12 @@ use git_astedit::repo::Repo;
 use git_astedit::txn;
 use git_astedit::Error;
 
+use git_astedit::report::Action;
+use git_astedit::report::Diagnostics;
+use git_astedit::report::PreviewState;
+use git_astedit::report::ResolveReport;
+use git_astedit::report::Version;
+
 use super::Out;
 
 /// Which files to read.
@@ -75,30 +81,25 @@ impl StageArgs {
         changes: &git_astedit::change::ChangeSet,
         meta: &git_astedit::change::PreviewMeta,
     ) -> Result<(txn::Preview, Option<txn::ApplyReport>), Error> {
-        let mut stager = txn::Stager::new(repo);
-        for change in &changes.changes {
-            stager.add_borrowed(change)?;
-        }
-        self.finish(repo, stager, meta)
+        let preview = txn::stage(repo, changes, meta)?;
+        let applied = self.apply_now(repo, &preview)?;
+        Ok((preview, applied))
     }
 
-    /// Finishes a preview built file by file and, with `--apply`, applies it at once.
-    pub fn finish(
+    /// With `--apply`, applies a just-staged preview at once.
+    pub fn apply_now(
         &self,
         repo: &Repo,
-        stager: txn::Stager<'_>,
-        meta: &git_astedit::change::PreviewMeta,
-    ) -> Result<(txn::Preview, Option<txn::ApplyReport>), Error> {
-        let preview = stager.finish(meta)?;
+        preview: &txn::Preview,
+    ) -> Result<Option<txn::ApplyReport>, Error> {
         if !self.apply {
-            return Ok((preview, None));
+            return Ok(None);
         }
         let opts = txn::ApplyOptions {
             reason: self.reason.clone(),
             ..Default::default()
         };
-        let report = txn::apply(repo, Some(&preview.id), &opts)?;
-        Ok((preview, Some(report)))
+        Ok(Some(txn::apply(repo, Some(&preview.id), &opts)?))
     }
 }
 
@@ -116,56 +117,52 @@ pub fn staged_line(preview: &txn::Preview, applied: Option<&txn::ApplyReport>) -
     }
 }
 
-/// Warnings every file-reading command gives: languages skipped, files that parse with
-/// errors, files skipped.
-pub fn warn_common(
-    out: &mut Out,
+/// Skip counts, parse errors and skipped languages as the report shape, with the
+/// warning lines a person gets on stderr (the same facts in words).
+pub fn diagnostics(
     repo: &Repo,
     skipped_languages: &[(String, String)],
     parse_errors: &[String],
     skipped: &files::Skipped,
-) {
-    if let Some(note) = git_astedit::rewrite::skipped_languages_note(skipped_languages) {
-        out.warn(&note);
-    }
-    if !parse_errors.is_empty() {
-        let shown: Vec<String> = parse_errors
-            .iter()
-            .take(3)
-            .map(|p| repo.display_path(p))
-            .collect();
-        let more = if parse_errors.len() > 3 { ", …" } else { "" };
-        out.warn(&format!(
-            "{} parsed with errors (searched anyway): {}{more}",
-            git_astedit::render::plural(parse_errors.len(), "file"),
-            shown.join(", ")
-        ));
-    }
-    if let Some(line) = skipped.summary() {
-        out.warn(&line);
-    }
-}
-
-/// The JSON shape of skip counts and warnings, shared by `grep` and `edit`.
-pub fn json_diagnostics(
-    repo: &Repo,
-    skipped_languages: &[(String, String)],
-    parse_errors: &[String],
-    skipped: &files::Skipped,
-) -> serde_json::Value {
-    serde_json::json!({
-        "skipped": skipped.counts,
-        "parse_errors": {
-            "count": parse_errors.len(),
-            "paths": parse_errors.iter().take(20).map(|p| repo.display_path(p)).collect::<Vec<_>>(),
-        },
-        "skipped_languages": skipped_languages.iter().map(|(l, r)| serde_json::json!({"lang": l, "reason": r})).collect::<Vec<_>>(),
+) -> Diagnostics {
+    Diagnostics::of(skipped_languages, parse_errors, skipped, |p| {
+        repo.display_path(p)
     })
 }
 
-/// Adds the keys of `extra` (an object) to `value` (an object).
-pub fn merge(value: &mut serde_json::Value, extra: serde_json::Value) {
-    if let (Some(obj), serde_json::Value::Object(d)) = (value.as_object_mut(), extra) {
-        obj.extend(d);
+/// Prints a report's warnings on stderr.
+pub fn warn_all(out: &mut Out, diag: &Diagnostics) {
+    for w in &diag.warnings {
+        out.warn(w);
+    }
+}
+
+/// The report of an apply (or undo) as every command gives it.
+pub fn resolve_report(
+    report: &txn::ApplyReport,
+    action: Action,
+    files: Vec<String>,
+    index: bool,
+    reason: Option<String>,
+) -> ResolveReport {
+    ResolveReport {
+        schema_version: Version,
+        id: report.id.clone(),
+        action,
+        state: match action {
+            Action::Applied => PreviewState::Applied,
+            Action::Undone => PreviewState::Pending,
+            Action::Discarded => PreviewState::Discarded,
+        },
+        written: report.written.clone(),
+        deleted: report.deleted.clone(),
+        file_count: files.len(),
+        files,
+        index,
+        commit: report.commit.clone(),
+        reason,
+        index_restored: report.index_restored,
+        index_left: report.index_left.clone(),
+        commit_kept: report.commit_kept.clone(),
     }
 }

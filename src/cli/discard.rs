@@ -1,8 +1,10 @@
 //! `git astedit discard`: drops a pending preview, recording why in the journal.
 
-use std::io::Write;
-
 use git_astedit::error::Exit;
+use git_astedit::report::Action;
+use git_astedit::report::PreviewState;
+use git_astedit::report::ResolveReport;
+use git_astedit::report::Version;
 use git_astedit::Error;
 
 use super::Ctx;
@@ -20,21 +22,29 @@ pub fn run(ctx: &mut Ctx, args: DiscardArgs) -> Result<Exit, Error> {
     let repo = ctx.repo()?;
     let preview = git_astedit::txn::discard(repo, args.id.as_deref(), args.reason.as_deref())?;
     if ctx.json {
-        let value = serde_json::json!({
-            "id": preview.id,
-            "action": "discarded",
-            "commit": preview.commit.to_string(),
-            "reason": args.reason,
-            "files": preview.entries.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(),
-        });
-        let _ = writeln!(ctx.out.stdout(), "{value}");
+        let files: Vec<String> = preview.entries.iter().map(|e| e.path.clone()).collect();
+        ctx.out.json(&ResolveReport {
+            schema_version: Version,
+            id: preview.id.clone(),
+            action: Action::Discarded,
+            state: PreviewState::Discarded,
+            written: Vec::new(),
+            deleted: Vec::new(),
+            file_count: files.len(),
+            files,
+            index: false,
+            commit: None,
+            reason: args.reason,
+            index_restored: false,
+            index_left: Vec::new(),
+            commit_kept: None,
+        })?;
     } else {
-        let _ = writeln!(
-            ctx.out.stdout(),
-            "Discarded {}: {}",
+        ctx.out.print(&format!(
+            "Discarded {}: {}\n",
             preview.id,
-            preview.meta.summary
-        );
+            git_astedit::render::escape_line(&preview.meta.summary)
+        ))?;
     }
     Ok(Exit::Ok)
 }

@@ -1,10 +1,16 @@
 //! `git astedit edit`: compute a structural rewrite and stage it as a preview.
 
-use std::io::Write;
-
+use git_astedit::change::PreviewKind;
 use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
+use git_astedit::ops::stage::EditRequest;
 use git_astedit::render;
+use git_astedit::report::Action;
+use git_astedit::report::Dropped;
+use git_astedit::report::Replacement;
+use git_astedit::report::StageReport;
+use git_astedit::report::StagedFile;
+use git_astedit::report::Version;
 use git_astedit::rewrite::Op;
 use git_astedit::txn;
 use git_astedit::Error;
@@ -12,8 +18,8 @@ use git_astedit::Error;
 use super::common;
 use super::common::InputArgs;
 use super::common::StageArgs;
-use super::show::render_preview_diffs;
 use super::Ctx;
+use git_astedit::ops::preview::render_preview_diffs;
 
 /// Stage a structural rewrite as a preview; no work-tree file is touched.
 ///
@@ -91,106 +97,34 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let (set, lang) = args.input.collect(repo)?;
-    // Each changed file goes into the preview's objects as soon as it is rewritten.
-    let mut stager = txn::Stager::new(repo);
-    let mut stage_error = None;
-    let outcome =
-        git_astedit::edit::edit_each(repo, &set, &ops, lang, args.input.max_filesize, |change| {
-            match stager.add(change) {
-                Ok(()) => true,
-                Err(e) => {
-                    stage_error = Some(e);
-                    false
-                }
-            }
-        })?;
-    if let Some(e) = stage_error {
-        return Err(e.into());
-    }
-
-    let diag = || {
-        common::json_diagnostics(
-            repo,
-            &outcome.skipped_languages,
-            &outcome.parse_errors,
-            &outcome.skipped,
-        )
-    };
-    if outcome.files.is_empty() {
-        if json {
-            let mut value = serde_json::json!({
-                "id": null,
-                "summary": outcome.summary(),
-                "replacements": 0,
-                "files": [],
-                "files_searched": outcome.files_searched,
-                "applied": false,
-            });
-            common::merge(&mut value, diag());
-            let _ = writeln!(out.stdout(), "{value}");
-        } else {
-            common::warn_common(
-                out,
-                repo,
-                &outcome.skipped_languages,
-                &outcome.parse_errors,
-                &outcome.skipped,
-            );
-            let _ = writeln!(out.stderr(), "No changes; nothing staged.");
-        }
-        return Ok(Exit::NothingFound);
-    }
-
-    let mut meta = outcome.meta(&ops, lang, args.stage.reason.clone());
-    meta.base_head = repo.head_commit().map(|id| id.to_string());
-    let (preview, applied) = args.stage.finish(repo, stager, &meta)?;
-
-    if json {
-        let files: Vec<serde_json::Value> = outcome
-            .files
-            .iter()
-            .map(|f| {
-                serde_json::json!({
-                    "path": repo.display_path(&f.path),
-                    "count": f.replacements.len(),
-                    "introduces_parse_errors": f.introduces_parse_error,
-                    "dropped": f.dropped.iter().map(|d| serde_json::json!({
-                        "op": d.op, "line": d.line, "column": d.column, "text": d.text,
-                    })).collect::<Vec<_>>(),
-                    "changes": f.replacements.iter().map(|r| serde_json::json!({
-                        "op": r.op,
-                        "line": r.line,
-                        "column": r.column,
-                        "before": r.before,
-                        "after": r.after,
-                    })).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        let mut value = serde_json::json!({
-            "id": preview.id,
-            "summary": outcome.summary(),
-            "replacements": outcome.replacements(),
-            "files": files,
-            "files_searched": outcome.files_searched,
-            "applied": applied.is_some(),
-        });
-        common::merge(&mut value, diag());
-        let _ = writeln!(out.stdout(), "{value}");
-        return Ok(Exit::Ok);
-    }
-
-    let mut text = render_preview_diffs(repo, &preview, color, args.stage.max_render)?;
-    text.push_str(&format!("\n{}\n", outcome.summary()));
+    let staged = git_astedit::ops::stage::stage_edit(
+        repo,
+        &EditRequest {
+            set: &set,
+            ops: &ops,
+            lang,
+            max_file_size: args.input.max_filesize,
+            reason: args.stage.reason.clone(),
+            agent: None,
+        },
+    )?;
+    let outcome = &staged.outcome;
+    let mut diag = common::diagnostics(
+        repo,
+        &outcome.skipped_languages,
+        &outcome.parse_errors,
+        &outcome.skipped,
+    );
+    let quoting = git_astedit::render::Quoting::of(repo);
     let flagged: Vec<String> = outcome
         .files
         .iter()
         .filter(|f| f.introduces_parse_error)
-        .map(|f| repo.display_path(&f.path))
+        .map(|f| quoting.quote_owned(repo.display_path(&f.path)))
         .collect();
     if !flagged.is_empty() {
-        text.push_str(&format!(
-            "warning: the rewrite makes {} parse with errors: {}\n",
+        diag.warnings.push(format!(
+            "the rewrite makes {} parse with errors: {}",
             render::plural(flagged.len(), "file"),
             flagged.join(", ")
         ));
@@ -199,27 +133,103 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
         .files
         .iter()
         .flat_map(|f| {
+            let path = quoting.quote_owned(repo.display_path(&f.path));
             f.dropped
                 .iter()
-                .map(|d| format!("{}:{}:{}", repo.display_path(&f.path), d.line, d.column))
+                .map(move |d| format!("{path}:{}:{}", d.line, d.column))
         })
         .collect();
     if !dropped.is_empty() {
-        text.push_str(&format!(
-            "warning: {} no longer matched once the matches inside were rewritten, and \
-             were left as those made them: {}\n",
+        diag.warnings.push(format!(
+            "{} no longer matched once the matches inside were rewritten, and were left as \
+             those made them: {}",
             render::plural(dropped.len(), "outer match"),
             dropped.join(", ")
         ));
     }
-    text.push_str(&common::staged_line(&preview, applied.as_ref()));
-    let _ = out.stdout().write_all(text.as_bytes());
-    common::warn_common(
-        out,
-        repo,
-        &outcome.skipped_languages,
-        &outcome.parse_errors,
-        &outcome.skipped,
-    );
+
+    let mut report = StageReport {
+        schema_version: Version,
+        kind: PreviewKind::Edit,
+        id: None,
+        staged: false,
+        applied: false,
+        summary: outcome.summary(),
+        replacements: outcome.replacements(),
+        files: outcome
+            .files
+            .iter()
+            .map(|f| StagedFile {
+                path: repo.display_path(&f.path),
+                count: f.replacements.len(),
+                flags: if f.introduces_parse_error {
+                    vec![git_astedit::edit::FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+                } else {
+                    Vec::new()
+                },
+                changes: f
+                    .replacements
+                    .iter()
+                    .map(|r| Replacement {
+                        op: r.op,
+                        line: r.line,
+                        column: r.column,
+                        before: r.before.clone(),
+                        after: r.after.clone(),
+                    })
+                    .collect(),
+                dropped: f
+                    .dropped
+                    .iter()
+                    .map(|d| Dropped {
+                        op: d.op,
+                        line: d.line,
+                        column: d.column,
+                        text: d.text.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        file_count: outcome.files.len(),
+        files_searched: Some(outcome.files_searched),
+        patch_digest: None,
+        ops: None,
+        apply: None,
+        diff: None,
+        diagnostics: diag,
+    };
+
+    if outcome.files.is_empty() {
+        if json {
+            out.json(&report)?;
+        } else {
+            common::warn_all(out, &report.diagnostics);
+            out.note("No changes; nothing staged.");
+        }
+        return Ok(Exit::NothingFound);
+    }
+
+    let meta = &staged.meta;
+    let Some(preview) = &staged.preview else {
+        return Err(txn::Error::NoPending.into());
+    };
+    let applied = args.stage.apply_now(repo, preview)?;
+    report.id = Some(preview.id.clone());
+    report.staged = true;
+    report.applied = applied.is_some();
+    report.apply = applied.as_ref().map(|a| {
+        let files = preview.entries.iter().map(|e| e.path.clone()).collect();
+        common::resolve_report(a, Action::Applied, files, false, meta.reason.clone())
+    });
+
+    if json {
+        out.json(&report)?;
+        return Ok(Exit::Ok);
+    }
+    let mut text = render_preview_diffs(repo, preview, color, args.stage.max_render)?;
+    text.push_str(&format!("\n{}\n", outcome.summary()));
+    text.push_str(&common::staged_line(preview, applied.as_ref()));
+    out.print(&text)?;
+    common::warn_all(out, &report.diagnostics);
     Ok(Exit::Ok)
 }

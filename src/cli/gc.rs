@@ -1,8 +1,8 @@
 //! `git astedit gc`: prunes old previews and journal entries.
 
-use std::io::Write;
-
 use git_astedit::error::Exit;
+use git_astedit::report::GcReport;
+use git_astedit::report::Version;
 use git_astedit::Error;
 
 use super::Ctx;
@@ -19,18 +19,16 @@ pub fn run(ctx: &mut Ctx, args: GcArgs) -> Result<Exit, Error> {
     let repo = ctx.repo()?;
     let report = git_astedit::txn::gc(repo, expire)?;
     if ctx.json {
-        let value = serde_json::to_value(&report).unwrap_or_default();
-        let _ = writeln!(ctx.out.stdout(), "{value}");
+        ctx.out.json(&GcReport {
+            schema_version: Version,
+            expired_previews: report.expired_previews,
+            pruned_events: report.pruned_events,
+            kept_events: report.kept_events,
+        })?;
     } else {
-        let _ = writeln!(
-            ctx.out.stdout(),
-            "Expired {} preview{}; pruned {} journal entr{} ({} kept).",
-            report.expired_previews.len(),
-            if report.expired_previews.len() == 1 {
-                ""
-            } else {
-                "s"
-            },
+        ctx.out.print(&format!(
+            "Expired {}; pruned {} journal entr{} ({} kept).\n",
+            git_astedit::render::plural(report.expired_previews.len(), "preview"),
             report.pruned_events,
             if report.pruned_events == 1 {
                 "y"
@@ -38,7 +36,7 @@ pub fn run(ctx: &mut Ctx, args: GcArgs) -> Result<Exit, Error> {
                 "ies"
             },
             report.kept_events
-        );
+        ))?;
     }
     Ok(Exit::Ok)
 }

@@ -1,15 +1,20 @@
 //! `git astedit grep`: structural search, one line per match.
 
 use std::fmt::Write as _;
-use std::io::Write;
 
 use git_astedit::error::Exit;
+use git_astedit::report::GrepMatch;
+use git_astedit::report::GrepReport;
+use git_astedit::report::MetaVariables;
+use git_astedit::report::Span;
+use git_astedit::report::Version;
 use git_astedit::rewrite::MatchText;
 use git_astedit::Error;
 
 use super::common;
 use super::common::InputArgs;
 use super::Ctx;
+use super::OutputError;
 
 /// Search code structurally with an ast-grep pattern.
 ///
@@ -43,6 +48,7 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
     let json = ctx.json;
     let (repo, out) = ctx.parts()?;
     let color = out.color();
+    let quoting = git_astedit::render::Quoting::of(repo);
     let (set, lang) = args.input.collect(repo)?;
     let cap = if args.max_count == 0 {
         usize::MAX
@@ -53,6 +59,7 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
     let mut rows = Vec::new();
     let mut shown = 0usize;
     let mut line = String::new();
+    let mut failed: Option<OutputError> = None;
     let found = git_astedit::grep::grep_each(
         repo,
         &set,
@@ -60,85 +67,98 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         lang,
         args.input.max_filesize,
         if json {
-            MatchText::Full
+            MatchText::WithCaptures
         } else {
             MatchText::FirstLine
         },
         |file| {
             if shown >= cap {
-                return;
+                return true;
             }
             let display = repo.display_path(&file.path);
             line.clear();
             for m in file.matches.iter().take(cap - shown) {
                 shown += 1;
                 if json {
-                    rows.push(serde_json::json!({
-                        "path": display,
-                        "lang": file.lang.to_string(),
-                        "line": m.line,
-                        "column": m.column,
-                        "end_line": m.end_line,
-                        "end_column": m.end_column,
-                        "text": m.text,
-                    }));
-                } else if color {
-                    // Into the file's buffer: no allocation per match.
-                    let _ = writeln!(
+                    rows.push(GrepMatch {
+                        path: display.clone(),
+                        lang: file.lang.to_string(),
+                        span: Span {
+                            start_byte: m.start_byte,
+                            end_byte: m.end_byte,
+                            line: m.line,
+                            column: m.column,
+                            end_line: m.end_line,
+                            end_column: m.end_column,
+                            text: m.text.clone(),
+                        },
+                        meta_variables: MetaVariables::of(&m.captures),
+                    });
+                    continue;
+                }
+                let path = quoting.quote(&display);
+                // Into the file's buffer: no allocation per match. Writes to a String
+                // cannot fail.
+                let _ = if color {
+                    writeln!(
                         line,
-                        "\x1b[35m{display}\x1b[0m:\x1b[32m{}\x1b[0m:{}: {}",
+                        "\x1b[35m{path}\x1b[0m:\x1b[32m{}\x1b[0m:{}: {}",
                         m.line,
                         m.column,
                         shown_text(m)
-                    );
+                    )
                 } else {
-                    let _ = writeln!(line, "{display}:{}:{}: {}", m.line, m.column, shown_text(m));
-                }
+                    writeln!(line, "{path}:{}:{}: {}", m.line, m.column, shown_text(m))
+                };
             }
-            if !line.is_empty() {
-                let _ = out.stdout().write_all(line.as_bytes());
+            if line.is_empty() {
+                return true;
+            }
+            match out.print(&line) {
+                Ok(()) => true,
+                Err(e) => {
+                    // The reader left (or the disk is full): stop searching.
+                    failed = Some(e);
+                    false
+                }
             }
         },
     )?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
     let capped = found.total > shown;
     let exit = if found.total > 0 {
         Exit::Ok
     } else {
         Exit::NothingFound
     };
-
-    if json {
-        let mut value = serde_json::json!({
-            "pattern": args.pattern,
-            "matches": rows,
-            "total": found.total,
-            "shown": shown,
-            "capped": capped,
-            "files_searched": found.files_searched,
-            "files_matched": found.files_matched,
-        });
-        let diag = common::json_diagnostics(
-            repo,
-            &found.skipped_languages,
-            &found.parse_errors,
-            &found.skipped,
-        );
-        common::merge(&mut value, diag);
-        let _ = writeln!(out.stdout(), "{value}");
-        return Ok(exit);
-    }
-    if capped {
-        let _ = out.stdout().write_all(format!(
-            "… stopped at {shown} of {} matches (--max-count {}); narrow the search or raise the limit\n",
-            found.total, args.max_count
-        ).as_bytes());
-    }
-    common::warn_common(
-        out,
+    let diag = common::diagnostics(
         repo,
         &found.skipped_languages,
         &found.parse_errors,
         &found.skipped,
     );
+    if json {
+        out.json(&GrepReport {
+            schema_version: Version,
+            pattern: args.pattern,
+            matches: rows,
+            total: found.total,
+            shown,
+            capped,
+            files_searched: found.files_searched,
+            files_matched: found.files_matched,
+            diagnostics: diag,
+        })?;
+        return Ok(exit);
+    }
+    if capped {
+        out.print(&format!(
+            "… stopped at {shown} of {} matches (--max-count {}); narrow the search or raise the limit\n",
+            found.total, args.max_count
+        ))?;
+    }
+    common::warn_all(out, &diag);
     Ok(exit)
 }

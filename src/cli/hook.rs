@@ -1,8 +1,8 @@
 //! `git astedit hook install`: the git pre-commit hook running `scan --check --cached`.
 
-use std::io::Write;
-
 use git_astedit::error::Exit;
+use git_astedit::report::HookReport;
+use git_astedit::report::Version;
 use git_astedit::scan::hook;
 use git_astedit::Error;
 
@@ -33,12 +33,12 @@ pub fn run(ctx: &mut Ctx, cmd: HookCommand) -> Result<Exit, Error> {
     let exe = std::env::current_exe().ok();
     let installed = hook::install(repo, args.force, exe.as_deref())?;
     if json {
-        let value = serde_json::json!({
-            "path": installed.path.display().to_string(),
-            "backup": installed.backup.as_ref().map(|b| b.display().to_string()),
-            "unchanged": installed.unchanged,
-        });
-        let _ = writeln!(out.stdout(), "{value}");
+        out.json(&HookReport {
+            schema_version: Version,
+            path: installed.path.display().to_string(),
+            backup: installed.backup.as_ref().map(|b| b.display().to_string()),
+            unchanged: installed.unchanged,
+        })?;
         return Ok(Exit::Ok);
     }
     let mut text = if installed.unchanged {
@@ -55,6 +55,6 @@ pub fn run(ctx: &mut Ctx, cmd: HookCommand) -> Result<Exit, Error> {
     if let Some(b) = &installed.backup {
         text.push_str(&format!("The previous hook is kept at {}.\n", b.display()));
     }
-    let _ = out.stdout().write_all(text.as_bytes());
+    out.print(&text)?;
     Ok(Exit::Ok)
 }

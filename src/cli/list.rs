@@ -1,13 +1,13 @@
 //! `git astedit list`: pending previews, newest first.
 
-use std::io::Write;
-
 use git_astedit::error::Exit;
 use git_astedit::render;
+use git_astedit::report::ListReport;
+use git_astedit::report::PreviewRow;
+use git_astedit::report::Version;
 use git_astedit::txn;
 use git_astedit::Error;
 
-use super::show::preview_json;
 use super::Ctx;
 
 /// List pending previews, newest first.
@@ -19,8 +19,10 @@ pub fn run(ctx: &mut Ctx, _args: ListArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let previews = txn::list(repo)?;
     if json {
-        let rows: Vec<serde_json::Value> = previews.iter().map(preview_json).collect();
-        let _ = writeln!(out.stdout(), "{}", serde_json::json!({ "previews": rows }));
+        out.json(&ListReport {
+            schema_version: Version,
+            previews: previews.iter().map(PreviewRow::of).collect(),
+        })?;
         return Ok(Exit::Ok);
     }
     let mut text = String::new();
@@ -30,13 +32,13 @@ pub fn run(ctx: &mut Ctx, _args: ListArgs) -> Result<Exit, Error> {
             p.id,
             render::format_time(p.time),
             p.meta.kind,
-            p.meta.summary
+            render::escape_line(&p.meta.summary)
         ));
         if let Some(reason) = &p.meta.reason {
-            text.push_str(&format!("  ({reason})"));
+            text.push_str(&format!("  ({})", render::escape_line(reason)));
         }
         text.push('\n');
     }
-    let _ = out.stdout().write_all(text.as_bytes());
+    out.print(&text)?;
     Ok(Exit::Ok)
 }

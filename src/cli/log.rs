@@ -1,8 +1,10 @@
 //! `git astedit log`: the journal, newest first.
 
-use std::io::Write;
-
 use git_astedit::error::Exit;
+use git_astedit::render;
+use git_astedit::report::EventRow;
+use git_astedit::report::LogReport;
+use git_astedit::report::Version;
 use git_astedit::Error;
 
 use super::Ctx;
@@ -17,43 +19,52 @@ pub struct LogArgs {
 }
 
 pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
-    let repo = ctx.repo()?;
+    let json = ctx.json;
+    let (repo, out) = ctx.parts()?;
     let prefix = args.id.as_deref().map(str::to_ascii_lowercase);
     let events: Vec<_> = git_astedit::txn::log(repo)?
         .into_iter()
         .filter(|e| prefix.as_deref().is_none_or(|p| e.id.starts_with(p)))
         .take(args.max_count.unwrap_or(usize::MAX))
         .collect();
-    if ctx.json {
-        let value = serde_json::json!({ "events": events });
-        let _ = writeln!(ctx.out.stdout(), "{value}");
+    if json {
+        out.json(&LogReport {
+            schema_version: Version,
+            events: events.iter().map(EventRow::of).collect(),
+        })?;
         return Ok(Exit::Ok);
     }
-    let out = ctx.out.stdout();
     for e in &events {
-        let time = gix::date::Time::new(e.time, 0)
-            .format(gix::date::time::format::ISO8601)
-            .unwrap_or_else(|_| e.time.to_string());
-        let mut line = format!("{time}  {:<10} {}  {}", e.event, e.id, e.who);
+        let e_notes = e.notes.clone();
+        let e = EventRow::of(e);
+        // One event, one line: text fields are escaped (a client name or reason with a
+        // newline must not forge a line).
+        let mut line = format!(
+            "{}  {:<10} {}  {}",
+            e.time,
+            e.event,
+            e.id,
+            render::escape_line(&e.who)
+        );
         if let Some(a) = &e.action {
-            let op = e.op.map(|o| o.as_str()).unwrap_or("");
+            let op = e.op.as_deref().unwrap_or("");
             line.push_str(&format!("  {op} {a}"));
         }
-        line.push_str(&format!(
-            "  ({} file{})",
-            e.files.len(),
-            if e.files.len() == 1 { "" } else { "s" }
-        ));
+        line.push_str(&format!("  ({})", render::plural(e.file_count, "file")));
         if let Some(r) = &e.reason {
-            line.push_str(&format!("  reason: {}", r.lines().next().unwrap_or("")));
+            line.push_str(&format!(
+                "  reason: {}",
+                render::escape_line(r.lines().next().unwrap_or(""))
+            ));
         }
         if let Some(a) = &e.agent {
-            line.push_str(&format!("  agent: {a}"));
+            line.push_str(&format!("  agent: {}", render::escape_line(a)));
         }
-        for note in &e.notes {
-            line.push_str(&format!("\n    note: {note}"));
+        for note in &e_notes {
+            line.push_str(&format!("\n    note: {}", render::escape_line(note)));
         }
-        let _ = writeln!(out, "{line}");
+        line.push('\n');
+        out.print(&line)?;
     }
     Ok(Exit::Ok)
 }

@@ -221,18 +221,9 @@ fn default_dir() -> Result<PathBuf, Error> {
 
 const BINARY: &str = "git-astedit";
 
-/// Writes generated text to stdout; a reader that closed the pipe early
-/// (`git astedit man | head`) is not an error.
+/// Writes generated text (roff, a shell script: UTF-8) to stdout; a closed pipe
+/// (`git astedit man | head`) ends the run quietly, as for every command.
 pub fn print(ctx: &mut Ctx, bytes: &[u8]) -> Result<(), Error> {
-    use std::io::Write;
-    let stdout = ctx.out.stdout();
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(IoError {
-            action: "write to",
-            path: "stdout".into(),
-            source: e,
-        }
-        .into()),
-        _ => Ok(()),
-    }
+    ctx.out.print(&String::from_utf8_lossy(bytes))?;
+    Ok(())
 }

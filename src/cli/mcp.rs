@@ -1,8 +1,11 @@
 /*!
 `git astedit mcp`: a Model Context Protocol server on stdio for coding agents.
 
-Agents get the same transactions a person gets, through the same library calls as the
-commands (`grep::grep`, `edit::edit`, `txn::stage`/`apply`/`undo`/`discard`): nothing
+A thin adapter, like the CLI: tool arguments → the same library calls as the commands
+(`grep::grep`, `edit::edit`, `ops::patch`, `txn::stage`/`apply`/`undo`/`discard`) → the
+same typed reports (`git_astedit::report`), whose JSON Schemas are the tools' output
+schemas. [`stdio`] checks each input line first (16 MiB limit, JSON parse errors).
+Agents get the same transactions a person gets: nothing
 pending lives in this process's memory, every write goes through the repository lock
 inside `txn`, and every event lands in the journal with the client's name/version
 beside the git identity.
@@ -22,6 +25,8 @@ use super::Ctx;
 
 #[cfg(feature = "mcp")]
 mod server;
+#[cfg(feature = "mcp")]
+mod stdio;
 #[cfg(feature = "mcp")]
 mod tools;
 

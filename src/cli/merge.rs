@@ -1,14 +1,14 @@
 //! `git astedit merge`: previews with disjoint paths combined into one (sharded CI).
 
-use std::io::Write;
-
 use git_astedit::error::Exit;
 use git_astedit::scan::merge;
 use git_astedit::Error;
 
-use super::show::render_diffs;
-use super::show::DiffFile;
 use super::Ctx;
+use git_astedit::render::render_diffs;
+use git_astedit::render::DiffFile;
+use git_astedit::report::MergeReport;
+use git_astedit::report::Version;
 
 /// Combine previews with disjoint paths into one new preview
 ///
@@ -42,15 +42,17 @@ pub fn run(ctx: &mut Ctx, args: MergeArgs) -> Result<Exit, Error> {
     let merged = merge::merge(repo, &args.ids, args.reason.clone(), args.keep)?;
     let p = &merged.preview;
     if json {
-        let value = serde_json::json!({
-            "id": p.id,
-            "commit": p.commit.to_string(),
-            "summary": p.meta.summary,
-            "merged": merged.inputs,
-            "discarded": merged.discarded,
-            "files": p.entries.iter().map(|e| e.path.clone()).collect::<Vec<_>>(),
-        });
-        let _ = writeln!(out.stdout(), "{value}");
+        let files: Vec<String> = p.entries.iter().map(|e| e.path.clone()).collect();
+        out.json(&MergeReport {
+            schema_version: Version,
+            id: p.id.clone(),
+            commit: p.commit.to_string(),
+            summary: p.meta.summary.clone(),
+            merged: merged.inputs.clone(),
+            discarded: merged.discarded,
+            file_count: files.len(),
+            files,
+        })?;
         return Ok(Exit::Ok);
     }
     let mut text = render_diffs(
@@ -69,6 +71,6 @@ pub fn run(ctx: &mut Ctx, args: MergeArgs) -> Result<Exit, Error> {
             merged.inputs.join(", ")
         ));
     }
-    let _ = out.stdout().write_all(text.as_bytes());
+    out.print(&text)?;
     Ok(Exit::Ok)
 }

@@ -1,9 +1,12 @@
 /*!
-The command line: one module per command, each turning its arguments into one engine
-call and rendering the result. Errors are rendered once, here, in [`report_error`].
+The command line, a front end: one module per command, each turning its arguments
+into a library call (an engine, `txn` or `ops`) and printing the typed report
+(`git_astedit::report`) as text or JSON through [`Out`] (results on stdout, warnings
+on stderr, every write checked, a closed pipe ends the run quietly). No gix calls and
+no child processes here. Errors are rendered once, here, in [`report_error`], in the
+one error shape (usage errors from clap too, under `--json`).
 */
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::CommandFactory;
@@ -32,10 +35,12 @@ mod patch;
 mod pr;
 mod recover;
 mod scan;
+mod schema;
 mod show;
 mod undo;
 
 pub use output::Out;
+pub use output::OutputError;
 
 /// Structural search and rewrites staged as git objects: preview, apply, undo.
 #[derive(Debug, Parser)]
@@ -83,6 +88,7 @@ pub enum Command {
     Gc(gc::GcArgs),
     Mcp(mcp::McpArgs),
     Pr(pr::PrArgs),
+    Schema(schema::SchemaArgs),
     Recover(recover::RecoverArgs),
     Man(man::ManArgs),
     Completions(completions::CompletionsArgs),
@@ -125,23 +131,18 @@ impl Ctx {
 }
 
 pub fn main() -> ExitCode {
+    // `--json` is known before clap has parsed, so that a usage error can be JSON too.
+    let wants_json = std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
     let parsed = Cli::command().try_get_matches().and_then(|matches| {
         let cli = Cli::from_arg_matches(&matches)?;
         Ok((cli, matches))
     });
     let (cli, matches) = match parsed {
         Ok(parsed) => parsed,
-        Err(e) => {
-            let _ = e.print();
-            return match e.kind() {
-                // A bare `git astedit` is a usage error (help on stderr, exit 2), as
-                // in ast-grep; only an asked-for --help or --version succeeds.
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    ExitCode::SUCCESS
-                }
-                _ => ExitCode::from(Exit::BadInput.code()),
-            };
-        }
+        Err(e) => return clap_error(e, wants_json),
     };
     let mut ctx = Ctx {
         out: Out::new(),
@@ -165,13 +166,97 @@ pub fn main() -> ExitCode {
             return report_error(&mut ctx, &Error::from(e));
         }
     }
-    let result = run(&mut ctx, cli.command);
-    let code = match result {
+    let result = run(&mut ctx, cli.command).and_then(|exit| {
+        ctx.out.flush()?;
+        Ok(exit)
+    });
+    match result {
         Ok(exit) => ExitCode::from(exit.code()),
         Err(err) => report_error(&mut ctx, &err),
+    }
+}
+
+/// A parse error from clap: help and version go to stdout as clap prints them; a usage
+/// error is the usual error (JSON on stdout with `--json`), exit 2.
+fn clap_error(e: clap::Error, json: bool) -> ExitCode {
+    use clap::error::ErrorKind;
+    // A bare `git astedit` is a usage error (help on stderr, exit 2), as in ast-grep;
+    // only an asked-for --help or --version succeeds.
+    let informational = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+    if informational || !json {
+        // Nothing is left to tell the user when the terminal itself fails.
+        let _ = e.print();
+        return if informational {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(Exit::BadInput.code())
+        };
+    }
+    let rendered = e.render().to_string();
+    let lines: Vec<&str> = rendered.lines().filter(|l| !l.trim().is_empty()).collect();
+    // The first line, with the indented lines under it (the missing arguments, a tip).
+    let mut message = lines
+        .first()
+        .copied()
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    let listed: Vec<&str> = lines
+        .iter()
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .map(|l| l.trim())
+        .collect();
+    let (tips, args): (Vec<&str>, Vec<&str>) = listed.iter().partition(|l| l.starts_with("tip:"));
+    if !args.is_empty() {
+        message = format!("{} {}", message.trim_end(), args.join(", "));
+    }
+    for tip in tips {
+        message = format!("{}; {tip}", message.trim_end());
+    }
+    let usage = lines
+        .iter()
+        .find(|l| l.starts_with("Usage:"))
+        .map(|l| l.trim_start_matches("Usage:").trim().to_string());
+    let err = Error::from(ClapUsage {
+        message,
+        kind: e.kind().to_string(),
+        usage,
+    });
+    let mut ctx = Ctx {
+        out: Out::new(),
+        json: true,
+        repo: None,
+        unfinished: recover::recover_policy::Policy::Skip,
     };
-    let _ = ctx.out.flush();
-    code
+    report_error(&mut ctx, &err)
+}
+
+/// A usage error found by clap.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+struct ClapUsage {
+    message: String,
+    kind: String,
+    usage: Option<String>,
+}
+
+impl git_astedit::error::Classify for ClapUsage {
+    fn code(&self) -> &'static str {
+        "usage"
+    }
+    fn exit(&self) -> Exit {
+        Exit::BadInput
+    }
+    fn hint(&self) -> Option<String> {
+        Some(match &self.usage {
+            Some(u) => format!("usage: {u}; see --help"),
+            None => "see `git astedit --help`".into(),
+        })
+    }
+    fn details(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({ "kind": self.kind, "usage": self.usage }))
+    }
 }
 
 fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
@@ -195,6 +280,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Merge(args) => merge::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
         Command::Pr(args) => pr::run(ctx, args),
+        Command::Schema(args) => schema::run(ctx, args),
         Command::Recover(args) => recover::run(ctx, args),
         Command::Man(args) => man::run(ctx, args),
         Command::Completions(args) => completions::run(ctx, args),
@@ -202,31 +288,26 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
 }
 
 /// Renders an error once: JSON on stdout with `--json`, else `error:` lines on stderr.
+/// A closed stdout ends the run quietly (as ripgrep and git do).
 fn report_error(ctx: &mut Ctx, err: &Error) -> ExitCode {
+    if let Some(OutputError::Closed) = err.downcast_ref::<OutputError>() {
+        return ExitCode::from(Exit::Ok.code());
+    }
     let exit = err.exit();
     if ctx.json {
-        let value = serde_json::json!({
-            "error": {
-                "code": err.code(),
-                "exit": exit.code(),
-                "message": err.to_string(),
-                "causes": err.causes(),
-                "hint": err.hint(),
-                "details": err.details(),
-            }
-        });
-        let _ = writeln!(ctx.out.stdout(), "{value}");
-    } else {
-        let mut text = format!("error: {err}\n");
-        for cause in err.causes() {
-            text.push_str(&format!("  caused by: {cause}\n"));
+        let report = git_astedit::report::ErrorReport::new(err);
+        // The error is the last thing said; if stdout is gone, nobody is listening.
+        if ctx.out.json(&report).and_then(|()| ctx.out.flush()).is_ok() {
+            return ExitCode::from(exit.code());
         }
-        if let Some(hint) = err.hint() {
-            text.push_str(&format!("hint: {hint}\n"));
-        }
-        let _ = ctx.out.stdout().flush();
-        let _ = write!(ctx.out.stderr(), "{text}");
     }
-    let _ = ctx.out.flush();
+    let mut text = format!("error: {err}");
+    for cause in err.causes() {
+        text.push_str(&format!("\n  caused by: {cause}"));
+    }
+    if let Some(hint) = err.hint() {
+        text.push_str(&format!("\nhint: {hint}"));
+    }
+    ctx.out.note(&text);
     ExitCode::from(exit.code())
 }

@@ -2,9 +2,12 @@
 //! interrupted and could not be finished safely (a path edited after the crash, a
 //! folder turned into a symlink) waits here for the user.
 
-use std::io::Write;
+use std::fmt::Write as _;
 
 use git_astedit::error::Exit;
+use git_astedit::report::RecoverReport;
+use git_astedit::report::RecoverStatusReport;
+use git_astedit::report::Version;
 use git_astedit::txn;
 use git_astedit::txn::Recovery;
 use git_astedit::Error;
@@ -41,7 +44,7 @@ pub fn run(ctx: &mut Ctx, args: RecoverArgs) -> Result<Exit, Error> {
         } else {
             txn::abandon(repo)?
         };
-        print_recovery(ctx, &recovery);
+        print_recovery(ctx, &recovery)?;
         return Ok(if recovery.pending() {
             Exit::Stale
         } else {
@@ -50,13 +53,17 @@ pub fn run(ctx: &mut Ctx, args: RecoverArgs) -> Result<Exit, Error> {
     }
     let status = txn::status(repo)?;
     if ctx.json {
-        let value = serde_json::json!({ "unfinished": status });
-        let _ = writeln!(ctx.out.stdout(), "{value}");
+        ctx.out.json(&RecoverStatusReport {
+            schema_version: Version,
+            unfinished: status.as_ref().and_then(|s| serde_json::to_value(s).ok()),
+        })?;
         return Ok(Exit::Ok);
     }
-    let out = ctx.out.stdout();
+    // Writes into a String cannot fail; the text is printed (checked) at the end.
+    let mut text = String::new();
+    let out = &mut text;
     let Some(s) = status else {
-        let _ = writeln!(out, "Nothing to recover.");
+        ctx.out.print("Nothing to recover.\n")?;
         return Ok(Exit::Ok);
     };
     let next = match (s.running, s.phase) {
@@ -75,7 +82,12 @@ pub fn run(ctx: &mut Ctx, args: RecoverArgs) -> Result<Exit, Error> {
             .as_deref()
             .map(|w| format!(": {w}"))
             .unwrap_or_default();
-        let _ = writeln!(out, "  {:<8} {}{what}", f.state, f.path);
+        let _ = writeln!(
+            out,
+            "  {:<8} {}{what}",
+            f.state,
+            git_astedit::render::Quoting::default().quote(&f.path)
+        );
     }
     if s.files
         .iter()
@@ -83,23 +95,29 @@ pub fn run(ctx: &mut Ctx, args: RecoverArgs) -> Result<Exit, Error> {
     {
         let _ = writeln!(out, "hint: {}", txn::RESOLVE_HINT);
     }
+    ctx.out.print(&text)?;
     Ok(Exit::Ok)
 }
 
-fn print_recovery(ctx: &mut Ctx, r: &Recovery) {
+fn print_recovery(ctx: &mut Ctx, r: &Recovery) -> Result<(), Error> {
     if ctx.json {
-        let value = serde_json::json!({
-            "id": r.id,
-            "op": r.op,
-            "action": r.action,
-            "unresolved": r.unresolved,
-            "notes": r.notes,
-            "message": r.message,
-        });
-        let _ = writeln!(ctx.out.stdout(), "{value}");
+        ctx.out.json(&RecoverReport {
+            schema_version: Version,
+            id: r.id.clone(),
+            op: r.op.to_string(),
+            action: r.action.to_string(),
+            unresolved: r
+                .unresolved
+                .iter()
+                .filter_map(|u| serde_json::to_value(u).ok())
+                .collect(),
+            notes: r.notes.clone(),
+            message: r.message.clone(),
+        })?;
     } else {
-        let _ = writeln!(ctx.out.stdout(), "{}", r.message);
+        ctx.out.print(&format!("{}\n", r.message))?;
     }
+    Ok(())
 }
 
 /// What each command does while an interrupted run is unfinished (see the README's
@@ -123,7 +141,10 @@ pub(super) mod recover_policy {
 
     pub fn of(command: &Command) -> Policy {
         match command {
-            Command::Recover(_) | Command::Man(_) | Command::Completions(_) => Policy::Skip,
+            Command::Recover(_)
+            | Command::Schema(_)
+            | Command::Man(_)
+            | Command::Completions(_) => Policy::Skip,
             Command::Grep(_)
             | Command::List(_)
             | Command::Show(_)

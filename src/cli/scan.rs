@@ -1,12 +1,17 @@
 //! `git astedit scan`: run the rules; report findings, or check, stage or apply fixes.
 
-use std::io::Write;
 use std::path::PathBuf;
 
+use git_astedit::change::RuleCount;
 use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
 use git_astedit::files;
 use git_astedit::repo::Repo;
+use git_astedit::report::FindingRow;
+use git_astedit::report::FixedFile;
+use git_astedit::report::ScanReport;
+use git_astedit::report::ScanRule;
+use git_astedit::report::Version;
 use git_astedit::scan;
 use git_astedit::scan::report;
 use git_astedit::scan::Finding;
@@ -16,10 +21,11 @@ use git_astedit::txn;
 use git_astedit::Error;
 
 use super::common;
-use super::show::render_diffs;
-use super::show::DiffFile;
 use super::Ctx;
 use super::Out;
+use super::OutputError;
+use git_astedit::render::render_diffs;
+use git_astedit::render::DiffFile;
 
 /// Run the codemod rules of astedit.toml and ast-grep rule files
 ///
@@ -169,8 +175,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     let mut staged: Option<txn::Preview> = None;
     let mut applied: Option<txn::ApplyReport> = None;
     if matches!(action, Action::Stage | Action::Apply) && !outcome.changes.is_empty() {
-        let mut meta = outcome.meta(&rules, &opts, args.reason.clone());
-        meta.base_head = repo.head_commit().map(|id| id.to_string());
+        let meta = outcome.meta(&rules, &opts, args.reason.clone());
         let preview = txn::stage(repo, &outcome.changes, &meta)?;
         if action == Action::Apply {
             let apply_opts = txn::ApplyOptions {
@@ -203,17 +208,15 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             &applied,
             args.max_render,
         );
-        let _ = writeln!(out.stdout(), "{value}");
+        out.json(&value)?;
         return Ok(exit);
     }
     match args.format {
         Format::Sarif => {
             let value = report::sarif(&rules, &outcome.findings, Some(&repo.workdir));
-            let _ = writeln!(
-                out.stdout(),
-                "{}",
-                serde_json::to_string_pretty(&value).unwrap_or_default()
-            );
+            let text = serde_json::to_string_pretty(&value).map_err(OutputError::Encode)?;
+            out.print(&text)?;
+            out.print("\n")?;
         }
         Format::Github => {
             let mut text = String::new();
@@ -240,12 +243,14 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
                     ));
                 }
             }
-            let _ = out.stdout().write_all(text.as_bytes());
+            out.print(&text)?;
         }
         Format::Text => {
+            let quoting = git_astedit::render::Quoting::of(repo);
+            let shown = |p: &str| quoting.quote_owned(repo.display_path(p));
             let mut text = String::new();
             if action == Action::Report {
-                text.push_str(&report::text(&outcome.findings, |p| repo.display_path(p)));
+                text.push_str(&report::text(&outcome.findings, shown));
             } else {
                 if !outcome.changes.is_empty() {
                     text.push_str(&render_diffs(
@@ -255,9 +260,9 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
                     ));
                     text.push('\n');
                 }
-                text.push_str(&report::text(&outcome.remaining, |p| repo.display_path(p)));
+                text.push_str(&report::text(&outcome.remaining, shown));
             }
-            let _ = out.stdout().write_all(text.as_bytes());
+            out.print(&text)?;
         }
     }
     status_lines(out, repo, &outcome, action, &staged, &applied);
@@ -273,12 +278,14 @@ fn status_lines(
     staged: &Option<txn::Preview>,
     applied: &Option<txn::ApplyReport>,
 ) {
-    common::warn_common(out, repo, &[], &outcome.parse_errors, &outcome.skipped);
+    let quoting = git_astedit::render::Quoting::of(repo);
+    let diag = common::diagnostics(repo, &[], &outcome.parse_errors, &outcome.skipped);
+    common::warn_all(out, &diag);
     for u in &outcome.unconverged {
         out.warn(&format!(
             "rule '{}' still changed {} after {} passes; the result may change again on the next run",
             u.rule,
-            repo.display_path(&u.path),
+            quoting.quote(&repo.display_path(&u.path)),
             u.passes
         ));
     }
@@ -286,7 +293,7 @@ fn status_lines(
         .fixed
         .iter()
         .filter(|f| f.introduces_parse_error)
-        .map(|f| repo.display_path(&f.path))
+        .map(|f| quoting.quote_owned(repo.display_path(&f.path)))
         .collect();
     if !flagged.is_empty() {
         out.warn(&format!(
@@ -357,9 +364,8 @@ fn status_lines(
             git_astedit::render::plural(outcome.other_shards, "file")
         ));
     }
-    let stderr = out.stderr();
     for line in lines {
-        let _ = writeln!(stderr, "{line}");
+        out.note(&line);
     }
 }
 
@@ -394,47 +400,62 @@ fn json_result(
     staged: &Option<txn::Preview>,
     applied: &Option<txn::ApplyReport>,
     max_render: usize,
-) -> serde_json::Value {
-    let path_of = |p: &str| repo.display_path(p);
-    let list = |fs: &[Finding]| -> Vec<serde_json::Value> {
+) -> ScanReport {
+    let list = |fs: &[Finding]| -> Vec<FindingRow> {
         fs.iter()
-            .map(|f| report::finding_json(f, path_of))
+            .map(|f| FindingRow::of(f, repo.display_path(&f.path)))
             .collect()
     };
-    let mut value = serde_json::json!({
-        "mode": action.name(),
-        "rules": rules.rules.iter().map(|r| serde_json::json!({
-            "id": r.id,
-            "language": r.lang.to_string(),
-            "severity": r.severity,
-            "fixable": r.fixable(),
-            "source": r.source,
-        })).collect::<Vec<_>>(),
-        "findings": list(&outcome.findings),
-        "errors": outcome.errors(),
-        "files_searched": outcome.files_searched,
-    });
-    if action != Action::Report {
-        let extra = serde_json::json!({
-            "remaining": list(&outcome.remaining),
-            "summary": outcome.summary(),
-            "fixes": outcome.fixes(),
-            "files": outcome.fixed.iter().map(|f| serde_json::json!({
-                "path": path_of(&f.path),
-                "count": f.counts.iter().map(|(_, n)| n).sum::<usize>(),
-                "rules": f.counts.iter().map(|(r, n)| serde_json::json!({"rule": r, "count": n})).collect::<Vec<_>>(),
-                "introduces_parse_errors": f.introduces_parse_error,
-            })).collect::<Vec<_>>(),
-            "diff": render_diffs(&DiffFile::from_changes(&outcome.changes), false, max_render),
-            "unconverged": outcome.unconverged,
-            "id": staged.as_ref().map(|p| p.id.clone()),
-            "applied": applied.is_some(),
-        });
-        common::merge(&mut value, extra);
+    let fixing = action != Action::Report;
+    ScanReport {
+        schema_version: Version,
+        mode: action.name().to_string(),
+        rules: rules
+            .rules
+            .iter()
+            .map(|r| ScanRule {
+                id: r.id.clone(),
+                language: r.lang.to_string(),
+                severity: serde_json::to_value(r.severity)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                fixable: r.fixable(),
+                source: r.source.to_string(),
+            })
+            .collect(),
+        findings: list(&outcome.findings),
+        error_count: outcome.errors(),
+        files_searched: outcome.files_searched,
+        remaining: fixing.then(|| list(&outcome.remaining)),
+        summary: fixing.then(|| outcome.summary()),
+        fixes: fixing.then(|| outcome.fixes()),
+        files: fixing.then(|| {
+            outcome
+                .fixed
+                .iter()
+                .map(|f| FixedFile {
+                    path: repo.display_path(&f.path),
+                    count: f.counts.iter().map(|(_, n)| n).sum::<usize>(),
+                    rules: f
+                        .counts
+                        .iter()
+                        .map(|(r, n)| RuleCount {
+                            rule: r.clone(),
+                            count: *n,
+                        })
+                        .collect(),
+                    introduces_parse_errors: f.introduces_parse_error,
+                })
+                .collect()
+        }),
+        diff: fixing
+            .then(|| render_diffs(&DiffFile::from_changes(&outcome.changes), false, max_render)),
+        unconverged: fixing.then(|| serde_json::to_value(&outcome.unconverged).unwrap_or_default()),
+        id: fixing
+            .then(|| staged.as_ref().map(|p| p.id.clone()))
+            .flatten(),
+        applied: fixing.then_some(applied.is_some()),
+        diagnostics: common::diagnostics(repo, &[], &outcome.parse_errors, &outcome.skipped),
     }
-    common::merge(
-        &mut value,
-        common::json_diagnostics(repo, &[], &outcome.parse_errors, &outcome.skipped),
-    );
-    value
 }

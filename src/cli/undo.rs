@@ -1,6 +1,7 @@
 //! `git astedit undo`: restores what an apply replaced; the preview is pending again.
 
 use git_astedit::error::Exit;
+use git_astedit::report::Action;
 use git_astedit::txn::UndoOptions;
 use git_astedit::Error;
 
@@ -28,6 +29,6 @@ pub fn run(ctx: &mut Ctx, args: UndoArgs) -> Result<Exit, Error> {
         index: args.index,
     };
     let report = git_astedit::txn::undo(repo, args.id.as_deref(), &opts)?;
-    super::apply::print_report(ctx, "undone", &report, args.index);
+    super::apply::print_report(ctx, Action::Undone, &report, args.index, opts.reason)?;
     Ok(Exit::Ok)
 }

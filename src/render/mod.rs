@@ -5,6 +5,14 @@ Diffs follow `git diff`'s shape (`diff --git`, mode lines, `---`/`+++`, hunks wi
 lines of context) so that they read like git's and `git apply` takes them.
 */
 
+mod diffs;
+mod quote;
+pub use diffs::render_diffs;
+pub use diffs::render_diffs_counted;
+pub use diffs::DiffFile;
+pub use diffs::LimitedDiff;
+pub use quote::Quoting;
+
 use std::fmt::Write;
 
 use similar::ChangeTag;
@@ -50,7 +58,12 @@ pub fn file_diff(
     after: Option<Side<'_>>,
     color: bool,
 ) -> LineCounts {
-    let mut header = format!("diff --git a/{path} b/{path}\n");
+    // Names with control characters, quotes or backslashes are quoted as git does
+    // (non-ASCII stays raw, as with core.quotePath=false), so `git apply` reads them.
+    let quoting = Quoting { non_ascii: false };
+    let a_path = quoting.quote_owned(format!("a/{path}"));
+    let b_path = quoting.quote_owned(format!("b/{path}"));
+    let mut header = format!("diff --git {a_path} {b_path}\n");
     match (before, after) {
         (None, Some(a)) => {
             let _ = writeln!(header, "new file mode {}", a.mode.git_mode());
@@ -67,12 +80,12 @@ pub fn file_diff(
     let old_bytes = before.map(|s| s.bytes).unwrap_or_default();
     let new_bytes = after.map(|s| s.bytes).unwrap_or_default();
     let a_name = if before.is_some() {
-        format!("a/{path}")
+        a_path.clone()
     } else {
         "/dev/null".to_string()
     };
     let b_name = if after.is_some() {
-        format!("b/{path}")
+        b_path.clone()
     } else {
         "/dev/null".to_string()
     };
@@ -177,6 +190,25 @@ pub fn first_line(text: &str) -> String {
         Some((first, _)) => format!("{}…", first.strip_suffix('\r').unwrap_or(first)),
         None => text.to_string(),
     }
+}
+
+/// A text as one line: control characters (newlines, tabs, escapes) shown as `\n`,
+/// `\t`, `\u{1b}`, so a value can never forge or break a line of text output.
+pub fn escape_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .flat_map(|c| {
+                if c.is_control() {
+                    c.escape_default().collect::<Vec<_>>()
+                } else {
+                    vec![c]
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Seconds since the epoch as `2026-01-01T00:00:00+00:00` (UTC).

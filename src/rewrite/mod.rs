@@ -184,6 +184,30 @@ pub struct Match {
     pub end_byte: usize,
     /// The matched text.
     pub text: String,
+    /// Metavariable captures (with [`MatchText::WithCaptures`] only), by name.
+    pub captures: Vec<Capture>,
+}
+
+/// What one metavariable captured: one node (`$A`) or a sequence (`$$$ARGS`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capture {
+    /// The name without `$`.
+    pub name: String,
+    pub multi: bool,
+    /// The captured nodes (one for `$A`; any number for `$$$ARGS`).
+    pub nodes: Vec<Span>,
+}
+
+/// A piece of source: byte range, 1-based line/column (columns in characters), text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    pub start_byte: usize,
+    pub end_byte: usize,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    pub text: String,
 }
 
 /// The result of searching one file.
@@ -293,13 +317,18 @@ impl Query {
                 // Copying only what is shown: nested matches would copy the same text
                 // again at every level.
                 let text = match keep {
-                    MatchText::Full => matched.to_string(),
+                    MatchText::Full | MatchText::WithCaptures => matched.to_string(),
                     MatchText::FirstLine => matched
                         .split('\n')
                         .next()
                         .unwrap_or_default()
                         .trim_end_matches('\r')
                         .to_string(),
+                };
+                let captures = if keep == MatchText::WithCaptures {
+                    captures_of(&m)
+                } else {
+                    Vec::new()
                 };
                 Match {
                     line,
@@ -309,6 +338,7 @@ impl Query {
                     start_byte: range.start,
                     end_byte: range.end,
                     text,
+                    captures,
                 }
             })
             .collect();
@@ -318,6 +348,52 @@ impl Query {
             first_parse_error: first_parse_error(&root),
         }
     }
+}
+
+/// The captures of one match, sorted by name. Positions are computed from the node
+/// (captures are few, so no line index is needed).
+fn captures_of(m: &ast_grep_core::NodeMatch<'_, StrDoc<SupportLang>>) -> Vec<Capture> {
+    use ast_grep_core::meta_var::MetaVariable;
+    let env = m.get_env();
+    let span = |n: &ast_grep_core::Node<'_, StrDoc<SupportLang>>| {
+        let r = n.range();
+        let (start, end) = (n.start_pos(), n.end_pos());
+        let text = n.text().to_string();
+        Span {
+            start_byte: r.start,
+            end_byte: r.end,
+            line: start.line() + 1,
+            column: start.column(n) + 1,
+            end_line: end.line() + 1,
+            end_column: end.column(n) + 1,
+            text,
+        }
+    };
+    let mut out: Vec<Capture> = env
+        .get_matched_variables()
+        .filter_map(|v| match v {
+            MetaVariable::Capture(name, _) => {
+                let node = env.get_match(&name)?;
+                Some(Capture {
+                    name,
+                    multi: false,
+                    nodes: vec![span(node)],
+                })
+            }
+            MetaVariable::MultiCapture(name) => {
+                let nodes = env.get_multiple_matches(&name);
+                Some(Capture {
+                    nodes: nodes.iter().map(span).collect(),
+                    name,
+                    multi: true,
+                })
+            }
+            _ => None,
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out.dedup_by(|a, b| a.name == b.name);
+    out
 }
 
 /// A pattern that never matches a MISSING node: a zero-width token the parser made up
@@ -395,6 +471,8 @@ fn matches_missing<D: ast_grep_core::Doc>(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatchText {
     Full,
+    /// The full text and the metavariable captures.
+    WithCaptures,
     /// Only the first line (a multi-line match has `end_line > line`).
     FirstLine,
 }

@@ -181,7 +181,7 @@ fn merged_meta(previews: &[Preview], reason: Option<String>) -> PreviewMeta {
         crate::render::plural(replacements, "replacement")
     };
     PreviewMeta {
-        kind: "merge".into(),
+        kind: crate::change::PreviewKind::Merge,
         summary: format!(
             "{} in {} (merge of {})",
             counted,

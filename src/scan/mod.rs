@@ -249,7 +249,7 @@ impl ScanOutcome {
     /// The preview metadata of the fixes.
     pub fn meta(&self, rules: &RuleSet, opts: &Options, reason: Option<String>) -> PreviewMeta {
         PreviewMeta {
-            kind: "scan".into(),
+            kind: crate::change::PreviewKind::Scan,
             summary: self.summary(),
             reason,
             rules: self.rule_counts(rules),

@@ -36,8 +36,6 @@ use gix::ObjectId;
 use super::fsutil;
 use super::fsutil::fault;
 use super::index;
-use super::journal;
-use super::journal::EventKind;
 use super::journal::TxnOp;
 use super::lock::Lock;
 use super::record;
@@ -182,60 +180,19 @@ fn report_of(record: &Record) -> ApplyReport {
     }
 }
 
-/// The preview commit of the transaction to undo, and the permission bits of the files
-/// its apply removed.
+/// The preview commit of the transaction to undo (rules in [`super::resolve`]), and
+/// the permission bits of the files its apply removed.
 fn undo_target(
     repo: &Repo,
     id: Option<&str>,
 ) -> Result<(ObjectId, std::collections::BTreeMap<String, String>), Error> {
-    let entries = journal::read(repo)?;
-    let prefix = match id {
-        Some(p) => {
-            let p = p.trim().to_ascii_lowercase();
-            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(Error::BadId(p));
-            }
-            Some(p)
-        }
-        None => None,
-    };
-    let matching: Vec<&journal::Entry> = entries
-        .iter()
-        .filter(|e| {
-            prefix
-                .as_ref()
-                .is_none_or(|p| e.event.id.starts_with(p.as_str()))
-        })
-        .collect();
-    if let Some(p) = &prefix {
-        let ids: BTreeSet<&str> = matching.iter().map(|e| e.event.id.as_str()).collect();
-        if ids.len() > 1 {
-            return Err(Error::AmbiguousId {
-                prefix: p.clone(),
-                candidates: ids.into_iter().map(str::to_string).collect(),
-            });
-        }
-        if ids.is_empty() {
-            return Err(Error::UnknownId(p.clone()));
-        }
-    }
-    // Newest first: an `undone` hides every older `applied` of the same id.
-    let mut undone: BTreeSet<&str> = BTreeSet::new();
-    for e in &matching {
-        match e.event.event {
-            EventKind::Undone => {
-                undone.insert(&e.event.id);
-            }
-            EventKind::Applied if !undone.contains(e.event.id.as_str()) => {
-                return Ok((e.txn_commit, e.event.removed_modes.clone()))
-            }
-            _ => {}
-        }
-    }
-    match prefix {
-        Some(p) => Err(Error::NotApplied(p)),
-        None => Err(Error::NothingToUndo),
-    }
+    let target = super::resolve::resolve(repo, id, super::resolve::Want::Applied)?;
+    let modes = super::journal::read(repo)?
+        .into_iter()
+        .find(|e| e.event.id == target.id && e.event.event == super::journal::EventKind::Applied)
+        .map(|e| e.event.removed_modes)
+        .unwrap_or_default();
+    Ok((target.commit, modes))
 }
 
 /// Containment then staleness of every path; nothing is written either way. Returns
@@ -349,7 +306,7 @@ fn run(
         op,
         id: preview.id.clone(),
         commit: preview.commit,
-        kind: preview.meta.kind.clone(),
+        kind: preview.meta.kind.to_string(),
         run,
         pid: std::process::id(),
         phase: Phase::Prepared,

@@ -62,7 +62,7 @@ pub fn gc(repo: &Repo, expire: i64) -> Result<GcReport, Error> {
         }
         let mut event = Event::new(repo, EventKind::Expired, &p.id, p.commit);
         event.reason = Some(format!("gc --expire {expire}s"));
-        event.kind = Some(p.meta.kind.clone());
+        event.kind = Some(p.meta.kind.to_string());
         event.files = p.entries.iter().map(|e| e.path.clone()).collect();
         let del = journal::delete_edit(
             &format!("{}{}", store::REF_PREFIX, p.id),

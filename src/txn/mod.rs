@@ -27,6 +27,7 @@ mod lock;
 mod objects;
 mod record;
 mod recover;
+pub mod resolve;
 mod store;
 
 use crate::change::FileMode;
@@ -85,6 +86,8 @@ pub enum Error {
     Corrupt(String),
     #[error("no pending preview")]
     NoPending,
+    #[error("the only pending previews were applied and undone: {}", .0.join(", "))]
+    OnlyUndone(Vec<String>),
     #[error("nothing to undo: no applied transaction in the journal")]
     NothingToUndo,
     #[error("'{0}' is not a preview id (expected hex digits)")]
@@ -186,6 +189,7 @@ impl Classify for Error {
             Error::Io { .. } => "io",
             Error::Corrupt(_) => "corrupt",
             Error::NoPending => "no-pending-preview",
+            Error::OnlyUndone(_) => "only-undone-pending",
             Error::NothingToUndo => "nothing-to-undo",
             Error::BadId(_) => "bad-id",
             Error::UnknownId(_) => "unknown-id",
@@ -213,6 +217,7 @@ impl Classify for Error {
             Error::Git { .. } | Error::Io { .. } | Error::Corrupt(_) => Exit::Internal,
             Error::NoPending | Error::NothingToUndo | Error::NothingToRecover => Exit::NothingFound,
             Error::BadId(_)
+            | Error::OnlyUndone(_)
             | Error::UnknownId(_)
             | Error::AmbiguousId { .. }
             | Error::NotApplied(_)
@@ -253,6 +258,10 @@ impl Classify for Error {
                 Some("re-run the edit to stage a fresh preview, or discard this one".into())
             }
             Error::AmbiguousId { .. } => Some("type more hex digits of the id".into()),
+            Error::OnlyUndone(ids) => Some(format!(
+                "an undone preview is applied again only by name: `git astedit apply {}`",
+                ids.first().map(String::as_str).unwrap_or("ID")
+            )),
             Error::UnknownId(_) | Error::Gone { .. } => {
                 Some("`git astedit list` shows pending previews, `git astedit log` the rest".into())
             }
@@ -279,6 +288,10 @@ impl Classify for Error {
                     .map(|p| serde_json::json!({"path": p.path, "what": p.what}))
                     .collect::<Vec<_>>(),
             })),
+            Error::OnlyUndone(ids) => Some(serde_json::json!({"undone": ids})),
+            Error::AmbiguousId { candidates, .. } => {
+                Some(serde_json::json!({"candidates": candidates}))
+            }
             Error::Refused { path, why } | Error::Protected { path, why } => {
                 Some(serde_json::json!({"path": path, "why": why}))
             }

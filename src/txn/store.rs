@@ -127,8 +127,18 @@ impl<'a> Stager<'a> {
     }
 
     /// Writes the objects, the two commits and the preview's ref, and records a
-    /// `staged` journal event.
+    /// `staged` journal event. The one place that stamps the metadata every preview
+    /// carries: the HEAD it was staged on and the tool version (callers set the kind,
+    /// counts and agent).
     pub fn finish(self, meta: &PreviewMeta) -> Result<Preview, Error> {
+        let mut stamped = meta.clone();
+        if stamped.base_head.is_none() {
+            stamped.base_head = self.repo.head_commit().map(|id| id.to_string());
+        }
+        if stamped.tool_version.is_empty() {
+            stamped.tool_version = crate::VERSION.to_string();
+        }
+        let meta = &stamped;
         let Stager {
             repo,
             mut objects,
@@ -206,7 +216,7 @@ fn stage_commits(
     let mut event = Event::new(repo, EventKind::Staged, &id, p_id);
     event.reason = meta.reason.clone();
     event.agent = meta.agent.clone();
-    event.kind = Some(meta.kind.clone());
+    event.kind = Some(meta.kind.to_string());
     event.files = changes.iter().map(|c| c.path.clone()).collect();
     let pending = journal::update_edit(
         &format!("{REF_PREFIX}{id}"),
@@ -460,46 +470,10 @@ pub fn list(repo: &Repo) -> Result<Vec<Preview>, Error> {
     Ok(pending(repo)?.into_iter().map(|(_, p)| p).collect())
 }
 
-/// A pending preview by unique id prefix, or the newest when `id` is `None`.
+/// A pending preview by unique id prefix, or the newest never-applied one when `id` is
+/// `None` (the rules are in [`super::resolve`]).
 pub fn find(repo: &Repo, id: Option<&str>) -> Result<Preview, Error> {
-    let previews = list(repo)?;
-    let Some(prefix) = id else {
-        return previews.into_iter().next().ok_or(Error::NoPending);
-    };
-    let prefix = prefix.trim().to_ascii_lowercase();
-    if prefix.is_empty() || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::BadId(prefix));
-    }
-    let mut hits: Vec<Preview> = previews
-        .into_iter()
-        .filter(|p| p.id.starts_with(&prefix) || p.commit.to_string().starts_with(&prefix))
-        .collect();
-    match hits.len() {
-        1 => Ok(hits.remove(0)),
-        0 => {
-            // Say why when the journal knows the id: applied or discarded already.
-            if let Some(e) = journal::read(repo)?
-                .into_iter()
-                .find(|e| e.event.id.starts_with(&prefix) && e.event.event != EventKind::Staged)
-            {
-                match e.event.event.as_str() {
-                    "applied" | "recovered" => return Err(Error::AlreadyApplied(e.event.id)),
-                    "discarded" | "expired" => {
-                        return Err(Error::Gone {
-                            id: e.event.id,
-                            how: e.event.event.to_string(),
-                        })
-                    }
-                    _ => {}
-                }
-            }
-            Err(Error::UnknownId(prefix))
-        }
-        _ => Err(Error::AmbiguousId {
-            prefix,
-            candidates: hits.into_iter().map(|p| p.id).collect(),
-        }),
-    }
+    super::resolve::pending(repo, id)
 }
 
 /// The bytes of a stored blob.
@@ -530,7 +504,7 @@ pub fn discard_as(
     let mut event = Event::new(repo, EventKind::Discarded, &preview.id, preview.commit);
     event.reason = reason.map(str::to_string);
     event.agent = agent.map(str::to_string);
-    event.kind = Some(preview.meta.kind.clone());
+    event.kind = Some(preview.meta.kind.to_string());
     event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
     let del = journal::delete_edit(
         &format!("{REF_PREFIX}{}", preview.id),
@@ -583,7 +557,7 @@ mod tests {
             ],
         };
         let meta = PreviewMeta {
-            kind: "edit".into(),
+            kind: crate::change::PreviewKind::Edit,
             summary: "2 replacements\nin 2 files".into(),
             reason: Some("tidy --- astedit-meta v1 ---".into()),
             replacements: 2,

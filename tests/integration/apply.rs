@@ -45,7 +45,7 @@ fn stage(t: &TestRepo, edits: &[(&str, Option<&[u8]>, FileMode)]) -> String {
         });
     }
     let meta = PreviewMeta {
-        kind: "edit".into(),
+        kind: git_astedit::change::PreviewKind::Edit,
         summary: format!("{} files", edits.len()),
         reason: Some("test".into()),
         tool_version: git_astedit::VERSION.into(),
@@ -606,7 +606,7 @@ fn many_files(n: usize) -> (TestRepo, String) {
     }
     let repo = Repo::discover_from(t.path()).expect("open");
     let meta = PreviewMeta {
-        kind: "edit".into(),
+        kind: git_astedit::change::PreviewKind::Edit,
         summary: format!("{n} files"),
         ..PreviewMeta::default()
     };

@@ -217,7 +217,8 @@ fn rewrite_that_breaks_the_parse_is_flagged() {
     repo.write("a.js", "foo(1);\n");
     let out = repo.run(&["edit", "-p", "foo($A)", "-r", "bar($A"]);
     out.assert_code(0);
-    assert!(out.stdout.contains("parse with errors"), "{}", out.stdout);
+    assert!(out.stderr.contains("parse with errors"), "{}", out.stderr);
+    assert!(!out.stdout.contains("parse with errors"), "{}", out.stdout);
     let id = staged_id(&out.stdout);
     let msg = repo.git(&["log", "-1", "--format=%B", &format!("refs/astedit/{id}")]);
     assert!(msg.contains("introduces-parse-errors"), "{msg}");
@@ -297,7 +298,8 @@ fn list_show_and_discard() {
     let stat = repo.run(&["show", "--stat"]);
     assert!(stat.stdout.contains(" a.js | "), "{}", stat.stdout);
     let json = repo.run(&["show", &id, "--json"]).json();
-    assert_eq!(json["id"], id.as_str());
+    assert_eq!(json["preview"]["id"], id.as_str());
+    assert_eq!(json["schema_version"], 2);
     assert_eq!(json["meta"]["kind"], "edit");
     assert_eq!(json["meta"]["reason"], "rename foo");
 
@@ -318,10 +320,11 @@ fn outer_match_that_stops_matching_is_reported() {
     out.assert_code(0);
     let id = staged_id(&out.stdout);
     assert_eq!(blob_at(&repo, &id, "d.js"), "x;\n");
+    // A warning: on stderr, stdout keeps the result.
     assert!(
-        out.stdout.contains("1 outer match no longer matched") && out.stdout.contains("d.js:1:5"),
+        out.stderr.contains("1 outer match no longer matched") && out.stderr.contains("d.js:1:5"),
         "{}",
-        out.stdout
+        out.stderr
     );
     let json = repo
         .run(&["edit", "-p", "foo(foo($A))", "-r", "$A", "--json"])

@@ -34,7 +34,7 @@ fn stage_raw(t: &TestRepo, edits: &[(&str, Option<&[u8]>)]) -> String {
         });
     }
     let meta = PreviewMeta {
-        kind: "edit".into(),
+        kind: git_astedit::change::PreviewKind::Edit,
         summary: "test".into(),
         tool_version: git_astedit::VERSION.into(),
         ..PreviewMeta::default()
@@ -507,8 +507,13 @@ fn undo_says_what_it_leaves_in_the_index_and_undo_index_restores_it() {
     t.git(&["restore", "--staged", "--", "a.txt", "n.txt"]);
     assert_eq!(t.git(&["status", "--porcelain"]), "");
 
-    // undo --index restores both, and says so in JSON.
-    t.run(&["apply", "--index"]).assert_code(0);
+    // undo --index restores both, and says so in JSON. (An undone preview is applied
+    // again only by its id.)
+    let id = t.run(&["--json", "list"]).json()["previews"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    t.run(&["apply", "--index", &id]).assert_code(0);
     let out = t.run(&["--json", "undo", "--index"]);
     out.assert_code(0);
     let v = out.json();
@@ -520,7 +525,7 @@ fn undo_says_what_it_leaves_in_the_index_and_undo_index_restores_it() {
 
     // After --commit: the commit stays; undo names it and the command to record the
     // reversal.
-    t.run(&["apply", "--commit", "-m", "x"]).assert_code(0);
+    t.run(&["apply", "--commit", "-m", "x", &id]).assert_code(0);
     let made = head(&t);
     let out = t.run(&["--json", "undo"]);
     out.assert_code(0);
@@ -532,7 +537,7 @@ fn undo_says_what_it_leaves_in_the_index_and_undo_index_restores_it() {
     t.git(&["commit", "-q", "-m", "revert", "--", "a.txt", "n.txt"]);
     assert_eq!(t.git(&["status", "--porcelain"]), "");
     assert_eq!(t.git(&["show", "HEAD:a.txt"]), "a\n");
-    t.run(&["apply", "--commit", "-m", "y"]).assert_code(0);
+    t.run(&["apply", "--commit", "-m", "y", &id]).assert_code(0);
     let made = head(&t);
     let out = t.run(&["undo", "--index"]);
     out.assert_code(0);
@@ -548,7 +553,7 @@ fn undo_says_what_it_leaves_in_the_index_and_undo_index_restores_it() {
     assert_eq!(t.git(&["show", "HEAD:a.txt"]), "a\n");
 
     // A commit no longer on the branch is not said to stay in history.
-    t.run(&["apply", "--commit", "-m", "z"]).assert_code(0);
+    t.run(&["apply", "--commit", "-m", "z", &id]).assert_code(0);
     t.git(&["reset", "-q", "--soft", "HEAD~1"]);
     let out = t.run(&["--json", "undo"]);
     out.assert_code(0);

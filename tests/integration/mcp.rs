@@ -432,7 +432,8 @@ fn stale_resolve_is_a_tool_error_naming_the_file() {
     let err = &error_json(&result)["error"];
     assert_eq!(err["code"], "stale");
     assert_eq!(err["exit"], 3);
-    assert_eq!(err["stale_paths"][0]["path"], "src/b.rs");
+    assert_eq!(err["details"]["paths"][0]["path"], "src/b.rs");
+    assert_eq!(error_json(&result)["schema_version"], 2);
     assert_eq!(
         t.read_string("src/b.rs"),
         "fn b() { foo(3); } // edited meanwhile\n",
@@ -821,4 +822,163 @@ fn pr_without_gh_or_auth_says_how_to_fix_it_and_pushes_nothing() {
             .all(|c| c.get(1).map(String::as_str) != Some("create")),
         "no pull request without a pushed branch"
     );
+}
+
+/// The tools' output schemas are the CLI's report schemas (`git astedit schema`):
+/// same title, same properties, same required fields.
+#[test]
+fn tool_output_schemas_are_the_cli_report_schemas() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "schema-check");
+    let tools = s.request("tools/list", json!({}));
+    let tool = |name: &str| -> Value {
+        tools["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no tool {name}"))["outputSchema"]
+            .clone()
+    };
+    for (tool_name, command) in [
+        ("ast_grep", "grep"),
+        ("ast_edit", "edit"),
+        ("apply_patch", "patch"),
+        ("resolve", "apply"),
+        ("undo", "undo"),
+    ] {
+        let out = tool(tool_name);
+        let cli = t.run(&["schema", command]).json();
+        let report = &cli["anyOf"][0];
+        assert_eq!(out["title"], report["title"], "{tool_name}");
+        let keys = |v: &Value| -> Vec<String> {
+            let mut k: Vec<String> = v["properties"]
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&out), keys(report), "{tool_name}");
+        assert_eq!(out["required"], report["required"], "{tool_name}");
+        // Standard formats only.
+        assert!(!out.to_string().contains("\"uint"), "{tool_name}: {out}");
+        assert!(!tool_name.is_empty());
+    }
+    // The input schemas too.
+    for t in tools["tools"].as_array().expect("tools") {
+        assert!(
+            !t["inputSchema"].to_string().contains("\"uint"),
+            "{}",
+            t["inputSchema"]
+        );
+    }
+}
+
+/// Runs `git astedit mcp` with `input` on stdin; returns its stdout lines as JSON and
+/// the exit code.
+fn mcp_with_input(t: &TestRepo, input: &[u8]) -> (Vec<Value>, i32) {
+    use std::io::Write;
+    let mut child = t
+        .command(".", &["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn git-astedit mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait");
+    let _ = feeder.join();
+    let lines = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    (lines, out.status.code().unwrap_or(-1))
+}
+
+#[test]
+fn garbage_before_initialize_gets_a_parse_error() {
+    let t = repo_with_code();
+    let (lines, code) = mcp_with_input(&t, b"this is not json\n{\"jsonrpc\": \"2.0\", \"id\n");
+    assert_eq!(code, 0);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for l in &lines {
+        assert_eq!(l["error"]["code"], -32700, "{l}");
+        assert_eq!(l["id"], Value::Null, "{l}");
+    }
+}
+
+#[test]
+fn an_oversized_message_is_refused_and_the_session_goes_on() {
+    let t = repo_with_code();
+    let mut input = Vec::new();
+    // 17 MiB of one line, then a real handshake and a tool list.
+    input.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":{\"x\":\"",
+    );
+    input.extend(std::iter::repeat_n(b'a', 17 * 1024 * 1024));
+    input.extend_from_slice(b"\"}}\n");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "big", "version": "1"}}});
+    input.extend_from_slice(format!("{init}\n").as_bytes());
+    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
+    let (lines, code) = mcp_with_input(&t, &input);
+    assert_eq!(code, 0);
+    assert_eq!(lines[0]["error"]["code"], -32600, "{:?}", lines[0]);
+    assert!(lines[0]["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("16 MiB")));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["id"] == 2 && l["result"]["tools"].is_array()),
+        "{lines:?}"
+    );
+}
+
+/// ast_edit → resolve apply → undo → a no-id resolve apply refuses, naming the undone
+/// preview; named, it applies. Captures come back from ast_grep as in `grep --json`.
+#[test]
+fn an_undone_preview_is_not_reapplied_by_a_no_id_resolve() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "careful-agent");
+    let grep = s.ok(
+        "ast_grep",
+        json!({"pattern": "foo($A)", "paths": ["src/b.rs"]}),
+    );
+    assert_eq!(
+        grep["matches"][0]["meta_variables"]["single"]["A"]["text"],
+        "3"
+    );
+    assert_eq!(grep["matches"][0]["start_byte"], 9);
+    let staged = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/b.rs"]}),
+    );
+    let id = staged["id"].as_str().expect("id").to_string();
+    s.ok("resolve", json!({"action": "apply", "reason": "try"}));
+    let undone = s.ok("undo", json!({"reason": "not yet"}));
+    assert_eq!(undone["state"], "pending");
+    let before = t.snapshot();
+    let refused = s.call("resolve", json!({"action": "apply", "reason": "again"}));
+    assert_eq!(refused["isError"], true, "{refused}");
+    let err = error_json(&refused);
+    assert_eq!(err["error"]["code"], "only-undone-pending");
+    assert_eq!(err["error"]["details"]["undone"][0], id.as_str());
+    assert_eq!(t.snapshot(), before, "nothing written");
+    let applied = s.ok(
+        "resolve",
+        json!({"action": "apply", "reason": "now", "id": id}),
+    );
+    assert_eq!(applied["state"], "applied");
+    assert_eq!(t.read_string("src/b.rs"), "fn b() { bar(3); }\n");
+    s.finish();
 }

@@ -37,7 +37,7 @@ fn stage(t: &TestRepo, edits: &[(&str, Option<&str>)]) -> String {
         });
     }
     let meta = PreviewMeta {
-        kind: "edit".into(),
+        kind: git_astedit::change::PreviewKind::Edit,
         summary: format!("{} files", edits.len()),
         tool_version: git_astedit::VERSION.into(),
         ..PreviewMeta::default()
@@ -643,7 +643,7 @@ fn permission_bits_survive_apply_and_undo() {
     );
 
     let meta = PreviewMeta {
-        kind: "edit".into(),
+        kind: git_astedit::change::PreviewKind::Edit,
         summary: "mode".into(),
         tool_version: git_astedit::VERSION.into(),
         ..PreviewMeta::default()

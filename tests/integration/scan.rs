@@ -132,7 +132,7 @@ fn findings_are_reported_per_line_and_error_severity_exits_1() {
     out.assert_code(1);
     let v = out.json();
     assert_eq!(v["mode"], "report");
-    assert_eq!(v["errors"], 2);
+    assert_eq!(v["error_count"], 2);
     let f = &v["findings"][2];
     assert_eq!(f["path"], "src/a.js");
     assert_eq!(f["rule"], "strict-equality");

@@ -28,7 +28,6 @@ use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
 use git_astedit::Error;
 use rmcp::handler::server::common::schema_for_input;
-use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::CallToolRequestParams;
 use rmcp::model::CallToolResponse;
 use rmcp::model::CallToolResult;
@@ -90,20 +89,23 @@ pub fn serve(workdir: PathBuf) -> Result<(), Error> {
         tools: Arc::new(catalog()),
     };
     runtime.block_on(async move {
-        let service = match server
-            .serve((tokio::io::stdin(), tokio::io::stdout()))
-            .await
-        {
-            Ok(s) => s,
-            // A client that leaves before saying anything is not an error.
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => return Err(ServeError::Session(e.to_string())),
+        let (input, output, framed) = super::stdio::Framed::start();
+        let session = async {
+            let service = match server.serve((input, output)).await {
+                Ok(s) => s,
+                // A client that leaves before saying anything is not an error.
+                Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+                Err(e) => return Err(ServeError::Session(e.to_string())),
+            };
+            service
+                .waiting()
+                .await
+                .map(|_| ())
+                .map_err(|e| ServeError::Session(e.to_string()))
         };
-        service
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|e| ServeError::Session(e.to_string()))
+        let result = session.await;
+        framed.finish().await;
+        result
     })?;
     Ok(())
 }
@@ -138,8 +140,21 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
         Arc::new(o)
     });
     let title = annotations.title.clone();
+    // Standard keywords and formats only (no `format: "uint"`), as the CLI's schemas.
+    let mut input = (*input).clone();
+    let mut value = serde_json::Value::Object(std::mem::take(&mut input));
+    git_astedit::report::schema::standardize(&mut value);
+    let input = match value {
+        serde_json::Value::Object(o) => Arc::new(o),
+        _ => Arc::new(serde_json::Map::new()),
+    };
+    // The output schema is the report's, exactly as `git astedit schema` prints it.
+    let output = match git_astedit::report::schema::of::<O>() {
+        serde_json::Value::Object(o) => Arc::new(o),
+        _ => Arc::new(serde_json::Map::new()),
+    };
     let mut t = Tool::new(name, description, input)
-        .with_raw_output_schema(schema_for_output::<O>())
+        .with_raw_output_schema(output)
         .with_annotations(annotations);
     t.title = title;
     t
@@ -147,7 +162,7 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
 
 fn catalog() -> Vec<Tool> {
     vec![
-        tool::<tools::GrepInput, tools::GrepOutput>(
+        tool::<tools::GrepInput, git_astedit::report::GrepReport>(
             "ast_grep",
             "Structural code search with an ast-grep pattern over the repository's work tree \
              (tracked and untracked-not-ignored files). Returns `path:line:col: text` per match, \
@@ -155,14 +170,14 @@ fn catalog() -> Vec<Tool> {
              Reads only.",
             hints("Structural search", true, false, true),
         ),
-        tool::<tools::EditInput, tools::StagedOutput>(
+        tool::<tools::EditInput, git_astedit::report::StageReport>(
             "ast_edit",
             "Stage a structural rewrite (one or more pattern → rewrite ops) as a preview kept in \
              git. The work tree is NOT changed: returns the preview id, a summary, per-file counts \
              and the diff (capped). Apply or discard it with `resolve`.",
             hints("Stage a structural rewrite", false, false, false),
         ),
-        tool::<tools::PatchInput, tools::StagedOutput>(
+        tool::<tools::PatchInput, git_astedit::report::StageReport>(
             "apply_patch",
             "Stage a `*** Begin Patch` … `*** End Patch` patch (Add/Update/Delete File, @@ \
              chunks, *** Move to) as a preview. Each chunk must fit exactly one place (tolerating \
@@ -177,7 +192,7 @@ fn catalog() -> Vec<Tool> {
              metadata, per-file line counts, diff capped at max_diff_lines). Reads only.",
             hints("List or show previews", true, false, true),
         ),
-        tool::<tools::ResolveInput, tools::ResolvedOutput>(
+        tool::<tools::ResolveInput, git_astedit::report::ResolveReport>(
             "resolve",
             "Apply or discard a pending preview (the newest when no id is given); a reason is \
              required and journalled with your client name. `apply` first checks that every \
@@ -186,7 +201,7 @@ fn catalog() -> Vec<Tool> {
              atomic and can be undone with `undo`.",
             hints("Apply or discard a preview", false, true, false),
         ),
-        tool::<tools::UndoInput, tools::ResolvedOutput>(
+        tool::<tools::UndoInput, git_astedit::report::ResolveReport>(
             "undo",
             "Undo an applied transaction (the newest applied one when no id is given): restores \
              what the apply replaced, after checking that the files still hold what was applied \
@@ -262,28 +277,13 @@ fn error_result(err: &Error) -> CallToolResult {
         exit.code(),
         meaning(exit)
     ));
-    let stale = match err.downcast_ref::<git_astedit::txn::Error>() {
-        Some(git_astedit::txn::Error::Stale { paths, .. }) => paths.clone(),
-        _ => Vec::new(),
-    };
-    let value = serde_json::json!({
-        "error": {
-            "code": err.code(),
-            "exit": exit.code(),
-            "meaning": meaning(exit),
-            "message": err.to_string(),
-            "hint": err.hint(),
-            "causes": err.causes(),
-            "stale_paths": stale,
-        }
-    });
+    // The same shape as the CLI's `--json` errors (`git astedit schema error`).
+    let value = git_astedit::report::ErrorReport::new(err);
+    let value = serde_json::to_string(&value).unwrap_or_default();
     // Not `structuredContent`: clients validate that against the tool's output schema,
     // which describes success; a strict one would turn the error into a protocol fault
     // and the model would never read the hint. The JSON goes in a second text block.
-    CallToolResult::error(vec![
-        ContentBlock::text(text),
-        ContentBlock::text(value.to_string()),
-    ])
+    CallToolResult::error(vec![ContentBlock::text(text), ContentBlock::text(value)])
 }
 
 impl ServerHandler for Server {

@@ -11,11 +11,27 @@ server was started in: a model should not have to know the server's cwd.
 
 use std::path::Path;
 
-use git_astedit::change::ChangeSet;
 use git_astedit::error::UsageError;
 use git_astedit::files;
+use git_astedit::ops::stage::EditRequest;
 use git_astedit::render;
 use git_astedit::repo::Repo;
+use git_astedit::report::Action;
+use git_astedit::report::BlobRef;
+use git_astedit::report::CappedDiff;
+use git_astedit::report::Diagnostics;
+use git_astedit::report::FileStatus;
+use git_astedit::report::GrepMatch;
+use git_astedit::report::GrepReport;
+use git_astedit::report::MetaVariables;
+use git_astedit::report::PreviewRow;
+use git_astedit::report::PreviewState;
+use git_astedit::report::ResolveReport;
+use git_astedit::report::ShownFile;
+use git_astedit::report::Span;
+use git_astedit::report::StageReport;
+use git_astedit::report::StagedFile;
+use git_astedit::report::Version;
 use git_astedit::rewrite::Op;
 use git_astedit::txn;
 use git_astedit::Error;
@@ -23,9 +39,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
 
-use crate::cli::show::render_diffs;
-use crate::cli::show::DiffFile;
-use crate::cli::show::LoadedPreview;
+use git_astedit::ops::preview::LoadedPreview;
+use git_astedit::render::render_diffs;
+use git_astedit::render::DiffFile;
 
 /// Default and ceiling of `ast_grep`'s `max_results`.
 const DEFAULT_MAX_RESULTS: usize = 200;
@@ -86,28 +102,14 @@ fn collect(
     Ok((files::collect(repo, &opts)?, lang))
 }
 
-/// The warnings a file-reading tool passes on: languages skipped, files that parse
-/// with errors, files skipped.
-fn warnings(
+/// The diagnostics a file-reading tool passes on: languages skipped, files that parse
+/// with errors, files skipped (repository paths).
+fn diagnostics(
     skipped_languages: &[(String, String)],
     parse_errors: &[String],
     skipped: &files::Skipped,
-) -> Vec<String> {
-    let mut out: Vec<String> = skipped_languages
-        .iter()
-        .map(|(_, reason)| format!("{reason}; skipping those files"))
-        .collect();
-    if !parse_errors.is_empty() {
-        let shown: Vec<&str> = parse_errors.iter().take(5).map(String::as_str).collect();
-        out.push(format!(
-            "{} parsed with errors (searched anyway): {}{}",
-            render::plural(parse_errors.len(), "file"),
-            shown.join(", "),
-            if parse_errors.len() > 5 { ", …" } else { "" }
-        ));
-    }
-    out.extend(skipped.summary());
-    out
+) -> Diagnostics {
+    Diagnostics::of(skipped_languages, parse_errors, skipped, str::to_string)
 }
 
 fn push_notes(text: &mut String, notes: &[String], warnings: &[String]) {
@@ -119,20 +121,7 @@ fn push_notes(text: &mut String, notes: &[String], warnings: &[String]) {
     }
 }
 
-/// A diff cut to `max_lines` lines and [`MAX_DIFF_BYTES`] bytes; says what it cut.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct CappedDiff {
-    /// Unified diff (git style) of the preview, possibly cut.
-    pub diff: String,
-    /// Whether the diff was cut; `previews` with `action: "show"` and a larger
-    /// `max_diff_lines` returns more.
-    pub diff_truncated: bool,
-    /// Lines of the full diff.
-    pub diff_lines: usize,
-}
-
-fn capped_diff(files: &[DiffFile<'_>], max_lines: Option<usize>) -> CappedDiff {
-    let full = render_diffs(files, false, 0);
+fn capped_diff(full: String, max_lines: Option<usize>) -> CappedDiff {
     let max_lines = max_lines.unwrap_or(DEFAULT_MAX_DIFF_LINES);
     let total = full.lines().count();
     let mut out = String::new();
@@ -181,36 +170,6 @@ pub struct GrepInput {
     pub max_results: Option<usize>,
 }
 
-/// One match of `ast_grep`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct GrepMatch {
-    /// Repository path (relative to the work-tree root).
-    pub path: String,
-    /// 1-based line and column of the match's start.
-    pub line: usize,
-    pub column: usize,
-    /// 1-based line and column of the match's end.
-    pub end_line: usize,
-    pub end_column: usize,
-    /// The matched text (cut with `…` past 400 characters).
-    pub text: String,
-}
-
-/// Output of `ast_grep`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct GrepOutput {
-    pub matches: Vec<GrepMatch>,
-    /// Matches found in all, before the cap.
-    pub total: usize,
-    /// Whether `matches` holds fewer than `total`.
-    pub capped: bool,
-    /// Files that had at least one match.
-    pub files_with_matches: usize,
-    pub files_searched: usize,
-    /// Languages skipped, files that parse with errors, files skipped.
-    pub warnings: Vec<String>,
-}
-
 fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &text[..at]),
@@ -238,21 +197,30 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         .flat_map(|f| {
             f.matches.iter().map(|m| GrepMatch {
                 path: f.path.clone(),
-                line: m.line,
-                column: m.column,
-                end_line: m.end_line,
-                end_column: m.end_column,
-                text: cut(&m.text, MAX_MATCH_TEXT),
+                lang: f.lang.to_string(),
+                span: Span {
+                    start_byte: m.start_byte,
+                    end_byte: m.end_byte,
+                    line: m.line,
+                    column: m.column,
+                    end_line: m.end_line,
+                    end_column: m.end_column,
+                    text: cut(&m.text, MAX_MATCH_TEXT),
+                },
+                meta_variables: MetaVariables::of(&m.captures),
             })
         })
         .take(cap)
         .collect();
-    let out = GrepOutput {
+    let out = GrepReport {
+        schema_version: Version,
+        pattern: input.pattern.clone(),
+        shown: matches.len(),
         capped: matches.len() < outcome.total,
         total: outcome.total,
-        files_with_matches: outcome.files.len(),
+        files_matched: outcome.files.len(),
         files_searched: outcome.files_searched,
-        warnings: warnings(
+        diagnostics: diagnostics(
             &outcome.skipped_languages,
             &outcome.parse_errors,
             &outcome.skipped,
@@ -264,9 +232,9 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         text.push_str(&format!(
             "{}:{}:{}: {}\n",
             m.path,
-            m.line,
-            m.column,
-            render::first_line(&m.text)
+            m.span.line,
+            m.span.column,
+            render::first_line(&m.span.text)
         ));
     }
     if out.total == 0 {
@@ -279,7 +247,7 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
             "{} {} in {}",
             out.total,
             if out.total == 1 { "match" } else { "matches" },
-            render::plural(out.files_with_matches, "file")
+            render::plural(out.files_matched, "file")
         ));
         if out.capped {
             text.push_str(&format!(
@@ -289,7 +257,7 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         }
         text.push_str(".\n");
     }
-    push_notes(&mut text, &notes, &out.warnings);
+    push_notes(&mut text, &notes, &out.diagnostics.warnings);
     Done::new(text, &out)
 }
 
@@ -330,43 +298,12 @@ pub struct EditInput {
     pub max_diff_lines: Option<usize>,
 }
 
-/// A staged file's counts.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct StagedFile {
-    /// Repository path.
-    pub path: String,
-    /// Replacements (or patch chunks) in this file.
-    pub count: usize,
-    /// E.g. `introduces-parse-errors` (the rewrite broke a clean parse), `added`,
-    /// `deleted`, `rescued`.
-    pub flags: Vec<String>,
-}
-
-/// Output of the staging tools (`ast_edit`, `apply_patch`).
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct StagedOutput {
-    /// The preview id (short hex), `null` when nothing would change.
-    pub id: Option<String>,
-    /// Whether a preview was staged. Nothing in the work tree changes until
-    /// `resolve` applies it.
-    pub staged: bool,
-    /// One line, e.g. `3 replacements in 2 files`.
-    pub summary: String,
-    pub files: Vec<StagedFile>,
-    #[serde(flatten)]
-    pub diff: CappedDiff,
-    pub warnings: Vec<String>,
-    /// `apply_patch` only: SHA-256 of the patch text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub patch_digest: Option<String>,
-    /// `apply_patch` only: how each operation and chunk was placed (level, line,
-    /// lines removed/added, drifted lines of a rescue).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub report: Option<serde_json::Value>,
-}
-
-fn staged_text(out: &StagedOutput, notes: &[String]) -> String {
-    let mut text = out.diff.diff.clone();
+fn staged_text(out: &StageReport, notes: &[String]) -> String {
+    let mut text = out
+        .diff
+        .as_ref()
+        .map(|d| d.diff.clone())
+        .unwrap_or_default();
     if !text.is_empty() {
         text.push('\n');
     }
@@ -394,7 +331,7 @@ fn staged_text(out: &StagedOutput, notes: &[String]) -> String {
         )),
         None => text.push_str("No changes; nothing staged.\n"),
     }
-    push_notes(&mut text, notes, &out.warnings);
+    push_notes(&mut text, notes, &out.diagnostics.warnings);
     text
 }
 
@@ -415,35 +352,49 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         .collect();
     let (repo, notes) = call.open()?;
     let (set, lang) = collect(&repo, input.lang.as_deref(), &input.paths)?;
-    let outcome = git_astedit::edit::edit(&repo, &set, &ops, lang, files::DEFAULT_MAX_FILE_SIZE)?;
-    let warnings = warnings(
+    // The one staging path the CLI's `edit` takes too: files stream into the preview.
+    let staged = git_astedit::ops::stage::stage_edit(
+        &repo,
+        &EditRequest {
+            set: &set,
+            ops: &ops,
+            lang,
+            max_file_size: files::DEFAULT_MAX_FILE_SIZE,
+            reason: input.reason.clone(),
+            agent: call.agent.clone(),
+        },
+    )?;
+    let outcome = &staged.outcome;
+    let diag = diagnostics(
         &outcome.skipped_languages,
         &outcome.parse_errors,
         &outcome.skipped,
     );
-    let mut meta = outcome.meta(&ops, lang, input.reason.clone());
-    let id = if outcome.changes.is_empty() {
-        None
-    } else {
-        meta.base_head = repo.head_commit().map(|id| id.to_string());
-        meta.agent = call.agent.clone();
-        Some(txn::stage(&repo, &outcome.changes, &meta)?.id)
+    let diff = match &staged.preview {
+        Some(p) => git_astedit::ops::preview::render_preview_diffs(&repo, p, false, 0)?,
+        None => String::new(),
     };
-    let out = staged_output(id, &meta, &outcome.changes, input.max_diff_lines, warnings);
+    let id = staged.preview.as_ref().map(|p| p.id.clone());
+    let mut out = staged_output(id, &staged.meta, diff, input.max_diff_lines, diag);
+    out.files_searched = Some(outcome.files_searched);
     Done::new(staged_text(&out, &notes), &out)
 }
 
 fn staged_output(
     id: Option<String>,
     meta: &git_astedit::change::PreviewMeta,
-    changes: &ChangeSet,
+    diff: String,
     max_diff_lines: Option<usize>,
-    warnings: Vec<String>,
-) -> StagedOutput {
-    StagedOutput {
+    diagnostics: Diagnostics,
+) -> StageReport {
+    StageReport {
+        schema_version: Version,
+        kind: meta.kind,
         staged: id.is_some(),
+        applied: false,
         id,
         summary: meta.summary.clone(),
+        replacements: meta.replacements,
         files: meta
             .files
             .iter()
@@ -451,12 +402,17 @@ fn staged_output(
                 path: f.path.clone(),
                 count: f.count,
                 flags: f.flags.clone(),
+                changes: Vec::new(),
+                dropped: Vec::new(),
             })
             .collect(),
-        diff: capped_diff(&DiffFile::from_changes(changes), max_diff_lines),
-        warnings,
+        file_count: meta.files.len(),
+        files_searched: None,
         patch_digest: None,
-        report: None,
+        ops: None,
+        apply: None,
+        diff: Some(capped_diff(diff, max_diff_lines)),
+        diagnostics,
     }
 }
 
@@ -485,26 +441,27 @@ pub fn apply_patch(call: &Call, input: PatchInput) -> Result<Done, Error> {
     // Paths in the patch are relative to the top, whatever the server's cwd.
     let res = git_astedit::patch::resolve_text(&input.patch, &tree, "")?;
     let digest = format!("{:x}", sha2::Sha256::digest(input.patch.as_bytes()));
-    let mut meta = crate::cli::patch::preview_meta(&repo, &res, &digest, input.reason.clone());
-    let id = if res.changes.is_empty() {
-        None
-    } else {
-        meta.agent = call.agent.clone();
-        Some(txn::stage(&repo, &res.changes, &meta)?.id)
-    };
-    let mut warnings = Vec::new();
+    let mut meta = git_astedit::ops::patch::preview_meta(&res, &digest, input.reason.clone());
+    let id =
+        git_astedit::ops::stage::stage_changes(&repo, &res.changes, &mut meta, call.agent.clone())?
+            .map(|p| p.id);
+    let mut diag = Diagnostics::default();
     if res.report.rescued() > 0 {
-        warnings.push(
+        diag.warnings.push(
             "some chunks were placed by a rescue: check the drifted lines in the report".into(),
         );
     }
     if id.is_none() && res.report.already_applied() > 0 {
-        warnings.push("the patch is already applied; nothing staged".into());
+        diag.warnings
+            .push("the patch is already applied; nothing staged".into());
     }
-    let mut out = staged_output(id, &meta, &res.changes, input.max_diff_lines, warnings);
+    let diff = render_diffs(&DiffFile::from_changes(&res.changes), false, 0);
+    let mut out = staged_output(id, &meta, diff, input.max_diff_lines, diag);
     out.patch_digest = Some(digest);
-    out.report = serde_json::to_value(&res.report).ok();
-    let mut text = crate::cli::patch::report_text(&repo, &res);
+    out.ops = serde_json::to_value(&res.report)
+        .ok()
+        .and_then(|v| v.get("ops").cloned());
+    let mut text = git_astedit::ops::patch::report_text(&repo, &res);
     text.push_str(&staged_text(&out, &notes));
     Done::new(text, &out)
 }
@@ -538,35 +495,11 @@ pub struct PreviewsInput {
     pub max_diff_lines: Option<usize>,
 }
 
-/// A pending preview in a list.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct PreviewRow {
-    pub id: String,
-    /// When it was staged (ISO 8601).
-    pub time: String,
-    /// `edit`, `patch`, `scan` or `merge`.
-    pub kind: String,
-    pub summary: String,
-    pub reason: Option<String>,
-    /// The agent that staged it, if any.
-    pub agent: Option<String>,
-    /// Repository paths it touches.
-    pub paths: Vec<String>,
-}
-
-/// One file of a shown preview.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ShownFile {
-    pub path: String,
-    /// `modified`, `added` or `deleted`.
-    pub status: String,
-    pub added_lines: usize,
-    pub removed_lines: usize,
-}
-
-/// Output of `previews`.
+/// Output of `previews`: `previews` for `list` (as `git astedit list --json`), or
+/// `preview`, `meta`, `files` and the diff for `show` (as `git astedit show --json`).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PreviewsOutput {
+    pub schema_version: Version,
     /// For `list`: every pending preview, newest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previews: Option<Vec<PreviewRow>>,
@@ -574,28 +507,18 @@ pub struct PreviewsOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preview: Option<PreviewRow>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<git_astedit::change::PreviewMeta>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub files: Option<Vec<ShownFile>>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub diff: Option<CappedDiff>,
-}
-
-fn row(p: &txn::Preview) -> PreviewRow {
-    PreviewRow {
-        id: p.id.clone(),
-        time: render::format_time(p.time),
-        kind: p.meta.kind.clone(),
-        summary: p.meta.summary.clone(),
-        reason: p.meta.reason.clone(),
-        agent: p.meta.agent.clone(),
-        paths: p.entries.iter().map(|e| e.path.clone()).collect(),
-    }
 }
 
 pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
     let (repo, notes) = call.open()?;
     match input.action {
         PreviewsAction::List => {
-            let rows: Vec<PreviewRow> = txn::list(&repo)?.iter().map(row).collect();
+            let rows: Vec<PreviewRow> = txn::list(&repo)?.iter().map(PreviewRow::of).collect();
             let mut text = String::new();
             for r in &rows {
                 text.push_str(&format!(
@@ -614,8 +537,10 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
             Done::new(
                 text,
                 &PreviewsOutput {
+                    schema_version: Version,
                     previews: Some(rows),
                     preview: None,
+                    meta: None,
                     files: None,
                     diff: None,
                 },
@@ -625,28 +550,32 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
             let preview = txn::find(&repo, input.id.as_deref())?;
             let loaded = LoadedPreview::load(&repo, preview)?;
             let files = loaded.files();
-            let shown: Vec<ShownFile> = files
+            let shown: Vec<ShownFile> = loaded
+                .preview
+                .entries
                 .iter()
-                .map(|f| {
+                .zip(&files)
+                .map(|(e, f)| {
                     let counts = render::line_counts(
                         f.before.map(|s| s.bytes).unwrap_or_default(),
                         f.after.map(|s| s.bytes).unwrap_or_default(),
                     );
                     ShownFile {
-                        path: f.path.to_string(),
-                        status: match (&f.before, &f.after) {
-                            (None, _) => "added",
-                            (_, None) => "deleted",
-                            _ => "modified",
-                        }
-                        .to_string(),
+                        path: e.path.clone(),
+                        status: match (&e.before, &e.after) {
+                            (None, _) => FileStatus::Added,
+                            (_, None) => FileStatus::Deleted,
+                            _ => FileStatus::Modified,
+                        },
+                        before: BlobRef::of(e.before),
+                        after: BlobRef::of(e.after),
                         added_lines: counts.added,
                         removed_lines: counts.removed,
                     }
                 })
                 .collect();
-            let diff = capped_diff(&files, input.max_diff_lines);
-            let r = row(&loaded.preview);
+            let diff = capped_diff(render_diffs(&files, false, 0), input.max_diff_lines);
+            let r = PreviewRow::of(&loaded.preview);
             let mut text = format!("preview {}  {}  {}\n{}\n", r.id, r.time, r.kind, r.summary);
             if let Some(reason) = &r.reason {
                 text.push_str(&format!("reason: {reason}\n"));
@@ -657,7 +586,9 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
             Done::new(
                 text,
                 &PreviewsOutput {
+                    schema_version: Version,
                     previews: None,
+                    meta: Some(loaded.preview.meta.clone()),
                     preview: Some(r),
                     files: Some(shown),
                     diff: Some(diff),
@@ -693,18 +624,40 @@ pub struct ResolveInput {
     pub id: Option<String>,
 }
 
-/// Output of `resolve` and `undo`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ResolvedOutput {
-    /// The transaction id.
-    pub id: String,
-    /// `applied`, `discarded` or `undone`.
-    pub action: String,
-    /// Repository paths written (created or replaced).
-    pub written: Vec<String>,
-    /// Repository paths deleted.
-    pub deleted: Vec<String>,
-    pub reason: Option<String>,
+/// The report of an apply or undo, as the CLI's `--json` gives it.
+fn resolved(
+    report: &txn::ApplyReport,
+    action: Action,
+    index: bool,
+    reason: Option<String>,
+) -> ResolveReport {
+    let mut files: Vec<String> = report
+        .written
+        .iter()
+        .chain(&report.deleted)
+        .cloned()
+        .collect();
+    files.sort();
+    ResolveReport {
+        schema_version: Version,
+        id: report.id.clone(),
+        action,
+        state: match action {
+            Action::Applied => PreviewState::Applied,
+            Action::Undone => PreviewState::Pending,
+            Action::Discarded => PreviewState::Discarded,
+        },
+        written: report.written.clone(),
+        deleted: report.deleted.clone(),
+        file_count: files.len(),
+        files,
+        index,
+        commit: report.commit.clone(),
+        reason,
+        index_restored: report.index_restored,
+        index_left: report.index_left.clone(),
+        commit_kept: report.commit_kept.clone(),
+    }
 }
 
 fn non_empty(reason: Option<String>) -> Option<String> {
@@ -738,13 +691,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                 },
                 report.id
             );
-            let out = ResolvedOutput {
-                id: report.id,
-                action: "applied".into(),
-                written: report.written,
-                deleted: report.deleted,
-                reason: Some(reason),
-            };
+            let out = resolved(&report, Action::Applied, false, Some(reason));
             (out, text)
         }
         ResolveAction::Discard => {
@@ -755,12 +702,22 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                 call.agent.as_deref(),
             )?;
             let text = format!("Discarded {}: {}\n", preview.id, preview.meta.summary);
-            let out = ResolvedOutput {
+            let files: Vec<String> = preview.entries.iter().map(|e| e.path.clone()).collect();
+            let out = ResolveReport {
+                schema_version: Version,
                 id: preview.id,
-                action: "discarded".into(),
+                action: Action::Discarded,
+                state: PreviewState::Discarded,
                 written: Vec::new(),
                 deleted: Vec::new(),
+                file_count: files.len(),
+                files,
+                index: false,
+                commit: None,
                 reason: Some(reason),
+                index_restored: false,
+                index_left: Vec::new(),
+                commit_kept: None,
             };
             (out, text)
         }
@@ -814,12 +771,6 @@ pub fn undo(call: &Call, input: UndoInput) -> Result<Done, Error> {
         ));
     }
     push_notes(&mut text, &notes, &[]);
-    let out = ResolvedOutput {
-        id: report.id,
-        action: "undone".into(),
-        written: report.written,
-        deleted: report.deleted,
-        reason,
-    };
+    let out = resolved(&report, Action::Undone, false, reason);
     Done::new(text, &out)
 }

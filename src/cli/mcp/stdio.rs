@@ -1,0 +1,149 @@
+//! The stdio framing in front of the SDK: one JSON-RPC message per line, checked before
+//! the protocol sees it.
+//!
+//! * A line longer than [`MAX_MESSAGE`] (16 MiB) is answered with a JSON-RPC error
+//!   (`-32600`, id null) and skipped, without buffering it: a runaway client cannot
+//!   make the server hold unbounded input or hang.
+//! * A line that is not JSON is answered with a parse error (`-32700`, id null) and
+//!   skipped, before `initialize` as after it.
+//!
+//! Everything else passes through unchanged. Replies from the SDK and from this filter
+//! go out through one writer, a whole line at a time, so they never interleave.
+
+use tokio::io::AsyncBufReadExt;
+use tokio::io::AsyncWriteExt;
+use tokio::io::DuplexStream;
+use tokio::sync::mpsc;
+
+/// The largest message the server reads: 16 MiB.
+pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
+/// The tasks that connect the SDK's pipes to stdio.
+pub struct Framed {
+    reader: tokio::task::JoinHandle<()>,
+    writer: tokio::task::JoinHandle<()>,
+}
+
+fn error_line(code: i64, message: &str) -> Vec<u8> {
+    let mut line = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": code, "message": message },
+    })
+    .to_string()
+    .into_bytes();
+    line.push(b'\n');
+    line
+}
+
+impl Framed {
+    /// Starts the reader and writer tasks on the current runtime; returns what the SDK
+    /// reads (checked lines from stdin) and writes (copied to stdout line by line).
+    pub fn start() -> (DuplexStream, DuplexStream, Framed) {
+        let (input, mut feed) = tokio::io::duplex(1 << 20);
+        let (output, from_sdk) = tokio::io::duplex(1 << 20);
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+
+        // stdout: one writer, whole lines.
+        let writer = tokio::spawn(async move {
+            let mut stdout = tokio::io::stdout();
+            while let Some(line) = rx.recv().await {
+                if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                    // The client is gone; nothing is left to say.
+                    break;
+                }
+            }
+        });
+
+        // The SDK's output, line by line, into the writer.
+        let sdk_tx = tx.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(from_sdk);
+            loop {
+                let mut line = Vec::new();
+                match lines.read_until(b'\n', &mut line).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if sdk_tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+
+        // stdin: checked lines into the SDK; faults answered directly.
+        let reader = tokio::spawn(async move {
+            let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+            let mut line: Vec<u8> = Vec::new();
+            let mut too_long = false;
+            while let Ok(chunk) = stdin.fill_buf().await {
+                if chunk.is_empty() {
+                    // End of input: a last line without its newline still counts.
+                    if !too_long && !line.is_empty() {
+                        line.push(b'\n');
+                        let _ = pass(&mut feed, &tx, &line).await;
+                    }
+                    break;
+                }
+                let (taken, done) = match memchr::memchr(b'\n', chunk) {
+                    Some(i) => (i + 1, true),
+                    None => (chunk.len(), false),
+                };
+                if !too_long {
+                    if line.len() + taken > MAX_MESSAGE + 1 {
+                        too_long = true;
+                        line = Vec::new();
+                    } else {
+                        line.extend_from_slice(&chunk[..taken]);
+                    }
+                }
+                stdin.consume(taken);
+                if !done {
+                    continue;
+                }
+                if too_long {
+                    let message = format!(
+                        "message too large: the limit is {} MiB per line",
+                        MAX_MESSAGE / (1024 * 1024)
+                    );
+                    if tx.send(error_line(-32600, &message)).is_err() {
+                        break;
+                    }
+                } else if pass(&mut feed, &tx, &line).await.is_err() {
+                    break;
+                }
+                line.clear();
+                too_long = false;
+            }
+            // Dropping `feed` closes the SDK's input: the session ends.
+        });
+
+        (input, output, Framed { reader, writer })
+    }
+
+    /// Waits until every reply is written (after the SDK has finished).
+    pub async fn finish(self) {
+        self.reader.abort();
+        // The writer ends once the SDK's output is closed and the reader is gone.
+        let _ = self.writer.await;
+    }
+}
+
+/// Hands one line to the SDK, or answers it with a parse error. `Err` when the SDK's
+/// input is closed.
+async fn pass(
+    feed: &mut DuplexStream,
+    tx: &mpsc::UnboundedSender<Vec<u8>>,
+    line: &[u8],
+) -> Result<(), ()> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(());
+    }
+    if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_err() {
+        return tx
+            .send(error_line(-32700, "parse error: not a JSON message"))
+            .map_err(|_| ());
+    }
+    feed.write_all(line).await.map_err(|_| ())
+}

@@ -1,0 +1,12 @@
+/*!
+Library operations: what the front ends (the CLI in `src/cli/`, the MCP server in
+`src/cli/mcp/`) call between parsing arguments and printing a report
+(`arguments → request → ops → report → printer`, DESIGN §7a). The front ends hold no
+gix calls and start no processes; the sequencing of engines and [`crate::txn`] lives
+here, and the shapes they print live in [`crate::report`].
+*/
+
+pub mod patch;
+pub mod pr;
+pub mod preview;
+pub mod stage;

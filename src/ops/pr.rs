@@ -1,0 +1,572 @@
+/*!
+A pull request (`git astedit pr`, DESIGN §7a: the library side) from an applied (or pending) transaction.
+
+The transaction becomes a branch `astedit/<id>`: a commit on top of the HEAD the
+preview was staged on (or the commit `apply --commit` made), holding exactly the
+preview's after-contents, so the PR diff is the preview. The branch is pushed with
+plain `git push` and the PR opened with `gh pr create`, both spawned with argument
+vectors (no shell, nothing to quote or inject), prompts disabled so that an agent or CI
+never hangs on a question. The body carries the audit trail — reason, ops or patch
+digest, per-file counts, the journal lines — and a machine-readable marker
+`<!-- astedit:{json} -->` for bots.
+
+Running it twice is safe: the branch is reused, and an existing PR for the branch is
+reported instead of a second one being opened.
+*/
+
+use std::path::Path;
+use std::process::Command;
+use std::process::Output;
+
+use crate::change::FileMode;
+use crate::error::Classify;
+use crate::error::Exit;
+use crate::ops::preview::LoadedPreview;
+use crate::render;
+use crate::repo::Repo;
+use crate::report::PrReport;
+use crate::report::PreviewState;
+use crate::report::Version;
+use crate::txn;
+use crate::txn::Event;
+use crate::txn::Preview;
+use crate::Error;
+use gix::refs::transaction::PreviousValue;
+
+/// What to open a pull request for, and how.
+#[derive(Debug, Clone, Default)]
+pub struct PrRequest {
+    /// Transaction id or unique prefix; the newest applied, else pending, when `None`.
+    pub id: Option<String>,
+    pub remote: String,
+    pub base: Option<String>,
+    pub title: Option<String>,
+    pub ready: bool,
+}
+
+/// Why a pull request could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum PrError {
+    #[error("the GitHub CLI `gh` was not found on PATH")]
+    GhMissing(#[source] std::io::Error),
+    #[error("`gh` is not logged in to GitHub{}", detail(.0))]
+    GhAuth(String),
+    #[error("cannot reach GitHub{}", detail(.0))]
+    Network(String),
+    #[error("`git push {remote} {branch}` failed{}", detail(.stderr))]
+    Push {
+        remote: String,
+        branch: String,
+        stderr: String,
+    },
+    #[error("`gh {command}` failed{}", detail(.stderr))]
+    Gh { command: String, stderr: String },
+    #[error("cannot run {program}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot {action}")]
+    Git {
+        action: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("transaction {id} was {state}: there is nothing to open a pull request for")]
+    NotOpen { id: String, state: String },
+}
+
+fn detail(stderr: &str) -> String {
+    let s = stderr.trim();
+    if s.is_empty() {
+        String::new()
+    } else {
+        format!(": {s}")
+    }
+}
+
+impl Classify for PrError {
+    fn code(&self) -> &'static str {
+        match self {
+            PrError::GhMissing(_) => "gh-missing",
+            PrError::GhAuth(_) => "gh-auth",
+            PrError::Network(_) => "network",
+            PrError::Push { .. } => "push-failed",
+            PrError::Gh { .. } => "gh-failed",
+            PrError::Spawn { .. } => "spawn",
+            PrError::Git { .. } => "git",
+            PrError::NotOpen { .. } => "not-open",
+        }
+    }
+    fn exit(&self) -> Exit {
+        match self {
+            PrError::NotOpen { .. } => Exit::BadInput,
+            // The environment is missing something, or the remote side failed.
+            _ => Exit::Internal,
+        }
+    }
+    fn hint(&self) -> Option<String> {
+        Some(match self {
+            PrError::GhMissing(_) => {
+                "install the GitHub CLI (https://cli.github.com), then run `gh auth login`".into()
+            }
+            PrError::GhAuth(_) => "run `gh auth login`, or set GH_TOKEN to a token".into(),
+            PrError::Network(_) => {
+                "check the network connection to GitHub, then run the same command again".into()
+            }
+            PrError::Push { remote, .. } => format!(
+                "check that the remote '{remote}' exists and you may push to it (`git remote -v`), \
+                 and the network; then run the same command again"
+            ),
+            PrError::Gh { .. } => {
+                "the branch is pushed; fix what gh said and run the same command again".into()
+            }
+            PrError::NotOpen { .. } => "`git astedit log` shows what happened to it".into(),
+            _ => return None,
+        })
+    }
+}
+
+/// The transaction to open a PR for, and whether it is applied or pending (the rules
+/// are [`txn::resolve`]'s: an applied one, else a pending one).
+fn pick(repo: &Repo, id: Option<&str>) -> Result<(Preview, PreviewState), Error> {
+    use txn::resolve::State;
+    let target = match txn::resolve::resolve(repo, id, txn::resolve::Want::AppliedOrPending) {
+        Err(txn::Error::Gone { id, how }) => return Err(PrError::NotOpen { id, state: how }.into()),
+        other => other?,
+    };
+    let state = match target.state {
+        State::Applied => PreviewState::Applied,
+        _ => PreviewState::Pending,
+    };
+    let preview = match target.preview {
+        Some(p) => p,
+        None => txn::read_preview(repo, target.commit)?,
+    };
+    Ok((preview, state))
+}
+
+fn git_err<E: std::error::Error + Send + Sync + 'static>(
+    action: impl Into<String>,
+) -> impl FnOnce(E) -> PrError {
+    let action = action.into();
+    move |e| PrError::Git {
+        action,
+        source: Box::new(e),
+    }
+}
+
+/// The branch tip: the commit `apply --commit` made, else a new commit holding the
+/// preview's after side on top of the HEAD it was staged on. An existing branch is
+/// reused as it is, so a second run pushes the same commit.
+fn branch_tip(
+    repo: &Repo,
+    preview: &Preview,
+    events: &[Event],
+    branch_ref: &str,
+    title: &str,
+) -> Result<gix::ObjectId, Error> {
+    if let Some(mut r) = repo
+        .git
+        .try_find_reference(branch_ref)
+        .map_err(git_err(format!("read {branch_ref}")))?
+    {
+        return Ok(r
+            .peel_to_id()
+            .map_err(git_err(format!("read {branch_ref}")))?
+            .detach());
+    }
+    let made = events
+        .iter()
+        .find(|e| e.id == preview.id && e.event == "applied")
+        .and_then(|e| e.made_commit.as_deref())
+        .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
+    let tip = match made {
+        Some(c) => c,
+        None => write_commit(repo, preview, title)?,
+    };
+    repo.git
+        .reference(
+            branch_ref,
+            tip,
+            PreviousValue::MustNotExist,
+            format!("astedit: pr {}", preview.id),
+        )
+        .map_err(git_err(format!("create {branch_ref}")))?;
+    Ok(tip)
+}
+
+fn write_commit(repo: &Repo, preview: &Preview, title: &str) -> Result<gix::ObjectId, Error> {
+    let git = &repo.git;
+    // The staging HEAD when it still exists, else today's HEAD.
+    let parent = preview
+        .meta
+        .base_head
+        .as_deref()
+        .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
+        .filter(|id| git.find_commit(*id).is_ok())
+        .or_else(|| repo.head_commit());
+    let base_tree = match parent {
+        Some(p) => git
+            .find_commit(p)
+            .map_err(git_err(format!("read commit {p}")))?
+            .tree_id()
+            .map_err(git_err(format!("read commit {p}")))?
+            .detach(),
+        None => gix::ObjectId::empty_tree(git.object_hash()),
+    };
+    let mut tree = git.edit_tree(base_tree).map_err(git_err("edit a tree"))?;
+    for e in &preview.entries {
+        match e.after {
+            Some((blob, mode)) => {
+                let kind = match mode {
+                    FileMode::Regular => gix::objs::tree::EntryKind::Blob,
+                    FileMode::Executable => gix::objs::tree::EntryKind::BlobExecutable,
+                    FileMode::Symlink => gix::objs::tree::EntryKind::Link,
+                };
+                tree.upsert(e.path.as_str(), kind, blob)
+                    .map_err(git_err(format!("add {} to a tree", e.path)))?;
+            }
+            None => {
+                tree.remove(e.path.as_str())
+                    .map_err(git_err(format!("remove {} from a tree", e.path)))?;
+            }
+        }
+    }
+    let tree = tree.write().map_err(git_err("write a tree"))?.detach();
+    let sig = repo.signature();
+    let mut message = format!("{title}\n\n");
+    if let Some(r) = &preview.meta.reason {
+        message.push_str(&format!("{r}\n\n"));
+    }
+    message.push_str(&format!(
+        "Astedit-Id: {}\nAstedit-Kind: {}\nAstedit-Summary: {}\n",
+        preview.id,
+        preview.meta.kind,
+        render::first_line(&preview.meta.summary)
+    ));
+    let commit = gix::objs::Commit {
+        tree,
+        parents: parent.into_iter().collect(),
+        author: sig.clone(),
+        committer: sig,
+        encoding: None,
+        message: message.into(),
+        extra_headers: Vec::new(),
+    };
+    Ok(git
+        .write_object(&commit)
+        .map_err(git_err("write the pull request commit"))?
+        .detach())
+}
+
+/// Runs a program with an argument vector in the work tree; prompts disabled.
+fn spawn(workdir: &Path, program: &str, args: &[String]) -> Result<Output, PrError> {
+    Command::new(program)
+        .args(args)
+        .current_dir(workdir)
+        .env("GH_PROMPT_DISABLED", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|source| {
+            if source.kind() == std::io::ErrorKind::NotFound && program == "gh" {
+                PrError::GhMissing(source)
+            } else {
+                PrError::Spawn {
+                    program: program.into(),
+                    source,
+                }
+            }
+        })
+}
+
+fn stderr_of(out: &Output) -> String {
+    let mut s = String::from_utf8_lossy(&out.stderr).into_owned();
+    if s.trim().is_empty() {
+        s = String::from_utf8_lossy(&out.stdout).into_owned();
+    }
+    s.trim().to_string()
+}
+
+/// Network trouble as gh and git word it.
+fn looks_offline(stderr: &str) -> bool {
+    let s = stderr.to_ascii_lowercase();
+    [
+        "could not resolve",
+        "dial tcp",
+        "connection refused",
+        "network is unreachable",
+        "timed out",
+        "timeout",
+        "no such host",
+        "error connecting",
+    ]
+    .iter()
+    .any(|p| s.contains(p))
+}
+
+fn gh(workdir: &Path, args: &[&str]) -> Result<String, PrError> {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let out = spawn(workdir, "gh", &args)?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let stderr = stderr_of(&out);
+    if looks_offline(&stderr) {
+        return Err(PrError::Network(stderr));
+    }
+    if args.first().map(String::as_str) == Some("auth") {
+        return Err(PrError::GhAuth(stderr));
+    }
+    Err(PrError::Gh {
+        command: args.iter().take(2).cloned().collect::<Vec<_>>().join(" "),
+        stderr,
+    })
+}
+
+/// The per-file rows of the body: counts from the metadata, lines from the blobs.
+fn file_rows(loaded: &LoadedPreview) -> Vec<serde_json::Value> {
+    let p = &loaded.preview;
+    loaded
+        .files()
+        .iter()
+        .map(|f| {
+            let counts = render::line_counts(
+                f.before.map(|s| s.bytes).unwrap_or_default(),
+                f.after.map(|s| s.bytes).unwrap_or_default(),
+            );
+            let meta = p.meta.files.iter().find(|m| m.path == f.path);
+            serde_json::json!({
+                "path": f.path,
+                "count": meta.map(|m| m.count).unwrap_or(0),
+                "flags": meta.map(|m| m.flags.clone()).unwrap_or_default(),
+                "added_lines": counts.added,
+                "removed_lines": counts.removed,
+            })
+        })
+        .collect()
+}
+
+fn journal_line(e: &Event) -> String {
+    let mut line = format!(
+        "{}  {:<10} {}  {}",
+        render::format_time(e.time),
+        e.event,
+        e.id,
+        e.who
+    );
+    if let Some(a) = &e.agent {
+        line.push_str(&format!("  agent: {a}"));
+    }
+    if let Some(r) = &e.reason {
+        line.push_str(&format!("  reason: {}", render::first_line(r)));
+    }
+    line
+}
+
+/// Keeps a text inside a Markdown code span or fence.
+fn code(s: &str) -> String {
+    render::first_line(s).replace('`', "'")
+}
+
+/// GitHub rejects bodies over 65536 characters.
+const MAX_BODY: usize = 60_000;
+
+fn body(loaded: &LoadedPreview, state: &str, events: &[Event], remote_branch: &str) -> String {
+    let p = &loaded.preview;
+    let rows = file_rows(loaded);
+    let mut lines: Vec<&Event> = events.iter().filter(|e| e.id == p.id).collect();
+    lines.reverse(); // oldest first reads as a story
+    let mut b = String::new();
+    if let Some(r) = &p.meta.reason {
+        b.push_str(&format!("{r}\n\n"));
+    }
+    b.push_str(&format!(
+        "**git-astedit {}** `{}` ({state}): {}\n\n",
+        p.meta.kind,
+        p.id,
+        code(&p.meta.summary)
+    ));
+    if !p.meta.ops.is_empty() {
+        b.push_str("### Ops\n\n");
+        for (i, op) in p.meta.ops.iter().enumerate() {
+            b.push_str(&format!(
+                "{}. `{}` → `{}`{}\n",
+                i + 1,
+                code(&op.pattern),
+                code(&op.rewrite),
+                op.lang
+                    .as_deref()
+                    .map(|l| format!(" ({l})"))
+                    .unwrap_or_default()
+            ));
+        }
+        b.push('\n');
+    }
+    if let Some(d) = &p.meta.patch_digest {
+        b.push_str(&format!("Patch digest: `sha256:{d}`\n\n"));
+    }
+    b.push_str("### Files\n\n| path | changes | + | − | flags |\n|---|---:|---:|---:|---|\n");
+    for r in &rows {
+        b.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            code(r["path"].as_str().unwrap_or_default()),
+            r["count"],
+            r["added_lines"],
+            r["removed_lines"],
+            r["flags"]
+                .as_array()
+                .map(|f| f
+                    .iter()
+                    .filter_map(|x| x.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "))
+                .unwrap_or_default()
+        ));
+    }
+    b.push_str("\n### Journal\n\n```\n");
+    for e in &lines {
+        b.push_str(&journal_line(e).replace("```", "'''"));
+        b.push('\n');
+    }
+    b.push_str("```\n\n");
+    b.push_str(&format!(
+        "Branch `{remote_branch}`; the preview is `refs/astedit/{}` / commit `{}`.\n\n",
+        p.id, p.commit
+    ));
+    if b.len() > MAX_BODY {
+        let mut cut = MAX_BODY;
+        while !b.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        b.truncate(cut);
+        b.push_str("\n\n… (cut; `git astedit show` has the rest)\n\n");
+    }
+    let marker = serde_json::json!({
+        "id": p.id,
+        "commit": p.commit.to_string(),
+        "kind": p.meta.kind,
+        "state": state,
+        "summary": p.meta.summary,
+        "reason": p.meta.reason,
+        "ops": p.meta.ops,
+        "patch_digest": p.meta.patch_digest,
+        "base_head": p.meta.base_head,
+        "files": rows,
+        "agents": lines.iter().filter_map(|e| e.agent.clone()).collect::<std::collections::BTreeSet<_>>(),
+        "tool_version": crate::VERSION,
+    });
+    // `-->` can only occur inside JSON strings, where `\u003e` means the same.
+    let marker = marker.to_string().replace("-->", "--\\u003e");
+    b.push_str(&format!("<!-- astedit:{marker} -->\n"));
+    b
+}
+
+/// Pushes the branch and opens (or finds) the pull request.
+pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
+    let workdir = repo.workdir.clone();
+    let events = txn::log(repo)?;
+    let (preview, state) = pick(repo, args.id.as_deref())?;
+    let state_name = match state {
+        PreviewState::Applied => "applied",
+        _ => "pending",
+    };
+
+    // Check the tools before touching anything: no branch is made for nothing.
+    gh(&workdir, &["--version"])?;
+    gh(&workdir, &["auth", "status"])?;
+
+    let branch = format!("astedit/{}", preview.id);
+    let branch_ref = format!("refs/heads/{branch}");
+    let title = args.title.clone().unwrap_or_else(|| {
+        let t = match &preview.meta.reason {
+            Some(r) if !r.trim().is_empty() => render::first_line(r.trim()),
+            _ => format!(
+                "astedit {}: {}",
+                preview.meta.kind,
+                render::first_line(&preview.meta.summary)
+            ),
+        };
+        t.chars().take(200).collect()
+    });
+    let tip = branch_tip(repo, &preview, &events, &branch_ref, &title)?;
+
+    let push_args: Vec<String> = vec![
+        "push".into(),
+        args.remote.clone(),
+        format!("{branch_ref}:{branch_ref}"),
+    ];
+    let pushed = spawn(&workdir, "git", &push_args)?;
+    if !pushed.status.success() {
+        let stderr = stderr_of(&pushed);
+        return Err(if looks_offline(&stderr) {
+            PrError::Network(stderr)
+        } else {
+            PrError::Push {
+                remote: args.remote.clone(),
+                branch: branch.clone(),
+                stderr,
+            }
+        }
+        .into());
+    }
+
+    let listed = gh(
+        &workdir,
+        &[
+            "pr",
+            "list",
+            "--head",
+            &branch,
+            "--state",
+            "all",
+            "--json",
+            "url,state",
+        ],
+    )?;
+    // Output we cannot read must stop us: guessing "none" could open a duplicate.
+    let existing: Vec<serde_json::Value> =
+        serde_json::from_str(listed.trim()).map_err(|e| PrError::Gh {
+            command: "pr list".into(),
+            stderr: format!("unexpected output ({e}): {}", listed.trim()),
+        })?;
+    let (url, created) = match existing.first().and_then(|e| e["url"].as_str()) {
+        Some(url) => (url.to_string(), false),
+        None => {
+            let loaded = LoadedPreview::load(repo, preview.clone())?;
+            let text = body(&loaded, state_name, &events, &branch);
+            let mut create: Vec<&str> = vec![
+                "pr", "create", "--head", &branch, "--title", &title, "--body", &text,
+            ];
+            if let Some(base) = &args.base {
+                create.extend(["--base", base.as_str()]);
+            }
+            if !args.ready {
+                create.push("--draft");
+            }
+            let created = gh(&workdir, &create)?;
+            let url = created
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+            (url, true)
+        }
+    };
+
+    Ok(PrReport {
+        schema_version: Version,
+        id: preview.id.clone(),
+        state,
+        branch,
+        commit: tip.to_string(),
+        remote: args.remote.clone(),
+        url,
+        created,
+        draft: created && !args.ready,
+    })
+}

@@ -1,0 +1,105 @@
+//! Reading a stored preview's blobs for display: its diff (reading only the files
+//! shown) or every file at once.
+
+use crate::change::FileMode;
+use crate::render::DiffFile;
+use crate::render::LimitedDiff;
+use crate::render::Side;
+use crate::txn::Preview;
+use crate::Error;
+
+/// [`crate::render::render_diffs`] of a stored preview, reading a file's blobs only when
+/// its diff is shown: the files past `max_lines` of a large preview cost nothing.
+pub fn render_preview_diffs(
+    repo: &crate::repo::Repo,
+    preview: &Preview,
+    color: bool,
+    max_lines: usize,
+) -> Result<String, Error> {
+    let mut text = String::new();
+    stream_preview_diffs(repo, preview, color, max_lines, |chunk| {
+        text.push_str(chunk);
+        Ok(())
+    })?;
+    Ok(text)
+}
+
+/// Like [`render_preview_diffs`], handing the text to `sink` file by file, so that a
+/// reader that stops early (a closed pipe) stops the rendering too.
+pub fn stream_preview_diffs(
+    repo: &crate::repo::Repo,
+    preview: &Preview,
+    color: bool,
+    max_lines: usize,
+    mut sink: impl FnMut(&str) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut diff = LimitedDiff::new(max_lines);
+    for e in &preview.entries {
+        if diff.is_full() {
+            diff.omit(&e.path);
+            continue;
+        }
+        let before = e
+            .before
+            .map(|(id, _)| crate::txn::blob(repo, id))
+            .transpose()?;
+        let after = e
+            .after
+            .map(|(id, _)| crate::txn::blob(repo, id))
+            .transpose()?;
+        let before = side(e.before.map(|(_, m)| m), before.as_deref());
+        let after = side(e.after.map(|(_, m)| m), after.as_deref());
+        diff.add(|out| {
+            crate::render::file_diff(out, &e.path, before, after, color);
+        });
+        sink(&diff.take())?;
+    }
+    sink(&diff.finish())
+}
+
+/// The before and after bytes of one stored entry.
+type BlobPair = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// A stored preview with its blobs read.
+pub struct LoadedPreview {
+    pub preview: Preview,
+    pub blobs: Vec<BlobPair>,
+}
+
+impl LoadedPreview {
+    pub fn load(repo: &crate::repo::Repo, preview: Preview) -> Result<Self, Error> {
+        let mut blobs = Vec::with_capacity(preview.entries.len());
+        for e in &preview.entries {
+            let before = e
+                .before
+                .map(|(id, _)| crate::txn::blob(repo, id))
+                .transpose()?;
+            let after = e
+                .after
+                .map(|(id, _)| crate::txn::blob(repo, id))
+                .transpose()?;
+            blobs.push((before, after));
+        }
+        Ok(LoadedPreview { preview, blobs })
+    }
+
+    pub fn files(&self) -> Vec<DiffFile<'_>> {
+        self.preview
+            .entries
+            .iter()
+            .zip(&self.blobs)
+            .map(|(e, (b, a))| DiffFile {
+                path: &e.path,
+                before: side(e.before.map(|(_, m)| m), b.as_deref()),
+                after: side(e.after.map(|(_, m)| m), a.as_deref()),
+            })
+            .collect()
+    }
+}
+
+pub fn side(mode: Option<FileMode>, bytes: Option<&[u8]>) -> Option<Side<'_>> {
+    match (mode, bytes) {
+        (Some(mode), Some(bytes)) => Some(Side { bytes, mode }),
+        _ => None,
+    }
+}

@@ -1,0 +1,85 @@
+//! Staging: the one path every front end stages through. Files stream from the engine
+//! into the preview's objects as they are rewritten (nothing holds every file's text);
+//! [`crate::txn::Stager`] stamps the base HEAD and tool version; the request carries
+//! the agent.
+
+use ast_grep_language::SupportLang;
+
+use crate::change::ChangeSet;
+use crate::change::PreviewMeta;
+use crate::edit::EditOutcome;
+use crate::files::FileSet;
+use crate::repo::Repo;
+use crate::rewrite::Op;
+use crate::txn;
+use crate::txn::Preview;
+use crate::Error;
+
+/// A structural rewrite to stage.
+pub struct EditRequest<'a> {
+    pub set: &'a FileSet,
+    pub ops: &'a [Op],
+    /// Parse every file as this language.
+    pub lang: Option<SupportLang>,
+    pub max_file_size: u64,
+    pub reason: Option<String>,
+    /// The MCP client (`name/version`) staging it.
+    pub agent: Option<String>,
+}
+
+/// What an edit computed, and its preview (none when nothing would change).
+pub struct StagedEdit {
+    pub outcome: EditOutcome,
+    pub meta: PreviewMeta,
+    pub preview: Option<Preview>,
+}
+
+/// Runs the ops over the files and stages the result as one preview.
+pub fn stage_edit(repo: &Repo, req: &EditRequest<'_>) -> Result<StagedEdit, Error> {
+    let mut stager = txn::Stager::new(repo);
+    let mut stage_error = None;
+    let outcome = crate::edit::edit_each(
+        repo,
+        req.set,
+        req.ops,
+        req.lang,
+        req.max_file_size,
+        |change| match stager.add(change) {
+            Ok(()) => true,
+            Err(e) => {
+                stage_error = Some(e);
+                false
+            }
+        },
+    )?;
+    if let Some(e) = stage_error {
+        return Err(e.into());
+    }
+    let mut meta = outcome.meta(req.ops, req.lang, req.reason.clone());
+    meta.agent = req.agent.clone();
+    let preview = if outcome.files.is_empty() {
+        None
+    } else {
+        Some(stager.finish(&meta)?)
+    };
+    Ok(StagedEdit {
+        outcome,
+        meta,
+        preview,
+    })
+}
+
+/// Stages computed changes (a patch, scan fixes) as one preview with `meta` (the agent
+/// set from `agent`); `None` when there is nothing to stage.
+pub fn stage_changes(
+    repo: &Repo,
+    changes: &ChangeSet,
+    meta: &mut PreviewMeta,
+    agent: Option<String>,
+) -> Result<Option<Preview>, Error> {
+    if changes.is_empty() {
+        return Ok(None);
+    }
+    meta.agent = agent;
+    Ok(Some(txn::stage(repo, changes, meta)?))
+}

@@ -1,0 +1,739 @@
+/*!
+The output contract: every `--json` document the CLI prints and every structured tool
+result the MCP server returns is one of the types here (`Serialize + JsonSchema`), so
+`git astedit schema` documents both front ends at once.
+
+Rules every type follows:
+
+* a top-level object carries `schema_version` ([`SCHEMA_VERSION`]), bumped on any
+  incompatible change;
+* times are RFC 3339 UTC strings (`2026-11-30T15:33:02Z`, see [`rfc3339`]);
+* a file list is a list of paths everywhere, with a count beside it where useful;
+* paths of search and staging results (`grep`, `edit`, `patch`, `scan`) are relative
+  to the current folder on the CLI and repository paths in the server; paths stored in
+  previews and the journal (`list`, `show`, `log`, `apply`, …) are repository paths;
+* errors have one shape on both front ends ([`ErrorReport`]).
+*/
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::error::Error;
+
+pub mod schema;
+
+/// The version of every JSON shape here; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Seconds since the epoch as an RFC 3339 UTC timestamp, `2026-11-30T15:33:02Z`.
+pub fn rfc3339(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+/// The `schema_version` field every top-level object starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Version;
+
+impl Serialize for Version {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(SCHEMA_VERSION)
+    }
+}
+
+impl JsonSchema for Version {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SchemaVersion".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The version of this JSON shape; bumped on any incompatible change.",
+            "type": "integer",
+            "const": SCHEMA_VERSION,
+        })
+    }
+}
+
+/// A failed command or tool call.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ErrorReport {
+    pub schema_version: Version,
+    pub error: ErrorBody,
+}
+
+/// What went wrong, classified.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    /// A stable kebab-case identifier, e.g. `stale`, `bad-pattern`, `usage`.
+    pub code: String,
+    /// The exit class (the CLI's exit status): 1 nothing found, 2 bad input, 3 stale,
+    /// 4 refused, 5 unplaceable, 6 locked, 70 internal.
+    pub exit: u8,
+    /// One line (or a few) saying what happened.
+    pub message: String,
+    /// The causes below the message, outermost first.
+    pub causes: Vec<String>,
+    /// What to do next, when there is something to say.
+    pub hint: Option<String>,
+    /// Machine-readable detail, e.g. the stale paths: `{"id", "paths": [{"path", "what"}]}`.
+    pub details: Option<serde_json::Value>,
+}
+
+impl ErrorReport {
+    pub fn new(err: &Error) -> ErrorReport {
+        ErrorReport {
+            schema_version: Version,
+            error: ErrorBody {
+                code: err.code().to_string(),
+                exit: err.exit().code(),
+                message: err.to_string(),
+                causes: err.causes(),
+                hint: err.hint(),
+                details: err.details(),
+            },
+        }
+    }
+}
+
+// ------------------------------------------------------------------ shared pieces
+
+/// A list of paths with its length beside it (`paths` may be cut; `count` is not).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PathList {
+    pub count: usize,
+    pub paths: Vec<String>,
+}
+
+/// A language the pattern does not parse as; its files were skipped.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SkippedLanguage {
+    pub lang: String,
+    pub reason: String,
+}
+
+/// What a file-reading command skipped or could not parse, and its warnings in words.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Diagnostics {
+    /// Files skipped, by reason (`binary`, `non-utf8`, `too-large`, `symlink`,
+    /// `submodule`, `non-utf8-path`, `unreadable`, `no-language`).
+    pub skipped: std::collections::BTreeMap<String, usize>,
+    /// Files that parse with errors (searched anyway); at most 20 paths listed.
+    pub parse_errors: PathList,
+    pub skipped_languages: Vec<SkippedLanguage>,
+    /// The same facts as the lines printed on stderr as `warning: …`.
+    pub warnings: Vec<String>,
+}
+
+impl Diagnostics {
+    /// From what a search or edit skipped; `show` renders a repository path as the front
+    /// end shows paths. The warnings are the lines a person gets on stderr.
+    pub fn of(
+        skipped_languages: &[(String, String)],
+        parse_errors: &[String],
+        skipped: &crate::files::Skipped,
+        show: impl Fn(&str) -> String,
+    ) -> Diagnostics {
+        let mut warnings: Vec<String> = crate::rewrite::skipped_languages_note(skipped_languages)
+            .into_iter()
+            .collect();
+        if !parse_errors.is_empty() {
+            let listed: Vec<String> = parse_errors.iter().take(3).map(|p| show(p)).collect();
+            let more = if parse_errors.len() > 3 { ", …" } else { "" };
+            warnings.push(format!(
+                "{} parsed with errors (searched anyway): {}{more}",
+                crate::render::plural(parse_errors.len(), "file"),
+                listed.join(", ")
+            ));
+        }
+        warnings.extend(skipped.summary());
+        Diagnostics {
+            skipped: skipped
+                .counts
+                .iter()
+                .map(|(reason, n)| {
+                    let name = serde_json::to_value(reason)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    (name, *n)
+                })
+                .collect(),
+            parse_errors: PathList {
+                count: parse_errors.len(),
+                paths: parse_errors.iter().take(20).map(|p| show(p)).collect(),
+            },
+            skipped_languages: skipped_languages
+                .iter()
+                .map(|(lang, reason)| SkippedLanguage {
+                    lang: lang.clone(),
+                    reason: reason.clone(),
+                })
+                .collect(),
+            warnings,
+        }
+    }
+}
+
+/// A piece of source: byte range (`start_byte` inclusive, `end_byte` exclusive), 1-based
+/// line and column (columns in characters; the end is just past the last character).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Span {
+    pub start_byte: usize,
+    pub end_byte: usize,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    pub text: String,
+}
+
+impl From<&crate::rewrite::Span> for Span {
+    fn from(s: &crate::rewrite::Span) -> Span {
+        Span {
+            start_byte: s.start_byte,
+            end_byte: s.end_byte,
+            line: s.line,
+            column: s.column,
+            end_line: s.end_line,
+            end_column: s.end_column,
+            text: s.text.clone(),
+        }
+    }
+}
+
+// ------------------------------------------------------------------ grep
+
+/// `grep --json` and the `ast_grep` tool.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GrepReport {
+    pub schema_version: Version,
+    pub pattern: String,
+    /// The matches shown, in path and position order.
+    pub matches: Vec<GrepMatch>,
+    /// Matches found in all.
+    pub total: usize,
+    /// Matches in `matches`.
+    pub shown: usize,
+    /// Whether `matches` holds fewer than `total` (`--max-count`, `max_results`).
+    pub capped: bool,
+    pub files_searched: usize,
+    /// Files with at least one match.
+    pub files_matched: usize,
+    #[serde(flatten)]
+    pub diagnostics: Diagnostics,
+}
+
+/// One match: where, what, and the metavariables' captures (as ast-grep's
+/// `metaVariables`: `single` for `$A`, `multi` for `$$$ARGS`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GrepMatch {
+    pub path: String,
+    pub lang: String,
+    #[serde(flatten)]
+    pub span: Span,
+    pub meta_variables: MetaVariables,
+}
+
+/// Captures by metavariable name (without `$`).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct MetaVariables {
+    pub single: std::collections::BTreeMap<String, Span>,
+    pub multi: std::collections::BTreeMap<String, Vec<Span>>,
+}
+
+impl MetaVariables {
+    pub fn of(captures: &[crate::rewrite::Capture]) -> MetaVariables {
+        let mut out = MetaVariables::default();
+        for c in captures {
+            if c.multi {
+                out.multi
+                    .insert(c.name.clone(), c.nodes.iter().map(Span::from).collect());
+            } else if let Some(n) = c.nodes.first() {
+                out.single.insert(c.name.clone(), Span::from(n));
+            }
+        }
+        out
+    }
+}
+
+// ------------------------------------------------------------------ staging
+
+/// What `edit`, `patch` (and the `ast_edit`, `apply_patch` tools) staged.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StageReport {
+    pub schema_version: Version,
+    pub kind: crate::change::PreviewKind,
+    /// The preview id; `null` when nothing would change (nothing staged).
+    pub id: Option<String>,
+    /// Whether a preview was staged.
+    pub staged: bool,
+    /// Whether it was also applied (`--apply`).
+    pub applied: bool,
+    /// One line, e.g. `3 replacements in 2 files`.
+    pub summary: String,
+    /// Replacements (or patch chunks) in all.
+    pub replacements: usize,
+    pub files: Vec<StagedFile>,
+    pub file_count: usize,
+    /// `edit`: files read and considered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_searched: Option<usize>,
+    /// `patch`: SHA-256 of the patch text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch_digest: Option<String>,
+    /// `patch`: how each operation and chunk was placed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ops: Option<serde_json::Value>,
+    /// The apply, with `--apply`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apply: Option<ResolveReport>,
+    /// The diff (the tools always; the CLI leaves it out).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<CappedDiff>,
+    #[serde(flatten)]
+    pub diagnostics: Diagnostics,
+}
+
+/// One staged file.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StagedFile {
+    pub path: String,
+    /// Replacements (or patch chunks) in this file.
+    pub count: usize,
+    /// E.g. `introduces-parse-errors`, `added`, `deleted`, `rescued`, `moved-from:PATH`.
+    pub flags: Vec<String>,
+    /// `edit`: each replacement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<Replacement>,
+    /// `edit`: outer matches left as the inner rewrites made them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<Dropped>,
+}
+
+/// One replacement of an `edit`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Replacement {
+    /// Index of the op (0-based) that made it.
+    pub op: usize,
+    pub line: usize,
+    pub column: usize,
+    pub before: String,
+    pub after: String,
+}
+
+/// An outer match that no longer matched once the matches inside were rewritten.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Dropped {
+    pub op: usize,
+    pub line: usize,
+    pub column: usize,
+    pub text: String,
+}
+
+/// A diff cut to a number of lines and bytes; says what it cut.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CappedDiff {
+    /// Unified diff (git style), possibly cut.
+    pub diff: String,
+    /// Whether the diff was cut.
+    pub diff_truncated: bool,
+    /// Lines of the full diff.
+    pub diff_lines: usize,
+}
+
+// ------------------------------------------------------------------ apply, undo, discard
+
+/// What happened to the transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Applied,
+    Undone,
+    Discarded,
+}
+
+/// The state a preview is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PreviewState {
+    /// Staged (or undone) and not applied: `apply ID` applies it.
+    Pending,
+    Applied,
+    Discarded,
+    Expired,
+}
+
+/// `apply`, `undo`, `discard` (and `resolve`, the `resolve`/`undo` tools).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ResolveReport {
+    pub schema_version: Version,
+    pub id: String,
+    pub action: Action,
+    /// The preview's state now: `applied` after apply, `pending` after undo (it can be
+    /// applied again, by id only), `discarded` after discard.
+    pub state: PreviewState,
+    /// Paths written (created or replaced).
+    pub written: Vec<String>,
+    /// Paths deleted.
+    pub deleted: Vec<String>,
+    /// Paths the preview touches (for `discard`, what would have been written).
+    pub files: Vec<String>,
+    pub file_count: usize,
+    /// Whether the index entries were updated (`--index`, `--commit`).
+    pub index: bool,
+    /// The commit `--commit` made.
+    pub commit: Option<String>,
+    pub reason: Option<String>,
+    /// `undo --index`: the index entries were restored too.
+    pub index_restored: bool,
+    /// `undo`: paths whose index entries still hold the applied content.
+    pub index_left: Vec<String>,
+    /// `undo` after `apply --commit`: the commit stays in history (undo never rewrites
+    /// commits).
+    pub commit_kept: Option<String>,
+}
+
+// ------------------------------------------------------------------ list, show, log
+
+/// A stored preview in a list.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PreviewRow {
+    pub id: String,
+    /// The preview commit.
+    pub commit: String,
+    /// When it was staged.
+    pub time: String,
+    pub kind: crate::change::PreviewKind,
+    pub summary: String,
+    pub reason: Option<String>,
+    /// The agent (MCP client name/version) that staged it.
+    pub agent: Option<String>,
+    /// Paths it touches.
+    pub files: Vec<String>,
+    pub file_count: usize,
+}
+
+impl PreviewRow {
+    pub fn of(p: &crate::txn::Preview) -> PreviewRow {
+        let files: Vec<String> = p.entries.iter().map(|e| e.path.clone()).collect();
+        PreviewRow {
+            id: p.id.clone(),
+            commit: p.commit.to_string(),
+            time: rfc3339(p.time),
+            kind: p.meta.kind,
+            summary: p.meta.summary.clone(),
+            reason: p.meta.reason.clone(),
+            agent: p.meta.agent.clone(),
+            file_count: files.len(),
+            files,
+        }
+    }
+}
+
+impl EventRow {
+    pub fn of(e: &crate::txn::Event) -> EventRow {
+        EventRow {
+            event: e.event.to_string(),
+            id: e.id.clone(),
+            commit: e.commit.clone(),
+            time: rfc3339(e.time),
+            who: e.who.clone(),
+            agent: e.agent.clone(),
+            reason: e.reason.clone(),
+            kind: e.kind.as_ref().map(|k| k.to_string()),
+            file_count: e.files.len(),
+            files: e.files.clone(),
+            op: e.op.as_ref().map(|o| o.to_string()),
+            action: e.action.as_ref().map(|a| a.to_string()),
+            made_commit: e.made_commit.clone(),
+            notes: e.notes.clone(),
+        }
+    }
+}
+
+/// `list --json` and the `previews` tool's `list`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ListReport {
+    pub schema_version: Version,
+    /// Pending previews, newest first.
+    pub previews: Vec<PreviewRow>,
+}
+
+/// One file of a shown preview.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ShownFile {
+    pub path: String,
+    /// `modified`, `added` or `deleted`.
+    pub status: FileStatus,
+    pub before: Option<BlobRef>,
+    pub after: Option<BlobRef>,
+    pub added_lines: usize,
+    pub removed_lines: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FileStatus {
+    Modified,
+    Added,
+    Deleted,
+}
+
+/// A blob and its mode.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BlobRef {
+    pub blob: String,
+    pub mode: crate::change::FileMode,
+}
+
+impl BlobRef {
+    pub fn of(side: Option<(gix::ObjectId, crate::change::FileMode)>) -> Option<BlobRef> {
+        side.map(|(id, mode)| BlobRef {
+            blob: id.to_string(),
+            mode,
+        })
+    }
+}
+
+/// `show --json` and the `previews` tool's `show`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ShowReport {
+    pub schema_version: Version,
+    pub preview: PreviewRow,
+    /// Everything the preview records about itself.
+    pub meta: crate::change::PreviewMeta,
+    pub files: Vec<ShownFile>,
+    /// The diff (not with `--stat`).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<CappedDiff>,
+}
+
+/// One journal event (newline-free: a text field that held one is shown escaped).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct EventRow {
+    /// `staged`, `applied`, `discarded`, `undone`, `recovered`, `expired`, …
+    pub event: String,
+    pub id: String,
+    /// The preview commit.
+    pub commit: String,
+    pub time: String,
+    /// The git identity, `Name <email>`.
+    pub who: String,
+    pub agent: Option<String>,
+    pub reason: Option<String>,
+    pub kind: Option<String>,
+    /// Paths touched.
+    pub files: Vec<String>,
+    pub file_count: usize,
+    /// `recovered`: the interrupted operation (`apply`, `undo`).
+    pub op: Option<String>,
+    /// `recovered`: `completed` or `rolled-back`.
+    pub action: Option<String>,
+    /// `applied` with `--commit`: the commit made.
+    pub made_commit: Option<String>,
+    /// What else happened (e.g. `lock-broken: …`, files kept by recovery).
+    pub notes: Vec<String>,
+}
+
+/// `log --json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LogReport {
+    pub schema_version: Version,
+    /// Newest first.
+    pub events: Vec<EventRow>,
+}
+
+// ------------------------------------------------------------------ the rest
+
+/// `gc --json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GcReport {
+    pub schema_version: Version,
+    /// Pending previews whose refs were removed.
+    pub expired_previews: Vec<String>,
+    /// Journal entries dropped.
+    pub pruned_events: usize,
+    /// Journal entries kept.
+    pub kept_events: usize,
+}
+
+/// `recover --json` (`--status`, the default).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RecoverStatusReport {
+    pub schema_version: Version,
+    /// The interrupted run, `null` when there is none: `{id, op, phase, pid, running,
+    /// files: [{path, state, what?, to_blob, from_blob}]}`.
+    pub unfinished: Option<serde_json::Value>,
+}
+
+/// `recover --finish --json`, `recover --abandon --json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RecoverReport {
+    pub schema_version: Version,
+    pub id: String,
+    /// `apply` or `undo`.
+    pub op: String,
+    /// `completed`, `rolled-back`, `partial` or `abandoned`.
+    pub action: String,
+    /// Paths left alone: `[{path, what}]`.
+    pub unresolved: Vec<serde_json::Value>,
+    pub notes: Vec<String>,
+    pub message: String,
+}
+
+/// `recover --json`: the status, or what `--finish`/`--abandon` did.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RecoverOutput {
+    Status(RecoverStatusReport),
+    Done(RecoverReport),
+}
+
+/// `merge --json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct MergeReport {
+    pub schema_version: Version,
+    pub id: String,
+    pub commit: String,
+    pub summary: String,
+    /// The previews merged.
+    pub merged: Vec<String>,
+    /// Whether they were discarded (not with `--keep`).
+    pub discarded: bool,
+    pub files: Vec<String>,
+    pub file_count: usize,
+}
+
+/// `hook install --json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct HookReport {
+    pub schema_version: Version,
+    pub path: String,
+    /// Where a replaced hook was kept (`--force`).
+    pub backup: Option<String>,
+    /// Whether the hook was already installed as it is.
+    pub unchanged: bool,
+}
+
+/// `pr --json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PrReport {
+    pub schema_version: Version,
+    pub id: String,
+    /// `applied` or `pending`.
+    pub state: PreviewState,
+    pub branch: String,
+    pub commit: String,
+    pub remote: String,
+    pub url: String,
+    /// Whether this run opened it (else it existed).
+    pub created: bool,
+    pub draft: bool,
+}
+
+/// One rule of a scan.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ScanRule {
+    pub id: String,
+    pub language: String,
+    pub severity: String,
+    pub fixable: bool,
+    pub source: String,
+}
+
+/// A finding of a scan.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FindingRow {
+    pub rule: String,
+    /// `error`, `warning`, `info` or `hint`.
+    pub severity: String,
+    pub message: String,
+    pub note: Option<String>,
+    pub url: Option<String>,
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    /// The matched text.
+    pub text: String,
+    /// The rule has a fix.
+    pub fixable: bool,
+}
+
+impl FindingRow {
+    pub fn of(f: &crate::scan::Finding, path: String) -> FindingRow {
+        FindingRow {
+            rule: f.rule.clone(),
+            severity: serde_json::to_value(f.severity)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            message: f.message.clone(),
+            note: f.note.clone(),
+            url: f.url.clone(),
+            path,
+            line: f.line,
+            column: f.column,
+            end_line: f.end_line,
+            end_column: f.end_column,
+            text: f.text.clone(),
+            fixable: f.fixable,
+        }
+    }
+}
+
+/// Fixes in one file.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FixedFile {
+    pub path: String,
+    pub count: usize,
+    pub rules: Vec<crate::change::RuleCount>,
+    pub introduces_parse_errors: bool,
+}
+
+/// `scan --json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ScanReport {
+    pub schema_version: Version,
+    /// `report`, `check`, `stage` or `apply`.
+    pub mode: String,
+    pub rules: Vec<ScanRule>,
+    pub findings: Vec<FindingRow>,
+    /// Findings of severity error.
+    pub error_count: usize,
+    pub files_searched: usize,
+    /// Not in `report` mode: findings left after the fixes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remaining: Option<Vec<FindingRow>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Fixes made (or that would be made).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<FixedFile>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unconverged: Option<serde_json::Value>,
+    /// The staged preview (`--stage`, `--apply`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied: Option<bool>,
+    #[serde(flatten)]
+    pub diagnostics: Diagnostics,
+}
