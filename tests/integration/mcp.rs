@@ -982,3 +982,65 @@ fn an_undone_preview_is_not_reapplied_by_a_no_id_resolve() {
     assert_eq!(t.read_string("src/b.rs"), "fn b() { bar(3); }\n");
     s.finish();
 }
+
+/// A session that staged nothing cannot apply another session's preview without naming
+/// it: the error lists the pending previews. Staging nothing says so first, with no id;
+/// undo says the preview is pending again.
+#[test]
+fn a_no_id_resolve_only_means_this_sessions_preview() {
+    let t = repo_with_code();
+    let mut other = Server::start(&t);
+    other.handshake("2025-06-18", "other-agent");
+    let staged = other.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/b.rs"]}),
+    );
+    let theirs = staged["id"].as_str().expect("id").to_string();
+    other.finish();
+
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "careful-agent");
+    let before = t.snapshot();
+    let refused = s.call("resolve", json!({"action": "apply", "reason": "go"}));
+    assert_eq!(refused["isError"], true, "{refused}");
+    let words = text(&refused);
+    assert!(words.contains("this session staged no preview"), "{words}");
+    assert!(words.contains(&theirs), "{words}");
+    assert!(words.contains("other-agent/1.0"), "{words}");
+    assert!(words.contains("1 replacement in 1 file"), "{words}");
+    let err = error_json(&refused);
+    assert_eq!(err["error"]["code"], "id-required");
+    assert_eq!(err["error"]["details"]["pending"][0]["id"], theirs.as_str());
+    assert_eq!(err["error"]["details"]["pending"][0]["kind"], "edit");
+    assert_eq!(t.snapshot(), before, "nothing written");
+
+    let nothing = s.call(
+        "ast_edit",
+        json!({"ops": [{"pattern": "nothere($A)", "rewrite": "x($A)"}]}),
+    );
+    assert_eq!(nothing["isError"], false);
+    let words = text(&nothing);
+    assert!(
+        words.starts_with("nothing staged: 0 matches in 2 files searched"),
+        "{words}"
+    );
+    assert_eq!(nothing["structuredContent"]["id"], Value::Null);
+    assert_eq!(nothing["structuredContent"]["staged"], false);
+    // Still nothing of this session's to resolve.
+    let refused = s.call("resolve", json!({"action": "discard", "reason": "tidy"}));
+    assert_eq!(error_json(&refused)["error"]["code"], "id-required");
+
+    // Named, it applies; undo says what the preview is left as.
+    s.ok(
+        "resolve",
+        json!({"action": "apply", "reason": "named", "id": theirs}),
+    );
+    let undone = s.call("undo", json!({"id": theirs, "reason": "back"}));
+    assert!(
+        text(&undone).contains("is pending again"),
+        "{}",
+        text(&undone)
+    );
+    assert_eq!(undone["structuredContent"]["state"], "pending");
+    s.finish();
+}

@@ -50,6 +50,7 @@ use serde::de::DeserializeOwned;
 use super::tools;
 use super::tools::Call;
 use super::tools::Done;
+use super::tools::Session;
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +73,8 @@ impl git_astedit::error::Classify for ServeError {
 const INSTRUCTIONS: &str = "git-astedit: structural search and rewrites for this git repository, \
 staged as previews kept in git. Search with ast_grep; stage a rewrite with ast_edit or a \
 `*** Begin Patch` patch with apply_patch (the work tree is unchanged); inspect with previews; \
-then resolve with action apply (stale-checked, atomic) or discard, always with a reason. \
+then resolve with action apply (stale-checked, atomic) or discard, always with a reason; \
+without an id, resolve means the newest preview this session staged. \
 undo takes an applied transaction back. Paths are relative to the repository root. Every \
 step is journalled with your client name.";
 
@@ -87,6 +89,7 @@ pub fn serve(workdir: PathBuf) -> Result<(), Error> {
     let server = Server {
         workdir: Arc::new(workdir),
         tools: Arc::new(catalog()),
+        session: Arc::new(Session::default()),
     };
     runtime.block_on(async move {
         let (input, output, framed) = super::stdio::Framed::start();
@@ -114,6 +117,8 @@ pub fn serve(workdir: PathBuf) -> Result<(), Error> {
 struct Server {
     workdir: Arc<PathBuf>,
     tools: Arc<Vec<Tool>>,
+    /// What this connection staged: a no-id `resolve` only ever means one of these.
+    session: Arc<Session>,
 }
 
 /// The four annotation hints, all set explicitly (their defaults are the pessimistic
@@ -328,11 +333,13 @@ impl ServerHandler for Server {
             .client_info()
             .map(|c| format!("{}/{}", c.name, c.version));
         let workdir = self.workdir.clone();
+        let session = self.session.clone();
         let arguments = request.arguments;
         let outcome = tokio::task::spawn_blocking(move || {
             let call = Call {
                 workdir: workdir.as_path(),
                 agent,
+                session: &session,
             };
             dispatch(&name, &call, arguments)
         })

@@ -54,10 +54,130 @@ const MAX_DIFF_BYTES: usize = 64 * 1024;
 /// Matched text longer than this is cut (with `…`) in `ast_grep` results.
 const MAX_MATCH_TEXT: usize = 400;
 
-/// Who is calling and where: the work-tree root and the client (`name/version`).
+/// Who is calling and where: the work-tree root, the client (`name/version`) and the
+/// connection's session.
 pub struct Call<'a> {
     pub workdir: &'a Path,
     pub agent: Option<String>,
+    pub session: &'a Session,
+}
+
+/// The previews one connection staged, oldest first. Only ids live here; their state
+/// is always read from git, so other processes and sessions still see one truth.
+#[derive(Debug, Default)]
+pub struct Session {
+    staged: std::sync::Mutex<Vec<String>>,
+}
+
+impl Session {
+    fn remember(&self, id: &str) {
+        if let Ok(mut ids) = self.staged.lock() {
+            ids.push(id.to_string());
+        }
+    }
+    fn staged(&self) -> Vec<String> {
+        self.staged
+            .lock()
+            .map(|ids| ids.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Faults of the server's own rules (the engines classify the rest).
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// A no-id `resolve` in a session that staged no pending preview: another
+    /// session's preview is never picked without its id.
+    #[error("{}", id_required_message(.staged_here, .pending))]
+    IdRequired {
+        staged_here: bool,
+        pending: Vec<PreviewRow>,
+    },
+}
+
+fn id_required_message(staged_here: &bool, pending: &[PreviewRow]) -> String {
+    let mut m = if *staged_here {
+        "no id given, and every preview this session staged is resolved already".to_string()
+    } else {
+        "no id given, and this session staged no preview".to_string()
+    };
+    if pending.is_empty() {
+        m.push_str("; there is no pending preview either");
+        return m;
+    }
+    m.push_str(&format!(
+        "; name one of the {} pending previews with id:",
+        pending.len()
+    ));
+    for r in pending {
+        m.push_str(&format!(
+            "\n  {}  {}  {}  (agent: {})",
+            r.id,
+            r.kind,
+            r.summary,
+            r.agent.as_deref().unwrap_or("none")
+        ));
+    }
+    m
+}
+
+impl git_astedit::error::Classify for ToolError {
+    fn code(&self) -> &'static str {
+        match self {
+            ToolError::IdRequired { .. } => "id-required",
+        }
+    }
+    fn exit(&self) -> git_astedit::error::Exit {
+        match self {
+            ToolError::IdRequired { pending, .. } if pending.is_empty() => {
+                git_astedit::error::Exit::NothingFound
+            }
+            ToolError::IdRequired { .. } => git_astedit::error::Exit::BadInput,
+        }
+    }
+    fn hint(&self) -> Option<String> {
+        match self {
+            ToolError::IdRequired { pending, .. } => Some(match pending.first() {
+                Some(r) => format!(
+                    "call resolve again with the id, e.g. {{\"action\": \"apply\", \"id\": \"{}\", \"reason\": …}}",
+                    r.id
+                ),
+                None => "stage a preview with ast_edit or apply_patch first".into(),
+            }),
+        }
+    }
+    fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            ToolError::IdRequired { pending, .. } => serde_json::to_value(pending)
+                .ok()
+                .map(|p| serde_json::json!({"pending": p})),
+        }
+    }
+}
+
+/// The preview a no-id `resolve` means: the newest one this session staged that is
+/// pending and was never undone.
+fn session_target(repo: &Repo, call: &Call) -> Result<String, Error> {
+    use git_astedit::txn::resolve::State;
+    let ids = call.session.staged();
+    let mut undone = Vec::new();
+    for id in ids.iter().rev() {
+        match txn::resolve::resolve(repo, Some(id), txn::resolve::Want::Pending) {
+            Ok(t) if t.state == (State::Pending { undone: false }) => return Ok(t.id),
+            Ok(t) => undone.push(t.id),
+            // Applied, discarded or gone since: not a candidate.
+            Err(_) => {}
+        }
+    }
+    if !undone.is_empty() {
+        return Err(txn::Error::OnlyUndone(undone).into());
+    }
+    let pending = txn::list(repo)?.iter().map(PreviewRow::of).collect();
+    Err(ToolError::IdRequired {
+        staged_here: !ids.is_empty(),
+        pending,
+    }
+    .into())
 }
 
 /// A tool's success: text for the model, the same facts as structured content.
@@ -298,6 +418,14 @@ pub struct EditInput {
     pub max_diff_lines: Option<usize>,
 }
 
+/// The text of a staging call that staged nothing: that fact first, with why.
+fn nothing_staged_text(why: &str, notes: &[String], warnings: &[String]) -> String {
+    let mut text =
+        format!("nothing staged: {why}. There is no preview id: do not call resolve for this.\n");
+    push_notes(&mut text, notes, warnings);
+    text
+}
+
 fn staged_text(out: &StageReport, notes: &[String]) -> String {
     let mut text = out
         .diff
@@ -375,9 +503,26 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         None => String::new(),
     };
     let id = staged.preview.as_ref().map(|p| p.id.clone());
+    if let Some(id) = &id {
+        call.session.remember(id);
+    }
     let mut out = staged_output(id, &staged.meta, diff, input.max_diff_lines, diag);
     out.files_searched = Some(outcome.files_searched);
-    Done::new(staged_text(&out, &notes), &out)
+    let text = if out.id.is_none() {
+        let searched = render::plural(outcome.files_searched, "file");
+        let why = if out.replacements == 0 {
+            format!("0 matches in {searched} searched")
+        } else {
+            format!(
+                "{} matches in {searched} searched, but the rewrite leaves them as they are",
+                out.replacements
+            )
+        };
+        nothing_staged_text(&why, &notes, &out.diagnostics.warnings)
+    } else {
+        staged_text(&out, &notes)
+    };
+    Done::new(text, &out)
 }
 
 fn staged_output(
@@ -461,8 +606,24 @@ pub fn apply_patch(call: &Call, input: PatchInput) -> Result<Done, Error> {
     out.ops = serde_json::to_value(&res.report)
         .ok()
         .and_then(|v| v.get("ops").cloned());
-    let mut text = git_astedit::ops::patch::report_text(&repo, &res);
-    text.push_str(&staged_text(&out, &notes));
+    let text = match &out.id {
+        Some(id) => {
+            call.session.remember(id);
+            let mut text = git_astedit::ops::patch::report_text(&repo, &res);
+            text.push_str(&staged_text(&out, &notes));
+            text
+        }
+        None => {
+            let why = if res.report.already_applied() > 0 {
+                "the patch changes nothing (it is already applied)"
+            } else {
+                "the patch changes nothing"
+            };
+            let mut text = nothing_staged_text(why, &notes, &out.diagnostics.warnings);
+            text.push_str(&git_astedit::ops::patch::report_text(&repo, &res));
+            text
+        }
+    };
     Done::new(text, &out)
 }
 
@@ -619,7 +780,8 @@ pub struct ResolveInput {
     pub action: ResolveAction,
     /// Why: recorded in the journal with the agent's name.
     pub reason: String,
-    /// A preview id or unique prefix (default: the newest pending preview).
+    /// A preview id or unique prefix (default: the newest preview this session
+    /// staged; when it staged none, the error lists the pending previews to name).
     #[serde(default)]
     pub id: Option<String>,
 }
@@ -665,13 +827,17 @@ fn non_empty(reason: Option<String>) -> Option<String> {
 }
 
 pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
-    let Some(reason) = non_empty(Some(input.reason)) else {
+    let Some(reason) = non_empty(Some(input.reason.clone())) else {
         return Err(UsageError(
             "reason is empty: say why the preview is applied or discarded".into(),
         )
         .into());
     };
     let (repo, notes) = call.open()?;
+    let id = match input.id.clone() {
+        Some(id) => id,
+        None => session_target(&repo, call)?,
+    };
     let (out, mut text) = match input.action {
         ResolveAction::Apply => {
             let opts = txn::ApplyOptions {
@@ -679,7 +845,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                 agent: call.agent.clone(),
                 ..Default::default()
             };
-            let report = txn::apply(&repo, input.id.as_deref(), &opts)?;
+            let report = txn::apply(&repo, Some(id.as_str()), &opts)?;
             let text = format!(
                 "Applied {} ({} written{}). Undo it with undo {{\"id\": \"{}\"}}.\n",
                 report.id,
@@ -697,7 +863,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
         ResolveAction::Discard => {
             let preview = txn::discard_as(
                 &repo,
-                input.id.as_deref(),
+                Some(id.as_str()),
                 Some(&reason),
                 call.agent.as_deref(),
             )?;
@@ -770,6 +936,12 @@ pub fn undo(call: &Call, input: UndoInput) -> Result<Done, Error> {
             report.index_left.join(", ")
         ));
     }
+    text.push_str(&format!(
+        "Preview {id} is pending again (state: pending, undone). A resolve without an id never \
+         picks it: apply it again only by naming it, resolve {{\"action\": \"apply\", \"id\": \"{id}\", \"reason\": …}}, \
+         or drop it with action \"discard\".\n",
+        id = report.id
+    ));
     push_notes(&mut text, &notes, &[]);
     let out = resolved(&report, Action::Undone, false, reason);
     Done::new(text, &out)
