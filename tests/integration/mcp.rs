@@ -1044,3 +1044,80 @@ fn a_no_id_resolve_only_means_this_sessions_preview() {
     assert_eq!(undone["structuredContent"]["state"], "pending");
     s.finish();
 }
+
+/// `resolve` with `commit: true` applies and commits exactly the preview's changes with
+/// the `Astedit-*` trailers, as `apply --commit`; the journal names the agent.
+#[test]
+fn resolve_commit_makes_an_audited_commit_of_exactly_the_preview() {
+    let t = repo_with_code();
+    // An unrelated edit stays out of the commit.
+    t.write("notes.txt", "mine\n");
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "committing-agent");
+    let staged = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/b.rs"],
+               "reason": "rename"}),
+    );
+    let id = staged["id"].as_str().expect("id").to_string();
+    let head_before = t
+        .git_output(&["rev-parse", "HEAD"])
+        .stdout
+        .trim()
+        .to_string();
+    let done = s.ok(
+        "resolve",
+        json!({"action": "apply", "reason": "tests pass", "commit": true,
+               "message": "Rename foo to bar in b"}),
+    );
+    let commit = done["commit"].as_str().expect("commit").to_string();
+    assert_eq!(done["index"], true);
+    let head = t
+        .git_output(&["rev-parse", "HEAD"])
+        .stdout
+        .trim()
+        .to_string();
+    assert_eq!(head, commit);
+    let parent = t
+        .git_output(&["rev-parse", "HEAD~1"])
+        .stdout
+        .trim()
+        .to_string();
+    assert_eq!(parent, head_before);
+    let body = t.git_output(&["log", "-1", "--format=%B"]).stdout;
+    assert!(body.starts_with("Rename foo to bar in b\n"), "{body}");
+    let trailers = t
+        .git_output(&["log", "-1", "--format=%(trailers:only,unfold)"])
+        .stdout;
+    assert!(
+        trailers.contains(&format!("Astedit-Id: {id}")),
+        "{trailers}"
+    );
+    assert!(trailers.contains("Astedit-Kind: edit"), "{trailers}");
+    assert!(
+        trailers.contains("Astedit-Reason: tests pass"),
+        "{trailers}"
+    );
+    assert!(
+        trailers.contains("Astedit-Ops-Digest: sha256:"),
+        "{trailers}"
+    );
+    let changed = t
+        .git_output(&["diff", "--name-only", "HEAD~1", "HEAD"])
+        .stdout;
+    assert_eq!(changed, "src/b.rs\n");
+    let blob = t.git_output(&["show", "HEAD:src/b.rs"]).stdout;
+    assert_eq!(blob, "fn b() { bar(3); }\n");
+    assert_eq!(t.read_string("notes.txt"), "mine\n");
+    let j = journal(&t);
+    assert_eq!(j[0]["event"], "applied");
+    assert_eq!(j[0]["agent"], "committing-agent/1.0");
+    assert_eq!(t.git_output(&["fsck", "--strict"]).code, 0);
+
+    let refused = s.call(
+        "resolve",
+        json!({"action": "discard", "reason": "x", "commit": true, "id": id}),
+    );
+    assert_eq!(error_json(&refused)["error"]["code"], "usage");
+    s.finish();
+}

@@ -784,6 +784,14 @@ pub struct ResolveInput {
     /// staged; when it staged none, the error lists the pending previews to name).
     #[serde(default)]
     pub id: Option<String>,
+    /// With `apply`: also make a commit on HEAD holding exactly the preview's changes,
+    /// with `Astedit-*` trailers (as `git astedit apply --commit`). Other staged or
+    /// unstaged changes stay out of the commit.
+    #[serde(default)]
+    pub commit: bool,
+    /// With `commit`: the commit message's subject (default: `astedit KIND: SUMMARY`).
+    #[serde(default)]
+    pub message: Option<String>,
 }
 
 /// The report of an apply or undo, as the CLI's `--json` gives it.
@@ -833,6 +841,14 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
         )
         .into());
     };
+    if input.commit && matches!(input.action, ResolveAction::Discard) {
+        return Err(UsageError("commit goes with action \"apply\", not \"discard\"".into()).into());
+    }
+    if input.message.is_some() && !input.commit {
+        return Err(
+            UsageError("message is the commit's subject: set commit: true too".into()).into(),
+        );
+    }
     let (repo, notes) = call.open()?;
     let id = match input.id.clone() {
         Some(id) => id,
@@ -840,13 +856,15 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
     };
     let (out, mut text) = match input.action {
         ResolveAction::Apply => {
+            // The CLI's `apply --commit`: the commit goes through the index.
             let opts = txn::ApplyOptions {
                 reason: Some(reason.clone()),
                 agent: call.agent.clone(),
-                ..Default::default()
+                index: input.commit,
+                commit: input.commit.then(|| non_empty(input.message.clone())),
             };
             let report = txn::apply(&repo, Some(id.as_str()), &opts)?;
-            let text = format!(
+            let mut text = format!(
                 "Applied {} ({} written{}). Undo it with undo {{\"id\": \"{}\"}}.\n",
                 report.id,
                 render::plural(report.written.len(), "file"),
@@ -857,7 +875,13 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                 },
                 report.id
             );
-            let out = resolved(&report, Action::Applied, false, Some(reason));
+            if let Some(c) = &report.commit {
+                text.push_str(&format!(
+                    "Committed {c} on HEAD with exactly the preview's changes (Astedit-* \
+                     trailers). undo restores the work tree but leaves the commit in history.\n"
+                ));
+            }
+            let out = resolved(&report, Action::Applied, input.commit, Some(reason));
             (out, text)
         }
         ResolveAction::Discard => {
