@@ -1121,3 +1121,161 @@ fn resolve_commit_makes_an_audited_commit_of_exactly_the_preview() {
     assert_eq!(error_json(&refused)["error"]["code"], "usage");
     s.finish();
 }
+
+fn ts_repo() -> TestRepo {
+    let t = TestRepo::new();
+    t.write("src/a.ts", "const r = foo(1);\n");
+    t.write("src/lib/deep/b.ts", "foo(2);\nfoo(3);\n");
+    t.write("src/c.js", "foo(4);\n");
+    t.write("top.ts", "foo(5);\n");
+    t.commit_all("init");
+    t
+}
+
+fn paths_of(grep: &Value) -> Vec<String> {
+    let mut p: Vec<String> = grep["matches"]
+        .as_array()
+        .expect("matches")
+        .iter()
+        .map(|m| m["path"].as_str().unwrap_or_default().to_string())
+        .collect();
+    p.dedup();
+    p
+}
+
+/// The seed tools' argument shapes work on the first try and mean what the canonical
+/// ones do; `**` globs are git's `:(glob)`; ast_grep pages with offset/limit.
+#[test]
+fn seed_style_calls_are_accepted_unchanged() {
+    let t = ts_repo();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "seed-agent");
+
+    // `src/**/*.ts` finds what git's glob magic lists.
+    let listed = t.git_output(&["ls-files", ":(glob)src/**/*.ts"]).stdout;
+    let listed: Vec<String> = listed.lines().map(str::to_string).collect();
+    assert_eq!(listed, ["src/a.ts", "src/lib/deep/b.ts"]);
+    let canonical = s.ok(
+        "ast_grep",
+        json!({"pattern": "foo($A)", "paths": ["src/**/*.ts"]}),
+    );
+    assert_eq!(paths_of(&canonical), listed);
+    assert_eq!(canonical["files_searched"], 2);
+    let seed = s.ok("ast_grep", json!({"pat": "foo($A)", "glob": "src/**/*.ts"}));
+    assert_eq!(seed["matches"], canonical["matches"]);
+    let seed = s.ok(
+        "ast_grep",
+        json!({"pat": "foo($A)", "path": "src/a.ts; top.ts"}),
+    );
+    assert_eq!(paths_of(&seed), ["src/a.ts", "top.ts"]);
+
+    // Paging: offset/skip with limit.
+    let all = s.ok("ast_grep", json!({"pattern": "foo($A)"}));
+    assert_eq!(all["total"], 5);
+    let page = s.ok(
+        "ast_grep",
+        json!({"pat": "foo($A)", "limit": 2, "offset": 2}),
+    );
+    assert_eq!(page["matches"].as_array().map(Vec::len), Some(2));
+    assert_eq!(page["matches"][0], all["matches"][2]);
+    assert_eq!(page["capped"], true);
+    let result = s.call("ast_grep", json!({"pat": "foo($A)", "limit": 2, "skip": 4}));
+    assert_eq!(result["structuredContent"]["matches"][0], all["matches"][4]);
+    assert_eq!(result["structuredContent"]["capped"], false);
+    let page = s.call("ast_grep", json!({"pat": "foo($A)", "limit": 2}));
+    assert!(
+        text(&page).contains("call again with offset 2"),
+        "{}",
+        text(&page)
+    );
+
+    // ast_edit ops [{pat, out}] stages the same preview as the canonical call.
+    let canonical = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/**/*.ts"]}),
+    );
+    let seed = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": ["src/**/*.ts"]}),
+    );
+    assert_eq!(seed["summary"], "3 replacements in 2 files");
+    for key in ["summary", "files", "diff", "replacements"] {
+        assert_eq!(seed[key], canonical[key], "{key}");
+    }
+    let (first, second) = (
+        canonical["id"].as_str().expect("id").to_string(),
+        seed["id"].as_str().expect("id").to_string(),
+    );
+    // DSH: reject by stagedId; resolve: action reject, extra.previewId.
+    let rejected = s.ok("ast_edit", json!({"action": "reject", "stagedId": first}));
+    assert_eq!(rejected["action"], "discarded");
+    assert_eq!(rejected["id"], first.as_str());
+    let applied = s.ok(
+        "resolve",
+        json!({"action": "apply", "reason": "seed", "extra": {"previewId": second}}),
+    );
+    assert_eq!(applied["id"], second.as_str());
+    assert_eq!(t.read_string("src/a.ts"), "const r = bar(1);\n");
+    assert_eq!(t.read_string("top.ts"), "foo(5);\n");
+    s.ok("undo", json!({"id": second}));
+
+    // DSH: preview, then apply by stagedId.
+    let staged = s.ok(
+        "ast_edit",
+        json!({"action": "preview", "ops": [{"pat": "foo($A)", "out": "baz($A)"}], "path": "top.ts"}),
+    );
+    let id = staged["id"].as_str().expect("id").to_string();
+    let applied = s.ok("ast_edit", json!({"action": "apply", "stagedId": id}));
+    assert_eq!(applied["action"], "applied");
+    assert_eq!(t.read_string("top.ts"), "baz(5);\n");
+    s.ok("undo", json!({"id": id}));
+
+    // The harness's one-step form.
+    let both = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pat": "foo($A)", "out": "qux($A)"}], "paths": ["src/c.js"], "apply": true}),
+    );
+    assert_eq!(both["applied"], true);
+    assert_eq!(both["apply"]["action"], "applied");
+    assert_eq!(t.read_string("src/c.js"), "qux(4);\n");
+
+    // resolve action reject; the legacy ast_apply tool.
+    let a = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pat": "foo($A)", "out": "one($A)"}], "path": "src/a.ts"}),
+    );
+    let dropped = s.ok(
+        "resolve",
+        json!({"action": "reject", "reason": "no", "id": a["id"]}),
+    );
+    assert_eq!(dropped["action"], "discarded");
+    let b = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pat": "foo($A)", "out": "two($A)"}], "path": "src/a.ts"}),
+    );
+    let legacy = s.ok(
+        "ast_apply",
+        json!({"action": "apply", "previewId": b["id"]}),
+    );
+    assert_eq!(legacy["action"], "applied");
+    assert_eq!(t.read_string("src/a.ts"), "const r = two(1);\n");
+    let j = journal(&t);
+    assert_eq!(j[0]["event"], "applied");
+    assert_eq!(j[0]["agent"], "seed-agent/1.0");
+
+    // The schemas keep the canonical names only.
+    let tools = s.request("tools/list", json!({}));
+    let grep = tools["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "ast_grep")
+        .expect("ast_grep")
+        .clone();
+    let props = grep["inputSchema"]["properties"]
+        .as_object()
+        .expect("props");
+    assert!(props.contains_key("pattern") && !props.contains_key("pat"));
+    assert!(props.contains_key("max_results") && !props.contains_key("limit"));
+    s.finish();
+}

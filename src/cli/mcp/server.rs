@@ -213,6 +213,12 @@ fn catalog() -> Vec<Tool> {
              (otherwise nothing is written and the error names the files).",
             hints("Undo an applied transaction", false, true, false),
         ),
+        tool::<tools::AstApplyInput, git_astedit::report::ResolveReport>(
+            "ast_apply",
+            "Legacy name of `resolve`, kept for older callers: `action` (apply or discard), \
+             `previewId`, optional `reason`. Prefer `resolve`.",
+            hints("Apply or discard a preview (legacy)", false, true, false),
+        ),
     ]
 }
 
@@ -243,6 +249,7 @@ fn dispatch(
         "previews" => tools::previews(call, args(name, arguments)?),
         "resolve" => tools::resolve(call, args(name, arguments)?),
         "undo" => tools::undo(call, args(name, arguments)?),
+        "ast_apply" => tools::ast_apply(call, args(name, arguments)?),
         other => Err(UsageError(format!("unknown tool '{other}'")).into()),
     }
 }

@@ -208,6 +208,50 @@ impl Call<'_> {
     }
 }
 
+/// Accepts a list of strings, or one string that lists them separated by `;` (the seed
+/// tools' `path: "a; b"`).
+fn string_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(s) => s
+            .split(';')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect(),
+        OneOrMany::Many(v) => v,
+    })
+}
+
+/// The pathspecs a tool searches: `paths` as given, except that a path with `**` means
+/// what agents mean by it (git's `:(glob)` magic, where `**` spans directories; a plain
+/// git pathspec would match nothing), and every `glob` is a `:(glob)` pathspec.
+fn pathspecs(paths: &[String], globs: &[String]) -> Vec<String> {
+    let glob = |p: &str| format!(":(glob){}", p.trim_start_matches("./"));
+    paths
+        .iter()
+        .map(|p| {
+            if p.contains("**") && !p.starts_with(':') {
+                glob(p)
+            } else {
+                p.clone()
+            }
+        })
+        .chain(globs.iter().map(|g| {
+            if g.starts_with(':') {
+                g.clone()
+            } else {
+                glob(g)
+            }
+        }))
+        .collect()
+}
+
 fn collect(
     repo: &Repo,
     lang: Option<&str>,
@@ -275,19 +319,28 @@ pub struct GrepInput {
     /// An ast-grep pattern: code in the target language with metavariables, e.g.
     /// `console.log($MSG)` or `fn $NAME($$$ARGS)`. `$X` matches one node, `$$$X` any
     /// number of nodes.
+    #[serde(alias = "pat")]
     pub pattern: String,
     /// Parse every file as this language (e.g. `rust`, `ts`, `python`) instead of
     /// choosing by file extension.
     #[serde(default)]
     pub lang: Option<String>,
-    /// Git pathspecs relative to the repository root, e.g. `src/` or `*.ts`
-    /// (default: the whole work tree, tracked and untracked-not-ignored files).
-    #[serde(default)]
+    /// Git pathspecs relative to the repository root, e.g. `src/`, `*.ts` or
+    /// `src/**/*.ts` (`**` spans directories) (default: the whole work tree, tracked
+    /// and untracked-not-ignored files).
+    #[serde(default, alias = "path", deserialize_with = "string_or_list")]
     pub paths: Vec<String>,
+    /// Glob patterns (`**` spans directories), added to `paths`.
+    #[serde(default, deserialize_with = "string_or_list")]
+    pub glob: Vec<String>,
     /// Return at most this many matches (default 200, at most 5000). The result says
     /// when it was capped and how many matches there are in all.
-    #[serde(default)]
+    #[serde(default, alias = "limit")]
     pub max_results: Option<usize>,
+    /// Skip this many matches first (paging: call again with the next offset the
+    /// result gives).
+    #[serde(default, alias = "skip")]
+    pub offset: Option<usize>,
 }
 
 fn cut(text: &str, max: usize) -> String {
@@ -299,7 +352,8 @@ fn cut(text: &str, max: usize) -> String {
 
 pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
     let (repo, notes) = call.open()?;
-    let (set, lang) = collect(&repo, input.lang.as_deref(), &input.paths)?;
+    let specs = pathspecs(&input.paths, &input.glob);
+    let (set, lang) = collect(&repo, input.lang.as_deref(), &specs)?;
     let outcome = git_astedit::grep::grep(
         &repo,
         &set,
@@ -311,6 +365,7 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         .max_results
         .unwrap_or(DEFAULT_MAX_RESULTS)
         .clamp(1, MAX_MAX_RESULTS);
+    let offset = input.offset.unwrap_or(0);
     let matches: Vec<GrepMatch> = outcome
         .files
         .iter()
@@ -330,13 +385,14 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
                 meta_variables: MetaVariables::of(&m.captures),
             })
         })
+        .skip(offset)
         .take(cap)
         .collect();
     let out = GrepReport {
         schema_version: Version,
         pattern: input.pattern.clone(),
         shown: matches.len(),
-        capped: matches.len() < outcome.total,
+        capped: offset + matches.len() < outcome.total,
         total: outcome.total,
         files_matched: outcome.files.len(),
         files_searched: outcome.files_searched,
@@ -369,10 +425,16 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
             if out.total == 1 { "match" } else { "matches" },
             render::plural(out.files_matched, "file")
         ));
+        if offset > 0 || out.capped {
+            text.push_str(&format!(
+                "; showing {} from offset {offset}",
+                out.matches.len()
+            ));
+        }
         if out.capped {
             text.push_str(&format!(
-                "; capped: showing the first {} (raise max_results or narrow paths)",
-                out.matches.len()
+                "; more: call again with offset {} (or raise max_results, or narrow paths)",
+                offset + out.matches.len()
             ));
         }
         text.push_str(".\n");
@@ -388,9 +450,11 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
 #[serde(deny_unknown_fields)]
 pub struct OpInput {
     /// An ast-grep pattern, e.g. `foo($A, $B)`.
+    #[serde(alias = "pat")]
     pub pattern: String,
     /// The replacement template; metavariables of the pattern are substituted,
     /// e.g. `bar($B, $A)`.
+    #[serde(alias = "out")]
     pub rewrite: String,
 }
 
@@ -401,14 +465,30 @@ pub struct EditInput {
     /// The rewrite ops, run in order, each on the previous one's result. Nested
     /// matches are all rewritten (`foo(foo(x))` with `foo($A)` → `bar($A)` gives
     /// `bar(bar(x))`).
-    #[schemars(length(min = 1))]
+    /// Required to stage (`action` `preview`, the default).
+    #[serde(default)]
     pub ops: Vec<OpInput>,
     /// Parse every file as this language instead of choosing by file extension.
     #[serde(default)]
     pub lang: Option<String>,
-    /// Git pathspecs relative to the repository root (default: the whole work tree).
-    #[serde(default)]
+    /// Git pathspecs relative to the repository root; `**` spans directories
+    /// (default: the whole work tree).
+    #[serde(default, alias = "path", deserialize_with = "string_or_list")]
     pub paths: Vec<String>,
+    /// Glob patterns (`**` spans directories), added to `paths`.
+    #[serde(default, deserialize_with = "string_or_list")]
+    pub glob: Vec<String>,
+    /// `preview` (default): stage the ops. `apply` / `reject`: apply or discard the
+    /// preview `id` names (as `resolve` does), without staging.
+    #[serde(default)]
+    pub action: EditAction,
+    /// For `apply` / `reject`: the preview id (default: the newest preview this
+    /// session staged).
+    #[serde(default, alias = "stagedId", alias = "staged_id")]
+    pub id: Option<String>,
+    /// Stage, then apply at once in this call (the same stale check as `resolve`).
+    #[serde(default)]
+    pub apply: bool,
     /// Why this change is made; recorded in the preview and the journal.
     #[serde(default)]
     pub reason: Option<String>,
@@ -424,6 +504,19 @@ fn nothing_staged_text(why: &str, notes: &[String], warnings: &[String]) -> Stri
         format!("nothing staged: {why}. There is no preview id: do not call resolve for this.\n");
     push_notes(&mut text, notes, warnings);
     text
+}
+
+/// What `ast_edit` does.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EditAction {
+    /// Stage the ops as a preview (the default).
+    #[default]
+    Preview,
+    /// Apply a staged preview, as `resolve` action `apply`.
+    Apply,
+    /// Discard a staged preview, as `resolve` action `discard`.
+    Reject,
 }
 
 fn staged_text(out: &StageReport, notes: &[String]) -> String {
@@ -464,6 +557,27 @@ fn staged_text(out: &StageReport, notes: &[String]) -> String {
 }
 
 pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
+    let resolve_as = |action| {
+        resolve(
+            call,
+            ResolveInput {
+                action,
+                reason: input
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "ast_edit".to_string()),
+                id: input.id.clone(),
+                extra: None,
+                commit: false,
+                message: None,
+            },
+        )
+    };
+    match input.action {
+        EditAction::Apply => return resolve_as(ResolveAction::Apply),
+        EditAction::Reject => return resolve_as(ResolveAction::Discard),
+        EditAction::Preview => {}
+    }
     if input.ops.is_empty() {
         return Err(UsageError(
             "ops is empty: give at least one {\"pattern\": …, \"rewrite\": …}".into(),
@@ -479,7 +593,8 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         })
         .collect();
     let (repo, notes) = call.open()?;
-    let (set, lang) = collect(&repo, input.lang.as_deref(), &input.paths)?;
+    let specs = pathspecs(&input.paths, &input.glob);
+    let (set, lang) = collect(&repo, input.lang.as_deref(), &specs)?;
     // The one staging path the CLI's `edit` takes too: files stream into the preview.
     let staged = git_astedit::ops::stage::stage_edit(
         &repo,
@@ -508,6 +623,28 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
     }
     let mut out = staged_output(id, &staged.meta, diff, input.max_diff_lines, diag);
     out.files_searched = Some(outcome.files_searched);
+    // The harness's one-step form: the apply is the same call `resolve` makes, with
+    // its stale check (trivially fresh here, but still checked).
+    if let (true, Some(id)) = (input.apply, out.id.clone()) {
+        let reason = input
+            .reason
+            .clone()
+            .unwrap_or_else(|| "ast_edit apply".into());
+        let opts = txn::ApplyOptions {
+            reason: Some(reason.clone()),
+            agent: call.agent.clone(),
+            ..Default::default()
+        };
+        let report = txn::apply(&repo, Some(id.as_str()), &opts)?;
+        out.applied = true;
+        out.apply = Some(resolved(&report, Action::Applied, false, Some(reason)));
+        let mut text = format!(
+            "{}\nStaged and applied {id}; undo it with undo {{\"id\": \"{id}\"}}.\n",
+            out.summary
+        );
+        push_notes(&mut text, &notes, &out.diagnostics.warnings);
+        return Done::new(text, &out);
+    }
     let text = if out.id.is_none() {
         let searched = render::plural(outcome.files_searched, "file");
         let why = if out.replacements == 0 {
@@ -768,8 +905,17 @@ pub enum ResolveAction {
     /// Write the preview to the work tree, after checking that no touched file
     /// changed since it was staged.
     Apply,
-    /// Drop the preview; nothing is written.
+    /// Drop the preview; nothing is written. (`reject` is accepted too.)
+    #[serde(alias = "reject")]
     Discard,
+}
+
+/// The seed tools' `extra` object of `resolve`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ResolveExtra {
+    /// The preview id (the same as `id`).
+    #[serde(default, alias = "previewId")]
+    pub preview_id: Option<String>,
 }
 
 /// Input of `resolve`.
@@ -792,6 +938,37 @@ pub struct ResolveInput {
     /// With `commit`: the commit message's subject (default: `astedit KIND: SUMMARY`).
     #[serde(default)]
     pub message: Option<String>,
+    /// Accepted for callers of older tools: `extra.previewId` is the same as `id`.
+    #[serde(default)]
+    pub extra: Option<ResolveExtra>,
+}
+
+/// Input of the legacy `ast_apply` tool (the same as `resolve`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstApplyInput {
+    /// `apply` or `discard` (`reject`).
+    pub action: ResolveAction,
+    /// The preview id (default: the newest preview this session staged).
+    #[serde(default, alias = "previewId")]
+    pub id: Option<String>,
+    /// Why; journalled.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+pub fn ast_apply(call: &Call, input: AstApplyInput) -> Result<Done, Error> {
+    resolve(
+        call,
+        ResolveInput {
+            action: input.action,
+            reason: non_empty(input.reason).unwrap_or_else(|| "ast_apply".into()),
+            id: input.id,
+            extra: None,
+            commit: false,
+            message: None,
+        },
+    )
 }
 
 /// The report of an apply or undo, as the CLI's `--json` gives it.
@@ -850,7 +1027,11 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
         );
     }
     let (repo, notes) = call.open()?;
-    let id = match input.id.clone() {
+    let named = input
+        .id
+        .clone()
+        .or_else(|| input.extra.as_ref().and_then(|e| e.preview_id.clone()));
+    let id = match named {
         Some(id) => id,
         None => session_target(&repo, call)?,
     };
