@@ -331,7 +331,8 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
             "apply_patch",
             "previews",
             "resolve",
-            "undo"
+            "undo",
+            "ast_apply"
         ]
     );
     for tool in tools["tools"].as_array().expect("tools") {
@@ -348,7 +349,10 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
         assert!(tool["outputSchema"].is_object());
         let read_only = matches!(tool["name"].as_str(), Some("ast_grep" | "previews"));
         assert_eq!(a["readOnlyHint"], read_only, "{}", tool["name"]);
-        let destructive = matches!(tool["name"].as_str(), Some("resolve" | "undo"));
+        let destructive = matches!(
+            tool["name"].as_str(),
+            Some("resolve" | "undo" | "ast_apply" | "ast_edit")
+        );
         assert_eq!(a["destructiveHint"], destructive, "{}", tool["name"]);
         assert_eq!(a["openWorldHint"], false);
     }

@@ -180,7 +180,8 @@ fn catalog() -> Vec<Tool> {
             "Stage a structural rewrite (one or more pattern → rewrite ops) as a preview kept in \
              git. The work tree is NOT changed: returns the preview id, a summary, per-file counts \
              and the diff (capped). Apply or discard it with `resolve`.",
-            hints("Stage a structural rewrite", false, false, false),
+            // Destructive: its seed-style `apply: true` / `action: "apply"` write files.
+            hints("Stage a structural rewrite", false, true, false),
         ),
         tool::<tools::PatchInput, git_astedit::report::StageReport>(
             "apply_patch",
