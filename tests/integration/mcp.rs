@@ -1283,3 +1283,81 @@ fn seed_style_calls_are_accepted_unchanged() {
     assert!(props.contains_key("max_results") && !props.contains_key("limit"));
     s.finish();
 }
+
+/// Params that cannot fit answer -32602 with the request's own id; hints name the
+/// tool's fields; a client name with control characters stays one line in the log.
+#[test]
+fn protocol_faults_and_untrusted_client_names() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "evil\nline");
+
+    s.send(&json!({"jsonrpc": "2.0", "id": 90, "method": "tools/call",
+                   "params": {"name": "ast_grep", "arguments": [1, 2]}}));
+    let reply = s.response(90);
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    assert!(reply["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("arguments must be an object"));
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": "str-id", "method": "tools/call",
+                   "params": {"name": 5}}),
+    );
+    let reply = recv_id(&mut s, json!("str-id"));
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    s.send(&json!({"jsonrpc": "2.0", "id": "arr", "method": "tools/call", "params": []}));
+    let reply = recv_id(&mut s, json!("arr"));
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+
+    // Hints speak of the tool's fields, not CLI flags.
+    let unknown = s.call(
+        "resolve",
+        json!({"action": "apply", "reason": "x", "id": "abc123"}),
+    );
+    let err = error_json(&unknown);
+    assert_eq!(err["error"]["code"], "unknown-id");
+    let hint = err["error"]["hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains("previews") && !hint.contains("git astedit"),
+        "{hint}"
+    );
+    assert!(text(&unknown).contains(hint), "{}", text(&unknown));
+    let bad = s.call("ast_grep", json!({"pattern": "fn (", "lang": "rust"}));
+    let hint = error_json(&bad)["error"]["hint"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        !hint.contains("-l ") && !hint.contains("git astedit"),
+        "{hint}"
+    );
+
+    s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/b.rs"]}),
+    );
+    s.finish();
+    let j = journal(&t);
+    assert_eq!(j[0]["agent"], "evil\\nline/1.0");
+    let log = t.run(&["log"]);
+    let out = log.stdout.clone();
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains("evil")).collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(lines[0].contains("evil\\nline"), "{out}");
+    assert!(!out.lines().any(|l| l.starts_with("line")), "{out}");
+}
+
+/// The response with this (non-numeric) id.
+fn recv_id(s: &mut Server, id: Value) -> Value {
+    loop {
+        let line = s
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a response");
+        let msg: Value = serde_json::from_str(&line).expect("JSON");
+        if msg["id"] == id {
+            return msg;
+        }
+    }
+}
