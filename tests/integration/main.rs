@@ -10,6 +10,7 @@ mod firsthour;
 mod gitstate;
 mod grep;
 mod mcp;
+mod partial;
 mod patch;
 mod recovery;
 mod repo;
