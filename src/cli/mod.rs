@@ -19,6 +19,7 @@ use git_astedit::Error;
 
 mod apply;
 mod common;
+mod completions;
 mod discard;
 mod edit;
 mod gc;
@@ -26,6 +27,7 @@ mod grep;
 mod hook;
 mod list;
 mod log;
+mod man;
 mod mcp;
 mod merge;
 mod output;
@@ -88,6 +90,8 @@ pub enum Command {
     Pr(pr::PrArgs),
     Schema(schema::SchemaArgs),
     Recover(recover::RecoverArgs),
+    Man(man::ManArgs),
+    Completions(completions::CompletionsArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -278,6 +282,8 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Pr(args) => pr::run(ctx, args),
         Command::Schema(args) => schema::run(ctx, args),
         Command::Recover(args) => recover::run(ctx, args),
+        Command::Man(args) => man::run(ctx, args),
+        Command::Completions(args) => completions::run(ctx, args),
     }
 }
 

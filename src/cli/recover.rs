@@ -141,7 +141,10 @@ pub(super) mod recover_policy {
 
     pub fn of(command: &Command) -> Policy {
         match command {
-            Command::Recover(_) | Command::Schema(_) => Policy::Skip,
+            Command::Recover(_)
+            | Command::Schema(_)
+            | Command::Man(_)
+            | Command::Completions(_) => Policy::Skip,
             Command::Grep(_)
             | Command::List(_)
             | Command::Show(_)

@@ -9,6 +9,7 @@ mod edit;
 mod firsthour;
 mod gitstate;
 mod grep;
+mod manpages;
 mod mcp;
 mod partial;
 mod patch;
