@@ -12,6 +12,7 @@ mod gitstate;
 mod grep;
 mod manpages;
 mod mcp;
+mod partial;
 mod patch;
 mod recovery;
 mod repo;

@@ -1006,6 +1006,10 @@ fn resolved(
         index_restored: report.index_restored,
         index_left: report.index_left.clone(),
         commit_kept: report.commit_kept.clone(),
+        split: report
+            .split
+            .as_ref()
+            .map(git_astedit::report::SplitReport::of),
     }
 }
 
@@ -1091,6 +1095,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                 index_restored: false,
                 index_left: Vec::new(),
                 commit_kept: None,
+                split: None,
             };
             (out, text)
         }
