@@ -211,9 +211,10 @@ pub fn escape_line(text: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
-/// Seconds since the epoch as `2026-01-01T00:00:00+00:00` (UTC).
+/// Seconds since the epoch as `2026-01-01T00:00:00Z`: the one time format, in text as
+/// in JSON.
 pub fn format_time(secs: i64) -> String {
-    gix::date::Time::new(secs, 0).format_or_unix(gix::date::time::format::ISO8601_STRICT)
+    crate::report::rfc3339(secs)
 }
 
 #[cfg(test)]
