@@ -244,6 +244,20 @@ pub struct GrepMatch {
     #[serde(flatten)]
     pub span: Span,
     pub meta_variables: MetaVariables,
+    /// With `-B`/`-C`: the lines just above the match (fewer at the top of the file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_before: Option<Vec<ContextLine>>,
+    /// With `-A`/`-C`: the lines just below the match's last line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_after: Option<Vec<ContextLine>>,
+}
+
+/// One line of context around a match: its 1-based number and its text, without the
+/// line ending.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ContextLine {
+    pub line: usize,
+    pub text: String,
 }
 
 /// Captures by metavariable name (without `$`).

@@ -4,6 +4,7 @@
 mod util;
 
 mod apply;
+mod context;
 mod contract;
 mod edit;
 mod firsthour;

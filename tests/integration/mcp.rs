@@ -331,7 +331,8 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
             "apply_patch",
             "previews",
             "resolve",
-            "undo"
+            "undo",
+            "ast_apply"
         ]
     );
     for tool in tools["tools"].as_array().expect("tools") {
@@ -348,7 +349,10 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
         assert!(tool["outputSchema"].is_object());
         let read_only = matches!(tool["name"].as_str(), Some("ast_grep" | "previews"));
         assert_eq!(a["readOnlyHint"], read_only, "{}", tool["name"]);
-        let destructive = matches!(tool["name"].as_str(), Some("resolve" | "undo"));
+        let destructive = matches!(
+            tool["name"].as_str(),
+            Some("resolve" | "undo" | "ast_apply" | "ast_edit")
+        );
         assert_eq!(a["destructiveHint"], destructive, "{}", tool["name"]);
         assert_eq!(a["openWorldHint"], false);
     }
@@ -981,4 +985,379 @@ fn an_undone_preview_is_not_reapplied_by_a_no_id_resolve() {
     assert_eq!(applied["state"], "applied");
     assert_eq!(t.read_string("src/b.rs"), "fn b() { bar(3); }\n");
     s.finish();
+}
+
+/// A session that staged nothing cannot apply another session's preview without naming
+/// it: the error lists the pending previews. Staging nothing says so first, with no id;
+/// undo says the preview is pending again.
+#[test]
+fn a_no_id_resolve_only_means_this_sessions_preview() {
+    let t = repo_with_code();
+    let mut other = Server::start(&t);
+    other.handshake("2025-06-18", "other-agent");
+    let staged = other.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/b.rs"]}),
+    );
+    let theirs = staged["id"].as_str().expect("id").to_string();
+    other.finish();
+
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "careful-agent");
+    let before = t.snapshot();
+    let refused = s.call("resolve", json!({"action": "apply", "reason": "go"}));
+    assert_eq!(refused["isError"], true, "{refused}");
+    let words = text(&refused);
+    assert!(words.contains("this session staged no preview"), "{words}");
+    assert!(words.contains(&theirs), "{words}");
+    assert!(words.contains("other-agent/1.0"), "{words}");
+    assert!(words.contains("1 replacement in 1 file"), "{words}");
+    let err = error_json(&refused);
+    assert_eq!(err["error"]["code"], "id-required");
+    assert_eq!(err["error"]["details"]["pending"][0]["id"], theirs.as_str());
+    assert_eq!(err["error"]["details"]["pending"][0]["kind"], "edit");
+    assert_eq!(t.snapshot(), before, "nothing written");
+
+    let nothing = s.call(
+        "ast_edit",
+        json!({"ops": [{"pattern": "nothere($A)", "rewrite": "x($A)"}]}),
+    );
+    assert_eq!(nothing["isError"], false);
+    let words = text(&nothing);
+    assert!(
+        words.starts_with("nothing staged: 0 matches in 2 files searched"),
+        "{words}"
+    );
+    assert_eq!(nothing["structuredContent"]["id"], Value::Null);
+    assert_eq!(nothing["structuredContent"]["staged"], false);
+    // Still nothing of this session's to resolve.
+    let refused = s.call("resolve", json!({"action": "discard", "reason": "tidy"}));
+    assert_eq!(error_json(&refused)["error"]["code"], "id-required");
+
+    // Named, it applies; undo says what the preview is left as.
+    s.ok(
+        "resolve",
+        json!({"action": "apply", "reason": "named", "id": theirs}),
+    );
+    let undone = s.call("undo", json!({"id": theirs, "reason": "back"}));
+    assert!(
+        text(&undone).contains("is pending again"),
+        "{}",
+        text(&undone)
+    );
+    assert_eq!(undone["structuredContent"]["state"], "pending");
+    s.finish();
+}
+
+/// `resolve` with `commit: true` applies and commits exactly the preview's changes with
+/// the `Astedit-*` trailers, as `apply --commit`; the journal names the agent.
+#[test]
+fn resolve_commit_makes_an_audited_commit_of_exactly_the_preview() {
+    let t = repo_with_code();
+    // An unrelated edit stays out of the commit.
+    t.write("notes.txt", "mine\n");
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "committing-agent");
+    let staged = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/b.rs"],
+               "reason": "rename"}),
+    );
+    let id = staged["id"].as_str().expect("id").to_string();
+    let head_before = t
+        .git_output(&["rev-parse", "HEAD"])
+        .stdout
+        .trim()
+        .to_string();
+    let done = s.ok(
+        "resolve",
+        json!({"action": "apply", "reason": "tests pass", "commit": true,
+               "message": "Rename foo to bar in b"}),
+    );
+    let commit = done["commit"].as_str().expect("commit").to_string();
+    assert_eq!(done["index"], true);
+    let head = t
+        .git_output(&["rev-parse", "HEAD"])
+        .stdout
+        .trim()
+        .to_string();
+    assert_eq!(head, commit);
+    let parent = t
+        .git_output(&["rev-parse", "HEAD~1"])
+        .stdout
+        .trim()
+        .to_string();
+    assert_eq!(parent, head_before);
+    let body = t.git_output(&["log", "-1", "--format=%B"]).stdout;
+    assert!(body.starts_with("Rename foo to bar in b\n"), "{body}");
+    let trailers = t
+        .git_output(&["log", "-1", "--format=%(trailers:only,unfold)"])
+        .stdout;
+    assert!(
+        trailers.contains(&format!("Astedit-Id: {id}")),
+        "{trailers}"
+    );
+    assert!(trailers.contains("Astedit-Kind: edit"), "{trailers}");
+    assert!(
+        trailers.contains("Astedit-Reason: tests pass"),
+        "{trailers}"
+    );
+    assert!(
+        trailers.contains("Astedit-Ops-Digest: sha256:"),
+        "{trailers}"
+    );
+    let changed = t
+        .git_output(&["diff", "--name-only", "HEAD~1", "HEAD"])
+        .stdout;
+    assert_eq!(changed, "src/b.rs\n");
+    let blob = t.git_output(&["show", "HEAD:src/b.rs"]).stdout;
+    assert_eq!(blob, "fn b() { bar(3); }\n");
+    assert_eq!(t.read_string("notes.txt"), "mine\n");
+    let j = journal(&t);
+    assert_eq!(j[0]["event"], "applied");
+    assert_eq!(j[0]["agent"], "committing-agent/1.0");
+    assert_eq!(t.git_output(&["fsck", "--strict"]).code, 0);
+
+    let refused = s.call(
+        "resolve",
+        json!({"action": "discard", "reason": "x", "commit": true, "id": id}),
+    );
+    assert_eq!(error_json(&refused)["error"]["code"], "usage");
+    s.finish();
+}
+
+fn ts_repo() -> TestRepo {
+    let t = TestRepo::new();
+    t.write("src/a.ts", "const r = foo(1);\n");
+    t.write("src/lib/deep/b.ts", "foo(2);\nfoo(3);\n");
+    t.write("src/c.js", "foo(4);\n");
+    t.write("top.ts", "foo(5);\n");
+    t.commit_all("init");
+    t
+}
+
+fn paths_of(grep: &Value) -> Vec<String> {
+    let mut p: Vec<String> = grep["matches"]
+        .as_array()
+        .expect("matches")
+        .iter()
+        .map(|m| m["path"].as_str().unwrap_or_default().to_string())
+        .collect();
+    p.dedup();
+    p
+}
+
+/// The seed tools' argument shapes work on the first try and mean what the canonical
+/// ones do; `**` globs are git's `:(glob)`; ast_grep pages with offset/limit.
+#[test]
+fn seed_style_calls_are_accepted_unchanged() {
+    let t = ts_repo();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "seed-agent");
+
+    // `src/**/*.ts` finds what git's glob magic lists.
+    let listed = t.git_output(&["ls-files", ":(glob)src/**/*.ts"]).stdout;
+    let listed: Vec<String> = listed.lines().map(str::to_string).collect();
+    assert_eq!(listed, ["src/a.ts", "src/lib/deep/b.ts"]);
+    let canonical = s.ok(
+        "ast_grep",
+        json!({"pattern": "foo($A)", "paths": ["src/**/*.ts"]}),
+    );
+    assert_eq!(paths_of(&canonical), listed);
+    assert_eq!(canonical["files_searched"], 2);
+    let seed = s.ok("ast_grep", json!({"pat": "foo($A)", "glob": "src/**/*.ts"}));
+    assert_eq!(seed["matches"], canonical["matches"]);
+    let seed = s.ok(
+        "ast_grep",
+        json!({"pat": "foo($A)", "path": "src/a.ts; top.ts"}),
+    );
+    assert_eq!(paths_of(&seed), ["src/a.ts", "top.ts"]);
+
+    // Paging: offset/skip with limit.
+    let all = s.ok("ast_grep", json!({"pattern": "foo($A)"}));
+    assert_eq!(all["total"], 5);
+    let page = s.ok(
+        "ast_grep",
+        json!({"pat": "foo($A)", "limit": 2, "offset": 2}),
+    );
+    assert_eq!(page["matches"].as_array().map(Vec::len), Some(2));
+    assert_eq!(page["matches"][0], all["matches"][2]);
+    assert_eq!(page["capped"], true);
+    let result = s.call("ast_grep", json!({"pat": "foo($A)", "limit": 2, "skip": 4}));
+    assert_eq!(result["structuredContent"]["matches"][0], all["matches"][4]);
+    assert_eq!(result["structuredContent"]["capped"], false);
+    let page = s.call("ast_grep", json!({"pat": "foo($A)", "limit": 2}));
+    assert!(
+        text(&page).contains("call again with offset 2"),
+        "{}",
+        text(&page)
+    );
+
+    // ast_edit ops [{pat, out}] stages the same preview as the canonical call.
+    let canonical = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/**/*.ts"]}),
+    );
+    let seed = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": ["src/**/*.ts"]}),
+    );
+    assert_eq!(seed["summary"], "3 replacements in 2 files");
+    for key in ["summary", "files", "diff", "replacements"] {
+        assert_eq!(seed[key], canonical[key], "{key}");
+    }
+    let (first, second) = (
+        canonical["id"].as_str().expect("id").to_string(),
+        seed["id"].as_str().expect("id").to_string(),
+    );
+    // DSH: reject by stagedId; resolve: action reject, extra.previewId.
+    let rejected = s.ok("ast_edit", json!({"action": "reject", "stagedId": first}));
+    assert_eq!(rejected["action"], "discarded");
+    assert_eq!(rejected["id"], first.as_str());
+    let applied = s.ok(
+        "resolve",
+        json!({"action": "apply", "reason": "seed", "extra": {"previewId": second}}),
+    );
+    assert_eq!(applied["id"], second.as_str());
+    assert_eq!(t.read_string("src/a.ts"), "const r = bar(1);\n");
+    assert_eq!(t.read_string("top.ts"), "foo(5);\n");
+    s.ok("undo", json!({"id": second}));
+
+    // DSH: preview, then apply by stagedId.
+    let staged = s.ok(
+        "ast_edit",
+        json!({"action": "preview", "ops": [{"pat": "foo($A)", "out": "baz($A)"}], "path": "top.ts"}),
+    );
+    let id = staged["id"].as_str().expect("id").to_string();
+    let applied = s.ok("ast_edit", json!({"action": "apply", "stagedId": id}));
+    assert_eq!(applied["action"], "applied");
+    assert_eq!(t.read_string("top.ts"), "baz(5);\n");
+    s.ok("undo", json!({"id": id}));
+
+    // The harness's one-step form.
+    let both = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pat": "foo($A)", "out": "qux($A)"}], "paths": ["src/c.js"], "apply": true}),
+    );
+    assert_eq!(both["applied"], true);
+    assert_eq!(both["apply"]["action"], "applied");
+    assert_eq!(t.read_string("src/c.js"), "qux(4);\n");
+
+    // resolve action reject; the legacy ast_apply tool.
+    let a = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pat": "foo($A)", "out": "one($A)"}], "path": "src/a.ts"}),
+    );
+    let dropped = s.ok(
+        "resolve",
+        json!({"action": "reject", "reason": "no", "id": a["id"]}),
+    );
+    assert_eq!(dropped["action"], "discarded");
+    let b = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pat": "foo($A)", "out": "two($A)"}], "path": "src/a.ts"}),
+    );
+    let legacy = s.ok(
+        "ast_apply",
+        json!({"action": "apply", "previewId": b["id"]}),
+    );
+    assert_eq!(legacy["action"], "applied");
+    assert_eq!(t.read_string("src/a.ts"), "const r = two(1);\n");
+    let j = journal(&t);
+    assert_eq!(j[0]["event"], "applied");
+    assert_eq!(j[0]["agent"], "seed-agent/1.0");
+
+    // The schemas keep the canonical names only.
+    let tools = s.request("tools/list", json!({}));
+    let grep = tools["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "ast_grep")
+        .expect("ast_grep")
+        .clone();
+    let props = grep["inputSchema"]["properties"]
+        .as_object()
+        .expect("props");
+    assert!(props.contains_key("pattern") && !props.contains_key("pat"));
+    assert!(props.contains_key("max_results") && !props.contains_key("limit"));
+    s.finish();
+}
+
+/// Params that cannot fit answer -32602 with the request's own id; hints name the
+/// tool's fields; a client name with control characters stays one line in the log.
+#[test]
+fn protocol_faults_and_untrusted_client_names() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "evil\nline");
+
+    s.send(&json!({"jsonrpc": "2.0", "id": 90, "method": "tools/call",
+                   "params": {"name": "ast_grep", "arguments": [1, 2]}}));
+    let reply = s.response(90);
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    assert!(reply["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("arguments must be an object"));
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": "str-id", "method": "tools/call",
+                   "params": {"name": 5}}),
+    );
+    let reply = recv_id(&mut s, json!("str-id"));
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    s.send(&json!({"jsonrpc": "2.0", "id": "arr", "method": "tools/call", "params": []}));
+    let reply = recv_id(&mut s, json!("arr"));
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+
+    // Hints speak of the tool's fields, not CLI flags.
+    let unknown = s.call(
+        "resolve",
+        json!({"action": "apply", "reason": "x", "id": "abc123"}),
+    );
+    let err = error_json(&unknown);
+    assert_eq!(err["error"]["code"], "unknown-id");
+    let hint = err["error"]["hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains("previews") && !hint.contains("git astedit"),
+        "{hint}"
+    );
+    assert!(text(&unknown).contains(hint), "{}", text(&unknown));
+    let bad = s.call("ast_grep", json!({"pattern": "fn (", "lang": "rust"}));
+    let hint = error_json(&bad)["error"]["hint"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        !hint.contains("-l ") && !hint.contains("git astedit"),
+        "{hint}"
+    );
+
+    s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/b.rs"]}),
+    );
+    s.finish();
+    let j = journal(&t);
+    assert_eq!(j[0]["agent"], "evil\\nline/1.0");
+    let log = t.run(&["log"]);
+    let out = log.stdout.clone();
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains("evil")).collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(lines[0].contains("evil\\nline"), "{out}");
+    assert!(!out.lines().any(|l| l.starts_with("line")), "{out}");
+}
+
+/// The response with this (non-numeric) id.
+fn recv_id(s: &mut Server, id: Value) -> Value {
+    loop {
+        let line = s
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a response");
+        let msg: Value = serde_json::from_str(&line).expect("JSON");
+        if msg["id"] == id {
+            return msg;
+        }
+    }
 }

@@ -50,6 +50,7 @@ use serde::de::DeserializeOwned;
 use super::tools;
 use super::tools::Call;
 use super::tools::Done;
+use super::tools::Session;
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +73,8 @@ impl git_astedit::error::Classify for ServeError {
 const INSTRUCTIONS: &str = "git-astedit: structural search and rewrites for this git repository, \
 staged as previews kept in git. Search with ast_grep; stage a rewrite with ast_edit or a \
 `*** Begin Patch` patch with apply_patch (the work tree is unchanged); inspect with previews; \
-then resolve with action apply (stale-checked, atomic) or discard, always with a reason. \
+then resolve with action apply (stale-checked, atomic) or discard, always with a reason; \
+without an id, resolve means the newest preview this session staged. \
 undo takes an applied transaction back. Paths are relative to the repository root. Every \
 step is journalled with your client name.";
 
@@ -87,6 +89,7 @@ pub fn serve(workdir: PathBuf) -> Result<(), Error> {
     let server = Server {
         workdir: Arc::new(workdir),
         tools: Arc::new(catalog()),
+        session: Arc::new(Session::default()),
     };
     runtime.block_on(async move {
         let (input, output, framed) = super::stdio::Framed::start();
@@ -114,6 +117,8 @@ pub fn serve(workdir: PathBuf) -> Result<(), Error> {
 struct Server {
     workdir: Arc<PathBuf>,
     tools: Arc<Vec<Tool>>,
+    /// What this connection staged: a no-id `resolve` only ever means one of these.
+    session: Arc<Session>,
 }
 
 /// The four annotation hints, all set explicitly (their defaults are the pessimistic
@@ -175,7 +180,8 @@ fn catalog() -> Vec<Tool> {
             "Stage a structural rewrite (one or more pattern → rewrite ops) as a preview kept in \
              git. The work tree is NOT changed: returns the preview id, a summary, per-file counts \
              and the diff (capped). Apply or discard it with `resolve`.",
-            hints("Stage a structural rewrite", false, false, false),
+            // Destructive: its seed-style `apply: true` / `action: "apply"` write files.
+            hints("Stage a structural rewrite", false, true, false),
         ),
         tool::<tools::PatchInput, git_astedit::report::StageReport>(
             "apply_patch",
@@ -208,7 +214,27 @@ fn catalog() -> Vec<Tool> {
              (otherwise nothing is written and the error names the files).",
             hints("Undo an applied transaction", false, true, false),
         ),
+        tool::<tools::AstApplyInput, git_astedit::report::ResolveReport>(
+            "ast_apply",
+            "Legacy name of `resolve`, kept for older callers: `action` (apply or discard), \
+             `previewId`, optional `reason`. Prefer `resolve`.",
+            hints("Apply or discard a preview (legacy)", false, true, false),
+        ),
     ]
+}
+
+/// `text` with control characters (and backslashes, so the escape is unambiguous)
+/// written as Rust-style escapes: `evil\nline` stays one line.
+fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\\' || c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Reads a tool's arguments; a mismatch is the model's to fix, so it is a usage error.
@@ -238,6 +264,7 @@ fn dispatch(
         "previews" => tools::previews(call, args(name, arguments)?),
         "resolve" => tools::resolve(call, args(name, arguments)?),
         "undo" => tools::undo(call, args(name, arguments)?),
+        "ast_apply" => tools::ast_apply(call, args(name, arguments)?),
         other => Err(UsageError(format!("unknown tool '{other}'")).into()),
     }
 }
@@ -260,12 +287,55 @@ fn meaning(exit: Exit) -> &'static str {
     }
 }
 
+/// The hint in the tool's own words: the engines' hints name CLI flags and commands,
+/// which a model calling tools cannot use.
+fn tool_hint(err: &Error) -> Option<String> {
+    let details = err.details().unwrap_or_default();
+    let first = |key: &str| {
+        details[key][0]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| "ID".into())
+    };
+    Some(match err.code() {
+        "only-undone-pending" => format!(
+            "an undone preview is applied again only by name: resolve {{\"action\": \"apply\", \"id\": \"{}\", \"reason\": …}}",
+            first("undone")
+        ),
+        "no-pending-preview" => "stage a preview with ast_edit or apply_patch first".into(),
+        "nothing-to-undo" => "nothing was applied; resolve with action \"apply\" applies a preview".into(),
+        "unknown-id" | "preview-gone" => {
+            "previews (action \"list\") shows the pending previews and their ids".into()
+        }
+        "already-applied" => "it is applied already; undo with its id takes it back".into(),
+        "bad-pattern" => {
+            "a pattern must be valid code in the file's language; set the lang field to force one"
+                .into()
+        }
+        "unknown-language" => match err.hint() {
+            Some(h) => format!("set lang to a known language ({h})"),
+            None => "set lang to a known language".into(),
+        },
+        "pathspec-no-match" => {
+            "paths are relative to the repository root; `**` spans directories (src/**/*.ts)"
+                .into()
+        }
+        "other-staged-changes" => {
+            "the index holds other staged changes: commit or unstage them first, or resolve without commit"
+                .into()
+        }
+        "usage" => "see the tool's inputSchema for its fields".into(),
+        _ => return err.hint(),
+    })
+}
+
 /// The `isError` result of a failed call: what happened first, then what to do; then
 /// the same as JSON.
 fn error_result(err: &Error) -> CallToolResult {
     let exit = err.exit();
     let mut text = format!("error: {err}\n");
-    if let Some(hint) = err.hint() {
+    let hint = tool_hint(err);
+    if let Some(hint) = &hint {
         text.push_str(&format!("hint: {hint}\n"));
     }
     for cause in err.causes() {
@@ -279,7 +349,11 @@ fn error_result(err: &Error) -> CallToolResult {
     ));
     // The same shape as the CLI's `--json` errors (`git astedit schema error`).
     let value = git_astedit::report::ErrorReport::new(err);
-    let value = serde_json::to_string(&value).unwrap_or_default();
+    let mut value = serde_json::to_value(&value).unwrap_or_default();
+    if let (Some(hint), Some(e)) = (hint, value.get_mut("error")) {
+        e["hint"] = serde_json::Value::String(hint);
+    }
+    let value = value.to_string();
     // Not `structuredContent`: clients validate that against the tool's output schema,
     // which describes success; a strict one would turn the error into a protocol fault
     // and the model would never read the hint. The JSON goes in a second text block.
@@ -324,15 +398,23 @@ impl ServerHandler for Server {
         }
         // Per request: the stateless revision carries it in `_meta`, the handshake
         // revisions in `initialize`'s clientInfo.
-        let agent = context
-            .client_info()
-            .map(|c| format!("{}/{}", c.name, c.version));
+        // Escaped: a client name is untrusted text that ends up in the journal and in
+        // `git astedit log`, where a newline would forge a line.
+        let agent = context.client_info().map(|c| {
+            format!(
+                "{}/{}",
+                escape_controls(&c.name),
+                escape_controls(&c.version)
+            )
+        });
         let workdir = self.workdir.clone();
+        let session = self.session.clone();
         let arguments = request.arguments;
         let outcome = tokio::task::spawn_blocking(move || {
             let call = Call {
                 workdir: workdir.as_path(),
                 agent,
+                session: &session,
             };
             dispatch(&name, &call, arguments)
         })

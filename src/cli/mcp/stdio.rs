@@ -6,6 +6,8 @@
 //!   make the server hold unbounded input or hang.
 //! * A line that is not JSON is answered with a parse error (`-32700`, id null) and
 //!   skipped, before `initialize` as after it.
+//! * A request whose params cannot fit (not an object; `tools/call` without a string
+//!   `name` or with non-object `arguments`) is answered with `-32602` and its own id.
 //!
 //! Everything else passes through unchanged. Replies from the SDK and from this filter
 //! go out through one writer, a whole line at a time, so they never interleave.
@@ -25,9 +27,13 @@ pub struct Framed {
 }
 
 fn error_line(code: i64, message: &str) -> Vec<u8> {
+    error_line_for(&serde_json::Value::Null, code, message)
+}
+
+fn error_line_for(id: &serde_json::Value, code: i64, message: &str) -> Vec<u8> {
     let mut line = serde_json::json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": { "code": code, "message": message },
     })
     .to_string()
@@ -140,10 +146,58 @@ async fn pass(
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(());
     }
-    if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_err() {
+    let Ok(message) = serde_json::from_slice::<serde_json::Value>(line) else {
         return tx
             .send(error_line(-32700, "parse error: not a JSON message"))
             .map_err(|_| ());
+    };
+    if let Some(fault) = bad_params(&message) {
+        return tx.send(fault).map_err(|_| ());
     }
     feed.write_all(line).await.map_err(|_| ())
+}
+
+/// Answers a request whose params cannot fit its method with `-32602` and the
+/// request's own id. The SDK would answer these as an unknown method (`-32601`), or
+/// not at all, since it fails to parse them as any request it knows.
+fn bad_params(message: &serde_json::Value) -> Option<Vec<u8>> {
+    let id = message.get("id")?;
+    if !(id.is_string() || id.is_number()) {
+        return None;
+    }
+    let method = message.get("method")?.as_str()?;
+    let params = message.get("params");
+    let fault = match params {
+        Some(p) if !(p.is_object() || p.is_null()) => Some(format!(
+            "invalid params for {method}: params must be an object"
+        )),
+        _ if method == "tools/call" => {
+            let p = params.cloned().unwrap_or_default();
+            if !p["name"].is_string() {
+                Some("invalid params for tools/call: name must be the tool's name, a string".into())
+            } else if !(p["arguments"].is_object() || p["arguments"].is_null()) {
+                Some(format!(
+                    "invalid params for tools/call: arguments must be an object of the tool's \
+                     fields (see the inputSchema of {}), not {}",
+                    p["name"],
+                    kind(&p["arguments"])
+                ))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }?;
+    Some(error_line_for(id, -32602, &fault))
+}
+
+fn kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
 }

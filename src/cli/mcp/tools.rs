@@ -54,10 +54,130 @@ const MAX_DIFF_BYTES: usize = 64 * 1024;
 /// Matched text longer than this is cut (with `…`) in `ast_grep` results.
 const MAX_MATCH_TEXT: usize = 400;
 
-/// Who is calling and where: the work-tree root and the client (`name/version`).
+/// Who is calling and where: the work-tree root, the client (`name/version`) and the
+/// connection's session.
 pub struct Call<'a> {
     pub workdir: &'a Path,
     pub agent: Option<String>,
+    pub session: &'a Session,
+}
+
+/// The previews one connection staged, oldest first. Only ids live here; their state
+/// is always read from git, so other processes and sessions still see one truth.
+#[derive(Debug, Default)]
+pub struct Session {
+    staged: std::sync::Mutex<Vec<String>>,
+}
+
+impl Session {
+    fn remember(&self, id: &str) {
+        if let Ok(mut ids) = self.staged.lock() {
+            ids.push(id.to_string());
+        }
+    }
+    fn staged(&self) -> Vec<String> {
+        self.staged
+            .lock()
+            .map(|ids| ids.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Faults of the server's own rules (the engines classify the rest).
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// A no-id `resolve` in a session that staged no pending preview: another
+    /// session's preview is never picked without its id.
+    #[error("{}", id_required_message(.staged_here, .pending))]
+    IdRequired {
+        staged_here: bool,
+        pending: Vec<PreviewRow>,
+    },
+}
+
+fn id_required_message(staged_here: &bool, pending: &[PreviewRow]) -> String {
+    let mut m = if *staged_here {
+        "no id given, and every preview this session staged is resolved already".to_string()
+    } else {
+        "no id given, and this session staged no preview".to_string()
+    };
+    if pending.is_empty() {
+        m.push_str("; there is no pending preview either");
+        return m;
+    }
+    m.push_str(&format!(
+        "; name one of the {} pending previews with id:",
+        pending.len()
+    ));
+    for r in pending {
+        m.push_str(&format!(
+            "\n  {}  {}  {}  (agent: {})",
+            r.id,
+            r.kind,
+            r.summary,
+            r.agent.as_deref().unwrap_or("none")
+        ));
+    }
+    m
+}
+
+impl git_astedit::error::Classify for ToolError {
+    fn code(&self) -> &'static str {
+        match self {
+            ToolError::IdRequired { .. } => "id-required",
+        }
+    }
+    fn exit(&self) -> git_astedit::error::Exit {
+        match self {
+            ToolError::IdRequired { pending, .. } if pending.is_empty() => {
+                git_astedit::error::Exit::NothingFound
+            }
+            ToolError::IdRequired { .. } => git_astedit::error::Exit::BadInput,
+        }
+    }
+    fn hint(&self) -> Option<String> {
+        match self {
+            ToolError::IdRequired { pending, .. } => Some(match pending.first() {
+                Some(r) => format!(
+                    "call resolve again with the id, e.g. {{\"action\": \"apply\", \"id\": \"{}\", \"reason\": …}}",
+                    r.id
+                ),
+                None => "stage a preview with ast_edit or apply_patch first".into(),
+            }),
+        }
+    }
+    fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            ToolError::IdRequired { pending, .. } => serde_json::to_value(pending)
+                .ok()
+                .map(|p| serde_json::json!({"pending": p})),
+        }
+    }
+}
+
+/// The preview a no-id `resolve` means: the newest one this session staged that is
+/// pending and was never undone.
+fn session_target(repo: &Repo, call: &Call) -> Result<String, Error> {
+    use git_astedit::txn::resolve::State;
+    let ids = call.session.staged();
+    let mut undone = Vec::new();
+    for id in ids.iter().rev() {
+        match txn::resolve::resolve(repo, Some(id), txn::resolve::Want::Pending) {
+            Ok(t) if t.state == (State::Pending { undone: false }) => return Ok(t.id),
+            Ok(t) => undone.push(t.id),
+            // Applied, discarded or gone since: not a candidate.
+            Err(_) => {}
+        }
+    }
+    if !undone.is_empty() {
+        return Err(txn::Error::OnlyUndone(undone).into());
+    }
+    let pending = txn::list(repo)?.iter().map(PreviewRow::of).collect();
+    Err(ToolError::IdRequired {
+        staged_here: !ids.is_empty(),
+        pending,
+    }
+    .into())
 }
 
 /// A tool's success: text for the model, the same facts as structured content.
@@ -86,6 +206,50 @@ impl Call<'_> {
             .unwrap_or_default();
         Ok((repo, notes))
     }
+}
+
+/// Accepts a list of strings, or one string that lists them separated by `;` (the seed
+/// tools' `path: "a; b"`).
+fn string_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(s) => s
+            .split(';')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect(),
+        OneOrMany::Many(v) => v,
+    })
+}
+
+/// The pathspecs a tool searches: `paths` as given, except that a path with `**` means
+/// what agents mean by it (git's `:(glob)` magic, where `**` spans directories; a plain
+/// git pathspec would match nothing), and every `glob` is a `:(glob)` pathspec.
+fn pathspecs(paths: &[String], globs: &[String]) -> Vec<String> {
+    let glob = |p: &str| format!(":(glob){}", p.trim_start_matches("./"));
+    paths
+        .iter()
+        .map(|p| {
+            if p.contains("**") && !p.starts_with(':') {
+                glob(p)
+            } else {
+                p.clone()
+            }
+        })
+        .chain(globs.iter().map(|g| {
+            if g.starts_with(':') {
+                g.clone()
+            } else {
+                glob(g)
+            }
+        }))
+        .collect()
 }
 
 fn collect(
@@ -155,19 +319,28 @@ pub struct GrepInput {
     /// An ast-grep pattern: code in the target language with metavariables, e.g.
     /// `console.log($MSG)` or `fn $NAME($$$ARGS)`. `$X` matches one node, `$$$X` any
     /// number of nodes.
+    #[serde(alias = "pat")]
     pub pattern: String,
     /// Parse every file as this language (e.g. `rust`, `ts`, `python`) instead of
     /// choosing by file extension.
     #[serde(default)]
     pub lang: Option<String>,
-    /// Git pathspecs relative to the repository root, e.g. `src/` or `*.ts`
-    /// (default: the whole work tree, tracked and untracked-not-ignored files).
-    #[serde(default)]
+    /// Git pathspecs relative to the repository root, e.g. `src/`, `*.ts` or
+    /// `src/**/*.ts` (`**` spans directories) (default: the whole work tree, tracked
+    /// and untracked-not-ignored files).
+    #[serde(default, alias = "path", deserialize_with = "string_or_list")]
     pub paths: Vec<String>,
+    /// Glob patterns (`**` spans directories), added to `paths`.
+    #[serde(default, deserialize_with = "string_or_list")]
+    pub glob: Vec<String>,
     /// Return at most this many matches (default 200, at most 5000). The result says
     /// when it was capped and how many matches there are in all.
-    #[serde(default)]
+    #[serde(default, alias = "limit")]
     pub max_results: Option<usize>,
+    /// Skip this many matches first (paging: call again with the next offset the
+    /// result gives).
+    #[serde(default, alias = "skip")]
+    pub offset: Option<usize>,
 }
 
 fn cut(text: &str, max: usize) -> String {
@@ -179,7 +352,8 @@ fn cut(text: &str, max: usize) -> String {
 
 pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
     let (repo, notes) = call.open()?;
-    let (set, lang) = collect(&repo, input.lang.as_deref(), &input.paths)?;
+    let specs = pathspecs(&input.paths, &input.glob);
+    let (set, lang) = collect(&repo, input.lang.as_deref(), &specs)?;
     let outcome = git_astedit::grep::grep(
         &repo,
         &set,
@@ -191,6 +365,7 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         .max_results
         .unwrap_or(DEFAULT_MAX_RESULTS)
         .clamp(1, MAX_MAX_RESULTS);
+    let offset = input.offset.unwrap_or(0);
     let matches: Vec<GrepMatch> = outcome
         .files
         .iter()
@@ -208,15 +383,18 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
                     text: cut(&m.text, MAX_MATCH_TEXT),
                 },
                 meta_variables: MetaVariables::of(&m.captures),
+                context_before: None,
+                context_after: None,
             })
         })
+        .skip(offset)
         .take(cap)
         .collect();
     let out = GrepReport {
         schema_version: Version,
         pattern: input.pattern.clone(),
         shown: matches.len(),
-        capped: matches.len() < outcome.total,
+        capped: offset + matches.len() < outcome.total,
         total: outcome.total,
         files_matched: outcome.files.len(),
         files_searched: outcome.files_searched,
@@ -249,10 +427,16 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
             if out.total == 1 { "match" } else { "matches" },
             render::plural(out.files_matched, "file")
         ));
+        if offset > 0 || out.capped {
+            text.push_str(&format!(
+                "; showing {} from offset {offset}",
+                out.matches.len()
+            ));
+        }
         if out.capped {
             text.push_str(&format!(
-                "; capped: showing the first {} (raise max_results or narrow paths)",
-                out.matches.len()
+                "; more: call again with offset {} (or raise max_results, or narrow paths)",
+                offset + out.matches.len()
             ));
         }
         text.push_str(".\n");
@@ -268,9 +452,11 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
 #[serde(deny_unknown_fields)]
 pub struct OpInput {
     /// An ast-grep pattern, e.g. `foo($A, $B)`.
+    #[serde(alias = "pat")]
     pub pattern: String,
     /// The replacement template; metavariables of the pattern are substituted,
     /// e.g. `bar($B, $A)`.
+    #[serde(alias = "out")]
     pub rewrite: String,
 }
 
@@ -281,14 +467,30 @@ pub struct EditInput {
     /// The rewrite ops, run in order, each on the previous one's result. Nested
     /// matches are all rewritten (`foo(foo(x))` with `foo($A)` → `bar($A)` gives
     /// `bar(bar(x))`).
-    #[schemars(length(min = 1))]
+    /// Required to stage (`action` `preview`, the default).
+    #[serde(default)]
     pub ops: Vec<OpInput>,
     /// Parse every file as this language instead of choosing by file extension.
     #[serde(default)]
     pub lang: Option<String>,
-    /// Git pathspecs relative to the repository root (default: the whole work tree).
-    #[serde(default)]
+    /// Git pathspecs relative to the repository root; `**` spans directories
+    /// (default: the whole work tree).
+    #[serde(default, alias = "path", deserialize_with = "string_or_list")]
     pub paths: Vec<String>,
+    /// Glob patterns (`**` spans directories), added to `paths`.
+    #[serde(default, deserialize_with = "string_or_list")]
+    pub glob: Vec<String>,
+    /// `preview` (default): stage the ops. `apply` / `reject`: apply or discard the
+    /// preview `id` names (as `resolve` does), without staging.
+    #[serde(default)]
+    pub action: EditAction,
+    /// For `apply` / `reject`: the preview id (default: the newest preview this
+    /// session staged).
+    #[serde(default, alias = "stagedId", alias = "staged_id")]
+    pub id: Option<String>,
+    /// Stage, then apply at once in this call (the same stale check as `resolve`).
+    #[serde(default)]
+    pub apply: bool,
     /// Why this change is made; recorded in the preview and the journal.
     #[serde(default)]
     pub reason: Option<String>,
@@ -296,6 +498,27 @@ pub struct EditInput {
     /// still at most 64 KiB).
     #[serde(default)]
     pub max_diff_lines: Option<usize>,
+}
+
+/// The text of a staging call that staged nothing: that fact first, with why.
+fn nothing_staged_text(why: &str, notes: &[String], warnings: &[String]) -> String {
+    let mut text =
+        format!("nothing staged: {why}. There is no preview id: do not call resolve for this.\n");
+    push_notes(&mut text, notes, warnings);
+    text
+}
+
+/// What `ast_edit` does.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EditAction {
+    /// Stage the ops as a preview (the default).
+    #[default]
+    Preview,
+    /// Apply a staged preview, as `resolve` action `apply`.
+    Apply,
+    /// Discard a staged preview, as `resolve` action `discard`.
+    Reject,
 }
 
 fn staged_text(out: &StageReport, notes: &[String]) -> String {
@@ -336,6 +559,27 @@ fn staged_text(out: &StageReport, notes: &[String]) -> String {
 }
 
 pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
+    let resolve_as = |action| {
+        resolve(
+            call,
+            ResolveInput {
+                action,
+                reason: input
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "ast_edit".to_string()),
+                id: input.id.clone(),
+                extra: None,
+                commit: false,
+                message: None,
+            },
+        )
+    };
+    match input.action {
+        EditAction::Apply => return resolve_as(ResolveAction::Apply),
+        EditAction::Reject => return resolve_as(ResolveAction::Discard),
+        EditAction::Preview => {}
+    }
     if input.ops.is_empty() {
         return Err(UsageError(
             "ops is empty: give at least one {\"pattern\": …, \"rewrite\": …}".into(),
@@ -351,7 +595,8 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         })
         .collect();
     let (repo, notes) = call.open()?;
-    let (set, lang) = collect(&repo, input.lang.as_deref(), &input.paths)?;
+    let specs = pathspecs(&input.paths, &input.glob);
+    let (set, lang) = collect(&repo, input.lang.as_deref(), &specs)?;
     // The one staging path the CLI's `edit` takes too: files stream into the preview.
     let staged = git_astedit::ops::stage::stage_edit(
         &repo,
@@ -375,9 +620,48 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         None => String::new(),
     };
     let id = staged.preview.as_ref().map(|p| p.id.clone());
+    if let Some(id) = &id {
+        call.session.remember(id);
+    }
     let mut out = staged_output(id, &staged.meta, diff, input.max_diff_lines, diag);
     out.files_searched = Some(outcome.files_searched);
-    Done::new(staged_text(&out, &notes), &out)
+    // The harness's one-step form: the apply is the same call `resolve` makes, with
+    // its stale check (trivially fresh here, but still checked).
+    if let (true, Some(id)) = (input.apply, out.id.clone()) {
+        let reason = input
+            .reason
+            .clone()
+            .unwrap_or_else(|| "ast_edit apply".into());
+        let opts = txn::ApplyOptions {
+            reason: Some(reason.clone()),
+            agent: call.agent.clone(),
+            ..Default::default()
+        };
+        let report = txn::apply(&repo, Some(id.as_str()), &opts)?;
+        out.applied = true;
+        out.apply = Some(resolved(&report, Action::Applied, false, Some(reason)));
+        let mut text = format!(
+            "{}\nStaged and applied {id}; undo it with undo {{\"id\": \"{id}\"}}.\n",
+            out.summary
+        );
+        push_notes(&mut text, &notes, &out.diagnostics.warnings);
+        return Done::new(text, &out);
+    }
+    let text = if out.id.is_none() {
+        let searched = render::plural(outcome.files_searched, "file");
+        let why = if out.replacements == 0 {
+            format!("0 matches in {searched} searched")
+        } else {
+            format!(
+                "{} matches in {searched} searched, but the rewrite leaves them as they are",
+                out.replacements
+            )
+        };
+        nothing_staged_text(&why, &notes, &out.diagnostics.warnings)
+    } else {
+        staged_text(&out, &notes)
+    };
+    Done::new(text, &out)
 }
 
 fn staged_output(
@@ -461,8 +745,24 @@ pub fn apply_patch(call: &Call, input: PatchInput) -> Result<Done, Error> {
     out.ops = serde_json::to_value(&res.report)
         .ok()
         .and_then(|v| v.get("ops").cloned());
-    let mut text = git_astedit::ops::patch::report_text(&repo, &res);
-    text.push_str(&staged_text(&out, &notes));
+    let text = match &out.id {
+        Some(id) => {
+            call.session.remember(id);
+            let mut text = git_astedit::ops::patch::report_text(&repo, &res);
+            text.push_str(&staged_text(&out, &notes));
+            text
+        }
+        None => {
+            let why = if res.report.already_applied() > 0 {
+                "the patch changes nothing (it is already applied)"
+            } else {
+                "the patch changes nothing"
+            };
+            let mut text = nothing_staged_text(why, &notes, &out.diagnostics.warnings);
+            text.push_str(&git_astedit::ops::patch::report_text(&repo, &res));
+            text
+        }
+    };
     Done::new(text, &out)
 }
 
@@ -607,8 +907,17 @@ pub enum ResolveAction {
     /// Write the preview to the work tree, after checking that no touched file
     /// changed since it was staged.
     Apply,
-    /// Drop the preview; nothing is written.
+    /// Drop the preview; nothing is written. (`reject` is accepted too.)
+    #[serde(alias = "reject")]
     Discard,
+}
+
+/// The seed tools' `extra` object of `resolve`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ResolveExtra {
+    /// The preview id (the same as `id`).
+    #[serde(default, alias = "previewId")]
+    pub preview_id: Option<String>,
 }
 
 /// Input of `resolve`.
@@ -619,9 +928,49 @@ pub struct ResolveInput {
     pub action: ResolveAction,
     /// Why: recorded in the journal with the agent's name.
     pub reason: String,
-    /// A preview id or unique prefix (default: the newest pending preview).
+    /// A preview id or unique prefix (default: the newest preview this session
+    /// staged; when it staged none, the error lists the pending previews to name).
     #[serde(default)]
     pub id: Option<String>,
+    /// With `apply`: also make a commit on HEAD holding exactly the preview's changes,
+    /// with `Astedit-*` trailers (as `git astedit apply --commit`). Other staged or
+    /// unstaged changes stay out of the commit.
+    #[serde(default)]
+    pub commit: bool,
+    /// With `commit`: the commit message's subject (default: `astedit KIND: SUMMARY`).
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Accepted for callers of older tools: `extra.previewId` is the same as `id`.
+    #[serde(default)]
+    pub extra: Option<ResolveExtra>,
+}
+
+/// Input of the legacy `ast_apply` tool (the same as `resolve`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstApplyInput {
+    /// `apply` or `discard` (`reject`).
+    pub action: ResolveAction,
+    /// The preview id (default: the newest preview this session staged).
+    #[serde(default, alias = "previewId")]
+    pub id: Option<String>,
+    /// Why; journalled.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+pub fn ast_apply(call: &Call, input: AstApplyInput) -> Result<Done, Error> {
+    resolve(
+        call,
+        ResolveInput {
+            action: input.action,
+            reason: non_empty(input.reason).unwrap_or_else(|| "ast_apply".into()),
+            id: input.id,
+            extra: None,
+            commit: false,
+            message: None,
+        },
+    )
 }
 
 /// The report of an apply or undo, as the CLI's `--json` gives it.
@@ -669,22 +1018,40 @@ fn non_empty(reason: Option<String>) -> Option<String> {
 }
 
 pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
-    let Some(reason) = non_empty(Some(input.reason)) else {
+    let Some(reason) = non_empty(Some(input.reason.clone())) else {
         return Err(UsageError(
             "reason is empty: say why the preview is applied or discarded".into(),
         )
         .into());
     };
+    if input.commit && matches!(input.action, ResolveAction::Discard) {
+        return Err(UsageError("commit goes with action \"apply\", not \"discard\"".into()).into());
+    }
+    if input.message.is_some() && !input.commit {
+        return Err(
+            UsageError("message is the commit's subject: set commit: true too".into()).into(),
+        );
+    }
     let (repo, notes) = call.open()?;
+    let named = input
+        .id
+        .clone()
+        .or_else(|| input.extra.as_ref().and_then(|e| e.preview_id.clone()));
+    let id = match named {
+        Some(id) => id,
+        None => session_target(&repo, call)?,
+    };
     let (out, mut text) = match input.action {
         ResolveAction::Apply => {
+            // The CLI's `apply --commit`: the commit goes through the index.
             let opts = txn::ApplyOptions {
                 reason: Some(reason.clone()),
                 agent: call.agent.clone(),
-                ..Default::default()
+                index: input.commit,
+                commit: input.commit.then(|| non_empty(input.message.clone())),
             };
-            let report = txn::apply(&repo, input.id.as_deref(), &opts)?;
-            let text = format!(
+            let report = txn::apply(&repo, Some(id.as_str()), &opts)?;
+            let mut text = format!(
                 "Applied {} ({} written{}). Undo it with undo {{\"id\": \"{}\"}}.\n",
                 report.id,
                 render::plural(report.written.len(), "file"),
@@ -695,13 +1062,19 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                 },
                 report.id
             );
-            let out = resolved(&report, Action::Applied, false, Some(reason));
+            if let Some(c) = &report.commit {
+                text.push_str(&format!(
+                    "Committed {c} on HEAD with exactly the preview's changes (Astedit-* \
+                     trailers). undo restores the work tree but leaves the commit in history.\n"
+                ));
+            }
+            let out = resolved(&report, Action::Applied, input.commit, Some(reason));
             (out, text)
         }
         ResolveAction::Discard => {
             let preview = txn::discard_as(
                 &repo,
-                input.id.as_deref(),
+                Some(id.as_str()),
                 Some(&reason),
                 call.agent.as_deref(),
             )?;
@@ -775,6 +1148,12 @@ pub fn undo(call: &Call, input: UndoInput) -> Result<Done, Error> {
             report.index_left.join(", ")
         ));
     }
+    text.push_str(&format!(
+        "Preview {id} is pending again (state: pending, undone). A resolve without an id never \
+         picks it: apply it again only by naming it, resolve {{\"action\": \"apply\", \"id\": \"{id}\", \"reason\": …}}, \
+         or drop it with action \"discard\".\n",
+        id = report.id
+    ));
     push_notes(&mut text, &notes, &[]);
     let out = resolved(&report, Action::Undone, false, reason);
     Done::new(text, &out)
