@@ -125,7 +125,16 @@ pub fn apply_selected(
             .map(|e| e.path.clone())
             .collect(),
     };
-    let mut report = apply_locked(repo, parts.selected, opts)?;
+    let mut report = apply_locked(repo, parts.selected, opts).map_err(|e| match e {
+        // A run that reached its record is the recovery's to tell about.
+        e @ (Error::Unfinished { .. } | Error::RecoveryPending { .. }) => e,
+        e => Error::AfterSplit {
+            parent: info.parent.clone(),
+            selected: info.selected.clone(),
+            remainder: info.remainder.clone(),
+            inner: Box::new(e),
+        },
+    })?;
     report.split = Some(info);
     drop(lock);
     Ok(report)

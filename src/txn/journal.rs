@@ -571,4 +571,32 @@ mod tests {
         assert_eq!(old.action, Some(RecoveryAction::RolledBack));
         assert_eq!(format!("{:<8}|", EventKind::Undone), "undone  |");
     }
+
+    #[test]
+    fn lineage_follows_splits_up_and_down_but_not_to_siblings() {
+        let ev = |kind: EventKind, id: &str, children: &[&str]| Event {
+            event: kind,
+            id: id.into(),
+            children: children.iter().map(|c| c.to_string()).collect(),
+            ..Event::default()
+        };
+        let events = vec![
+            ev(EventKind::Applied, "bbb", &[]),
+            ev(EventKind::Split, "ccc", &["ddd", "eee"]),
+            ev(EventKind::Split, "aaa", &["bbb", "ccc"]),
+            ev(EventKind::Staged, "aaa", &[]),
+            ev(EventKind::Staged, "fff", &[]),
+        ];
+        let ids = |p: &str| lineage(&events, p).into_iter().collect::<Vec<_>>();
+        assert_eq!(ids("bb"), ["aaa", "bbb"]);
+        assert_eq!(ids("ddd"), ["aaa", "ccc", "ddd"]);
+        assert_eq!(ids("a"), ["aaa", "bbb", "ccc", "ddd", "eee"]);
+        assert_eq!(ids("f"), ["fff"]);
+        let split = ev(EventKind::Split, "aaa", &["bbb", "ccc"]);
+        let json = serde_json::to_string(&split).expect("encode");
+        assert!(
+            json.contains(r#""event":"split""#) && json.contains(r#""children":["bbb","ccc"]"#),
+            "{json}"
+        );
+    }
 }

@@ -144,6 +144,15 @@ pub enum Error {
     RecoveryPending { op: &'static str, id: String },
     #[error("nothing to recover: no interrupted apply or undo")]
     NothingToRecover,
+    /// A partial apply split its preview, then the apply of the selected part failed:
+    /// both parts are pending under their new ids.
+    #[error("{inner}\n(preview {parent} was split: the selected part is pending as {selected}, the remainder as {remainder})")]
+    AfterSplit {
+        parent: String,
+        selected: String,
+        remainder: String,
+        inner: Box<Error>,
+    },
 }
 
 /// How to get out of an unfinished run, for hints and messages.
@@ -213,10 +222,12 @@ impl Classify for Error {
             Error::Unfinished { .. } => "unfinished",
             Error::RecoveryPending { .. } => "recovery-pending",
             Error::NothingToRecover => "nothing-to-recover",
+            Error::AfterSplit { inner, .. } => inner.code(),
         }
     }
     fn exit(&self) -> Exit {
         match self {
+            Error::AfterSplit { inner, .. } => inner.exit(),
             Error::Git { .. } | Error::Io { .. } | Error::Corrupt(_) => Exit::Internal,
             Error::NoPending | Error::NothingToUndo | Error::NothingToRecover => Exit::NothingFound,
             Error::BadId(_)
@@ -242,6 +253,12 @@ impl Classify for Error {
     }
     fn hint(&self) -> Option<String> {
         match self {
+            Error::AfterSplit {
+                inner, selected, ..
+            } => Some(match inner.hint() {
+                Some(h) => format!("{h}; then `git astedit apply {selected}`"),
+                None => format!("`git astedit apply {selected}` applies the selected part"),
+            }),
             Error::Locked {
                 lock, dead: true, ..
             } => Some(format!(
@@ -284,6 +301,22 @@ impl Classify for Error {
     }
     fn details(&self) -> Option<serde_json::Value> {
         match self {
+            Error::AfterSplit {
+                parent,
+                selected,
+                remainder,
+                inner,
+            } => {
+                let mut d = match inner.details() {
+                    Some(serde_json::Value::Object(m)) => m,
+                    _ => serde_json::Map::new(),
+                };
+                d.insert(
+                    "split".into(),
+                    serde_json::json!({"parent": parent, "selected": selected, "remainder": remainder}),
+                );
+                Some(serde_json::Value::Object(d))
+            }
             Error::Stale { id, paths, .. } => Some(serde_json::json!({
                 "id": id,
                 "paths": paths

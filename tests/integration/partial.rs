@@ -260,3 +260,50 @@ fn pathspecs_are_relative_to_the_current_folder_and_all_of_it_is_a_plain_apply()
     assert_tree(&repo, &FOLDERS);
     assert!(refs(&repo).is_empty());
 }
+
+#[test]
+fn an_apply_failing_after_the_split_names_both_parts() {
+    let (repo, parent) = five_folders();
+    // The index lock refuses `--index` once the preview is split.
+    let lock = repo.path().join(".git/index.lock");
+    std::fs::write(&lock, "").expect("lock");
+    let out = repo.run(&["apply", &parent, "--index", "--json", "--", "a"]);
+    std::fs::remove_file(&lock).expect("unlock");
+    assert_ne!(out.code, 0);
+    let mut pending = refs(&repo);
+    assert_eq!(pending.len(), 2, "{pending:?}");
+    assert!(!pending.contains(&format!("refs/astedit/{parent}")));
+    let err: serde_json::Value = serde_json::from_str(&out.stdout)
+        .or_else(|_| serde_json::from_str(&out.stderr))
+        .unwrap_or_else(|e| panic!("no JSON error ({e}): {}{}", out.stdout, out.stderr));
+    let split = &err["error"]["details"]["split"];
+    let selected = split["selected"].as_str().expect("selected").to_string();
+    pending.sort();
+    assert!(
+        pending.contains(&format!("refs/astedit/{selected}")),
+        "{err}"
+    );
+    assert_tree(&repo, &[]);
+    // The selected part applies by its id once the index is free.
+    repo.run(&["apply", &selected]).assert_code(0);
+    assert_tree(&repo, &["a"]);
+}
+
+#[test]
+fn partial_apply_json_fits_the_schema() {
+    let (repo, parent) = five_folders();
+    let out = repo.run(&["apply", &parent, "--json", "--", "e"]);
+    out.assert_code(0);
+    let schema = repo.run(&["schema", "apply"]);
+    schema.assert_code(0);
+    let schema = schema.json();
+    let validator = jsonschema::draft202012::options()
+        .build(&schema)
+        .expect("schema compiles");
+    let value = out.json();
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{value:#}");
+}
