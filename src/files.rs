@@ -348,6 +348,64 @@ pub(crate) fn unmatched_in_index(
     Ok(unmatched)
 }
 
+/// The paths of `paths` (repository paths, e.g. a preview's) that the pathspecs select,
+/// with git's pathspec rules, relative to the current folder like every other
+/// command's. A spec that selects none of them is an error naming it.
+pub fn select_paths(
+    repo: &Repo,
+    specs: &[String],
+    paths: &[String],
+) -> Result<std::collections::BTreeSet<String>, Error> {
+    let parsed = Pathspecs::new(repo, specs)?;
+    let git = parsed.repository(repo);
+    let index = git
+        .index_or_empty()
+        .map_err(|e| Error::Index(Box::new(e)))?;
+    // One search per selecting spec (each with every exclusion), so that a spec that
+    // selects nothing is told apart from the others.
+    let groups: Vec<(Vec<String>, Option<String>)> = if parsed.positive.is_empty() {
+        vec![(parsed.negative.clone(), None)]
+    } else {
+        parsed
+            .positive
+            .iter()
+            .map(|(spec, typed)| {
+                let specs = std::iter::once(spec.clone())
+                    .chain(parsed.negative.iter().cloned())
+                    .collect();
+                (specs, Some(typed.clone()))
+            })
+            .collect()
+    };
+    let mut selected = std::collections::BTreeSet::new();
+    let mut unmatched = Vec::new();
+    for (specs, typed) in groups {
+        let mut search = git
+            .pathspec(
+                true,
+                specs.iter().map(|s| gix::bstr::BStr::new(s.as_bytes())),
+                true,
+                &index,
+                gix::worktree::stack::state::attributes::Source::IdMapping,
+            )
+            .map_err(|e| Error::Walk(Box::new(e)))?;
+        let mut any = false;
+        for p in paths {
+            if search.is_included(gix::bstr::BStr::new(p.as_bytes()), Some(false)) {
+                any = true;
+                selected.insert(p.clone());
+            }
+        }
+        if !any {
+            unmatched.extend(typed);
+        }
+    }
+    if !unmatched.is_empty() {
+        return Err(Error::PathspecNoMatch(unmatched));
+    }
+    Ok(selected)
+}
+
 fn is_exclude(spec: &str) -> bool {
     spec.starts_with(":!") || spec.starts_with(":^") || spec.starts_with(":(exclude")
 }

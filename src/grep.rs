@@ -57,6 +57,19 @@ pub struct FileHits {
     pub path: String,
     pub lang: SupportLang,
     pub matches: Vec<Match>,
+    /// The file's text, kept only when asked for (context lines need it).
+    pub source: Option<String>,
+}
+
+/// What a search keeps of each file besides the match positions, and in which order
+/// it hands the files over.
+#[derive(Debug, Clone, Copy)]
+pub struct Keep {
+    pub text: MatchText,
+    /// Keep the whole file text in [`FileHits::source`].
+    pub source: bool,
+    /// Path order (the default), or each file as soon as its search ends.
+    pub order: crate::pipeline::Delivery,
 }
 
 /// Everything a search found and skipped.
@@ -138,7 +151,9 @@ pub struct GrepSummary {
 }
 
 /// Searches every file of `set` for `pattern`, in parallel, handing each file with
-/// matches to `sink` in path order as soon as it is next (memory stays bounded).
+/// matches to `sink` in path order as soon as it is next (memory stays bounded), or,
+/// with `keep.order` [`Delivery::AsReady`](crate::pipeline::Delivery), as soon as it is
+/// searched.
 /// `sink` returning `false` stops the search (e.g. the reader of the output left);
 /// the summary then counts what was searched until then.
 pub fn grep_each(
@@ -147,7 +162,7 @@ pub fn grep_each(
     pattern: &str,
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
-    keep_text: MatchText,
+    keep: Keep,
     mut sink: impl FnMut(FileHits) -> bool,
 ) -> Result<GrepSummary, Error> {
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
@@ -183,15 +198,18 @@ pub fn grep_each(
             if !query.may_match(&text) {
                 return One::Searched(None, false);
             }
-            let found = query.find_owned(text, keep_text);
+            // Only a search that prints context pays for the copy.
+            let source = keep.source.then(|| text.clone());
+            let found = query.find_owned(text, keep.text);
             let hits = (!found.matches.is_empty()).then(|| FileHits {
                 path: file.path.clone(),
                 lang: file.lang,
                 matches: found.matches,
+                source,
             });
             One::Searched(hits, found.has_parse_error)
         },
-        crate::pipeline::Delivery::InOrder,
+        keep.order,
         |i, one| {
             let file = &set.files[i];
             match one {
@@ -230,7 +248,11 @@ pub fn grep(
         pattern,
         forced_lang,
         max_file_size,
-        MatchText::WithCaptures,
+        Keep {
+            text: MatchText::WithCaptures,
+            source: false,
+            order: crate::pipeline::Delivery::InOrder,
+        },
         |hits| {
             files.push(hits);
             true
@@ -244,4 +266,221 @@ pub fn grep(
         parse_errors: summary.parse_errors,
         skipped_languages: summary.skipped_languages,
     })
+}
+
+/// How many lines of context to show around each match (`-B`, `-A`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Context {
+    pub before: usize,
+    pub after: usize,
+}
+
+impl Context {
+    pub fn is_empty(&self) -> bool {
+        self.before == 0 && self.after == 0
+    }
+}
+
+/// A file's lines, for context: 1-based, without their line ending (`\n` or `\r\n`).
+pub struct Lines<'a> {
+    lines: Vec<&'a str>,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(text: &'a str) -> Lines<'a> {
+        Lines {
+            lines: text
+                .lines()
+                .map(|l| l.strip_suffix('\r').unwrap_or(l))
+                .collect(),
+        }
+    }
+
+    /// How many lines the file has (a last line without `\n` counts).
+    pub fn count(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Line `n` (1-based); empty past the end.
+    pub fn get(&self, n: usize) -> &'a str {
+        n.checked_sub(1)
+            .and_then(|i| self.lines.get(i))
+            .copied()
+            .unwrap_or("")
+    }
+
+    /// The line numbers of a match's context: `before` lines above its first line and
+    /// `after` lines below its last, clipped to the file.
+    pub fn around(
+        &self,
+        m: &Match,
+        context: Context,
+    ) -> (
+        std::ops::RangeInclusive<usize>,
+        std::ops::RangeInclusive<usize>,
+    ) {
+        let first = m.line.saturating_sub(context.before).max(1);
+        let last = m.end_line.saturating_add(context.after).min(self.count());
+        (first..=m.line.saturating_sub(1), m.end_line + 1..=last)
+    }
+}
+
+/// One line of a context group, as `grep -C` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupLine<'a> {
+    /// A match starting on this line (a line with two matches has two of these).
+    MatchStart(&'a Match),
+    /// A later line of a multi-line match.
+    MatchContinued(usize),
+    /// A line around the matches.
+    Context(usize),
+}
+
+/// The matches of a file (in position order) grouped with their context, as ripgrep and
+/// `git grep` show them: overlapping or touching contexts merge into one group; groups
+/// are printed with `--` between them.
+pub fn context_groups<'m>(
+    matches: &'m [Match],
+    lines: &Lines<'_>,
+    context: Context,
+) -> Vec<Vec<GroupLine<'m>>> {
+    // First the line spans of the groups, then each group's lines in order.
+    let mut spans: Vec<(usize, usize, Vec<&'m Match>)> = Vec::new();
+    for m in matches {
+        let first = m.line.saturating_sub(context.before).max(1);
+        // A match's own lines always show, even past the counted end (an empty last line).
+        let last = m
+            .end_line
+            .saturating_add(context.after)
+            .min(lines.count())
+            .max(m.end_line);
+        match spans.last_mut() {
+            Some((_, end, group)) if first <= end.saturating_add(1) => {
+                *end = (*end).max(last);
+                group.push(m);
+            }
+            _ => spans.push((first, last, vec![m])),
+        }
+    }
+    spans
+        .into_iter()
+        .map(|(first, last, group)| {
+            let mut out = Vec::new();
+            // The last line a match covers so far, to tell match lines from context.
+            let mut covered = 0usize;
+            let mut next = group.iter().peekable();
+            for n in first..=last {
+                let mut starts = false;
+                while let Some(m) = next.next_if(|m| m.line == n) {
+                    out.push(GroupLine::MatchStart(m));
+                    covered = covered.max(m.end_line);
+                    starts = true;
+                }
+                if starts {
+                    continue;
+                }
+                if n <= covered {
+                    out.push(GroupLine::MatchContinued(n));
+                } else {
+                    out.push(GroupLine::Context(n));
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(line: usize, end_line: usize) -> Match {
+        Match {
+            line,
+            column: 1,
+            end_line,
+            end_column: 2,
+            start_byte: 0,
+            end_byte: 1,
+            text: String::new(),
+            captures: Vec::new(),
+        }
+    }
+
+    fn shape(groups: &[Vec<GroupLine<'_>>]) -> Vec<Vec<String>> {
+        groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|l| match l {
+                        GroupLine::MatchStart(m) => format!("m{}", m.line),
+                        GroupLine::MatchContinued(n) => format!("+{n}"),
+                        GroupLine::Context(n) => format!("c{n}"),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lines_drop_line_endings_and_count_a_last_unterminated_line() {
+        let lines = Lines::new("a\r\nb\nc");
+        assert_eq!(lines.count(), 3);
+        assert_eq!((lines.get(1), lines.get(2), lines.get(3)), ("a", "b", "c"));
+        assert_eq!((lines.get(0), lines.get(4)), ("", ""));
+        assert_eq!(Lines::new("a\n").count(), 1);
+    }
+
+    #[test]
+    fn contexts_clip_to_the_file_and_merge_when_they_touch() {
+        let text = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n";
+        let lines = Lines::new(text);
+        let c1 = Context {
+            before: 1,
+            after: 1,
+        };
+        // 2 and 4: contexts 1-3 and 3-5 overlap; 8: 7-9 is apart.
+        let ms = [at(2, 2), at(4, 4), at(8, 8)];
+        assert_eq!(
+            shape(&context_groups(&ms, &lines, c1)),
+            [vec!["c1", "m2", "c3", "m4", "c5"], vec!["c7", "m8", "c9"]]
+        );
+        // 1-3 and 4-6 touch: one group, no separator (as ripgrep).
+        let ms = [at(2, 2), at(5, 5)];
+        assert_eq!(
+            shape(&context_groups(&ms, &lines, c1)),
+            [vec!["c1", "m2", "c3", "c4", "m5", "c6"]]
+        );
+        let ms = [at(1, 1), at(10, 10)];
+        let c2 = Context {
+            before: 2,
+            after: 2,
+        };
+        assert_eq!(
+            shape(&context_groups(&ms, &lines, c2)),
+            [vec!["m1", "c2", "c3"], vec!["c8", "c9", "m10"]]
+        );
+    }
+
+    #[test]
+    fn multi_line_matches_show_every_line_and_same_line_matches_each_start() {
+        let lines = Lines::new("a\nb\nc\nd\ne\n");
+        let ms = [at(2, 4), at(3, 3)];
+        assert_eq!(
+            shape(&context_groups(
+                &ms,
+                &lines,
+                Context {
+                    before: 0,
+                    after: 1
+                }
+            )),
+            [vec!["m2", "m3", "+4", "c5"]]
+        );
+        let ms = [at(2, 2), at(2, 2)];
+        assert_eq!(
+            shape(&context_groups(&ms, &lines, Context::default())),
+            [vec!["m2", "m2"]]
+        );
+    }
 }

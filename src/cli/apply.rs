@@ -25,6 +25,10 @@ pub struct ApplyArgs {
     /// The commit message's subject for --commit
     #[arg(short = 'm', long = "message", value_name = "MSG", requires = "commit")]
     pub message: Option<String>,
+    /// Apply only the part of the preview under these git pathspecs (relative to the
+    /// current folder); the rest stays pending as a new preview
+    #[arg(last = true, value_name = "PATHSPEC")]
+    pub pathspecs: Vec<String>,
 }
 
 pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
@@ -35,7 +39,11 @@ pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
         commit: args.commit.then_some(args.message),
         agent: None,
     };
-    let report = git_astedit::txn::apply(repo, args.id.as_deref(), &opts)?;
+    let report = if args.pathspecs.is_empty() {
+        git_astedit::txn::apply(repo, args.id.as_deref(), &opts)?
+    } else {
+        git_astedit::ops::split::apply_part(repo, args.id.as_deref(), &args.pathspecs, &opts)?
+    };
     print_report(ctx, Action::Applied, &report, opts.index, opts.reason)?;
     Ok(Exit::Ok)
 }
@@ -74,6 +82,17 @@ pub(super) fn print_report(
             count(report.deleted.len())
         ),
     };
+    if let Some(s) = &report.split {
+        text.push_str(&format!(
+            "Split {} by the pathspecs: applied part {}; the remainder, {}, is pending as {} \
+             (`git astedit apply {}`).\n",
+            s.parent,
+            s.selected,
+            count(s.remainder_files.len()),
+            s.remainder,
+            s.remainder
+        ));
+    }
     if let Some(c) = &report.commit {
         text.push_str(&format!("Committed {c}.\n"));
     }

@@ -164,5 +164,9 @@ pub fn resolve_report(
         index_restored: report.index_restored,
         index_left: report.index_left.clone(),
         commit_kept: report.commit_kept.clone(),
+        split: report
+            .split
+            .as_ref()
+            .map(git_astedit::report::SplitReport::of),
     }
 }

@@ -38,6 +38,7 @@ pub fn run(ctx: &mut Ctx, args: DiscardArgs) -> Result<Exit, Error> {
             index_restored: false,
             index_left: Vec::new(),
             commit_kept: None,
+            split: None,
         })?;
     } else {
         ctx.out.print(&format!(

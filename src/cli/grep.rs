@@ -3,6 +3,13 @@
 use std::fmt::Write as _;
 
 use git_astedit::error::Exit;
+use git_astedit::grep::context_groups;
+use git_astedit::grep::Context;
+use git_astedit::grep::GroupLine;
+use git_astedit::grep::Keep;
+use git_astedit::grep::Lines;
+use git_astedit::pipeline::Delivery;
+use git_astedit::report::ContextLine;
 use git_astedit::report::GrepMatch;
 use git_astedit::report::GrepReport;
 use git_astedit::report::MetaVariables;
@@ -19,8 +26,10 @@ use super::OutputError;
 /// Search code structurally with an ast-grep pattern.
 ///
 /// Prints `path:line:col: text` per match (1-based; a multi-line match shows its first
-/// line and `…`), sorted by path and position. Exits 0 when something matched, 1 when
-/// nothing did, 2 for a bad pattern.
+/// line and `…`), sorted by path and position. With `-A`/`-B`/`-C N`, lines around each
+/// match as `path-line-text`, every line of a multi-line match, and `--` between groups
+/// that are not adjacent. Exits 0 when something matched, 1 when nothing did, 2 for a
+/// bad pattern.
 #[derive(Debug, clap::Args)]
 pub struct GrepArgs {
     /// The ast-grep pattern, e.g. 'console.log($A)' or 'foo($$$ARGS)'
@@ -31,8 +40,37 @@ pub struct GrepArgs {
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub max_count: usize,
 
+    /// Show N lines after each match
+    #[arg(short = 'A', long = "after-context", value_name = "N")]
+    pub after_context: Option<usize>,
+
+    /// Show N lines before each match
+    #[arg(short = 'B', long = "before-context", value_name = "N")]
+    pub before_context: Option<usize>,
+
+    /// Show N lines before and after each match (-A and -B win over it). A folder
+    /// goes before the command: `git astedit -C DIR grep …`
+    #[arg(short = 'C', long = "context", value_name = "N")]
+    pub context: Option<usize>,
+
+    /// Print each file's matches as soon as its search ends (completion order, which
+    /// varies from run to run) instead of in path order. JSON stays in path order.
+    #[arg(long)]
+    pub stream: bool,
+
     #[command(flatten)]
     pub input: InputArgs,
+}
+
+impl GrepArgs {
+    /// The context asked for; as in ripgrep, `-A`/`-B` override `-C` on their side.
+    fn context(&self) -> Context {
+        let both = self.context.unwrap_or(0);
+        Context {
+            before: self.before_context.unwrap_or(both),
+            after: self.after_context.unwrap_or(both),
+        }
+    }
 }
 
 /// A match as one line: its first line, and `…` when it spans more.
@@ -42,6 +80,40 @@ fn shown_text(m: &git_astedit::rewrite::Match) -> String {
     } else {
         m.text.clone()
     }
+}
+
+/// One line of a context group: `path:line:col: text` for a match (its first line),
+/// `path:line: text` for a later line of a multi-line match, `path-line-text` around.
+fn write_group_line(
+    buf: &mut String,
+    path: &str,
+    lines: &Lines<'_>,
+    l: GroupLine<'_>,
+    color: bool,
+) {
+    let (path_on, num_on, off) = if color {
+        ("\x1b[35m", "\x1b[32m", "\x1b[0m")
+    } else {
+        ("", "", "")
+    };
+    // Writes to a String cannot fail.
+    let _ = match l {
+        GroupLine::MatchStart(m) => writeln!(
+            buf,
+            "{path_on}{path}{off}:{num_on}{}{off}:{}: {}",
+            m.line, m.column, m.text
+        ),
+        GroupLine::MatchContinued(n) => writeln!(
+            buf,
+            "{path_on}{path}{off}:{num_on}{n}{off}: {}",
+            lines.get(n)
+        ),
+        GroupLine::Context(n) => writeln!(
+            buf,
+            "{path_on}{path}{off}-{num_on}{n}{off}-{}",
+            lines.get(n)
+        ),
+    };
 }
 
 pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
@@ -60,16 +132,28 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
     let mut shown = 0usize;
     let mut line = String::new();
     let mut failed: Option<OutputError> = None;
+    let context = args.context();
+    // `--` goes between groups, across files too (as ripgrep), so not before the first.
+    let mut any_group = false;
     let found = git_astedit::grep::grep_each(
         repo,
         &set,
         &args.pattern,
         lang,
         args.input.max_filesize,
-        if json {
-            MatchText::WithCaptures
-        } else {
-            MatchText::FirstLine
+        Keep {
+            text: if json {
+                MatchText::WithCaptures
+            } else {
+                MatchText::FirstLine
+            },
+            source: !context.is_empty(),
+            // JSON is one object at the end: nothing to gain from completion order.
+            order: if args.stream && !json {
+                Delivery::AsReady
+            } else {
+                Delivery::InOrder
+            },
         },
         |file| {
             if shown >= cap {
@@ -77,10 +161,24 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
             }
             let display = repo.display_path(&file.path);
             line.clear();
-            for m in file.matches.iter().take(cap - shown) {
-                shown += 1;
-                if json {
-                    rows.push(GrepMatch {
+            let take = file.matches.len().min(cap - shown);
+            let shown_here = &file.matches[..take];
+            shown += take;
+            let lines = Lines::new(file.source.as_deref().unwrap_or(""));
+            if json {
+                let listed = |range: std::ops::RangeInclusive<usize>| {
+                    (!context.is_empty()).then(|| {
+                        range
+                            .map(|n| ContextLine {
+                                line: n,
+                                text: lines.get(n).to_string(),
+                            })
+                            .collect()
+                    })
+                };
+                rows.extend(shown_here.iter().map(|m| {
+                    let (before, after) = lines.around(m, context);
+                    GrepMatch {
                         path: display.clone(),
                         lang: file.lang.to_string(),
                         span: Span {
@@ -93,10 +191,25 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
                             text: m.text.clone(),
                         },
                         meta_variables: MetaVariables::of(&m.captures),
-                    });
-                    continue;
+                        context_before: listed(before),
+                        context_after: listed(after),
+                    }
+                }));
+                return true;
+            }
+            let path = quoting.quote(&display);
+            if !context.is_empty() {
+                for group in context_groups(shown_here, &lines, context) {
+                    if any_group {
+                        line.push_str("--\n");
+                    }
+                    any_group = true;
+                    for l in group {
+                        write_group_line(&mut line, &path, &lines, l, color);
+                    }
                 }
-                let path = quoting.quote(&display);
+            }
+            for m in shown_here.iter().filter(|_| context.is_empty()) {
                 // Into the file's buffer: no allocation per match. Writes to a String
                 // cannot fail.
                 let _ = if color {

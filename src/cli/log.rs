@@ -22,9 +22,15 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
     let json = ctx.json;
     let (repo, out) = ctx.parts()?;
     let prefix = args.id.as_deref().map(str::to_ascii_lowercase);
-    let events: Vec<_> = git_astedit::txn::log(repo)?
+    let all = git_astedit::txn::log(repo)?;
+    // With an id, the whole line of one change: the previews it was split from and
+    // the parts it was split into.
+    let related = prefix
+        .as_deref()
+        .map(|p| git_astedit::txn::lineage(&all, p));
+    let events: Vec<_> = all
         .into_iter()
-        .filter(|e| prefix.as_deref().is_none_or(|p| e.id.starts_with(p)))
+        .filter(|e| related.as_ref().is_none_or(|ids| ids.contains(&e.id)))
         .take(args.max_count.unwrap_or(usize::MAX))
         .collect();
     if json {
@@ -51,6 +57,9 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
             line.push_str(&format!("  {op} {a}"));
         }
         line.push_str(&format!("  ({})", render::plural(e.file_count, "file")));
+        if let [part, rest] = e.children.as_slice() {
+            line.push_str(&format!("  into: {part} (selected) + {rest} (remainder)"));
+        }
         if let Some(r) = &e.reason {
             line.push_str(&format!(
                 "  reason: {}",

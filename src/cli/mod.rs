@@ -7,6 +7,7 @@ no child processes here. Errors are rendered once, here, in [`report_error`], in
 one error shape (usage errors from clap too, under `--json`).
 */
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::CommandFactory;
@@ -46,8 +47,8 @@ pub use output::OutputError;
 #[derive(Debug, Parser)]
 #[command(name = "git-astedit", bin_name = "git astedit", version, about, long_about = None)]
 pub struct Cli {
-    /// Run as if started in DIR
-    #[arg(short = 'C', value_name = "DIR", global = true)]
+    /// Run as if started in DIR (before the command, as in git: `grep -C N` is context)
+    #[arg(short = 'C', value_name = "DIR")]
     pub dir: Option<std::path::PathBuf>,
 
     /// Print results (and errors) as JSON on stdout
@@ -183,9 +184,19 @@ fn clap_error(e: clap::Error, json: bool) -> ExitCode {
     // A bare `git astedit` is a usage error (help on stderr, exit 2), as in ast-grep;
     // only an asked-for --help or --version succeeds.
     let informational = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+    // `-C DIR` after a command (it is global only, as in git; `grep -C N` is context).
+    let dir_tip = (e.kind() == ErrorKind::UnknownArgument
+        && matches!(
+            e.get(clap::error::ContextKind::InvalidArg),
+            Some(clap::error::ContextValue::String(a)) if a == "-C"
+        ))
+    .then_some("tip: -C DIR goes before the command, as in git: git astedit -C DIR COMMAND …");
     if informational || !json {
         // Nothing is left to tell the user when the terminal itself fails.
         let _ = e.print();
+        if let Some(tip) = dir_tip {
+            let _ = writeln!(std::io::stderr(), "{tip}");
+        }
         return if informational {
             ExitCode::SUCCESS
         } else {
@@ -207,7 +218,9 @@ fn clap_error(e: clap::Error, json: bool) -> ExitCode {
         .take_while(|l| l.starts_with(' '))
         .map(|l| l.trim())
         .collect();
-    let (tips, args): (Vec<&str>, Vec<&str>) = listed.iter().partition(|l| l.starts_with("tip:"));
+    let (mut tips, args): (Vec<&str>, Vec<&str>) =
+        listed.iter().partition(|l| l.starts_with("tip:"));
+    tips.extend(dir_tip);
     if !args.is_empty() {
         message = format!("{} {}", message.trim_end(), args.join(", "));
     }

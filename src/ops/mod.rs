@@ -9,4 +9,5 @@ here, and the shapes they print live in [`crate::report`].
 pub mod patch;
 pub mod pr;
 pub mod preview;
+pub mod split;
 pub mod stage;

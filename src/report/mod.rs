@@ -244,6 +244,20 @@ pub struct GrepMatch {
     #[serde(flatten)]
     pub span: Span,
     pub meta_variables: MetaVariables,
+    /// With `-B`/`-C`: the lines just above the match (fewer at the top of the file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_before: Option<Vec<ContextLine>>,
+    /// With `-A`/`-C`: the lines just below the match's last line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_after: Option<Vec<ContextLine>>,
+}
+
+/// One line of context around a match: its 1-based number and its text, without the
+/// line ending.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ContextLine {
+    pub line: usize,
+    pub text: String,
 }
 
 /// Captures by metavariable name (without `$`).
@@ -403,6 +417,36 @@ pub struct ResolveReport {
     /// `undo` after `apply --commit`: the commit stays in history (undo never rewrites
     /// commits).
     pub commit_kept: Option<String>,
+    /// `apply ID -- PATHSPEC…` that selected part of the preview: how it was split
+    /// (`id` is then the selected part's id). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitReport>,
+}
+
+/// How a partial apply split its preview.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SplitReport {
+    /// The preview that was split; it is no longer pending (state `split`).
+    pub parent: String,
+    /// The part under the pathspecs, the one applied.
+    pub selected: String,
+    /// The rest, pending under this id.
+    pub remainder: String,
+    /// The remainder's paths.
+    pub remainder_files: Vec<String>,
+    pub remainder_file_count: usize,
+}
+
+impl SplitReport {
+    pub fn of(s: &crate::txn::SplitInfo) -> SplitReport {
+        SplitReport {
+            parent: s.parent.clone(),
+            selected: s.selected.clone(),
+            remainder: s.remainder.clone(),
+            remainder_file_count: s.remainder_files.len(),
+            remainder_files: s.remainder_files.clone(),
+        }
+    }
 }
 
 // ------------------------------------------------------------------ list, show, log
@@ -455,6 +499,7 @@ impl EventRow {
             kind: e.kind.as_ref().map(|k| k.to_string()),
             file_count: e.files.len(),
             files: e.files.clone(),
+            children: e.children.clone(),
             op: e.op.as_ref().map(|o| o.to_string()),
             action: e.action.as_ref().map(|a| a.to_string()),
             made_commit: e.made_commit.clone(),
@@ -537,6 +582,10 @@ pub struct EventRow {
     /// Paths touched.
     pub files: Vec<String>,
     pub file_count: usize,
+    /// `split`: the previews that replaced this one, the selected part first, then
+    /// the remainder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<String>,
     /// `recovered`: the interrupted operation (`apply`, `undo`).
     pub op: Option<String>,
     /// `recovered`: `completed` or `rolled-back`.

@@ -318,6 +318,27 @@ mod tests {
     }
 
     #[test]
+    fn matches_follows_global_utils_after_local_ones() {
+        let globals: Vec<ast_grep_config::SerializableGlobalRule<SupportLang>> =
+            ast_grep_config::from_multiple(
+                "id: jwt\nlanguage: javascript\nrule: { regex: ^express-jwt$ }\n---\n\
+                 id: shadowed\nlanguage: javascript\nrule: { regex: ^global$ }\n---\n\
+                 id: param\nlanguage: javascript\narguments: [A]\nrule: { matches: A }\n",
+            )
+            .expect("global utils");
+        let globals = GlobalUtils::new(&globals);
+        let rule = serde_yaml_value("all:\n  - matches: jwt\n  - matches: shadowed");
+        let utils = serde_yaml_value("shadowed: { regex: ^local$ }");
+        let n = of_rule(&rule, Some(&utils), SupportLang::JavaScript, &globals);
+        assert!(holds(&n, "express-jwt local"));
+        assert!(!holds(&n, "express-jwt global"));
+        // A parameterized util's `matches` may name an argument: no need from it.
+        let rule = serde_yaml_value("matches: param");
+        let n = of_rule(&rule, None, SupportLang::JavaScript, &globals);
+        assert!(holds(&n, "anything"));
+    }
+
+    #[test]
     fn any_needs_one_member_and_not_adds_nothing() {
         let n = need(
             "any:\n  - regex: ^alpha$\n  - regex: ^beta$\nnot:\n  regex: gamma",

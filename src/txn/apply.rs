@@ -70,17 +70,81 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
     let lock = Lock::acquire(repo, "apply")?;
     refuse_while_unfinished(repo)?;
     let preview = store::find(repo, id)?;
-    let ops: Vec<PathOp> = preview
+    let report = apply_locked(repo, preview, opts)?;
+    drop(lock);
+    Ok(report)
+}
+
+/// Applies the part of pending preview `id` (a full id) whose paths are in `selected`:
+/// the preview is split in two ([`store::split`]), the selected part applied as any
+/// preview is, and the remainder left pending under its own id. The stale check
+/// covers the selected paths only. When `selected` holds every path of the preview,
+/// this is an ordinary apply. `pathspecs` (as typed) go into the `split` event.
+pub fn apply_selected(
+    repo: &Repo,
+    id: &str,
+    selected: &BTreeSet<String>,
+    pathspecs: &[String],
+    opts: &ApplyOptions,
+) -> Result<ApplyReport, Error> {
+    let lock = Lock::acquire(repo, "apply")?;
+    refuse_while_unfinished(repo)?;
+    let preview = store::find(repo, Some(id))?;
+    if preview.id != id {
+        return Err(Error::UnknownId(id.to_string()));
+    }
+    let picked: Vec<&super::StoredEntry> = preview
         .entries
         .iter()
-        .map(|e| PathOp {
-            path: e.path.clone(),
-            from: side(e.before),
-            to: side(e.after),
-            temp: None,
-            perm: None,
-        })
+        .filter(|e| selected.contains(&e.path))
         .collect();
+    if picked.is_empty() {
+        return Err(Error::InvalidChange(format!(
+            "no path of preview {id} is selected"
+        )));
+    }
+    if picked.len() == preview.entries.len() {
+        let report = apply_locked(repo, preview, opts)?;
+        drop(lock);
+        return Ok(report);
+    }
+    // Refuse a stale selection before anything is split: a refused partial apply
+    // leaves the preview as it was.
+    let ops: Vec<PathOp> = picked.iter().map(|e| forward_op(e)).collect();
+    index::check_paths(repo, &ops)?;
+    check(repo, TxnOp::Apply, &preview.id, &ops)?;
+    let parts = store::split(repo, &preview, selected, pathspecs)?;
+    let info = super::SplitInfo {
+        parent: preview.id.clone(),
+        selected: parts.selected.id.clone(),
+        remainder: parts.remainder.id.clone(),
+        remainder_files: parts
+            .remainder
+            .entries
+            .iter()
+            .map(|e| e.path.clone())
+            .collect(),
+    };
+    let mut report = apply_locked(repo, parts.selected, opts)?;
+    report.split = Some(info);
+    drop(lock);
+    Ok(report)
+}
+
+/// The op that moves `e` from its before side to its after side.
+fn forward_op(e: &super::StoredEntry) -> PathOp {
+    PathOp {
+        path: e.path.clone(),
+        from: side(e.before),
+        to: side(e.after),
+        temp: None,
+        perm: None,
+    }
+}
+
+/// [`apply`] of a found preview, with the lock held.
+fn apply_locked(repo: &Repo, preview: Preview, opts: &ApplyOptions) -> Result<ApplyReport, Error> {
+    let ops: Vec<PathOp> = preview.entries.iter().map(forward_op).collect();
     index::check_paths(repo, &ops)?;
     let stamps = check(repo, TxnOp::Apply, &preview.id, &ops)?;
     let reason = opts.reason.clone().or_else(|| preview.meta.reason.clone());
@@ -103,7 +167,6 @@ pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<Apply
     if let Some(staging) = staging {
         report.commit = staging.publish(repo)?.map(|id| id.to_string());
     }
-    drop(lock);
     Ok(report)
 }
 

@@ -42,6 +42,9 @@ pub enum EventKind {
     Undone,
     Recovered,
     Expired,
+    /// A pending preview was cut in two by `apply ID -- PATHSPEC`: `children` names
+    /// the part selected (then applied) and the remainder (pending).
+    Split,
 }
 
 impl EventKind {
@@ -53,6 +56,7 @@ impl EventKind {
             EventKind::Undone => "undone",
             EventKind::Recovered => "recovered",
             EventKind::Expired => "expired",
+            EventKind::Split => "split",
         }
     }
 }
@@ -164,6 +168,13 @@ pub struct Event {
     /// so that undoing it gives them back exactly.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub removed_modes: std::collections::BTreeMap<String, String>,
+    /// On `split`: the previews that replaced this one, the selected part first, then
+    /// the remainder (short ids).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<String>,
+    /// On `split`: the pathspecs as typed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pathspecs: Vec<String>,
 }
 
 impl Event {
@@ -187,6 +198,43 @@ pub(crate) fn now_secs() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+/// The ids of the line of one change, for `log ID`: the ids starting with `prefix`,
+/// the previews they were split from (up the chain) and the parts they were split
+/// into (down it). Siblings of a part are not in its line.
+pub fn lineage(events: &[Event], prefix: &str) -> std::collections::BTreeSet<String> {
+    let mut ids: std::collections::BTreeSet<String> = events
+        .iter()
+        .flat_map(|e| std::iter::once(&e.id).chain(&e.children))
+        .filter(|id| id.starts_with(prefix))
+        .cloned()
+        .collect();
+    let splits: Vec<&Event> = events
+        .iter()
+        .filter(|e| e.event == EventKind::Split)
+        .collect();
+    // Up: a split whose parts include a known id adds its parent; down: a split of a
+    // known id adds its parts. Kept apart so that one part does not pull in the other.
+    let mut up = ids.clone();
+    let mut down = ids.clone();
+    loop {
+        let before = (up.len(), down.len());
+        for s in &splits {
+            if s.children.iter().any(|c| up.contains(c)) {
+                up.insert(s.id.clone());
+            }
+            if down.contains(&s.id) {
+                down.extend(s.children.iter().cloned());
+            }
+        }
+        if (up.len(), down.len()) == before {
+            break;
+        }
+    }
+    ids.extend(up);
+    ids.extend(down);
+    ids
 }
 
 /// A journal entry as read back: the transaction commit it links, and the event.

@@ -36,12 +36,14 @@ use crate::error::Classify;
 use crate::error::Exit;
 
 pub use apply::apply;
+pub use apply::apply_selected;
 pub use apply::undo;
 pub use apply::UndoOptions;
 pub use fsutil::FAULT_ENV;
 pub use gc::gc;
 pub use gc::parse_age;
 pub use gc::GcReport;
+pub use journal::lineage;
 pub use journal::log;
 pub use journal::Event;
 pub use journal::EventKind;
@@ -63,6 +65,7 @@ pub use store::find;
 pub use store::list;
 pub use store::read_preview;
 pub use store::stage;
+pub use store::Split;
 pub use store::Stager;
 pub use store::REF_PREFIX;
 
@@ -377,6 +380,20 @@ pub struct ApplyReport {
     pub index_left: Vec<String>,
     /// Undo of an `apply --commit`: the commit it made, which stays in history.
     pub commit_kept: Option<String>,
+    /// A partial apply (`apply ID -- PATHSPEC`): how the preview was split.
+    pub split: Option<SplitInfo>,
+}
+
+/// How a partial apply split its preview: `selected` was applied (it is the id the
+/// report names), `remainder` is pending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitInfo {
+    /// The preview that was split (no longer pending).
+    pub parent: String,
+    pub selected: String,
+    pub remainder: String,
+    /// The remainder's paths.
+    pub remainder_files: Vec<String>,
 }
 
 /// What recovery did with an apply or undo interrupted by a crash.

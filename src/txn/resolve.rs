@@ -4,7 +4,7 @@ Which preview an id (or no id) means: one rule set for every command and tool.
 A transaction's state comes from two places: a pending preview has its ref
 `refs/astedit/<id>`; everything else is in the journal, whose newest decisive event
 says what became of it (`applied`, `undone`, `discarded`, `expired`, a completed
-`recovered`; `superseded` once previews can be refreshed).
+`recovered`, `split` by a partial apply; `superseded` once previews can be refreshed).
 
 The rules:
 
@@ -44,6 +44,8 @@ pub enum State {
     Expired,
     /// Replaced by a refreshed preview.
     Superseded,
+    /// Cut in two by a partial apply (`Target::successors` names the parts).
+    Split,
 }
 
 impl State {
@@ -54,6 +56,7 @@ impl State {
             State::Discarded => "discarded",
             State::Expired => "expired",
             State::Superseded => "superseded",
+            State::Split => "split",
         }
     }
 }
@@ -78,6 +81,8 @@ pub struct Target {
     pub state: State,
     /// The stored preview, when it is pending (read while listing anyway).
     pub preview: Option<Preview>,
+    /// The previews that replaced it (a split: the selected part, then the remainder).
+    pub successors: Vec<String>,
 }
 
 /// The decisive meaning of one journal event, if it changes the state.
@@ -94,6 +99,7 @@ fn decisive(e: &journal::Event) -> Option<State> {
         ("discarded", ..) => Some(State::Discarded),
         ("expired", ..) => Some(State::Expired),
         ("superseded", ..) => Some(State::Superseded),
+        ("split", ..) => Some(State::Split),
         _ => None,
     }
 }
@@ -108,13 +114,13 @@ fn known(repo: &Repo) -> Result<Known, Error> {
     let pending = store::list(repo)?;
     let entries = journal::read(repo)?;
     // The newest decisive event per id (the journal is newest first).
-    let mut last: BTreeMap<&str, (State, ObjectId)> = BTreeMap::new();
+    let mut last: BTreeMap<&str, (State, ObjectId, &[String])> = BTreeMap::new();
     let mut order: Vec<&str> = Vec::new();
     for e in &entries {
         let id = e.event.id.as_str();
         if !last.contains_key(id) {
             if let Some(state) = decisive(&e.event) {
-                last.insert(id, (state, e.txn_commit));
+                last.insert(id, (state, e.txn_commit, e.event.children.as_slice()));
                 order.push(id);
             }
         }
@@ -123,20 +129,21 @@ fn known(repo: &Repo) -> Result<Known, Error> {
     for p in pending {
         let undone = matches!(
             last.get(p.id.as_str()),
-            Some((State::Pending { undone: true }, _)) | Some((State::Applied, _))
+            Some((State::Pending { undone: true }, ..)) | Some((State::Applied, ..))
         );
         rows.push(Target {
             id: p.id.clone(),
             commit: p.commit,
             state: State::Pending { undone },
             preview: Some(p),
+            successors: Vec::new(),
         });
     }
     for id in order {
         if rows.iter().any(|r| r.id == id) {
             continue;
         }
-        let (state, commit) = last[id];
+        let (state, commit, successors) = last[id];
         // An undone preview whose ref is gone again was applied or dropped since by
         // means the journal lost; it is not pending without its ref.
         let state = match state {
@@ -148,6 +155,7 @@ fn known(repo: &Repo) -> Result<Known, Error> {
             commit,
             state,
             preview: None,
+            successors: successors.to_vec(),
         });
     }
     // Ids the journal knows only from `staged` (the ref deleted by hand or by git):
@@ -159,6 +167,7 @@ fn known(repo: &Repo) -> Result<Known, Error> {
                 commit: e.txn_commit,
                 state: State::Discarded,
                 preview: None,
+                successors: Vec::new(),
             });
         }
     }
@@ -210,6 +219,13 @@ pub fn resolve(repo: &Repo, id: Option<&str>, want: Want) -> Result<Target, Erro
     Err(match (want, hit.state) {
         (Want::Pending, State::Applied) => Error::AlreadyApplied(hit.id),
         (Want::Applied, State::Pending { .. }) => Error::NotApplied(hit.id),
+        (_, State::Split) => Error::Gone {
+            how: match hit.successors.as_slice() {
+                [part, rest] => format!("split: its selected part is {part}, the remainder {rest}"),
+                other => format!("split into {}", other.join(", ")),
+            },
+            id: hit.id,
+        },
         (_, state) => Error::Gone {
             id: hit.id,
             how: state.name().to_string(),

@@ -141,45 +141,55 @@ impl<'a> Stager<'a> {
         let meta = &stamped;
         let Stager {
             repo,
-            mut objects,
+            objects,
             mut files,
         } = self;
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        let changes = files.as_slice();
-        validate(changes)?;
-        let git = &repo.git;
-        let find: &dyn gix::objs::FindExt = &git.objects;
-        let mut before =
-            gix::objs::tree::Editor::new(gix::objs::Tree::empty(), find, git.object_hash());
-        let mut after =
-            gix::objs::tree::Editor::new(gix::objs::Tree::empty(), find, git.object_hash());
-        for c in changes {
-            if let Some((id, mode)) = c.before {
-                before
-                    .upsert(c.path.split('/'), entry_kind(mode), id)
-                    .map_err(Error::git(format!("add {} to a tree", c.path)))?;
-            }
-            if let Some((id, mode)) = c.after {
-                after
-                    .upsert(c.path.split('/'), entry_kind(mode), id)
-                    .map_err(Error::git(format!("add {} to a tree", c.path)))?;
-            }
-        }
-        let before_tree = before.write(|tree| objects.add_object(tree))?;
-        let after_tree = after.write(|tree| objects.add_object(tree))?;
-        stage_commits(repo, objects, changes, before_tree, after_tree, meta)
+        let p_id = build_preview(repo, objects, &files, meta)?;
+        record_staged(repo, &files, meta, p_id)
     }
 }
 
-/// The rest of [`Stager::finish`]: commits, objects to disk, ref and journal.
-fn stage_commits(
+/// Writes the trees, the two commits and every object of a preview over `changes`
+/// (sorted by path); no ref, no journal event.
+fn build_preview(
+    repo: &Repo,
+    mut objects: ObjectBatch<'_>,
+    changes: &[StagedFile],
+    meta: &PreviewMeta,
+) -> Result<ObjectId, Error> {
+    validate(changes)?;
+    let git = &repo.git;
+    let find: &dyn gix::objs::FindExt = &git.objects;
+    let mut before =
+        gix::objs::tree::Editor::new(gix::objs::Tree::empty(), find, git.object_hash());
+    let mut after = gix::objs::tree::Editor::new(gix::objs::Tree::empty(), find, git.object_hash());
+    for c in changes {
+        if let Some((id, mode)) = c.before {
+            before
+                .upsert(c.path.split('/'), entry_kind(mode), id)
+                .map_err(Error::git(format!("add {} to a tree", c.path)))?;
+        }
+        if let Some((id, mode)) = c.after {
+            after
+                .upsert(c.path.split('/'), entry_kind(mode), id)
+                .map_err(Error::git(format!("add {} to a tree", c.path)))?;
+        }
+    }
+    let before_tree = before.write(|tree| objects.add_object(tree))?;
+    let after_tree = after.write(|tree| objects.add_object(tree))?;
+    write_commits(repo, objects, changes, before_tree, after_tree, meta)
+}
+
+/// The rest of [`build_preview`]: the commits, and every object to disk.
+fn write_commits(
     repo: &Repo,
     mut objects: ObjectBatch<'_>,
     changes: &[StagedFile],
     before_tree: ObjectId,
     after_tree: ObjectId,
     meta: &PreviewMeta,
-) -> Result<Preview, Error> {
+) -> Result<ObjectId, Error> {
     let staged_at_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -211,6 +221,16 @@ fn stage_commits(
     let p_id = objects.add_object(&p_commit)?;
     // Objects first, then the ref that makes them reachable.
     objects.write()?;
+    Ok(p_id)
+}
+
+/// Makes a built preview pending: its ref and a `staged` event, in one transaction.
+fn record_staged(
+    repo: &Repo,
+    changes: &[StagedFile],
+    meta: &PreviewMeta,
+    p_id: ObjectId,
+) -> Result<Preview, Error> {
     let id = short_id(p_id);
 
     let mut event = Event::new(repo, EventKind::Staged, &id, p_id);
@@ -512,6 +532,129 @@ pub fn discard_as(
     )?;
     journal::append(repo, &event, preview.commit, vec![del])?;
     Ok(preview)
+}
+
+/// The two previews a split makes: the part selected and the remainder.
+#[derive(Debug, Clone)]
+pub struct Split {
+    pub selected: Preview,
+    pub remainder: Preview,
+}
+
+/// Cuts pending `preview` in two: the entries whose path is in `selected` and the
+/// rest, each a new pending preview with the parent's metadata narrowed to its files
+/// (`details.split_from` names the parent). One ref transaction removes the parent's
+/// ref, creates both children's and appends a `split` event naming them, so the
+/// parent is pending or split, never both. The caller holds the lock.
+pub(crate) fn split(
+    repo: &Repo,
+    preview: &Preview,
+    selected: &std::collections::BTreeSet<String>,
+    pathspecs: &[String],
+) -> Result<Split, Error> {
+    let (picked, rest): (Vec<&StoredEntry>, Vec<&StoredEntry>) = preview
+        .entries
+        .iter()
+        .partition(|e| selected.contains(&e.path));
+    let build = |entries: &[&StoredEntry], part: &str| -> Result<ObjectId, Error> {
+        let files: Vec<StagedFile> = entries
+            .iter()
+            .map(|e| StagedFile {
+                path: e.path.clone(),
+                before: e.before,
+                after: e.after,
+            })
+            .collect();
+        let meta = narrowed_meta(
+            &preview.meta,
+            &preview.id,
+            &files,
+            preview.entries.len(),
+            part,
+        );
+        // The blobs are the parent's: only trees and commits are new.
+        build_preview(repo, ObjectBatch::new(&repo.git), &files, &meta)
+    };
+    let picked_id = build(&picked, "selected")?;
+    let rest_id = build(&rest, "remainder")?;
+    let (picked_short, rest_short) = (short_id(picked_id), short_id(rest_id));
+
+    let mut event = Event::new(repo, EventKind::Split, &preview.id, preview.commit);
+    event.kind = Some(preview.meta.kind.to_string());
+    event.agent = preview.meta.agent.clone();
+    event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
+    event.children = vec![picked_short.clone(), rest_short.clone()];
+    event.pathspecs = pathspecs.to_vec();
+    let parent_ref = format!("{REF_PREFIX}{}", preview.id);
+    let edits = vec![
+        journal::delete_edit(
+            &parent_ref,
+            PreviousValue::MustExistAndMatch(Target::Object(preview.commit)),
+        )?,
+        journal::update_edit(
+            &format!("{REF_PREFIX}{picked_short}"),
+            PreviousValue::MustNotExist,
+            picked_id,
+            "astedit: split (selected)",
+        )?,
+        journal::update_edit(
+            &format!("{REF_PREFIX}{rest_short}"),
+            PreviousValue::MustNotExist,
+            rest_id,
+            "astedit: split (remainder)",
+        )?,
+    ];
+    let journal_commit = journal::append(repo, &event, preview.commit, edits)?;
+    journal::sync(
+        repo,
+        journal_commit,
+        &[
+            journal::JOURNAL_REF,
+            &parent_ref,
+            &format!("{REF_PREFIX}{picked_short}"),
+            &format!("{REF_PREFIX}{rest_short}"),
+        ],
+    )?;
+    Ok(Split {
+        selected: read_preview(repo, picked_id)?,
+        remainder: read_preview(repo, rest_id)?,
+    })
+}
+
+/// The parent's metadata for one part of a split: per-file counts of its files only,
+/// the total re-added, the summary saying which part of which preview it is.
+fn narrowed_meta(
+    parent: &PreviewMeta,
+    parent_id: &str,
+    files: &[StagedFile],
+    parent_files: usize,
+    part: &str,
+) -> PreviewMeta {
+    let paths: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let mut meta = parent.clone();
+    meta.files.retain(|f| paths.contains(f.path.as_str()));
+    if !parent.files.is_empty() {
+        meta.replacements = meta.files.iter().map(|f| f.count).sum();
+    }
+    meta.summary = format!(
+        "{} ({part} part of {parent_id}: {} of {} files)",
+        one_line(&parent.summary),
+        files.len(),
+        parent_files
+    );
+    let mut details = match std::mem::take(&mut meta.details) {
+        serde_json::Value::Object(map) => map,
+        serde_json::Value::Null => serde_json::Map::new(),
+        other => {
+            let mut map = serde_json::Map::new();
+            map.insert("parent_details".into(), other);
+            map
+        }
+    };
+    details.insert("split_from".into(), serde_json::Value::from(parent_id));
+    details.insert("split_part".into(), serde_json::Value::from(part));
+    meta.details = serde_json::Value::Object(details);
+    meta
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::util::TestRepo;
 
 /// Validates `value` against the schema `git astedit schema COMMAND` prints.
 #[track_caller]
-fn validate(repo: &TestRepo, command: &str, value: &serde_json::Value) {
+pub(crate) fn validate(repo: &TestRepo, command: &str, value: &serde_json::Value) {
     let schema = repo.run(&["schema", command]);
     schema.assert_code(0);
     let schema = schema.json();

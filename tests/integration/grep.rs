@@ -216,3 +216,57 @@ fn a_comment_pattern_finds_comments() {
     out.assert_code(0);
     assert_eq!(out.stdout, "a.py:2:1: # TODO later\n");
 }
+
+#[test]
+fn stream_prints_the_same_lines_in_completion_order() {
+    let repo = TestRepo::new();
+    for i in 0..40 {
+        repo.write(&format!("src/f{i:02}.js"), format!("a();\nf({i});\nb();\n"));
+    }
+    repo.commit_all("init");
+    let sorted = repo.run(&["grep", "-p", "f($A)", "-A", "1", "--max-count", "0"]);
+    sorted.assert_code(0);
+    let streamed = repo.run(&[
+        "grep",
+        "-p",
+        "f($A)",
+        "-A",
+        "1",
+        "--max-count",
+        "0",
+        "--stream",
+    ]);
+    streamed.assert_code(0);
+    // The same groups (match and context line kept together), in whatever order.
+    let groups = |s: &str| {
+        let mut g: Vec<String> = s.split("--\n").map(str::to_string).collect();
+        g.sort();
+        g
+    };
+    assert_eq!(groups(&streamed.stdout), groups(&sorted.stdout));
+    assert_eq!(groups(&sorted.stdout).len(), 40);
+    // JSON is one object and stays in path order.
+    let json = repo.run(&[
+        "--json",
+        "grep",
+        "-p",
+        "f($A)",
+        "--stream",
+        "--max-count",
+        "0",
+    ]);
+    json.assert_code(0);
+    let paths: Vec<String> = json.json()["matches"]
+        .as_array()
+        .expect("matches")
+        .iter()
+        .map(|m| m["path"].as_str().expect("path").to_string())
+        .collect();
+    let mut in_order = paths.clone();
+    in_order.sort();
+    assert_eq!(paths, in_order);
+    assert_eq!(paths.len(), 40);
+    // Nothing found is still exit 1.
+    repo.run(&["grep", "-p", "nothing($A)", "--stream"])
+        .assert_code(1);
+}

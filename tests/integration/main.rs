@@ -4,6 +4,7 @@
 mod util;
 
 mod apply;
+mod context;
 mod contract;
 mod edit;
 mod firsthour;
@@ -11,6 +12,7 @@ mod gitstate;
 mod grep;
 mod manpages;
 mod mcp;
+mod partial;
 mod patch;
 mod recovery;
 mod repo;

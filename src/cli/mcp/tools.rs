@@ -405,6 +405,8 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
                     text: cut(&m.text, MAX_MATCH_TEXT),
                 },
                 meta_variables: MetaVariables::of(&m.captures),
+                context_before: None,
+                context_after: None,
             })
         })
         .skip(offset)
@@ -1028,6 +1030,10 @@ fn resolved(
         index_restored: report.index_restored,
         index_left: report.index_left.clone(),
         commit_kept: report.commit_kept.clone(),
+        split: report
+            .split
+            .as_ref()
+            .map(git_astedit::report::SplitReport::of),
     }
 }
 
@@ -1113,6 +1119,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                 index_restored: false,
                 index_left: Vec::new(),
                 commit_kept: None,
+                split: None,
             };
             (out, text)
         }
