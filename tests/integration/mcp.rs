@@ -1361,3 +1361,33 @@ fn recv_id(s: &mut Server, id: Value) -> Value {
         }
     }
 }
+
+/// A path that names no file is a warning beside the others' results; when every path
+/// names nothing, an error: never a silent "0 files searched".
+#[test]
+fn a_path_matching_nothing_is_a_warning_never_silent() {
+    let t = ts_repo();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "paths-agent");
+    let result = s.call(
+        "ast_grep",
+        json!({"pat": "foo($A)", "path": "top.ts; nope/**/*.ts"}),
+    );
+    assert_eq!(result["isError"], false, "{}", text(&result));
+    let out = &result["structuredContent"];
+    assert_eq!(out["total"], 1);
+    let warnings = out["warnings"].to_string();
+    assert!(warnings.contains("nope/**/*.ts"), "{out}");
+    assert!(
+        text(&result).contains("warning: path ':(glob)nope/**/*.ts' matches no file"),
+        "{}",
+        text(&result)
+    );
+    let none = s.call(
+        "ast_grep",
+        json!({"pat": "foo($A)", "paths": ["nope/**/*.ts"]}),
+    );
+    assert_eq!(none["isError"], true);
+    assert_eq!(error_json(&none)["error"]["code"], "pathspec-no-match");
+    s.finish();
+}

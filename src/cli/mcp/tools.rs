@@ -252,18 +252,40 @@ fn pathspecs(paths: &[String], globs: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The files `paths` name, and a warning per path that names none. Only when every
+/// path names nothing is it an error: a search of nothing must not look clean, but a
+/// model's one stale path among good ones should not cost it the whole call.
 fn collect(
     repo: &Repo,
     lang: Option<&str>,
     paths: &[String],
-) -> Result<(files::FileSet, Option<ast_grep_language::SupportLang>), Error> {
+) -> Result<
+    (
+        files::FileSet,
+        Option<ast_grep_language::SupportLang>,
+        Vec<String>,
+    ),
+    Error,
+> {
     let lang = lang.map(files::parse_language).transpose()?;
-    let opts = files::Options {
+    let mut opts = files::Options {
         pathspecs: paths.to_vec(),
         lang,
         max_file_size: files::DEFAULT_MAX_FILE_SIZE,
     };
-    Ok((files::collect(repo, &opts)?, lang))
+    match files::collect(repo, &opts) {
+        Ok(set) => Ok((set, lang, Vec::new())),
+        Err(files::Error::PathspecNoMatch(unmatched)) if unmatched.len() < opts.pathspecs.len() => {
+            opts.pathspecs.retain(|p| !unmatched.contains(p));
+            let set = files::collect(repo, &opts)?;
+            let warnings = unmatched
+                .iter()
+                .map(|p| format!("path '{p}' matches no file; searched the other paths"))
+                .collect();
+            Ok((set, lang, warnings))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The diagnostics a file-reading tool passes on: languages skipped, files that parse
@@ -353,7 +375,7 @@ fn cut(text: &str, max: usize) -> String {
 pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
     let (repo, notes) = call.open()?;
     let specs = pathspecs(&input.paths, &input.glob);
-    let (set, lang) = collect(&repo, input.lang.as_deref(), &specs)?;
+    let (set, lang, path_warnings) = collect(&repo, input.lang.as_deref(), &specs)?;
     let outcome = git_astedit::grep::grep(
         &repo,
         &set,
@@ -390,7 +412,7 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         .skip(offset)
         .take(cap)
         .collect();
-    let out = GrepReport {
+    let mut out = GrepReport {
         schema_version: Version,
         pattern: input.pattern.clone(),
         shown: matches.len(),
@@ -405,6 +427,7 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         ),
         matches,
     };
+    out.diagnostics.warnings.extend(path_warnings);
     let mut text = String::new();
     for m in &out.matches {
         text.push_str(&format!(
@@ -596,7 +619,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         .collect();
     let (repo, notes) = call.open()?;
     let specs = pathspecs(&input.paths, &input.glob);
-    let (set, lang) = collect(&repo, input.lang.as_deref(), &specs)?;
+    let (set, lang, path_warnings) = collect(&repo, input.lang.as_deref(), &specs)?;
     // The one staging path the CLI's `edit` takes too: files stream into the preview.
     let staged = git_astedit::ops::stage::stage_edit(
         &repo,
@@ -610,11 +633,12 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         },
     )?;
     let outcome = &staged.outcome;
-    let diag = diagnostics(
+    let mut diag = diagnostics(
         &outcome.skipped_languages,
         &outcome.parse_errors,
         &outcome.skipped,
     );
+    diag.warnings.extend(path_warnings);
     let diff = match &staged.preview {
         Some(p) => git_astedit::ops::preview::render_preview_diffs(&repo, p, false, 0)?,
         None => String::new(),
