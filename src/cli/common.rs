@@ -8,9 +8,7 @@ use git_astedit::Error;
 
 use git_astedit::report::Action;
 use git_astedit::report::Diagnostics;
-use git_astedit::report::PreviewState;
 use git_astedit::report::ResolveReport;
-use git_astedit::report::Version;
 
 use super::Out;
 
@@ -145,28 +143,5 @@ pub fn resolve_report(
     index: bool,
     reason: Option<String>,
 ) -> ResolveReport {
-    ResolveReport {
-        schema_version: Version,
-        id: report.id.clone(),
-        action,
-        state: match action {
-            Action::Applied => PreviewState::Applied,
-            Action::Undone => PreviewState::Pending,
-            Action::Discarded => PreviewState::Discarded,
-        },
-        written: report.written.clone(),
-        deleted: report.deleted.clone(),
-        file_count: files.len(),
-        files,
-        index,
-        commit: report.commit.clone(),
-        reason,
-        index_restored: report.index_restored,
-        index_left: report.index_left.clone(),
-        commit_kept: report.commit_kept.clone(),
-        split: report
-            .split
-            .as_ref()
-            .map(git_astedit::report::SplitReport::of),
-    }
+    ResolveReport::of(report, action, Some(files), index, reason)
 }

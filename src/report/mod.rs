@@ -423,6 +423,50 @@ pub struct ResolveReport {
     pub split: Option<SplitReport>,
 }
 
+impl ResolveReport {
+    /// The report of an apply or undo, the same from every front end. `files` is the
+    /// preview's paths; `None` means the paths written and deleted, sorted.
+    pub fn of(
+        report: &crate::txn::ApplyReport,
+        action: Action,
+        files: Option<Vec<String>>,
+        index: bool,
+        reason: Option<String>,
+    ) -> Self {
+        let files = files.unwrap_or_else(|| {
+            let mut touched: Vec<String> = report
+                .written
+                .iter()
+                .chain(&report.deleted)
+                .cloned()
+                .collect();
+            touched.sort();
+            touched
+        });
+        ResolveReport {
+            schema_version: Version,
+            id: report.id.clone(),
+            action,
+            state: match action {
+                Action::Applied => PreviewState::Applied,
+                Action::Undone => PreviewState::Pending,
+                Action::Discarded => PreviewState::Discarded,
+            },
+            written: report.written.clone(),
+            deleted: report.deleted.clone(),
+            file_count: files.len(),
+            files,
+            index,
+            commit: report.commit.clone(),
+            reason,
+            index_restored: report.index_restored,
+            index_left: report.index_left.clone(),
+            commit_kept: report.commit_kept.clone(),
+            split: report.split.as_ref().map(SplitReport::of),
+        }
+    }
+}
+
 /// How a partial apply split its preview.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SplitReport {

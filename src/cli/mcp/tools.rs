@@ -1004,37 +1004,7 @@ fn resolved(
     index: bool,
     reason: Option<String>,
 ) -> ResolveReport {
-    let mut files: Vec<String> = report
-        .written
-        .iter()
-        .chain(&report.deleted)
-        .cloned()
-        .collect();
-    files.sort();
-    ResolveReport {
-        schema_version: Version,
-        id: report.id.clone(),
-        action,
-        state: match action {
-            Action::Applied => PreviewState::Applied,
-            Action::Undone => PreviewState::Pending,
-            Action::Discarded => PreviewState::Discarded,
-        },
-        written: report.written.clone(),
-        deleted: report.deleted.clone(),
-        file_count: files.len(),
-        files,
-        index,
-        commit: report.commit.clone(),
-        reason,
-        index_restored: report.index_restored,
-        index_left: report.index_left.clone(),
-        commit_kept: report.commit_kept.clone(),
-        split: report
-            .split
-            .as_ref()
-            .map(git_astedit::report::SplitReport::of),
-    }
+    ResolveReport::of(report, action, None, index, reason)
 }
 
 fn non_empty(reason: Option<String>) -> Option<String> {
