@@ -135,6 +135,18 @@ pub fn warn_all(out: &mut Out, diag: &Diagnostics) {
     }
 }
 
+/// The report of the apply a `--apply` run made right after staging `preview`, if any.
+pub fn apply_report(
+    preview: &txn::Preview,
+    applied: Option<&txn::ApplyReport>,
+    reason: Option<String>,
+) -> Option<ResolveReport> {
+    applied.map(|a| {
+        let files = preview.entries.iter().map(|e| e.path.clone()).collect();
+        resolve_report(a, Action::Applied, files, false, reason)
+    })
+}
+
 /// The report of an apply (or undo) as every command gives it.
 pub fn resolve_report(
     report: &txn::ApplyReport,

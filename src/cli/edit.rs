@@ -5,7 +5,6 @@ use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
 use git_astedit::ops::stage::EditRequest;
 use git_astedit::render;
-use git_astedit::report::Action;
 use git_astedit::report::Dropped;
 use git_astedit::report::Replacement;
 use git_astedit::report::StageReport;
@@ -217,10 +216,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     report.id = Some(preview.id.clone());
     report.staged = true;
     report.applied = applied.is_some();
-    report.apply = applied.as_ref().map(|a| {
-        let files = preview.entries.iter().map(|e| e.path.clone()).collect();
-        common::resolve_report(a, Action::Applied, files, false, meta.reason.clone())
-    });
+    report.apply = common::apply_report(preview, applied.as_ref(), meta.reason.clone());
 
     if json {
         out.json(&report)?;

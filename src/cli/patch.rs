@@ -12,7 +12,6 @@ use git_astedit::ops::patch::preview_meta;
 use git_astedit::ops::patch::report_json;
 use git_astedit::ops::patch::report_text;
 use git_astedit::patch;
-use git_astedit::report::Action;
 use git_astedit::report::Diagnostics;
 use git_astedit::report::StageReport;
 use git_astedit::report::StagedFile;
@@ -128,10 +127,7 @@ pub fn run(ctx: &mut Ctx, args: PatchArgs) -> Result<Exit, Error> {
     report.id = Some(preview.id.clone());
     report.staged = true;
     report.applied = applied.is_some();
-    report.apply = applied.as_ref().map(|a| {
-        let files = preview.entries.iter().map(|e| e.path.clone()).collect();
-        common::resolve_report(a, Action::Applied, files, false, meta.reason.clone())
-    });
+    report.apply = common::apply_report(&preview, applied.as_ref(), meta.reason.clone());
 
     if json {
         out.json(&report)?;
