@@ -60,6 +60,9 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
         if let [part, rest] = e.children.as_slice() {
             line.push_str(&format!("  into: {part} (selected) + {rest} (remainder)"));
         }
+        if let Some(next) = &e.successor {
+            line.push_str(&format!("  successor: {next}"));
+        }
         if let Some(r) = &e.reason {
             line.push_str(&format!(
                 "  reason: {}",

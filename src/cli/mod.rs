@@ -35,6 +35,7 @@ mod output;
 mod patch;
 mod pr;
 mod recover;
+mod refresh;
 mod scan;
 mod schema;
 mod show;
@@ -83,6 +84,7 @@ pub enum Command {
     Resolve(ResolveCommand),
     /// Undo an applied preview
     Undo(undo::UndoArgs),
+    Refresh(refresh::RefreshArgs),
     /// Show the journal of staged, applied, discarded and undone transactions
     Log(log::LogArgs),
     /// Prune old previews and journal entries
@@ -286,6 +288,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
             discard::run(ctx, args)
         }
         Command::Undo(args) => undo::run(ctx, args),
+        Command::Refresh(args) => refresh::run(ctx, args),
         Command::Log(args) => log::run(ctx, args),
         Command::Gc(args) => gc::run(ctx, args),
         Command::Scan(args) => scan::run(ctx, args),

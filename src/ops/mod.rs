@@ -9,5 +9,6 @@ here, and the shapes they print live in [`crate::report`].
 pub mod patch;
 pub mod pr;
 pub mod preview;
+pub mod refresh;
 pub mod split;
 pub mod stage;

@@ -57,6 +57,12 @@ pub fn stage_edit(repo: &Repo, req: &EditRequest<'_>) -> Result<StagedEdit, Erro
     }
     let mut meta = outcome.meta(req.ops, req.lang, req.reason.clone());
     meta.agent = req.agent.clone();
+    super::refresh::record_edit(
+        &mut meta,
+        &req.set.pathspecs,
+        repo.prefix.as_deref().unwrap_or(""),
+        req.max_file_size,
+    );
     let preview = if outcome.files.is_empty() {
         None
     } else {

@@ -151,8 +151,22 @@ fn forward_op(e: &super::StoredEntry) -> PathOp {
     }
 }
 
+/// The stale paths of `preview` (none: it applies as it is), the lock held.
+pub(super) fn stale_of(repo: &Repo, preview: &Preview) -> Result<Vec<StalePath>, Error> {
+    let ops: Vec<PathOp> = preview.entries.iter().map(forward_op).collect();
+    match check_stale(repo, TxnOp::Apply, &preview.id, &ops, None) {
+        Ok(_) => Ok(Vec::new()),
+        Err(Error::Stale { paths, .. }) => Ok(paths),
+        Err(e) => Err(e),
+    }
+}
+
 /// [`apply`] of a found preview, with the lock held.
-fn apply_locked(repo: &Repo, preview: Preview, opts: &ApplyOptions) -> Result<ApplyReport, Error> {
+pub(super) fn apply_locked(
+    repo: &Repo,
+    preview: Preview,
+    opts: &ApplyOptions,
+) -> Result<ApplyReport, Error> {
     let ops: Vec<PathOp> = preview.entries.iter().map(forward_op).collect();
     index::check_paths(repo, &ops)?;
     let stamps = check(repo, TxnOp::Apply, &preview.id, &ops)?;
@@ -222,7 +236,7 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
 /// With the lock held, a record left behind is an interrupted run that recovery could
 /// not finish (the command line runs recovery first): nothing else may write until the
 /// user resolves it.
-fn refuse_while_unfinished(repo: &Repo) -> Result<(), Error> {
+pub(super) fn refuse_while_unfinished(repo: &Repo) -> Result<(), Error> {
     match record::read_record(repo) {
         Ok(None) => Ok(()),
         Ok(Some(r)) => Err(Error::RecoveryPending {

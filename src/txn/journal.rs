@@ -45,6 +45,9 @@ pub enum EventKind {
     /// A pending preview was cut in two by `apply ID -- PATHSPEC`: `children` names
     /// the part selected (then applied) and the remainder (pending).
     Split,
+    /// A pending preview was re-derived on the current tree by `refresh`: `successor`
+    /// names the new preview that replaces it.
+    Refreshed,
 }
 
 impl EventKind {
@@ -57,6 +60,7 @@ impl EventKind {
             EventKind::Recovered => "recovered",
             EventKind::Expired => "expired",
             EventKind::Split => "split",
+            EventKind::Refreshed => "refreshed",
         }
     }
 }
@@ -175,9 +179,21 @@ pub struct Event {
     /// On `split`: the pathspecs as typed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pathspecs: Vec<String>,
+    /// On `refreshed`: the preview (short id) that replaced this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successor: Option<String>,
 }
 
 impl Event {
+    /// The previews that replaced this one: a split's parts, or a refresh's successor.
+    pub fn successors(&self) -> Vec<String> {
+        self.children
+            .iter()
+            .cloned()
+            .chain(self.successor.clone())
+            .collect()
+    }
+
     /// A new event of `kind` for preview `id` (commit `commit`), stamped now by `repo`'s identity.
     pub fn new(repo: &Repo, event: EventKind, id: &str, commit: ObjectId) -> Event {
         let sig = repo.signature();
@@ -201,18 +217,19 @@ pub(crate) fn now_secs() -> i64 {
 }
 
 /// The ids of the line of one change, for `log ID`: the ids starting with `prefix`,
-/// the previews they were split from (up the chain) and the parts they were split
-/// into (down it). Siblings of a part are not in its line.
+/// the previews they were split or refreshed from (up the chain) and the parts or
+/// successors they became (down it). Siblings of a part are not in its line.
 pub fn lineage(events: &[Event], prefix: &str) -> std::collections::BTreeSet<String> {
     let mut ids: std::collections::BTreeSet<String> = events
         .iter()
-        .flat_map(|e| std::iter::once(&e.id).chain(&e.children))
+        .flat_map(|e| std::iter::once(e.id.clone()).chain(e.successors()))
         .filter(|id| id.starts_with(prefix))
-        .cloned()
         .collect();
-    let splits: Vec<&Event> = events
+    // Splits and refreshes: each links a preview to the ones that replaced it.
+    let splits: Vec<(&Event, Vec<String>)> = events
         .iter()
-        .filter(|e| e.event == EventKind::Split)
+        .filter(|e| matches!(e.event, EventKind::Split | EventKind::Refreshed))
+        .map(|e| (e, e.successors()))
         .collect();
     // Up: a split whose parts include a known id adds its parent; down: a split of a
     // known id adds its parts. Kept apart so that one part does not pull in the other.
@@ -220,12 +237,12 @@ pub fn lineage(events: &[Event], prefix: &str) -> std::collections::BTreeSet<Str
     let mut down = ids.clone();
     loop {
         let before = (up.len(), down.len());
-        for s in &splits {
-            if s.children.iter().any(|c| up.contains(c)) {
+        for (s, children) in &splits {
+            if children.iter().any(|c| up.contains(c)) {
                 up.insert(s.id.clone());
             }
             if down.contains(&s.id) {
-                down.extend(s.children.iter().cloned());
+                down.extend(children.iter().cloned());
             }
         }
         if (up.len(), down.len()) == before {

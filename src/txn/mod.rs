@@ -27,6 +27,7 @@ mod lock;
 mod objects;
 mod record;
 mod recover;
+pub mod refresh;
 pub mod resolve;
 mod store;
 

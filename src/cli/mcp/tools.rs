@@ -1090,6 +1090,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                 index_left: Vec::new(),
                 commit_kept: None,
                 split: None,
+                refreshed: None,
             };
             (out, text)
         }
