@@ -84,10 +84,12 @@ fn insert_detail(meta: &mut PreviewMeta, value: serde_json::Value) {
 /// Why a refresh or an `apply --refresh` refused.
 #[derive(Debug, thiserror::Error)]
 pub enum RefreshError {
-    #[error("{}", conflict_message(.id, .files))]
+    #[error("{}", conflict_message(.id, .files, .rederived))]
     Conflict {
         id: String,
         files: Vec<ConflictFile>,
+        /// What the refresh found for the other paths (nothing of it was staged).
+        rederived: Vec<FileOutcome>,
     },
     #[error(
         "preview {id} is stale and its refresh {successor} differs ({why}); it is staged for \
@@ -104,7 +106,7 @@ pub enum RefreshError {
     MergeTool(String),
 }
 
-fn conflict_message(id: &str, files: &[ConflictFile]) -> String {
+fn conflict_message(id: &str, files: &[ConflictFile], rederived: &[FileOutcome]) -> String {
     let mut s = format!(
         "cannot refresh {id}: {} file{} changed where the preview changes {}; nothing was staged",
         files.len(),
@@ -115,6 +117,13 @@ fn conflict_message(id: &str, files: &[ConflictFile]) -> String {
         s.push_str(&format!("\n  {}: {}", f.path, f.why));
         for r in &f.regions {
             s.push_str(&format!("\n    {}", r.describe()));
+        }
+    }
+    let moved: Vec<&FileOutcome> = rederived.iter().filter(|f| f.how != How::Kept).collect();
+    if !moved.is_empty() {
+        s.push_str("\nthe other changed files would refresh (replacements before → now):");
+        for f in moved {
+            s.push_str(&format!("\n  {}", f.line()));
         }
     }
     s
@@ -151,9 +160,11 @@ impl Classify for RefreshError {
     }
     fn details(&self) -> Option<serde_json::Value> {
         match self {
-            RefreshError::Conflict { id, files } => {
-                Some(serde_json::json!({"id": id, "conflicts": files}))
-            }
+            RefreshError::Conflict {
+                id,
+                files,
+                rederived,
+            } => Some(serde_json::json!({"id": id, "conflicts": files, "files": rederived})),
             RefreshError::Differs { id, successor, why } => Some(serde_json::json!({
                 "id": id, "successor": successor, "why": why,
             })),
@@ -212,7 +223,7 @@ pub enum How {
 }
 
 /// One path of the comparison.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct FileOutcome {
     pub path: String,
     /// Replacements in the old preview (`None`: the path is newly matching).
@@ -221,6 +232,30 @@ pub struct FileOutcome {
     pub now: Option<usize>,
     pub how: How,
     pub why: Option<String>,
+}
+
+impl FileOutcome {
+    /// `path: 2 → 3 (re-run)`, one line.
+    pub fn line(&self) -> String {
+        let count = |n: Option<usize>| n.map_or("-".to_string(), |n| n.to_string());
+        let how = match self.how {
+            How::Kept => "kept",
+            How::Rerun => "re-run",
+            How::Repatched => "patch resolved again",
+            How::Merged => "three-way merge",
+            How::Dropped => "dropped out",
+        };
+        format!(
+            "{}: {} → {} ({how}{})",
+            crate::render::escape_line(&self.path),
+            count(self.before),
+            count(self.now),
+            self.why
+                .as_deref()
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default()
+        )
+    }
 }
 
 /// What a refresh did.
@@ -636,14 +671,15 @@ fn rederive(
             ));
         }
     }
+    outcomes.sort_by(|a, b| a.path.cmp(&b.path));
     if !conflicts.is_empty() {
         return Err(RefreshError::Conflict {
             id: old.id.clone(),
             files: conflicts,
+            rederived: outcomes,
         }
         .into());
     }
-    outcomes.sort_by(|a, b| a.path.cmp(&b.path));
     if !changed_any {
         return Ok(Refreshed {
             old,

@@ -15,6 +15,7 @@ mod mcp;
 mod partial;
 mod patch;
 mod recovery;
+mod refresh;
 mod repo;
 mod sarif;
 mod scan;
