@@ -503,3 +503,118 @@ fn refresh_all_picks_up_newly_matching_files() {
     schema.assert_code(0);
     assert!(schema.stdout.contains("newly_matching"));
 }
+
+/// A minimal MCP client: one request at a time over the server's stdio.
+struct Mcp {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    next: u64,
+}
+
+impl Mcp {
+    fn start(repo: &TestRepo) -> Mcp {
+        let mut child = repo
+            .command(".", &["mcp"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = std::io::BufRead::lines(std::io::BufReader::new(
+            child.stdout.take().expect("stdout"),
+        ));
+        let mut m = Mcp {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        };
+        m.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "refresh-test", "version": "1.0"}}),
+        );
+        m.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}));
+        m
+    }
+
+    fn send(&mut self, msg: &serde_json::Value) {
+        use std::io::Write as _;
+        writeln!(self.stdin, "{msg}").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        loop {
+            let line = self.stdout.next().expect("a response").expect("read");
+            let msg: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+            if msg["id"] == serde_json::json!(id) {
+                return msg["result"].clone();
+            }
+        }
+    }
+
+    fn resolve(&mut self, args: serde_json::Value) -> serde_json::Value {
+        self.request(
+            "tools/call",
+            serde_json::json!({"name": "resolve", "arguments": args}),
+        )
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn mcp_resolve_takes_refresh_and_paths() {
+    let (repo, old) = fifty();
+    repo.write(&path(9), reformatted(9));
+    let mut mcp = Mcp::start(&repo);
+    // Stale without refresh: refused as ever.
+    let r = mcp.resolve(serde_json::json!({"action": "apply", "id": old, "reason": "r"}));
+    assert_eq!(r["isError"], true, "{r}");
+    // refresh + paths: refused as a usage error.
+    let r = mcp.resolve(
+        serde_json::json!({"action": "apply", "id": old, "reason": "r",
+        "refresh": true, "paths": ["src"]}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    let r = mcp.resolve(
+        serde_json::json!({"action": "apply", "id": old, "reason": "r",
+        "refresh": true}),
+    );
+    assert_eq!(r["isError"], false, "{r}");
+    let v = &r["structuredContent"];
+    assert_eq!(v["refreshed"]["id"], old.as_str(), "{v}");
+    assert_eq!(v["id"], v["refreshed"]["successor"]);
+    assert_eq!(repo.read_string(&path(9)), swapped(&reformatted(9), 9));
+    drop(mcp);
+
+    // paths: a partial apply.
+    let (repo, old) = fifty();
+    let mut mcp = Mcp::start(&repo);
+    let r = mcp.resolve(
+        serde_json::json!({"action": "apply", "id": old, "reason": "r",
+        "paths": ["src/f1*"]}),
+    );
+    assert_eq!(r["isError"], false, "{r}");
+    let v = &r["structuredContent"];
+    assert_eq!(v["split"]["parent"], old.as_str(), "{v}");
+    assert_eq!(v["file_count"], 10);
+    assert_eq!(repo.read_string(&path(12)), swapped(&source(12), 12));
+    assert_eq!(repo.read_string(&path(22)), source(22));
+    let rest = v["split"]["remainder"].as_str().expect("remainder");
+    assert_eq!(repo.astedit_refs(), vec![format!("refs/astedit/{rest}")]);
+    repo.fsck();
+}
