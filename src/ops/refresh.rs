@@ -67,6 +67,138 @@ pub fn record_edit(meta: &mut PreviewMeta, pathspecs: &[String], prefix: &str, m
     );
 }
 
+/// Records in a scan preview's metadata what its refresh needs: the config files
+/// given (repository paths; none: the defaults at the top), a content hash of every
+/// file the rules were read from, the rules selected and the pass bound.
+pub fn record_scan(
+    meta: &mut PreviewMeta,
+    repo: &Repo,
+    rules: &crate::scan::RuleSet,
+    configs: &[std::path::PathBuf],
+    opts: &crate::scan::Options,
+) {
+    let configs: Vec<String> = configs
+        .iter()
+        .map(|c| {
+            let abs = repo.cwd.join(c);
+            let abs = std::fs::canonicalize(&abs).unwrap_or(abs);
+            match abs.strip_prefix(&repo.workdir) {
+                Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
+                Err(_) => abs.to_string_lossy().into_owned(),
+            }
+        })
+        .collect();
+    insert_detail(
+        meta,
+        serde_json::json!({
+            "configs": configs,
+            "rules_digest": rules_digest(&repo.cwd, rules),
+            "only_rules": opts.only_rules,
+            "max_passes": opts.max_passes.unwrap_or(rules.max_passes),
+        }),
+    );
+}
+
+/// SHA-256 over the bytes of every file `rules` were read from (`sources` are shown
+/// relative to `cwd`), in order: the rules "by content hash".
+fn rules_digest(cwd: &std::path::Path, rules: &crate::scan::RuleSet) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for s in &rules.sources {
+        let bytes = std::fs::read(cwd.join(s)).unwrap_or_default();
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+    }
+    format!("{:x}", h.finalize())
+}
+
+/// A scan's recorded rules loaded again, when they still hash the same.
+struct ScanRules {
+    rules: crate::scan::RuleSet,
+    only: Vec<String>,
+    max_passes: usize,
+}
+
+impl ScanRules {
+    /// `Err` says why re-running is impossible (then files are merged three-way).
+    fn of(repo: &Repo, meta: &PreviewMeta) -> Result<ScanRules, String> {
+        let rec = meta
+            .details
+            .get(DETAILS_KEY)
+            .ok_or("the preview did not record its rules (staged by an older version)")?;
+        let configs: Vec<std::path::PathBuf> = rec
+            .get("configs")
+            .and_then(|c| serde_json::from_value::<Vec<String>>(c.clone()).ok())
+            .ok_or("the preview did not record its rules")?
+            .into_iter()
+            .map(|c| repo.workdir.join(c))
+            .collect();
+        let at_top = Repo::discover_from(&repo.workdir).map_err(|e| e.to_string())?;
+        let rules = crate::scan::rules::load(&at_top, &configs)
+            .map_err(|e| format!("the rules no longer load: {e}"))?;
+        let digest = rec.get("rules_digest").and_then(|d| d.as_str());
+        if digest != Some(rules_digest(&at_top.cwd, &rules).as_str()) {
+            return Err("the rule files changed since the preview was staged".into());
+        }
+        Ok(ScanRules {
+            only: rec
+                .get("only_rules")
+                .and_then(|o| serde_json::from_value(o.clone()).ok())
+                .unwrap_or_default(),
+            max_passes: rec
+                .get("max_passes")
+                .and_then(|m| m.as_u64())
+                .map_or(rules.max_passes, |m| m as usize),
+            rules,
+        })
+    }
+
+    /// The rules' fixes on `text`: the new text (`None`: nothing to fix), the count,
+    /// and the fixes as (rule, matched text, inserted text), sorted.
+    fn run(&self, path: &str, text: &str) -> Option<ScanRun> {
+        let lang = crate::files::language_of(path)?;
+        let active: Vec<&crate::scan::Rule> = self
+            .rules
+            .rules
+            .iter()
+            .filter(|r| self.only.is_empty() || self.only.contains(&r.id))
+            .filter(|r| r.applies_to(path, lang))
+            .collect();
+        let res = crate::scan::engine::run_file(
+            path,
+            text,
+            lang,
+            &active,
+            crate::scan::Mode::Fix,
+            self.max_passes.max(1),
+        )
+        .ok()?;
+        let mut pairs: Vec<(usize, String, String)> = res
+            .findings
+            .iter()
+            .filter_map(|f| {
+                let fix = f.fix.as_ref()?;
+                let rule = active.iter().position(|r| r.id == f.rule)?;
+                Some((rule, f.text.clone(), fix.inserted.clone()))
+            })
+            .collect();
+        pairs.sort();
+        Some(ScanRun {
+            after: res.after,
+            count: res.counts.iter().map(|(_, n)| n).sum(),
+            introduces_parse_error: res.introduces_parse_error,
+            pairs,
+        })
+    }
+}
+
+struct ScanRun {
+    after: Option<String>,
+    count: usize,
+    introduces_parse_error: bool,
+    pairs: Vec<(usize, String, String)>,
+}
+
 fn insert_detail(meta: &mut PreviewMeta, value: serde_json::Value) {
     let mut details = match std::mem::take(&mut meta.details) {
         serde_json::Value::Object(map) => map,
@@ -546,8 +678,10 @@ fn rederive(
     let mut conflicts = Vec::new();
     let mut new_files: Vec<FileMeta> = Vec::new();
     let mut changed_any = false;
-    // Re-resolved once, on the first stale path, for a patch preview.
+    // Re-resolved once, on the first stale path, for a patch preview; the rules of a
+    // scan loaded once likewise.
     let mut repatched: Option<Result<Repatched, String>> = None;
+    let mut scan_rules: Option<Result<ScanRules, String>> = None;
 
     for e in &old.entries {
         let current = read_current(repo, &e.path)?;
@@ -600,6 +734,7 @@ fn rederive(
                 e,
                 &edit_ops,
                 &mut repatched,
+                &mut scan_rules,
                 &mut notes,
                 before,
                 after.as_deref(),
@@ -709,6 +844,7 @@ fn derive_file(
     e: &StoredEntry,
     edit_ops: &Option<EditOps>,
     repatched: &mut Option<Result<Repatched, String>>,
+    scan_rules: &mut Option<Result<ScanRules, String>>,
     notes: &mut Vec<String>,
     before: &[u8],
     after: Option<&[u8]>,
@@ -782,7 +918,54 @@ fn derive_file(
                 Err(_) => merged(e, meta, after, merge),
             }
         }
-        PreviewKind::Scan | PreviewKind::Merge => merged(e, meta, after, merge),
+        PreviewKind::Scan => {
+            let rules = scan_rules.get_or_insert_with(|| {
+                let r = ScanRules::of(repo, meta);
+                if let Err(why) = &r {
+                    notes.push(format!("{why}; changed files are merged three-way instead"));
+                }
+                r
+            });
+            let (Ok(rules), Some(after)) = (rules, after) else {
+                return merged(e, meta, after, merge);
+            };
+            let (Ok(now_text), Ok(before_text)) = (
+                std::str::from_utf8(&current.bytes),
+                std::str::from_utf8(before),
+            ) else {
+                return merged(e, meta, Some(after), merge);
+            };
+            let (Some(now), Some(then)) = (
+                rules.run(&e.path, now_text),
+                rules.run(&e.path, before_text),
+            ) else {
+                return merged(e, meta, Some(after), merge);
+            };
+            let merge = merge(after)?;
+            if !merge.conflicts.is_empty() && now.pairs != then.pairs {
+                return Ok(Derived::Conflict(ConflictFile {
+                    path: e.path.clone(),
+                    why: "edited where the preview changes it, and re-running the rules there \
+                          gives other fixes"
+                        .into(),
+                    regions: merge.conflicts,
+                }));
+            }
+            Ok(match now.after.filter(|t| t.as_bytes() != current.bytes) {
+                None => Derived::Dropped("the rules no longer fix it".into()),
+                Some(text) => Derived::Changed {
+                    after: text.into_bytes(),
+                    count: now.count,
+                    how: How::Rerun,
+                    flags: if now.introduces_parse_error {
+                        vec![crate::edit::FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+                    } else {
+                        Vec::new()
+                    },
+                },
+            })
+        }
+        PreviewKind::Merge => merged(e, meta, after, merge),
     }
 }
 

@@ -618,3 +618,52 @@ fn mcp_resolve_takes_refresh_and_paths() {
     assert_eq!(repo.astedit_refs(), vec![format!("refs/astedit/{rest}")]);
     repo.fsck();
 }
+
+#[test]
+fn scan_preview_reruns_its_rules_and_merges_when_the_rules_changed() {
+    let repo = TestRepo::new();
+    let rule = "[[rules]]\nid = \"no-bar\"\nlanguage = \"javascript\"\nrule.pattern = \"bar($A)\"\nfix = \"qux($A)\"\nmessage = \"no bar\"\nseverity = \"warning\"\n";
+    repo.write("astedit.toml", rule);
+    repo.write("a.js", "bar(1);\n\n\n\nlet x = 1;\n");
+    repo.write("b.js", "bar(2);\n\n\n\nlet y = 2;\n");
+    repo.commit_all("init");
+    let out = repo.run(&["scan", "--stage", "--json"]);
+    out.assert_code(0);
+    let old = out.json()["id"].as_str().expect("id").to_string();
+    // A new match in a changed file: the rules re-run and find it.
+    repo.write("a.js", "bar(1);\n\n\n\nlet x  =  1;\nbar(3);\n");
+    let v = repo.run(&["refresh", &old, "--json"]).json();
+    assert_eq!(v["state"], "refreshed", "{v}");
+    assert_eq!(v["files"][0]["how"], "rerun", "{v}");
+    assert_eq!(v["files"][0]["now"], 2);
+    assert_eq!(v["same_counts"], false);
+    let new = v["successor"].as_str().expect("successor").to_string();
+    // The rule file changed: re-running would not be the reviewed change; b.js is
+    // merged three-way instead, and the note says why.
+    repo.write("astedit.toml", rule.replace("qux", "zap"));
+    repo.write("b.js", "bar(2);\n\n\n\nlet y  =  2;\n");
+    let v = repo.run(&["refresh", &new, "--json"]).json();
+    assert_eq!(v["state"], "refreshed", "{v}");
+    let b = v["files"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|f| f["path"] == "b.js")
+        .expect("b.js")
+        .clone();
+    assert_eq!(b["how"], "merged", "{v}");
+    assert!(
+        v["notes"][0]
+            .as_str()
+            .is_some_and(|n| n.contains("rule files changed")),
+        "{v}"
+    );
+    let last = v["successor"].as_str().expect("successor").to_string();
+    repo.run(&["apply", &last]).assert_code(0);
+    assert_eq!(
+        repo.read_string("a.js"),
+        "qux(1);\n\n\n\nlet x  =  1;\nqux(3);\n"
+    );
+    assert_eq!(repo.read_string("b.js"), "qux(2);\n\n\n\nlet y  =  2;\n");
+    repo.fsck();
+}
