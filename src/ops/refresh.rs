@@ -9,12 +9,17 @@ Per path of the preview, by what the work tree holds now:
 * the preview's before side: the path is kept as it is (same blobs);
 * the preview's after side: the change is already there, the path drops out;
 * gone (the preview needed it): drops out;
-* anything else: the path is re-derived. `edit` previews re-run their recorded ops
-  and `patch` previews resolve their recorded patch again on the current content;
-  `scan` and `merge` previews, and any path where re-running is impossible (no
-  recorded patch, a language the ops do not compile for, a file that is not text),
-  take a three-way merge (base = the before blob, ours = the work tree, theirs = the
-  after blob, by `git merge-file`).
+* anything else: the path is re-derived. `edit` previews re-run their recorded ops,
+  `scan` previews their recorded rules (loaded again from the recorded config files,
+  and used only when those files hash as they did at staging), and `patch` previews
+  resolve their recorded patch again, on the current content; `merge` previews, and
+  any path where re-running is impossible (nothing recorded, rules changed, a
+  language the ops do not compile for, a file that is not text), take a three-way
+  merge (base = the before blob, ours = the work tree, theirs = the after blob, by
+  `git merge-file`).
+
+`--all` (edit previews) also re-runs the ops over the file set recorded at staging
+(the pathspecs, from the folder they were typed in), so files that match now join.
 
 **Conflicts.** A re-run is accepted only where the user's edit and the preview's
 change do not overlap (the three-way merge is clean), or, where they do, when the re-run
