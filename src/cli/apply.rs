@@ -71,7 +71,7 @@ pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
             return Ok(Exit::Ok);
         }
         if let Some(r) = &refreshed {
-            ctx.out.print(&super::refresh::text(r))?;
+            ctx.out.print(&super::refresh::text(r, false))?;
         }
         print_report(ctx, Action::Applied, &done.report, opts.index, opts.reason)?;
         return Ok(Exit::Ok);

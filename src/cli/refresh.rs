@@ -43,12 +43,13 @@ pub fn run(ctx: &mut Ctx, args: RefreshArgs) -> Result<Exit, Error> {
         out.json(&report)?;
         return Ok(Exit::Ok);
     }
-    out.print(&text(&report))?;
+    out.print(&text(&report, true))?;
     Ok(Exit::Ok)
 }
 
-/// The text form of a refresh report (also used by `apply --refresh`).
-pub(super) fn text(r: &RefreshReport) -> String {
+/// The text form of a refresh report (also used by `apply --refresh`, which applies
+/// the successor at once: `hint_apply` false).
+pub(super) fn text(r: &RefreshReport, hint_apply: bool) -> String {
     let mut s = String::new();
     if r.state == RefreshState::Current {
         s.push_str(&format!(
@@ -90,8 +91,7 @@ pub(super) fn text(r: &RefreshReport) -> String {
     }
     if let Some(next) = &r.successor {
         s.push_str(&format!(
-            "Refreshed {} as {next}: {} replacements before, {} now{}. Apply with `git astedit \
-             apply {next}`.\n",
+            "Refreshed {} as {next}: {} replacements before, {} now{}.",
             r.id,
             r.replacements_before,
             r.replacements_now,
@@ -101,6 +101,10 @@ pub(super) fn text(r: &RefreshReport) -> String {
                 ""
             }
         ));
+        if hint_apply {
+            s.push_str(&format!(" Apply with `git astedit apply {next}`."));
+        }
+        s.push('\n');
     }
     s
 }
