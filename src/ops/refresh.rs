@@ -1235,6 +1235,59 @@ mod tests {
     }
 
     #[test]
+    fn a_moved_call_makes_the_same_replacements_an_edited_one_does_not() {
+        let meta = PreviewMeta {
+            ops: vec![crate::change::OpMeta {
+                pattern: "foo($A, $B)".into(),
+                rewrite: "foo($B, $A)".into(),
+                lang: None,
+            }],
+            ..PreviewMeta::default()
+        };
+        let ops = EditOps::of(&meta).expect("edit ops");
+        let rw = ops.rewriter("a.js").expect("compiles for js");
+        let run = |t: &str| pairs(&rw.rewrite(t).expect("rewrite"));
+        let before = "function h() {}\nfunction m() { foo(1, k); }\n";
+        let moved = "function m() { foo(1, k); }\n\nfunction h() {}\n";
+        let edited = "function h() {}\nfunction m() { foo(1, j); }\n";
+        assert_eq!(run(before), run(moved));
+        assert_ne!(run(before), run(edited));
+        assert!(ops.rewriter("notes.unknown-extension").is_none());
+    }
+
+    #[test]
+    fn same_counts_is_the_dsh_rule() {
+        let row = |path: &str, before, now| FileOutcome {
+            path: path.into(),
+            before,
+            now,
+            how: How::Rerun,
+            why: None,
+        };
+        let mut r = Refreshed {
+            old: Preview {
+                id: "a".into(),
+                commit: gix::ObjectId::null(gix::hash::Kind::Sha1),
+                time: 0,
+                meta: PreviewMeta::default(),
+                entries: Vec::new(),
+            },
+            new: None,
+            files: vec![row("x", Some(1), Some(1))],
+            notes: Vec::new(),
+        };
+        assert!(r.same_counts());
+        r.files.push(row("y", Some(2), Some(3)));
+        r.files.push(row("z", Some(1), None));
+        r.files.push(row("w", None, Some(1)));
+        assert!(!r.same_counts());
+        assert_eq!(
+            r.difference(),
+            "y: 2 → 3, z dropped out, w newly matches (1)"
+        );
+    }
+
+    #[test]
     fn conflict_regions_count_ours_lines_only() {
         let text = b"x\n<<<<<<< work tree\no1\n||||||| before\nb1\n=======\nt1\nt2\n>>>>>>> preview\ny\n<<<<<<< work tree\n=======\nt\n>>>>>>> preview\n";
         assert_eq!(

@@ -609,6 +609,14 @@ mod tests {
         assert_eq!(ids("ddd"), ["aaa", "ccc", "ddd"]);
         assert_eq!(ids("a"), ["aaa", "bbb", "ccc", "ddd", "eee"]);
         assert_eq!(ids("f"), ["fff"]);
+        // A refresh links a preview to its successor, up and down.
+        let mut refreshed = ev(EventKind::Refreshed, "999", &[]);
+        refreshed.successor = Some("aaa".into());
+        let mut with_refresh = events.clone();
+        with_refresh.push(refreshed);
+        let line = |p: &str| lineage(&with_refresh, p).into_iter().collect::<Vec<_>>();
+        assert_eq!(line("999"), ["999", "aaa", "bbb", "ccc", "ddd", "eee"]);
+        assert_eq!(line("ddd"), ["999", "aaa", "ccc", "ddd"]);
         let split = ev(EventKind::Split, "aaa", &["bbb", "ccc"]);
         let json = serde_json::to_string(&split).expect("encode");
         assert!(
