@@ -37,6 +37,7 @@ pub struct ApplyArgs {
 }
 
 pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
+    let json = ctx.json;
     let repo = ctx.repo()?;
     let opts = ApplyOptions {
         reason: args.reason,
@@ -46,10 +47,14 @@ pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
     };
     if args.refresh {
         let done = git_astedit::ops::refresh::apply_refreshed(repo, args.id.as_deref(), &opts)?;
-        let refreshed = done
-            .refreshed
-            .as_ref()
-            .map(|r| git_astedit::report::RefreshReport::of(r, |p| repo.display_path(p)));
+        let refreshed = done.refreshed.as_ref().map(|r| {
+            let display = |p: &str| match json {
+                // Paths of previews are repository paths in JSON.
+                true => p.to_string(),
+                false => repo.display_path(p),
+            };
+            git_astedit::report::RefreshReport::of(r, display)
+        });
         if ctx.json {
             let mut files: Vec<String> = done
                 .report

@@ -38,11 +38,12 @@ pub fn run(ctx: &mut Ctx, args: RefreshArgs) -> Result<Exit, Error> {
             agent: None,
         },
     )?;
-    let report = RefreshReport::of(&refreshed, |p| repo.display_path(p));
     if json {
-        out.json(&report)?;
+        // Paths of previews are repository paths in JSON, as in `show` and `log`.
+        out.json(&RefreshReport::of(&refreshed, str::to_string))?;
         return Ok(Exit::Ok);
     }
+    let report = RefreshReport::of(&refreshed, |p| repo.display_path(p));
     out.print(&text(&report, true))?;
     Ok(Exit::Ok)
 }

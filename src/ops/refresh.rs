@@ -654,6 +654,12 @@ fn repatch(repo: &Repo, meta: &PreviewMeta) -> Result<Repatched, String> {
     let tree = crate::patch::FsTree::for_repo(repo).map_err(|e| e.to_string())?;
     let res = crate::patch::resolve_text(text, &tree, base)
         .map_err(|e| format!("the patch no longer resolves: {e}"))?;
+    // A rescue overwrites drifted lines: someone's edit there would be lost unseen.
+    if res.report.rescued() > 0 {
+        return Err(
+            "the patch resolves again only by a rescue that overwrites drifted lines".into(),
+        );
+    }
     let files = super::patch::preview_meta(&res, "", None).files;
     Ok(res
         .changes
