@@ -21,8 +21,8 @@ use super::Ctx;
 pub struct RefreshArgs {
     /// The preview to refresh (a unique id prefix); the newest pending one when omitted
     pub id: Option<String>,
-    /// Edit previews: re-run the ops over the whole file set recorded at staging, so
-    /// files that match now join the successor
+    /// Edit and scan previews: re-run the ops or rules over the whole file set recorded
+    /// at staging, so files that match now join the successor
     #[arg(long)]
     pub all: bool,
 }

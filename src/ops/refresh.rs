@@ -18,8 +18,9 @@ Per path of the preview, by what the work tree holds now:
   merge (base = the before blob, ours = the work tree, theirs = the after blob, by
   `git merge-file`).
 
-`--all` (edit previews) also re-runs the ops over the file set recorded at staging
-(the pathspecs, from the folder they were typed in), so files that match now join.
+`--all` (edit and scan previews) also re-runs the ops or rules over the file set
+recorded at staging (the pathspecs, from the folder they were typed in), so files that
+match now join.
 
 **Conflicts.** A re-run is accepted only where the user's edit and the preview's
 change do not overlap (the three-way merge is clean), or, where they do, when the re-run
@@ -100,6 +101,10 @@ pub fn record_scan(
             "rules_digest": rules_digest(&repo.cwd, rules),
             "only_rules": opts.only_rules,
             "max_passes": opts.max_passes.unwrap_or(rules.max_passes),
+            "pathspecs": opts.pathspecs,
+            "prefix": repo.prefix.as_deref().unwrap_or(""),
+            "max_file_size": opts.max_file_size,
+            "cached": opts.cached,
         }),
     );
 }
@@ -792,9 +797,23 @@ fn rederive(
         }
     }
     if req.all {
-        if let Some(ops) = &edit_ops {
-            let known: BTreeSet<String> = old.entries.iter().map(|e| e.path.clone()).collect();
-            for (path, change, count, flags) in rerun_all(repo, meta, ops, &known, &mut notes)? {
+        let known: BTreeSet<String> = old.entries.iter().map(|e| e.path.clone()).collect();
+        let fresh = match (&edit_ops, meta.kind) {
+            (Some(ops), _) => Some(rerun_all(repo, meta, ops, &known, &mut notes)?),
+            (None, PreviewKind::Scan) => {
+                let rules = scan_rules.get_or_insert_with(|| ScanRules::of(repo, meta));
+                match rules {
+                    Ok(rules) => Some(rescan_all(repo, meta, rules, &known, &mut notes)?),
+                    Err(why) => {
+                        notes.push(format!("--all needs the recorded rules: {why}"));
+                        Some(Vec::new())
+                    }
+                }
+            }
+            _ => None,
+        };
+        if let Some(fresh) = fresh {
+            for (path, change, count, flags) in fresh {
                 changed_any = true;
                 stager.add(change)?;
                 new_files.push(FileMeta {
@@ -812,7 +831,8 @@ fn rederive(
             }
         } else {
             notes.push(format!(
-                "--all re-runs recorded ops; a {} preview has none, so only its own files were refreshed",
+                "--all re-runs recorded ops or rules; a {} preview has none, so only its own \
+                 files were refreshed",
                 meta.kind
             ));
         }
@@ -1069,6 +1089,57 @@ fn rerun_all(
             Vec::new()
         };
         out.push((change.path.clone(), change, edit.replacements.len(), flags));
+    }
+    Ok(out)
+}
+
+/// `refresh --all` of a scan: the recorded rules over the file set recorded at
+/// staging, for the files not in the preview. Returns the newly fixed ones.
+fn rescan_all(
+    repo: &Repo,
+    meta: &PreviewMeta,
+    rules: &ScanRules,
+    known: &BTreeSet<String>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<NewFile>, Error> {
+    let rec = meta.details.get(DETAILS_KEY);
+    let get = |k: &str| rec.and_then(|r| r.get(k));
+    if get("cached").and_then(|c| c.as_bool()) == Some(true) {
+        notes.push(
+            "--all: the preview was staged from the index (--cached); only its own files \
+             were refreshed"
+                .into(),
+        );
+        return Ok(Vec::new());
+    }
+    let prefix = get("prefix").and_then(|p| p.as_str()).unwrap_or("");
+    let at = Repo::discover_from(&repo.workdir.join(prefix))?;
+    let opts = crate::scan::Options {
+        pathspecs: get("pathspecs")
+            .and_then(|p| serde_json::from_value(p.clone()).ok())
+            .unwrap_or_default(),
+        cached: false,
+        shard: None,
+        mode: crate::scan::Mode::Fix,
+        only_rules: rules.only.clone(),
+        max_file_size: get("max_file_size")
+            .and_then(|m| m.as_u64())
+            .unwrap_or(crate::files::DEFAULT_MAX_FILE_SIZE),
+        max_passes: Some(rules.max_passes),
+    };
+    let outcome = crate::scan::scan(&at, &rules.rules, &opts)?;
+    let mut out = Vec::new();
+    for (change, fixed) in outcome.changes.changes.into_iter().zip(&outcome.fixed) {
+        if known.contains(&change.path) {
+            continue;
+        }
+        let flags = if fixed.introduces_parse_error {
+            vec![crate::edit::FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+        } else {
+            Vec::new()
+        };
+        let count = fixed.counts.iter().map(|(_, n)| n).sum();
+        out.push((change.path.clone(), change, count, flags));
     }
     Ok(out)
 }

@@ -667,3 +667,28 @@ fn scan_preview_reruns_its_rules_and_merges_when_the_rules_changed() {
     assert_eq!(repo.read_string("b.js"), "qux(2);\n\n\n\nlet y  =  2;\n");
     repo.fsck();
 }
+
+#[test]
+fn refresh_all_of_a_scan_fixes_newly_matching_files_under_its_pathspecs() {
+    let repo = TestRepo::new();
+    repo.write(
+        "astedit.toml",
+        "[[rules]]\nid = \"no-bar\"\nlanguage = \"javascript\"\nrule.pattern = \"bar($A)\"\nfix = \"qux($A)\"\nmessage = \"no bar\"\nseverity = \"warning\"\n",
+    );
+    repo.write("src/a.js", "bar(1);\n");
+    repo.write("lib/b.js", "bar(2);\n");
+    repo.commit_all("init");
+    let out = repo.run_in("src", &["scan", "--stage", ".", "--json"]);
+    out.assert_code(0);
+    let old = out.json()["id"].as_str().expect("id").to_string();
+    repo.write("src/c.js", "bar(3);\n");
+    repo.write("lib/d.js", "bar(4);\n");
+    let v = repo.run(&["refresh", "--all", &old, "--json"]).json();
+    assert_eq!(v["newly_matching"], serde_json::json!(["src/c.js"]), "{v}");
+    assert_eq!(v["replacements_now"], 2);
+    let new = v["successor"].as_str().expect("successor").to_string();
+    repo.run(&["apply", &new]).assert_code(0);
+    assert_eq!(repo.read_string("src/c.js"), "qux(3);\n");
+    assert_eq!(repo.read_string("lib/d.js"), "bar(4);\n");
+    assert_eq!(repo.read_string("lib/b.js"), "bar(2);\n");
+}
