@@ -686,6 +686,7 @@ fn rederive(
     old: Preview,
     req: &RefreshRequest,
 ) -> Result<Refreshed, Error> {
+    txn::refresh::check_contained(repo, held, &old)?;
     let meta = &old.meta;
     let edit_ops = EditOps::of(meta);
     let mut notes = Vec::new();

@@ -46,6 +46,17 @@ pub fn stale_paths(repo: &Repo, _held: &Held, preview: &Preview) -> Result<Vec<S
     super::apply::stale_of(repo, preview)
 }
 
+/// Refuses (exit 4) before anything is read when a path of `preview` is not plainly
+/// inside the work tree (a folder on the way became a symlink): a refresh must not
+/// read, nor record as a before side, what lies outside it.
+pub fn check_contained(repo: &Repo, _held: &Held, preview: &Preview) -> Result<(), Error> {
+    let mut known = std::collections::HashSet::new();
+    for e in &preview.entries {
+        fsutil::check_contained(repo, &e.path, &mut known)?;
+    }
+    Ok(())
+}
+
 /// Makes the preview built in `stager` (with `meta`) pending in place of `old`: one ref
 /// transaction deletes `old`'s ref (which must still name `old`), creates the
 /// successor's and appends a `refreshed` event (`id` = old id, `successor` = new id).

@@ -692,3 +692,24 @@ fn refresh_all_of_a_scan_fixes_newly_matching_files_under_its_pathspecs() {
     assert_eq!(repo.read_string("lib/d.js"), "bar(4);\n");
     assert_eq!(repo.read_string("lib/b.js"), "bar(2);\n");
 }
+
+/// A folder on the way that became a symlink: the refresh refuses (exit 4) before
+/// reading through it, and the preview stays pending.
+#[cfg(unix)]
+#[test]
+fn refresh_refuses_a_path_behind_a_symlinked_folder() {
+    let repo = TestRepo::new();
+    repo.write("src/a.js", "foo(1, 2);\n");
+    repo.commit_all("init");
+    let out = repo.run(&["edit", "-p", "foo($A, $B)", "-r", "foo($B, $A)", "--json"]);
+    out.assert_code(0);
+    let id = out.json()["id"].as_str().expect("id").to_string();
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("a.js"), "foo(3, 4);\n").expect("write");
+    std::fs::rename(repo.path().join("src"), repo.path().join("src.old")).expect("mv");
+    std::os::unix::fs::symlink(outside.path(), repo.path().join("src")).expect("symlink");
+    let out = repo.run(&["refresh", &id, "--json"]);
+    out.assert_code(4);
+    assert_eq!(out.json()["error"]["code"], "refused");
+    assert_eq!(repo.astedit_refs(), vec![format!("refs/astedit/{id}")]);
+}
