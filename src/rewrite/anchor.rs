@@ -30,6 +30,9 @@ use ast_grep_core::NodeMatch;
 use ast_grep_core::Pattern;
 use memchr::memmem;
 
+/// Where a match sorts: its start, its end reversed, its depth.
+type OrderKey = (usize, Reverse<usize>, usize);
+
 /// The word of a pattern every match contains as a whole token.
 #[derive(Debug, Clone)]
 pub struct Anchor {
@@ -81,7 +84,8 @@ impl Anchor {
         let mut cursor = top.walk();
         // The cursor's path from the root, each node with whether it was tried.
         let mut path = vec![(top, false)];
-        let mut found: Vec<(usize, Reverse<usize>, usize, NodeMatch<'r, StrDoc<L>>)> = Vec::new();
+        // (start, longer first, shallower first) orders like `find_all`'s pre-order.
+        let mut found: Vec<(OrderKey, NodeMatch<'r, StrDoc<L>>)> = Vec::new();
         let mut from = 0;
         while let Some(offset) = self.finder.find(&text[from..]) {
             let start = from + offset;
@@ -126,14 +130,14 @@ impl Anchor {
                     }
                 }
                 if let Some(m) = matcher.match_node(candidate) {
-                    found.push((node.start_byte(), Reverse(node.end_byte()), depth, m));
+                    found.push(((node.start_byte(), Reverse(node.end_byte()), depth), m));
                 }
             }
         }
         // Ancestors come first (same start: the longer; same range: the shallower),
         // then document order: the pre-order `find_all` walks in.
-        found.sort_by_key(|(start, end, depth, _)| (*start, *end, *depth));
-        found.into_iter().map(|(.., m)| m).collect()
+        found.sort_by_key(|(key, _)| *key);
+        found.into_iter().map(|(_, m)| m).collect()
     }
 }
 
