@@ -22,9 +22,7 @@ pub struct Cancel(Option<Arc<dyn Fn() -> bool + Send + Sync>>);
 
 impl std::fmt::Debug for Cancel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Cancel")
-            .field(&self.is_cancelled())
-            .finish()
+        f.debug_tuple("Cancel").field(&self.is_cancelled()).finish()
     }
 }
 

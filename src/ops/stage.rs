@@ -6,10 +6,10 @@
 use ast_grep_language::SupportLang;
 
 use crate::change::ChangeSet;
-use crate::ops::cancel::Cancel;
 use crate::change::PreviewMeta;
 use crate::edit::EditOutcome;
 use crate::files::FileSet;
+use crate::ops::cancel::Cancel;
 use crate::repo::Repo;
 use crate::rewrite::Op;
 use crate::txn;

@@ -792,7 +792,10 @@ fn prepare_commit(
 /// `Astedit-Agent: NAME` for a commit an agent (MCP client) made. A trailer is one
 /// line: control characters are escaped, as `git astedit log` shows client names.
 pub(crate) fn agent_trailer(agent: &str) -> String {
-    format!("Astedit-Agent: {}\n", crate::render::escape_line(agent.trim()))
+    format!(
+        "Astedit-Agent: {}\n",
+        crate::render::escape_line(agent.trim())
+    )
 }
 
 /// Moves HEAD (through its branch) to the made commit, if HEAD did not move meanwhile.

@@ -350,6 +350,10 @@ fn tool_hint(err: &Error) -> Option<String> {
                 .into()
         }
         "usage" => "see the tool's inputSchema for its fields".into(),
+        "cancelled" => {
+            "the request was cancelled (or stdin closed) before it finished; call again to redo it"
+                .into()
+        }
         _ => return err.hint(),
     })
 }

@@ -1194,8 +1194,7 @@ pub struct PrInput {
 fn session_pr_target(repo: &Repo, call: &Call) -> Result<String, Error> {
     let ids = call.session.staged();
     for id in ids.iter().rev() {
-        if let Ok(t) = txn::resolve::resolve(repo, Some(id), txn::resolve::Want::AppliedOrPending)
-        {
+        if let Ok(t) = txn::resolve::resolve(repo, Some(id), txn::resolve::Want::AppliedOrPending) {
             return Ok(t.id);
         }
     }
@@ -1234,9 +1233,7 @@ pub fn pr(call: &Call, input: PrInput) -> Result<Done, Error> {
             report.commit
         )
     } else {
-        format!(
-            "A pull request for {id} already exists: {url} (branch {branch}, pushed again).\n"
-        )
+        format!("A pull request for {id} already exists: {url} (branch {branch}, pushed again).\n")
     };
     push_notes(&mut text, &notes, &[]);
     Done::new(text, &report)
