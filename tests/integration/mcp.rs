@@ -1456,6 +1456,13 @@ fn pr_tool_opens_a_pull_request_named_for_the_agent() {
     assert_eq!(refused["isError"], true);
     assert_eq!(error_json(&refused)["error"]["code"], "id-required");
     assert!(text(&refused).contains(&id), "{}", text(&refused));
+    assert!(
+        text(&refused).contains(&format!(
+            "call pr again with the id, e.g. {{\"id\": \"{id}\"}}"
+        )),
+        "{}",
+        text(&refused)
+    );
     assert!(gh.calls().is_empty(), "nothing ran for a refused call");
     other.finish();
 

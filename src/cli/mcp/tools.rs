@@ -94,6 +94,8 @@ pub enum ToolError {
     /// session's preview is never picked without its id.
     #[error("{}", id_required_message(.staged_here, .pending))]
     IdRequired {
+        /// The tool that needs the id (`resolve`, `pr`), for the hint.
+        tool: &'static str,
         staged_here: bool,
         pending: Vec<PreviewRow>,
     },
@@ -141,7 +143,10 @@ impl git_astedit::error::Classify for ToolError {
     }
     fn hint(&self) -> Option<String> {
         match self {
-            ToolError::IdRequired { pending, .. } => Some(match pending.first() {
+            ToolError::IdRequired { pending, tool, .. } => Some(match pending.first() {
+                Some(r) if *tool != "resolve" => {
+                    format!("call {tool} again with the id, e.g. {{\"id\": \"{}\"}}", r.id)
+                }
                 Some(r) => format!(
                     "call resolve again with the id, e.g. {{\"action\": \"apply\", \"id\": \"{}\", \"reason\": …}}",
                     r.id
@@ -178,6 +183,7 @@ fn session_target(repo: &Repo, call: &Call) -> Result<String, Error> {
     }
     let pending = txn::list(repo)?.iter().map(PreviewRow::of).collect();
     Err(ToolError::IdRequired {
+        tool: "resolve",
         staged_here: !ids.is_empty(),
         pending,
     }
@@ -1200,6 +1206,7 @@ fn session_pr_target(repo: &Repo, call: &Call) -> Result<String, Error> {
     }
     let pending = txn::list(repo)?.iter().map(PreviewRow::of).collect();
     Err(ToolError::IdRequired {
+        tool: "pr",
         staged_here: !ids.is_empty(),
         pending,
     }
