@@ -1473,6 +1473,7 @@ fn pr_tool_opens_a_pull_request_named_for_the_agent() {
     assert_eq!(opened["draft"], true);
     assert_eq!(opened["state"], "pending");
     assert_eq!(opened["url"], "https://github.com/acme/widgets/pull/7");
+    crate::contract::validate(&t, "pr", &opened);
     let branch = format!("astedit/{id}");
     assert_eq!(opened["branch"], branch.as_str());
     let tip = opened["commit"].as_str().expect("commit").to_string();
