@@ -53,10 +53,14 @@ impl Cancel {
     /// The test-only delay of [`TEST_STAGE_DELAY_ENV`], in slices short enough that a
     /// cancellation is seen at once.
     pub(crate) fn test_delay(&self) -> Result<(), Cancelled> {
-        let Some(ms) = std::env::var(TEST_STAGE_DELAY_ENV)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-        else {
+        // Read once per process: a staging asks for every file.
+        static DELAY: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+        let delay = DELAY.get_or_init(|| {
+            std::env::var(TEST_STAGE_DELAY_ENV)
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+        });
+        let Some(ms) = *delay else {
             return self.check();
         };
         let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);

@@ -56,6 +56,7 @@ pub fn stage_edit_cancellable(
         req.ops,
         req.lang,
         req.max_file_size,
+        cancel,
         |change| {
             if let Err(e) = cancel.test_delay() {
                 stage_error = Some(e.into());
