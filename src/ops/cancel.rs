@@ -85,3 +85,25 @@ impl Classify for Cancelled {
         Exit::Internal
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::Ordering;
+
+    #[test]
+    fn never_is_never_cancelled_and_when_follows_its_flag() {
+        assert!(Cancel::never().check().is_ok());
+        assert!(Cancel::default().check().is_ok());
+        let flag = Arc::new(AtomicBool::new(false));
+        let seen = flag.clone();
+        let cancel = Cancel::when(move || seen.load(Ordering::SeqCst));
+        let clone = cancel.clone();
+        assert!(cancel.check().is_ok());
+        flag.store(true, Ordering::SeqCst);
+        assert!(cancel.is_cancelled() && clone.is_cancelled());
+        let err = crate::Error::from(cancel.check().unwrap_err());
+        assert_eq!(err.code(), "cancelled");
+    }
+}

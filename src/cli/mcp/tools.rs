@@ -386,13 +386,16 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
     let (repo, notes) = call.open()?;
     let specs = pathspecs(&input.paths, &input.glob);
     let (set, lang, path_warnings) = collect(&repo, input.lang.as_deref(), &specs)?;
-    let outcome = git_astedit::grep::grep(
+    let outcome = git_astedit::grep::grep_cancellable(
         &repo,
         &set,
         &input.pattern,
         lang,
         files::DEFAULT_MAX_FILE_SIZE,
+        &call.cancel,
     )?;
+    // A partial search must not pass for a whole one.
+    call.cancel.check()?;
     let cap = input
         .max_results
         .unwrap_or(DEFAULT_MAX_RESULTS)
