@@ -33,8 +33,7 @@ const check = (what, fn) => {
     fn();
     checks += 1;
   } catch (e) {
-    e.message = `${what}: ${e.message}`;
-    throw e;
+    throw new Error(`check failed: ${what}: ${e.message}`, { cause: e });
   }
 };
 
