@@ -18,6 +18,12 @@ files, an ambiguous id, a lock held by another apply — is a tool result with
 Concurrency: calls run at once (each on tokio's blocking pool, over a freshly opened
 repository); those that write take the repository lock inside `txn`, so of two applies
 of one preview exactly one wins and the other is told why.
+
+Cancellation: each call gets a [`Cancel`] that turns true when rmcp cancels the
+request's token (`notifications/cancelled`) or when the stdin reader reaches the end of
+input. Without the second, a call in flight at EOF would run to its end (the runtime
+waits for blocking tasks) and its result would be dropped; with it, searches and
+stagings stop between files and nothing half-made is left (see `ops::cancel`).
 */
 
 use std::borrow::Cow;
