@@ -672,6 +672,10 @@ fn pr_pushes_a_branch_and_opens_a_draft_once() {
         "{}",
         first.stdout
     );
+    let j = journal(&t);
+    assert_eq!(j[0]["event"], "pr", "the run is journalled");
+    assert_eq!(j[0]["id"], id.as_str());
+    assert!(j[0].get("agent").is_none(), "no agent on the command line");
     let branch = format!("astedit/{id}");
     // Pushed with plain git: the remote branch holds exactly the applied change on
     // top of the commit it was staged on.
