@@ -48,6 +48,9 @@ pub enum EventKind {
     /// A pending preview was re-derived on the current tree by `refresh`: `successor`
     /// names the new preview that replaces it.
     Refreshed,
+    /// `pr` pushed a branch for a transaction and opened (or found) its pull request.
+    /// Not decisive: the transaction's state is unchanged.
+    Pr,
 }
 
 impl EventKind {
@@ -61,6 +64,7 @@ impl EventKind {
             EventKind::Expired => "expired",
             EventKind::Split => "split",
             EventKind::Refreshed => "refreshed",
+            EventKind::Pr => "pr",
         }
     }
 }
