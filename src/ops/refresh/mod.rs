@@ -55,173 +55,19 @@ use crate::txn::Preview;
 use crate::txn::StoredEntry;
 use crate::Error;
 
-/// The key under `details` where a preview records what a refresh needs.
-pub const DETAILS_KEY: &str = "refresh";
+mod merge;
+mod record;
+mod scan;
 
-/// Records in a patch preview's metadata what its refresh needs: the patch text and
-/// the folder its paths are relative to.
-pub fn record_patch(meta: &mut PreviewMeta, text: &str, base: &str) {
-    insert_detail(meta, serde_json::json!({"patch": text, "base": base}));
-}
-
-/// Records in an edit preview's metadata what `refresh --all` needs: the pathspecs as
-/// typed, the folder they were typed in, the file size limit.
-pub fn record_edit(meta: &mut PreviewMeta, pathspecs: &[String], prefix: &str, max_file_size: u64) {
-    insert_detail(
-        meta,
-        serde_json::json!({"pathspecs": pathspecs, "prefix": prefix, "max_file_size": max_file_size}),
-    );
-}
-
-/// Records in a scan preview's metadata what its refresh needs: the config files
-/// given (repository paths; none: the defaults at the top), a content hash of every
-/// file the rules were read from, the rules selected and the pass bound.
-pub fn record_scan(
-    meta: &mut PreviewMeta,
-    repo: &Repo,
-    rules: &crate::scan::RuleSet,
-    configs: &[std::path::PathBuf],
-    opts: &crate::scan::Options,
-) {
-    let configs: Vec<String> = configs
-        .iter()
-        .map(|c| {
-            let abs = repo.cwd.join(c);
-            let abs = std::fs::canonicalize(&abs).unwrap_or(abs);
-            match abs.strip_prefix(&repo.workdir) {
-                Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
-                Err(_) => abs.to_string_lossy().into_owned(),
-            }
-        })
-        .collect();
-    insert_detail(
-        meta,
-        serde_json::json!({
-            "configs": configs,
-            "rules_digest": rules_digest(&repo.cwd, rules),
-            "only_rules": opts.only_rules,
-            "max_passes": opts.max_passes.unwrap_or(rules.max_passes),
-            "pathspecs": opts.pathspecs,
-            "prefix": repo.prefix.as_deref().unwrap_or(""),
-            "max_file_size": opts.max_file_size,
-            "cached": opts.cached,
-        }),
-    );
-}
-
-/// SHA-256 over the bytes of every file `rules` were read from (`sources` are shown
-/// relative to `cwd`), in order: the rules "by content hash".
-fn rules_digest(cwd: &std::path::Path, rules: &crate::scan::RuleSet) -> String {
-    use sha2::Digest;
-    let mut h = sha2::Sha256::new();
-    for s in &rules.sources {
-        let bytes = std::fs::read(cwd.join(s)).unwrap_or_default();
-        h.update((bytes.len() as u64).to_le_bytes());
-        h.update(&bytes);
-    }
-    format!("{:x}", h.finalize())
-}
-
-/// A scan's recorded rules loaded again, when they still hash the same.
-struct ScanRules {
-    rules: crate::scan::RuleSet,
-    only: Vec<String>,
-    max_passes: usize,
-}
-
-impl ScanRules {
-    /// `Err` says why re-running is impossible (then files are merged three-way).
-    fn of(repo: &Repo, meta: &PreviewMeta) -> Result<ScanRules, String> {
-        let rec = meta
-            .details
-            .get(DETAILS_KEY)
-            .ok_or("the preview did not record its rules (staged by an older version)")?;
-        let configs: Vec<std::path::PathBuf> = rec
-            .get("configs")
-            .and_then(|c| serde_json::from_value::<Vec<String>>(c.clone()).ok())
-            .ok_or("the preview did not record its rules")?
-            .into_iter()
-            .map(|c| repo.workdir.join(c))
-            .collect();
-        let at_top = Repo::discover_from(&repo.workdir).map_err(|e| e.to_string())?;
-        let rules = crate::scan::rules::load(&at_top, &configs)
-            .map_err(|e| format!("the rules no longer load: {e}"))?;
-        let digest = rec.get("rules_digest").and_then(|d| d.as_str());
-        if digest != Some(rules_digest(&at_top.cwd, &rules).as_str()) {
-            return Err("the rule files changed since the preview was staged".into());
-        }
-        Ok(ScanRules {
-            only: rec
-                .get("only_rules")
-                .and_then(|o| serde_json::from_value(o.clone()).ok())
-                .unwrap_or_default(),
-            max_passes: rec
-                .get("max_passes")
-                .and_then(|m| m.as_u64())
-                .map_or(rules.max_passes, |m| m as usize),
-            rules,
-        })
-    }
-
-    /// The rules' fixes on `text`: the new text (`None`: nothing to fix), the count,
-    /// and the fixes as (rule, matched text, inserted text), sorted.
-    fn run(&self, path: &str, text: &str) -> Option<ScanRun> {
-        let lang = crate::files::language_of(path)?;
-        let active: Vec<&crate::scan::Rule> = self
-            .rules
-            .rules
-            .iter()
-            .filter(|r| self.only.is_empty() || self.only.contains(&r.id))
-            .filter(|r| r.applies_to(path, lang))
-            .collect();
-        let res = crate::scan::engine::run_file(
-            path,
-            text,
-            lang,
-            &active,
-            crate::scan::Mode::Fix,
-            self.max_passes.max(1),
-        )
-        .ok()?;
-        let mut pairs: Vec<(usize, String, String)> = res
-            .findings
-            .iter()
-            .filter_map(|f| {
-                let fix = f.fix.as_ref()?;
-                let rule = active.iter().position(|r| r.id == f.rule)?;
-                Some((rule, f.text.clone(), fix.inserted.clone()))
-            })
-            .collect();
-        pairs.sort();
-        Some(ScanRun {
-            after: res.after,
-            count: res.counts.iter().map(|(_, n)| n).sum(),
-            introduces_parse_error: res.introduces_parse_error,
-            pairs,
-        })
-    }
-}
-
-struct ScanRun {
-    after: Option<String>,
-    count: usize,
-    introduces_parse_error: bool,
-    pairs: Vec<(usize, String, String)>,
-}
-
-fn insert_detail(meta: &mut PreviewMeta, value: serde_json::Value) {
-    let mut details = match std::mem::take(&mut meta.details) {
-        serde_json::Value::Object(map) => map,
-        serde_json::Value::Null => serde_json::Map::new(),
-        other => {
-            let mut map = serde_json::Map::new();
-            map.insert("engine".into(), other);
-            map
-        }
-    };
-    details.insert(DETAILS_KEY.into(), value);
-    meta.details = serde_json::Value::Object(details);
-}
+pub use merge::merge3;
+pub use merge::Merge3;
+pub use merge::Region;
+pub use record::record_edit;
+pub use record::record_patch;
+pub use record::record_scan;
+pub use record::DETAILS_KEY;
+use scan::rescan_all;
+use scan::ScanRules;
 
 /// Why a refresh or an `apply --refresh` refused.
 #[derive(Debug, thiserror::Error)]
@@ -323,29 +169,6 @@ pub struct ConflictFile {
     pub why: String,
     /// Line regions of the work-tree file (1-based, inclusive) where the edits collide.
     pub regions: Vec<Region>,
-}
-
-/// Lines `start..=end` of the work-tree file; `end == start - 1` (an empty region)
-/// means the work tree removed the lines the preview changes, just before `start`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-pub struct Region {
-    pub start: usize,
-    pub end: usize,
-}
-
-impl Region {
-    pub fn describe(&self) -> String {
-        if self.end < self.start {
-            format!(
-                "before line {} (the work tree removed what the preview changes)",
-                self.start
-            )
-        } else if self.start == self.end {
-            format!("line {}", self.start)
-        } else {
-            format!("lines {}-{}", self.start, self.end)
-        }
-    }
 }
 
 /// How a path of the successor came about.
@@ -1094,57 +917,6 @@ fn rerun_all(
     Ok(out)
 }
 
-/// `refresh --all` of a scan: the recorded rules over the file set recorded at
-/// staging, for the files not in the preview. Returns the newly fixed ones.
-fn rescan_all(
-    repo: &Repo,
-    meta: &PreviewMeta,
-    rules: &ScanRules,
-    known: &BTreeSet<String>,
-    notes: &mut Vec<String>,
-) -> Result<Vec<NewFile>, Error> {
-    let rec = meta.details.get(DETAILS_KEY);
-    let get = |k: &str| rec.and_then(|r| r.get(k));
-    if get("cached").and_then(|c| c.as_bool()) == Some(true) {
-        notes.push(
-            "--all: the preview was staged from the index (--cached); only its own files \
-             were refreshed"
-                .into(),
-        );
-        return Ok(Vec::new());
-    }
-    let prefix = get("prefix").and_then(|p| p.as_str()).unwrap_or("");
-    let at = Repo::discover_from(&repo.workdir.join(prefix))?;
-    let opts = crate::scan::Options {
-        pathspecs: get("pathspecs")
-            .and_then(|p| serde_json::from_value(p.clone()).ok())
-            .unwrap_or_default(),
-        cached: false,
-        shard: None,
-        mode: crate::scan::Mode::Fix,
-        only_rules: rules.only.clone(),
-        max_file_size: get("max_file_size")
-            .and_then(|m| m.as_u64())
-            .unwrap_or(crate::files::DEFAULT_MAX_FILE_SIZE),
-        max_passes: Some(rules.max_passes),
-    };
-    let outcome = crate::scan::scan(&at, &rules.rules, &opts)?;
-    let mut out = Vec::new();
-    for (change, fixed) in outcome.changes.changes.into_iter().zip(&outcome.fixed) {
-        if known.contains(&change.path) {
-            continue;
-        }
-        let flags = if fixed.introduces_parse_error {
-            vec![crate::edit::FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
-        } else {
-            Vec::new()
-        };
-        let count = fixed.counts.iter().map(|(_, n)| n).sum();
-        out.push((change.path.clone(), change, count, flags));
-    }
-    Ok(out)
-}
-
 /// The successor's metadata: the old one's, with the new per-file counts, the summary
 /// saying what it was refreshed from, and `details.refreshed_from`.
 fn successor_meta(old: &Preview, files: Vec<FileMeta>, agent: Option<String>) -> PreviewMeta {
@@ -1187,130 +959,9 @@ fn successor_meta(old: &Preview, files: Vec<FileMeta>, agent: Option<String>) ->
     meta
 }
 
-/// A three-way merge's result: the merged text (with conflict markers when there are
-/// conflicts) and the conflict regions, in lines of "ours" (the work tree).
-pub struct Merge3 {
-    pub text: Vec<u8>,
-    pub conflicts: Vec<Region>,
-}
-
-/// Merges the change base → theirs into ours with `git merge-file -p` (the same merge
-/// git uses for a conflicted file), on temporary copies.
-pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merge3, Error> {
-    let fail = |e: &dyn std::fmt::Display| RefreshError::MergeTool(e.to_string());
-    let dir = tempfile::tempdir().map_err(|e| fail(&e))?;
-    let write = |name: &str, bytes: &[u8]| -> Result<std::path::PathBuf, RefreshError> {
-        let p = dir.path().join(name);
-        std::fs::write(&p, bytes).map_err(|e| fail(&e))?;
-        Ok(p)
-    };
-    let (o, b, t) = (
-        write("ours", ours)?,
-        write("base", base)?,
-        write("theirs", theirs)?,
-    );
-    let out = std::process::Command::new("git")
-        .args([
-            "merge-file",
-            "-p",
-            "-L",
-            "work tree",
-            "-L",
-            "before",
-            "-L",
-            "preview",
-        ])
-        .arg(&o)
-        .arg(&b)
-        .arg(&t)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| fail(&e))?;
-    // Exit status: the number of conflicts (0 clean), negative on error.
-    match out.status.code() {
-        Some(n) if (0..=127).contains(&n) => {}
-        _ => {
-            return Err(RefreshError::MergeTool(
-                String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            )
-            .into())
-        }
-    }
-    let conflicts = if out.status.code() == Some(0) {
-        Vec::new()
-    } else {
-        conflict_regions(&out.stdout)
-    };
-    Ok(Merge3 {
-        text: out.stdout,
-        conflicts,
-    })
-}
-
-/// The line regions of "ours" inside the conflict blocks of `git merge-file` output
-/// (markers `<<<<<<< `, `=======`, `>>>>>>> `; `|||||||` for a diff3 base).
-fn conflict_regions(merged: &[u8]) -> Vec<Region> {
-    #[derive(PartialEq)]
-    enum In {
-        Clean,
-        Ours,
-        Base,
-        Theirs,
-    }
-    let mut state = In::Clean;
-    let mut ours_line = 0usize;
-    let mut start = 0usize;
-    let mut out = Vec::new();
-    for line in merged.split(|&b| b == b'\n') {
-        let marker = |m: &[u8]| {
-            line.starts_with(m) && (line.len() == 7 || line[7] == b' ' || line[7] == b'\r')
-        };
-        match state {
-            In::Clean if marker(b"<<<<<<<") => {
-                state = In::Ours;
-                start = ours_line + 1;
-            }
-            In::Clean => ours_line += 1,
-            In::Ours if marker(b"|||||||") => state = In::Base,
-            In::Ours | In::Base if marker(b"=======") => {
-                out.push(Region {
-                    start,
-                    end: ours_line,
-                });
-                state = In::Theirs;
-            }
-            In::Ours => ours_line += 1,
-            In::Base => {}
-            In::Theirs if marker(b">>>>>>>") => state = In::Clean,
-            In::Theirs => {}
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn clean_merge_carries_the_change_over() {
-        let base = b"a\nb\nc\nd\ne\nf\n";
-        let ours = b"a \nb\nc\nd\ne\nf\nadded\n";
-        let theirs = b"a\nb\nc\nD\ne\nf\n";
-        let m = merge3(base, ours, theirs).expect("merge");
-        assert!(m.conflicts.is_empty());
-        assert_eq!(m.text, b"a \nb\nc\nD\ne\nf\nadded\n");
-    }
-
-    #[test]
-    fn conflicts_name_the_work_tree_lines() {
-        let base = b"1\n2\n3\n4\n5\n6\n7\n8\n";
-        let ours = b"1\n2\n3\nfour\nfour again\n5\n6\n7\n8\n";
-        let theirs = b"1\n2\n3\nFOUR\n5\n6\n7\n8\n";
-        let m = merge3(base, ours, theirs).expect("merge");
-        assert_eq!(m.conflicts, vec![Region { start: 4, end: 5 }]);
-        assert_eq!(m.conflicts[0].describe(), "lines 4-5");
-    }
 
     #[test]
     fn a_moved_call_makes_the_same_replacements_an_edited_one_does_not() {
@@ -1362,15 +1013,6 @@ mod tests {
         assert_eq!(
             r.difference(),
             "y: 2 → 3, z dropped out, w newly matches (1)"
-        );
-    }
-
-    #[test]
-    fn conflict_regions_count_ours_lines_only() {
-        let text = b"x\n<<<<<<< work tree\no1\n||||||| before\nb1\n=======\nt1\nt2\n>>>>>>> preview\ny\n<<<<<<< work tree\n=======\nt\n>>>>>>> preview\n";
-        assert_eq!(
-            conflict_regions(text),
-            vec![Region { start: 2, end: 2 }, Region { start: 4, end: 3 }]
         );
     }
 }
