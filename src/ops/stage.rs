@@ -11,6 +11,7 @@ use crate::edit::EditOutcome;
 use crate::files::FileSet;
 use crate::repo::Repo;
 use crate::rewrite::Op;
+use crate::select::Select;
 use crate::txn;
 use crate::txn::Preview;
 use crate::Error;
@@ -36,22 +37,38 @@ pub struct StagedEdit {
 
 /// Runs the ops over the files and stages the result as one preview.
 pub fn stage_edit(repo: &Repo, req: &EditRequest<'_>) -> Result<StagedEdit, Error> {
+    stage_edit_with(repo, req, None)
+}
+
+/// Like [`stage_edit`], staging only the changes `select` accepts (`edit -i`); nothing
+/// is staged when it accepts none.
+pub fn stage_edit_selecting(
+    repo: &Repo,
+    req: &EditRequest<'_>,
+    select: &mut dyn Select,
+) -> Result<StagedEdit, Error> {
+    stage_edit_with(repo, req, Some(select))
+}
+
+fn stage_edit_with(
+    repo: &Repo,
+    req: &EditRequest<'_>,
+    select: Option<&mut dyn Select>,
+) -> Result<StagedEdit, Error> {
     let mut stager = txn::Stager::new(repo);
     let mut stage_error = None;
-    let outcome = crate::edit::edit_each(
-        repo,
-        req.set,
-        req.ops,
-        req.lang,
-        req.max_file_size,
-        |change| match stager.add(change) {
-            Ok(()) => true,
-            Err(e) => {
-                stage_error = Some(e);
-                false
-            }
-        },
-    )?;
+    let add = |change| match stager.add(change) {
+        Ok(()) => true,
+        Err(e) => {
+            stage_error = Some(e);
+            false
+        }
+    };
+    let (set, ops, lang, max) = (req.set, req.ops, req.lang, req.max_file_size);
+    let outcome = match select {
+        None => crate::edit::edit_each(repo, set, ops, lang, max, add)?,
+        Some(select) => crate::edit::edit_selecting(repo, set, ops, lang, max, select, add)?,
+    };
     if let Some(e) = stage_error {
         return Err(e.into());
     }
