@@ -320,10 +320,7 @@ fn run_edit(
                     select.select(&Proposal {
                         path: &file.path,
                         origin: Origin::Op(op),
-                        text: p.text,
-                        start: p.start,
-                        end: p.end,
-                        after: p.after,
+                        change: *p,
                     })
                 });
                 if !deliver(i, one) {

@@ -6,6 +6,8 @@ is exactly the input with the accepted changes (see
 Asking a person is the front end's business; the library only filters.
 */
 
+use crate::rewrite::Proposed;
+
 /// What proposes a change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin<'a> {
@@ -15,27 +17,42 @@ pub enum Origin<'a> {
     Rule(&'a str),
 }
 
-/// One change about to be made: `text[start..end]` becomes `after`. `text` is the file
-/// as it is at that moment (earlier ops' or rules' accepted changes made).
+/// One change about to be made: `text[start..end]` becomes `after`.
 #[derive(Debug, Clone, Copy)]
 pub struct Proposal<'a> {
     pub path: &'a str,
     pub origin: Origin<'a>,
-    pub text: &'a str,
-    pub start: usize,
-    pub end: usize,
-    pub after: &'a str,
+    /// The change in the engine's terms: its text is the file as the pass it belongs
+    /// to found it.
+    pub change: Proposed<'a>,
 }
 
 impl Proposal<'_> {
-    /// The text replaced.
-    pub fn before(&self) -> &str {
-        self.text.get(self.start..self.end).unwrap_or_default()
+    /// The file as it will be just before this change is made (every change accepted
+    /// before it made), and the byte range the change replaces in it: what to show.
+    pub fn shown(&self) -> Shown<'_> {
+        let (text, start, end) = self.change.shown();
+        Shown { text, start, end }
     }
 
-    /// 1-based line and character column of the change's start in `text`.
+    /// What replaces the range.
+    pub fn after(&self) -> &str {
+        self.change.after
+    }
+}
+
+/// See [`Proposal::shown`].
+#[derive(Debug, Clone)]
+pub struct Shown<'a> {
+    pub text: std::borrow::Cow<'a, str>,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Shown<'_> {
+    /// 1-based line and character column of the change's start.
     pub fn line_column(&self) -> (usize, usize) {
-        crate::rewrite::LineIndex::new(self.text).line_col(self.start)
+        crate::rewrite::LineIndex::new(&self.text).line_col(self.start)
     }
 }
 

@@ -227,8 +227,14 @@ impl<'a> Prompter<'a> {
             ));
             out.push('\n');
         }
-        let text = p.text;
-        let (start, end) = (p.start.min(text.len()), p.end.min(text.len()));
+        let shown = p.shown();
+        let text: &str = &shown.text;
+        let (start, end) = (shown.start.min(text.len()), shown.end.min(text.len()));
+        let (start, end) = match (text.is_char_boundary(start), text.is_char_boundary(end)) {
+            (true, true) => (start, end),
+            // Edits are made on node boundaries; never slice a character regardless.
+            _ => return format!("{}:{}\n", escape_line(p.path), shown.start),
+        };
         // The whole lines the change touches.
         let region_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
         let last = if end > start { end - 1 } else { end };
@@ -240,7 +246,7 @@ impl<'a> Prompter<'a> {
         let after = format!(
             "{}{}{}",
             &text[region_start..start],
-            p.after,
+            p.after(),
             &text[end..region_end]
         );
         // Context lines above and below.
@@ -275,7 +281,7 @@ impl<'a> Prompter<'a> {
             Origin::Op(_) => String::new(),
             Origin::Rule(id) => format!(" rule {}", escape_line(id)),
         };
-        let (line, column) = p.line_column();
+        let (line, column) = shown.line_column();
         out.push_str(&self.paint(
             CYAN,
             &format!("@@ -{first_line},{old_count} +{first_line},{new_count} @@"),
@@ -351,6 +357,8 @@ impl Select for Prompter<'_> {
 
 #[cfg(test)]
 mod tests {
+    use git_astedit::rewrite::Proposed;
+
     use super::*;
 
     fn proposal<'a>(text: &'a str, before: &str, after: &'a str) -> Proposal<'a> {
@@ -358,10 +366,15 @@ mod tests {
         Proposal {
             path: "a.js",
             origin: Origin::Op(0),
-            text,
-            start,
-            end: start + before.len(),
-            after,
+            change: Proposed {
+                text,
+                start,
+                end: start + before.len(),
+                after,
+                site_start: start,
+                site_end: start + before.len(),
+                earlier: &[],
+            },
         }
     }
 

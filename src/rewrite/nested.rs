@@ -154,6 +154,31 @@ pub struct Proposed<'a> {
     /// before it: callers that run again on the output use it to recognise a site).
     pub site_start: usize,
     pub site_end: usize,
+    /// Changes accepted earlier in the same pass: they lie before `start` and are not
+    /// in `text` yet (a pass makes its changes together). See [`Proposed::shown`].
+    pub earlier: &'a [Edit<String>],
+}
+
+impl Proposed<'_> {
+    /// The text as it will be when this change is made, with the change's range in
+    /// it: `text` with [`Proposed::earlier`] made. For showing a person; O(text).
+    pub fn shown(&self) -> (std::borrow::Cow<'_, str>, usize, usize) {
+        if self.earlier.is_empty() {
+            return (std::borrow::Cow::Borrowed(self.text), self.start, self.end);
+        }
+        let grown: isize = self
+            .earlier
+            .iter()
+            .map(|e| e.inserted_text.len() as isize - e.deleted_length as isize)
+            .sum();
+        let text = apply_edits(self.text, self.earlier);
+        let shift = |p: usize| p.saturating_add_signed(grown);
+        (
+            std::borrow::Cow::Owned(text),
+            shift(self.start),
+            shift(self.end),
+        )
+    }
 }
 
 /// A match site of the input: where its node is, what it replaces, how deep it nests.
@@ -319,6 +344,7 @@ where
                 after: &inserted,
                 site_start: sites[i].edit_start,
                 site_end: sites[i].edit_end,
+                earlier: &applied,
             };
             if !select(&proposed) {
                 declined_flags[i] = true;

@@ -179,10 +179,7 @@ pub fn run_file_selecting(
                             && select(&Proposal {
                                 path,
                                 origin: Origin::Rule(&rule.id),
-                                text: p.text,
-                                start: p.start,
-                                end: p.end,
-                                after: p.after,
+                                change: *p,
                             })
                     },
                 )
