@@ -339,3 +339,52 @@ fn scan_i_with_apply_writes_the_accepted_fixes_and_nothing_accepted_stages_nothi
     );
     assert!(repo.astedit_refs().is_empty());
 }
+
+#[test]
+fn answers_typed_on_a_terminal_work_too() {
+    // util-linux `script` runs the command on a pseudo-terminal fed from our stdin.
+    let has_script = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script {
+        eprintln!("skipped: no util-linux `script` to make a pseudo-terminal");
+        return;
+    }
+    let repo = two_files();
+    let prepared = repo.command(".", &[]);
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.env_clear();
+    for (k, v) in prepared.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let command = format!(
+        "'{}' edit -i -p 'foo($A)' -r 'bar($A)'",
+        crate::util::bin().display()
+    );
+    cmd.current_dir(repo.path())
+        .args(["120", "script", "-qec", &command, "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn script");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(b"n\ny\nn\nd\n").expect("answers");
+    }
+    let out = child.wait_with_output().expect("script runs");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert!(
+        shown.contains("Apply this change [y,n,a,d,q,?]? "),
+        "{shown}"
+    );
+    let id = only_id(&repo);
+    assert_eq!(
+        staged(&repo, &id, "a.js").as_deref(),
+        Some("foo(1);\nbar(2);\nfoo(3);\n")
+    );
+    assert_eq!(staged(&repo, &id, "b.js"), None);
+}
