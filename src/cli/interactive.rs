@@ -237,7 +237,11 @@ impl<'a> Prompter<'a> {
         };
         // The whole lines the change touches.
         let region_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let last = if end > start { end - 1 } else { end };
+        // The start of the change's last character (its end when it is empty).
+        let last = text[start..end]
+            .char_indices()
+            .next_back()
+            .map_or(end, |(i, _)| start + i);
         let region_end = text[last..]
             .find('\n')
             .map_or(text.len(), |i| last + i + 1)
@@ -402,6 +406,18 @@ mod tests {
             "diff --git a/a.js b/a.js\n--- a/a.js\n+++ b/a.js\n\
              @@ -2,7 +2,7 @@ a.js:5:1\n 2\n 3\n 4\n-foo(x);\n+bar(x);\n 6\n 7\n 8\n\
              Apply this change [y,n,a,d,q,?]? y\n"
+        );
+    }
+
+    #[test]
+    fn a_change_ending_in_a_wide_character_or_a_newline_shows_its_lines() {
+        let text = "x = 'é';\ny = 1;\n";
+        let (_, shown) = session("n\n", &[proposal(text, "'é'", "'e'")]);
+        assert!(shown.contains("-x = 'é';\n+x = 'e';\n y = 1;\n"), "{shown}");
+        let (_, shown) = session("n\n", &[proposal(text, "x = 'é';\n", "")]);
+        assert!(
+            shown.contains("@@ -1,2 +1,1 @@ a.js:1:1\n-x = 'é';\n y = 1;\n"),
+            "{shown}"
         );
     }
 
