@@ -22,7 +22,6 @@ use similar::ChangeTag;
 use similar::TextDiff;
 
 use super::Out;
-use super::OutputError;
 
 /// The question, as `git add -p` words its own.
 const QUESTION: &str = "Apply this change [y,n,a,d,q,?]? ";
@@ -54,7 +53,7 @@ pub struct Asked {
 }
 
 /// Runs `run` with a prompter on stdin/stdout. What stdout holds so far is written
-/// first, so the questions come after it; a failed write of a question is the error.
+/// first, so the questions come after it.
 pub fn session<T>(
     out: &mut Out,
     color: bool,
@@ -64,9 +63,6 @@ pub fn session<T>(
     out.flush()?;
     let mut prompter = Prompter::stdio(color, several_ops);
     let result = run(&mut prompter);
-    if let Some(e) = prompter.error.take() {
-        return Err(OutputError::from(e).into());
-    }
     let asked = Asked {
         offered: prompter.offered,
     };
@@ -107,9 +103,6 @@ pub struct Prompter<'a> {
     /// Changes offered and accepted, whether asked or answered by `a`/`d`/`q`.
     pub offered: usize,
     pub accepted: usize,
-    /// A failed write to `output`: the person cannot see what is asked, so the
-    /// session ends and the caller reports it.
-    pub error: Option<std::io::Error>,
 }
 
 impl<'a> Prompter<'a> {
@@ -143,7 +136,6 @@ impl<'a> Prompter<'a> {
             quit: false,
             offered: 0,
             accepted: 0,
-            error: None,
         }
     }
 
@@ -160,14 +152,13 @@ impl<'a> Prompter<'a> {
             .output
             .write_all(text.as_bytes())
             .and_then(|()| self.output.flush());
-        match written {
-            Ok(()) => true,
-            Err(e) => {
-                self.error = Some(e);
-                self.quit = true;
-                false
-            }
+        // A change that cannot be shown cannot be accepted: the session ends as with
+        // `q`, and the caller's next write to stdout reports the failure (a closed
+        // pipe quietly, as everywhere).
+        if written.is_err() {
+            self.quit = true;
         }
+        written.is_ok()
     }
 
     /// Reads one answer; `None` at end of input (or when stdin cannot be read).
