@@ -207,6 +207,9 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     if matches!(action, Action::Stage | Action::Apply) && !outcome.changes.is_empty() {
         let mut meta = outcome.meta(&rules, &opts, args.reason.clone());
         git_astedit::ops::refresh::record_scan(&mut meta, repo, &rules, &args.config, &opts);
+        if args.interactive {
+            git_astedit::ops::refresh::record_selection(&mut meta);
+        }
         let preview = txn::stage(repo, &outcome.changes, &meta)?;
         if action == Action::Apply {
             let apply_opts = txn::ApplyOptions {

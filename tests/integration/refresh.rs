@@ -713,3 +713,32 @@ fn refresh_refuses_a_path_behind_a_symlinked_folder() {
     assert_eq!(out.json()["error"]["code"], "refused");
     assert_eq!(repo.astedit_refs(), vec![format!("refs/astedit/{id}")]);
 }
+
+/// `edit -i` staged a selection of the matches: a refresh merges the chosen changes
+/// three-way instead of re-running the ops, which would take the refused ones too.
+#[test]
+fn a_selection_is_refreshed_by_merge_not_by_re_running_its_ops() {
+    let repo = TestRepo::new();
+    repo.write("a.js", "foo(1);\n\n\n\nfoo(2);\n\n\n\nlet x = 1;\n");
+    repo.commit_all("init");
+    let out = repo.run_with(
+        ".",
+        &["edit", "-i", "-p", "foo($A)", "-r", "bar($A)"],
+        &[],
+        Some(b"y\nn\n"),
+    );
+    out.assert_code(0);
+    let old = repo.astedit_refs()[0]
+        .trim_start_matches("refs/astedit/")
+        .to_string();
+    repo.write("a.js", "foo(1);\n\n\n\nfoo(2);\n\n\n\nlet x  =  1;\n");
+    let v = repo.run(&["refresh", &old, "--json"]).json();
+    assert_eq!(v["files"][0]["how"], "merged", "{v}");
+    assert_eq!(v["same_counts"], true);
+    let new = v["successor"].as_str().expect("successor").to_string();
+    repo.run(&["apply", &new]).assert_code(0);
+    assert_eq!(
+        repo.read_string("a.js"),
+        "bar(1);\n\n\n\nfoo(2);\n\n\n\nlet x  =  1;\n"
+    );
+}

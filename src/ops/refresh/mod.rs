@@ -65,6 +65,7 @@ pub use merge::Region;
 pub use record::record_edit;
 pub use record::record_patch;
 pub use record::record_scan;
+pub use record::record_selection;
 pub use record::DETAILS_KEY;
 use scan::rescan_all;
 use scan::ScanRules;
@@ -411,7 +412,7 @@ struct EditOps {
 
 impl EditOps {
     fn of(meta: &PreviewMeta) -> Option<EditOps> {
-        if meta.kind != PreviewKind::Edit || meta.ops.is_empty() {
+        if meta.kind != PreviewKind::Edit || meta.ops.is_empty() || record::is_selection(meta) {
             return None;
         }
         let forced = match meta.ops[0].lang.as_deref() {
@@ -513,6 +514,13 @@ fn rederive(
     let meta = &old.meta;
     let edit_ops = EditOps::of(meta);
     let mut notes = Vec::new();
+    if meta.kind == PreviewKind::Edit && record::is_selection(meta) {
+        notes.push(
+            "the preview holds a selection of the matches (-i): its changed files are merged \
+             three-way, not re-run"
+                .into(),
+        );
+    }
     let mut stager = txn::Stager::new(repo);
     let mut outcomes = Vec::new();
     let mut conflicts = Vec::new();

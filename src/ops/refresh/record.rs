@@ -21,6 +21,28 @@ pub fn record_edit(meta: &mut PreviewMeta, pathspecs: &[String], prefix: &str, m
     );
 }
 
+/// Marks a preview staged from a selection of the matches (`edit -i`, `scan -i`): a
+/// refresh must not re-run its ops or rules, which would take every match; it merges
+/// the chosen changes three-way instead. Call after `record_edit`/`record_scan`.
+pub fn record_selection(meta: &mut PreviewMeta) {
+    let mut rec = meta
+        .details
+        .get(DETAILS_KEY)
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({}));
+    rec["selected"] = serde_json::Value::Bool(true);
+    insert_detail(meta, rec);
+}
+
+/// Whether the preview holds a selection of the matches ([`record_selection`]).
+pub fn is_selection(meta: &PreviewMeta) -> bool {
+    meta.details
+        .get(DETAILS_KEY)
+        .and_then(|r| r.get("selected"))
+        .and_then(|s| s.as_bool())
+        == Some(true)
+}
+
 /// Records in a scan preview's metadata what its refresh needs: the config files
 /// given (repository paths; none: the defaults at the top), a content hash of every
 /// file the rules were read from, the rules selected and the pass bound.

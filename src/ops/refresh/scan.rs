@@ -20,6 +20,9 @@ pub(super) struct ScanRules {
 impl ScanRules {
     /// `Err` says why re-running is impossible (then files are merged three-way).
     pub(super) fn of(repo: &Repo, meta: &PreviewMeta) -> Result<ScanRules, String> {
+        if super::record::is_selection(meta) {
+            return Err("the preview holds a selection of the fixes (-i)".into());
+        }
         let rec = meta
             .details
             .get(DETAILS_KEY)
