@@ -230,6 +230,7 @@ pub fn edit_each(
     let mut first_error: Option<Error> = None;
     // As ready, not in order: a finished file's change goes to `on_change` (which may
     // compress it away) at once instead of waiting beside a large file's parse.
+    let _phase = crate::progress::phase(crate::progress::Phase::Search, set.files.len());
     crate::pipeline::map_sized(
         &set.files,
         |f| f.size_hint,
@@ -237,6 +238,11 @@ pub fn edit_each(
         crate::pipeline::Delivery::AsReady,
         |i, one| {
             let file = &set.files[i];
+            let found = match &one {
+                Ok(One::Rewritten(boxed)) => boxed.1.replacements.len(),
+                _ => 0,
+            };
+            crate::progress::advance(1, found);
             let one = match one {
                 Ok(one) => one,
                 Err(e) => {

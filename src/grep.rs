@@ -184,6 +184,7 @@ pub fn grep_each(
         skipped_languages,
         ..Default::default()
     };
+    let _phase = crate::progress::phase(crate::progress::Phase::Search, set.files.len());
     crate::pipeline::map_sized(
         &set.files,
         |f| f.size_hint,
@@ -212,6 +213,11 @@ pub fn grep_each(
         keep.order,
         |i, one| {
             let file = &set.files[i];
+            let found = match &one {
+                One::Searched(Some(hits), _) => hits.matches.len(),
+                _ => 0,
+            };
+            crate::progress::advance(1, found);
             match one {
                 One::Searched(hits, parse_error) => {
                     out.files_searched += 1;

@@ -19,6 +19,7 @@ use git_astedit::repo::Repo;
 use git_astedit::Error;
 
 mod apply;
+mod color;
 mod common;
 mod completions;
 mod discard;
@@ -32,8 +33,10 @@ mod man;
 mod mcp;
 mod merge;
 mod output;
+mod pager;
 mod patch;
 mod pr;
+mod progress;
 mod recover;
 mod scan;
 mod schema;
@@ -54,6 +57,32 @@ pub struct Cli {
     /// Print results (and errors) as JSON on stdout
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// Colour the output: auto (on a terminal or into a pager), always, never; a bare
+    /// --color is always (as in git). Wins over color.ui, color.diff and color.grep
+    #[arg(
+        long,
+        global = true,
+        value_name = "WHEN",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always",
+        overrides_with = "no_color"
+    )]
+    pub color: Option<color::When>,
+
+    /// Same as --color=never
+    #[arg(long, global = true, overrides_with = "color")]
+    pub no_color: bool,
+
+    /// Page the output (before the command, as in git), through GIT_PAGER, core.pager,
+    /// PAGER or less
+    #[arg(short = 'p', long, overrides_with = "no_pager")]
+    pub paginate: bool,
+
+    /// Never page the output (before the command, as in git)
+    #[arg(short = 'P', long, overrides_with = "paginate")]
+    pub no_pager: bool,
 
     #[command(subcommand)]
     pub command: Command,
@@ -108,19 +137,47 @@ pub struct Ctx {
     pub out: Out,
     pub json: bool,
     repo: Option<Repo>,
+    /// Recovery ran on the opened repository.
+    recovered: bool,
     unfinished: recover::Policy,
 }
 
 impl Ctx {
+    fn new(json: bool, unfinished: recover::Policy) -> Ctx {
+        Ctx {
+            out: Out::new(),
+            json,
+            repo: None,
+            recovered: false,
+            unfinished,
+        }
+    }
+
     /// Opens the repository on first use (so `--help` works anywhere), and first
     /// finishes or rolls back an apply that a crash interrupted.
     pub fn repo(&mut self) -> Result<&Repo, Error> {
         if self.repo.is_none() {
-            let repo = Repo::discover()?;
-            recover::recover_policy::run(self.unfinished, &repo, &mut self.out)?;
-            self.repo = Some(repo);
+            self.repo = Some(Repo::discover()?);
         }
-        Ok(self.repo.as_ref().expect("repository was just opened"))
+        let repo = self.repo.as_ref().expect("repository was just opened");
+        if !self.recovered {
+            recover::recover_policy::run(self.unfinished, repo, &mut self.out)?;
+            self.recovered = true;
+        }
+        Ok(repo)
+    }
+
+    /// A git config value for the output settings (colour, pager), from the
+    /// repository if there is one (opened here, recovery left for later). Outside a
+    /// repository: the `git -c` values only.
+    fn config_value(&mut self, key: &str) -> Option<Option<String>> {
+        if self.repo.is_none() {
+            self.repo = Repo::discover().ok();
+        }
+        match &self.repo {
+            Some(repo) => repo.config_value(key),
+            None => git_astedit::repo::command_line_config(key),
+        }
     }
 
     /// The repository and the output streams at once (they borrow different fields).
@@ -145,12 +202,7 @@ pub fn main() -> ExitCode {
         Ok(parsed) => parsed,
         Err(e) => return clap_error(e, wants_json),
     };
-    let mut ctx = Ctx {
-        out: Out::new(),
-        json: cli.json,
-        repo: None,
-        unfinished: recover::recover_policy::of(&cli.command),
-    };
+    let mut ctx = Ctx::new(cli.json, recover::recover_policy::of(&cli.command));
     if let Some(dir) = &cli.dir {
         if let Err(e) = std::env::set_current_dir(dir) {
             let err = Error::from(git_astedit::error::InputError {
@@ -167,14 +219,71 @@ pub fn main() -> ExitCode {
             return report_error(&mut ctx, &Error::from(e));
         }
     }
+    let name = match &cli.command {
+        Command::Resolve(_) => "resolve",
+        _ => matches.subcommand_name().unwrap_or(""),
+    };
+    setup_output(&mut ctx, &cli, name);
+    // Engines report progress to the bar only while it is installed.
+    let bar = progress_bar(&ctx, name);
+    let installed = bar.clone().map(|bar| {
+        ctx.out.start_progress(bar.clone());
+        git_astedit::progress::install(std::sync::Arc::new(bar))
+    });
     let result = run(&mut ctx, cli.command).and_then(|exit| {
+        ctx.out.end_progress();
         ctx.out.flush()?;
         Ok(exit)
     });
-    match result {
+    drop(installed);
+    let code = match result {
         Ok(exit) => ExitCode::from(exit.code()),
         Err(err) => report_error(&mut ctx, &err),
+    };
+    // The pager (if any) gets the end of its input, and the user reads it to the end.
+    ctx.out.finish();
+    code
+}
+
+/// Starts the pager and decides colour for `command` (see [`pager`] and [`color`]).
+fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
+    let flag = if cli.no_pager {
+        Some(pager::Flag::NoPager)
+    } else if cli.paginate {
+        Some(pager::Flag::Paginate)
+    } else {
+        None
+    };
+    let mut config = |key: &str| ctx.config_value(key);
+    let program = pager::choose(command, flag, cli.json, &mut config);
+    let flag = if cli.no_color {
+        Some(color::When::Never)
+    } else {
+        cli.color
+    };
+    let color = color::decide(
+        flag,
+        command,
+        &mut config,
+        &color::Terminal {
+            stdout_tty: std::io::IsTerminal::is_terminal(&std::io::stdout()),
+            pager_in_use: program.is_some() || color::git_pager_in_use(),
+        },
+    );
+    if let Some(program) = program {
+        ctx.out.page(&program);
     }
+    ctx.out.set_color(color);
+}
+
+/// A progress bar for a run whose stderr is a terminal of its own: not under `--json`,
+/// nor under a pager, nor for the MCP server (concurrent requests, stdout a protocol).
+fn progress_bar(ctx: &Ctx, command: &str) -> Option<progress::Bar> {
+    let wanted = !ctx.json
+        && !ctx.out.paging()
+        && command != "mcp"
+        && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    wanted.then(progress::Bar::new)
 }
 
 /// A parse error from clap: help and version go to stdout as clap prints them; a usage
@@ -236,12 +345,7 @@ fn clap_error(e: clap::Error, json: bool) -> ExitCode {
         kind: e.kind().to_string(),
         usage,
     });
-    let mut ctx = Ctx {
-        out: Out::new(),
-        json: true,
-        repo: None,
-        unfinished: recover::recover_policy::Policy::Skip,
-    };
+    let mut ctx = Ctx::new(true, recover::recover_policy::Policy::Skip);
     report_error(&mut ctx, &err)
 }
 

@@ -336,6 +336,7 @@ pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome,
     // Each file is read, parsed and gone again before much else piles up: the text of
     // a file that needs no fix is dropped as soon as its findings are in, and large
     // files are parsed one at a time (see `pipeline::Schedule`).
+    let _phase = crate::progress::phase(crate::progress::Phase::Search, work.len());
     crate::pipeline::map_sized(
         &work,
         |(i, _, _)| inputs.files[*i].size_hint,
@@ -369,6 +370,11 @@ pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome,
         crate::pipeline::Delivery::InOrder,
         |k, result| {
             let cand = &inputs.files[work[k].0];
+            let found = match &result {
+                Ok(One::Done(r, _)) => r.findings.len(),
+                _ => 0,
+            };
+            crate::progress::advance(1, found);
             let one = match result {
                 Ok(one) => one,
                 Err(e) => {
