@@ -101,10 +101,11 @@ impl Out {
     /// Ends the run's output: flushes it, closes the pager's input and waits for the
     /// user to leave the pager. Failures are past reporting (the reader is gone).
     pub fn finish(&mut self) {
-        self.progress = None;
+        self.end_progress();
         let _ = self.stdout.flush();
         if let Some(pager) = self.pager.take() {
             // Dropping the pipe's end is what tells the pager the input ended.
+            pager.input_closing();
             self.stdout = std::io::BufWriter::new(Box::new(std::io::sink()));
             pager.wait();
         }
@@ -116,7 +117,9 @@ impl Out {
     }
     /// Clears the progress bar, if any.
     pub fn end_progress(&mut self) {
-        self.progress = None;
+        if let Some(bar) = self.progress.take() {
+            bar.clear();
+        }
     }
     /// Writes result text to stdout.
     pub fn print(&mut self, text: &str) -> Result<(), OutputError> {
@@ -153,15 +156,16 @@ impl Out {
         // can be reported if it fails: a closed stdout surfaces at the next print, and
         // stderr is where a report would go.
         if self.notes_to_stdout {
+            // Into the pager, in order with the result, as git sends its stderr there.
             let _ = writeln!(self.stdout, "{line}");
             return;
         }
         let _ = self.stdout.flush();
-        match self.progress.as_ref() {
-            Some(bar) => bar.suspend(|| writeln!(self.stderr, "{line}")),
-            None => writeln!(self.stderr, "{line}"),
-        }
-        .unwrap_or(());
+        let stderr = &mut self.stderr;
+        let _ = match self.progress.as_ref() {
+            Some(bar) => bar.suspend(|| writeln!(stderr, "{line}")),
+            None => writeln!(stderr, "{line}"),
+        };
     }
     /// Prints a warning line on stderr.
     pub fn warn(&mut self, msg: &str) {

@@ -9,11 +9,18 @@
 //! `sh -c` with `LESS=FRX` and `LV=-c` unless they are set (less then quits at once on
 //! a short output and shows colour), and `GIT_PAGER_IN_USE=true`, so that a git
 //! command it runs keeps colour. The front end's one child process besides git.
+//!
+//! As in git, a signal that ends the run (Ctrl-C, a hangup) first closes the pager's
+//! input and waits for the pager, so that the shell does not take the terminal back
+//! while the pager still draws on it.
 
 use std::io::IsTerminal;
+use std::os::fd::AsRawFd;
 use std::process::Child;
 use std::process::Command;
 use std::process::Stdio;
+use std::sync::atomic::AtomicI32;
+use std::sync::atomic::Ordering;
 
 use super::color::parse_bool;
 
@@ -94,12 +101,51 @@ impl Pager {
         cmd.env("GIT_PAGER_IN_USE", "true");
         let mut child = cmd.spawn().ok()?;
         let stdin = child.stdin.take()?;
+        PAGER_INPUT.store(stdin.as_raw_fd(), Ordering::SeqCst);
+        // A process id always fits a pid_t; 0 (none) otherwise.
+        PAGER_PID.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+        let handler: extern "C" fn(libc::c_int) = wait_for_pager_then_die;
+        for signal in [libc::SIGINT, libc::SIGHUP, libc::SIGTERM, libc::SIGQUIT] {
+            // SAFETY: the handler only makes async-signal-safe calls (close, waitpid,
+            // signal, raise) on values read from atomics.
+            unsafe { libc::signal(signal, handler as *const () as libc::sighandler_t) };
+        }
         Some((Pager { child }, stdin))
     }
 
-    /// Waits for the user to leave the pager (its input must be closed first).
+    /// Its input is about to be closed: a signal handler must not close it again.
+    pub fn input_closing(&self) {
+        PAGER_INPUT.store(-1, Ordering::SeqCst);
+    }
+
+    /// Waits for the user to leave the pager. Its input must be closed already.
     pub fn wait(mut self) {
         // Nothing is left to report to if the pager itself failed.
         let _ = self.child.wait();
+        PAGER_PID.store(0, Ordering::SeqCst);
+    }
+}
+
+/// The pager's process id while it runs (0: none), and the descriptor of its input
+/// while we hold it open (-1: none), for [`wait_for_pager_then_die`].
+static PAGER_PID: AtomicI32 = AtomicI32::new(0);
+static PAGER_INPUT: AtomicI32 = AtomicI32::new(-1);
+
+/// git's `wait_for_pager_signal`: end the pager's input, wait for the user to leave
+/// it, then die of the signal as if no handler were there.
+extern "C" fn wait_for_pager_then_die(signal: libc::c_int) {
+    let input = PAGER_INPUT.swap(-1, Ordering::SeqCst);
+    let pid = PAGER_PID.swap(0, Ordering::SeqCst);
+    // SAFETY: async-signal-safe calls only; the descriptor is ours and is not used
+    // again (the process ends here).
+    unsafe {
+        if input >= 0 {
+            libc::close(input);
+        }
+        if pid > 0 {
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
     }
 }

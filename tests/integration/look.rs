@@ -523,3 +523,71 @@ fn progress_shows_on_a_terminal_and_never_on_a_pipe_or_under_json() {
     let piped = repo.run_with(".", &["scan"], &now, None);
     assert!(!piped.stderr.contains("searching"), "{}", piped.stderr);
 }
+
+#[test]
+fn ctrl_c_waits_for_the_pager_before_the_run_ends() {
+    let repo = repo_with_preview();
+    let dir = repo.path();
+    let mark = |name: &str| dir.join(".git").join(name);
+    // A pager that records who started it, reads everything, then stays until the
+    // test lets it go (a user still reading), and leaves a mark when it ends.
+    let pager = format!(
+        "echo $PPID > '{pid}'; cat > /dev/null; touch '{ready}'; \
+         while [ ! -e '{go}' ]; do sleep 0.05; done; touch '{done}'",
+        pid = mark("pid").display(),
+        ready = mark("ready").display(),
+        go = mark("go").display(),
+        done = mark("done").display(),
+    );
+    let prepared = repo.command(".", &["show"]);
+    let line = format!("{} show", quote(&prepared.get_program().to_string_lossy()));
+    let mut cmd = Command::new("script");
+    cmd.env_clear();
+    for (k, v) in prepared.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    cmd.env("TERM", "xterm")
+        .env("GIT_PAGER", &pager)
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut script = cmd.spawn().expect("script");
+    let wait_for = |path: &Path| {
+        for _ in 0..600 {
+            if path.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("{} never appeared", path.display());
+    };
+    wait_for(&mark("ready"));
+    let pid = std::fs::read_to_string(mark("pid")).expect("pid");
+    let pid = pid.trim();
+    let alive = |pid: &str| {
+        Command::new("kill")
+            .args(["-0", pid])
+            .stderr(Stdio::null())
+            .status()
+            .expect("kill")
+            .success()
+    };
+    assert!(alive(pid));
+    let sent = Command::new("kill")
+        .args(["-INT", pid])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    // Still there while the pager is: it waits for the user to leave it.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(alive(pid), "the run ended while its pager was still open");
+    std::fs::write(mark("go"), "").expect("go");
+    let status = script.wait().expect("wait");
+    assert!(mark("done").exists(), "the run ended before its pager");
+    // And then it died of the signal, as without a pager.
+    assert!(!status.success());
+}
