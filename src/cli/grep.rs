@@ -101,7 +101,7 @@ fn write_group_line(
         ),
         GroupLine::MatchContinued(n) => write_located(
             buf,
-            (path, ':', n, ""),
+            (path, ':', n, ":"),
             format_args!(" {}", lines.get(n)),
             color,
         ),

@@ -161,6 +161,14 @@ fn colour_is_off_on_a_pipe_and_on_when_asked() {
     assert_eq!(out.stdout, COLOURED_GREP);
     let out = repo.run(&["--color=sometimes", "grep", "-p", "x"]);
     out.assert_code(2);
+    // Context lines: path and line number coloured, separators plain.
+    let out = repo.run(&["--color=always", "grep", "-p", "console.log($A)", "-A", "1"]);
+    assert_eq!(
+        out.stdout,
+        "\x1b[35ma.js\x1b[0m:\x1b[32m1\x1b[0m:1: console.log(1)\n\
+         \x1b[35ma.js\x1b[0m-\x1b[32m2\x1b[0m-foo();\n\
+         \x1b[35ma.js\x1b[0m:\x1b[32m3\x1b[0m:1: console.log(2)\n"
+    );
 }
 
 #[test]
