@@ -275,7 +275,8 @@ fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
     if let Some(program) = program {
         ctx.out.page(&program);
     }
-    ctx.out.set_color(color);
+    // JSON strings (a diff in a report) never carry escape codes.
+    ctx.out.set_color(color && !cli.json);
 }
 
 /// A progress bar for a run whose stderr is a terminal of its own: not under `--json`,

@@ -161,6 +161,18 @@ fn colour_is_off_on_a_pipe_and_on_when_asked() {
     assert_eq!(out.stdout, COLOURED_GREP);
     let out = repo.run(&["--color=sometimes", "grep", "-p", "x"]);
     out.assert_code(2);
+    // Never inside JSON.
+    let out = repo.run(&[
+        "--color=always",
+        "--json",
+        "edit",
+        "-p",
+        "console.log($A)",
+        "-r",
+        "f($A)",
+    ]);
+    out.assert_code(0);
+    assert!(!out.stdout.contains("\\u001b"), "{}", out.stdout);
     // Context lines: path and line number coloured, separators plain.
     let out = repo.run(&["--color=always", "grep", "-p", "console.log($A)", "-A", "1"]);
     assert_eq!(
