@@ -77,19 +77,16 @@ pub fn decide(
         When::Always => true,
         When::Never => false,
         When::Auto => {
-            let env_set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
-            if env_set("NO_COLOR") {
+            let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+            if env("NO_COLOR").is_some() {
                 return false;
             }
-            if env_set("CLICOLOR_FORCE")
-                && std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0")
-            {
+            if env("CLICOLOR_FORCE").is_some_and(|v| v != "0") {
                 return true;
             }
+            // color.pager: a boolean, true when unset or unreadable.
             let pager_colour = config("color.pager")
-                .map(|v| v.as_deref().map_or(Some(true), parse_bool))
-                .unwrap_or(Some(true))
-                .unwrap_or(true);
+                .is_none_or(|v| v.as_deref().is_none_or(|v| parse_bool(v) != Some(false)));
             let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
             (terminal.stdout_tty || (terminal.pager_in_use && pager_colour)) && !dumb
         }

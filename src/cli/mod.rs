@@ -268,7 +268,8 @@ fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
         command,
         &mut config,
         &color::Terminal {
-            stdout_tty: std::io::IsTerminal::is_terminal(&std::io::stdout()),
+            // Our pager reads stdout instead of the terminal.
+            stdout_tty: program.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()),
             pager_in_use: program.is_some() || color::git_pager_in_use(),
         },
     );
@@ -280,10 +281,12 @@ fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
 }
 
 /// A progress bar for a run whose stderr is a terminal of its own: not under `--json`,
-/// nor under a pager, nor for the MCP server (concurrent requests, stdout a protocol).
+/// nor under a pager (ours or git's, which holds the terminal), nor for the MCP server
+/// (concurrent requests, stdout a protocol).
 fn progress_bar(ctx: &Ctx, command: &str) -> Option<progress::Bar> {
     let wanted = !ctx.json
         && !ctx.out.paging()
+        && !color::git_pager_in_use()
         && command != "mcp"
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
     wanted.then(progress::Bar::new)

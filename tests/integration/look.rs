@@ -334,6 +334,12 @@ fn show_pages_through_git_pager_with_git_s_environment_and_colour() {
     for want in ["LESS=FRX", "LV=-c", "GIT_PAGER_IN_USE=true"] {
         assert!(env.iter().any(|l| l == want), "{want} not in {env:?}");
     }
+    // color.pager=false: plain into our pager too, as into git's.
+    repo.git(&["config", "color.pager", "false"]);
+    on_tty(&repo, &["show"], &[("GIT_PAGER", &pager)], None).assert_code(0);
+    let text = paged(repo.path(), "pager").expect("paged");
+    assert!(text.contains("diff --git") && !text.contains(ESC), "{text}");
+    repo.git(&["config", "--unset", "color.pager"]);
     // LESS and LV the user set are kept.
     let out = on_tty(
         &repo,
