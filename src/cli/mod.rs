@@ -141,6 +141,8 @@ pub struct Ctx {
     repo: Option<Repo>,
     /// Recovery ran on the opened repository.
     recovered: bool,
+    /// [`Ctx::config_value`] looked for a repository (found or not).
+    looked_for_repo: bool,
     unfinished: recover::Policy,
 }
 
@@ -151,6 +153,7 @@ impl Ctx {
             json,
             repo: None,
             recovered: false,
+            looked_for_repo: false,
             unfinished,
         }
     }
@@ -173,7 +176,8 @@ impl Ctx {
     /// repository if there is one (opened here, recovery left for later). Outside a
     /// repository: the `git -c` values only.
     fn config_value(&mut self, key: &str) -> Option<Option<String>> {
-        if self.repo.is_none() {
+        if self.repo.is_none() && !self.looked_for_repo {
+            self.looked_for_repo = true;
             self.repo = Repo::discover().ok();
         }
         match &self.repo {
@@ -221,14 +225,11 @@ pub fn main() -> ExitCode {
             return report_error(&mut ctx, &Error::from(e));
         }
     }
-    let name = match &cli.command {
-        Command::Resolve(_) => "resolve",
-        _ => matches.subcommand_name().unwrap_or(""),
-    };
+    // The command's name, as in `pager.<name>` (`resolve` for `resolve apply`).
+    let name = matches.subcommand_name().unwrap_or("");
     setup_output(&mut ctx, &cli, name);
     // Engines report progress to the bar only while it is installed.
-    let bar = progress_bar(&ctx, name);
-    let installed = bar.clone().map(|bar| {
+    let installed = progress_bar(&ctx, name).map(|bar| {
         ctx.out.start_progress(bar.clone());
         git_astedit::progress::install(std::sync::Arc::new(bar))
     });
