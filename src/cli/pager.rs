@@ -123,6 +123,16 @@ impl Pager {
         // Nothing is left to report to if the pager itself failed.
         let _ = self.child.wait();
         PAGER_PID.store(0, Ordering::SeqCst);
+        // A signal whose handler runs on another thread may have waited beside us: the
+        // run still dies of it, not with our exit code.
+        let signal = SIGNALLED.load(Ordering::SeqCst);
+        if signal != 0 {
+            // SAFETY: restores the default action and raises the signal again.
+            unsafe {
+                libc::signal(signal, libc::SIG_DFL);
+                libc::raise(signal);
+            }
+        }
     }
 }
 
@@ -130,10 +140,13 @@ impl Pager {
 /// while we hold it open (-1: none), for [`wait_for_pager_then_die`].
 static PAGER_PID: AtomicI32 = AtomicI32::new(0);
 static PAGER_INPUT: AtomicI32 = AtomicI32::new(-1);
+/// The signal that is ending the run (0: none).
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
 /// git's `wait_for_pager_signal`: end the pager's input, wait for the user to leave
 /// it, then die of the signal as if no handler were there.
 extern "C" fn wait_for_pager_then_die(signal: libc::c_int) {
+    SIGNALLED.store(signal, Ordering::SeqCst);
     let input = PAGER_INPUT.swap(-1, Ordering::SeqCst);
     let pid = PAGER_PID.swap(0, Ordering::SeqCst);
     // SAFETY: async-signal-safe calls only; the descriptor is ours and is not used
