@@ -143,10 +143,19 @@ pub fn edit(
     max_file_size: u64,
 ) -> Result<EditOutcome, Error> {
     let mut changes = Vec::new();
-    let mut out = edit_each(repo, set, ops, forced_lang, max_file_size, |change| {
-        changes.push(change);
-        true
-    })?;
+    let never = crate::ops::cancel::Cancel::never();
+    let mut out = edit_each(
+        repo,
+        set,
+        ops,
+        forced_lang,
+        max_file_size,
+        &never,
+        |change| {
+            changes.push(change);
+            true
+        },
+    )?;
     out.changes.changes = changes;
     out.changes.sort();
     Ok(out)
@@ -155,13 +164,16 @@ pub fn edit(
 /// Runs `ops` over every file of `set`, handing each changed file to `on_change` as
 /// soon as it is known, in no particular order, so that a large edit need not hold
 /// every file's text at once. The outcome's `changes` stay empty; its other lists are
-/// sorted by path. `on_change` returning `false` stops the edit early.
+/// sorted by path. `on_change` returning `false` stops the edit early; so does
+/// `cancel`, checked as each file is done (the outcome is then partial: a caller that
+/// passes a `cancel` checks it before using the outcome).
 pub fn edit_each(
     repo: &Repo,
     set: &FileSet,
     ops: &[Op],
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
+    cancel: &crate::ops::cancel::Cancel,
     mut on_change: impl FnMut(FileChange) -> bool,
 ) -> Result<EditOutcome, Error> {
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
@@ -237,6 +249,9 @@ pub fn edit_each(
         work,
         crate::pipeline::Delivery::AsReady,
         |i, one| {
+            if cancel.is_cancelled() {
+                return false;
+            }
             let file = &set.files[i];
             let found = match &one {
                 Ok(One::Rewritten(boxed)) => boxed.1.replacements.len(),

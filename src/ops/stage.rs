@@ -9,6 +9,7 @@ use crate::change::ChangeSet;
 use crate::change::PreviewMeta;
 use crate::edit::EditOutcome;
 use crate::files::FileSet;
+use crate::ops::cancel::Cancel;
 use crate::repo::Repo;
 use crate::rewrite::Op;
 use crate::txn;
@@ -36,25 +37,44 @@ pub struct StagedEdit {
 
 /// Runs the ops over the files and stages the result as one preview.
 pub fn stage_edit(repo: &Repo, req: &EditRequest<'_>) -> Result<StagedEdit, Error> {
+    stage_edit_cancellable(repo, req, &Cancel::never())
+}
+
+/// [`stage_edit`], stopping when `cancel` says so: checked before each changed file
+/// is staged and before the preview is written, so a cancelled staging leaves no ref
+/// and no journal entry (the stager's objects are only in memory until then).
+pub fn stage_edit_cancellable(
+    repo: &Repo,
+    req: &EditRequest<'_>,
+    cancel: &Cancel,
+) -> Result<StagedEdit, Error> {
     let mut stager = txn::Stager::new(repo);
-    let mut stage_error = None;
+    let mut stage_error: Option<Error> = None;
     let outcome = crate::edit::edit_each(
         repo,
         req.set,
         req.ops,
         req.lang,
         req.max_file_size,
-        |change| match stager.add(change) {
-            Ok(()) => true,
-            Err(e) => {
-                stage_error = Some(e);
-                false
+        cancel,
+        |change| {
+            if let Err(e) = cancel.test_delay() {
+                stage_error = Some(e.into());
+                return false;
+            }
+            match stager.add(change) {
+                Ok(()) => true,
+                Err(e) => {
+                    stage_error = Some(e.into());
+                    false
+                }
             }
         },
     )?;
     if let Some(e) = stage_error {
-        return Err(e.into());
+        return Err(e);
     }
+    cancel.check()?;
     let mut meta = outcome.meta(req.ops, req.lang, req.reason.clone());
     meta.agent = req.agent.clone();
     let preview = if outcome.files.is_empty() {

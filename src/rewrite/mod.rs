@@ -10,6 +10,7 @@ expensive step and most files of a tree cannot match. The nested-rewrite routine
 matchers and fixers.
 */
 
+mod anchor;
 mod nested;
 mod prefilter;
 #[cfg(test)]
@@ -28,12 +29,14 @@ use ast_grep_core::Pattern;
 use ast_grep_core::PatternError;
 use ast_grep_language::SupportLang;
 
+pub use anchor::Anchor;
 pub use prefilter::Prefilter;
 
 use crate::error::Classify;
 use crate::error::Exit;
 
 pub use nested::rewrite_nested;
+pub use nested::rewrite_nested_anchored;
 pub use nested::rewrite_nested_with;
 pub use nested::LostSite;
 pub use nested::Nested;
@@ -233,6 +236,7 @@ pub struct Query {
     pattern: Pattern,
     lang: SupportLang,
     prefilter: Prefilter,
+    anchor: Option<Anchor>,
 }
 
 impl Query {
@@ -252,10 +256,12 @@ impl Query {
     ) -> Result<Query, Error> {
         let compiled = compile(pattern, lang, forced == Some(lang))?;
         let prefilter = Prefilter::new(pattern, &compiled, lang);
+        let anchor = Anchor::of(&compiled, &lang);
         Ok(Query {
             pattern: compiled,
             lang,
             prefilter,
+            anchor,
         })
     }
 
@@ -298,9 +304,13 @@ impl Query {
         let src = root.source();
         // Matches come in document order, so the index counts columns incrementally.
         let index = LineIndex::new(src);
-        let matches = root
-            .root()
-            .find_all(NoMissing(&self.pattern))
+        let matcher = NoMissing(&self.pattern);
+        let top = root.root();
+        let found: Box<dyn Iterator<Item = _>> = match &self.anchor {
+            Some(anchor) => Box::new(anchor.find_all(&root, &matcher).into_iter()),
+            None => Box::new(top.find_all(&matcher)),
+        };
+        let matches = found
             .map(|m| {
                 let range = m.range();
                 let (line, column) = index.line_col(range.start);
@@ -526,6 +536,7 @@ struct CompiledOp {
     pattern: Pattern,
     fix: TemplateFix,
     prefilter: Prefilter,
+    anchor: Option<Anchor>,
 }
 
 /// All ops compiled for one language.
@@ -563,10 +574,12 @@ impl Rewriter {
                 })?;
             check_template_vars(op, &pattern, &fix)?;
             let prefilter = Prefilter::new(&op.pattern, &pattern, lang);
+            let anchor = Anchor::of(&pattern, &lang);
             compiled.push(CompiledOp {
                 pattern,
                 fix,
                 prefilter,
+                anchor,
             });
         }
         Ok(Rewriter {
@@ -614,7 +627,9 @@ impl Rewriter {
                 }
             };
             let crlf = uses_crlf(&doc.src);
-            let out = rewrite_nested_with(doc, &NoMissing(&op.pattern), self.nested, |m| {
+            let matcher = NoMissing(&op.pattern);
+            let anchor = op.anchor.as_ref();
+            let out = rewrite_nested_anchored(doc, &matcher, anchor, self.nested, |m| {
                 let mut edit = m.make_edit(&op.pattern, &op.fix);
                 if crlf {
                     edit.inserted_text = lf_to_crlf(edit.inserted_text);

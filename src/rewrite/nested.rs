@@ -25,6 +25,7 @@ use ast_grep_core::NodeMatch;
 
 use super::parse_doc;
 use super::parse_owned;
+use super::Anchor;
 use super::Error;
 use super::LineIndex;
 
@@ -151,6 +152,23 @@ pub fn rewrite_nested_with<L, M, F>(
     doc: &mut StrDoc<L>,
     matcher: &M,
     options: Options,
+    edit_for: F,
+) -> Result<Nested, Error>
+where
+    L: LanguageExt,
+    M: Matcher,
+    F: FnMut(&NodeMatch<'_, StrDoc<L>>) -> Edit<String>,
+{
+    rewrite_nested_anchored(doc, matcher, None, options, edit_for)
+}
+
+/// [`rewrite_nested_with`], finding the first matches from `anchor`'s occurrences
+/// (see [`Anchor`]) when the matcher's pattern has one.
+pub fn rewrite_nested_anchored<L, M, F>(
+    doc: &mut StrDoc<L>,
+    matcher: &M,
+    anchor: Option<&Anchor>,
+    options: Options,
     mut edit_for: F,
 ) -> Result<Nested, Error>
 where
@@ -162,7 +180,7 @@ where
     // tree is reference counted; the text copy is cheap next to parsing).
     let mut sites = {
         let root = AstGrep::doc(doc.clone());
-        collect_sites(&root, matcher, &mut edit_for)
+        collect_sites(&root, matcher, anchor, &mut edit_for)
     };
     if sites.is_empty() {
         return Ok(Nested::default());
@@ -275,15 +293,23 @@ where
 }
 
 /// The matches of the input as sites, sorted outer-before-inner, duplicates dropped.
-fn collect_sites<L, M, F>(root: &AstGrep<StrDoc<L>>, matcher: &M, edit_for: &mut F) -> Vec<Site>
+fn collect_sites<L, M, F>(
+    root: &AstGrep<StrDoc<L>>,
+    matcher: &M,
+    anchor: Option<&Anchor>,
+    edit_for: &mut F,
+) -> Vec<Site>
 where
     L: LanguageExt,
     M: Matcher,
     F: FnMut(&NodeMatch<'_, StrDoc<L>>) -> Edit<String>,
 {
-    let mut sites: Vec<Site> = root
-        .root()
-        .find_all(matcher)
+    let top = root.root();
+    let found: Box<dyn Iterator<Item = _>> = match anchor {
+        Some(anchor) => Box::new(anchor.find_all(root, matcher).into_iter()),
+        None => Box::new(top.find_all(matcher)),
+    };
+    let mut sites: Vec<Site> = found
         .map(|m| {
             let range = m.range();
             let edit = edit_for(&m);

@@ -64,7 +64,8 @@ impl TestRepo {
         self.dir.path()
     }
 
-    fn env(&self, cmd: &mut Command) {
+    /// Gives `cmd` the repository's hermetic environment (identity, no user config).
+    pub fn env(&self, cmd: &mut Command) {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.home.path())
