@@ -36,12 +36,13 @@ use crate::error::Classify;
 use crate::error::Exit;
 
 pub use nested::rewrite_nested;
-pub use nested::rewrite_nested_anchored;
+pub use nested::rewrite_nested_selecting;
 pub use nested::rewrite_nested_with;
 pub use nested::LostSite;
 pub use nested::Nested;
 pub use nested::Options as NestedOptions;
 pub use nested::Overlap;
+pub use nested::Proposed;
 pub use nested::SiteChange;
 pub use nested::DEFAULT_MAX_DEPTH;
 
@@ -603,6 +604,17 @@ impl Rewriter {
 
     /// Runs the ops in order on `src`; `None` when nothing changes.
     pub fn rewrite(&self, src: &str) -> Result<Option<FileRewrite>, Error> {
+        self.rewrite_selecting(src, &mut |_, _| true)
+    }
+
+    /// [`Rewriter::rewrite`] making only the changes `select` accepts; it is given the
+    /// op's index and the change (see [`rewrite_nested_selecting`]). Each op runs on
+    /// what the ops before it left, declined changes included.
+    pub fn rewrite_selecting(
+        &self,
+        src: &str,
+        select: &mut dyn FnMut(usize, &Proposed<'_>) -> bool,
+    ) -> Result<Option<FileRewrite>, Error> {
         // Parsed lazily (an op whose literal is absent needs no tree), then kept in
         // step with the text by `rewrite_nested`'s incremental re-parses.
         let mut doc: Option<StrDoc<SupportLang>> = None;
@@ -627,15 +639,20 @@ impl Rewriter {
                 }
             };
             let crlf = uses_crlf(&doc.src);
-            let matcher = NoMissing(&op.pattern);
-            let anchor = op.anchor.as_ref();
-            let out = rewrite_nested_anchored(doc, &matcher, anchor, self.nested, |m| {
-                let mut edit = m.make_edit(&op.pattern, &op.fix);
-                if crlf {
-                    edit.inserted_text = lf_to_crlf(edit.inserted_text);
-                }
-                edit
-            })?;
+            let out = rewrite_nested_selecting(
+                doc,
+                &NoMissing(&op.pattern),
+                op.anchor.as_ref(),
+                self.nested,
+                |m| {
+                    let mut edit = m.make_edit(&op.pattern, &op.fix);
+                    if crlf {
+                        edit.inserted_text = lf_to_crlf(edit.inserted_text);
+                    }
+                    edit
+                },
+                &mut |p| select(index, p),
+            )?;
             replacements.extend(out.changes.into_iter().map(|c| Replacement {
                 op: index,
                 line: c.line,

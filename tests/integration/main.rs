@@ -10,6 +10,7 @@ mod edit;
 mod firsthour;
 mod gitstate;
 mod grep;
+mod interactive;
 mod js;
 mod look;
 mod manpages;
