@@ -12,6 +12,7 @@ mod gitstate;
 mod grep;
 mod interactive;
 mod js;
+mod look;
 mod manpages;
 mod mcp;
 mod partial;
