@@ -260,32 +260,97 @@ pub(crate) fn tip(repo: &Repo) -> Result<Option<ObjectId>, Error> {
     }
 }
 
-/// Every journal entry, newest first.
-pub fn read(repo: &Repo) -> Result<Vec<Entry>, Error> {
-    let mut out = Vec::new();
-    let mut cur = tip(repo)?;
-    while let Some(id) = cur {
-        let commit = repo
+/// The journal read from its newest end, one commit at a time: callers that need the
+/// newest few events, or the newest event of one kind, stop there and never touch the
+/// older ones, so their cost does not grow with the journal's length.
+pub(crate) struct Walk<'r> {
+    repo: &'r Repo,
+    next: Option<ObjectId>,
+}
+
+impl<'r> Walk<'r> {
+    /// From the journal's tip.
+    pub(crate) fn new(repo: &'r Repo) -> Result<Walk<'r>, Error> {
+        Ok(Walk::from(repo, tip(repo)?))
+    }
+
+    /// From journal commit `start` (None: an empty walk).
+    pub(crate) fn from(repo: &'r Repo, start: Option<ObjectId>) -> Walk<'r> {
+        Walk { repo, next: start }
+    }
+
+    fn entry(&mut self, id: ObjectId) -> Result<Entry, Error> {
+        let commit = self
+            .repo
             .git
             .find_commit(id)
             .map_err(Error::git(format!("read journal commit {id}")))?;
-        let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
         let msg = commit
             .message_raw()
             .map_err(Error::git(format!("read journal commit {id}")))?;
-        let event: Event = serde_json::from_slice(msg.trim())
-            .map_err(|e| Error::Corrupt(format!("journal commit {id}: {e}")))?;
-        let txn_commit = *parents
-            .last()
-            .ok_or_else(|| Error::Corrupt(format!("journal commit {id} has no parent")))?;
-        out.push(Entry { txn_commit, event });
-        cur = if parents.len() >= 2 {
-            Some(parents[0])
-        } else {
-            None
+        let event = parse_event(id, msg.trim())?;
+        let mut parents = commit.parent_ids().map(|p| p.detach());
+        // First parent: the previous journal commit; last: the transaction's P. The
+        // first journal commit has P alone.
+        let first = parents.next();
+        let last = parents.last();
+        let (previous, txn_commit) = match (first, last) {
+            (Some(prev), Some(p)) => (Some(prev), p),
+            (Some(p), None) => (None, p),
+            (None, _) => return Err(Error::Corrupt(format!("journal commit {id} has no parent"))),
         };
+        self.next = previous;
+        Ok(Entry { txn_commit, event })
     }
-    Ok(out)
+}
+
+impl Iterator for Walk<'_> {
+    type Item = Result<Entry, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let id = self.next.take()?;
+        // After an error the walk ends (`next` stays None).
+        Some(self.entry(id))
+    }
+}
+
+/// An event from the message of journal commit `id`.
+fn parse_event(id: ObjectId, msg: &[u8]) -> Result<Event, Error> {
+    serde_json::from_slice(msg).map_err(|e| Error::Corrupt(format!("journal commit {id}: {e}")))
+}
+
+/// Every journal entry, newest first.
+pub fn read(repo: &Repo) -> Result<Vec<Entry>, Error> {
+    Walk::new(repo)?.collect()
+}
+
+/// The newest journal entry for which `pred` holds, reading no further back than it.
+pub(crate) fn find_newest(
+    repo: &Repo,
+    mut pred: impl FnMut(&Entry) -> bool,
+) -> Result<Option<Entry>, Error> {
+    for entry in Walk::new(repo)? {
+        let entry = entry?;
+        if pred(&entry) {
+            return Ok(Some(entry));
+        }
+    }
+    Ok(None)
+}
+
+/// The newest `n` events, newest first, and whether older ones exist. Reads `n + 1`
+/// journal commits at most, however long the journal is.
+pub fn newest(repo: &Repo, n: usize) -> Result<(Vec<Event>, bool), Error> {
+    let mut walk = Walk::new(repo)?;
+    let mut events = Vec::new();
+    while events.len() < n {
+        match walk.next() {
+            Some(entry) => events.push(entry?.event),
+            None => return Ok((events, false)),
+        }
+    }
+    // Whether there is an older commit, without reading it.
+    Ok((events, walk.next.is_some()))
 }
 
 /// The journal, newest first (the public face of [`read`]).
