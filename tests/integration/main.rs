@@ -10,6 +10,7 @@ mod edit;
 mod firsthour;
 mod gitstate;
 mod grep;
+mod journal;
 mod manpages;
 mod mcp;
 mod partial;
