@@ -43,6 +43,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SCALE_DIR = Path(os.environ.get("SCALE_DIR", "/tmp/astedit-scale"))
+# Where the seed journal is written (it does not depend on the file system measured).
+SEED_DIR = Path(os.environ.get("SCALE_SEED_DIR", str(SCALE_DIR)))
 PER_FOLDER = 100
 PATTERN = "console.log($A)"
 REWRITE = "logger.info($A)"
@@ -98,48 +100,129 @@ def build_tree(n: int) -> Path:
     return root
 
 
+REAL_EVENTS = 200
+
+
 def build_journal(astedit: Path, events: int) -> Path:
-    """A small repository whose journal has `events` events, written by the binary itself.
-    `refs/seed/j100` and `refs/seed/jN` mark the journal after 100 and after N events."""
-    root = SCALE_DIR / f"journal-{events}"
+    """A small repository whose journal has `events` events; `refs/seed/j100` and
+    `refs/seed/jN` mark it after 100 and after N events.
+
+    The first REAL_EVENTS events are written by the binary itself, one process per
+    event (stage a one-line edit, discard it; every 25th round stage, apply, undo,
+    discard). On a loaded 2-core machine that is 3–4 events a second, so the rest are
+    copies of those, written as loose objects by this script: event k + i·REAL_EVENTS
+    is event k with its own preview commit (the same commit with a later committer
+    time, so a distinct id) and its id, commit, time and run changed to match. The
+    journal commits have the shape the binary writes (previous event and preview as
+    parents, the empty tree, the event's JSON as the message), so readers cannot tell
+    them apart from real ones."""
+    root = SEED_DIR / f"journal-{events}"
     if (root / ".git" / "scale.done").exists():
         return root
     if root.exists():
         shutil.rmtree(root)
-    log(f"writing a journal of {events:,} events in {root} (one process per event)")
+    real = min(events, REAL_EVENTS)
+    log(f"writing a journal of {events:,} events in {root}: {real} by the binary, then copies")
     root.mkdir(parents=True)
     sh(["git", "init", "-q", "-b", "main"], cwd=root)
     (root / "a.ts").write_text("console.log(1);\n")
     sh(["git", "add", "-A"], cwd=root)
     sh(["git", "commit", "-q", "-m", "seed"], cwd=root)
 
-    def count() -> int:
-        out = sh(["git", "rev-list", "--first-parent", "--count", "refs/astedit-journal"], cwd=root, check=False)
-        return int(out.strip() or 0)
-
     def run(*args: str) -> str:
         return sh([str(astedit), *args], cwd=root)
 
-    done, rounds, start = 0, 0, time.monotonic()
-    marked_100 = False
-    while done < events:
+    done, rounds = 0, 0
+    while done < real:
         out = run("--json", "edit", "-p", PATTERN, "-r", REWRITE, "-l", "ts", "--reason", f"round {rounds}")
         pid = json.loads(out)["id"]
-        if rounds % 25 == 24 and events - done >= 4:
+        done += 1
+        if rounds % 25 == 24 and real - done >= 3:
             run("apply", pid)
             run("undo", pid)
-        run("discard", pid)
+            done += 2
+        if done < real:
+            run("discard", pid)
+            done += 1
         rounds += 1
-        done = count()
-        if not marked_100 and done >= 100:
-            # The 100th event exactly: walk back from the tip.
-            sh(["git", "update-ref", "refs/seed/j100", f"refs/astedit-journal~{done - 100}"], cwd=root)
-            marked_100 = True
-        if rounds % 500 == 0:
-            log(f"  {done:,} events, {time.monotonic() - start:.0f} s")
+    chain = journal_chain(root, "refs/astedit-journal")
+    if len(chain) != real:
+        raise SystemExit(f"the binary wrote {len(chain)} events, expected {real}")
+    if real >= 100:
+        sh(["git", "update-ref", "refs/seed/j100", chain[99]], cwd=root)
+    copy_events(root, chain, events - real)
+    counted = len(journal_chain(root, "refs/astedit-journal"))
+    if counted != events:
+        raise SystemExit(f"the seed journal has {counted} events, expected {events}")
     sh(["git", "update-ref", f"refs/seed/j{events}", "refs/astedit-journal"], cwd=root)
+    sh(["git", "fsck", "--connectivity-only", "--no-progress"], cwd=root)
     (root / ".git" / "scale.done").write_text("")
     return root
+
+
+def journal_chain(root: Path, ref: str) -> list[str]:
+    """The journal commits of `ref`, oldest first: the first-parent chain down to the
+    first commit with a single parent (the first event, whose parent is its preview)."""
+    chain = []
+    for line in sh(["git", "rev-list", "--first-parent", "--parents", ref], cwd=root).splitlines():
+        commit, *parents = line.split()
+        chain.append(commit)
+        if len(parents) < 2:
+            break
+    return chain[::-1]
+
+
+def copy_events(root: Path, chain: list[str], extra: int) -> None:
+    """Appends `extra` copies of the events of journal commits `chain` (oldest first)."""
+    import hashlib
+    import zlib
+
+    def raw(oid: str) -> bytes:
+        return subprocess.run(["git", "cat-file", "commit", oid], cwd=root, stdout=subprocess.PIPE,
+                              check=True).stdout
+
+    def write(body: bytes) -> str:
+        data = b"commit %d\0" % len(body) + body
+        oid = hashlib.sha1(data).hexdigest()
+        path = root / ".git" / "objects" / oid[:2] / oid[2:]
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(zlib.compress(data, 1))
+        return oid
+
+    def retime(body: bytes, field: bytes, delta: int) -> bytes:
+        """The commit with `delta` seconds added to its `field` (author/committer) time."""
+        head, _, message = body.partition(b"\n\n")
+        lines = head.split(b"\n")
+        for j, line in enumerate(lines):
+            if line.startswith(field + b" "):
+                who, stamp, tz = line.rsplit(b" ", 2)
+                lines[j] = b"%s %d %s" % (who, int(stamp) + delta, tz)
+        return b"\n".join(lines) + b"\n\n" + message
+
+    journal = [raw(c) for c in chain]
+    previews = {}
+    tip = chain[-1]
+    for i in range(extra):
+        k = i % len(chain)
+        shift = (i // len(chain) + 1) * 100_000
+        head, _, message = journal[k].partition(b"\n\n")
+        parents = [line.split()[1].decode() for line in head.split(b"\n") if line.startswith(b"parent ")]
+        old_p = parents[-1]
+        if old_p not in previews:
+            previews[old_p] = raw(old_p)
+        # One new preview per (preview, cycle): the same commit, committed later.
+        new_p = write(retime(previews[old_p], b"committer", shift))
+        event = json.loads(message)
+        old_id = event["id"]
+        event["id"], event["commit"], event["time"] = new_p[:12], new_p, event["time"] + shift
+        if "run" in event:
+            event["run"] += f"-{i}"
+        assert old_id == old_p[:12], (old_id, old_p)
+        lines = [line for line in head.split(b"\n") if not line.startswith(b"parent ")]
+        body = (lines[0] + b"\n" + b"parent %s\nparent %s\n" % (tip.encode(), new_p.encode())
+                + b"\n".join(lines[1:]) + b"\n\n" + json.dumps(event, separators=(",", ":")).encode() + b"\n")
+        tip = write(retime(retime(body, b"author", shift), b"committer", shift))
+    sh(["git", "update-ref", "refs/astedit-journal", tip], cwd=root)
 
 
 def install_journal(tree: Path, seed: Path, ref: str) -> None:
