@@ -21,9 +21,10 @@ git commits, so this is the same journal the tool would have written there). `li
 10,000, in the 10k tree.
 
 Every timed run is one child process under GNU time (wall, user + system CPU, peak RSS)
-and, when `perf` can count, under `perf stat -e instructions:u` as well: instructions
-do not depend on what else the machine is doing, so they show growth on a shared
-machine better than seconds do.
+and, when `perf` can count, under `perf stat -e task-clock` as well: the CPU time of
+the process and its threads at sub-millisecond resolution (GNU time's is 10 ms).
+(Instruction counts would not depend on the machine's load at all, but this VM has no
+hardware counters.)
 """
 
 from __future__ import annotations
@@ -238,7 +239,7 @@ class Run:
     wall: float
     cpu: float
     rss_kib: int
-    instructions: int | None
+    task_clock: float | None
 
 
 @dataclass
@@ -256,18 +257,18 @@ class Row:
     def rss(self) -> int:
         return max(r.rss_kib for r in self.runs)
 
-    def instructions(self) -> float | None:
-        counts = [r.instructions for r in self.runs if r.instructions is not None]
+    def task_clock(self) -> float | None:
+        counts = [r.task_clock for r in self.runs if r.task_clock is not None]
         return statistics.median(counts) if counts else None
 
 
 def perf_works() -> bool:
     try:
-        proc = subprocess.run(["perf", "stat", "-x,", "-e", "instructions:u", "true"],
+        proc = subprocess.run(["perf", "stat", "-x,", "-e", "task-clock", "true"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     except OSError:
         return False
-    return proc.returncode == 0 and "instructions" in proc.stderr and "not supported" not in proc.stderr
+    return proc.returncode == 0 and "task-clock" in proc.stderr and "not supported" not in proc.stderr
 
 
 def measure(cmd: list[str], cwd: Path, out: Path, perf: bool) -> tuple[Run, str]:
@@ -275,7 +276,7 @@ def measure(cmd: list[str], cwd: Path, out: Path, perf: bool) -> tuple[Run, str]
     usage, counts = out.with_suffix(".time"), out.with_suffix(".perf")
     wrapped = ["/usr/bin/time", "-f", "%e %M %x %U %S", "-o", str(usage), *cmd]
     if perf:
-        wrapped = ["perf", "stat", "-x,", "-e", "instructions:u", "-o", str(counts), *wrapped]
+        wrapped = ["perf", "stat", "-x,", "-e", "task-clock", "-o", str(counts), *wrapped]
     with open(out, "wb") as stdout, open(out.with_suffix(".err"), "wb") as stderr:
         start = time.perf_counter()
         subprocess.run(wrapped, cwd=cwd, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
@@ -284,13 +285,16 @@ def measure(cmd: list[str], cwd: Path, out: Path, perf: bool) -> tuple[Run, str]
     _, rss, code, user, system = usage.read_text().split("\n")[-2].split()
     if int(code) != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {code}:\n{out.with_suffix('.err').read_text()}")
-    instructions = None
+    task_clock = None
     if perf:
         for line in counts.read_text().splitlines():
             fields = line.split(",")
-            if len(fields) > 2 and fields[2].startswith("instructions") and fields[0].isdigit():
-                instructions = int(fields[0])
-    return Run(wall, float(user) + float(system), int(rss), instructions), out.read_text(errors="replace")
+            if len(fields) > 2 and fields[2].startswith("task-clock"):
+                try:
+                    task_clock = float(fields[0]) / 1000  # ms → s
+                except ValueError:
+                    pass
+    return Run(wall, float(user) + float(system), int(rss), task_clock), out.read_text(errors="replace")
 
 
 def measure_size(astedit: Path, n: int, seed: Path, events: int, runs: int, perf: bool, work: Path) -> list[Row]:
@@ -363,45 +367,46 @@ def report(rows: list[Row], listing: list[Row], sizes: list[int], events: int, m
         f"- command: `{meta['command']}`; {meta['runs']} timed runs each after one warm-up; "
         f"journal of {events:,} events in every tree",
         "",
-        "| task | files | median wall | CPU | instructions | peak RSS | wall per file | CPU per file "
-        "| instructions per file |",
+        "| task | files | median wall | CPU | task-clock | peak RSS | wall per file | CPU per file "
+        "| task-clock per file |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     by = {(r.task, r.size): r for r in rows}
     for r in rows:
-        ins = r.instructions()
+        ins = r.task_clock()
         lines.append(f"| {r.task} | {r.size:,} | {fmt_s(r.wall())} | {fmt_s(r.cpu())} | "
-                     f"{'' if ins is None else f'{ins / 1e9:.2f} G'} | {r.rss() / 1024:.0f} MiB | "
+                     f"{'' if ins is None else fmt_s(ins)} | {r.rss() / 1024:.0f} MiB | "
                      f"{fmt_us(r.wall() / r.size)} | {fmt_us(r.cpu() / r.size)} | "
-                     f"{'' if ins is None else f'{ins / r.size:,.0f}'} |")
+                     f"{'' if ins is None else fmt_us(ins / r.size)} |")
     if len(sizes) >= 2:
         small, big = sizes[0], sizes[-1]
         lines += ["", f"Growth, per-file cost at {big:,} ÷ per-file cost at {small:,} (bar: ≤ 1.3×):", ""]
-        lines += ["| task | wall | CPU | instructions |", "|---|---:|---:|---:|"]
+        lines += ["| task | wall | CPU | task-clock |", "|---|---:|---:|---:|"]
         for task in ("grep", "edit", "apply", "undo"):
             a, b = by.get((task, small)), by.get((task, big))
             if not a or not b:
                 continue
-            ia, ib = a.instructions(), b.instructions()
+            ia, ib = a.task_clock(), b.task_clock()
             ins = "" if ia is None or ib is None else f"{(ib / big) / (ia / small):.2f}×"
-            lines.append(f"| {task} | {(b.wall() / big) / (a.wall() / small):.2f}× | "
-                         f"{(b.cpu() / big) / (a.cpu() / small):.2f}× | {ins} |")
+            cpu = f"{(b.cpu() / big) / (a.cpu() / small):.2f}×" if a.cpu() > 0 else ""
+            lines.append(f"| {task} | {(b.wall() / big) / (a.wall() / small):.2f}× | {cpu} | {ins} |")
     if listing:
         lines += ["", f"`list` and `log` (default output), journal of 100 and of {events:,} events "
                   f"({sizes[0]:,}-file tree, nothing pending):", "",
-                  "| command | journal events | median wall | CPU | instructions | peak RSS |",
+                  "| command | journal events | median wall | CPU | task-clock | peak RSS |",
                   "|---|---:|---:|---:|---:|---:|"]
         for r in listing:
-            ins = r.instructions()
+            ins = r.task_clock()
             lines.append(f"| {r.task} | {r.size:,} | {fmt_s(r.wall())} | {fmt_s(r.cpu())} | "
-                         f"{'' if ins is None else f'{ins / 1e6:,.1f} M'} | {r.rss() / 1024:.0f} MiB |")
+                         f"{'' if ins is None else fmt_s(ins)} | {r.rss() / 1024:.0f} MiB |")
         lb = {(r.task, r.size): r for r in listing}
         lines += ["", f"Ratio {events:,} ÷ 100 events:", ""]
         for task in ("list", "log"):
             a, b = lb[(task, 100)], lb[(task, events)]
-            ia, ib = a.instructions(), b.instructions()
-            ins = "" if ia is None or ib is None else f", instructions {ib / ia:.2f}×"
-            lines.append(f"- {task}: wall {b.wall() / a.wall():.2f}×, CPU {b.cpu() / a.cpu():.2f}×{ins}")
+            ia, ib = a.task_clock(), b.task_clock()
+            ins = "" if ia is None or ib is None else f", task-clock {ib / ia:.2f}×"
+            cpu = f"{b.cpu() / a.cpu():.2f}×" if a.cpu() > 0 else "(below time's 10 ms)"
+            lines.append(f"- {task}: wall {b.wall() / a.wall():.2f}×, CPU {cpu}{ins}")
     return "\n".join(lines) + "\n"
 
 
@@ -412,8 +417,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="timed runs per task (default 3)")
     ap.add_argument("--binary", type=Path, default=REPO / "target" / "release" / "git-astedit")
     ap.add_argument("--out", type=Path, help="also write the report to this file")
+    ap.add_argument("--label", help="what the binary is (default: this checkout's commit)")
     ap.add_argument("--no-listing", action="store_true", help="skip the list/log rows")
-    ap.add_argument("--no-perf", action="store_true", help="do not count instructions with perf")
+    ap.add_argument("--listing-only", action="store_true", help="only the list/log rows")
+    ap.add_argument("--no-perf", action="store_true", help="do not measure task-clock with perf")
     args = ap.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     if not args.binary.exists():
@@ -426,7 +433,7 @@ def main() -> None:
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     seed = build_journal(args.binary, args.events)
     rows: list[Row] = []
-    for n in sizes:
+    for n in [] if args.listing_only else sizes:
         rows += measure_size(args.binary, n, seed, args.events, args.runs, perf, work)
     listing = [] if args.no_listing else measure_listing(args.binary, seed, args.events, max(args.runs, 5),
                                                          perf, work, build_tree(sizes[0]))
@@ -450,10 +457,16 @@ def main() -> None:
         "load_start": load_start,
         "load_end": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "versions": f"{sh(['git', '--version']).strip()}; "
-                    f"{sh([str(args.binary), '--version'], check=False).strip()} ({head}{dirty})",
+                    f"{sh([str(args.binary), '--version'], check=False).strip()} ({args.label or head + dirty})",
         "command": "bench/scale.sh " + " ".join(sys.argv[1:]),
         "runs": args.runs,
     }
+    if args.out:
+        # The raw runs, beside the report.
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.with_suffix(".json").write_text(json.dumps(
+            {"meta": meta, "rows": [{"task": r.task, "size": r.size, "runs": [vars(x) for x in r.runs]}
+                                    for r in rows + listing]}, indent=1))
     text = report(rows, listing, sizes, args.events, meta)
     print(text)
     if args.out:
