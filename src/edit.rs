@@ -25,6 +25,9 @@ use crate::rewrite;
 use crate::rewrite::Op;
 use crate::rewrite::Replacement;
 use crate::rewrite::Rewriter;
+use crate::select::Origin;
+use crate::select::Proposal;
+use crate::select::Select;
 
 /// The flag recorded for a file whose rewrite broke a clean parse.
 pub const FLAG_INTRODUCES_PARSE_ERRORS: &str = "introduces-parse-errors";
@@ -143,10 +146,19 @@ pub fn edit(
     max_file_size: u64,
 ) -> Result<EditOutcome, Error> {
     let mut changes = Vec::new();
-    let mut out = edit_each(repo, set, ops, forced_lang, max_file_size, |change| {
-        changes.push(change);
-        true
-    })?;
+    let never = crate::ops::cancel::Cancel::never();
+    let mut out = edit_each(
+        repo,
+        set,
+        ops,
+        forced_lang,
+        max_file_size,
+        &never,
+        |change| {
+            changes.push(change);
+            true
+        },
+    )?;
     out.changes.changes = changes;
     out.changes.sort();
     Ok(out)
@@ -155,13 +167,67 @@ pub fn edit(
 /// Runs `ops` over every file of `set`, handing each changed file to `on_change` as
 /// soon as it is known, in no particular order, so that a large edit need not hold
 /// every file's text at once. The outcome's `changes` stay empty; its other lists are
-/// sorted by path. `on_change` returning `false` stops the edit early.
+/// sorted by path. `on_change` returning `false` stops the edit early; so does
+/// `cancel`, checked as each file is done (the outcome is then partial: a caller that
+/// passes a `cancel` checks it before using the outcome).
 pub fn edit_each(
     repo: &Repo,
     set: &FileSet,
     ops: &[Op],
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
+    cancel: &crate::ops::cancel::Cancel,
+    on_change: impl FnMut(FileChange) -> bool,
+) -> Result<EditOutcome, Error> {
+    run_edit(
+        repo,
+        set,
+        ops,
+        forced_lang,
+        max_file_size,
+        Drive::AsReady(cancel),
+        on_change,
+    )
+}
+
+/// Like [`edit_each`], making only the changes `select` accepts: files are read one at
+/// a time in path order (so that changes are offered in that order), and once
+/// `select` is [finished](Select::finished) the rest are not read.
+pub fn edit_selecting(
+    repo: &Repo,
+    set: &FileSet,
+    ops: &[Op],
+    forced_lang: Option<SupportLang>,
+    max_file_size: u64,
+    select: &mut dyn Select,
+    on_change: impl FnMut(FileChange) -> bool,
+) -> Result<EditOutcome, Error> {
+    run_edit(
+        repo,
+        set,
+        ops,
+        forced_lang,
+        max_file_size,
+        Drive::Selecting(select),
+        on_change,
+    )
+}
+
+/// How [`run_edit`] goes over the files.
+enum Drive<'a> {
+    /// In parallel, each file's change delivered as it is ready; stops when cancelled.
+    AsReady(&'a crate::ops::cancel::Cancel),
+    /// One file at a time in path order, each change offered to a person first.
+    Selecting(&'a mut dyn Select),
+}
+
+fn run_edit(
+    repo: &Repo,
+    set: &FileSet,
+    ops: &[Op],
+    forced_lang: Option<SupportLang>,
+    max_file_size: u64,
+    drive: Drive<'_>,
     mut on_change: impl FnMut(FileChange) -> bool,
 ) -> Result<EditOutcome, Error> {
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
@@ -184,7 +250,9 @@ pub fn edit_each(
         NoLanguage,
     }
     let workdir = repo.workdir.as_path();
-    let work = |file: &files::Candidate| -> Result<One, Error> {
+    let work = |file: &files::Candidate,
+                select: &mut dyn FnMut(usize, &rewrite::Proposed<'_>) -> bool|
+     -> Result<One, Error> {
         let Some(rewriter) = rewriters.get(&file.lang.to_string()) else {
             return Ok(One::NoLanguage);
         };
@@ -192,10 +260,12 @@ pub fn edit_each(
             Loaded::Text(t, m) => (t, m),
             Loaded::Skipped(r) => return Ok(One::Skipped(r)),
         };
-        let rewritten = rewriter.rewrite(&text).map_err(|source| Error::InFile {
-            path: file.path.clone(),
-            source,
-        })?;
+        let rewritten = rewriter
+            .rewrite_selecting(&text, select)
+            .map_err(|source| Error::InFile {
+                path: file.path.clone(),
+                source,
+            })?;
         let Some(rw) = rewritten else {
             return Ok(One::Unchanged);
         };
@@ -228,41 +298,73 @@ pub fn edit_each(
         ..Default::default()
     };
     let mut first_error: Option<Error> = None;
-    // As ready, not in order: a finished file's change goes to `on_change` (which may
-    // compress it away) at once instead of waiting beside a large file's parse.
-    crate::pipeline::map_sized(
-        &set.files,
-        |f| f.size_hint,
-        work,
-        crate::pipeline::Delivery::AsReady,
-        |i, one| {
-            let file = &set.files[i];
-            let one = match one {
-                Ok(one) => one,
-                Err(e) => {
-                    first_error = Some(e);
+    let never = crate::ops::cancel::Cancel::never();
+    let cancel = match &drive {
+        Drive::AsReady(cancel) => *cancel,
+        Drive::Selecting(_) => &never,
+    };
+    let mut deliver = |i: usize, one: Result<One, Error>| -> bool {
+        if cancel.is_cancelled() {
+            return false;
+        }
+        let file = &set.files[i];
+        let one = match one {
+            Ok(one) => one,
+            Err(e) => {
+                first_error = Some(e);
+                return false;
+            }
+        };
+        match one {
+            One::Unchanged => out.files_searched += 1,
+            One::Rewritten(boxed) => {
+                let (change, edit, had_error) = *boxed;
+                out.files_searched += 1;
+                if had_error {
+                    out.parse_errors.push(file.path.clone());
+                }
+                out.files.push(edit);
+                if !on_change(change) {
                     return false;
                 }
-            };
-            match one {
-                One::Unchanged => out.files_searched += 1,
-                One::Rewritten(boxed) => {
-                    let (change, edit, had_error) = *boxed;
-                    out.files_searched += 1;
-                    if had_error {
-                        out.parse_errors.push(file.path.clone());
-                    }
-                    out.files.push(edit);
-                    if !on_change(change) {
-                        return false;
-                    }
-                }
-                One::Skipped(reason) => out.skipped.add(reason, &file.path),
-                One::NoLanguage => {}
             }
-            true
-        },
-    );
+            One::Skipped(reason) => out.skipped.add(reason, &file.path),
+            One::NoLanguage => {}
+        }
+        true
+    };
+    match drive {
+        // As ready, not in order: a finished file's change goes to `on_change` (which
+        // may compress it away) at once instead of waiting beside a large file's parse.
+        Drive::AsReady(_) => crate::pipeline::map_sized(
+            &set.files,
+            |f| f.size_hint,
+            |f| work(f, &mut |_, _| true),
+            crate::pipeline::Delivery::AsReady,
+            &mut deliver,
+        ),
+        // One file at a time, in path order: a person answers for each change.
+        Drive::Selecting(select) => {
+            let mut order: Vec<usize> = (0..set.files.len()).collect();
+            order.sort_by(|&a, &b| set.files[a].path.cmp(&set.files[b].path));
+            for i in order {
+                if select.finished() {
+                    break;
+                }
+                let file = &set.files[i];
+                let one = work(file, &mut |op, p| {
+                    select.select(&Proposal {
+                        path: &file.path,
+                        origin: Origin::Op(op),
+                        change: *p,
+                    })
+                });
+                if !deliver(i, one) {
+                    break;
+                }
+            }
+        }
+    }
     out.files.sort_by(|a, b| a.path.cmp(&b.path));
     out.parse_errors.sort();
     match first_error {

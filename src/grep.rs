@@ -163,6 +163,32 @@ pub fn grep_each(
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
     keep: Keep,
+    sink: impl FnMut(FileHits) -> bool,
+) -> Result<GrepSummary, Error> {
+    let never = crate::ops::cancel::Cancel::never();
+    grep_each_cancellable(
+        repo,
+        set,
+        pattern,
+        forced_lang,
+        max_file_size,
+        keep,
+        &never,
+        sink,
+    )
+}
+
+/// [`grep_each`], stopping as soon as `cancel` says so (checked as each file is done;
+/// the summary is then partial, and the caller checks `cancel` before using it).
+#[allow(clippy::too_many_arguments)]
+pub fn grep_each_cancellable(
+    repo: &Repo,
+    set: &FileSet,
+    pattern: &str,
+    forced_lang: Option<SupportLang>,
+    max_file_size: u64,
+    keep: Keep,
+    cancel: &crate::ops::cancel::Cancel,
     mut sink: impl FnMut(FileHits) -> bool,
 ) -> Result<GrepSummary, Error> {
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
@@ -211,6 +237,9 @@ pub fn grep_each(
         },
         keep.order,
         |i, one| {
+            if cancel.is_cancelled() {
+                return false;
+            }
             let file = &set.files[i];
             match one {
                 One::Searched(hits, parse_error) => {
@@ -241,8 +270,22 @@ pub fn grep(
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
 ) -> Result<GrepOutcome, Error> {
+    let never = crate::ops::cancel::Cancel::never();
+    grep_cancellable(repo, set, pattern, forced_lang, max_file_size, &never)
+}
+
+/// [`grep`], stopping early when `cancel` says so (the outcome is then partial: the
+/// caller checks `cancel` before using it).
+pub fn grep_cancellable(
+    repo: &Repo,
+    set: &FileSet,
+    pattern: &str,
+    forced_lang: Option<SupportLang>,
+    max_file_size: u64,
+    cancel: &crate::ops::cancel::Cancel,
+) -> Result<GrepOutcome, Error> {
     let mut files = Vec::new();
-    let summary = grep_each(
+    let summary = grep_each_cancellable(
         repo,
         set,
         pattern,
@@ -253,6 +296,7 @@ pub fn grep(
             source: false,
             order: crate::pipeline::Delivery::InOrder,
         },
+        cancel,
         |hits| {
             files.push(hits);
             true

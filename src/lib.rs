@@ -28,6 +28,7 @@ pub mod repo;
 pub mod report;
 pub mod rewrite;
 pub mod scan;
+pub mod select;
 pub mod txn;
 
 pub use error::Error;

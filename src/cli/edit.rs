@@ -17,6 +17,7 @@ use git_astedit::Error;
 use super::common;
 use super::common::InputArgs;
 use super::common::StageArgs;
+use super::interactive;
 use super::Ctx;
 use git_astedit::ops::preview::render_preview_diffs;
 
@@ -39,6 +40,11 @@ pub struct EditArgs {
         required = true
     )]
     pub rewrites: Vec<String>,
+
+    /// Ask about each change (y/n/a/d/q, one answer a line on stdin); stage only the
+    /// accepted ones
+    #[arg(short = 'i', long)]
+    pub interactive: bool,
 
     #[command(flatten)]
     pub stage: StageArgs,
@@ -93,20 +99,30 @@ fn ops(args: &EditArgs) -> Result<Vec<Op>, UsageError> {
 pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     let ops = ops(&args)?;
     let json = ctx.json;
+    if args.interactive && json {
+        return Err(UsageError("-i/--interactive cannot be combined with --json".into()).into());
+    }
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let (set, lang) = args.input.collect(repo)?;
-    let staged = git_astedit::ops::stage::stage_edit(
-        repo,
-        &EditRequest {
-            set: &set,
-            ops: &ops,
-            lang,
-            max_file_size: args.input.max_filesize,
-            reason: args.stage.reason.clone(),
-            agent: None,
-        },
-    )?;
+    let request = EditRequest {
+        set: &set,
+        ops: &ops,
+        lang,
+        max_file_size: args.input.max_filesize,
+        reason: args.stage.reason.clone(),
+        agent: None,
+    };
+    let mut asked = None;
+    let staged = if args.interactive {
+        let session = interactive::session(out, color, ops.len() > 1, |prompter| {
+            git_astedit::ops::stage::stage_edit_selecting(repo, &request, prompter)
+        })?;
+        asked = Some(session.1);
+        session.0
+    } else {
+        git_astedit::ops::stage::stage_edit(repo, &request)?
+    };
     let outcome = &staged.outcome;
     let mut diag = common::diagnostics(
         repo,
@@ -203,7 +219,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
             out.json(&report)?;
         } else {
             common::warn_all(out, &report.diagnostics);
-            out.note("No changes; nothing staged.");
+            out.note(&interactive::nothing_staged(asked));
         }
         return Ok(Exit::NothingFound);
     }
@@ -222,8 +238,12 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
         out.json(&report)?;
         return Ok(Exit::Ok);
     }
-    let mut text = render_preview_diffs(repo, preview, color, args.stage.max_render)?;
-    text.push_str(&format!("\n{}\n", outcome.summary()));
+    // After `-i` every accepted change has been shown already.
+    let mut text = match asked {
+        Some(_) => String::new(),
+        None => render_preview_diffs(repo, preview, color, args.stage.max_render)? + "\n",
+    };
+    text.push_str(&format!("{}\n", outcome.summary()));
     text.push_str(&common::staged_line(preview, applied.as_ref()));
     out.print(&text)?;
     common::warn_all(out, &report.diagnostics);

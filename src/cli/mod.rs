@@ -26,6 +26,7 @@ mod edit;
 mod gc;
 mod grep;
 mod hook;
+mod interactive;
 mod list;
 mod log;
 mod man;

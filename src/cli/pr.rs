@@ -48,6 +48,7 @@ pub fn run(ctx: &mut Ctx, args: PrArgs) -> Result<Exit, Error> {
             base: args.base,
             title: args.title,
             ready: args.ready,
+            agent: None,
         },
     )?;
     let (url, branch, id) = (&report.url, &report.branch, &report.id);

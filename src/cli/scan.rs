@@ -21,6 +21,7 @@ use git_astedit::txn;
 use git_astedit::Error;
 
 use super::common;
+use super::interactive;
 use super::Ctx;
 use super::Out;
 use super::OutputError;
@@ -56,6 +57,11 @@ pub struct ScanArgs {
     /// Stage all fixes and apply them; exit 1 when files were changed
     #[arg(long)]
     pub apply: bool,
+
+    /// Ask about each fix (y/n/a/d/q, one answer a line on stdin); stage (or with
+    /// --apply, apply) only the accepted ones
+    #[arg(short = 'i', long, conflicts_with = "check")]
+    pub interactive: bool,
 
     /// Scan the staged content (the index) instead of the work tree
     #[arg(long)]
@@ -132,9 +138,24 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     if args.max_passes == Some(0) {
         return Err(UsageError("--max-passes must be at least 1".into()).into());
     }
+    if args.interactive {
+        let refuse = |what: &str| -> Result<Exit, Error> {
+            Err(UsageError(format!("-i/--interactive cannot be combined with {what}")).into())
+        };
+        if json {
+            return refuse("--json");
+        }
+        if args.format != Format::Text {
+            return refuse("--format");
+        }
+        if args.config.iter().any(|c| c.as_os_str() == "-") {
+            // The answers come from stdin.
+            return refuse("rules read from stdin (--config -)");
+        }
+    }
     let action = if args.check {
         Action::Check
-    } else if args.stage {
+    } else if args.stage || (args.interactive && !args.apply) {
         Action::Stage
     } else if args.apply {
         Action::Apply
@@ -169,7 +190,16 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         max_file_size: args.max_filesize,
         max_passes: args.max_passes,
     };
-    let outcome = scan::scan(repo, &rules, &opts)?;
+    let mut asked = None;
+    let outcome = if args.interactive {
+        let (outcome, session) = interactive::session(out, color, false, |prompter| {
+            scan::scan_selecting(repo, &rules, &opts, prompter).map_err(Error::from)
+        })?;
+        asked = Some(session);
+        outcome
+    } else {
+        scan::scan(repo, &rules, &opts)?
+    };
 
     // Stage (and apply) before printing, so that the printed id is real.
     let mut staged: Option<txn::Preview> = None;
@@ -189,6 +219,8 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
 
     let exit = match action {
         Action::Report if outcome.errors() > 0 => Exit::NothingFound,
+        // `-i` that staged nothing: as `edit` does when nothing would change.
+        Action::Stage if asked.is_some() && outcome.changes.is_empty() => Exit::NothingFound,
         Action::Report | Action::Stage => Exit::Ok,
         Action::Check | Action::Apply
             if !outcome.changes.is_empty() || outcome.remaining_errors() > 0 =>
@@ -252,7 +284,8 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             if action == Action::Report {
                 text.push_str(&report::text(&outcome.findings, shown));
             } else {
-                if !outcome.changes.is_empty() {
+                // After `-i` every accepted fix has been shown already.
+                if !outcome.changes.is_empty() && asked.is_none() {
                     text.push_str(&render_diffs(
                         &DiffFile::from_changes(&outcome.changes),
                         color,
@@ -265,7 +298,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             out.print(&text)?;
         }
     }
-    status_lines(out, repo, &outcome, action, &staged, &applied);
+    status_lines(out, repo, &outcome, action, &staged, &applied, asked);
     Ok(exit)
 }
 
@@ -277,6 +310,7 @@ fn status_lines(
     action: Action,
     staged: &Option<txn::Preview>,
     applied: &Option<txn::ApplyReport>,
+    asked: Option<interactive::Asked>,
 ) {
     let quoting = git_astedit::render::Quoting::of(repo);
     let diag = common::diagnostics(repo, &[], &outcome.parse_errors, &outcome.skipped);
@@ -328,7 +362,9 @@ fn status_lines(
             }
         }
         _ => {
-            if outcome.changes.is_empty() {
+            if outcome.changes.is_empty() && asked.is_some_and(|a| a.offered > 0) {
+                lines.push(interactive::nothing_staged(asked));
+            } else if outcome.changes.is_empty() {
                 lines.push(format!("No fixes needed in {searched}."));
             } else {
                 let summary = outcome.summary();

@@ -42,6 +42,9 @@ pub struct PrRequest {
     pub base: Option<String>,
     pub title: Option<String>,
     pub ready: bool,
+    /// The MCP client (`name/version`) asking: journalled with the `pr` event and, on
+    /// a commit `pr` makes, an `Astedit-Agent` trailer.
+    pub agent: Option<String>,
 }
 
 /// Why a pull request could not be opened.
@@ -166,6 +169,7 @@ fn branch_tip(
     events: &[Event],
     branch_ref: &str,
     title: &str,
+    agent: Option<&str>,
 ) -> Result<gix::ObjectId, Error> {
     if let Some(mut r) = repo
         .git
@@ -184,7 +188,7 @@ fn branch_tip(
         .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
     let tip = match made {
         Some(c) => c,
-        None => write_commit(repo, preview, title)?,
+        None => write_commit(repo, preview, title, agent)?,
     };
     repo.git
         .reference(
@@ -197,7 +201,12 @@ fn branch_tip(
     Ok(tip)
 }
 
-fn write_commit(repo: &Repo, preview: &Preview, title: &str) -> Result<gix::ObjectId, Error> {
+fn write_commit(
+    repo: &Repo,
+    preview: &Preview,
+    title: &str,
+    agent: Option<&str>,
+) -> Result<gix::ObjectId, Error> {
     let git = &repo.git;
     // The staging HEAD when it still exists, else today's HEAD.
     let parent = preview
@@ -246,6 +255,9 @@ fn write_commit(repo: &Repo, preview: &Preview, title: &str) -> Result<gix::Obje
         preview.meta.kind,
         render::first_line(&preview.meta.summary)
     ));
+    if let Some(a) = agent {
+        message.push_str(&txn::agent_trailer(a));
+    }
     let commit = gix::objs::Commit {
         tree,
         parents: parent.into_iter().collect(),
@@ -491,7 +503,14 @@ pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         };
         t.chars().take(200).collect()
     });
-    let tip = branch_tip(repo, &preview, &events, &branch_ref, &title)?;
+    let tip = branch_tip(
+        repo,
+        &preview,
+        &events,
+        &branch_ref,
+        &title,
+        args.agent.as_deref(),
+    )?;
 
     let push_args: Vec<String> = vec![
         "push".into(),
@@ -557,6 +576,18 @@ pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
             (url, true)
         }
     };
+
+    // The audit trail names who published it. The pull request exists by now: a
+    // journal that cannot be written is reported, and a second run finds the PR.
+    txn::record_pr(
+        repo,
+        &preview,
+        args.agent.as_deref(),
+        format!(
+            "pull request {url} ({}; branch {branch} at {tip})",
+            if created { "opened" } else { "found" }
+        ),
+    )?;
 
     Ok(PrReport {
         schema_version: Version,

@@ -9,8 +9,10 @@ use crate::change::ChangeSet;
 use crate::change::PreviewMeta;
 use crate::edit::EditOutcome;
 use crate::files::FileSet;
+use crate::ops::cancel::Cancel;
 use crate::repo::Repo;
 use crate::rewrite::Op;
+use crate::select::Select;
 use crate::txn;
 use crate::txn::Preview;
 use crate::Error;
@@ -36,25 +38,60 @@ pub struct StagedEdit {
 
 /// Runs the ops over the files and stages the result as one preview.
 pub fn stage_edit(repo: &Repo, req: &EditRequest<'_>) -> Result<StagedEdit, Error> {
+    stage_edit_with(repo, req, &Cancel::never(), None)
+}
+
+/// [`stage_edit`], stopping when `cancel` says so: checked before each changed file
+/// is staged and before the preview is written, so a cancelled staging leaves no ref
+/// and no journal entry (the stager's objects are only in memory until then).
+pub fn stage_edit_cancellable(
+    repo: &Repo,
+    req: &EditRequest<'_>,
+    cancel: &Cancel,
+) -> Result<StagedEdit, Error> {
+    stage_edit_with(repo, req, cancel, None)
+}
+
+/// Like [`stage_edit`], staging only the changes `select` accepts (`edit -i`); nothing
+/// is staged when it accepts none.
+pub fn stage_edit_selecting(
+    repo: &Repo,
+    req: &EditRequest<'_>,
+    select: &mut dyn Select,
+) -> Result<StagedEdit, Error> {
+    stage_edit_with(repo, req, &Cancel::never(), Some(select))
+}
+
+fn stage_edit_with(
+    repo: &Repo,
+    req: &EditRequest<'_>,
+    cancel: &Cancel,
+    select: Option<&mut dyn Select>,
+) -> Result<StagedEdit, Error> {
     let mut stager = txn::Stager::new(repo);
-    let mut stage_error = None;
-    let outcome = crate::edit::edit_each(
-        repo,
-        req.set,
-        req.ops,
-        req.lang,
-        req.max_file_size,
-        |change| match stager.add(change) {
+    let mut stage_error: Option<Error> = None;
+    let add = |change| {
+        if let Err(e) = cancel.test_delay() {
+            stage_error = Some(e.into());
+            return false;
+        }
+        match stager.add(change) {
             Ok(()) => true,
             Err(e) => {
-                stage_error = Some(e);
+                stage_error = Some(e.into());
                 false
             }
-        },
-    )?;
+        }
+    };
+    let (set, ops, lang, max) = (req.set, req.ops, req.lang, req.max_file_size);
+    let outcome = match select {
+        None => crate::edit::edit_each(repo, set, ops, lang, max, cancel, add)?,
+        Some(select) => crate::edit::edit_selecting(repo, set, ops, lang, max, select, add)?,
+    };
     if let Some(e) = stage_error {
-        return Err(e.into());
+        return Err(e);
     }
+    cancel.check()?;
     let mut meta = outcome.meta(req.ops, req.lang, req.reason.clone());
     meta.agent = req.agent.clone();
     let preview = if outcome.files.is_empty() {

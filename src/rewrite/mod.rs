@@ -10,6 +10,7 @@ expensive step and most files of a tree cannot match. The nested-rewrite routine
 matchers and fixers.
 */
 
+mod anchor;
 mod nested;
 mod prefilter;
 #[cfg(test)]
@@ -28,17 +29,20 @@ use ast_grep_core::Pattern;
 use ast_grep_core::PatternError;
 use ast_grep_language::SupportLang;
 
+pub use anchor::Anchor;
 pub use prefilter::Prefilter;
 
 use crate::error::Classify;
 use crate::error::Exit;
 
 pub use nested::rewrite_nested;
+pub use nested::rewrite_nested_selecting;
 pub use nested::rewrite_nested_with;
 pub use nested::LostSite;
 pub use nested::Nested;
 pub use nested::Options as NestedOptions;
 pub use nested::Overlap;
+pub use nested::Proposed;
 pub use nested::SiteChange;
 pub use nested::DEFAULT_MAX_DEPTH;
 
@@ -233,6 +237,7 @@ pub struct Query {
     pattern: Pattern,
     lang: SupportLang,
     prefilter: Prefilter,
+    anchor: Option<Anchor>,
 }
 
 impl Query {
@@ -252,10 +257,12 @@ impl Query {
     ) -> Result<Query, Error> {
         let compiled = compile(pattern, lang, forced == Some(lang))?;
         let prefilter = Prefilter::new(pattern, &compiled, lang);
+        let anchor = Anchor::of(&compiled, &lang);
         Ok(Query {
             pattern: compiled,
             lang,
             prefilter,
+            anchor,
         })
     }
 
@@ -298,9 +305,13 @@ impl Query {
         let src = root.source();
         // Matches come in document order, so the index counts columns incrementally.
         let index = LineIndex::new(src);
-        let matches = root
-            .root()
-            .find_all(NoMissing(&self.pattern))
+        let matcher = NoMissing(&self.pattern);
+        let top = root.root();
+        let found: Box<dyn Iterator<Item = _>> = match &self.anchor {
+            Some(anchor) => Box::new(anchor.find_all(&root, &matcher).into_iter()),
+            None => Box::new(top.find_all(&matcher)),
+        };
+        let matches = found
             .map(|m| {
                 let range = m.range();
                 let (line, column) = index.line_col(range.start);
@@ -526,6 +537,7 @@ struct CompiledOp {
     pattern: Pattern,
     fix: TemplateFix,
     prefilter: Prefilter,
+    anchor: Option<Anchor>,
 }
 
 /// All ops compiled for one language.
@@ -563,10 +575,12 @@ impl Rewriter {
                 })?;
             check_template_vars(op, &pattern, &fix)?;
             let prefilter = Prefilter::new(&op.pattern, &pattern, lang);
+            let anchor = Anchor::of(&pattern, &lang);
             compiled.push(CompiledOp {
                 pattern,
                 fix,
                 prefilter,
+                anchor,
             });
         }
         Ok(Rewriter {
@@ -590,6 +604,17 @@ impl Rewriter {
 
     /// Runs the ops in order on `src`; `None` when nothing changes.
     pub fn rewrite(&self, src: &str) -> Result<Option<FileRewrite>, Error> {
+        self.rewrite_selecting(src, &mut |_, _| true)
+    }
+
+    /// [`Rewriter::rewrite`] making only the changes `select` accepts; it is given the
+    /// op's index and the change (see [`rewrite_nested_selecting`]). Each op runs on
+    /// what the ops before it left, declined changes included.
+    pub fn rewrite_selecting(
+        &self,
+        src: &str,
+        select: &mut dyn FnMut(usize, &Proposed<'_>) -> bool,
+    ) -> Result<Option<FileRewrite>, Error> {
         // Parsed lazily (an op whose literal is absent needs no tree), then kept in
         // step with the text by `rewrite_nested`'s incremental re-parses.
         let mut doc: Option<StrDoc<SupportLang>> = None;
@@ -614,13 +639,20 @@ impl Rewriter {
                 }
             };
             let crlf = uses_crlf(&doc.src);
-            let out = rewrite_nested_with(doc, &NoMissing(&op.pattern), self.nested, |m| {
-                let mut edit = m.make_edit(&op.pattern, &op.fix);
-                if crlf {
-                    edit.inserted_text = lf_to_crlf(edit.inserted_text);
-                }
-                edit
-            })?;
+            let out = rewrite_nested_selecting(
+                doc,
+                &NoMissing(&op.pattern),
+                op.anchor.as_ref(),
+                self.nested,
+                |m| {
+                    let mut edit = m.make_edit(&op.pattern, &op.fix);
+                    if crlf {
+                        edit.inserted_text = lf_to_crlf(edit.inserted_text);
+                    }
+                    edit
+                },
+                &mut |p| select(index, p),
+            )?;
             replacements.extend(out.changes.into_iter().map(|c| Replacement {
                 op: index,
                 line: c.line,

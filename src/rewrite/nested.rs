@@ -25,6 +25,7 @@ use ast_grep_core::NodeMatch;
 
 use super::parse_doc;
 use super::parse_owned;
+use super::Anchor;
 use super::Error;
 use super::LineIndex;
 
@@ -102,6 +103,83 @@ pub struct Nested {
     pub lost: Vec<LostSite>,
     /// Sites skipped under [`Overlap::SkipLater`].
     pub overlapped: Vec<LostSite>,
+    /// Sites whose change the `select` of [`rewrite_nested_selecting`] declined; they
+    /// were left as they were (apart from accepted changes nested in them).
+    pub declined: Vec<LostSite>,
+}
+
+impl Nested {
+    /// Where the input range `start..end` of a site left alone (declined, say) is in
+    /// the output, or `None` when a change replaced it or text around it.
+    pub fn map_range(&self, start: usize, end: usize) -> Option<(usize, usize)> {
+        let (mut to_start, mut to_end) = (0isize, 0isize);
+        // `changes` are in document order, outer first: only the outermost count, since
+        // an outer change's `after` already holds the changes nested in it.
+        let mut outer_end = 0;
+        for c in &self.changes {
+            if c.start < outer_end {
+                continue;
+            }
+            outer_end = c.end;
+            let grown = c.after.len() as isize - (c.end - c.start) as isize;
+            if c.end <= start && c.start < start {
+                to_start += grown;
+                to_end += grown;
+            } else if c.start >= start && c.end <= end && (c.start, c.end) != (start, end) {
+                to_end += grown;
+            } else if c.start >= end && c.end > end {
+                break;
+            } else {
+                return None;
+            }
+        }
+        Some((
+            start.checked_add_signed(to_start)?,
+            end.checked_add_signed(to_end)?,
+        ))
+    }
+}
+
+/// One change [`rewrite_nested_selecting`] is about to make, offered to its `select`.
+///
+/// Positions are byte offsets into `text`, the text as it is when the change is
+/// offered: the input for sites with no changed site inside, else the input with the
+/// accepted inner changes made, so that `after` is exactly what would be written.
+#[derive(Debug, Clone, Copy)]
+pub struct Proposed<'a> {
+    pub text: &'a str,
+    pub start: usize,
+    pub end: usize,
+    pub after: &'a str,
+    /// The site's edit range in the input of the call (stable whatever was decided
+    /// before it: callers that run again on the output use it to recognise a site).
+    pub site_start: usize,
+    pub site_end: usize,
+    /// Changes accepted earlier in the same pass: they lie before `start` and are not
+    /// in `text` yet (a pass makes its changes together). See [`Proposed::shown`].
+    pub earlier: &'a [Edit<String>],
+}
+
+impl Proposed<'_> {
+    /// The text as it will be when this change is made, with the change's range in
+    /// it: `text` with [`Proposed::earlier`] made. For showing a person; O(text).
+    pub fn shown(&self) -> (std::borrow::Cow<'_, str>, usize, usize) {
+        if self.earlier.is_empty() {
+            return (std::borrow::Cow::Borrowed(self.text), self.start, self.end);
+        }
+        let grown: isize = self
+            .earlier
+            .iter()
+            .map(|e| e.inserted_text.len() as isize - e.deleted_length as isize)
+            .sum();
+        let text = apply_edits(self.text, self.earlier);
+        let shift = |p: usize| p.saturating_add_signed(grown);
+        (
+            std::borrow::Cow::Owned(text),
+            shift(self.start),
+            shift(self.end),
+        )
+    }
 }
 
 /// A match site of the input: where its node is, what it replaces, how deep it nests.
@@ -151,7 +229,32 @@ pub fn rewrite_nested_with<L, M, F>(
     doc: &mut StrDoc<L>,
     matcher: &M,
     options: Options,
+    edit_for: F,
+) -> Result<Nested, Error>
+where
+    L: LanguageExt,
+    M: Matcher,
+    F: FnMut(&NodeMatch<'_, StrDoc<L>>) -> Edit<String>,
+{
+    rewrite_nested_selecting(doc, matcher, None, options, edit_for, &mut |_| true)
+}
+
+/// [`rewrite_nested_with`] making only the changes `select` accepts (`edit -i`), and
+/// finding the first matches from `anchor`'s occurrences (see [`Anchor`]) when the
+/// matcher's pattern has one.
+///
+/// Each change is offered just before it would be made. Inner sites are offered before
+/// the sites they nest in (one nesting level per pass, document order within a level),
+/// so an outer site is offered with the inner decisions already made: a declined inner
+/// site stays as it was inside the outer one's result, a declined outer site keeps
+/// its accepted inner changes. Declined sites are reported in [`Nested::declined`].
+pub fn rewrite_nested_selecting<L, M, F>(
+    doc: &mut StrDoc<L>,
+    matcher: &M,
+    anchor: Option<&Anchor>,
+    options: Options,
     mut edit_for: F,
+    select: &mut dyn FnMut(&Proposed<'_>) -> bool,
 ) -> Result<Nested, Error>
 where
     L: LanguageExt,
@@ -162,7 +265,7 @@ where
     // tree is reference counted; the text copy is cheap next to parsing).
     let mut sites = {
         let root = AstGrep::doc(doc.clone());
-        collect_sites(&root, matcher, &mut edit_for)
+        collect_sites(&root, matcher, anchor, &mut edit_for)
     };
     if sites.is_empty() {
         return Ok(Nested::default());
@@ -194,6 +297,7 @@ where
 
     let mut after: Vec<Option<String>> = vec![None; sites.len()];
     let mut lost_flags = vec![false; sites.len()];
+    let mut declined_flags = vec![false; sites.len()];
     // Whether an earlier pass changed the text: then the edits computed on the input's
     // tree are stale and every site must be re-found in the current tree.
     let mut changed = false;
@@ -236,7 +340,21 @@ where
             if current.as_bytes() == edit.inserted_text.as_slice() {
                 continue;
             }
-            after[i] = Some(String::from_utf8_lossy(&edit.inserted_text).into_owned());
+            let inserted = String::from_utf8_lossy(&edit.inserted_text).into_owned();
+            let proposed = Proposed {
+                text: &doc.src,
+                start: edit.position,
+                end,
+                after: &inserted,
+                site_start: sites[i].edit_start,
+                site_end: sites[i].edit_end,
+                earlier: &applied,
+            };
+            if !select(&proposed) {
+                declined_flags[i] = true;
+                continue;
+            }
+            after[i] = Some(inserted);
             applied.push(edit);
         }
         if applied.is_empty() {
@@ -253,10 +371,14 @@ where
     }
 
     for (i, site) in sites.iter().enumerate() {
-        if !lost_flags[i] && after[i].is_none() {
+        if !lost_flags[i] && !declined_flags[i] && after[i].is_none() {
             continue;
         }
         let site_report = lost_site(&src, &index, site);
+        if declined_flags[i] {
+            nested.declined.push(site_report);
+            continue;
+        }
         if let Some(after) = after[i].take() {
             nested.changes.push(SiteChange {
                 start: site_report.start,
@@ -275,15 +397,23 @@ where
 }
 
 /// The matches of the input as sites, sorted outer-before-inner, duplicates dropped.
-fn collect_sites<L, M, F>(root: &AstGrep<StrDoc<L>>, matcher: &M, edit_for: &mut F) -> Vec<Site>
+fn collect_sites<L, M, F>(
+    root: &AstGrep<StrDoc<L>>,
+    matcher: &M,
+    anchor: Option<&Anchor>,
+    edit_for: &mut F,
+) -> Vec<Site>
 where
     L: LanguageExt,
     M: Matcher,
     F: FnMut(&NodeMatch<'_, StrDoc<L>>) -> Edit<String>,
 {
-    let mut sites: Vec<Site> = root
-        .root()
-        .find_all(matcher)
+    let top = root.root();
+    let found: Box<dyn Iterator<Item = _>> = match anchor {
+        Some(anchor) => Box::new(anchor.find_all(root, matcher).into_iter()),
+        None => Box::new(top.find_all(matcher)),
+    };
+    let mut sites: Vec<Site> = found
         .map(|m| {
             let range = m.range();
             let edit = edit_for(&m);

@@ -24,9 +24,11 @@ use super::Rule;
 use super::Severity;
 use super::Unconverged;
 use crate::rewrite;
-use crate::rewrite::rewrite_nested_with;
+use crate::rewrite::rewrite_nested_selecting;
 use crate::rewrite::NestedOptions;
 use crate::rewrite::Overlap;
+use crate::select::Origin;
+use crate::select::Proposal;
 
 type Tree = AstGrep<StrDoc<SupportLang>>;
 
@@ -92,6 +94,21 @@ pub fn run_file(
     mode: Mode,
     max_passes: usize,
 ) -> Result<FileResult, Error> {
+    run_file_selecting(path, text, lang, rules, mode, max_passes, &mut |_| true)
+}
+
+/// [`run_file`] making only the fixes `select` accepts (`scan -i`). A declined fix is
+/// remembered by its place, followed through the changes made around it, and not
+/// offered again when its rule re-runs on the fixed text.
+pub fn run_file_selecting(
+    path: &str,
+    text: &str,
+    lang: SupportLang,
+    rules: &[&Rule],
+    mode: Mode,
+    max_passes: usize,
+    select: &mut dyn FnMut(&Proposal<'_>) -> bool,
+) -> Result<FileResult, Error> {
     let fail = |rule: &Rule| {
         let rule = rule.id.clone();
         move |source| Error::Rewrite {
@@ -123,6 +140,8 @@ pub fn run_file(
     let mut stuck: Vec<Option<usize>> = vec![None; rules.len()];
     let mut settled = false;
     let mut changed_last_round: Vec<bool> = vec![false; rules.len()];
+    // Declined fixes: (rule index, edit range in the current text).
+    let mut declined: Vec<(usize, usize, usize)> = Vec::new();
     for _round in 0..max_passes {
         changed_last_round.iter_mut().for_each(|c| *c = false);
         for (i, rule) in rules.iter().enumerate() {
@@ -143,17 +162,50 @@ pub fn run_file(
                 passes += 1;
                 let before = doc.src.clone();
                 // Overlapping matches: fix the first, leave the rest to the next pass.
-                let nested = rewrite_nested_with(&mut doc, matcher, nested_opts, |m| {
-                    let mut edit = m.make_edit(matcher, fixer);
-                    if crlf {
-                        edit.inserted_text = rewrite::lf_to_crlf(edit.inserted_text);
-                    }
-                    edit
-                })
+                let nested = rewrite_nested_selecting(
+                    &mut doc,
+                    matcher,
+                    None,
+                    nested_opts,
+                    |m| {
+                        let mut edit = m.make_edit(matcher, fixer);
+                        if crlf {
+                            edit.inserted_text = rewrite::lf_to_crlf(edit.inserted_text);
+                        }
+                        edit
+                    },
+                    &mut |p| {
+                        let site = (i, p.site_start, p.site_end);
+                        !declined.contains(&site)
+                            && select(&Proposal {
+                                path,
+                                origin: Origin::Rule(&rule.id),
+                                change: *p,
+                            })
+                    },
+                )
                 .map_err(fail(rule))?;
                 if doc.src == before {
+                    // Nothing accepted: declined places are where they were.
+                    for d in &nested.declined {
+                        if !declined.contains(&(i, d.start, d.end)) {
+                            declined.push((i, d.start, d.end));
+                        }
+                    }
                     break;
                 }
+                let mut moved: Vec<(usize, usize, usize)> = declined
+                    .iter()
+                    .filter_map(|&(r, s, e)| nested.map_range(s, e).map(|(s, e)| (r, s, e)))
+                    .collect();
+                for d in &nested.declined {
+                    if let Some((s, e)) = nested.map_range(d.start, d.end) {
+                        if !moved.contains(&(i, s, e)) {
+                            moved.push((i, s, e));
+                        }
+                    }
+                }
+                declined = moved;
                 counts[i] += nested.changes.len();
                 changed_last_round[i] = true;
             }

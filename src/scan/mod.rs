@@ -281,6 +281,27 @@ impl ScanOutcome {
 
 /// Runs `rules` over the files chosen by `opts`.
 pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome, Error> {
+    scan_with(repo, rules, opts, None)
+}
+
+/// Like [`scan`] in fix mode, making only the fixes `select` accepts (`scan -i`): files
+/// are run one at a time in path order, and once `select` is
+/// [finished](crate::select::Select::finished) the rest are not read.
+pub fn scan_selecting(
+    repo: &Repo,
+    rules: &RuleSet,
+    opts: &Options,
+    select: &mut dyn crate::select::Select,
+) -> Result<ScanOutcome, Error> {
+    scan_with(repo, rules, opts, Some(select))
+}
+
+fn scan_with(
+    repo: &Repo,
+    rules: &RuleSet,
+    opts: &Options,
+    select: Option<&mut dyn crate::select::Select>,
+) -> Result<ScanOutcome, Error> {
     for id in &opts.only_rules {
         if !rules.rules.iter().any(|r| r.id == *id) {
             return Err(Error::UnknownRule(id.clone()));
@@ -336,78 +357,96 @@ pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome,
     // Each file is read, parsed and gone again before much else piles up: the text of
     // a file that needs no fix is dropped as soon as its findings are in, and large
     // files are parsed one at a time (see `pipeline::Schedule`).
-    crate::pipeline::map_sized(
-        &work,
-        |(i, _, _)| inputs.files[*i].size_hint,
-        |(i, file_rules, pre)| -> Result<One, Error> {
-            let cand = &inputs.files[*i];
-            let pre = pre.lock().unwrap_or_else(|e| e.into_inner()).take();
-            let loaded = match pre {
-                Some(pre) => pre,
-                None => files::load(workdir, &cand.path, opts.max_file_size),
-            };
-            let (text, mode) = match loaded {
-                files::Loaded::Text(t, m) => (t, m),
-                files::Loaded::Skipped(r) => return Ok(One::Skipped(r)),
-            };
-            // Fixes only ever start from a match, so a file no rule can match in stays
-            // as it is: no findings, nothing to fix, no parse needed.
-            if !file_rules.iter().any(|r| r.may_match(&text)) {
-                return Ok(One::NoMatch);
+    let work_on = |(i, file_rules, pre): &Work<'_>,
+                   select: &mut dyn FnMut(&crate::select::Proposal<'_>) -> bool|
+     -> Result<One, Error> {
+        let cand = &inputs.files[*i];
+        let pre = pre.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let loaded = match pre {
+            Some(pre) => pre,
+            None => files::load(workdir, &cand.path, opts.max_file_size),
+        };
+        let (text, mode) = match loaded {
+            files::Loaded::Text(t, m) => (t, m),
+            files::Loaded::Skipped(r) => return Ok(One::Skipped(r)),
+        };
+        // Fixes only ever start from a match, so a file no rule can match in stays
+        // as it is: no findings, nothing to fix, no parse needed.
+        if !file_rules.iter().any(|r| r.may_match(&text)) {
+            return Ok(One::NoMatch);
+        }
+        let result = engine::run_file_selecting(
+            &cand.path, &text, cand.lang, file_rules, opts.mode, max_passes, select,
+        )?;
+        Ok(One::Done(
+            Box::new(result),
+            FileContent {
+                bytes: text.into_bytes(),
+                mode,
+            },
+        ))
+    };
+    let mut deliver = |k: usize, result: Result<One, Error>| -> bool {
+        let cand = &inputs.files[work[k].0];
+        let one = match result {
+            Ok(one) => one,
+            Err(e) => {
+                first_error = Some(e);
+                return false;
             }
-            let result = engine::run_file(
-                &cand.path, &text, cand.lang, file_rules, opts.mode, max_passes,
-            )?;
-            Ok(One::Done(
-                Box::new(result),
-                FileContent {
-                    bytes: text.into_bytes(),
-                    mode,
-                },
-            ))
-        },
-        crate::pipeline::Delivery::InOrder,
-        |k, result| {
-            let cand = &inputs.files[work[k].0];
-            let one = match result {
-                Ok(one) => one,
-                Err(e) => {
-                    first_error = Some(e);
-                    return false;
+        };
+        match one {
+            One::Skipped(reason) => out.skipped.add(reason, &cand.path),
+            One::NoMatch => out.files_searched += 1,
+            One::Done(result, before) => {
+                let result = *result;
+                out.files_searched += 1;
+                if result.had_parse_error {
+                    out.parse_errors.push(cand.path.clone());
                 }
-            };
-            match one {
-                One::Skipped(reason) => out.skipped.add(reason, &cand.path),
-                One::NoMatch => out.files_searched += 1,
-                One::Done(result, before) => {
-                    let result = *result;
-                    out.files_searched += 1;
-                    if result.had_parse_error {
-                        out.parse_errors.push(cand.path.clone());
-                    }
-                    out.findings.extend(result.findings);
-                    out.remaining.extend(result.remaining);
-                    out.unconverged.extend(result.unconverged);
-                    if let Some(after) = result.after {
-                        out.fixed.push(FixedFile {
-                            path: cand.path.clone(),
-                            counts: result.counts,
-                            introduces_parse_error: result.introduces_parse_error,
-                        });
-                        out.changes.changes.push(FileChange {
-                            path: cand.path.clone(),
-                            after: Some(FileContent {
-                                bytes: after.into_bytes(),
-                                mode: before.mode,
-                            }),
-                            before: Some(before),
-                        });
-                    }
+                out.findings.extend(result.findings);
+                out.remaining.extend(result.remaining);
+                out.unconverged.extend(result.unconverged);
+                if let Some(after) = result.after {
+                    out.fixed.push(FixedFile {
+                        path: cand.path.clone(),
+                        counts: result.counts,
+                        introduces_parse_error: result.introduces_parse_error,
+                    });
+                    out.changes.changes.push(FileChange {
+                        path: cand.path.clone(),
+                        after: Some(FileContent {
+                            bytes: after.into_bytes(),
+                            mode: before.mode,
+                        }),
+                        before: Some(before),
+                    });
                 }
             }
-            true
-        },
-    );
+        }
+        true
+    };
+    match select {
+        None => crate::pipeline::map_sized(
+            &work,
+            |(i, _, _)| inputs.files[*i].size_hint,
+            |item| work_on(item, &mut |_| true),
+            crate::pipeline::Delivery::InOrder,
+            &mut deliver,
+        ),
+        // One file at a time, in path order: a person answers for each fix.
+        Some(select) => {
+            for (k, item) in work.iter().enumerate() {
+                if select.finished() {
+                    break;
+                }
+                let one = work_on(item, &mut |p| select.select(p));
+                if !deliver(k, one) {
+                    break;
+                }
+            }
+        }
+    }
     if let Some(e) = first_error {
         return Err(e);
     }

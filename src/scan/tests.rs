@@ -356,3 +356,50 @@ rule.not.pattern = "qux"
     assert!(rule("any-with-kind").may_match("let x = 1;"));
     assert!(rule("not-only").may_match("x"));
 }
+
+#[test]
+fn declined_fixes_are_not_offered_again_when_the_rules_re_run() {
+    use super::engine::run_file_selecting;
+    let set = from_text(
+        "id: eq\nlanguage: javascript\nrule: { pattern: $A == $B }\nfix: $A === $B\n---\n\
+         id: wrap\nlanguage: javascript\nrule: { pattern: f($X) }\nfix: g($X)\n",
+        TextFormat::Yaml,
+        "rules.yml",
+    )
+    .expect("rules load");
+    let rules: Vec<&super::Rule> = set.rules.iter().collect();
+    let text = "f(a == 1);\nb == 2;\nc == 3;\nf(d);\n";
+    let mut offered = Vec::new();
+    let result = run_file_selecting(
+        "x.js",
+        text,
+        SupportLang::JavaScript,
+        &rules,
+        Mode::Fix,
+        10,
+        &mut |p| {
+            let shown = p.shown();
+            let before = shown.text[shown.start..shown.end].to_string();
+            // Decline `b == 2` and the first `f(…)`; accept the rest.
+            let take = !matches!(before.as_str(), "b == 2" | "f(a === 1)");
+            offered.push(before);
+            take
+        },
+    )
+    .expect("runs");
+    assert_eq!(
+        result.after.as_deref(),
+        Some("f(a === 1);\nb == 2;\nc === 3;\ng(d);\n")
+    );
+    // Every change offered once, though both rules ran more than one round.
+    assert_eq!(
+        offered,
+        vec!["a == 1", "b == 2", "c == 3", "f(a === 1)", "f(d)"]
+    );
+    assert_eq!(
+        result.counts,
+        vec![("eq".to_string(), 2), ("wrap".to_string(), 1)]
+    );
+    // The declined fix is a finding left for a person.
+    assert_eq!(result.remaining.len(), 2);
+}

@@ -209,6 +209,7 @@ pub(super) fn prepare(
                 &entries,
                 reason,
                 message.as_deref(),
+                opts.agent.as_deref(),
             )?)
         }
         None => None,
@@ -712,6 +713,7 @@ fn prepare_commit(
     entries: &[Staged],
     reason: Option<&str>,
     message: Option<&str>,
+    agent: Option<&str>,
 ) -> Result<MadeCommit, Error> {
     let head = repo.head_commit();
     let base_tree = match head {
@@ -768,6 +770,9 @@ fn prepare_commit(
     if let Some(d) = &meta.patch_digest {
         trailers.push_str(&format!("Astedit-Patch-Digest: {d}\n"));
     }
+    if let Some(a) = agent {
+        trailers.push_str(&agent_trailer(a));
+    }
     let sig = repo.signature();
     let commit = gix::objs::Commit {
         tree,
@@ -788,6 +793,15 @@ fn prepare_commit(
         head,
         subject: subject.lines().next().unwrap_or("").to_string(),
     })
+}
+
+/// `Astedit-Agent: NAME` for a commit an agent (MCP client) made. A trailer is one
+/// line: control characters are escaped, as `git astedit log` shows client names.
+pub(crate) fn agent_trailer(agent: &str) -> String {
+    format!(
+        "Astedit-Agent: {}\n",
+        crate::render::escape_line(agent.trim())
+    )
 }
 
 /// Moves HEAD (through its branch) to the made commit, if HEAD did not move meanwhile.

@@ -45,6 +45,9 @@ pub enum EventKind {
     /// A pending preview was cut in two by `apply ID -- PATHSPEC`: `children` names
     /// the part selected (then applied) and the remainder (pending).
     Split,
+    /// `pr` pushed a branch for a transaction and opened (or found) its pull request.
+    /// Not decisive: the transaction's state is unchanged.
+    Pr,
 }
 
 impl EventKind {
@@ -57,6 +60,7 @@ impl EventKind {
             EventKind::Recovered => "recovered",
             EventKind::Expired => "expired",
             EventKind::Split => "split",
+            EventKind::Pr => "pr",
         }
     }
 }

@@ -70,6 +70,25 @@ pub use store::Split;
 pub use store::Stager;
 pub use store::REF_PREFIX;
 
+pub(crate) use index::agent_trailer;
+
+/// Journals a `pr` event: transaction `preview` was pushed as a branch and its pull
+/// request opened or found (`note` says which, and where). Names the agent that did it.
+pub fn record_pr(
+    repo: &crate::repo::Repo,
+    preview: &Preview,
+    agent: Option<&str>,
+    note: String,
+) -> Result<(), Error> {
+    let mut event = Event::new(repo, EventKind::Pr, &preview.id, preview.commit);
+    event.agent = agent.map(str::to_string);
+    event.kind = Some(preview.meta.kind.to_string());
+    event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
+    event.notes = vec![note];
+    journal::append(repo, &event, preview.commit, Vec::new())?;
+    Ok(())
+}
+
 /// Everything that can go wrong in a transaction, classified for the exit code.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

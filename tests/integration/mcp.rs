@@ -40,8 +40,13 @@ impl Server {
     }
 
     fn start_in(t: &TestRepo, subdir: &str) -> Server {
-        let mut child = t
-            .command(subdir, &["mcp"])
+        Self::start_with(t, subdir, &[])
+    }
+
+    fn start_with(t: &TestRepo, subdir: &str, env: &[(&str, &str)]) -> Server {
+        let mut cmd = t.command(subdir, &["mcp"]);
+        cmd.envs(env.iter().copied());
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -162,7 +167,7 @@ impl Server {
     /// Closes stdin and waits for a clean exit.
     fn finish(mut self) -> Vec<Value> {
         drop(self.stdin.take());
-        let status = self.child.wait().expect("wait");
+        let status = self.wait_exit();
         assert!(status.success(), "server exited with {status}");
         for line in self.lines.try_iter() {
             let msg: Value = serde_json::from_str(&line)
@@ -170,6 +175,19 @@ impl Server {
             self.seen.push(msg);
         }
         std::mem::take(&mut self.seen)
+    }
+}
+
+impl Server {
+    /// Waits for the process to exit; a hang guard, far above any real run.
+    fn wait_exit(&mut self) -> std::process::ExitStatus {
+        for _ in 0..1200 {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the server did not exit within a minute after stdin closed");
     }
 }
 
@@ -332,6 +350,7 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
             "previews",
             "resolve",
             "undo",
+            "pr",
             "ast_apply"
         ]
     );
@@ -351,10 +370,11 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
         assert_eq!(a["readOnlyHint"], read_only, "{}", tool["name"]);
         let destructive = matches!(
             tool["name"].as_str(),
-            Some("resolve" | "undo" | "ast_apply" | "ast_edit")
+            Some("resolve" | "undo" | "ast_apply" | "ast_edit" | "pr")
         );
         assert_eq!(a["destructiveHint"], destructive, "{}", tool["name"]);
-        assert_eq!(a["openWorldHint"], false);
+        // Only `pr` reaches outside the repository (a remote, GitHub).
+        assert_eq!(a["openWorldHint"], tool["name"] == "pr", "{}", tool["name"]);
     }
     let resolve = &tools["tools"][4]["inputSchema"];
     let required: Vec<&str> = resolve["required"]
@@ -652,6 +672,10 @@ fn pr_pushes_a_branch_and_opens_a_draft_once() {
         "{}",
         first.stdout
     );
+    let j = journal(&t);
+    assert_eq!(j[0]["event"], "pr", "the run is journalled");
+    assert_eq!(j[0]["id"], id.as_str());
+    assert!(j[0].get("agent").is_none(), "no agent on the command line");
     let branch = format!("astedit/{id}");
     // Pushed with plain git: the remote branch holds exactly the applied change on
     // top of the commit it was staged on.
@@ -851,6 +875,7 @@ fn tool_output_schemas_are_the_cli_report_schemas() {
         ("apply_patch", "patch"),
         ("resolve", "apply"),
         ("undo", "undo"),
+        ("pr", "pr"),
     ] {
         let out = tool(tool_name);
         let cli = t.run(&["schema", command]).json();
@@ -1104,6 +1129,10 @@ fn resolve_commit_makes_an_audited_commit_of_exactly_the_preview() {
     );
     assert!(
         trailers.contains("Astedit-Ops-Digest: sha256:"),
+        "{trailers}"
+    );
+    assert!(
+        trailers.contains("Astedit-Agent: committing-agent/1.0"),
         "{trailers}"
     );
     let changed = t
@@ -1390,4 +1419,221 @@ fn a_path_matching_nothing_is_a_warning_never_silent() {
     assert_eq!(none["isError"], true);
     assert_eq!(error_json(&none)["error"]["code"], "pathspec-no-match");
     s.finish();
+}
+
+/// The `pr` tool is the CLI's `pr` in-process: annotated open-world and destructive;
+/// a no-id call means this session's transaction; the commit it makes carries the
+/// `Astedit-*` trailers and the (escaped) agent; the journal names the agent.
+#[test]
+fn pr_tool_opens_a_pull_request_named_for_the_agent() {
+    let t = repo_with_code();
+    let gh = GhStub::new(&t);
+    let path = gh.path_env();
+    let dir = gh.dir.path().to_string_lossy().into_owned();
+    let env = [("PATH", path.as_str()), ("GH_STUB_DIR", dir.as_str())];
+
+    // Another session's preview is never published without its id.
+    let mut other = Server::start_with(&t, ".", &env);
+    other.handshake("2025-06-18", "bystander");
+    let tools = other.request("tools/list", json!({}));
+    let pr_tool = tools["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "pr")
+        .expect("a pr tool")
+        .clone();
+    assert_eq!(pr_tool["annotations"]["openWorldHint"], true);
+    assert_eq!(pr_tool["annotations"]["destructiveHint"], true);
+    assert_eq!(pr_tool["annotations"]["readOnlyHint"], false);
+
+    let mut s = Server::start_with(&t, ".", &env);
+    s.handshake("2025-06-18", "pr\nbot");
+    let staged = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "reason": "rename foo"}),
+    );
+    let id = staged["id"].as_str().expect("id").to_string();
+    let head = t.git(&["rev-parse", "HEAD"]).trim().to_string();
+
+    let refused = other.call("pr", json!({}));
+    assert_eq!(refused["isError"], true);
+    assert_eq!(error_json(&refused)["error"]["code"], "id-required");
+    assert!(text(&refused).contains(&id), "{}", text(&refused));
+    assert!(
+        text(&refused).contains(&format!(
+            "call pr again with the id, e.g. {{\"id\": \"{id}\"}}"
+        )),
+        "{}",
+        text(&refused)
+    );
+    assert!(gh.calls().is_empty(), "nothing ran for a refused call");
+    other.finish();
+
+    // No id: the preview this session staged (pending: the branch is made for it).
+    let opened = s.ok("pr", json!({"title": "Rename foo"}));
+    assert_eq!(opened["id"], id.as_str());
+    assert_eq!(opened["created"], true);
+    assert_eq!(opened["draft"], true);
+    assert_eq!(opened["state"], "pending");
+    assert_eq!(opened["url"], "https://github.com/acme/widgets/pull/7");
+    crate::contract::validate(&t, "pr", &opened);
+    let branch = format!("astedit/{id}");
+    assert_eq!(opened["branch"], branch.as_str());
+    let tip = opened["commit"].as_str().expect("commit").to_string();
+    assert_eq!(
+        gh.remote_git(&t, &["rev-parse", &branch]).trim(),
+        tip,
+        "the branch was pushed"
+    );
+    assert_eq!(
+        gh.remote_git(&t, &["rev-parse", &format!("{branch}~")])
+            .trim(),
+        head
+    );
+    assert_eq!(
+        gh.remote_git(&t, &["show", &format!("{branch}:src/b.rs")]),
+        "fn b() { bar(3); }\n"
+    );
+    let trailers = t.git(&["log", "-1", "--format=%(trailers:only,unfold)", &tip]);
+    assert!(
+        trailers.contains(&format!("Astedit-Id: {id}")),
+        "{trailers}"
+    );
+    assert!(trailers.contains("Astedit-Kind: edit"), "{trailers}");
+    assert!(
+        trailers.contains("Astedit-Agent: pr\\nbot/1.0"),
+        "one escaped line: {trailers}"
+    );
+    let subject = t.git(&["log", "-1", "--format=%s", &tip]);
+    assert_eq!(subject.trim(), "Rename foo");
+    let create = gh
+        .calls()
+        .into_iter()
+        .find(|c| c.get(1).map(String::as_str) == Some("create"))
+        .expect("gh pr create");
+    assert!(create.contains(&"--draft".to_string()), "{create:?}");
+    assert_eq!(gh.prompts_disabled(0), "1");
+
+    let j = journal(&t);
+    assert_eq!(j[0]["event"], "pr");
+    assert_eq!(j[0]["id"], id.as_str());
+    assert_eq!(j[0]["agent"], "pr\\nbot/1.0");
+    assert!(
+        j[0]["notes"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("https://github.com/acme/widgets/pull/7"),
+        "{}",
+        j[0]
+    );
+    // Still pending: a pull request does not apply anything.
+    assert_eq!(t.astedit_refs().len(), 1);
+    let log = t.run(&["log"]).stdout;
+    assert!(
+        log.lines()
+            .any(|l| l.contains("pr ") && l.contains(&id) && l.contains("pr\\nbot")),
+        "{log}"
+    );
+
+    // Again, by id prefix: the existing pull request, nothing created twice.
+    let again = s.ok("pr", json!({"id": &id[..7]}));
+    assert_eq!(again["created"], false);
+    assert_eq!(again["commit"], tip.as_str());
+    let creates = gh
+        .calls()
+        .iter()
+        .filter(|c| c.get(1).map(String::as_str) == Some("create"))
+        .count();
+    assert_eq!(creates, 1);
+
+    // Without gh logged in: an isError result with the fix, nothing pushed anew.
+    std::fs::write(gh.dir.path().join("noauth"), "").expect("write");
+    let noauth = s.call("pr", json!({"id": id}));
+    assert_eq!(noauth["isError"], true);
+    let err = error_json(&noauth);
+    assert_eq!(err["error"]["code"], "gh-auth");
+    assert!(text(&noauth).contains("gh auth login"), "{}", text(&noauth));
+    s.finish();
+    assert_eq!(t.git_output(&["fsck", "--strict"]).code, 0);
+}
+
+/// A repository whose staging is slow (the test-only delay per staged file), so a
+/// call can be cancelled while it runs.
+fn slow_repo() -> TestRepo {
+    let t = TestRepo::new();
+    for i in 0..8 {
+        t.write(
+            &format!("src/f{i}.rs"),
+            format!("fn f{i}() {{ foo({i}); }}\n"),
+        );
+    }
+    t.commit_all("init");
+    t
+}
+
+/// A minute per staged file: a staging that is not cancelled never ends in a test.
+const SLOW: [(&str, &str); 1] = [("GIT_ASTEDIT_TEST_STAGE_DELAY_MS", "60000")];
+
+/// stdin closing while a staging runs cancels it: the process exits at once (not
+/// after the staging), the reply says cancelled, and no preview ref or journal entry
+/// is left behind.
+#[test]
+fn closing_stdin_cancels_a_call_in_flight_and_leaves_nothing() {
+    let t = slow_repo();
+    let mut s = Server::start_with(&t, ".", &SLOW);
+    s.handshake("2025-06-18", "leaving-agent");
+    let id = s.send_request(
+        "tools/call",
+        json!({"name": "ast_edit",
+               "arguments": {"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}]}}),
+    );
+    drop(s.stdin.take());
+    let status = s.wait_exit();
+    assert!(status.success(), "server exited with {status}");
+    // The call in flight was answered (a client may still read): cancelled.
+    let replies: Vec<Value> = s
+        .lines
+        .try_iter()
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .collect();
+    let reply = replies
+        .iter()
+        .find(|m| m["id"] == json!(id))
+        .unwrap_or_else(|| panic!("no reply to the call in flight: {replies:?}"));
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert_eq!(error_json(&reply["result"])["error"]["code"], "cancelled");
+    assert!(t.astedit_refs().is_empty(), "no preview ref");
+    assert!(journal(&t).is_empty(), "no journal entry");
+    assert_eq!(t.read_string("src/f0.rs"), "fn f0() { foo(0); }\n");
+    assert_eq!(t.git_output(&["fsck", "--strict"]).code, 0);
+}
+
+/// `notifications/cancelled` for a request stops it: no reply for it, nothing
+/// staged, and the session goes on.
+#[test]
+fn a_cancelled_request_stops_and_the_session_goes_on() {
+    let t = slow_repo();
+    let mut s = Server::start_with(&t, ".", &SLOW);
+    s.handshake("2025-06-18", "cancelling-agent");
+    let id = s.send_request(
+        "tools/call",
+        json!({"name": "ast_edit",
+               "arguments": {"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}]}}),
+    );
+    s.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "reason": "user pressed stop"}),
+    );
+    // The session answers the next call; the cancelled one gets no reply.
+    let list = s.ok("previews", json!({}));
+    assert_eq!(list["previews"], json!([]));
+    let seen = s.finish();
+    assert!(
+        !seen.iter().any(|m| m["id"] == json!(id)),
+        "no reply to a cancelled request: {seen:?}"
+    );
+    assert!(t.astedit_refs().is_empty(), "no preview ref");
+    assert!(journal(&t).is_empty(), "no journal entry");
+    assert_eq!(t.git_output(&["fsck", "--strict"]).code, 0);
 }

@@ -64,7 +64,8 @@ impl TestRepo {
         self.dir.path()
     }
 
-    fn env(&self, cmd: &mut Command) {
+    /// Gives `cmd` the repository's hermetic environment (identity, no user config).
+    pub fn env(&self, cmd: &mut Command) {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.home.path())
@@ -226,7 +227,10 @@ fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Output {
     if let Some(input) = stdin {
         use std::io::Write;
         let mut pipe = child.stdin.take().expect("stdin");
-        pipe.write_all(input).expect("write stdin");
+        // A command that refuses before reading its input closes the pipe first.
+        if let Err(e) = pipe.write_all(input) {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+        }
     }
     let out = child.wait_with_output().expect("wait");
     Output {

@@ -18,14 +18,23 @@ files, an ambiguous id, a lock held by another apply — is a tool result with
 Concurrency: calls run at once (each on tokio's blocking pool, over a freshly opened
 repository); those that write take the repository lock inside `txn`, so of two applies
 of one preview exactly one wins and the other is told why.
+
+Cancellation: each call gets a [`Cancel`] that turns true when rmcp cancels the
+request's token (`notifications/cancelled`) or when the stdin reader reaches the end of
+input. Without the second, a call in flight at EOF would run to its end (the runtime
+waits for blocking tasks) and its result would be dropped; with it, searches and
+stagings stop between files and nothing half-made is left (see `ops::cancel`).
 */
 
 use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
+use git_astedit::ops::cancel::Cancel;
 use git_astedit::Error;
 use rmcp::handler::server::common::schema_for_input;
 use rmcp::model::CallToolRequestParams;
@@ -86,13 +95,17 @@ pub fn serve(workdir: PathBuf) -> Result<(), Error> {
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
+    // Set by the stdin reader at end of input: calls still running are cancelled
+    // then, not run to an end whose result nobody reads.
+    let closed = Arc::new(AtomicBool::new(false));
     let server = Server {
         workdir: Arc::new(workdir),
         tools: Arc::new(catalog()),
         session: Arc::new(Session::default()),
+        closed: closed.clone(),
     };
     runtime.block_on(async move {
-        let (input, output, framed) = super::stdio::Framed::start();
+        let (input, output, framed) = super::stdio::Framed::start(closed);
         let session = async {
             let service = match server.serve((input, output)).await {
                 Ok(s) => s,
@@ -119,6 +132,8 @@ struct Server {
     tools: Arc<Vec<Tool>>,
     /// What this connection staged: a no-id `resolve` only ever means one of these.
     session: Arc<Session>,
+    /// stdin is at its end: every call in flight is cancelled.
+    closed: Arc<AtomicBool>,
 }
 
 /// The four annotation hints, all set explicitly (their defaults are the pessimistic
@@ -214,6 +229,21 @@ fn catalog() -> Vec<Tool> {
              (otherwise nothing is written and the error names the files).",
             hints("Undo an applied transaction", false, true, false),
         ),
+        tool::<tools::PrInput, git_astedit::report::PrReport>(
+            "pr",
+            "Open a GitHub pull request for a transaction (applied, or still pending), as \
+             `git astedit pr`: pushes a branch `astedit/<id>` holding exactly its changes on top \
+             of the commit it was staged on (a commit with Astedit-* trailers naming you), then \
+             runs `gh pr create` (a draft unless ready). Calling it again reports the existing \
+             pull request. Needs the `gh` CLI logged in and a remote you may push to; journalled \
+             with your client name.",
+            // Pushes and opens a PR on GitHub: outside the repository, and not undone by undo.
+            ToolAnnotations::with_title("Open a pull request")
+                .read_only(false)
+                .destructive(true)
+                .idempotent(true)
+                .open_world(true),
+        ),
         tool::<tools::AstApplyInput, git_astedit::report::ResolveReport>(
             "ast_apply",
             "Legacy name of `resolve`, kept for older callers: `action` (apply or discard), \
@@ -265,6 +295,7 @@ fn dispatch(
         "resolve" => tools::resolve(call, args(name, arguments)?),
         "undo" => tools::undo(call, args(name, arguments)?),
         "ast_apply" => tools::ast_apply(call, args(name, arguments)?),
+        "pr" => tools::pr(call, args(name, arguments)?),
         other => Err(UsageError(format!("unknown tool '{other}'")).into()),
     }
 }
@@ -325,6 +356,10 @@ fn tool_hint(err: &Error) -> Option<String> {
                 .into()
         }
         "usage" => "see the tool's inputSchema for its fields".into(),
+        "cancelled" => {
+            "the request was cancelled (or stdin closed) before it finished; call again to redo it"
+                .into()
+        }
         _ => return err.hint(),
     })
 }
@@ -410,11 +445,19 @@ impl ServerHandler for Server {
         let workdir = self.workdir.clone();
         let session = self.session.clone();
         let arguments = request.arguments;
+        // Cancelled by `notifications/cancelled` for this request (rmcp cancels its
+        // token; the reply is then not sent) or by the end of stdin.
+        let cancel = {
+            let request = context.ct.clone();
+            let closed = self.closed.clone();
+            Cancel::when(move || request.is_cancelled() || closed.load(Ordering::SeqCst))
+        };
         let outcome = tokio::task::spawn_blocking(move || {
             let call = Call {
                 workdir: workdir.as_path(),
                 agent,
                 session: &session,
+                cancel,
             };
             dispatch(&name, &call, arguments)
         })

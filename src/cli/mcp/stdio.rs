@@ -12,6 +12,10 @@
 //! Everything else passes through unchanged. Replies from the SDK and from this filter
 //! go out through one writer, a whole line at a time, so they never interleave.
 
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
 use tokio::io::AsyncBufReadExt;
 use tokio::io::AsyncWriteExt;
 use tokio::io::DuplexStream;
@@ -45,7 +49,10 @@ fn error_line_for(id: &serde_json::Value, code: i64, message: &str) -> Vec<u8> {
 impl Framed {
     /// Starts the reader and writer tasks on the current runtime; returns what the SDK
     /// reads (checked lines from stdin) and writes (copied to stdout line by line).
-    pub fn start() -> (DuplexStream, DuplexStream, Framed) {
+    ///
+    /// `closed` is set as soon as stdin ends (or fails), before the SDK sees it, so that
+    /// calls in flight can be cancelled at once.
+    pub fn start(closed: Arc<AtomicBool>) -> (DuplexStream, DuplexStream, Framed) {
         let (input, mut feed) = tokio::io::duplex(1 << 20);
         let (output, from_sdk) = tokio::io::duplex(1 << 20);
         let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
@@ -122,6 +129,7 @@ impl Framed {
                 line.clear();
                 too_long = false;
             }
+            closed.store(true, Ordering::SeqCst);
             // Dropping `feed` closes the SDK's input: the session ends.
         });
 

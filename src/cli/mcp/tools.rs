@@ -13,6 +13,7 @@ use std::path::Path;
 
 use git_astedit::error::UsageError;
 use git_astedit::files;
+use git_astedit::ops::cancel::Cancel;
 use git_astedit::ops::stage::EditRequest;
 use git_astedit::render;
 use git_astedit::repo::Repo;
@@ -60,6 +61,9 @@ pub struct Call<'a> {
     pub workdir: &'a Path,
     pub agent: Option<String>,
     pub session: &'a Session,
+    /// Set when the client cancels this request or closes stdin: staging stops
+    /// between files and nothing is written after it is seen.
+    pub cancel: Cancel,
 }
 
 /// The previews one connection staged, oldest first. Only ids live here; their state
@@ -90,6 +94,8 @@ pub enum ToolError {
     /// session's preview is never picked without its id.
     #[error("{}", id_required_message(.staged_here, .pending))]
     IdRequired {
+        /// The tool that needs the id (`resolve`, `pr`), for the hint.
+        tool: &'static str,
         staged_here: bool,
         pending: Vec<PreviewRow>,
     },
@@ -137,7 +143,10 @@ impl git_astedit::error::Classify for ToolError {
     }
     fn hint(&self) -> Option<String> {
         match self {
-            ToolError::IdRequired { pending, .. } => Some(match pending.first() {
+            ToolError::IdRequired { pending, tool, .. } => Some(match pending.first() {
+                Some(r) if *tool != "resolve" => {
+                    format!("call {tool} again with the id, e.g. {{\"id\": \"{}\"}}", r.id)
+                }
                 Some(r) => format!(
                     "call resolve again with the id, e.g. {{\"action\": \"apply\", \"id\": \"{}\", \"reason\": …}}",
                     r.id
@@ -174,6 +183,7 @@ fn session_target(repo: &Repo, call: &Call) -> Result<String, Error> {
     }
     let pending = txn::list(repo)?.iter().map(PreviewRow::of).collect();
     Err(ToolError::IdRequired {
+        tool: "resolve",
         staged_here: !ids.is_empty(),
         pending,
     }
@@ -376,13 +386,16 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
     let (repo, notes) = call.open()?;
     let specs = pathspecs(&input.paths, &input.glob);
     let (set, lang, path_warnings) = collect(&repo, input.lang.as_deref(), &specs)?;
-    let outcome = git_astedit::grep::grep(
+    let outcome = git_astedit::grep::grep_cancellable(
         &repo,
         &set,
         &input.pattern,
         lang,
         files::DEFAULT_MAX_FILE_SIZE,
+        &call.cancel,
     )?;
+    // A partial search must not pass for a whole one.
+    call.cancel.check()?;
     let cap = input
         .max_results
         .unwrap_or(DEFAULT_MAX_RESULTS)
@@ -621,7 +634,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
     let specs = pathspecs(&input.paths, &input.glob);
     let (set, lang, path_warnings) = collect(&repo, input.lang.as_deref(), &specs)?;
     // The one staging path the CLI's `edit` takes too: files stream into the preview.
-    let staged = git_astedit::ops::stage::stage_edit(
+    let staged = git_astedit::ops::stage::stage_edit_cancellable(
         &repo,
         &EditRequest {
             set: &set,
@@ -631,6 +644,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
             reason: input.reason.clone(),
             agent: call.agent.clone(),
         },
+        &call.cancel,
     )?;
     let outcome = &staged.outcome;
     let mut diag = diagnostics(
@@ -661,6 +675,8 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
             agent: call.agent.clone(),
             ..Default::default()
         };
+        // Staged, not applied: the preview stays pending for a later resolve.
+        call.cancel.check()?;
         let report = txn::apply(&repo, Some(id.as_str()), &opts)?;
         out.applied = true;
         out.apply = Some(resolved(&report, Action::Applied, false, Some(reason)));
@@ -750,6 +766,7 @@ pub fn apply_patch(call: &Call, input: PatchInput) -> Result<Done, Error> {
     let res = git_astedit::patch::resolve_text(&input.patch, &tree, "")?;
     let digest = format!("{:x}", sha2::Sha256::digest(input.patch.as_bytes()));
     let mut meta = git_astedit::ops::patch::preview_meta(&res, &digest, input.reason.clone());
+    call.cancel.check()?;
     let id =
         git_astedit::ops::stage::stage_changes(&repo, &res.changes, &mut meta, call.agent.clone())?
             .map(|p| p.id);
@@ -1035,6 +1052,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
         Some(id) => id,
         None => session_target(&repo, call)?,
     };
+    call.cancel.check()?;
     let (out, mut text) = match input.action {
         ResolveAction::Apply => {
             // The CLI's `apply --commit`: the commit goes through the index.
@@ -1119,6 +1137,7 @@ pub fn undo(call: &Call, input: UndoInput) -> Result<Done, Error> {
         agent: call.agent.clone(),
         index: false,
     };
+    call.cancel.check()?;
     let report = txn::undo(&repo, input.id.as_deref(), &opts)?;
     let mut text = format!(
         "Undid {}: {} restored{}.\n",
@@ -1151,4 +1170,81 @@ pub fn undo(call: &Call, input: UndoInput) -> Result<Done, Error> {
     push_notes(&mut text, &notes, &[]);
     let out = resolved(&report, Action::Undone, false, reason);
     Done::new(text, &out)
+}
+
+// ---------------------------------------------------------------- pr
+
+/// Input of `pr`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrInput {
+    /// The transaction's id or unique prefix, applied or pending (default: the newest
+    /// preview this session staged that is applied or pending; when there is none,
+    /// the error lists the pending previews to name).
+    #[serde(default, alias = "previewId")]
+    pub id: Option<String>,
+    /// The remote to push the branch `astedit/<id>` to (default `origin`).
+    #[serde(default)]
+    pub remote: Option<String>,
+    /// The branch the pull request merges into (default: the repository's default
+    /// branch).
+    #[serde(default)]
+    pub base: Option<String>,
+    /// The pull request's title (default: the preview's reason, else its summary).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Open it ready for review instead of as a draft (default: a draft).
+    #[serde(default)]
+    pub ready: bool,
+}
+
+/// The transaction a no-id `pr` means: the newest one this session staged that is
+/// still applied or pending. Another session's work is never published unnamed.
+fn session_pr_target(repo: &Repo, call: &Call) -> Result<String, Error> {
+    let ids = call.session.staged();
+    for id in ids.iter().rev() {
+        if let Ok(t) = txn::resolve::resolve(repo, Some(id), txn::resolve::Want::AppliedOrPending) {
+            return Ok(t.id);
+        }
+    }
+    let pending = txn::list(repo)?.iter().map(PreviewRow::of).collect();
+    Err(ToolError::IdRequired {
+        tool: "pr",
+        staged_here: !ids.is_empty(),
+        pending,
+    }
+    .into())
+}
+
+pub fn pr(call: &Call, input: PrInput) -> Result<Done, Error> {
+    let (repo, notes) = call.open()?;
+    let id = match input.id {
+        Some(id) => id,
+        None => session_pr_target(&repo, call)?,
+    };
+    call.cancel.check()?;
+    // The CLI's `pr`, in-process: the same branch, commit, push and `gh` calls.
+    let report = git_astedit::ops::pr::open(
+        &repo,
+        &git_astedit::ops::pr::PrRequest {
+            id: Some(id),
+            remote: non_empty(input.remote).unwrap_or_else(|| "origin".into()),
+            base: non_empty(input.base),
+            title: non_empty(input.title),
+            ready: input.ready,
+            agent: call.agent.clone(),
+        },
+    )?;
+    let (url, branch, id) = (&report.url, &report.branch, &report.id);
+    let mut text = if report.created {
+        format!(
+            "Opened {}pull request {url} for {id} (branch {branch} at {}).\n",
+            if report.draft { "draft " } else { "" },
+            report.commit
+        )
+    } else {
+        format!("A pull request for {id} already exists: {url} (branch {branch}, pushed again).\n")
+    };
+    push_notes(&mut text, &notes, &[]);
+    Done::new(text, &report)
 }
