@@ -276,6 +276,7 @@ fn check(repo: &Repo, op: TxnOp, id: &str, ops: &[PathOp]) -> Result<Stamps, Err
     for o in ops {
         fsutil::check_contained(repo, &o.path, &mut known_dirs)?;
     }
+    let _phase = crate::progress::phase(crate::progress::Phase::Check, ops.len());
     check_stale(repo, op, id, ops, None)
 }
 
@@ -311,6 +312,7 @@ fn check_stale(
                 }
             }
             let (now, stamp) = fsutil::on_disk_stamped_in(workdir, hash, &o.path)?;
+            crate::progress::advance(1, 0);
             let stale =
                 fsutil::difference(o.from.map(|s| (s.blob, s.mode)), &now).map(|what| StalePath {
                     path: o.path.clone(),
@@ -402,7 +404,13 @@ fn run(
         }
     }
     fault("after-mkdir");
-    if let Err(e) = record::write_temps(repo, &record) {
+    let writing = crate::progress::phase(
+        crate::progress::Phase::Write,
+        record.ops.iter().filter(|o| o.to.is_some()).count(),
+    );
+    let written = record::write_temps(repo, &record);
+    drop(writing);
+    if let Err(e) = written {
         return Err(rollback_after(repo, &record, e));
     }
     fault("after-tempfiles");

@@ -190,6 +190,7 @@ pub(crate) fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
         jobs.push((repo.abs_path(temp), blob, to.mode, perm));
         if jobs.len() == WRITE_BATCH || bytes >= WRITE_BATCH_BYTES {
             fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
+            crate::progress::advance(jobs.len(), 0);
             jobs.clear();
             bytes = 0;
         }

@@ -13,6 +13,7 @@ mod grep;
 mod interactive;
 mod journal;
 mod js;
+mod look;
 mod manpages;
 mod mcp;
 mod partial;
