@@ -753,6 +753,8 @@ pub struct LogReport {
     pub schema_version: Version,
     /// Newest first.
     pub events: Vec<EventRow>,
+    /// Older events exist that `--max-count` (default 200) left out.
+    pub capped: bool,
 }
 
 // ------------------------------------------------------------------ the rest

@@ -273,11 +273,13 @@ fn undo_target(
     id: Option<&str>,
 ) -> Result<(ObjectId, std::collections::BTreeMap<String, String>), Error> {
     let target = super::resolve::resolve(repo, id, super::resolve::Want::Applied)?;
-    let modes = super::journal::read(repo)?
-        .into_iter()
-        .find(|e| e.event.id == target.id && e.event.event == super::journal::EventKind::Applied)
-        .map(|e| e.event.removed_modes)
-        .unwrap_or_default();
+    // The newest `applied` event of the target: near the journal's end, so the walk
+    // stops long before the journal's start.
+    let modes = super::journal::find_newest(repo, |e| {
+        e.event.id == target.id && e.event.event == super::journal::EventKind::Applied
+    })?
+    .map(|e| e.event.removed_modes)
+    .unwrap_or_default();
     Ok((target.commit, modes))
 }
 

@@ -46,6 +46,7 @@ pub use gc::parse_age;
 pub use gc::GcReport;
 pub use journal::lineage;
 pub use journal::log;
+pub use journal::newest;
 pub use journal::Event;
 pub use journal::EventKind;
 pub use journal::RecoveryAction;

@@ -11,6 +11,7 @@ mod firsthour;
 mod gitstate;
 mod grep;
 mod interactive;
+mod journal;
 mod js;
 mod look;
 mod manpages;
