@@ -218,8 +218,9 @@ fn catalog() -> Vec<Tool> {
             "Apply or discard a pending preview (the newest when no id is given); a reason is \
              required and journalled with your client name. `apply` first checks that every \
              touched file still holds what the preview was computed from: if any changed, nothing \
-             is written and the error names the files (stage a fresh preview). The write is \
-             atomic and can be undone with `undo`.",
+             is written and the error names the files (call again with `refresh: true` to \
+             re-derive it on the current files and apply when the counts agree). `paths` \
+             applies part of it. The write is atomic and can be undone with `undo`.",
             hints("Apply or discard a preview", false, true, false),
         ),
         tool::<tools::UndoInput, git_astedit::report::ResolveReport>(
@@ -307,7 +308,7 @@ fn meaning(exit: Exit) -> &'static str {
         Exit::NothingFound => "nothing found or nothing to do",
         Exit::BadInput => "bad input: fix the arguments and call again",
         Exit::Stale => {
-            "stale: files changed since the preview was staged; nothing was written — stage a fresh preview"
+            "stale: files changed since the preview was staged; nothing was written — resolve with refresh: true, or stage a fresh preview"
         }
         Exit::Refused => "refused for safety (a path outside the tree, under .git/, or an overwrite); nothing was written",
         Exit::Unplaceable => {
