@@ -5,6 +5,11 @@
 #   bench/run.sh            # full run: 5 timed runs per tool, writes bench/results/latest.md
 #   bench/run.sh --quick    # 2 timed runs per tool
 #   bench/run.sh --help     # every option
+#   bench/run.sh scale ...  # the cost-growth rows (10k/100k files): bench/scale.sh ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = scale ]; then
+    shift
+    exec bench/scale.sh "$@"
+fi
 exec python3 bench/run.py "$@"
