@@ -880,6 +880,16 @@ pub(crate) fn parse<L: LanguageExt>(src: &str, lang: L) -> Result<AstGrep<StrDoc
 /// Parses `src` into a document that owns it, without copying it (unlike
 /// `StrDoc::try_new`), reusing one parser per language and thread.
 pub(crate) fn parse_owned<L: LanguageExt>(src: String, lang: L) -> Result<StrDoc<L>, Error> {
+    parse_owned_from(src, lang, None)
+}
+
+/// [`parse_owned`], re-using the unchanged parts of `old`, a tree of the text before
+/// edits already recorded in it with `Tree::edit` (an incremental re-parse).
+pub(crate) fn parse_owned_from<L: LanguageExt>(
+    src: String,
+    lang: L,
+    old: Option<&tree_sitter::Tree>,
+) -> Result<StrDoc<L>, Error> {
     thread_local! {
         static PARSERS: std::cell::RefCell<Vec<(ast_grep_core::tree_sitter::TSLanguage, tree_sitter::Parser)>> =
             const { std::cell::RefCell::new(Vec::new()) };
@@ -900,7 +910,7 @@ pub(crate) fn parse_owned<L: LanguageExt>(src: String, lang: L) -> Result<StrDoc
         };
         parsers[index]
             .1
-            .parse(src.as_bytes(), None)
+            .parse(src.as_bytes(), old)
             .ok_or(Error::Parse {
                 detail: "the parser gave no tree".to_string(),
             })
