@@ -73,15 +73,6 @@ impl GrepArgs {
     }
 }
 
-/// A match as one line: its first line, and `…` when it spans more.
-fn shown_text(m: &git_astedit::rewrite::Match) -> String {
-    if m.end_line > m.line {
-        format!("{}…", m.text)
-    } else {
-        m.text.clone()
-    }
-}
-
 /// One line of a context group: `path:line:col: text` for a match (its first line),
 /// `path:line: text` for a later line of a multi-line match, `path-line-text` around.
 fn write_group_line(
@@ -212,16 +203,16 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
             for m in shown_here.iter().filter(|_| context.is_empty()) {
                 // Into the file's buffer: no allocation per match. Writes to a String
                 // cannot fail.
+                // The text is written in place, with `…` when the match spans more lines.
+                let more = if m.end_line > m.line { "…" } else { "" };
                 let _ = if color {
                     writeln!(
                         line,
-                        "\x1b[35m{path}\x1b[0m:\x1b[32m{}\x1b[0m:{}: {}",
-                        m.line,
-                        m.column,
-                        shown_text(m)
+                        "\x1b[35m{path}\x1b[0m:\x1b[32m{}\x1b[0m:{}: {}{more}",
+                        m.line, m.column, m.text
                     )
                 } else {
-                    writeln!(line, "{path}:{}:{}: {}", m.line, m.column, shown_text(m))
+                    writeln!(line, "{path}:{}:{}: {}{more}", m.line, m.column, m.text)
                 };
             }
             if line.is_empty() {

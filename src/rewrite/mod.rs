@@ -451,12 +451,13 @@ fn matches_missing<D: ast_grep_core::Doc>(
     env: &ast_grep_core::meta_var::MetaVarEnv<'_, D>,
 ) -> bool {
     use ast_grep_core::meta_var::MetaVariable;
-    let mut captured = std::collections::HashSet::new();
+    // Captures are few: a vector beats hashing here, once per candidate match.
+    let mut captured = Vec::new();
     for var in env.get_matched_variables() {
         match var {
             MetaVariable::Capture(name, _) => {
                 if let Some(n) = env.get_match(&name) {
-                    captured.insert(n.node_id());
+                    captured.push(n.node_id());
                 }
             }
             MetaVariable::MultiCapture(name) => {
