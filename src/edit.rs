@@ -308,6 +308,11 @@ fn run_edit(
             return false;
         }
         let file = &set.files[i];
+        let found = match &one {
+            Ok(One::Rewritten(boxed)) => boxed.1.replacements.len(),
+            _ => 0,
+        };
+        crate::progress::advance(1, found);
         let one = match one {
             Ok(one) => one,
             Err(e) => {
@@ -336,13 +341,17 @@ fn run_edit(
     match drive {
         // As ready, not in order: a finished file's change goes to `on_change` (which
         // may compress it away) at once instead of waiting beside a large file's parse.
-        Drive::AsReady(_) => crate::pipeline::map_sized(
-            &set.files,
-            |f| f.size_hint,
-            |f| work(f, &mut |_, _| true),
-            crate::pipeline::Delivery::AsReady,
-            &mut deliver,
-        ),
+        Drive::AsReady(_) => {
+            // No bar while a person answers questions (below).
+            let _phase = crate::progress::phase(crate::progress::Phase::Search, set.files.len());
+            crate::pipeline::map_sized(
+                &set.files,
+                |f| f.size_hint,
+                |f| work(f, &mut |_, _| true),
+                crate::pipeline::Delivery::AsReady,
+                &mut deliver,
+            )
+        }
         // One file at a time, in path order: a person answers for each change.
         Drive::Selecting(select) => {
             let mut order: Vec<usize> = (0..set.files.len()).collect();

@@ -227,6 +227,8 @@ pub struct Candidate {
 pub struct FileSet {
     pub files: Vec<Candidate>,
     pub skipped: Skipped,
+    /// The pathspecs it was collected by, as typed (a refresh re-collects by them).
+    pub pathspecs: Vec<String>,
 }
 
 /// Parses a language name or alias (`ts`, `python`, `rs`, …).
@@ -474,7 +476,10 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
         return Err(Error::PathspecNoMatch(unmatched));
     }
 
-    let mut set = FileSet::default();
+    let mut set = FileSet {
+        pathspecs: opts.pathspecs.clone(),
+        ..FileSet::default()
+    };
     for entry in entries.into_values() {
         if !matches!(entry.status, Status::Tracked | Status::Untracked) {
             continue;

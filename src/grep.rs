@@ -210,6 +210,7 @@ pub fn grep_each_cancellable(
         skipped_languages,
         ..Default::default()
     };
+    let _phase = crate::progress::phase(crate::progress::Phase::Search, set.files.len());
     crate::pipeline::map_sized(
         &set.files,
         |f| f.size_hint,
@@ -241,6 +242,11 @@ pub fn grep_each_cancellable(
                 return false;
             }
             let file = &set.files[i];
+            let found = match &one {
+                One::Searched(Some(hits), _) => hits.matches.len(),
+                _ => 0,
+            };
+            crate::progress::advance(1, found);
             match one {
                 One::Searched(hits, parse_error) => {
                     out.files_searched += 1;

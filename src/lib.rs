@@ -23,6 +23,7 @@ pub mod grep;
 pub mod ops;
 pub mod patch;
 pub mod pipeline;
+pub mod progress;
 pub mod render;
 pub mod repo;
 pub mod report;

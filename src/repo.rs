@@ -198,9 +198,86 @@ impl Repo {
         }
     }
 
+    /// A git config value as git reads it for `git config KEY`: `git -c KEY=VALUE`
+    /// (`GIT_CONFIG_PARAMETERS`) first, then the config files. `Some(None)` is a key
+    /// set without a value (`[pager] show`), which git reads as true. For the front
+    /// ends' settings (colour, pager).
+    pub fn config_value(&self, key: &str) -> Option<Option<String>> {
+        if let Some(v) = command_line_config(key) {
+            return Some(v);
+        }
+        let snapshot = self.git.config_snapshot();
+        snapshot
+            .plumbing()
+            .string_implicit(key)
+            .map(|v| v.map(|v| v.to_string()))
+    }
+
     /// The commit HEAD points to, `None` on an unborn branch.
     pub fn head_commit(&self) -> Option<gix::ObjectId> {
         self.git.head_id().ok().map(|id| id.detach())
+    }
+}
+
+/// The value of `key` given with `git -c` (the last one wins), which git passes to
+/// the commands it runs in `GIT_CONFIG_PARAMETERS` (and gix does not read).
+pub fn command_line_config(key: &str) -> Option<Option<String>> {
+    let params = std::env::var("GIT_CONFIG_PARAMETERS").ok()?;
+    parse_config_parameters(&params)
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        .map(|(_, v)| v)
+}
+
+/// Parses git's `GIT_CONFIG_PARAMETERS`: shell-quoted `'key'='value'` entries (or the
+/// older `'key=value'`), separated by spaces; `'key'` alone has no value. Stops at the
+/// first malformed entry, as git does.
+fn parse_config_parameters(text: &str) -> Vec<(String, Option<String>)> {
+    // One single-quoted word, with `'\''` standing for a quote inside it.
+    fn quoted(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<String> {
+        if chars.next()? != '\'' {
+            return None;
+        }
+        let mut word = String::new();
+        loop {
+            match chars.next()? {
+                '\'' => {
+                    if chars.peek() != Some(&'\\') {
+                        return Some(word);
+                    }
+                    chars.next();
+                    let escaped = chars.next()?;
+                    if chars.next()? != '\'' {
+                        return None;
+                    }
+                    word.push(escaped);
+                }
+                c => word.push(c),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_ascii_whitespace()).is_some() {}
+        if chars.peek().is_none() {
+            return out;
+        }
+        let Some(first) = quoted(&mut chars) else {
+            return out;
+        };
+        if chars.next_if_eq(&'=').is_some() {
+            match quoted(&mut chars) {
+                Some(value) => out.push((first, Some(value))),
+                None => return out,
+            }
+        } else {
+            match first.split_once('=') {
+                Some((k, v)) => out.push((k.to_string(), Some(v.to_string()))),
+                None => out.push((first, None)),
+            }
+        }
     }
 }
 
@@ -361,5 +438,30 @@ impl Protected {
         *seen.entry(dir.to_string()).or_insert_with(|| {
             std::fs::symlink_metadata(self.workdir.join(dir).join(".git")).is_ok()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_config_parameters;
+
+    #[test]
+    fn config_parameters_as_git_writes_them() {
+        let got = parse_config_parameters(
+            "'color.ui'='never' 'pager.show'='less -S' 'core.x=old' 'flag' 'a.b'='it'\\''s'\\!''",
+        );
+        let want = [
+            ("color.ui", Some("never")),
+            ("pager.show", Some("less -S")),
+            ("core.x", Some("old")),
+            ("flag", None),
+            ("a.b", Some("it's!")),
+        ];
+        let want: Vec<(String, Option<String>)> = want
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+            .collect();
+        assert_eq!(got, want);
+        assert!(parse_config_parameters("'unterminated").is_empty());
     }
 }

@@ -25,6 +25,11 @@ pub struct ApplyArgs {
     /// The commit message's subject for --commit
     #[arg(short = 'm', long = "message", value_name = "MSG", requires = "commit")]
     pub message: Option<String>,
+    /// When the preview is stale, refresh it and apply the refreshed preview, only if
+    /// it makes the same number of changes in the same files (else exit 3, the
+    /// refreshed preview staged for review)
+    #[arg(long, conflicts_with = "pathspecs")]
+    pub refresh: bool,
     /// Apply only the part of the preview under these git pathspecs (relative to the
     /// current folder); the rest stays pending as a new preview
     #[arg(last = true, value_name = "PATHSPEC")]
@@ -32,6 +37,7 @@ pub struct ApplyArgs {
 }
 
 pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
+    let json = ctx.json;
     let repo = ctx.repo()?;
     let opts = ApplyOptions {
         reason: args.reason,
@@ -39,6 +45,42 @@ pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
         commit: args.commit.then_some(args.message),
         agent: None,
     };
+    if args.refresh {
+        let done = git_astedit::ops::refresh::apply_refreshed(repo, args.id.as_deref(), &opts)?;
+        let refreshed = done.refreshed.as_ref().map(|r| {
+            let display = |p: &str| match json {
+                // Paths of previews are repository paths in JSON.
+                true => p.to_string(),
+                false => repo.display_path(p),
+            };
+            git_astedit::report::RefreshReport::of(r, display)
+        });
+        if ctx.json {
+            let mut files: Vec<String> = done
+                .report
+                .written
+                .iter()
+                .chain(&done.report.deleted)
+                .cloned()
+                .collect();
+            files.sort();
+            let mut value = super::common::resolve_report(
+                &done.report,
+                Action::Applied,
+                files,
+                opts.index,
+                opts.reason,
+            );
+            value.refreshed = refreshed.map(Box::new);
+            ctx.out.json(&value)?;
+            return Ok(Exit::Ok);
+        }
+        if let Some(r) = &refreshed {
+            ctx.out.print(&super::refresh::text(r, false))?;
+        }
+        print_report(ctx, Action::Applied, &done.report, opts.index, opts.reason)?;
+        return Ok(Exit::Ok);
+    }
     let report = if args.pathspecs.is_empty() {
         git_astedit::txn::apply(repo, args.id.as_deref(), &opts)?
     } else {

@@ -39,6 +39,7 @@ pub fn run(ctx: &mut Ctx, args: DiscardArgs) -> Result<Exit, Error> {
             index_left: Vec::new(),
             commit_kept: None,
             split: None,
+            refreshed: None,
         })?;
     } else {
         ctx.out.print(&format!(

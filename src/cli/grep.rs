@@ -9,6 +9,7 @@ use git_astedit::grep::GroupLine;
 use git_astedit::grep::Keep;
 use git_astedit::grep::Lines;
 use git_astedit::pipeline::Delivery;
+use git_astedit::render;
 use git_astedit::report::ContextLine;
 use git_astedit::report::GrepMatch;
 use git_astedit::report::GrepReport;
@@ -82,28 +83,49 @@ fn write_group_line(
     l: GroupLine<'_>,
     color: bool,
 ) {
-    let (path_on, num_on, off) = if color {
-        ("\x1b[35m", "\x1b[32m", "\x1b[0m")
-    } else {
-        ("", "", "")
-    };
+    match l {
+        GroupLine::MatchStart(m) => write_located(
+            buf,
+            (path, ':', m.line, ":"),
+            format_args!("{}: {}", m.column, m.text),
+            color,
+        ),
+        GroupLine::MatchContinued(n) => write_located(
+            buf,
+            (path, ':', n, ":"),
+            format_args!(" {}", lines.get(n)),
+            color,
+        ),
+        GroupLine::Context(n) => write_located(
+            buf,
+            (path, '-', n, "-"),
+            format_args!("{}", lines.get(n)),
+            color,
+        ),
+    }
+}
+
+/// `path{sep}line{after}rest` and a newline, the path and line number coloured as
+/// git's `color.grep.filename` and `color.grep.linenumber`.
+fn write_located(
+    buf: &mut String,
+    (path, sep, line, after): (&str, char, usize, &str),
+    rest: std::fmt::Arguments<'_>,
+    color: bool,
+) {
     // Writes to a String cannot fail.
-    let _ = match l {
-        GroupLine::MatchStart(m) => writeln!(
+    let _ = if color {
+        let (file, num) = (render::style::FILENAME, render::style::LINE_NUMBER);
+        writeln!(
             buf,
-            "{path_on}{path}{off}:{num_on}{}{off}:{}: {}",
-            m.line, m.column, m.text
-        ),
-        GroupLine::MatchContinued(n) => writeln!(
-            buf,
-            "{path_on}{path}{off}:{num_on}{n}{off}: {}",
-            lines.get(n)
-        ),
-        GroupLine::Context(n) => writeln!(
-            buf,
-            "{path_on}{path}{off}-{num_on}{n}{off}-{}",
-            lines.get(n)
-        ),
+            "{}{path}{}{sep}{}{line}{}{after}{rest}",
+            file.render(),
+            file.render_reset(),
+            num.render(),
+            num.render_reset()
+        )
+    } else {
+        writeln!(buf, "{path}{sep}{line}{after}{rest}")
     };
 }
 
@@ -205,15 +227,12 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
                 // cannot fail.
                 // The text is written in place, with `…` when the match spans more lines.
                 let more = if m.end_line > m.line { "…" } else { "" };
-                let _ = if color {
-                    writeln!(
-                        line,
-                        "\x1b[35m{path}\x1b[0m:\x1b[32m{}\x1b[0m:{}: {}{more}",
-                        m.line, m.column, m.text
-                    )
-                } else {
-                    writeln!(line, "{path}:{}:{}: {}{more}", m.line, m.column, m.text)
-                };
+                write_located(
+                    &mut line,
+                    (&path, ':', m.line, ":"),
+                    format_args!("{}: {}{more}", m.column, m.text),
+                    color,
+                );
             }
             if line.is_empty() {
                 return true;

@@ -9,34 +9,49 @@ use git_astedit::Error;
 
 use super::Ctx;
 
+/// Events shown when `-n` is not given: enough to see what happened lately, and a
+/// page that costs the same however long the journal is.
+pub const DEFAULT_MAX_COUNT: usize = 200;
+
 #[derive(Debug, clap::Args)]
 pub struct LogArgs {
     /// Only events of this transaction (a unique id prefix)
     pub id: Option<String>,
-    /// Show at most N events
-    #[arg(short = 'n', long = "max-count", value_name = "N")]
-    pub max_count: Option<usize>,
+    /// Show at most N events (0: no limit)
+    #[arg(short = 'n', long = "max-count", value_name = "N", default_value_t = DEFAULT_MAX_COUNT)]
+    pub max_count: usize,
 }
 
 pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
     let json = ctx.json;
     let (repo, out) = ctx.parts()?;
     let prefix = args.id.as_deref().map(str::to_ascii_lowercase);
-    let all = git_astedit::txn::log(repo)?;
-    // With an id, the whole line of one change: the previews it was split from and
-    // the parts it was split into.
-    let related = prefix
-        .as_deref()
-        .map(|p| git_astedit::txn::lineage(&all, p));
-    let events: Vec<_> = all
-        .into_iter()
-        .filter(|e| related.as_ref().is_none_or(|ids| ids.contains(&e.id)))
-        .take(args.max_count.unwrap_or(usize::MAX))
-        .collect();
+    let cap = match args.max_count {
+        0 => usize::MAX,
+        n => n,
+    };
+    let (events, capped) = match prefix.as_deref() {
+        // The newest page only: read from the journal's end, never past the page.
+        None => git_astedit::txn::newest(repo, cap)?,
+        // With an id, the whole line of one change: the previews it was split from and
+        // the parts it was split into, wherever in the journal their events are.
+        Some(p) => {
+            let all = git_astedit::txn::log(repo)?;
+            let related = git_astedit::txn::lineage(&all, p);
+            let mut events: Vec<_> = all
+                .into_iter()
+                .filter(|e| related.contains(&e.id))
+                .collect();
+            let capped = events.len() > cap;
+            events.truncate(cap);
+            (events, capped)
+        }
+    };
     if json {
         out.json(&LogReport {
             schema_version: Version,
             events: events.iter().map(EventRow::of).collect(),
+            capped,
         })?;
         return Ok(Exit::Ok);
     }
@@ -60,6 +75,9 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
         if let [part, rest] = e.children.as_slice() {
             line.push_str(&format!("  into: {part} (selected) + {rest} (remainder)"));
         }
+        if let Some(next) = &e.successor {
+            line.push_str(&format!("  successor: {next}"));
+        }
         if let Some(r) = &e.reason {
             line.push_str(&format!(
                 "  reason: {}",
@@ -74,6 +92,12 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
         }
         line.push('\n');
         out.print(&line)?;
+    }
+    if capped {
+        out.print(&format!(
+            "… older events not shown (--max-count {}); `git astedit log -n 0` shows them all\n",
+            args.max_count
+        ))?;
     }
     Ok(Exit::Ok)
 }

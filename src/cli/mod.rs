@@ -3,8 +3,10 @@ The command line, a front end: one module per command, each turning its argument
 into a library call (an engine, `txn` or `ops`) and printing the typed report
 (`git_astedit::report`) as text or JSON through [`Out`] (results on stdout, warnings
 on stderr, every write checked, a closed pipe ends the run quietly). No gix calls and
-no child processes here. Errors are rendered once, here, in [`report_error`], in the
-one error shape (usage errors from clap too, under `--json`).
+no child processes here but the pager ([`pager`]); colour ([`color`]) and progress
+bars ([`progress`]) are decided once per run in [`main`]. Errors are rendered once,
+here, in [`report_error`], in the one error shape (usage errors from clap too, under
+`--json`).
 */
 
 use std::io::Write as _;
@@ -19,6 +21,7 @@ use git_astedit::repo::Repo;
 use git_astedit::Error;
 
 mod apply;
+mod color;
 mod common;
 mod completions;
 mod discard;
@@ -33,9 +36,12 @@ mod man;
 mod mcp;
 mod merge;
 mod output;
+mod pager;
 mod patch;
 mod pr;
+mod progress;
 mod recover;
+mod refresh;
 mod scan;
 mod schema;
 mod show;
@@ -55,6 +61,32 @@ pub struct Cli {
     /// Print results (and errors) as JSON on stdout
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// Colour the output: auto (on a terminal or into a pager), always, never; a bare
+    /// --color is always (as in git). Wins over color.ui, color.diff and color.grep
+    #[arg(
+        long,
+        global = true,
+        value_name = "WHEN",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always",
+        overrides_with = "no_color"
+    )]
+    pub color: Option<color::When>,
+
+    /// Same as --color=never
+    #[arg(long, global = true, overrides_with = "color")]
+    pub no_color: bool,
+
+    /// Page the output (before the command, as in git), through GIT_PAGER, core.pager,
+    /// PAGER or less
+    #[arg(short = 'p', long, overrides_with = "no_pager")]
+    pub paginate: bool,
+
+    /// Never page the output (before the command, as in git)
+    #[arg(short = 'P', long, overrides_with = "paginate")]
+    pub no_pager: bool,
 
     #[command(subcommand)]
     pub command: Command,
@@ -84,6 +116,7 @@ pub enum Command {
     Resolve(ResolveCommand),
     /// Undo an applied preview
     Undo(undo::UndoArgs),
+    Refresh(refresh::RefreshArgs),
     /// Show the journal of staged, applied, discarded and undone transactions
     Log(log::LogArgs),
     /// Prune old previews and journal entries
@@ -109,19 +142,51 @@ pub struct Ctx {
     pub out: Out,
     pub json: bool,
     repo: Option<Repo>,
+    /// Recovery ran on the opened repository.
+    recovered: bool,
+    /// [`Ctx::config_value`] looked for a repository (found or not).
+    looked_for_repo: bool,
     unfinished: recover::Policy,
 }
 
 impl Ctx {
+    fn new(json: bool, unfinished: recover::Policy) -> Ctx {
+        Ctx {
+            out: Out::new(),
+            json,
+            repo: None,
+            recovered: false,
+            looked_for_repo: false,
+            unfinished,
+        }
+    }
+
     /// Opens the repository on first use (so `--help` works anywhere), and first
     /// finishes or rolls back an apply that a crash interrupted.
     pub fn repo(&mut self) -> Result<&Repo, Error> {
         if self.repo.is_none() {
-            let repo = Repo::discover()?;
-            recover::recover_policy::run(self.unfinished, &repo, &mut self.out)?;
-            self.repo = Some(repo);
+            self.repo = Some(Repo::discover()?);
         }
-        Ok(self.repo.as_ref().expect("repository was just opened"))
+        let repo = self.repo.as_ref().expect("repository was just opened");
+        if !self.recovered {
+            recover::recover_policy::run(self.unfinished, repo, &mut self.out)?;
+            self.recovered = true;
+        }
+        Ok(repo)
+    }
+
+    /// A git config value for the output settings (colour, pager), from the
+    /// repository if there is one (opened here, recovery left for later). Outside a
+    /// repository: the `git -c` values only.
+    fn config_value(&mut self, key: &str) -> Option<Option<String>> {
+        if self.repo.is_none() && !self.looked_for_repo {
+            self.looked_for_repo = true;
+            self.repo = Repo::discover().ok();
+        }
+        match &self.repo {
+            Some(repo) => repo.config_value(key),
+            None => git_astedit::repo::command_line_config(key),
+        }
     }
 
     /// The repository and the output streams at once (they borrow different fields).
@@ -146,12 +211,7 @@ pub fn main() -> ExitCode {
         Ok(parsed) => parsed,
         Err(e) => return clap_error(e, wants_json),
     };
-    let mut ctx = Ctx {
-        out: Out::new(),
-        json: cli.json,
-        repo: None,
-        unfinished: recover::recover_policy::of(&cli.command),
-    };
+    let mut ctx = Ctx::new(cli.json, recover::recover_policy::of(&cli.command));
     if let Some(dir) = &cli.dir {
         if let Err(e) = std::env::set_current_dir(dir) {
             let err = Error::from(git_astedit::error::InputError {
@@ -168,14 +228,72 @@ pub fn main() -> ExitCode {
             return report_error(&mut ctx, &Error::from(e));
         }
     }
+    // The command's name, as in `pager.<name>` (`resolve` for `resolve apply`).
+    let name = matches.subcommand_name().unwrap_or("");
+    setup_output(&mut ctx, &cli, name);
+    // Engines report progress to the bar only while it is installed.
+    let installed = progress_bar(&ctx, name).map(|bar| {
+        ctx.out.start_progress(bar.clone());
+        git_astedit::progress::install(std::sync::Arc::new(bar))
+    });
     let result = run(&mut ctx, cli.command).and_then(|exit| {
+        ctx.out.end_progress();
         ctx.out.flush()?;
         Ok(exit)
     });
-    match result {
+    drop(installed);
+    let code = match result {
         Ok(exit) => ExitCode::from(exit.code()),
         Err(err) => report_error(&mut ctx, &err),
+    };
+    // The pager (if any) gets the end of its input, and the user reads it to the end.
+    ctx.out.finish();
+    code
+}
+
+/// Starts the pager and decides colour for `command` (see [`pager`] and [`color`]).
+fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
+    let flag = if cli.no_pager {
+        Some(pager::Flag::NoPager)
+    } else if cli.paginate {
+        Some(pager::Flag::Paginate)
+    } else {
+        None
+    };
+    let mut config = |key: &str| ctx.config_value(key);
+    let program = pager::choose(command, flag, cli.json, &mut config);
+    let flag = if cli.no_color {
+        Some(color::When::Never)
+    } else {
+        cli.color
+    };
+    let color = color::decide(
+        flag,
+        command,
+        &mut config,
+        &color::Terminal {
+            // Our pager reads stdout instead of the terminal.
+            stdout_tty: program.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()),
+            pager_in_use: program.is_some() || color::git_pager_in_use(),
+        },
+    );
+    if let Some(program) = program {
+        ctx.out.page(&program);
     }
+    // JSON strings (a diff in a report) never carry escape codes.
+    ctx.out.set_color(color && !cli.json);
+}
+
+/// A progress bar for a run whose stderr is a terminal of its own: not under `--json`,
+/// nor under a pager (ours or git's, which holds the terminal), nor for the MCP server
+/// (concurrent requests, stdout a protocol).
+fn progress_bar(ctx: &Ctx, command: &str) -> Option<progress::Bar> {
+    let wanted = !ctx.json
+        && !ctx.out.paging()
+        && !color::git_pager_in_use()
+        && command != "mcp"
+        && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    wanted.then(progress::Bar::new)
 }
 
 /// A parse error from clap: help and version go to stdout as clap prints them; a usage
@@ -237,12 +355,7 @@ fn clap_error(e: clap::Error, json: bool) -> ExitCode {
         kind: e.kind().to_string(),
         usage,
     });
-    let mut ctx = Ctx {
-        out: Out::new(),
-        json: true,
-        repo: None,
-        unfinished: recover::recover_policy::Policy::Skip,
-    };
+    let mut ctx = Ctx::new(true, recover::recover_policy::Policy::Skip);
     report_error(&mut ctx, &err)
 }
 
@@ -287,6 +400,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
             discard::run(ctx, args)
         }
         Command::Undo(args) => undo::run(ctx, args),
+        Command::Refresh(args) => refresh::run(ctx, args),
         Command::Log(args) => log::run(ctx, args),
         Command::Gc(args) => gc::run(ctx, args),
         Command::Scan(args) => scan::run(ctx, args),

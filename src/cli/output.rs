@@ -1,5 +1,8 @@
 //! Output streams. stdout carries the result; stderr carries warnings and chatter.
-//! Colour is on only for a terminal without `NO_COLOR` (or with `CLICOLOR_FORCE`).
+//! Colour is decided once per run (see [`super::color`]); with a pager (see
+//! [`super::pager`]) stdout is the pager's input, and so is stderr when it is a
+//! terminal, as in git; a progress bar (see [`super::progress`]) is hidden while a line
+//! is written.
 //!
 //! Every write to stdout is checked: a failed write is an [`OutputError`], and a closed
 //! pipe ([`OutputError::Closed`], e.g. `git astedit grep … | head -1`) ends the run
@@ -53,29 +56,84 @@ impl Classify for OutputError {
 }
 
 pub struct Out {
-    stdout: std::io::BufWriter<std::io::Stdout>,
+    stdout: std::io::BufWriter<Box<dyn Write>>,
+    /// Notes go to the pager too (stderr was a terminal when it started).
+    notes_to_stdout: bool,
     stderr: std::io::Stderr,
     color: bool,
+    pager: Option<super::pager::Pager>,
+    progress: Option<super::progress::Bar>,
 }
 
 impl Out {
+    /// Plain output: no colour, no pager (see [`Out::set_color`], [`Out::page`]).
     pub fn new() -> Out {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let force = std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0");
-        let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-        let color = !no_color && (force || (std::io::stdout().is_terminal() && !dumb));
         Out {
-            stdout: std::io::BufWriter::new(std::io::stdout()),
+            stdout: std::io::BufWriter::new(Box::new(std::io::stdout())),
+            notes_to_stdout: false,
             stderr: std::io::stderr(),
-            color,
+            color: false,
+            pager: None,
+            progress: None,
         }
     }
     /// Whether stdout gets colour.
     pub fn color(&self) -> bool {
         self.color
     }
+    pub fn set_color(&mut self, color: bool) {
+        self.color = color;
+    }
+    /// Whether a pager reads stdout.
+    pub fn paging(&self) -> bool {
+        self.pager.is_some()
+    }
+    /// Sends stdout (and stderr, when it is a terminal, as git does) into `program`.
+    /// Nothing changes when it cannot be started.
+    pub fn page(&mut self, program: &str) {
+        if let Some((pager, input)) = super::pager::Pager::spawn(program) {
+            let _ = self.stdout.flush();
+            self.stdout = std::io::BufWriter::new(Box::new(input));
+            self.notes_to_stdout = std::io::stderr().is_terminal();
+            self.pager = Some(pager);
+        }
+    }
+    /// Ends the run's output: flushes it, closes the pager's input and waits for the
+    /// user to leave the pager. Failures are past reporting (the reader is gone).
+    pub fn finish(&mut self) {
+        self.end_progress();
+        let _ = self.stdout.flush();
+        if let Some(pager) = self.pager.take() {
+            // Dropping the pipe's end is what tells the pager the input ended.
+            pager.input_closing();
+            self.stdout = std::io::BufWriter::new(Box::new(std::io::sink()));
+            pager.wait();
+        }
+    }
+    /// Shows `bar` on stderr until the next [`Out::end_progress`]; lines written
+    /// meanwhile hide it while they are written.
+    pub fn start_progress(&mut self, bar: super::progress::Bar) {
+        self.progress = Some(bar);
+    }
+    /// Clears the progress bar, if any.
+    pub fn end_progress(&mut self) {
+        if let Some(bar) = self.progress.take() {
+            bar.clear();
+        }
+    }
     /// Writes result text to stdout.
     pub fn print(&mut self, text: &str) -> Result<(), OutputError> {
+        if let Some(bar) = self.progress.as_ref().filter(|b| b.visible()) {
+            // A line written under a drawn bar on the same terminal: clear the bar,
+            // write the line out, draw the bar again below it.
+            let stdout = &mut self.stdout;
+            bar.suspend(|| {
+                stdout
+                    .write_all(text.as_bytes())
+                    .and_then(|()| stdout.flush())
+            })?;
+            return Ok(());
+        }
         self.stdout.write_all(text.as_bytes())?;
         Ok(())
     }
@@ -97,8 +155,17 @@ impl Out {
         // The result stays in order with the notes on a shared terminal. Neither write
         // can be reported if it fails: a closed stdout surfaces at the next print, and
         // stderr is where a report would go.
+        if self.notes_to_stdout {
+            // Into the pager, in order with the result, as git sends its stderr there.
+            let _ = writeln!(self.stdout, "{line}");
+            return;
+        }
         let _ = self.stdout.flush();
-        let _ = writeln!(self.stderr, "{line}");
+        let stderr = &mut self.stderr;
+        let _ = match self.progress.as_ref() {
+            Some(bar) => bar.suspend(|| writeln!(stderr, "{line}")),
+            None => writeln!(stderr, "{line}"),
+        };
     }
     /// Prints a warning line on stderr.
     pub fn warn(&mut self, msg: &str) {

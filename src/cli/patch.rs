@@ -74,7 +74,8 @@ pub fn run(ctx: &mut Ctx, args: PatchArgs) -> Result<Exit, Error> {
     let tree = patch::FsTree::for_repo(repo)?;
     let res = patch::resolve_text(&text, &tree, &base)?;
     let digest = format!("{:x}", sha2::Sha256::digest(text.as_bytes()));
-    let meta = preview_meta(&res, &digest, args.stage.reason.clone());
+    let mut meta = preview_meta(&res, &digest, args.stage.reason.clone());
+    git_astedit::ops::refresh::record_patch(&mut meta, &text, &base);
     let mut diag = Diagnostics::default();
     if res.report.rescued() > 0 {
         diag.warnings

@@ -160,6 +160,7 @@ pub(super) mod recover_policy {
             | Command::Resolve(ResolveCommand::Apply(_) | ResolveCommand::Discard(_))
             | Command::Discard(_)
             | Command::Undo(_)
+            | Command::Refresh(_)
             | Command::Gc(_)
             | Command::Pr(_) => Policy::Refuse,
         }

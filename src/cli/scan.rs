@@ -205,7 +205,11 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     let mut staged: Option<txn::Preview> = None;
     let mut applied: Option<txn::ApplyReport> = None;
     if matches!(action, Action::Stage | Action::Apply) && !outcome.changes.is_empty() {
-        let meta = outcome.meta(&rules, &opts, args.reason.clone());
+        let mut meta = outcome.meta(&rules, &opts, args.reason.clone());
+        git_astedit::ops::refresh::record_scan(&mut meta, repo, &rules, &args.config, &opts);
+        if args.interactive {
+            git_astedit::ops::refresh::record_selection(&mut meta);
+        }
         let preview = txn::stage(repo, &outcome.changes, &meta)?;
         if action == Action::Apply {
             let apply_opts = txn::ApplyOptions {

@@ -10,5 +10,6 @@ pub mod cancel;
 pub mod patch;
 pub mod pr;
 pub mod preview;
+pub mod refresh;
 pub mod split;
 pub mod stage;

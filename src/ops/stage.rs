@@ -84,6 +84,7 @@ fn stage_edit_with(
         }
     };
     let (set, ops, lang, max) = (req.set, req.ops, req.lang, req.max_file_size);
+    let selecting = select.is_some();
     let outcome = match select {
         None => crate::edit::edit_each(repo, set, ops, lang, max, cancel, add)?,
         Some(select) => crate::edit::edit_selecting(repo, set, ops, lang, max, select, add)?,
@@ -94,6 +95,15 @@ fn stage_edit_with(
     cancel.check()?;
     let mut meta = outcome.meta(req.ops, req.lang, req.reason.clone());
     meta.agent = req.agent.clone();
+    super::refresh::record_edit(
+        &mut meta,
+        &req.set.pathspecs,
+        repo.prefix.as_deref().unwrap_or(""),
+        req.max_file_size,
+    );
+    if selecting {
+        super::refresh::record_selection(&mut meta);
+    }
     let preview = if outcome.files.is_empty() {
         None
     } else {

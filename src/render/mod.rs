@@ -20,11 +20,26 @@ use similar::TextDiff;
 
 use crate::change::FileMode;
 
-const RESET: &str = "\x1b[0m";
-const BOLD: &str = "\x1b[1m";
-const RED: &str = "\x1b[31m";
-const GREEN: &str = "\x1b[32m";
-const CYAN: &str = "\x1b[36m";
+/// The colours of text output, git's defaults (`color.diff.*`, `color.grep.*`).
+pub mod style {
+    use anstyle::AnsiColor;
+    use anstyle::Style;
+
+    /// Diff headers: `diff --git`, mode lines, `---`/`+++`.
+    pub const META: Style = Style::new().bold();
+    /// Hunk headers `@@ … @@`.
+    pub const FRAG: Style = AnsiColor::Cyan.on_default();
+    pub const OLD: Style = AnsiColor::Red.on_default();
+    pub const NEW: Style = AnsiColor::Green.on_default();
+    /// A path in `grep` output.
+    pub const FILENAME: Style = AnsiColor::Magenta.on_default();
+    /// A line number in `grep` output.
+    pub const LINE_NUMBER: Style = AnsiColor::Green.on_default();
+}
+use style::FRAG;
+use style::META;
+use style::NEW;
+use style::OLD;
 
 /// One side of a file diff.
 #[derive(Debug, Clone, Copy)]
@@ -40,13 +55,23 @@ pub struct LineCounts {
     pub removed: usize,
 }
 
-fn paint(out: &mut String, color: bool, style: &str, text: &str) {
-    if color {
-        out.push_str(style);
+/// Appends `text` to `out`, in `style` when `color` is on. Each line is painted on its
+/// own, as git does, so that a pager or a `grep` of the output never carries a colour
+/// over a line break.
+pub fn paint(out: &mut String, color: bool, style: anstyle::Style, text: &str) {
+    if !color {
         out.push_str(text);
-        out.push_str(RESET);
-    } else {
-        out.push_str(text);
+        return;
+    }
+    for line in text.split_inclusive('\n') {
+        let (body, newline) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        if !body.is_empty() {
+            let _ = write!(out, "{}{body}{}", style.render(), style.render_reset());
+        }
+        out.push_str(newline);
     }
 }
 
@@ -93,18 +118,18 @@ pub fn file_diff(
         std::str::from_utf8(old_bytes),
         std::str::from_utf8(new_bytes),
     ) else {
-        paint(out, color, BOLD, &header);
+        paint(out, color, META, &header);
         let _ = writeln!(out, "Binary files {a_name} and {b_name} differ");
         return LineCounts::default();
     };
     if old == new {
         // A mode-only change has no hunks.
-        paint(out, color, BOLD, &header);
+        paint(out, color, META, &header);
         return LineCounts::default();
     }
     let _ = writeln!(header, "--- {a_name}");
     let _ = writeln!(header, "+++ {b_name}");
-    paint(out, color, BOLD, &header);
+    paint(out, color, META, &header);
 
     let diff = TextDiff::configure()
         .algorithm(similar::Algorithm::Myers)
@@ -112,27 +137,26 @@ pub fn file_diff(
     let mut counts = LineCounts::default();
     let unified = diff.unified_diff();
     for hunk in unified.iter_hunks() {
-        paint(out, color, CYAN, &format!("{}", hunk.header()));
+        paint(out, color, FRAG, &format!("{}", hunk.header()));
         out.push('\n');
         for change in hunk.iter_changes() {
             let (sign, style) = match change.tag() {
-                ChangeTag::Equal => (' ', ""),
+                ChangeTag::Equal => (' ', None),
                 ChangeTag::Delete => {
                     counts.removed += 1;
-                    ('-', RED)
+                    ('-', Some(OLD))
                 }
                 ChangeTag::Insert => {
                     counts.added += 1;
-                    ('+', GREEN)
+                    ('+', Some(NEW))
                 }
             };
             let value = change.value();
             let line = value.strip_suffix('\n').unwrap_or(value);
             let text = format!("{sign}{line}");
-            if style.is_empty() {
-                out.push_str(&text);
-            } else {
-                paint(out, color, style, &text);
+            match style {
+                None => out.push_str(&text),
+                Some(style) => paint(out, color, style, &text),
             }
             out.push('\n');
             if change.missing_newline() {
@@ -170,8 +194,8 @@ pub fn stat_line(out: &mut String, path: &str, width: usize, counts: LineCounts,
     let scale = if total > 40 { 40.0 / total as f64 } else { 1.0 };
     let plus = (counts.added as f64 * scale).ceil() as usize;
     let minus = (counts.removed as f64 * scale).ceil() as usize;
-    paint(out, color, GREEN, &"+".repeat(plus));
-    paint(out, color, RED, &"-".repeat(minus));
+    paint(out, color, NEW, &"+".repeat(plus));
+    paint(out, color, OLD, &"-".repeat(minus));
     out.push('\n');
 }
 

@@ -421,6 +421,10 @@ pub struct ResolveReport {
     /// (`id` is then the selected part's id). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<SplitReport>,
+    /// `apply --refresh` of a stale preview: its refresh (`id` is then the successor's
+    /// id, `refreshed.id` the stale preview's). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refreshed: Option<Box<RefreshReport>>,
 }
 
 impl ResolveReport {
@@ -463,6 +467,105 @@ impl ResolveReport {
             index_left: report.index_left.clone(),
             commit_kept: report.commit_kept.clone(),
             split: report.split.as_ref().map(SplitReport::of),
+            refreshed: None,
+        }
+    }
+}
+
+/// `refresh --json`: a pending preview re-derived on the current work tree.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RefreshReport {
+    pub schema_version: Version,
+    /// The preview refreshed.
+    pub id: String,
+    /// `refreshed`: a successor replaced it (`successor`); `current`: the work tree
+    /// still holds its before side, nothing was staged.
+    pub state: RefreshState,
+    /// The new pending preview (the old one is `refreshed` in the journal).
+    pub successor: Option<String>,
+    pub kind: crate::change::PreviewKind,
+    /// Total replacements (or chunks, fixes) before and now.
+    pub replacements_before: usize,
+    pub replacements_now: usize,
+    /// The DSH rule: the same files, each with the same count.
+    pub same_counts: bool,
+    /// Per path of either preview, sorted.
+    pub files: Vec<RefreshFile>,
+    /// Paths in the old preview, not in the successor.
+    pub dropped: Vec<String>,
+    /// Paths in the successor, not in the old preview (`refresh --all`).
+    pub newly_matching: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// What a refresh did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RefreshState {
+    Refreshed,
+    Current,
+}
+
+/// One path of a refresh.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RefreshFile {
+    pub path: String,
+    /// Replacements in the old preview (`null`: newly matching).
+    pub before: Option<usize>,
+    /// Replacements in the successor (`null`: dropped out).
+    pub now: Option<usize>,
+    /// `kept` (unchanged file, same blobs), `rerun`, `repatched`, `merged` (three-way)
+    /// or `dropped`.
+    pub how: crate::ops::refresh::How,
+    /// Why it dropped out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+impl RefreshReport {
+    /// The report of a refresh; paths as `display` shows them.
+    pub fn of(r: &crate::ops::refresh::Refreshed, display: impl Fn(&str) -> String) -> Self {
+        let before = r.old.meta.replacements;
+        let files: Vec<RefreshFile> = r
+            .files
+            .iter()
+            .map(|f| RefreshFile {
+                path: display(&f.path),
+                before: f.before,
+                now: f.now,
+                how: f.how,
+                why: f.why.clone(),
+            })
+            .collect();
+        RefreshReport {
+            schema_version: Version,
+            id: r.old.id.clone(),
+            state: if r.new.is_some() {
+                RefreshState::Refreshed
+            } else {
+                RefreshState::Current
+            },
+            successor: r.new.as_ref().map(|p| p.id.clone()),
+            kind: r.old.meta.kind,
+            replacements_before: before,
+            replacements_now: r
+                .new
+                .as_ref()
+                .map(|p| p.meta.replacements)
+                .unwrap_or(before),
+            same_counts: r.same_counts(),
+            dropped: files
+                .iter()
+                .filter(|f| f.before.is_some() && f.now.is_none())
+                .map(|f| f.path.clone())
+                .collect(),
+            newly_matching: files
+                .iter()
+                .filter(|f| f.before.is_none())
+                .map(|f| f.path.clone())
+                .collect(),
+            files,
+            notes: r.notes.clone(),
         }
     }
 }
@@ -544,6 +647,7 @@ impl EventRow {
             file_count: e.files.len(),
             files: e.files.clone(),
             children: e.children.clone(),
+            successor: e.successor.clone(),
             op: e.op.as_ref().map(|o| o.to_string()),
             action: e.action.as_ref().map(|a| a.to_string()),
             made_commit: e.made_commit.clone(),
@@ -630,6 +734,9 @@ pub struct EventRow {
     /// the remainder.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<String>,
+    /// `refreshed`: the preview that replaced this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successor: Option<String>,
     /// `recovered`: the interrupted operation (`apply`, `undo`).
     pub op: Option<String>,
     /// `recovered`: `completed` or `rolled-back`.
@@ -646,6 +753,8 @@ pub struct LogReport {
     pub schema_version: Version,
     /// Newest first.
     pub events: Vec<EventRow>,
+    /// Older events exist that `--max-count` (default 200) left out.
+    pub capped: bool,
 }
 
 // ------------------------------------------------------------------ the rest

@@ -29,6 +29,7 @@ pub fn commands() -> Vec<(&'static str, SchemaFn)> {
         ("resolve", of::<ResolveReport>),
         ("undo", of::<ResolveReport>),
         ("log", of::<LogReport>),
+        ("refresh", of::<RefreshReport>),
         ("gc", of::<GcReport>),
         ("pr", of::<PrReport>),
         ("recover", of::<RecoverOutput>),

@@ -388,6 +388,11 @@ fn scan_with(
     };
     let mut deliver = |k: usize, result: Result<One, Error>| -> bool {
         let cand = &inputs.files[work[k].0];
+        let found = match &result {
+            Ok(One::Done(r, _)) => r.findings.len(),
+            _ => 0,
+        };
+        crate::progress::advance(1, found);
         let one = match result {
             Ok(one) => one,
             Err(e) => {
@@ -427,13 +432,17 @@ fn scan_with(
         true
     };
     match select {
-        None => crate::pipeline::map_sized(
-            &work,
-            |(i, _, _)| inputs.files[*i].size_hint,
-            |item| work_on(item, &mut |_| true),
-            crate::pipeline::Delivery::InOrder,
-            &mut deliver,
-        ),
+        None => {
+            // No bar while a person answers questions (below).
+            let _phase = crate::progress::phase(crate::progress::Phase::Search, work.len());
+            crate::pipeline::map_sized(
+                &work,
+                |(i, _, _)| inputs.files[*i].size_hint,
+                |item| work_on(item, &mut |_| true),
+                crate::pipeline::Delivery::InOrder,
+                &mut deliver,
+            )
+        }
         // One file at a time, in path order: a person answers for each fix.
         Some(select) => {
             for (k, item) in work.iter().enumerate() {

@@ -151,8 +151,22 @@ fn forward_op(e: &super::StoredEntry) -> PathOp {
     }
 }
 
+/// The stale paths of `preview` (none: it applies as it is), the lock held.
+pub(super) fn stale_of(repo: &Repo, preview: &Preview) -> Result<Vec<StalePath>, Error> {
+    let ops: Vec<PathOp> = preview.entries.iter().map(forward_op).collect();
+    match check_stale(repo, TxnOp::Apply, &preview.id, &ops, None) {
+        Ok(_) => Ok(Vec::new()),
+        Err(Error::Stale { paths, .. }) => Ok(paths),
+        Err(e) => Err(e),
+    }
+}
+
 /// [`apply`] of a found preview, with the lock held.
-fn apply_locked(repo: &Repo, preview: Preview, opts: &ApplyOptions) -> Result<ApplyReport, Error> {
+pub(super) fn apply_locked(
+    repo: &Repo,
+    preview: Preview,
+    opts: &ApplyOptions,
+) -> Result<ApplyReport, Error> {
     let ops: Vec<PathOp> = preview.entries.iter().map(forward_op).collect();
     index::check_paths(repo, &ops)?;
     let stamps = check(repo, TxnOp::Apply, &preview.id, &ops)?;
@@ -222,7 +236,7 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
 /// With the lock held, a record left behind is an interrupted run that recovery could
 /// not finish (the command line runs recovery first): nothing else may write until the
 /// user resolves it.
-fn refuse_while_unfinished(repo: &Repo) -> Result<(), Error> {
+pub(super) fn refuse_while_unfinished(repo: &Repo) -> Result<(), Error> {
     match record::read_record(repo) {
         Ok(None) => Ok(()),
         Ok(Some(r)) => Err(Error::RecoveryPending {
@@ -259,11 +273,13 @@ fn undo_target(
     id: Option<&str>,
 ) -> Result<(ObjectId, std::collections::BTreeMap<String, String>), Error> {
     let target = super::resolve::resolve(repo, id, super::resolve::Want::Applied)?;
-    let modes = super::journal::read(repo)?
-        .into_iter()
-        .find(|e| e.event.id == target.id && e.event.event == super::journal::EventKind::Applied)
-        .map(|e| e.event.removed_modes)
-        .unwrap_or_default();
+    // The newest `applied` event of the target: near the journal's end, so the walk
+    // stops long before the journal's start.
+    let modes = super::journal::find_newest(repo, |e| {
+        e.event.id == target.id && e.event.event == super::journal::EventKind::Applied
+    })?
+    .map(|e| e.event.removed_modes)
+    .unwrap_or_default();
     Ok((target.commit, modes))
 }
 
@@ -274,6 +290,7 @@ fn check(repo: &Repo, op: TxnOp, id: &str, ops: &[PathOp]) -> Result<Stamps, Err
     for o in ops {
         fsutil::check_contained(repo, &o.path, &mut known_dirs)?;
     }
+    let _phase = crate::progress::phase(crate::progress::Phase::Check, ops.len());
     check_stale(repo, op, id, ops, None)
 }
 
@@ -309,6 +326,7 @@ fn check_stale(
                 }
             }
             let (now, stamp) = fsutil::on_disk_stamped_in(workdir, hash, &o.path)?;
+            crate::progress::advance(1, 0);
             let stale =
                 fsutil::difference(o.from.map(|s| (s.blob, s.mode)), &now).map(|what| StalePath {
                     path: o.path.clone(),
@@ -400,7 +418,13 @@ fn run(
         }
     }
     fault("after-mkdir");
-    if let Err(e) = record::write_temps(repo, &record) {
+    let writing = crate::progress::phase(
+        crate::progress::Phase::Write,
+        record.ops.iter().filter(|o| o.to.is_some()).count(),
+    );
+    let written = record::write_temps(repo, &record);
+    drop(writing);
+    if let Err(e) = written {
         return Err(rollback_after(repo, &record, e));
     }
     fault("after-tempfiles");

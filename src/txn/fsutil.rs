@@ -33,6 +33,8 @@ pub(crate) fn fault(point: &str) {
     }
     if let Some((p, ms)) = want.strip_prefix("pause:").and_then(|r| r.rsplit_once(':')) {
         if p == point {
+            // Said, so that a test can wait for the pause and kill the process there.
+            let _ = writeln!(std::io::stderr(), "git-astedit: paused at {point}");
             let ms = ms.parse().unwrap_or(0);
             std::thread::sleep(std::time::Duration::from_millis(ms));
         }

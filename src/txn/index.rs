@@ -254,12 +254,12 @@ pub(super) fn prepare_undo(
     ops: &[PathOp],
     restore_index: bool,
 ) -> Result<UndoStaging, Error> {
-    let commit_kept = journal::read(repo)?
-        .into_iter()
-        .find(|e| e.txn_commit == txn_commit && e.event.event == journal::EventKind::Applied)
-        .and_then(|e| e.event.made_commit)
-        // Only one HEAD still has: a crash can keep a made commit off the branch.
-        .filter(|c| git(repo, &["merge-base", "--is-ancestor", c, "HEAD"], None, &[]).is_ok());
+    let commit_kept = journal::find_newest(repo, |e| {
+        e.txn_commit == txn_commit && e.event.event == journal::EventKind::Applied
+    })?
+    .and_then(|e| e.event.made_commit)
+    // Only one HEAD still has: a crash can keep a made commit off the branch.
+    .filter(|c| git(repo, &["merge-base", "--is-ancestor", c, "HEAD"], None, &[]).is_ok());
     let restore = if restore_index {
         let lock = IndexLock::acquire(repo)?;
         let entries = staged_entries(repo, ops)?;
@@ -327,6 +327,12 @@ fn index_holding_applied(repo: &Repo, ops: &[PathOp]) -> Result<Vec<String>, Err
     };
     let staged_applied = sides(|o| o.from)?;
     let staged_restored = sides(|o| o.to)?;
+    // By path: a search of `unsure` per op was quadratic when many entries are unsure.
+    let unsure_at: std::collections::HashMap<&str, usize> = unsure
+        .iter()
+        .enumerate()
+        .map(|(i, u)| (u.path.as_str(), i))
+        .collect();
     let mut left = Vec::new();
     for o in ops {
         let now = in_index(&o.path);
@@ -337,7 +343,7 @@ fn index_holding_applied(repo: &Repo, ops: &[PathOp]) -> Result<Vec<String>, Err
             left.push(o.path.clone());
             continue;
         }
-        if let Some(i) = unsure.iter().position(|u| u.path == o.path) {
+        if let Some(&i) = unsure_at.get(o.path.as_str()) {
             let applied = bits(staged_applied[i]);
             if now != bits(staged_restored[i]) && now == applied {
                 left.push(o.path.clone());

@@ -45,6 +45,9 @@ pub enum EventKind {
     /// A pending preview was cut in two by `apply ID -- PATHSPEC`: `children` names
     /// the part selected (then applied) and the remainder (pending).
     Split,
+    /// A pending preview was re-derived on the current tree by `refresh`: `successor`
+    /// names the new preview that replaces it.
+    Refreshed,
     /// `pr` pushed a branch for a transaction and opened (or found) its pull request.
     /// Not decisive: the transaction's state is unchanged.
     Pr,
@@ -60,6 +63,7 @@ impl EventKind {
             EventKind::Recovered => "recovered",
             EventKind::Expired => "expired",
             EventKind::Split => "split",
+            EventKind::Refreshed => "refreshed",
             EventKind::Pr => "pr",
         }
     }
@@ -179,9 +183,21 @@ pub struct Event {
     /// On `split`: the pathspecs as typed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pathspecs: Vec<String>,
+    /// On `refreshed`: the preview (short id) that replaced this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successor: Option<String>,
 }
 
 impl Event {
+    /// The previews that replaced this one: a split's parts, or a refresh's successor.
+    pub fn successors(&self) -> Vec<String> {
+        self.children
+            .iter()
+            .cloned()
+            .chain(self.successor.clone())
+            .collect()
+    }
+
     /// A new event of `kind` for preview `id` (commit `commit`), stamped now by `repo`'s identity.
     pub fn new(repo: &Repo, event: EventKind, id: &str, commit: ObjectId) -> Event {
         let sig = repo.signature();
@@ -205,18 +221,19 @@ pub(crate) fn now_secs() -> i64 {
 }
 
 /// The ids of the line of one change, for `log ID`: the ids starting with `prefix`,
-/// the previews they were split from (up the chain) and the parts they were split
-/// into (down it). Siblings of a part are not in its line.
+/// the previews they were split or refreshed from (up the chain) and the parts or
+/// successors they became (down it). Siblings of a part are not in its line.
 pub fn lineage(events: &[Event], prefix: &str) -> std::collections::BTreeSet<String> {
     let mut ids: std::collections::BTreeSet<String> = events
         .iter()
-        .flat_map(|e| std::iter::once(&e.id).chain(&e.children))
+        .flat_map(|e| std::iter::once(e.id.clone()).chain(e.successors()))
         .filter(|id| id.starts_with(prefix))
-        .cloned()
         .collect();
-    let splits: Vec<&Event> = events
+    // Splits and refreshes: each links a preview to the ones that replaced it.
+    let splits: Vec<(&Event, Vec<String>)> = events
         .iter()
-        .filter(|e| e.event == EventKind::Split)
+        .filter(|e| matches!(e.event, EventKind::Split | EventKind::Refreshed))
+        .map(|e| (e, e.successors()))
         .collect();
     // Up: a split whose parts include a known id adds its parent; down: a split of a
     // known id adds its parts. Kept apart so that one part does not pull in the other.
@@ -224,12 +241,12 @@ pub fn lineage(events: &[Event], prefix: &str) -> std::collections::BTreeSet<Str
     let mut down = ids.clone();
     loop {
         let before = (up.len(), down.len());
-        for s in &splits {
-            if s.children.iter().any(|c| up.contains(c)) {
+        for (s, children) in &splits {
+            if children.iter().any(|c| up.contains(c)) {
                 up.insert(s.id.clone());
             }
             if down.contains(&s.id) {
-                down.extend(s.children.iter().cloned());
+                down.extend(children.iter().cloned());
             }
         }
         if (up.len(), down.len()) == before {
@@ -264,32 +281,97 @@ pub(crate) fn tip(repo: &Repo) -> Result<Option<ObjectId>, Error> {
     }
 }
 
-/// Every journal entry, newest first.
-pub fn read(repo: &Repo) -> Result<Vec<Entry>, Error> {
-    let mut out = Vec::new();
-    let mut cur = tip(repo)?;
-    while let Some(id) = cur {
-        let commit = repo
+/// The journal read from its newest end, one commit at a time: callers that need the
+/// newest few events, or the newest event of one kind, stop there and never touch the
+/// older ones, so their cost does not grow with the journal's length.
+pub(crate) struct Walk<'r> {
+    repo: &'r Repo,
+    next: Option<ObjectId>,
+}
+
+impl<'r> Walk<'r> {
+    /// From the journal's tip.
+    pub(crate) fn new(repo: &'r Repo) -> Result<Walk<'r>, Error> {
+        Ok(Walk::from(repo, tip(repo)?))
+    }
+
+    /// From journal commit `start` (None: an empty walk).
+    pub(crate) fn from(repo: &'r Repo, start: Option<ObjectId>) -> Walk<'r> {
+        Walk { repo, next: start }
+    }
+
+    fn entry(&mut self, id: ObjectId) -> Result<Entry, Error> {
+        let commit = self
+            .repo
             .git
             .find_commit(id)
             .map_err(Error::git(format!("read journal commit {id}")))?;
-        let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
         let msg = commit
             .message_raw()
             .map_err(Error::git(format!("read journal commit {id}")))?;
-        let event: Event = serde_json::from_slice(msg.trim())
-            .map_err(|e| Error::Corrupt(format!("journal commit {id}: {e}")))?;
-        let txn_commit = *parents
-            .last()
-            .ok_or_else(|| Error::Corrupt(format!("journal commit {id} has no parent")))?;
-        out.push(Entry { txn_commit, event });
-        cur = if parents.len() >= 2 {
-            Some(parents[0])
-        } else {
-            None
+        let event = parse_event(id, msg.trim())?;
+        let mut parents = commit.parent_ids().map(|p| p.detach());
+        // First parent: the previous journal commit; last: the transaction's P. The
+        // first journal commit has P alone.
+        let first = parents.next();
+        let last = parents.last();
+        let (previous, txn_commit) = match (first, last) {
+            (Some(prev), Some(p)) => (Some(prev), p),
+            (Some(p), None) => (None, p),
+            (None, _) => return Err(Error::Corrupt(format!("journal commit {id} has no parent"))),
         };
+        self.next = previous;
+        Ok(Entry { txn_commit, event })
     }
-    Ok(out)
+}
+
+impl Iterator for Walk<'_> {
+    type Item = Result<Entry, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let id = self.next.take()?;
+        // After an error the walk ends (`next` stays None).
+        Some(self.entry(id))
+    }
+}
+
+/// An event from the message of journal commit `id`.
+fn parse_event(id: ObjectId, msg: &[u8]) -> Result<Event, Error> {
+    serde_json::from_slice(msg).map_err(|e| Error::Corrupt(format!("journal commit {id}: {e}")))
+}
+
+/// Every journal entry, newest first.
+pub fn read(repo: &Repo) -> Result<Vec<Entry>, Error> {
+    Walk::new(repo)?.collect()
+}
+
+/// The newest journal entry for which `pred` holds, reading no further back than it.
+pub(crate) fn find_newest(
+    repo: &Repo,
+    mut pred: impl FnMut(&Entry) -> bool,
+) -> Result<Option<Entry>, Error> {
+    for entry in Walk::new(repo)? {
+        let entry = entry?;
+        if pred(&entry) {
+            return Ok(Some(entry));
+        }
+    }
+    Ok(None)
+}
+
+/// The newest `n` events, newest first, and whether older ones exist. Reads `n + 1`
+/// journal commits at most, however long the journal is.
+pub fn newest(repo: &Repo, n: usize) -> Result<(Vec<Event>, bool), Error> {
+    let mut walk = Walk::new(repo)?;
+    let mut events = Vec::new();
+    while events.len() < n {
+        match walk.next() {
+            Some(entry) => events.push(entry?.event),
+            None => return Ok((events, false)),
+        }
+    }
+    // Whether there is an older commit, without reading it.
+    Ok((events, walk.next.is_some()))
 }
 
 /// The journal, newest first (the public face of [`read`]).
@@ -576,6 +658,156 @@ mod tests {
         assert_eq!(format!("{:<8}|", EventKind::Undone), "undone  |");
     }
 
+    /// A repository with a journal of `n` events (`staged` for id `e0`, `e1`, …,
+    /// oldest first), each linking its own commit; returns the repo and the journal
+    /// commits, oldest first.
+    fn journal_of(n: usize) -> (tempfile::TempDir, Repo, Vec<ObjectId>) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let status = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir.path())
+            .status()
+            .expect("git init");
+        assert!(status.success());
+        let repo = Repo::discover_from(dir.path()).expect("open");
+        let mut chain = Vec::new();
+        for i in 0..n {
+            let txn = plain_commit(&repo, &format!("preview {i}"));
+            let event = Event {
+                id: format!("e{i}"),
+                commit: txn.to_string(),
+                time: i as i64,
+                ..Event::default()
+            };
+            chain.push(write_commit(&repo, chain.last().copied(), txn, &event).expect("write"));
+        }
+        if let Some(tip) = chain.last() {
+            set_tip(&repo, *tip);
+        }
+        (dir, repo, chain)
+    }
+
+    fn plain_commit(repo: &Repo, message: &str) -> ObjectId {
+        commit_with(repo, Vec::new(), message)
+    }
+
+    fn commit_with(repo: &Repo, parents: Vec<ObjectId>, message: &str) -> ObjectId {
+        let tree = repo
+            .git
+            .write_object(gix::objs::Tree::empty())
+            .expect("tree")
+            .detach();
+        let sig = repo.signature();
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parents.into(),
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        repo.git.write_object(&commit).expect("commit").detach()
+    }
+
+    fn set_tip(repo: &Repo, tip: ObjectId) {
+        let edit = update_edit(JOURNAL_REF, PreviousValue::Any, tip, "test").expect("edit");
+        commit_edits(repo, vec![edit]).expect("set the journal ref");
+    }
+
+    fn ids(events: &[Event]) -> Vec<&str> {
+        events.iter().map(|e| e.id.as_str()).collect()
+    }
+
+    #[test]
+    fn the_walk_reads_newest_first_to_the_first_commit() {
+        let (_dir, repo, chain) = journal_of(5);
+        let all = read(&repo).expect("read");
+        assert_eq!(
+            all.iter().map(|e| e.event.id.as_str()).collect::<Vec<_>>(),
+            ["e4", "e3", "e2", "e1", "e0"]
+        );
+        // Each entry links its own transaction commit (the last parent).
+        for (entry, journal_commit) in all.iter().zip(chain.iter().rev()) {
+            let c = repo.git.find_commit(*journal_commit).expect("commit");
+            let last = c.parent_ids().last().expect("parent").detach();
+            assert_eq!(entry.txn_commit, last);
+            assert_eq!(entry.event.commit, last.to_string());
+        }
+        let (none, more) = newest(&repo, 10).expect("newest");
+        assert_eq!((none.len(), more), (5, false));
+        let (_empty_dir, empty, _) = journal_of(0);
+        assert!(read(&empty).expect("empty journal").is_empty());
+        assert_eq!(newest(&empty, 3).expect("newest").0.len(), 0);
+    }
+
+    #[test]
+    fn a_page_never_reads_past_itself() {
+        let (_dir, repo, chain) = journal_of(6);
+        // Event e1 torn: its message is a JSON text cut short, as a half-written line
+        // of a text journal would be. Events e2…e5 are rewritten on top of it.
+        let txn = plain_commit(&repo, "p");
+        let torn = commit_with(
+            &repo,
+            vec![chain[0], txn],
+            r#"{"event":"staged","id":"e1","com"#,
+        );
+        let mut parent = torn;
+        for i in 2..6 {
+            let event = Event {
+                id: format!("e{i}"),
+                time: i,
+                ..Event::default()
+            };
+            parent = write_commit(&repo, Some(parent), txn, &event).expect("write");
+        }
+        set_tip(&repo, parent);
+        let (page, more) = newest(&repo, 4).expect("the newest four stop above the torn one");
+        assert_eq!((ids(&page), more), (vec!["e5", "e4", "e3", "e2"], true));
+        let found = find_newest(&repo, |e| e.event.id == "e3").expect("found above it");
+        assert_eq!(found.map(|e| e.event.id), Some("e3".to_string()));
+        // Reading further names the torn commit.
+        match newest(&repo, 5) {
+            Err(Error::Corrupt(msg)) => assert!(msg.contains(&torn.to_string()), "{msg}"),
+            other => panic!("expected a corrupt journal error, got {other:?}"),
+        }
+        assert!(matches!(read(&repo), Err(Error::Corrupt(_))));
+        assert!(matches!(
+            find_newest(&repo, |e| e.event.id == "e0"),
+            Err(Error::Corrupt(_))
+        ));
+    }
+
+    #[test]
+    fn a_torn_newest_event_is_a_clear_error_and_the_walk_ends() {
+        let (_dir, repo, chain) = journal_of(2);
+        let txn = plain_commit(&repo, "p");
+        let torn = commit_with(&repo, vec![chain[1], txn], "{\"event\":\"appl");
+        set_tip(&repo, torn);
+        let mut walk = Walk::new(&repo).expect("walk");
+        assert!(matches!(walk.next(), Some(Err(Error::Corrupt(_)))));
+        assert!(walk.next().is_none(), "no guessing past a broken link");
+    }
+
+    #[test]
+    fn a_first_commit_with_one_parent_and_merges_with_more_read_as_before() {
+        // Older journals: the first commit has P as its only parent; the walk takes the
+        // first parent as the previous event and the last as P whatever their count.
+        let (_dir, repo, chain) = journal_of(1);
+        let (a, b) = (plain_commit(&repo, "a"), plain_commit(&repo, "b"));
+        let event = Event {
+            id: "three".into(),
+            ..Event::default()
+        };
+        let message = format!("{}\n", serde_json::to_string(&event).expect("encode"));
+        let three = commit_with(&repo, vec![chain[0], a, b], &message);
+        set_tip(&repo, three);
+        let all = read(&repo).expect("read");
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].txn_commit, b);
+        assert_eq!(all[1].event.id, "e0");
+    }
+
     #[test]
     fn lineage_follows_splits_up_and_down_but_not_to_siblings() {
         let ev = |kind: EventKind, id: &str, children: &[&str]| Event {
@@ -596,6 +828,14 @@ mod tests {
         assert_eq!(ids("ddd"), ["aaa", "ccc", "ddd"]);
         assert_eq!(ids("a"), ["aaa", "bbb", "ccc", "ddd", "eee"]);
         assert_eq!(ids("f"), ["fff"]);
+        // A refresh links a preview to its successor, up and down.
+        let mut refreshed = ev(EventKind::Refreshed, "999", &[]);
+        refreshed.successor = Some("aaa".into());
+        let mut with_refresh = events.clone();
+        with_refresh.push(refreshed);
+        let line = |p: &str| lineage(&with_refresh, p).into_iter().collect::<Vec<_>>();
+        assert_eq!(line("999"), ["999", "aaa", "bbb", "ccc", "ddd", "eee"]);
+        assert_eq!(line("ddd"), ["999", "aaa", "ccc", "ddd"]);
         let split = ev(EventKind::Split, "aaa", &["bbb", "ccc"]);
         let json = serde_json::to_string(&split).expect("encode");
         assert!(

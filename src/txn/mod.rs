@@ -27,6 +27,7 @@ mod lock;
 mod objects;
 mod record;
 mod recover;
+pub mod refresh;
 pub mod resolve;
 mod store;
 
@@ -45,6 +46,7 @@ pub use gc::parse_age;
 pub use gc::GcReport;
 pub use journal::lineage;
 pub use journal::log;
+pub use journal::newest;
 pub use journal::Event;
 pub use journal::EventKind;
 pub use journal::RecoveryAction;
@@ -293,9 +295,10 @@ impl Classify for Error {
                 "the work tree no longer holds what was applied; undo refuses to overwrite it"
                     .into(),
             ),
-            Error::Stale { .. } => {
-                Some("re-run the edit to stage a fresh preview, or discard this one".into())
-            }
+            Error::Stale { id, .. } => Some(format!(
+                "`git astedit refresh {id}` re-derives it on the current files (`apply \
+                 --refresh` applies it too when the counts still agree), or discard it"
+            )),
             Error::AmbiguousId { .. } => Some("type more hex digits of the id".into()),
             Error::OnlyUndone(ids) => Some(format!(
                 "an undone preview is applied again only by name: `git astedit apply {}`",

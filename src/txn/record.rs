@@ -190,6 +190,7 @@ pub(crate) fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
         jobs.push((repo.abs_path(temp), blob, to.mode, perm));
         if jobs.len() == WRITE_BATCH || bytes >= WRITE_BATCH_BYTES {
             fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
+            crate::progress::advance(jobs.len(), 0);
             jobs.clear();
             bytes = 0;
         }
@@ -614,26 +615,32 @@ fn prepare_temp(
 /// Whether the run's `applied`/`undone` event is in the journal: it is written only
 /// once every path was moved, so the run was complete.
 pub(crate) fn event_landed(repo: &Repo, record: &Record) -> Result<bool, Error> {
-    Ok(journal::read(repo)?
-        .iter()
-        .any(|e| e.event.run.as_deref() == Some(record.run.as_str())))
+    Ok(journal::find_newest(repo, |e| {
+        e.event.run.as_deref() == Some(record.run.as_str())
+    })?
+    .is_some())
 }
 
 /// Rolls a committed run forward: every path that safely can be is moved; when all
 /// are, the `applied`/`undone` event is written and the record removed. Idempotent, so
 /// recovery can call it again. Paths left (see [`Pass::unresolved`]) keep the record.
+///
+/// `earlier` (the live run's stamps) is given only by the run that wrote the record and
+/// still holds the lock: its event cannot have landed, so the journal is not searched
+/// for it (a search that finds nothing reads the whole journal).
 pub(crate) fn finish(
     repo: &Repo,
     record: &Record,
     earlier: Option<&[Option<Stamp>]>,
 ) -> Result<Pass, Error> {
-    if event_landed(repo, record)? {
+    let live = earlier.is_some();
+    if !live && event_landed(repo, record)? {
         remove_record(repo)?;
         return Ok(Pass::default());
     }
     let pass = converge(repo, record, Direction::Forward, earlier)?;
     if pass.unresolved.is_empty() {
-        record_event(repo, record)?;
+        record_event(repo, record, live)?;
         fault("after-journal");
         remove_record(repo)?;
     }
@@ -650,8 +657,9 @@ pub(crate) fn abandon(repo: &Repo, record: &Record) -> Result<Pass, Error> {
 
 /// Writes the run's `applied`/`undone` event (once: skipped when the journal has it),
 /// removing (apply) or re-creating (undo) the pending ref in the same transaction.
-fn record_event(repo: &Repo, record: &Record) -> Result<(), Error> {
-    if event_landed(repo, record)? {
+/// `live`: called by the run itself, which has written no event yet.
+fn record_event(repo: &Repo, record: &Record, live: bool) -> Result<(), Error> {
+    if !live && event_landed(repo, record)? {
         return Ok(());
     }
     let name = format!("{}{}", store::REF_PREFIX, record.id);

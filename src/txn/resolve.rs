@@ -4,7 +4,7 @@ Which preview an id (or no id) means: one rule set for every command and tool.
 A transaction's state comes from two places: a pending preview has its ref
 `refs/astedit/<id>`; everything else is in the journal, whose newest decisive event
 says what became of it (`applied`, `undone`, `discarded`, `expired`, a completed
-`recovered`, `split` by a partial apply; `superseded` once previews can be refreshed).
+`recovered`, `split` by a partial apply, `refreshed` by `refresh`).
 
 The rules:
 
@@ -42,7 +42,7 @@ pub enum State {
     Applied,
     Discarded,
     Expired,
-    /// Replaced by a refreshed preview.
+    /// Replaced by a refreshed preview (`Target::successors` names it).
     Superseded,
     /// Cut in two by a partial apply (`Target::successors` names the parts).
     Split,
@@ -98,7 +98,7 @@ fn decisive(e: &journal::Event) -> Option<State> {
         }
         ("discarded", ..) => Some(State::Discarded),
         ("expired", ..) => Some(State::Expired),
-        ("superseded", ..) => Some(State::Superseded),
+        ("refreshed", ..) | ("superseded", ..) => Some(State::Superseded),
         ("split", ..) => Some(State::Split),
         _ => None,
     }
@@ -114,13 +114,13 @@ fn known(repo: &Repo) -> Result<Known, Error> {
     let pending = store::list(repo)?;
     let entries = journal::read(repo)?;
     // The newest decisive event per id (the journal is newest first).
-    let mut last: BTreeMap<&str, (State, ObjectId, &[String])> = BTreeMap::new();
+    let mut last: BTreeMap<&str, (State, ObjectId, Vec<String>)> = BTreeMap::new();
     let mut order: Vec<&str> = Vec::new();
     for e in &entries {
         let id = e.event.id.as_str();
         if !last.contains_key(id) {
             if let Some(state) = decisive(&e.event) {
-                last.insert(id, (state, e.txn_commit, e.event.children.as_slice()));
+                last.insert(id, (state, e.txn_commit, e.event.successors()));
                 order.push(id);
             }
         }
@@ -143,7 +143,8 @@ fn known(repo: &Repo) -> Result<Known, Error> {
         if rows.iter().any(|r| r.id == id) {
             continue;
         }
-        let (state, commit, successors) = last[id];
+        let (state, commit, successors) = &last[id];
+        let (state, commit) = (*state, *commit);
         // An undone preview whose ref is gone again was applied or dropped since by
         // means the journal lost; it is not pending without its ref.
         let state = match state {
@@ -155,7 +156,7 @@ fn known(repo: &Repo) -> Result<Known, Error> {
             commit,
             state,
             preview: None,
-            successors: successors.to_vec(),
+            successors: successors.clone(),
         });
     }
     // Ids the journal knows only from `staged` (the ref deleted by hand or by git):
@@ -223,6 +224,13 @@ pub fn resolve(repo: &Repo, id: Option<&str>, want: Want) -> Result<Target, Erro
             how: match hit.successors.as_slice() {
                 [part, rest] => format!("split: its selected part is {part}, the remainder {rest}"),
                 other => format!("split into {}", other.join(", ")),
+            },
+            id: hit.id,
+        },
+        (_, State::Superseded) => Error::Gone {
+            how: match hit.successors.as_slice() {
+                [next] => format!("refreshed: its successor is {next}"),
+                other => format!("refreshed into {}", other.join(", ")),
             },
             id: hit.id,
         },

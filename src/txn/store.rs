@@ -70,10 +70,10 @@ pub struct Stager<'a> {
 }
 
 /// One path of a preview being built.
-struct StagedFile {
-    path: String,
-    before: Option<(ObjectId, FileMode)>,
-    after: Option<(ObjectId, FileMode)>,
+pub(super) struct StagedFile {
+    pub(super) path: String,
+    pub(super) before: Option<(ObjectId, FileMode)>,
+    pub(super) after: Option<(ObjectId, FileMode)>,
 }
 
 impl<'a> Stager<'a> {
@@ -118,6 +118,46 @@ impl<'a> Stager<'a> {
         Ok(())
     }
 
+    /// Adds a path of a stored preview as it is: its blobs are already in the
+    /// object database (a refresh keeps the blobs of the files it leaves alone).
+    pub fn add_stored(&mut self, entry: &StoredEntry) {
+        self.files.push(StagedFile {
+            path: entry.path.clone(),
+            before: entry.before,
+            after: entry.after,
+        });
+    }
+
+    /// The paths added so far.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The stamped metadata, the sorted files and the object batch: the parts
+    /// [`super::refresh`] builds a successor from.
+    pub(super) fn into_parts(
+        self,
+        meta: &PreviewMeta,
+    ) -> (Vec<StagedFile>, ObjectBatch<'a>, PreviewMeta) {
+        let mut stamped = meta.clone();
+        if stamped.base_head.is_none() {
+            stamped.base_head = self.repo.head_commit().map(|id| id.to_string());
+        }
+        if stamped.tool_version.is_empty() {
+            stamped.tool_version = crate::VERSION.to_string();
+        }
+        let Stager {
+            objects, mut files, ..
+        } = self;
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        (files, objects, stamped)
+    }
+
     fn add_side(
         &mut self,
         side: Option<(Cow<'a, [u8]>, FileMode)>,
@@ -152,7 +192,7 @@ impl<'a> Stager<'a> {
 
 /// Writes the trees, the two commits and every object of a preview over `changes`
 /// (sorted by path); no ref, no journal event.
-fn build_preview(
+pub(super) fn build_preview(
     repo: &Repo,
     mut objects: ObjectBatch<'_>,
     changes: &[StagedFile],

@@ -74,6 +74,8 @@ fn help_tree() -> Vec<HelpNode> {
                 "Options:" if item.starts_with('-') => {
                     for token in head.split([' ', ',']) {
                         if let Some(flag) = token.strip_prefix("--") {
+                            // `--color[=<WHEN>]`: a flag whose value is optional.
+                            let flag = flag.split('[').next().unwrap_or(flag);
                             if !flag.is_empty() && !flag.starts_with('-') {
                                 long_flags.push(flag.to_string());
                             }

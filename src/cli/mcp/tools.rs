@@ -608,6 +608,8 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
                 extra: None,
                 commit: false,
                 message: None,
+                refresh: false,
+                paths: Vec::new(),
             },
         )
     };
@@ -766,6 +768,7 @@ pub fn apply_patch(call: &Call, input: PatchInput) -> Result<Done, Error> {
     let res = git_astedit::patch::resolve_text(&input.patch, &tree, "")?;
     let digest = format!("{:x}", sha2::Sha256::digest(input.patch.as_bytes()));
     let mut meta = git_astedit::ops::patch::preview_meta(&res, &digest, input.reason.clone());
+    git_astedit::ops::refresh::record_patch(&mut meta, &input.patch, "");
     call.cancel.check()?;
     let id =
         git_astedit::ops::stage::stage_changes(&repo, &res.changes, &mut meta, call.agent.clone())?
@@ -981,6 +984,17 @@ pub struct ResolveInput {
     /// With `commit`: the commit message's subject (default: `astedit KIND: SUMMARY`).
     #[serde(default)]
     pub message: Option<String>,
+    /// With `apply`: when the preview is stale, refresh it on the current files and
+    /// apply the refreshed preview only if it makes the same number of changes in the
+    /// same files (as `git astedit apply --refresh`); otherwise the refreshed preview
+    /// is staged for review and the error names it (`details.successor`).
+    #[serde(default)]
+    pub refresh: bool,
+    /// With `apply`: apply only the part of the preview under these git pathspecs
+    /// (relative to the repository root); the rest stays pending as a new preview,
+    /// named in `split.remainder` (as `git astedit apply ID -- PATHSPEC…`).
+    #[serde(default, deserialize_with = "string_or_list")]
+    pub paths: Vec<String>,
     /// Accepted for callers of older tools: `extra.previewId` is the same as `id`.
     #[serde(default)]
     pub extra: Option<ResolveExtra>,
@@ -1010,6 +1024,8 @@ pub fn ast_apply(call: &Call, input: AstApplyInput) -> Result<Done, Error> {
             extra: None,
             commit: false,
             message: None,
+            refresh: false,
+            paths: Vec::new(),
         },
     )
 }
@@ -1043,6 +1059,13 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
             UsageError("message is the commit's subject: set commit: true too".into()).into(),
         );
     }
+    if (input.refresh || !input.paths.is_empty()) && matches!(input.action, ResolveAction::Discard)
+    {
+        return Err(UsageError("refresh and paths go with action \"apply\"".into()).into());
+    }
+    if input.refresh && !input.paths.is_empty() {
+        return Err(UsageError("refresh and paths cannot be combined".into()).into());
+    }
     let (repo, notes) = call.open()?;
     let named = input
         .id
@@ -1062,8 +1085,38 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                 index: input.commit,
                 commit: input.commit.then(|| non_empty(input.message.clone())),
             };
-            let report = txn::apply(&repo, Some(id.as_str()), &opts)?;
-            let mut text = format!(
+            let (report, refreshed) = if input.refresh {
+                let done = git_astedit::ops::refresh::apply_refreshed(&repo, Some(&id), &opts)?;
+                let refreshed = done
+                    .refreshed
+                    .as_ref()
+                    .map(|r| git_astedit::report::RefreshReport::of(r, str::to_string));
+                (done.report, refreshed)
+            } else if !input.paths.is_empty() {
+                let specs = pathspecs(&input.paths, &[]);
+                let report = git_astedit::ops::split::apply_part(&repo, Some(&id), &specs, &opts)?;
+                (report, None)
+            } else {
+                (txn::apply(&repo, Some(id.as_str()), &opts)?, None)
+            };
+            let mut text = String::new();
+            if let Some(r) = &refreshed {
+                text.push_str(&format!(
+                    "Preview {} was stale: refreshed as {} with the same counts.\n",
+                    r.id,
+                    r.successor.as_deref().unwrap_or("?")
+                ));
+            }
+            if let Some(s) = &report.split {
+                text.push_str(&format!(
+                    "Split {}: the selected part is {}, the remainder ({}) stays pending as {}.\n",
+                    s.parent,
+                    s.selected,
+                    render::plural(s.remainder_files.len(), "file"),
+                    s.remainder
+                ));
+            }
+            text.push_str(&format!(
                 "Applied {} ({} written{}). Undo it with undo {{\"id\": \"{}\"}}.\n",
                 report.id,
                 render::plural(report.written.len(), "file"),
@@ -1073,14 +1126,15 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                     format!(", {} deleted", report.deleted.len())
                 },
                 report.id
-            );
+            ));
             if let Some(c) = &report.commit {
                 text.push_str(&format!(
                     "Committed {c} on HEAD with exactly the preview's changes (Astedit-* \
                      trailers). undo restores the work tree but leaves the commit in history.\n"
                 ));
             }
-            let out = resolved(&report, Action::Applied, input.commit, Some(reason));
+            let mut out = resolved(&report, Action::Applied, input.commit, Some(reason));
+            out.refreshed = refreshed.map(Box::new);
             (out, text)
         }
         ResolveAction::Discard => {
@@ -1108,6 +1162,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                 index_left: Vec::new(),
                 commit_kept: None,
                 split: None,
+                refreshed: None,
             };
             (out, text)
         }

@@ -1,0 +1,162 @@
+//! The three-way merge of one file, by `git merge-file`, and its conflict regions.
+
+use super::RefreshError;
+use crate::Error;
+
+/// Lines `start..=end` of the work-tree file; `end == start - 1` (an empty region)
+/// means the work tree removed the lines the preview changes, just before `start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Region {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Region {
+    pub fn describe(&self) -> String {
+        if self.end < self.start {
+            format!(
+                "before line {} (the work tree removed what the preview changes)",
+                self.start
+            )
+        } else if self.start == self.end {
+            format!("line {}", self.start)
+        } else {
+            format!("lines {}-{}", self.start, self.end)
+        }
+    }
+}
+
+/// A three-way merge's result: the merged text (with conflict markers when there are
+/// conflicts) and the conflict regions, in lines of "ours" (the work tree).
+pub struct Merge3 {
+    pub text: Vec<u8>,
+    pub conflicts: Vec<Region>,
+}
+
+/// Merges the change base → theirs into ours with `git merge-file -p` (the same merge
+/// git uses for a conflicted file), on temporary copies.
+pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merge3, Error> {
+    let fail = |e: &dyn std::fmt::Display| RefreshError::MergeTool(e.to_string());
+    let dir = tempfile::tempdir().map_err(|e| fail(&e))?;
+    let write = |name: &str, bytes: &[u8]| -> Result<std::path::PathBuf, RefreshError> {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).map_err(|e| fail(&e))?;
+        Ok(p)
+    };
+    let (o, b, t) = (
+        write("ours", ours)?,
+        write("base", base)?,
+        write("theirs", theirs)?,
+    );
+    let out = std::process::Command::new("git")
+        .args([
+            "merge-file",
+            "-p",
+            "-L",
+            "work tree",
+            "-L",
+            "before",
+            "-L",
+            "preview",
+        ])
+        .arg(&o)
+        .arg(&b)
+        .arg(&t)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| fail(&e))?;
+    // Exit status: the number of conflicts (0 clean), negative on error.
+    match out.status.code() {
+        Some(n) if (0..=127).contains(&n) => {}
+        _ => {
+            return Err(RefreshError::MergeTool(
+                String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            )
+            .into())
+        }
+    }
+    let conflicts = if out.status.code() == Some(0) {
+        Vec::new()
+    } else {
+        conflict_regions(&out.stdout)
+    };
+    Ok(Merge3 {
+        text: out.stdout,
+        conflicts,
+    })
+}
+
+/// The line regions of "ours" inside the conflict blocks of `git merge-file` output
+/// (markers `<<<<<<< `, `=======`, `>>>>>>> `; `|||||||` for a diff3 base).
+fn conflict_regions(merged: &[u8]) -> Vec<Region> {
+    #[derive(PartialEq)]
+    enum In {
+        Clean,
+        Ours,
+        Base,
+        Theirs,
+    }
+    let mut state = In::Clean;
+    let mut ours_line = 0usize;
+    let mut start = 0usize;
+    let mut out = Vec::new();
+    for line in merged.split(|&b| b == b'\n') {
+        let marker = |m: &[u8]| {
+            line.starts_with(m) && (line.len() == 7 || line[7] == b' ' || line[7] == b'\r')
+        };
+        match state {
+            In::Clean if marker(b"<<<<<<<") => {
+                state = In::Ours;
+                start = ours_line + 1;
+            }
+            In::Clean => ours_line += 1,
+            In::Ours if marker(b"|||||||") => state = In::Base,
+            In::Ours | In::Base if marker(b"=======") => {
+                out.push(Region {
+                    start,
+                    end: ours_line,
+                });
+                state = In::Theirs;
+            }
+            In::Ours => ours_line += 1,
+            In::Base => {}
+            In::Theirs if marker(b">>>>>>>") => state = In::Clean,
+            In::Theirs => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_merge_carries_the_change_over() {
+        let base = b"a\nb\nc\nd\ne\nf\n";
+        let ours = b"a \nb\nc\nd\ne\nf\nadded\n";
+        let theirs = b"a\nb\nc\nD\ne\nf\n";
+        let m = merge3(base, ours, theirs).expect("merge");
+        assert!(m.conflicts.is_empty());
+        assert_eq!(m.text, b"a \nb\nc\nD\ne\nf\nadded\n");
+    }
+
+    #[test]
+    fn conflicts_name_the_work_tree_lines() {
+        let base = b"1\n2\n3\n4\n5\n6\n7\n8\n";
+        let ours = b"1\n2\n3\nfour\nfour again\n5\n6\n7\n8\n";
+        let theirs = b"1\n2\n3\nFOUR\n5\n6\n7\n8\n";
+        let m = merge3(base, ours, theirs).expect("merge");
+        assert_eq!(m.conflicts, vec![Region { start: 4, end: 5 }]);
+        assert_eq!(m.conflicts[0].describe(), "lines 4-5");
+    }
+
+    #[test]
+    fn conflict_regions_count_ours_lines_only() {
+        let text = b"x\n<<<<<<< work tree\no1\n||||||| before\nb1\n=======\nt1\nt2\n>>>>>>> preview\ny\n<<<<<<< work tree\n=======\nt\n>>>>>>> preview\n";
+        assert_eq!(
+            conflict_regions(text),
+            vec![Region { start: 2, end: 2 }, Region { start: 4, end: 3 }]
+        );
+    }
+}
