@@ -74,15 +74,6 @@ impl GrepArgs {
     }
 }
 
-/// A match as one line: its first line, and `…` when it spans more.
-fn shown_text(m: &git_astedit::rewrite::Match) -> String {
-    if m.end_line > m.line {
-        format!("{}…", m.text)
-    } else {
-        m.text.clone()
-    }
-}
-
 /// One line of a context group: `path:line:col: text` for a match (its first line),
 /// `path:line: text` for a later line of a multi-line match, `path-line-text` around.
 fn write_group_line(
@@ -234,10 +225,12 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
             for m in shown_here.iter().filter(|_| context.is_empty()) {
                 // Into the file's buffer: no allocation per match. Writes to a String
                 // cannot fail.
+                // The text is written in place, with `…` when the match spans more lines.
+                let more = if m.end_line > m.line { "…" } else { "" };
                 write_located(
                     &mut line,
                     (&path, ':', m.line, ":"),
-                    format_args!("{}: {}", m.column, shown_text(m)),
+                    format_args!("{}: {}{more}", m.column, m.text),
                     color,
                 );
             }

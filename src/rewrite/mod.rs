@@ -451,12 +451,13 @@ fn matches_missing<D: ast_grep_core::Doc>(
     env: &ast_grep_core::meta_var::MetaVarEnv<'_, D>,
 ) -> bool {
     use ast_grep_core::meta_var::MetaVariable;
-    let mut captured = std::collections::HashSet::new();
+    // Captures are few: a vector beats hashing here, once per candidate match.
+    let mut captured = Vec::new();
     for var in env.get_matched_variables() {
         match var {
             MetaVariable::Capture(name, _) => {
                 if let Some(n) = env.get_match(&name) {
-                    captured.insert(n.node_id());
+                    captured.push(n.node_id());
                 }
             }
             MetaVariable::MultiCapture(name) => {
@@ -880,6 +881,16 @@ pub(crate) fn parse<L: LanguageExt>(src: &str, lang: L) -> Result<AstGrep<StrDoc
 /// Parses `src` into a document that owns it, without copying it (unlike
 /// `StrDoc::try_new`), reusing one parser per language and thread.
 pub(crate) fn parse_owned<L: LanguageExt>(src: String, lang: L) -> Result<StrDoc<L>, Error> {
+    parse_owned_from(src, lang, None)
+}
+
+/// [`parse_owned`], re-using the unchanged parts of `old`, a tree of the text before
+/// edits already recorded in it with `Tree::edit` (an incremental re-parse).
+pub(crate) fn parse_owned_from<L: LanguageExt>(
+    src: String,
+    lang: L,
+    old: Option<&tree_sitter::Tree>,
+) -> Result<StrDoc<L>, Error> {
     thread_local! {
         static PARSERS: std::cell::RefCell<Vec<(ast_grep_core::tree_sitter::TSLanguage, tree_sitter::Parser)>> =
             const { std::cell::RefCell::new(Vec::new()) };
@@ -900,7 +911,7 @@ pub(crate) fn parse_owned<L: LanguageExt>(src: String, lang: L) -> Result<StrDoc
         };
         parsers[index]
             .1
-            .parse(src.as_bytes(), None)
+            .parse(src.as_bytes(), old)
             .ok_or(Error::Parse {
                 detail: "the parser gave no tree".to_string(),
             })

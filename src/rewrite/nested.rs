@@ -14,9 +14,7 @@ its fixer) share it.
 */
 
 use ast_grep_core::matcher::MatcherExt;
-use ast_grep_core::source::Doc;
 use ast_grep_core::source::Edit;
-use ast_grep_core::tree_sitter::perform_edit;
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::AstGrep;
@@ -25,6 +23,7 @@ use ast_grep_core::NodeMatch;
 
 use super::parse_doc;
 use super::parse_owned;
+use super::parse_owned_from;
 use super::Anchor;
 use super::Error;
 use super::LineIndex;
@@ -553,7 +552,7 @@ const INCREMENTAL_LIMIT: usize = 1 << 26;
 /// edits are few.
 fn apply_and_reparse<L: LanguageExt>(
     doc: &mut StrDoc<L>,
-    mut edits: Vec<Edit<String>>,
+    edits: Vec<Edit<String>>,
 ) -> Result<(), Error> {
     // `perform_edit` splices bytes into the `String` unchecked: an edit that is not
     // UTF-8 on character boundaries must go through the checked path.
@@ -571,17 +570,60 @@ fn apply_and_reparse<L: LanguageExt>(
         *doc = parse_owned(text, lang)?;
         return Ok(());
     }
-    // Back to front, so each edit's positions are still those of the text it sees; the
-    // tree records every edit and is re-parsed once, by `do_edit` on the front one.
     if edits.is_empty() {
         return Ok(());
     }
-    let front = edits.remove(0);
-    for edit in edits.iter().rev() {
-        perform_edit(&mut doc.tree, &mut doc.src, edit);
+    // The tree records every edit, then the text is rebuilt in one pass and re-parsed
+    // once. ast-grep's `perform_edit` would scan the text from its start and splice it
+    // for every edit (quadratic in a file with many sites). Back to front, each edit's
+    // positions are those of the input text, as `Tree::edit` wants them in turn.
+    let lines = LineStarts::new(&doc.src);
+    for e in edits.iter().rev() {
+        let start_position = lines.point(e.position);
+        let old_end_position = lines.point(e.position + e.deleted_length);
+        let new_end_position = advance(start_position, &e.inserted_text);
+        doc.tree.edit(&tree_sitter::InputEdit {
+            start_byte: e.position,
+            old_end_byte: e.position + e.deleted_length,
+            new_end_byte: e.position + e.inserted_text.len(),
+            start_position,
+            old_end_position,
+            new_end_position,
+        });
     }
-    doc.do_edit(&front)
-        .map_err(|detail| Error::Parse { detail })
+    let text = apply_edits(&doc.src, &edits);
+    let lang = doc.lang.clone();
+    *doc = parse_owned_from(text, lang, Some(&doc.tree))?;
+    Ok(())
+}
+
+/// Byte offset → tree-sitter point (0-based row, column in bytes) in one text.
+struct LineStarts {
+    starts: Vec<usize>,
+}
+
+impl LineStarts {
+    fn new(text: &str) -> LineStarts {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        LineStarts { starts }
+    }
+
+    fn point(&self, byte: usize) -> tree_sitter::Point {
+        let row = self.starts.partition_point(|&s| s <= byte).max(1) - 1;
+        tree_sitter::Point::new(row, byte - self.starts[row])
+    }
+}
+
+/// The point after `text` when it is inserted at `at`.
+fn advance(at: tree_sitter::Point, text: &[u8]) -> tree_sitter::Point {
+    match memchr::memrchr(b'\n', text) {
+        Some(nl) => tree_sitter::Point::new(
+            at.row + memchr::memchr_iter(b'\n', text).count(),
+            text.len() - nl - 1,
+        ),
+        None => tree_sitter::Point::new(at.row, at.column + text.len()),
+    }
 }
 
 /// Applies sorted, disjoint edits to `text`.

@@ -453,6 +453,36 @@ fn outer_match_that_stops_matching_is_dropped() {
     assert_eq!(out.dropped[0].column, 5);
 }
 
+/// Every node's kind with its byte range and start/end points, in document order.
+fn node_positions<L: ast_grep_core::tree_sitter::LanguageExt>(
+    doc: &ast_grep_core::tree_sitter::StrDoc<L>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cursor = doc.tree.walk();
+    'walk: loop {
+        let n = cursor.node();
+        out.push(format!(
+            "{} {:?} {} {}",
+            n.kind(),
+            n.byte_range(),
+            n.start_position(),
+            n.end_position()
+        ));
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn incremental_reparse_equals_a_fresh_parse() {
     let cases = [
@@ -469,6 +499,13 @@ fn incremental_reparse_equals_a_fresh_parse() {
             "ü($A)",
             "package p\nvar x = foo(foo(\"日本\"))\n",
         ),
+        // Several edits on one line, after multi-byte text, inserting line breaks.
+        (
+            SupportLang::TypeScript,
+            "foo($A)",
+            "bar(\n  $A\n)",
+            "let ü = '日本'; foo(1); foo(2);\nfoo(3); foo(foo(4));\n",
+        ),
     ];
     for (lang, pattern, template, src) in cases {
         let rw = Rewriter::new(&ops(&[(pattern, template)]), lang).expect("compiles");
@@ -482,6 +519,12 @@ fn incremental_reparse_equals_a_fresh_parse() {
         assert_eq!(
             doc.tree.root_node().to_sexp(),
             fresh.tree.root_node().to_sexp(),
+            "{lang} {src:?}"
+        );
+        // Positions too: the edits told the old tree where the text moved.
+        assert_eq!(
+            node_positions(&doc),
+            node_positions(&fresh),
             "{lang} {src:?}"
         );
     }
