@@ -950,20 +950,11 @@ fn successor_meta(old: &Preview, files: Vec<FileMeta>, agent: Option<String>) ->
     if agent.is_some() {
         meta.agent = agent;
     }
-    let mut details = match std::mem::take(&mut meta.details) {
-        serde_json::Value::Object(map) => map,
-        serde_json::Value::Null => serde_json::Map::new(),
-        other => {
-            let mut map = serde_json::Map::new();
-            map.insert("engine".into(), other);
-            map
-        }
-    };
-    details.insert(
-        "refreshed_from".into(),
+    record::insert_detail_at(
+        &mut meta,
+        "refreshed_from",
         serde_json::Value::from(old.id.clone()),
     );
-    meta.details = serde_json::Value::Object(details);
     meta
 }
 

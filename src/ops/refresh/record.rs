@@ -93,6 +93,12 @@ pub(super) fn rules_digest(cwd: &std::path::Path, rules: &crate::scan::RuleSet) 
 }
 
 fn insert_detail(meta: &mut PreviewMeta, value: serde_json::Value) {
+    insert_detail_at(meta, DETAILS_KEY, value);
+}
+
+/// Sets `meta.details[key]`, keeping what is there (a non-object value moves under
+/// `engine`).
+pub(super) fn insert_detail_at(meta: &mut PreviewMeta, key: &str, value: serde_json::Value) {
     let mut details = match std::mem::take(&mut meta.details) {
         serde_json::Value::Object(map) => map,
         serde_json::Value::Null => serde_json::Map::new(),
@@ -102,6 +108,6 @@ fn insert_detail(meta: &mut PreviewMeta, value: serde_json::Value) {
             map
         }
     };
-    details.insert(DETAILS_KEY.into(), value);
+    details.insert(key.into(), value);
     meta.details = serde_json::Value::Object(details);
 }
