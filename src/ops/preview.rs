@@ -39,14 +39,7 @@ pub fn stream_preview_diffs(
             diff.omit(&e.path);
             continue;
         }
-        let before = e
-            .before
-            .map(|(id, _)| crate::txn::blob(repo, id))
-            .transpose()?;
-        let after = e
-            .after
-            .map(|(id, _)| crate::txn::blob(repo, id))
-            .transpose()?;
+        let (before, after) = read_blobs(repo, e)?;
         let before = side(e.before.map(|(_, m)| m), before.as_deref());
         let after = side(e.after.map(|(_, m)| m), after.as_deref());
         diff.add(|out| {
@@ -60,6 +53,19 @@ pub fn stream_preview_diffs(
 /// The before and after bytes of one stored entry.
 type BlobPair = (Option<Vec<u8>>, Option<Vec<u8>>);
 
+/// Reads an entry's before and after blobs (`None` for a side that does not exist).
+fn read_blobs(repo: &crate::repo::Repo, e: &crate::txn::StoredEntry) -> Result<BlobPair, Error> {
+    let before = e
+        .before
+        .map(|(id, _)| crate::txn::blob(repo, id))
+        .transpose()?;
+    let after = e
+        .after
+        .map(|(id, _)| crate::txn::blob(repo, id))
+        .transpose()?;
+    Ok((before, after))
+}
+
 /// A stored preview with its blobs read.
 pub struct LoadedPreview {
     pub preview: Preview,
@@ -70,15 +76,7 @@ impl LoadedPreview {
     pub fn load(repo: &crate::repo::Repo, preview: Preview) -> Result<Self, Error> {
         let mut blobs = Vec::with_capacity(preview.entries.len());
         for e in &preview.entries {
-            let before = e
-                .before
-                .map(|(id, _)| crate::txn::blob(repo, id))
-                .transpose()?;
-            let after = e
-                .after
-                .map(|(id, _)| crate::txn::blob(repo, id))
-                .transpose()?;
-            blobs.push((before, after));
+            blobs.push(read_blobs(repo, e)?);
         }
         Ok(LoadedPreview { preview, blobs })
     }

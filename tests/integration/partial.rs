@@ -1,6 +1,7 @@
 //! Integration tests: partial apply (`apply ID -- PATHSPEC…`), its `split` journal
 //! event, and undo of the applied part.
 
+use crate::util::log_events;
 use crate::util::TestRepo;
 
 const FOLDERS: [&str; 5] = ["a", "b", "c", "d", "e"];
@@ -136,18 +137,8 @@ fn partial_apply_of_two_folders_then_undo_then_the_remainder() {
     // The log tells one change's line: staged → split → applied → undone.
     let log = repo.run(&["log", &part, "--json"]);
     log.assert_code(0);
-    let events: Vec<(String, String)> = log.json()["events"]
-        .as_array()
-        .expect("events")
-        .iter()
-        .rev()
-        .map(|e| {
-            (
-                e["event"].as_str().unwrap_or("").to_string(),
-                e["id"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
+    let mut events = log_events(&log.json());
+    events.reverse();
     assert_eq!(
         events,
         vec![

@@ -2,6 +2,7 @@
 //! event `refreshed`), `apply --refresh` (the DSH rule), and the journal chain of one
 //! change through refresh, split, apply and undo.
 
+use crate::util::log_events;
 use crate::util::TestRepo;
 
 /// The source of file `n` of the 50-file tree: a helper, then a function calling
@@ -172,17 +173,7 @@ fn refresh_rederives_moved_and_reformatted_files_and_refuses_a_conflict_by_regio
         "{list}"
     );
     let log = repo.run(&["log", &old, "--json"]).json();
-    let events: Vec<(String, String)> = log["events"]
-        .as_array()
-        .expect("events")
-        .iter()
-        .map(|e| {
-            (
-                e["event"].as_str().unwrap_or("").to_string(),
-                e["id"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
+    let events = log_events(&log);
     assert_eq!(
         events,
         vec![

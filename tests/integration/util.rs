@@ -239,3 +239,18 @@ fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Output {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// The `(event, id)` pairs of a `log --json` output, in its order (newest first).
+pub fn log_events(log: &serde_json::Value) -> Vec<(String, String)> {
+    log["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap_or("").to_string(),
+                e["id"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
