@@ -285,8 +285,23 @@ impl Query {
     /// Like [`Query::find`], taking the text by value so that the tree's document owns
     /// it without a copy (a large file's text is then held once, not twice), and
     /// keeping as much of each match's text as `text` says.
+    ///
+    /// The tree lives in a [`ParseArena`](crate::alloc::ParseArena) and is freed with
+    /// it, whole (when tree-sitter allocates with mimalloc, as in the binary).
     pub fn find_owned(&self, src: String, text: MatchText) -> FileMatches {
-        self.find_in(parse_owned(src, self.lang).map(AstGrep::doc), text)
+        // SAFETY: inside the arena tree-sitter only sees a fresh parser (dropped inside
+        // `parse_owned_fresh`), the tree it makes (pinned, then dropped by `find_in`)
+        // and `find_in`'s cursors (dropped there); `FileMatches` is plain Rust data.
+        let arena = unsafe { crate::alloc::ParseArena::open() };
+        let parsed = if arena.is_active() {
+            parse_owned_fresh(src, self.lang)
+        } else {
+            parse_owned(src, self.lang)
+        };
+        if let Ok(doc) = &parsed {
+            arena.pin(&doc.tree);
+        }
+        self.find_in(parsed.map(AstGrep::doc), text)
     }
 
     fn find_in(
@@ -915,6 +930,22 @@ pub(crate) fn parse_owned_from<L: LanguageExt>(
             .ok_or(Error::Parse {
                 detail: "the parser gave no tree".to_string(),
             })
+    })?;
+    Ok(StrDoc { src, lang, tree })
+}
+
+/// [`parse_owned`] with a parser of its own, made for this parse and dropped after it:
+/// for a [`ParseArena`](crate::alloc::ParseArena), which the shared parsers must not
+/// grow into.
+pub(crate) fn parse_owned_fresh<L: LanguageExt>(src: String, lang: L) -> Result<StrDoc<L>, Error> {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&lang.get_ts_language())
+        .map_err(|e| Error::Parse {
+            detail: e.to_string(),
+        })?;
+    let tree = parser.parse(src.as_bytes(), None).ok_or(Error::Parse {
+        detail: "the parser gave no tree".to_string(),
     })?;
     Ok(StrDoc { src, lang, tree })
 }
