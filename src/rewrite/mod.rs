@@ -15,6 +15,7 @@ mod nested;
 mod prefilter;
 #[cfg(test)]
 mod tests;
+mod walk;
 
 use std::cell::Cell;
 
@@ -320,11 +321,17 @@ impl Query {
         let src = root.source();
         // Matches come in document order, so the index counts columns incrementally.
         let index = LineIndex::new(src);
-        let matcher = NoMissing(&self.pattern);
         let top = root.root();
-        let found: Box<dyn Iterator<Item = _>> = match &self.anchor {
-            Some(anchor) => Box::new(anchor.find_all(&root, &matcher).into_iter()),
-            None => Box::new(top.find_all(&matcher)),
+        // A MISSING node is an error (`has_error` counts it), so in a tree without
+        // errors the plain pattern finds what `NoMissing` would, without looking for
+        // one in every match (a sixth of the matching work on a call pattern).
+        let has_errors = top.get_inner_node().has_error();
+        let guarded = NoMissing(&self.pattern);
+        let found: Box<dyn Iterator<Item = _>> = match (&self.anchor, has_errors) {
+            (Some(anchor), true) => Box::new(anchor.find_all(&root, &guarded).into_iter()),
+            (Some(anchor), false) => Box::new(anchor.find_all(&root, &self.pattern).into_iter()),
+            (None, true) => Box::new(walk::find_all(&root, &guarded).into_iter()),
+            (None, false) => Box::new(walk::find_all(&root, &self.pattern).into_iter()),
         };
         let matches = found
             .map(|m| {
