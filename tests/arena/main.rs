@@ -27,7 +27,7 @@ fn python(i: usize) -> String {
              print('é{i}', f{j}(f{j}(1)))\n"
         ));
     }
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         src.push_str("broken(1, \n");
     }
     src
