@@ -330,8 +330,8 @@ impl Query {
         let found: Box<dyn Iterator<Item = _>> = match (&self.anchor, has_errors) {
             (Some(anchor), true) => Box::new(anchor.find_all(&root, &guarded).into_iter()),
             (Some(anchor), false) => Box::new(anchor.find_all(&root, &self.pattern).into_iter()),
-            (None, true) => Box::new(walk::find_all(&root, &guarded).into_iter()),
-            (None, false) => Box::new(walk::find_all(&root, &self.pattern).into_iter()),
+            (None, true) => walk::find_all(&root, &guarded),
+            (None, false) => walk::find_all(&root, &self.pattern),
         };
         let matches = found
             .map(|m| {
