@@ -404,10 +404,9 @@ fn content_state(
 ) -> Result<State, Error> {
     let (start, goal) = ends(op, dir);
     if let Some(stamp) = earlier {
-        // Only the live run has stamps, from the look it took right before its commit
-        // point; looking again here would only repeat it: the look right before the
-        // rename ([`still_holds`]) is the one that counts.
-        return Ok(State::Ready(Some(stamp)));
+        if Stamp::now(workdir, &op.path) == Some(stamp) {
+            return Ok(State::Ready(Some(stamp)));
+        }
     }
     let checked_at = std::time::SystemTime::now();
     let (now, stamp) = fsutil::on_disk_stamped_in(workdir, hash, &op.path)?;
@@ -493,6 +492,14 @@ pub(crate) fn converge(
                 Some(why) => Ok(State::Refused(why)),
                 None => {
                     let stamp = earlier.and_then(|e| e.get(i).copied().flatten());
+                    if live {
+                        // The live run checked every path right before its commit
+                        // point; the look that counts is the one right before each
+                        // rename ([`still_holds`]: by stamp, or by content when the
+                        // stamp cannot be trusted). Reading here too would read each
+                        // recently changed file once more for nothing.
+                        return Ok(State::Ready(stamp));
+                    }
                     content_state(workdir, hash, op, dir, stamp)
                 }
             })
