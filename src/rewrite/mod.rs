@@ -640,11 +640,16 @@ impl Rewriter {
                 }
             };
             let crlf = uses_crlf(&doc.src);
+            let mut options = self.nested;
+            // After the last op the tree only answers whether the rewrite broke a clean
+            // parse; a file that did not parse cleanly needs no answer.
+            let last = index + 1 == self.ops.len();
+            options.tree_after = !(last && had_parse_error);
             let out = rewrite_nested_selecting(
                 doc,
                 &NoMissing(&op.pattern),
                 op.anchor.as_ref(),
-                self.nested,
+                options,
                 |m| {
                     let mut edit = m.make_edit(&op.pattern, &op.fix);
                     if crlf {

@@ -49,6 +49,10 @@ pub struct Options {
     /// tree-sitter parses deeply nested text in worse than linear time, so generated
     /// `f(f(f(…)))` thousands deep would otherwise take minutes.
     pub max_depth: usize,
+    /// Whether the caller uses the output's tree. When false, the last pass's edits
+    /// are made to the text only and `doc.tree` is left as the tree of the text before
+    /// that pass: the caller must not read it again (one incremental re-parse saved).
+    pub tree_after: bool,
 }
 
 impl Default for Options {
@@ -56,6 +60,7 @@ impl Default for Options {
         Options {
             overlap: Overlap::Error,
             max_depth: DEFAULT_MAX_DEPTH,
+            tree_after: true,
         }
     }
 }
@@ -364,6 +369,10 @@ where
         for site in sites.iter_mut().filter(|s| s.height > height) {
             site.node_start = shifts.map(site.node_start);
             site.node_end = shifts.map(site.node_end);
+        }
+        if height == max_height && !options.tree_after {
+            doc.src = apply_edits(&doc.src, &applied);
+            break;
         }
         apply_and_reparse(doc, applied)?;
         changed = true;

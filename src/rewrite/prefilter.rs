@@ -138,7 +138,8 @@ impl CommentLines {
                 .take_while(|b| **b == b' ' || **b == b'\t')
                 .count();
             let body = &line[indent..];
-            let interpolates = may_interpolate(line, style);
+            // Asked only of lines that could be comments: most lines are code.
+            let interpolates = || may_interpolate(line, style);
             match style {
                 Comments::Slashes => {
                     if in_block {
@@ -146,7 +147,7 @@ impl CommentLines {
                         if star_led || body.is_empty() {
                             // A `*`-led line of the block: comment up to a `*/` on it.
                             let close = memmem::find(body, b"*/");
-                            if !interpolates {
+                            if !interpolates() {
                                 let stop = close.map_or(end, |c| start + indent + c);
                                 ranges.push((start, stop));
                             }
@@ -159,7 +160,7 @@ impl CommentLines {
                             in_block = false;
                         }
                     } else if body.starts_with(b"//") {
-                        if !interpolates {
+                        if !interpolates() {
                             ranges.push((start, end));
                         }
                     } else if body.starts_with(b"/*") {
@@ -169,7 +170,7 @@ impl CommentLines {
                         // string text and the `*`-led lines after it may be code.
                         let may_end_string =
                             close.is_none() && memchr::memchr2(b'"', b'`', &body[2..]).is_some();
-                        if !interpolates && !may_end_string {
+                        if !may_end_string && !interpolates() {
                             let stop = close.map_or(end, |c| start + indent + 2 + c);
                             ranges.push((start, stop));
                         }
@@ -177,7 +178,7 @@ impl CommentLines {
                     }
                 }
                 Comments::Hash => {
-                    if body.starts_with(b"#") && !interpolates {
+                    if body.starts_with(b"#") && !interpolates() {
                         ranges.push((start, end));
                     }
                 }
@@ -196,11 +197,11 @@ impl CommentLines {
 
 /// Whether a line could splice code into a string (template literals, interpolation).
 fn may_interpolate(line: &[u8], style: Comments) -> bool {
-    let opener = |pat: &[u8]| memmem::find(line, pat).is_some();
-    opener(b"${")
-        || opener(b"#{")
-        || opener(b"\\(")
-        || (style == Comments::Hash && memchr::memchr(b'{', line).is_some())
+    // Every opener is two bytes: look at each `$`, `#` or `\` and the byte after it
+    // (one pass, no searcher built per line).
+    let openers = memchr::memchr3_iter(b'$', b'#', b'\\', line)
+        .any(|i| line.get(i + 1) == Some(if line[i] == b'\\' { &b'(' } else { &b'{' }));
+    openers || (style == Comments::Hash && memchr::memchr(b'{', line).is_some())
 }
 
 #[cfg(test)]
@@ -246,6 +247,13 @@ mod tests {
         let p = filter("print($A)", SupportLang::Python);
         assert!(p.may_match("s = f'''\n# {print(1)}\n'''\n"));
         assert!(!p.may_match("# print(1)\nx = 1\n"));
+        // Each two-byte opener, anywhere on the line; a lone `$`, `#` or `\` is not one.
+        let r = filter("$A.unwrap()", SupportLang::Rust);
+        assert!(r.may_match("// #{x.unwrap()}\n"));
+        assert!(r.may_match("/// \\(x.unwrap())\n"));
+        assert!(r.may_match("/**\n * a ${x.unwrap()}\n */\n"));
+        assert!(!r.may_match("// $ {x.unwrap()} #\n"));
+        assert!(!r.may_match("// \\ (x.unwrap()) $\n"));
     }
 
     #[test]

@@ -325,6 +325,65 @@ fn introduced_parse_error_is_flagged() {
 }
 
 #[test]
+fn file_with_parse_errors_is_rewritten_without_a_final_reparse() {
+    // The last op's last pass of a file that already had errors skips its re-parse:
+    // the text, the nested rewrite and the input's first error must not change.
+    let src = "fn main() {\n    f(f(1));\n    let = ;\n}\n";
+    let out = rewrite(SupportLang::Rust, &[("f($A)", "g($A)")], src).expect("changes");
+    assert_eq!(out.text, "fn main() {\n    g(g(1));\n    let = ;\n}\n");
+    assert_eq!(out.replacements.len(), 2);
+    assert!(out.had_parse_error);
+    assert!(!out.introduces_parse_error);
+    let input_error = Query::new("$A", SupportLang::Rust)
+        .expect("compiles")
+        .find(src)
+        .first_parse_error;
+    assert!(input_error.is_some());
+    assert_eq!(out.first_parse_error, input_error);
+
+    // An op after the first still runs on the first op's output (its tree is kept).
+    let out = rewrite(
+        SupportLang::Rust,
+        &[("f($A)", "g($A)"), ("g($A)", "h($A)")],
+        src,
+    )
+    .expect("changes");
+    assert_eq!(out.text, "fn main() {\n    h(h(1));\n    let = ;\n}\n");
+    assert!(!out.introduces_parse_error);
+}
+
+#[test]
+fn introduced_parse_error_is_flagged_after_nested_passes_and_later_ops() {
+    // The check reads the tree of the final text: after two nesting levels, and after
+    // a second op that runs on the first op's output.
+    let out = rewrite(
+        SupportLang::Rust,
+        &[("f($A)", "g($A")],
+        "fn m() { f(f(1)); }",
+    )
+    .expect("changes");
+    assert!(!out.had_parse_error);
+    assert!(out.introduces_parse_error);
+    assert!(out.first_parse_error.is_some());
+
+    let out = rewrite(
+        SupportLang::Rust,
+        &[("f($A)", "g($A)"), ("g($A)", "h($A")],
+        "fn m() { f(1); }",
+    )
+    .expect("changes");
+    assert!(out.introduces_parse_error);
+
+    let out = rewrite(
+        SupportLang::Rust,
+        &[("f($A)", "g($A"), ("x", "y")],
+        "fn m() { f(1); }",
+    )
+    .expect("changes");
+    assert!(out.introduces_parse_error);
+}
+
+#[test]
 fn prefilter_skips_parsing_and_reports_nothing() {
     let rw = Rewriter::new(&ops(&[("foo($A)", "bar($A)")]), SupportLang::Go).expect("compiles");
     assert!(rw
