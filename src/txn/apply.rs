@@ -169,7 +169,7 @@ pub(super) fn apply_locked(
 ) -> Result<ApplyReport, Error> {
     let ops: Vec<PathOp> = preview.entries.iter().map(forward_op).collect();
     index::check_paths(repo, &ops)?;
-    let stamps = check(repo, TxnOp::Apply, &preview.id, &ops)?;
+    let seen = check(repo, TxnOp::Apply, &preview.id, &ops)?;
     let reason = opts.reason.clone().or_else(|| preview.meta.reason.clone());
     // Index lock, staged blobs, commit object: before the point of no return.
     let staging = index::prepare(repo, &preview, &ops, opts, reason.as_deref())?;
@@ -178,7 +178,7 @@ pub(super) fn apply_locked(
         TxnOp::Apply,
         &preview,
         ops,
-        &stamps,
+        &seen,
         reason,
         opts.agent.clone(),
         staging
@@ -215,14 +215,14 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
         })
         .collect();
     index::check_paths(repo, &ops)?;
-    let stamps = check(repo, TxnOp::Undo, &preview.id, &ops)?;
+    let seen = check(repo, TxnOp::Undo, &preview.id, &ops)?;
     let staging = index::prepare_undo(repo, commit, &ops, opts.index)?;
     let record = run(
         repo,
         TxnOp::Undo,
         &preview,
         ops,
-        &stamps,
+        &seen,
         opts.reason.clone(),
         opts.agent.clone(),
         None,
@@ -284,19 +284,31 @@ fn undo_target(
 }
 
 /// Containment then staleness of every path; nothing is written either way. Returns
-/// each path's stamp as checked, for the second look of [`check_stale`].
-fn check(repo: &Repo, op: TxnOp, id: &str, ops: &[PathOp]) -> Result<Stamps, Error> {
+/// what the check saw of each path, for the second look of [`check_stale`] and the
+/// permission bits of the temp files.
+fn check(repo: &Repo, op: TxnOp, id: &str, ops: &[PathOp]) -> Result<Seen, Error> {
     let mut known_dirs = std::collections::HashSet::new();
     for o in ops {
         fsutil::check_contained(repo, &o.path, &mut known_dirs)?;
     }
     let _phase = crate::progress::phase(crate::progress::Phase::Check, ops.len());
-    check_stale(repo, op, id, ops, None)
+    let mut seen = check_stale(repo, op, id, ops, None)?;
+    seen.folders = known_dirs;
+    Ok(seen)
 }
 
 /// Per path of the ops, the stamp it had when found to hold its `from` side, when that
 /// stamp can be trusted to tell a later change ([`fsutil::Stamp::settled`]).
 type Stamps = Vec<Option<fsutil::Stamp>>;
+
+/// What a stale check saw, per path of the ops: its trusted stamp, and the permission
+/// bits of the regular file there (read, not looked up again, when the temp is made).
+struct Seen {
+    stamps: Stamps,
+    perms: Vec<Option<u32>>,
+    /// Folders (absolute) the containment check found to be plain folders.
+    folders: std::collections::HashSet<std::path::PathBuf>,
+}
 
 /// Every path must hold its `from` side (exit 3 listing every one that does not).
 ///
@@ -311,39 +323,45 @@ fn check_stale(
     id: &str,
     ops: &[PathOp],
     earlier: Option<&[Option<fsutil::Stamp>]>,
-) -> Result<Stamps, Error> {
+) -> Result<Seen, Error> {
     use rayon::prelude::*;
     let (workdir, hash) = (repo.workdir.as_path(), repo.git.object_hash());
     let checked_at = std::time::SystemTime::now();
-    type Checked = (Option<StalePath>, Option<fsutil::Stamp>);
+    type Checked = (Option<StalePath>, Option<fsutil::Stamp>, Option<u32>);
     let checked: Vec<Result<Checked, Error>> = ops
         .par_iter()
         .enumerate()
         .map(|(i, o)| {
             if let Some(stamp) = earlier.and_then(|e| e.get(i).copied().flatten()) {
                 if fsutil::Stamp::now(workdir, &o.path) == Some(stamp) {
-                    return Ok((None, Some(stamp)));
+                    return Ok((None, Some(stamp), None));
                 }
             }
-            let (now, stamp) = fsutil::on_disk_stamped_in(workdir, hash, &o.path)?;
+            let (now, stamp, perm) = fsutil::on_disk_seen_in(workdir, hash, &o.path)?;
             crate::progress::advance(1, 0);
             let stale =
                 fsutil::difference(o.from.map(|s| (s.blob, s.mode)), &now).map(|what| StalePath {
                     path: o.path.clone(),
                     what,
                 });
-            Ok((stale, stamp.filter(|s| s.settled(checked_at))))
+            Ok((stale, stamp.filter(|s| s.settled(checked_at)), perm))
         })
         .collect();
     let mut stale = Vec::new();
     let mut stamps = Vec::with_capacity(ops.len());
+    let mut perms = Vec::with_capacity(ops.len());
     for c in checked {
-        let (s, stamp) = c?;
+        let (s, stamp, perm) = c?;
         stale.extend(s);
         stamps.push(stamp);
+        perms.push(perm);
     }
     if stale.is_empty() {
-        Ok(stamps)
+        Ok(Seen {
+            stamps,
+            perms,
+            folders: Default::default(),
+        })
     } else {
         Err(Error::Stale {
             op: op.as_str(),
@@ -360,7 +378,7 @@ fn run(
     op: TxnOp,
     preview: &Preview,
     mut ops: Vec<PathOp>,
-    stamps: &[Option<fsutil::Stamp>],
+    seen: &Seen,
     reason: Option<String>,
     agent: Option<String>,
     made_commit: Option<String>,
@@ -379,13 +397,22 @@ fn run(
             .map(|m| m.permissions().mode() & 0o777);
     }
     let mut created: BTreeSet<String> = BTreeSet::new();
+    // Folders looked at: many paths share theirs, and each is looked at once.
+    let mut existing: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for o in ops.iter_mut().filter(|o| o.to.is_some()) {
         o.temp = Some(record::temp_name(&o.path, &preview.id));
-        let comps: Vec<&str> = o.path.split('/').collect();
-        for n in 1..comps.len() {
-            let d = comps[..n].join("/");
-            if !created.contains(&d) && !repo.abs_path(&d).exists() {
-                created.insert(d);
+    }
+    for o in ops.iter().filter(|o| o.to.is_some()) {
+        for (i, _) in o.path.match_indices('/') {
+            let d = &o.path[..i];
+            if existing.contains(d) || created.contains(d) {
+                continue;
+            }
+            let abs = repo.abs_path(d);
+            if seen.folders.contains(&abs) || abs.exists() {
+                existing.insert(d);
+            } else {
+                created.insert(d.to_string());
             }
         }
     }
@@ -422,7 +449,7 @@ fn run(
         crate::progress::Phase::Write,
         record.ops.iter().filter(|o| o.to.is_some()).count(),
     );
-    let written = record::write_temps(repo, &record);
+    let written = record::write_temps(repo, &record, Some(&seen.perms));
     drop(writing);
     if let Err(e) = written {
         return Err(rollback_after(repo, &record, e));
@@ -431,8 +458,8 @@ fn run(
     // Someone may have saved a file while the temps were written: look once more, so
     // the window in which an edit can be overwritten is the renames alone (and each
     // rename looks at its target once more, see [`record::converge`]).
-    let stamps = match check_stale(repo, op, &preview.id, &record.ops, Some(stamps)) {
-        Ok(s) => s,
+    let stamps = match check_stale(repo, op, &preview.id, &record.ops, Some(&seen.stamps)) {
+        Ok(s) => s.stamps,
         Err(e) => return Err(rollback_after(repo, &record, e)),
     };
 

@@ -192,9 +192,37 @@ pub(crate) fn on_disk_stamped_in(
     hash: gix::hash::Kind,
     path: &str,
 ) -> Result<(OnDisk, Option<Stamp>), Error> {
+    on_disk_seen_in(workdir, hash, path).map(|(now, stamp, _)| (now, stamp))
+}
+
+/// [`on_disk_stamped_in`] and, for a regular file, its permission bits (what the file
+/// replacing it keeps, see [`perm_for_bits`]).
+///
+/// A regular file is opened (never following a symlink), its stamp taken from the open
+/// file and read to its end: four system calls, where a look at the path, an open and a
+/// read to a second, empty read took six. Symlinks, folders and special files take the
+/// path's metadata first.
+pub(crate) fn on_disk_seen_in(
+    workdir: &Path,
+    hash: gix::hash::Kind,
+    path: &str,
+) -> Result<(OnDisk, Option<Stamp>, Option<u32>), Error> {
     let abs = workdir.join(path);
+    if let Some((bytes, meta)) = read_regular(&abs)? {
+        use std::os::unix::fs::PermissionsExt;
+        let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
+            .map_err(|e| Error::Corrupt(format!("cannot hash {path}: {e}")))?;
+        let perm = meta.permissions().mode() & 0o777;
+        return Ok((
+            OnDisk::File(id, FileMode::from_metadata(&meta)),
+            Stamp::of(&meta),
+            Some(perm),
+        ));
+    }
     let meta = match std::fs::symlink_metadata(&abs) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((OnDisk::Absent, None)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok((OnDisk::Absent, None, None))
+        }
         Err(e) => return Err(Error::io("inspect", &abs)(e)),
         Ok(m) => m,
     };
@@ -207,13 +235,77 @@ pub(crate) fn on_disk_stamped_in(
             .as_bytes()
             .to_vec()
     } else if meta.is_dir() {
-        return Ok((OnDisk::Folder, None));
+        return Ok((OnDisk::Folder, None, None));
     } else {
         std::fs::read(&abs).map_err(Error::io("read", &abs))?
     };
     let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
         .map_err(|e| Error::Corrupt(format!("cannot hash {path}: {e}")))?;
-    Ok((OnDisk::File(id, FileMode::from_metadata(&meta)), stamp))
+    let perm = meta.file_type().is_file().then(|| {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o777
+    });
+    Ok((
+        OnDisk::File(id, FileMode::from_metadata(&meta)),
+        stamp,
+        perm,
+    ))
+}
+
+/// The bytes and metadata (taken from the open file, before reading) of `abs` when it
+/// is a regular file; `None` when it is anything else (absent, a symlink, a folder, a
+/// special file), which the caller then looks at by path.
+fn read_regular(abs: &Path) -> Result<Option<(Vec<u8>, std::fs::Metadata)>, Error> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: opening a FIFO must not wait for a writer.
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(abs)
+    {
+        Ok(f) => f,
+        Err(_) => return Ok(None),
+    };
+    let meta = file.metadata().map_err(Error::io("inspect", abs))?;
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    // One byte more than the size: a read that comes back short has met the end, so
+    // a file of the size its stamp says takes one read. A file that grew since is
+    // read on to its end (its change time moved, which the stamp tells).
+    let len = usize::try_from(meta.len()).unwrap_or(usize::MAX - 1);
+    let mut bytes: Vec<u8> = Vec::with_capacity(len.saturating_add(1));
+    loop {
+        if bytes.len() == bytes.capacity() {
+            bytes.reserve(bytes.capacity().max(8192));
+        }
+        let spare = bytes.spare_capacity_mut();
+        // SAFETY: `spare` is writable memory of `spare.len()` bytes owned by `bytes`;
+        // the descriptor is open for the duration of the call.
+        let n = unsafe {
+            libc::read(
+                file.as_raw_fd(),
+                spare.as_mut_ptr().cast::<libc::c_void>(),
+                spare.len(),
+            )
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(Error::io("read", abs)(e));
+        }
+        let n = n as usize;
+        let asked = spare.len();
+        // SAFETY: the kernel wrote `n` bytes into the spare capacity.
+        unsafe { bytes.set_len(bytes.len() + n) };
+        if n == 0 || (n < asked && bytes.len() >= len) {
+            break;
+        }
+    }
+    Ok(Some((bytes, meta)))
 }
 
 /// How `now` differs from `want` (None when equal), in words for a stale report.
@@ -269,11 +361,29 @@ pub(crate) fn write_file_perm(
 pub(crate) fn perm_for(current: Option<&std::fs::Metadata>, goal: FileMode) -> Option<u32> {
     use std::os::unix::fs::PermissionsExt;
     let meta = current.filter(|m| m.file_type().is_file())?;
-    let perm = meta.permissions().mode() & 0o777;
+    perm_for_bits(Some(meta.permissions().mode() & 0o777), goal)
+}
+
+/// [`perm_for`] from the permission bits of the regular file there (`None`: no
+/// regular file).
+pub(crate) fn perm_for_bits(current: Option<u32>, goal: FileMode) -> Option<u32> {
+    let perm = current? & 0o777;
     Some(match goal {
         FileMode::Executable if perm & 0o111 == 0 => perm | ((perm & 0o444) >> 2),
         FileMode::Regular => perm & !0o111,
         _ => perm,
+    })
+}
+
+/// The process's umask, read once from `/proc/self/status` (Linux ≥ 4.7; reading it
+/// otherwise means setting it, which would race other threads creating files). `None`
+/// when it cannot be told.
+fn umask() -> Option<u32> {
+    static UMASK: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *UMASK.get_or_init(|| {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+        u32::from_str_radix(line.trim(), 8).ok()
     })
 }
 
@@ -287,14 +397,10 @@ fn write_file_with(
     sync: bool,
 ) -> Result<(), Error> {
     use std::os::unix::fs::OpenOptionsExt;
-    match std::fs::symlink_metadata(path) {
-        Ok(_) => std::fs::remove_file(path).map_err(Error::io("remove", path))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io("inspect", path)(e)),
-    }
     if mode == FileMode::Symlink {
         use std::os::unix::ffi::OsStrExt;
         let target = std::ffi::OsStr::from_bytes(bytes);
+        remove_if_present(path)?;
         return std::os::unix::fs::symlink(target, path)
             .map_err(Error::io("create the link", path));
     }
@@ -305,17 +411,31 @@ fn write_file_with(
     } else {
         0o666
     };
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(explicit.unwrap_or(perm))
-        .open(path)
-        .map_err(Error::io("create", path))?;
+    let open = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(explicit.unwrap_or(perm))
+            .open(path)
+    };
+    // A leftover at `path` (a temp of an earlier run) is replaced: created exclusively,
+    // and only when that fails removed first (no look before every create).
+    let mut f = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            std::fs::remove_file(path).map_err(Error::io("remove", path))?;
+            open()
+        }
+        other => other,
+    }
+    .map_err(Error::io("create", path))?;
     if let Some(bits) = explicit {
-        // The umask filtered the bits given to open; set exactly these.
-        use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(bits))
-            .map_err(Error::io("set the mode of", path))?;
+        // The umask filtered the bits given to open; set exactly these, unless it
+        // left them as they are.
+        if umask().is_none_or(|m| bits & m != 0) {
+            use std::os::unix::fs::PermissionsExt;
+            f.set_permissions(std::fs::Permissions::from_mode(bits))
+                .map_err(Error::io("set the mode of", path))?;
+        }
     }
     f.write_all(bytes).map_err(Error::io("write", path))?;
     if sync {
@@ -354,20 +474,34 @@ pub(crate) fn in_parallel<T: Sync>(
     })
 }
 
-/// Writes files (see [`in_parallel`]) and makes them and their folders durable: on
-/// Linux with one `syncfs` per file system, else with an fsync per file and folder.
-pub(crate) fn write_files_durable(
-    jobs: &[(PathBuf, Vec<u8>, FileMode, Option<u32>)],
-    dirs: &BTreeSet<PathBuf>,
+/// Writes one temp file of a batch made durable at once (see [`sync_dirs`]): on Linux
+/// without its own fsync, elsewhere with it.
+pub(crate) fn write_temp(
+    path: &Path,
+    bytes: &[u8],
+    mode: FileMode,
+    perm: Option<u32>,
 ) -> Result<(), Error> {
-    let batched = cfg!(target_os = "linux");
-    in_parallel(jobs, |(path, bytes, mode, perm)| {
-        if let Some(e) = fault_error("temp") {
-            return Err(Error::io("write", path)(e));
-        }
-        write_file_with(path, bytes, *mode, *perm, !batched)
-    })?;
-    sync_dirs(dirs)
+    if let Some(e) = fault_error("temp") {
+        return Err(Error::io("write", path)(e));
+    }
+    write_file_with(path, bytes, mode, perm, !cfg!(target_os = "linux"))
+}
+
+/// How many threads write `jobs` temp files. On Linux a write waits for nothing (one
+/// `syncfs` makes the batch durable afterwards), so a thread per core keeps them busy;
+/// elsewhere each write waits for its fsync, and many in flight share the file
+/// system's commits (see [`in_parallel`]).
+pub(crate) fn writer_threads(jobs: usize) -> usize {
+    let cap = if cfg!(target_os = "linux") {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .clamp(2, 8)
+    } else {
+        64
+    };
+    cap.min(jobs.div_ceil(8)).max(1)
 }
 
 /// Makes the entries of `dirs` (renames, deletions, new files) durable: on Linux one
@@ -383,13 +517,22 @@ pub(crate) fn sync_dirs(dirs: &BTreeSet<PathBuf>) -> Result<(), Error> {
         }
         let mut devices = BTreeSet::new();
         for dir in dirs {
-            let f = match std::fs::File::open(dir) {
-                Ok(f) => f,
+            // One look per folder; a folder is opened only for a file system not yet
+            // synced.
+            let dev = match std::fs::metadata(dir) {
+                Ok(m) => m.dev(),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Error::io("open the folder", dir)(e)),
+                Err(e) => return Err(Error::io("inspect", dir)(e)),
             };
-            let dev = f.metadata().map_err(Error::io("inspect", dir))?.dev();
             if devices.insert(dev) {
+                let f = match std::fs::File::open(dir) {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        devices.remove(&dev);
+                        continue;
+                    }
+                    Err(e) => return Err(Error::io("open the folder", dir)(e)),
+                };
                 // SAFETY: `f` is an open descriptor for the duration of the call.
                 if unsafe { syncfs(f.as_raw_fd()) } != 0 {
                     return Err(Error::io("sync the file system of", dir)(
@@ -554,6 +697,68 @@ mod tests {
         assert_eq!(bits(0o750, FileMode::Regular), Some(0o640));
         assert_eq!(bits(0o755, FileMode::Executable), Some(0o755));
         assert_eq!(perm_for(None, FileMode::Regular), None);
+    }
+
+    #[test]
+    fn what_is_on_disk_is_read_through_the_open_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let hash = gix::hash::Kind::Sha1;
+        let blob =
+            |b: &[u8]| gix::objs::compute_hash(hash, gix::objs::Kind::Blob, b).expect("hash");
+        // Sizes around the one-more-byte read, and an empty file.
+        for len in [0usize, 1, 4095, 4096, 4097, 70_000] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            std::fs::write(dir.path().join("f"), &bytes).expect("write");
+            std::fs::set_permissions(dir.path().join("f"), std::fs::Permissions::from_mode(0o640))
+                .expect("chmod");
+            let (now, stamp, perm) = on_disk_seen_in(dir.path(), hash, "f").expect("look");
+            assert_eq!(
+                now,
+                OnDisk::File(blob(&bytes), FileMode::Regular),
+                "{len} bytes"
+            );
+            assert_eq!(stamp, Stamp::now(dir.path(), "f"));
+            assert_eq!(perm, Some(0o640));
+        }
+        std::os::unix::fs::symlink("f", dir.path().join("l")).expect("symlink");
+        let (now, _, perm) = on_disk_seen_in(dir.path(), hash, "l").expect("look");
+        assert_eq!(now, OnDisk::File(blob(b"f"), FileMode::Symlink));
+        assert_eq!(perm, None);
+        std::fs::create_dir(dir.path().join("d")).expect("mkdir");
+        let (now, stamp, _) = on_disk_seen_in(dir.path(), hash, "d").expect("look");
+        assert_eq!((now, stamp), (OnDisk::Folder, None));
+        let (now, stamp, _) = on_disk_seen_in(dir.path(), hash, "gone").expect("look");
+        assert_eq!((now, stamp), (OnDisk::Absent, None));
+    }
+
+    #[test]
+    fn temp_files_replace_leftovers_and_get_exact_bits() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let t = dir.path().join(".f.tmp");
+        std::fs::write(&t, "leftover of a killed run").expect("write");
+        write_temp(&t, b"new", FileMode::Regular, Some(0o604)).expect("temp");
+        assert_eq!(std::fs::read(&t).expect("read"), b"new");
+        let mode = std::fs::metadata(&t).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o604);
+        write_temp(&t, b"x", FileMode::Executable, Some(0o700)).expect("temp");
+        let mode = std::fs::metadata(&t).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert!(
+            umask().is_some(),
+            "Linux tells the umask in /proc/self/status"
+        );
+    }
+
+    #[test]
+    fn permission_bits_from_bits_match_those_from_metadata() {
+        assert_eq!(
+            perm_for_bits(Some(0o600), FileMode::Executable),
+            Some(0o700)
+        );
+        assert_eq!(perm_for_bits(Some(0o755), FileMode::Regular), Some(0o644));
+        assert_eq!(perm_for_bits(None, FileMode::Regular), None);
     }
 
     #[test]

@@ -156,8 +156,20 @@ pub(crate) fn temp_name(path: &str, id: &str) -> String {
 }
 
 /// Writes the temp file of every path that gets content, with the permission bits the
-/// target will keep ([`fsutil::perm_for`]), durably.
-pub(crate) fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
+/// target will keep ([`fsutil::perm_for`]), durably. `perms` holds, per op, the
+/// permission bits of the regular file at its path as the stale check found it (so
+/// that no path is looked at again here); without it each target is looked at.
+///
+/// This thread reads the blobs from the object database (its handle cannot cross
+/// threads) while a few others write the temp files, so inflating blobs and writing
+/// files overlap; the queue between them holds a few blobs, not the whole change.
+pub(crate) fn write_temps(
+    repo: &Repo,
+    record: &Record,
+    perms: Option<&[Option<u32>]>,
+) -> Result<(), Error> {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::Ordering;
     let mut dirs = BTreeSet::new();
     for o in &record.ops {
         if o.to.is_some() && o.temp.is_some() {
@@ -171,40 +183,106 @@ pub(crate) fn write_temps(repo: &Repo, record: &Record) -> Result<(), Error> {
     {
         dirs.insert(d);
     }
-    // Blobs are read a batch at a time, so memory holds one batch, not the whole change.
     let writes: Vec<_> = record
         .ops
         .iter()
-        .filter_map(|o| match (&o.to, &o.temp) {
-            (Some(to), Some(temp)) => Some((o, temp, to)),
+        .enumerate()
+        .filter_map(|(i, o)| match (&o.to, &o.temp) {
+            (Some(to), Some(temp)) => Some((i, o, temp.as_str(), *to)),
             _ => None,
         })
         .collect();
-    let mut jobs = Vec::with_capacity(WRITE_BATCH);
-    let mut bytes = 0;
-    for (o, temp, to) in writes {
-        let blob = store::blob(repo, to.blob)?;
-        bytes += blob.len();
-        let current = std::fs::symlink_metadata(repo.abs_path(&o.path)).ok();
-        let perm = fsutil::perm_for(current.as_ref(), to.mode).or(o.perm);
-        jobs.push((repo.abs_path(temp), blob, to.mode, perm));
-        if jobs.len() == WRITE_BATCH || bytes >= WRITE_BATCH_BYTES {
-            fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
-            crate::progress::advance(jobs.len(), 0);
-            jobs.clear();
-            bytes = 0;
+    let threads = fsutil::writer_threads(writes.len());
+    let workdir = repo.workdir.as_path();
+    let failed = AtomicBool::new(false);
+    let write_one = |k: usize, bytes: &[u8]| -> Result<(), Error> {
+        let (i, o, temp, to) = writes[k];
+        let current = match perms {
+            Some(p) => p.get(i).copied().flatten(),
+            None => std::fs::symlink_metadata(workdir.join(&o.path))
+                .ok()
+                .filter(|m| m.file_type().is_file())
+                .map(|m| {
+                    use std::os::unix::fs::PermissionsExt;
+                    m.permissions().mode() & 0o777
+                }),
+        };
+        let perm = fsutil::perm_for_bits(current, to.mode).or(o.perm);
+        fsutil::write_temp(&workdir.join(temp), bytes, to.mode, perm)?;
+        crate::progress::advance(1, 0);
+        Ok(())
+    };
+    // Blobs go to the writers in chunks, each writer its own queue of one chunk: a
+    // hand-over per file woke a sleeping writer per file (thousands of futex calls).
+    type Chunk = Vec<(usize, Vec<u8>)>;
+    let (sends, receives): (Vec<_>, Vec<_>) = (0..threads)
+        .map(|_| std::sync::mpsc::sync_channel::<Chunk>(1))
+        .unzip();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = receives
+            .into_iter()
+            .map(|receive| {
+                let (failed, write_one) = (&failed, &write_one);
+                scope.spawn(move || -> Result<(), Error> {
+                    for chunk in receive {
+                        for (k, bytes) in chunk {
+                            if let Err(e) = write_one(k, &bytes) {
+                                failed.store(true, Ordering::Relaxed);
+                                return Err(e);
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        let mut result = Ok(());
+        let (mut chunk, mut size, mut to_writer) = (Vec::new(), 0, 0);
+        for (k, &(_, _, _, to)) in writes.iter().enumerate() {
+            if failed.load(Ordering::Relaxed) {
+                break;
+            }
+            match store::blob_data(repo, to.blob) {
+                Ok(b) => {
+                    size += b.len();
+                    chunk.push((k, b));
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+            if chunk.len() == CHUNK_FILES || size >= CHUNK_BYTES || k + 1 == writes.len() {
+                if sends[to_writer % threads]
+                    .send(std::mem::take(&mut chunk))
+                    .is_err()
+                {
+                    break;
+                }
+                to_writer += 1;
+                size = 0;
+            }
         }
-    }
-    if !jobs.is_empty() {
-        fsutil::write_files_durable(&jobs, &BTreeSet::new())?;
-    }
+        drop(sends);
+        for h in handles {
+            let r = h
+                .join()
+                .unwrap_or_else(|_| Err(Error::Corrupt("a worker thread panicked".into())));
+            if result.is_ok() {
+                result = r;
+            }
+        }
+        result
+    })?;
     fsutil::sync_dirs(&dirs)
 }
 
-/// Temp files written per batch (see [`write_temps`]): at most this many, and no more
-/// once they hold this many bytes (a batch of 128 with a large file held 6.8 MB).
-const WRITE_BATCH: usize = 128;
-const WRITE_BATCH_BYTES: usize = 1 << 20;
+/// A chunk of temp files handed to one writer (see [`write_temps`]): at most this many
+/// files, and no more once they hold this many bytes; with one chunk queued and one
+/// being written per writer, memory holds a few hundred KiB of blobs (a 128-file batch
+/// with a 2.5 MB file held 6.8 MB).
+const CHUNK_FILES: usize = 16;
+const CHUNK_BYTES: usize = 256 << 10;
 
 /// Rolls back a run that never reached its commit point: its temp files and the
 /// folders it made go (no target was touched), then the record. Returns notes about
@@ -389,6 +467,7 @@ pub(crate) fn converge(
     dir: Direction,
     earlier: Option<&[Option<Stamp>]>,
 ) -> Result<Pass, Error> {
+    let live = earlier.is_some();
     let mut pass = Pass::default();
     let mut orphans = Vec::new();
     let mut known = HashSet::new();
@@ -413,6 +492,14 @@ pub(crate) fn converge(
                 Some(why) => Ok(State::Refused(why)),
                 None => {
                     let stamp = earlier.and_then(|e| e.get(i).copied().flatten());
+                    if live {
+                        // The live run checked every path right before its commit
+                        // point; the look that counts is the one right before each
+                        // rename ([`still_holds`]: by stamp, or by content when the
+                        // stamp cannot be trusted). Reading here too would read each
+                        // recently changed file once more for nothing.
+                        return Ok(State::Ready(stamp));
+                    }
                     content_state(workdir, hash, op, dir, stamp)
                 }
             })
@@ -455,6 +542,10 @@ pub(crate) fn converge(
                 dirs.insert(fsutil::parent_dir(repo, &op.path));
                 let temp = match goal {
                     None => None,
+                    // The live run wrote every temp before its commit point.
+                    Some(_) if live && dir == Direction::Forward => {
+                        op.temp.as_ref().map(|t| repo.abs_path(t))
+                    }
                     Some(goal) => Some(prepare_temp(repo, op, goal, dir, &record.id)?),
                 };
                 jobs.push(Job { op, stamp, temp });

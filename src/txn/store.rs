@@ -546,6 +546,15 @@ pub fn blob(repo: &Repo, id: gix::ObjectId) -> Result<Vec<u8>, Error> {
         .clone())
 }
 
+/// [`blob`] without a copy: the buffer the object database read into is taken.
+pub(crate) fn blob_data(repo: &Repo, id: gix::ObjectId) -> Result<Vec<u8>, Error> {
+    Ok(repo
+        .git
+        .find_blob(id)
+        .map_err(Error::git(format!("read blob {id}")))?
+        .take_data())
+}
+
 /// Drops a pending preview and records a `discarded` event.
 pub fn discard(repo: &Repo, id: Option<&str>, reason: Option<&str>) -> Result<Preview, Error> {
     discard_as(repo, id, reason, None)
