@@ -461,17 +461,25 @@ pub(crate) fn in_parallel<T: Sync>(
         let handles: Vec<_> = (0..threads)
             .map(|t| scope.spawn(move || jobs.iter().skip(t).step_by(threads).try_for_each(f)))
             .collect();
-        let mut result = Ok(());
-        for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(Error::Corrupt("a worker thread panicked".into())));
-            if result.is_ok() {
-                result = r;
-            }
-        }
-        result
+        join_all(handles)
     })
+}
+
+/// Waits for every worker and returns the first error (a panicked worker is one): the
+/// others still finish, so no worker outlives the scope with half its files written.
+pub(crate) fn join_all(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<(), Error>>>,
+) -> Result<(), Error> {
+    let mut result = Ok(());
+    for h in handles {
+        let r = h
+            .join()
+            .unwrap_or_else(|_| Err(Error::Corrupt("a worker thread panicked".into())));
+        if result.is_ok() {
+            result = r;
+        }
+    }
+    result
 }
 
 /// Writes one temp file of a batch made durable at once (see [`sync_dirs`]): on Linux

@@ -264,15 +264,9 @@ pub(crate) fn write_temps(
             }
         }
         drop(sends);
-        for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(Error::Corrupt("a worker thread panicked".into())));
-            if result.is_ok() {
-                result = r;
-            }
-        }
-        result
+        // Every writer is waited for; a blob that could not be read comes first.
+        let joined = fsutil::join_all(handles);
+        result.and(joined)
     })?;
     fsutil::sync_dirs(&dirs)
 }
