@@ -78,6 +78,17 @@ pub enum PrError {
     },
     #[error("transaction {id} was {state}: there is nothing to open a pull request for")]
     NotOpen { id: String, state: String },
+    /// A value that would reach a child's argument vector as an option, or a remote
+    /// that is not configured: pushing to a place the repository's owner never named
+    /// could send its code anywhere.
+    #[error("{what} '{value}' is refused: {why}")]
+    UnsafeArgument {
+        what: &'static str,
+        value: String,
+        why: String,
+        /// The configured remotes, for the hint.
+        remotes: Vec<String>,
+    },
 }
 
 fn detail(stderr: &str) -> String {
@@ -100,11 +111,13 @@ impl Classify for PrError {
             PrError::Spawn { .. } => "spawn",
             PrError::Git { .. } => "git",
             PrError::NotOpen { .. } => "not-open",
+            PrError::UnsafeArgument { .. } => "unsafe-argument",
         }
     }
     fn exit(&self) -> Exit {
         match self {
             PrError::NotOpen { .. } => Exit::BadInput,
+            PrError::UnsafeArgument { .. } => Exit::Refused,
             // The environment is missing something, or the remote side failed.
             _ => Exit::Internal,
         }
@@ -126,6 +139,12 @@ impl Classify for PrError {
                 "the branch is pushed; fix what gh said and run the same command again".into()
             }
             PrError::NotOpen { .. } => "`git astedit log` shows what happened to it".into(),
+            PrError::UnsafeArgument { remotes, .. } if remotes.is_empty() => {
+                "no remote is configured: add one with `git remote add origin URL`".into()
+            }
+            PrError::UnsafeArgument { remotes, .. } => {
+                format!("name one of the configured remotes: {}", remotes.join(", "))
+            }
             _ => return None,
         })
     }
@@ -271,6 +290,65 @@ fn write_commit(
         .write_object(&commit)
         .map_err(git_err("write the pull request commit"))?
         .detach())
+}
+
+/// Refuses a value that a child would read as an option, or that holds a byte no
+/// remote name, branch or URL has.
+fn plain_value(what: &'static str, value: &str) -> Result<(), PrError> {
+    let why = if value.is_empty() {
+        "it is empty"
+    } else if value.starts_with('-') {
+        "it starts with '-' and would be read as an option"
+    } else if value.chars().any(|c| c.is_control()) {
+        "it holds a control character"
+    } else {
+        return Ok(());
+    };
+    Err(PrError::UnsafeArgument {
+        what,
+        value: value.into(),
+        why: why.into(),
+        remotes: Vec::new(),
+    })
+}
+
+/// The remote to push to: a configured remote's name, or the URL (`url` or `pushurl`)
+/// of one. Anything else is refused, so that a caller (an agent, or a prompt injected
+/// into one) can neither pass an option to `git push` nor send the code elsewhere.
+fn configured_remote(repo: &Repo, remote: &str) -> Result<String, PrError> {
+    let names: Vec<String> = repo
+        .git
+        .remote_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let refuse = |why: &str| PrError::UnsafeArgument {
+        what: "remote",
+        value: remote.into(),
+        why: why.into(),
+        remotes: names.clone(),
+    };
+    plain_value("remote", remote).map_err(|e| match e {
+        PrError::UnsafeArgument { why, .. } => refuse(&why),
+        other => other,
+    })?;
+    if names.iter().any(|n| n == remote) {
+        return Ok(remote.into());
+    }
+    let config = repo.git.config_snapshot();
+    for name in &names {
+        for key in ["url", "pushurl"] {
+            let urls = config.strings(format!("remote.{name}.{key}").as_str());
+            if urls
+                .unwrap_or_default()
+                .iter()
+                .any(|u| AsRef::<[u8]>::as_ref(u) == remote.as_bytes())
+            {
+                return Ok(name.clone());
+            }
+        }
+    }
+    Err(refuse("it is not a configured remote"))
 }
 
 /// Runs a program with an argument vector in the work tree; prompts disabled.
@@ -486,6 +564,13 @@ pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         _ => "pending",
     };
 
+    // Every value of the caller's that reaches an argument vector is checked before
+    // anything runs; values after an option go in its `--opt=VALUE` form.
+    let remote = configured_remote(repo, &args.remote)?;
+    if let Some(base) = &args.base {
+        plain_value("base branch", base)?;
+    }
+
     // Check the tools before touching anything: no branch is made for nothing.
     gh(&workdir, &["--version"])?;
     gh(&workdir, &["auth", "status"])?;
@@ -512,9 +597,11 @@ pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         args.agent.as_deref(),
     )?;
 
+    // `--` ends git's options: what follows is a remote and a refspec, whatever it is.
     let push_args: Vec<String> = vec![
         "push".into(),
-        args.remote.clone(),
+        "--".into(),
+        remote.clone(),
         format!("{branch_ref}:{branch_ref}"),
     ];
     let pushed = spawn(&workdir, "git", &push_args)?;
@@ -524,7 +611,7 @@ pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
             PrError::Network(stderr)
         } else {
             PrError::Push {
-                remote: args.remote.clone(),
+                remote: remote.clone(),
                 branch: branch.clone(),
                 stderr,
             }
@@ -556,11 +643,11 @@ pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         None => {
             let loaded = LoadedPreview::load(repo, preview.clone())?;
             let text = body(&loaded, state_name, &events, &branch);
-            let mut create: Vec<&str> = vec![
-                "pr", "create", "--head", &branch, "--title", &title, "--body", &text,
-            ];
-            if let Some(base) = &args.base {
-                create.extend(["--base", base.as_str()]);
+            let (title, text) = (format!("--title={title}"), format!("--body={text}"));
+            let mut create: Vec<&str> = vec!["pr", "create", "--head", &branch, &title, &text];
+            let base = args.base.as_ref().map(|b| format!("--base={b}"));
+            if let Some(base) = &base {
+                create.push(base);
             }
             if !args.ready {
                 create.push("--draft");
@@ -595,7 +682,7 @@ pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         state,
         branch,
         commit: tip.to_string(),
-        remote: args.remote.clone(),
+        remote,
         url,
         created,
         draft: created && !args.ready,

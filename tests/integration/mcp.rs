@@ -709,20 +709,19 @@ fn pr_pushes_a_branch_and_opens_a_draft_once() {
         ]
     );
     let create = &calls[3];
-    assert_eq!(create.len(), 9, "{create:?}");
+    assert_eq!(create.len(), 7, "{create:?}");
+    // The caller's values travel in `--opt=VALUE` form: none can become an option.
     assert_eq!(
-        create[..7],
+        create[..5],
         [
             "pr",
             "create",
             "--head",
             &branch,
-            "--title",
-            "rename foo to bar",
-            "--body"
+            "--title=rename foo to bar",
         ]
     );
-    assert_eq!(create[8], "--draft");
+    assert_eq!(create[6], "--draft");
     for i in 0..4 {
         assert_eq!(
             gh.prompts_disabled(i),
@@ -731,7 +730,7 @@ fn pr_pushes_a_branch_and_opens_a_draft_once() {
         );
     }
 
-    let body = &create[7];
+    let body = create[5].strip_prefix("--body=").expect("--body=");
     assert!(body.starts_with("rename foo to bar\n"), "{body}");
     assert!(body.contains("`foo($A)` → `bar($A)`"), "{body}");
     assert!(body.contains("| `src/a.rs` | 3 | 2 | 2 |"), "{body}");
@@ -833,10 +832,12 @@ fn pr_without_gh_or_auth_says_how_to_fix_it_and_pushes_nothing() {
     offline.assert_code(70);
     assert_eq!(offline.json()["error"]["code"], "network");
 
-    // With gh ready, a remote that does not exist fails the push, with the fix.
+    // With gh ready, a configured remote that cannot be reached fails the push, with
+    // the fix.
     std::fs::remove_file(gh.dir.path().join("offline")).expect("rm");
     std::fs::remove_file(gh.dir.path().join("noauth")).expect("rm");
-    let push = gh.run(&t, &["--json", "pr", &id, "--remote", "nosuch"]);
+    t.git(&["remote", "add", "gone", "/nonexistent/astedit-remote.git"]);
+    let push = gh.run(&t, &["--json", "pr", &id, "--remote", "gone"]);
     push.assert_code(70);
     let err = &push.json()["error"];
     assert_eq!(err["code"], "push-failed");
@@ -850,6 +851,89 @@ fn pr_without_gh_or_auth_says_how_to_fix_it_and_pushes_nothing() {
             .all(|c| c.get(1).map(String::as_str) != Some("create")),
         "no pull request without a pushed branch"
     );
+}
+
+/// A remote (or base) that would be an option of `git push`/`gh`, or that names no
+/// configured remote, is refused before anything runs: no command of the caller's
+/// choosing, no push to a place the repository never named. CLI and tool alike.
+#[test]
+fn pr_refuses_option_like_and_unconfigured_remotes() {
+    let t = repo_with_code();
+    let gh = GhStub::new(&t);
+    let staged = t.run(&["--json", "edit", "-p", "foo($A)", "-r", "bar($A)"]);
+    staged.assert_code(0);
+    let id = staged.json()["id"].as_str().expect("id").to_string();
+    let pwned = t.path().join("pwned");
+    let hostile = format!("--receive-pack=touch {}; git-receive-pack", pwned.display());
+    let other = tempfile::tempdir().expect("tempdir");
+    t.git(&["init", "-q", "--bare", &other.path().to_string_lossy()]);
+    let unknown = other.path().to_string_lossy().into_owned();
+    for (args, what) in [
+        (
+            vec!["--json", "pr", &id, &format!("--remote={hostile}")],
+            "remote",
+        ),
+        (vec!["--json", "pr", &id, "--remote=-v"], "remote"),
+        (vec!["--json", "pr", &id, "--remote", "nosuch"], "remote"),
+        (vec!["--json", "pr", &id, "--remote", &unknown], "remote"),
+        (vec!["--json", "pr", &id, "--base=--help"], "base branch"),
+    ] {
+        let out = gh.run(&t, &args);
+        out.assert_code(4);
+        let err = &out.json()["error"];
+        assert_eq!(err["code"], "unsafe-argument", "{args:?}: {err}");
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with(what),
+            "{args:?}: {err}"
+        );
+    }
+    let err = gh
+        .run(&t, &["--json", "pr", &id, "--remote", "nosuch"])
+        .json();
+    assert!(
+        err["error"]["hint"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("origin"),
+        "the hint names the configured remotes: {err}"
+    );
+
+    let mut s = Server::start_with(
+        &t,
+        ".",
+        &[
+            ("PATH", gh.path_env().as_str()),
+            ("GH_STUB_DIR", &gh.dir.path().to_string_lossy()),
+        ],
+    );
+    s.handshake("2025-06-18", "hostile");
+    let result = s.call("pr", json!({"id": id, "remote": hostile}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(error_json(&result)["error"]["code"], "unsafe-argument");
+    drop(s);
+
+    assert!(!pwned.exists(), "the hostile receive-pack ran");
+    assert!(gh.calls().is_empty(), "gh ran: {:?}", gh.calls());
+    assert!(
+        gh.remote_git(&t, &["for-each-ref"]).is_empty(),
+        "nothing pushed"
+    );
+    assert!(
+        std::fs::read_dir(other.path().join("refs/heads"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+            == 0,
+        "nothing pushed to the unconfigured place"
+    );
+
+    // The URL of a configured remote is as good as its name.
+    let url = gh.remote.path().to_string_lossy().into_owned();
+    let out = gh.run(&t, &["--json", "pr", &id, "--remote", &url]);
+    out.assert_code(0);
+    assert_eq!(out.json()["remote"], "origin");
 }
 
 /// The tools' output schemas are the CLI's report schemas (`git astedit schema`):
