@@ -147,7 +147,7 @@ pub(crate) struct Stamp {
 
 impl Stamp {
     #[cfg(unix)]
-    fn of(meta: &std::fs::Metadata) -> Option<Stamp> {
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Option<Stamp> {
         use std::os::unix::fs::MetadataExt;
         Some(Stamp {
             dev: meta.dev(),
@@ -160,7 +160,7 @@ impl Stamp {
     }
 
     #[cfg(not(unix))]
-    fn of(_meta: &std::fs::Metadata) -> Option<Stamp> {
+    pub(crate) fn of(_meta: &std::fs::Metadata) -> Option<Stamp> {
         None
     }
 
@@ -179,9 +179,29 @@ impl Stamp {
 
     /// The stamp of `path` now; `None` when it cannot tell (absent, unreadable).
     pub(crate) fn now(workdir: &Path, path: &str) -> Option<Stamp> {
-        std::fs::symlink_metadata(workdir.join(path))
+        Stamp::at(&workdir.join(path))
+    }
+
+    /// The stamp of the absolute path `abs` (not following a symlink).
+    pub(crate) fn at(abs: &Path) -> Option<Stamp> {
+        std::fs::symlink_metadata(abs)
             .ok()
             .and_then(|m| Stamp::of(&m))
+    }
+
+    /// Whether `self`, taken after the file was renamed, tells the version `before`
+    /// does. A rename moves the change time (of both files of an exchange), so the
+    /// change time cannot count; everything else must match: the same inode, not
+    /// written since (size and modification time).
+    pub(crate) fn same_file_unwritten(&self, before: &Stamp) -> bool {
+        (self.dev, self.ino, self.size, self.mode, self.mtime)
+            == (
+                before.dev,
+                before.ino,
+                before.size,
+                before.mode,
+                before.mtime,
+            )
     }
 }
 
@@ -207,7 +227,21 @@ pub(crate) fn on_disk_seen_in(
     hash: gix::hash::Kind,
     path: &str,
 ) -> Result<(OnDisk, Option<Stamp>, Option<u32>), Error> {
-    let abs = workdir.join(path);
+    on_disk_seen_at(&workdir.join(path), hash, path)
+}
+
+/// What is at the absolute path `abs` (named `path` in messages), as [`on_disk_in`].
+pub(crate) fn on_disk_at(abs: &Path, hash: gix::hash::Kind) -> Result<OnDisk, Error> {
+    let name = abs.display().to_string();
+    on_disk_seen_at(abs, hash, &name).map(|(now, _, _)| now)
+}
+
+fn on_disk_seen_at(
+    abs: &Path,
+    hash: gix::hash::Kind,
+    path: &str,
+) -> Result<(OnDisk, Option<Stamp>, Option<u32>), Error> {
+    let abs = abs.to_path_buf();
     if let Some((bytes, meta)) = read_regular(&abs)? {
         use std::os::unix::fs::PermissionsExt;
         let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
@@ -560,42 +594,92 @@ pub(crate) fn sync_dirs(dirs: &BTreeSet<PathBuf>) -> Result<(), Error> {
     }
 }
 
+/// `renameat2(from, to, flags)`; `None` when the kernel or the file system does not
+/// do `flags` (and on systems other than Linux).
+#[cfg(target_os = "linux")]
+fn renameat2(from: &Path, to: &Path, flags: std::os::raw::c_uint) -> Option<std::io::Result<()>> {
+    use std::os::unix::ffi::OsStrExt;
+    extern "C" {
+        fn renameat2(
+            olddirfd: std::os::raw::c_int,
+            oldpath: *const std::os::raw::c_char,
+            newdirfd: std::os::raw::c_int,
+            newpath: *const std::os::raw::c_char,
+            flags: std::os::raw::c_uint,
+        ) -> std::os::raw::c_int;
+    }
+    const AT_FDCWD: std::os::raw::c_int = -100;
+    let cstr = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+    };
+    let (f, t) = match (cstr(from), cstr(to)) {
+        (Ok(f), Ok(t)) => (f, t),
+        (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
+    };
+    // SAFETY: both are NUL-terminated strings alive for the duration of the call.
+    let rc = unsafe { renameat2(AT_FDCWD, f.as_ptr(), AT_FDCWD, t.as_ptr(), flags) };
+    if rc == 0 {
+        return Some(Ok(()));
+    }
+    let err = std::io::Error::last_os_error();
+    // EINVAL: the file system does not do it; ENOSYS: neither does the kernel.
+    if matches!(err.raw_os_error(), Some(22) | Some(38)) {
+        return None;
+    }
+    Some(Err(err))
+}
+
 /// Renames `from` to `to` only if `to` does not exist, atomically (Linux
 /// `renameat2(RENAME_NOREPLACE)`; elsewhere, or where the file system lacks it, a hard
 /// link, which fails on an existing name just as atomically, then unlinking `from`).
 pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        extern "C" {
-            fn renameat2(
-                olddirfd: std::os::raw::c_int,
-                oldpath: *const std::os::raw::c_char,
-                newdirfd: std::os::raw::c_int,
-                newpath: *const std::os::raw::c_char,
-                flags: std::os::raw::c_uint,
-            ) -> std::os::raw::c_int;
-        }
-        const AT_FDCWD: std::os::raw::c_int = -100;
-        const RENAME_NOREPLACE: std::os::raw::c_uint = 1;
-        let cstr = |p: &Path| {
-            std::ffi::CString::new(p.as_os_str().as_bytes())
-                .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
-        };
-        let (f, t) = (cstr(from)?, cstr(to)?);
-        // SAFETY: both are NUL-terminated strings alive for the duration of the call.
-        let rc = unsafe { renameat2(AT_FDCWD, f.as_ptr(), AT_FDCWD, t.as_ptr(), RENAME_NOREPLACE) };
-        if rc == 0 {
-            return Ok(());
-        }
-        let err = std::io::Error::last_os_error();
-        // EINVAL: the file system does not do it; ENOSYS: neither does the kernel.
-        if !matches!(err.raw_os_error(), Some(22) | Some(38)) {
-            return Err(err);
-        }
+    if let Some(done) = renameat2(from, to, 1 /* RENAME_NOREPLACE */) {
+        return done;
     }
     std::fs::hard_link(from, to)?;
     std::fs::remove_file(from)
+}
+
+/// Swaps the files at `a` and `b` atomically (Linux `renameat2(RENAME_EXCHANGE)`):
+/// replacing a target this way destroys nothing, since what it held an instant ago is
+/// then at `a`, to be looked at. `None` where the system or file system cannot.
+pub(crate) fn rename_exchange(a: &Path, b: &Path) -> Option<std::io::Result<()>> {
+    #[cfg(target_os = "linux")]
+    {
+        renameat2(a, b, 2 /* RENAME_EXCHANGE */)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (a, b);
+        None
+    }
+}
+
+/// Moves `from` (a file a save of the user's may be in) to `dir/path`, or beside it
+/// under a numbered name when that is taken, copying when the two are on different
+/// file systems; returns where it is now.
+pub(crate) fn keep_file(from: &Path, dir: &Path, path: &str) -> Result<PathBuf, Error> {
+    let mut dest = dir.join(path);
+    let mut n = 1;
+    while dest.symlink_metadata().is_ok() {
+        dest = dir.join(format!("{path}.{n}"));
+        n += 1;
+    }
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(Error::io("create", parent))?;
+    }
+    match std::fs::rename(from, &dest) {
+        Ok(()) => Ok(dest),
+        Err(e) if e.raw_os_error() == Some(18) => {
+            // EXDEV: the git dir is on another file system.
+            std::fs::copy(from, &dest).map_err(Error::io("copy", from))?;
+            std::fs::remove_file(from).map_err(Error::io("remove", from))?;
+            Ok(dest)
+        }
+        Err(e) => Err(Error::io("keep", from)(e)),
+    }
 }
 
 /// fsyncs a folder so that renames and deletions in it are durable.

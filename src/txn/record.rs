@@ -514,19 +514,14 @@ pub(crate) fn converge(
                 });
             }
             State::Conflict(what) => {
-                if let Some(t) = temp {
-                    // The temp holds a stored blob: nothing is lost by removing it.
-                    fsutil::remove_if_present(&repo.abs_path(t))?;
-                }
+                settle_temps(repo, record, op, live, &mut pass.notes)?;
                 pass.unresolved.push(StalePath {
                     path: op.path.clone(),
                     what,
                 });
             }
             State::Done => {
-                if let Some(t) = temp {
-                    fsutil::remove_if_present(&repo.abs_path(t))?;
-                }
+                settle_temps(repo, record, op, live, &mut pass.notes)?;
                 if ends(op, dir).1.is_none() {
                     done_removals.push(op);
                 }
@@ -546,21 +541,24 @@ pub(crate) fn converge(
             }
         }
     }
-    pass.notes = orphan_notes(orphans, &record.id);
+    pass.notes.extend(orphan_notes(orphans, &record.id));
     // Renames first, then removals, as the fault points name them.
     let (renames, removals): (Vec<Job>, Vec<Job>) =
         jobs.into_iter().partition(|j| j.temp.is_some());
     let renamed = std::sync::atomic::AtomicUsize::new(0);
-    let mut moved = run_jobs(repo, dir, &renames, &renamed, &mut pass.changed)?;
+    let mut moved = run_jobs(repo, record, dir, &renames, &renamed, &mut pass.changed)?;
     fault("after-renames");
-    moved.extend(run_jobs(repo, dir, &removals, &renamed, &mut pass.changed)?);
+    moved.extend(run_jobs(
+        repo,
+        record,
+        dir,
+        &removals,
+        &renamed,
+        &mut pass.changed,
+    )?);
     pass.changed.sort();
-    moved.sort();
-    pass.unresolved
-        .extend(moved.into_iter().map(|path| StalePath {
-            path,
-            what: "changed while the run was writing it".into(),
-        }));
+    moved.sort_by(|a, b| a.path.cmp(&b.path));
+    pass.unresolved.extend(moved);
     // Removals may have emptied folders (never through a symlink: each path was
     // checked). Paths removed before a crash are looked at again for the same reason.
     let removed = removals.iter().map(|j| j.op).chain(done_removals);
@@ -583,73 +581,341 @@ pub(crate) fn converge(
     Ok(pass)
 }
 
+/// The folder where files that may hold a save of the user's are kept when a run had
+/// to move them out of the way (see [`replace`]): `<git_dir>/astedit-saved/<id>/`.
+pub(crate) fn kept_dir(repo: &Repo, id: &str) -> PathBuf {
+    repo.git_dir.join(KEPT_DIR).join(id)
+}
+
+/// The folder of [`kept_dir`] inside the git dir.
+pub const KEPT_DIR: &str = "astedit-saved";
+
 /// Runs renames (jobs with a temp) or removals, in parallel, each after one more look
-/// at its target. Pushes the paths changed onto `changed`; returns those that moved
-/// under us (left alone, their temp removed).
+/// at its target, and each followed by a look at what it replaced ([`replace`],
+/// [`remove`]). Pushes the paths changed onto `changed`; returns those that moved
+/// under us (left holding the user's save, their temp removed), with what happened.
 fn run_jobs(
     repo: &Repo,
+    record: &Record,
     dir: Direction,
     jobs: &[Job],
     renamed: &std::sync::atomic::AtomicUsize,
     changed: &mut Vec<String>,
-) -> Result<Vec<String>, Error> {
+) -> Result<Vec<StalePath>, Error> {
     use std::sync::atomic::Ordering;
-    enum Outcome {
-        Changed,
-        Already,
-        Moved,
-    }
     let (done, moved) = (Mutex::new(Vec::new()), Mutex::new(Vec::new()));
     // The repository handle cannot cross threads; these can.
     let (workdir, hash) = (repo.workdir.as_path(), repo.git.object_hash());
+    let keep = kept_dir(repo, &record.id);
     fsutil::in_parallel(jobs, |job| {
         let target = workdir.join(&job.op.path);
         let (start, _) = ends(job.op, dir);
+        // The look and the write that follows it run on this thread, back to back.
         let unchanged = still_holds(workdir, hash, &job.op.path, start, job.stamp)?;
-        let outcome = match (&job.temp, unchanged) {
-            (Some(temp), true) => {
-                let r = if start.is_none() {
-                    fsutil::rename_noreplace(temp, &target)
-                } else {
-                    std::fs::rename(temp, &target)
-                };
-                match r {
-                    Ok(()) => {
-                        let n = renamed.fetch_add(1, Ordering::SeqCst) + 1;
-                        fault(&format!("after-rename:{n}"));
-                        Outcome::Changed
-                    }
+        let outcome = match (&job.temp, unchanged, start) {
+            (_, false, _) => Outcome::Moved(MOVED.into()),
+            (Some(temp), true, None) => {
+                fault(&format!("before-rename:{}", job.op.path));
+                match fsutil::rename_noreplace(temp, &target) {
+                    Ok(()) => Outcome::Changed,
                     // A file appeared where the run creates one.
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Outcome::Moved,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        Outcome::Moved(MOVED.into())
+                    }
                     Err(e) => return Err(Error::io("rename into place", &target)(e)),
                 }
             }
-            (None, true) => match std::fs::remove_file(&target) {
-                Ok(()) => Outcome::Changed,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Outcome::Already,
-                Err(e) => return Err(Error::io("remove", &target)(e)),
-            },
-            (_, false) => Outcome::Moved,
+            (Some(temp), true, Some(start)) => {
+                fault(&format!("before-rename:{}", job.op.path));
+                replace(hash, temp, &target, &job.op.path, start, job.stamp, &keep)?
+            }
+            (None, true, _) => {
+                fault(&format!("before-remove:{}", job.op.path));
+                let trash = workdir.join(temp_name(&job.op.path, &record.id));
+                remove(hash, &trash, &target, &job.op.path, start, job.stamp, &keep)?
+            }
         };
-        let push = |m: &Mutex<Vec<String>>| {
-            m.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(job.op.path.clone())
+        if matches!(outcome, Outcome::Changed) && job.temp.is_some() {
+            let n = renamed.fetch_add(1, Ordering::SeqCst) + 1;
+            fault(&format!("after-rename:{n}"));
+        }
+        let push = |m: &Mutex<Vec<StalePath>>, what: String| {
+            m.lock().unwrap_or_else(|e| e.into_inner()).push(StalePath {
+                path: job.op.path.clone(),
+                what,
+            })
         };
         match outcome {
-            Outcome::Changed => push(&done),
+            Outcome::Changed => push(&done, String::new()),
             Outcome::Already => {}
-            Outcome::Moved => {
+            Outcome::Moved(what) => {
                 if let Some(temp) = &job.temp {
                     let _ = std::fs::remove_file(temp);
                 }
-                push(&moved);
+                push(&moved, what);
             }
         }
         Ok(())
     })?;
-    changed.extend(done.into_inner().unwrap_or_else(|e| e.into_inner()));
+    changed.extend(
+        done.into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .into_iter()
+            .map(|p| p.path),
+    );
     Ok(moved.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// What one write of [`run_jobs`] did.
+enum Outcome {
+    Changed,
+    Already,
+    /// Left alone, or put back: the user saved the path during the run.
+    Moved(String),
+}
+
+const MOVED: &str = "changed while the run was writing it";
+
+/// Replaces `target` (checked to hold `start`, with `stamp` when trusted) by `temp`.
+///
+/// Where the system can, the two are exchanged atomically, so that what the target
+/// held an instant before is not destroyed but lies at `temp`: if it is not what was
+/// checked (the user saved in the instant between the last look and the exchange),
+/// it is exchanged back, and the path is reported. Anything that was in the target's
+/// place in between is kept in `keep` (never removed), so a save that replaced the
+/// file is never lost. Without an exchange, the old file is opened before a plain
+/// rename and looked at through the open descriptor afterwards: a save written into it
+/// in place is copied to `keep` and reported.
+fn replace(
+    hash: gix::hash::Kind,
+    temp: &std::path::Path,
+    target: &std::path::Path,
+    path: &str,
+    start: Side,
+    stamp: Option<Stamp>,
+    keep: &std::path::Path,
+) -> Result<Outcome, Error> {
+    let ours = Stamp::at(temp);
+    match fsutil::rename_exchange(temp, target) {
+        Some(Ok(())) => {}
+        Some(Err(e)) => return Err(Error::io("rename into place", target)(e)),
+        None => return replace_by_rename(hash, temp, target, path, start, stamp, keep),
+    }
+    // `temp` names what `target` held an instant ago.
+    if holds(hash, temp, start, stamp)? {
+        fsutil::remove_if_present(temp)?;
+        return Ok(Outcome::Changed);
+    }
+    // A save landed between the last look and the exchange: it goes back in place.
+    match fsutil::rename_exchange(temp, target) {
+        Some(Ok(())) => {}
+        Some(Err(e)) => {
+            let kept = fsutil::keep_file(temp, keep, path)?;
+            let e = std::io::Error::new(
+                e.kind(),
+                format!("{e}; the save is kept at {}", kept.display()),
+            );
+            return Err(Error::io(
+                "put back a save made during the run over",
+                target,
+            )(e));
+        }
+        None => unreachable_exchange(target)?,
+    }
+    // `temp` holds our file again, unless another save came in between: that one is
+    // kept, since which of two saves the user meant cannot be told.
+    let back = Stamp::at(temp);
+    match (back, ours) {
+        (Some(b), Some(o)) if b.same_file_unwritten(&o) => {
+            fsutil::remove_if_present(temp)?;
+            Ok(Outcome::Moved(
+                "saved during the run: the save was put back in place, nothing of it was \
+                 overwritten"
+                    .into(),
+            ))
+        }
+        (None, _) => Ok(Outcome::Moved(
+            "saved during the run: the save was put back in place".into(),
+        )),
+        _ => {
+            let kept = fsutil::keep_file(temp, keep, path)?;
+            Ok(Outcome::Moved(format!(
+                "saved twice during the run: one save is in place, the other kept at {}",
+                kept.display()
+            )))
+        }
+    }
+}
+
+/// [`replace`] where files cannot be exchanged: the old file is held open across a
+/// plain rename and looked at through its descriptor after it. What this cannot see is
+/// a save that replaces the file (by its own rename) between the open and the rename,
+/// two system calls apart.
+fn replace_by_rename(
+    hash: gix::hash::Kind,
+    temp: &std::path::Path,
+    target: &std::path::Path,
+    path: &str,
+    start: Side,
+    stamp: Option<Stamp>,
+    keep: &std::path::Path,
+) -> Result<Outcome, Error> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let old = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(target)
+        .ok();
+    std::fs::rename(temp, target).map_err(Error::io("rename into place", target))?;
+    let Some(mut old) = old else {
+        // A symlink (or nothing readable): nothing can be written into it in place.
+        return Ok(Outcome::Changed);
+    };
+    let meta = old.metadata().map_err(Error::io("inspect", target))?;
+    let mut bytes = None;
+    let untouched = match (stamp, Stamp::of(&meta)) {
+        (Some(s), Some(now)) => now.same_file_unwritten(&s),
+        _ => {
+            let mut read = Vec::new();
+            old.read_to_end(&mut read)
+                .map_err(Error::io("read", target))?;
+            let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &read)
+                .map_err(|e| Error::Corrupt(format!("cannot hash {path}: {e}")))?;
+            bytes = Some(read);
+            id == start.blob
+        }
+    };
+    if untouched {
+        return Ok(Outcome::Changed);
+    }
+    let bytes = match bytes {
+        Some(b) => b,
+        None => {
+            let mut read = Vec::new();
+            old.read_to_end(&mut read)
+                .map_err(Error::io("read", target))?;
+            read
+        }
+    };
+    let dest = keep.join(path);
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(Error::io("create", parent))?;
+    }
+    std::fs::write(&dest, &bytes).map_err(Error::io("write", &dest))?;
+    Ok(Outcome::Moved(format!(
+        "saved during the run and replaced by it: the save is kept at {}",
+        dest.display()
+    )))
+}
+
+fn unreachable_exchange(target: &std::path::Path) -> Result<(), Error> {
+    Err(Error::io("exchange back", target)(std::io::Error::from(
+        std::io::ErrorKind::Unsupported,
+    )))
+}
+
+/// Removes `target` (checked to hold `start`): it is first renamed to `trash` beside
+/// it, atomically, and looked at there; a file saved since the last look is renamed
+/// back (or, when something new took its place meanwhile, kept in `keep`).
+fn remove(
+    hash: gix::hash::Kind,
+    trash: &std::path::Path,
+    target: &std::path::Path,
+    path: &str,
+    start: Option<Side>,
+    stamp: Option<Stamp>,
+    keep: &std::path::Path,
+) -> Result<Outcome, Error> {
+    let _ = std::fs::remove_file(trash);
+    match std::fs::rename(target, trash) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Outcome::Already),
+        Err(e) => return Err(Error::io("remove", target)(e)),
+    }
+    let Some(start) = start else {
+        // Nothing was expected there; the caller only removes what it checked.
+        fsutil::remove_if_present(trash)?;
+        return Ok(Outcome::Changed);
+    };
+    if holds(hash, trash, start, stamp)? {
+        fsutil::remove_if_present(trash)?;
+        return Ok(Outcome::Changed);
+    }
+    match fsutil::rename_noreplace(trash, target) {
+        Ok(()) => Ok(Outcome::Moved(
+            "saved during the run: the save was put back in place, nothing of it was \
+             removed"
+                .into(),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let kept = fsutil::keep_file(trash, keep, path)?;
+            Ok(Outcome::Moved(format!(
+                "saved twice during the run: one save is in place, the other kept at {}",
+                kept.display()
+            )))
+        }
+        Err(e) => Err(Error::io("put back", target)(e)),
+    }
+}
+
+/// Whether the file at `abs` (moved there by a rename) is the version checked to hold
+/// `start`: by its stamp when one was trusted, else by its content.
+fn holds(
+    hash: gix::hash::Kind,
+    abs: &std::path::Path,
+    start: Side,
+    stamp: Option<Stamp>,
+) -> Result<bool, Error> {
+    if let Some(s) = stamp {
+        return Ok(Stamp::at(abs).is_some_and(|now| now.same_file_unwritten(&s)));
+    }
+    let now = fsutil::on_disk_at(abs, hash)?;
+    Ok(fsutil::difference(Side::pair(Some(start)), &now).is_none())
+}
+
+/// Removes what a run left beside `op`'s target: its temp file, or the name a removal
+/// moves the target to ([`remove`]). A run killed between exchanging a file and looking
+/// at what it replaced leaves that file there, and it may hold a save of the user's:
+/// after a crash (`live` false) such a file is removed only when it holds one of the
+/// two stored sides, and kept in [`kept_dir`] otherwise, with a note.
+fn settle_temps(
+    repo: &Repo,
+    record: &Record,
+    op: &PathOp,
+    live: bool,
+    notes: &mut Vec<String>,
+) -> Result<(), Error> {
+    let name = op
+        .temp
+        .clone()
+        .unwrap_or_else(|| temp_name(&op.path, &record.id));
+    let abs = repo.abs_path(&name);
+    if live {
+        fsutil::remove_if_present(&abs)?;
+        return Ok(());
+    }
+    match abs.symlink_metadata() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("inspect", &abs)(e)),
+        Ok(_) => {}
+    }
+    let now = fsutil::on_disk_at(&abs, repo.git.object_hash())?;
+    let stored = [op.from, op.to]
+        .iter()
+        .any(|side| fsutil::difference(Side::pair(*side), &now).is_none());
+    if stored {
+        fsutil::remove_if_present(&abs)?;
+    } else {
+        let kept = fsutil::keep_file(&abs, &kept_dir(repo, &record.id), &op.path)?;
+        notes.push(format!(
+            "{}: a file the interrupted run had moved aside holds neither side and may be a \
+             save made during the run; it is kept at {}",
+            op.path,
+            kept.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `path` still holds `start`: its stamp unchanged since it was checked, or
