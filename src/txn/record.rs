@@ -612,29 +612,45 @@ fn run_jobs(
         let (start, _) = ends(job.op, dir);
         // The look and the write that follows it run on this thread, back to back.
         let unchanged = still_holds(workdir, hash, &job.op.path, start, job.stamp)?;
-        let outcome = match (&job.temp, unchanged, start) {
-            (_, false, _) => Outcome::Moved(MOVED.into()),
+        let written = match (&job.temp, unchanged, start) {
+            (_, false, _) => Ok(Outcome::Moved(MOVED.into())),
             (Some(temp), true, None) => {
                 fault(&format!("before-rename:{}", job.op.path));
-                match fsutil::rename_noreplace(temp, &target) {
-                    Ok(()) => Outcome::Changed,
+                match injected("rename", &job.op.path)
+                    .map_or_else(|| fsutil::rename_noreplace(temp, &target), Err)
+                {
+                    Ok(()) => Ok(Outcome::Changed),
                     // A file appeared where the run creates one.
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                        Outcome::Moved(MOVED.into())
+                        Ok(Outcome::Moved(MOVED.into()))
                     }
-                    Err(e) => return Err(Error::io("rename into place", &target)(e)),
+                    Err(e) => Err(Error::io("rename into place", &target)(e)),
                 }
             }
             (Some(temp), true, Some(start)) => {
                 fault(&format!("before-rename:{}", job.op.path));
-                replace(hash, temp, &target, &job.op.path, start, job.stamp, &keep)?
+                match injected("rename", &job.op.path) {
+                    Some(e) => Err(Error::io("rename into place", &target)(e)),
+                    None => replace(hash, temp, &target, &job.op.path, start, job.stamp, &keep),
+                }
             }
             (None, true, _) => {
                 fault(&format!("before-remove:{}", job.op.path));
                 let trash = workdir.join(temp_name(&job.op.path, &record.id));
-                remove(hash, &trash, &target, &job.op.path, start, job.stamp, &keep)?
+                remove(hash, &trash, &target, &job.op.path, start, job.stamp, &keep)
             }
         };
+        // Past the point of no return one path that cannot be written (an immutable
+        // file, a read-only folder, a name too long) must not stop the others half
+        // way: it is left as it is and reported, and the record stays, so that
+        // `recover --finish` completes the run once it can be written (or `--abandon`
+        // puts the rest back).
+        let outcome = written.unwrap_or_else(|e| {
+            Outcome::Moved(format!(
+                "could not be written ({}); the other paths were",
+                with_causes(&e)
+            ))
+        });
         if matches!(outcome, Outcome::Changed) && job.temp.is_some() {
             let n = renamed.fetch_add(1, Ordering::SeqCst) + 1;
             fault(&format!("after-rename:{n}"));
@@ -664,6 +680,27 @@ fn run_jobs(
             .map(|p| p.path),
     );
     Ok(moved.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// A write failure injected for testing: `GIT_ASTEDIT_FAULT=eperm:<what>:<path>` makes
+/// the `<what>` (`rename`) of `path` fail as if the file were immutable.
+fn injected(what: &str, path: &str) -> Option<std::io::Error> {
+    let want = std::env::var_os(fsutil::FAULT_ENV)?;
+    let rest = want.to_str()?.strip_prefix("eperm:")?;
+    (rest.strip_prefix(what)?.strip_prefix(':')? == path)
+        .then(|| std::io::Error::from_raw_os_error(1))
+}
+
+/// An error and its causes on one line.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
 }
 
 /// What one write of [`run_jobs`] did.

@@ -701,6 +701,113 @@ fn recovery_keeps_a_displaced_save_it_finds_beside_a_target() {
     );
 }
 
+/// Makes `path` impossible to replace: `chattr +i` where the file system and our
+/// privileges allow, else a read-only folder (not for root), else an injected EPERM.
+/// Returns the fault to set (if any) and how to undo it.
+fn unrenameable(t: &TestRepo, path: &str) -> (Option<String>, Box<dyn Fn()>) {
+    let abs = t.path().join(path);
+    let chattr = |flag: &str, p: &Path| {
+        std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(p)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if chattr("+i", &abs) {
+        return (None, Box::new(move || assert!(chattr("-i", &abs))));
+    }
+    let root = String::from_utf8_lossy(
+        &std::process::Command::new("id")
+            .arg("-u")
+            .output()
+            .expect("id")
+            .stdout,
+    )
+    .trim()
+        == "0";
+    if !root && !path.contains('/') {
+        let dir = t.path().to_path_buf();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+        return (
+            None,
+            Box::new(move || {
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
+                    .expect("chmod")
+            }),
+        );
+    }
+    (Some(format!("eperm:rename:{path}")), Box::new(|| {}))
+}
+
+/// A rename that fails past the point of no return (an immutable target) does not stop
+/// the run half way: every other path is written, the one left is named, the record
+/// stays (exit 3), read-only commands warn and run, and `recover --finish` completes
+/// the run once the file can be written — or `--abandon` puts the rest back.
+#[test]
+fn a_target_that_cannot_be_replaced_leaves_a_run_recover_finishes() {
+    for finish in [true, false] {
+        let t = TestRepo::new();
+        for p in ["a.txt", "b.txt", "c.txt", "d.txt"] {
+            t.write(p, "old\n");
+        }
+        t.commit_all("init");
+        let id = stage(
+            &t,
+            &[
+                ("a.txt", Some("new\n")),
+                ("b.txt", Some("new\n")),
+                ("c.txt", Some("new\n")),
+                ("d.txt", None),
+            ],
+        );
+        let (fault, undo) = unrenameable(&t, "b.txt");
+        let out = match &fault {
+            Some(f) => with_fault(&t, &["apply", &id], f),
+            None => t.run(&["apply", &id]),
+        };
+        assert_eq!(out.code, 3, "{}", out.stderr);
+        assert!(
+            out.stderr.contains("b.txt") && out.stderr.contains("could not be written"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("recover"), "{}", out.stderr);
+        assert_eq!(t.read_string("a.txt"), "new\n");
+        assert_eq!(t.read_string("b.txt"), "old\n");
+        assert_eq!(t.read_string("c.txt"), "new\n");
+        assert!(!t.exists("d.txt"));
+        assert!(t.exists(RECORD));
+        // Read-only commands warn and run.
+        let list = match &fault {
+            Some(f) => with_fault(&t, &["list"], f),
+            None => t.run(&["list"]),
+        };
+        list.assert_code(0);
+        assert!(list.stderr.contains("unfinished"), "{}", list.stderr);
+        undo();
+        if finish {
+            t.run(&["recover", "--finish"]).assert_code(0);
+            for p in ["a.txt", "b.txt", "c.txt"] {
+                assert_eq!(t.read_string(p), "new\n", "{p}");
+            }
+            assert!(!t.exists("d.txt"));
+        } else {
+            t.run(&["recover", "--abandon"]).assert_code(0);
+            for p in ["a.txt", "b.txt", "c.txt", "d.txt"] {
+                assert_eq!(t.read_string(p), "old\n", "{p}");
+            }
+        }
+        assert!(!t.exists(RECORD));
+        assert!(
+            !t.snapshot().iter().any(|(p, ..)| p.contains("astedit")),
+            "temp file left: {:?}",
+            t.snapshot()
+        );
+        t.git(&["fsck", "--no-progress"]);
+    }
+}
+
 #[test]
 fn a_file_created_where_the_preview_adds_one_is_not_replaced() {
     let t = TestRepo::new();
