@@ -629,7 +629,7 @@ pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
             "--state",
             "all",
             "--json",
-            "url,state",
+            "url,state,isDraft",
         ],
     )?;
     // Output we cannot read must stop us: guessing "none" could open a duplicate.
@@ -638,8 +638,14 @@ pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
             command: "pr list".into(),
             stderr: format!("unexpected output ({e}): {}", listed.trim()),
         })?;
+    // A pull request found is reported as it is (a draft stays a draft whatever this
+    // call asked for); one opened is a draft unless asked to be ready.
+    let mut draft = !args.ready;
     let (url, created) = match existing.first().and_then(|e| e["url"].as_str()) {
-        Some(url) => (url.to_string(), false),
+        Some(url) => {
+            draft = existing[0]["isDraft"].as_bool().unwrap_or(false);
+            (url.to_string(), false)
+        }
         None => {
             let loaded = LoadedPreview::load(repo, preview.clone())?;
             let text = body(&loaded, state_name, &events, &branch);
@@ -685,6 +691,6 @@ pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         remote,
         url,
         created,
-        draft: created && !args.ready,
+        draft,
     })
 }

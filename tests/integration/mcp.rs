@@ -565,11 +565,15 @@ case "$1 $2" in
     fi ;;
   "pr list")
     if [ -f "$dir/created" ]; then
-      echo '[{"url":"https://github.com/acme/widgets/pull/7","state":"OPEN"}]'
+      echo "[{\"url\":\"https://github.com/acme/widgets/pull/7\",\"state\":\"OPEN\",\"isDraft\":$(cat "$dir/created")}]"
     else
       echo '[]'
     fi ;;
-  "pr create") touch "$dir/created"; echo "https://github.com/acme/widgets/pull/7" ;;
+  "pr create")
+    draft=false
+    for a in "$@"; do [ "$a" = "--draft" ] && draft=true; done
+    printf '%s' "$draft" > "$dir/created"
+    echo "https://github.com/acme/widgets/pull/7" ;;
   *) echo "unexpected gh call: $*" >&2; exit 9 ;;
 esac
 "#;
@@ -705,7 +709,7 @@ fn pr_pushes_a_branch_and_opens_a_draft_once() {
             "--state",
             "all",
             "--json",
-            "url,state"
+            "url,state,isDraft"
         ]
     );
     let create = &calls[3];
@@ -755,6 +759,7 @@ fn pr_pushes_a_branch_and_opens_a_draft_once() {
     second.assert_code(0);
     let v = second.json();
     assert_eq!(v["created"], false);
+    assert_eq!(v["draft"], true, "the draft found is still a draft: {v}");
     assert_eq!(v["url"], "https://github.com/acme/widgets/pull/7");
     assert_eq!(v["branch"], branch.as_str());
     let calls = gh.calls();
@@ -1093,6 +1098,43 @@ fn an_undone_preview_is_not_reapplied_by_a_no_id_resolve() {
     );
     assert_eq!(applied["state"], "applied");
     assert_eq!(t.read_string("src/b.rs"), "fn b() { bar(3); }\n");
+    s.finish();
+}
+
+/// A no-id `pr` never publishes a preview that was undone since (here by another
+/// agent, through the CLI): as for `resolve`, the error is `only-undone-pending` and
+/// names it, and nothing is pushed or asked of gh.
+#[test]
+fn a_no_id_pr_does_not_publish_an_undone_preview() {
+    let t = repo_with_code();
+    let gh = GhStub::new(&t);
+    let mut s = Server::start_with(
+        &t,
+        ".",
+        &[
+            ("PATH", gh.path_env().as_str()),
+            ("GH_STUB_DIR", &gh.dir.path().to_string_lossy()),
+        ],
+    );
+    s.handshake("2025-06-18", "publisher");
+    let staged = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}]}),
+    );
+    let id = staged["id"].as_str().expect("id").to_string();
+    s.ok(
+        "resolve",
+        json!({"action": "apply", "id": id, "reason": "publish later"}),
+    );
+    t.run(&["undo", &id, "--reason", "another agent took it back"])
+        .assert_code(0);
+    let refused = s.call("pr", json!({}));
+    assert_eq!(refused["isError"], true, "{refused}");
+    let err = error_json(&refused);
+    assert_eq!(err["error"]["code"], "only-undone-pending", "{err}");
+    assert!(err.to_string().contains(&id), "{err}");
+    assert!(gh.calls().is_empty(), "gh ran: {:?}", gh.calls());
+    assert!(gh.remote_git(&t, &["for-each-ref"]).is_empty());
     s.finish();
 }
 

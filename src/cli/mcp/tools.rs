@@ -1257,10 +1257,20 @@ pub struct PrInput {
 /// still applied or pending. Another session's work is never published unnamed.
 fn session_pr_target(repo: &Repo, call: &Call) -> Result<String, Error> {
     let ids = call.session.staged();
+    let mut undone = Vec::new();
     for id in ids.iter().rev() {
         if let Ok(t) = txn::resolve::resolve(repo, Some(id), txn::resolve::Want::AppliedOrPending) {
+            // Undone since (by anyone): publishing it unnamed would publish what its
+            // author took back, so it must be named, as for the CLI.
+            if t.state == (txn::resolve::State::Pending { undone: true }) {
+                undone.push(t.id);
+                continue;
+            }
             return Ok(t.id);
         }
+    }
+    if !undone.is_empty() {
+        return Err(txn::Error::OnlyUndone(undone).into());
     }
     let pending = txn::list(repo)?.iter().map(PreviewRow::of).collect();
     Err(ToolError::IdRequired {
