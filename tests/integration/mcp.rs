@@ -1138,6 +1138,54 @@ fn a_no_id_pr_does_not_publish_an_undone_preview() {
     s.finish();
 }
 
+/// Count arguments are declared plain `integer` with their default (clients such as
+/// the MCP Inspector convert only what is declared `integer`), and a count sent as
+/// text is taken; a bad one says what was expected, not a Rust type.
+#[test]
+fn count_arguments_are_integers_with_defaults() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "inspector");
+    let tools = s.request("tools/list", json!({}));
+    let mut counts = 0;
+    for tool in tools["tools"].as_array().expect("tools") {
+        let props = tool["inputSchema"]["properties"]
+            .as_object()
+            .expect("props");
+        for (name, prop) in props {
+            let ty = &prop["type"];
+            let integer = ty == "integer"
+                || ty
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|t| t == "integer"));
+            if integer {
+                counts += 1;
+                assert_eq!(ty, "integer", "{}.{name}: {prop}", tool["name"]);
+                assert!(
+                    prop["default"].is_u64(),
+                    "{}.{name} has no default: {prop}",
+                    tool["name"]
+                );
+            }
+        }
+    }
+    assert!(counts >= 4, "{counts} integer arguments");
+    let grep = s.ok(
+        "ast_grep",
+        json!({"pattern": "foo($A)", "max_results": "1"}),
+    );
+    assert_eq!(grep["matches"].as_array().map(Vec::len), Some(1), "{grep}");
+    let bad = s.call(
+        "ast_grep",
+        json!({"pattern": "foo($A)", "max_results": "many"}),
+    );
+    assert_eq!(bad["isError"], true);
+    let message = text(&bad);
+    assert!(message.contains("non-negative whole number"), "{message}");
+    assert!(!message.contains("usize"), "{message}");
+    s.finish();
+}
+
 /// A session that staged nothing cannot apply another session's preview without naming
 /// it: the error lists the pending previews. Staging nothing says so first, with no id;
 /// undo says the preview is pending again.

@@ -238,6 +238,26 @@ fn string_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>,
     })
 }
 
+/// A count argument: an integer, or the same written as a string (some clients send
+/// every argument as text), or null for the default. Declared `integer` in the schema
+/// (`count_schema`), since clients convert only what is declared so.
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Count {
+        Number(usize),
+        Text(String),
+    }
+    match Option::<Count>::deserialize(d)? {
+        None => Ok(None),
+        Some(Count::Number(n)) => Ok(Some(n)),
+        Some(Count::Text(t)) if t.trim().is_empty() => Ok(None),
+        Some(Count::Text(t)) => t.trim().parse().map(Some).map_err(|_| {
+            serde::de::Error::custom(format!("expected a non-negative whole number, got \"{t}\""))
+        }),
+    }
+}
+
 /// The pathspecs a tool searches: `paths` as given, except that a path with `**` means
 /// what agents mean by it (git's `:(glob)` magic, where `**` spans directories; a plain
 /// git pathspec would match nothing), and every `glob` is a `:(glob)` pathspec.
@@ -367,11 +387,13 @@ pub struct GrepInput {
     pub glob: Vec<String>,
     /// Return at most this many matches (default 200, at most 5000). The result says
     /// when it was capped and how many matches there are in all.
-    #[serde(default, alias = "limit")]
+    #[serde(default, alias = "limit", deserialize_with = "count")]
+    #[schemars(with = "usize", extend("default" = DEFAULT_MAX_RESULTS))]
     pub max_results: Option<usize>,
     /// Skip this many matches first (paging: call again with the next offset the
     /// result gives).
-    #[serde(default, alias = "skip")]
+    #[serde(default, alias = "skip", deserialize_with = "count")]
+    #[schemars(with = "usize", extend("default" = 0))]
     pub offset: Option<usize>,
 }
 
@@ -532,7 +554,8 @@ pub struct EditInput {
     pub reason: Option<String>,
     /// Return at most this many diff lines (default 400; 0 means no line limit,
     /// still at most 64 KiB).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "count")]
+    #[schemars(with = "usize", extend("default" = DEFAULT_MAX_DIFF_LINES))]
     pub max_diff_lines: Option<usize>,
 }
 
@@ -756,7 +779,8 @@ pub struct PatchInput {
     pub reason: Option<String>,
     /// Return at most this many diff lines (default 400; 0 means no line limit,
     /// still at most 64 KiB).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "count")]
+    #[schemars(with = "usize", extend("default" = DEFAULT_MAX_DIFF_LINES))]
     pub max_diff_lines: Option<usize>,
 }
 
@@ -835,7 +859,8 @@ pub struct PreviewsInput {
     pub id: Option<String>,
     /// For `show`: return at most this many diff lines (default 400; 0: no line
     /// limit, still at most 64 KiB).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "count")]
+    #[schemars(with = "usize", extend("default" = DEFAULT_MAX_DIFF_LINES))]
     pub max_diff_lines: Option<usize>,
 }
 
