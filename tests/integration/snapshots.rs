@@ -353,6 +353,141 @@ fn cli_flow(json: bool) {
     f.shot("schema_unknown", &["schema", "nosuchcommand"]);
 }
 
+/// The commands and cases the first flow leaves out: `--apply` forms, `resolve`, undo
+/// without an id, `log` options, bad and unplaceable patches, `pr` refusals, `refresh
+/// --all`, `scan --apply`/`--cached`, a second hook install, `recover` with nothing to
+/// do, `gc` by default, colour, completions and the manual, outside a repository.
+fn cli_more_flow(json: bool) {
+    let t = fixture();
+    let gh = GhStub::new(&t);
+    let outside = tempfile::tempdir().expect("tempdir");
+    // A PATH with git and nothing else: `pr` finds no `gh` on any machine.
+    let bare_path = tempfile::tempdir().expect("tempdir");
+    let which = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .expect("sh");
+    let git_bin = String::from_utf8_lossy(&which.stdout).trim().to_string();
+    std::os::unix::fs::symlink(&git_bin, bare_path.path().join("git")).expect("symlink git");
+    let mut f = Flow {
+        t: &t,
+        remote: gh.remote.path(),
+        ids: Ids::default(),
+        json,
+        name: if json {
+            "cli_more_json"
+        } else {
+            "cli_more_text"
+        },
+        step: 0,
+    };
+    let settings = settings(&[
+        (t.path(), "[REPO]"),
+        (gh.dir.path(), "[GH]"),
+        (gh.remote.path(), "[REMOTE]"),
+        (outside.path(), "[OUTSIDE]"),
+        (bare_path.path(), "[BIN]"),
+    ]);
+    let _guard = settings.bind_to_scope();
+
+    // Outside any repository.
+    let args = f.args(&["grep", "-p", "foo($A)"]);
+    let mut cmd = t.command(".", &args);
+    cmd.current_dir(outside.path());
+    let out = crate::util::run_command(cmd);
+    f.record("not_a_repository", &args, &out);
+
+    f.shot(
+        "edit_apply",
+        &[
+            "edit", "-p", "foo($A)", "-r", "bar($A)", "--apply", "src/b.rs",
+        ],
+    );
+    f.shot("undo_newest", &["undo"]);
+    f.shot("undo_unknown_id", &["undo", "deadbeef"]);
+    f.shot("edit", &["edit", "-p", "foo($A)", "-r", "qux($A)"]);
+    let first = f.newest();
+    f.shot("resolve_discard", &["resolve", "discard", &first]);
+    f.shot("edit_again", &["edit", "-p", "foo($A)", "-r", "qux($A)"]);
+    let second = f.newest();
+    f.shot("resolve_apply", &["resolve", "apply", &second]);
+    f.shot("log_max_count", &["log", "-n", "2"]);
+    f.shot("log_of_id", &["log", &first]);
+    f.shot("undo", &["undo", &second]);
+    f.shot("show_undone", &["show", &second]);
+    f.shot("discard_undone", &["discard", &second]);
+
+    f.shot_with("patch_garbage", &["patch"], &[], Some(b"not a patch\n"));
+    f.shot_with(
+        "patch_no_match",
+        &["patch"],
+        &[],
+        Some(b"*** Begin Patch\n*** Update File: src/c.rs\n@@\n-no such line\n+other\n*** End Patch\n"),
+    );
+    f.shot_with(
+        "patch_apply",
+        &["patch", "--apply"],
+        &[],
+        Some(PATCH.as_bytes()),
+    );
+    let applied = f
+        .ids
+        .names
+        .last()
+        .map(|(c, _)| c[..12].to_string())
+        .expect("an id");
+    let bare = bare_path.path().to_string_lossy().into_owned();
+    f.shot_with(
+        "pr_without_gh",
+        &["pr", &applied],
+        &[("PATH", bare.as_str())],
+        None,
+    );
+    f.shot("edit_pending", &["edit", "-p", "foo($A)", "-r", "bar($A)"]);
+    let pending = f.newest();
+    let env = gh_env(&gh);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    f.shot_with("pr_of_pending", &["pr", &pending], &env, None);
+    f.shot_with(
+        "pr_unknown_remote",
+        &["pr", "--remote", "nowhere", &applied],
+        &env,
+        None,
+    );
+    t.write("src/a.rs", "fn main() {\n    foo(1);\n}\n");
+    f.shot("refresh_all", &["refresh", "--all"]);
+    t.git(&["checkout", "--", "src/a.rs"]);
+    f.shot("refresh_all_again", &["refresh", "--all"]);
+
+    f.shot("color_grep", &["--color=always", "grep", "-p", "foo($A)"]);
+    let newest = f.newest();
+    f.shot("color_show", &["--color=always", "show", &newest]);
+    f.shot("color_log", &["--color=always", "log", "-n", "3"]);
+
+    f.shot("scan_apply", &["scan", "--apply", "--reason", "rules"]);
+    t.write("web/new.js", "if (p == q) {}\n");
+    t.git(&["add", "web/new.js"]);
+    f.shot("scan_check_cached", &["scan", "--check", "--cached"]);
+    f.shot("hook_install", &["hook", "install"]);
+    f.shot("hook_install_again", &["hook", "install"]);
+    f.shot("recover_finish", &["recover", "--finish"]);
+    f.shot("recover_abandon", &["recover", "--abandon"]);
+    f.shot("gc_default", &["gc"]);
+    f.shot("gc_bad_age", &["gc", "--expire", "soon"]);
+    f.shot("completions_bash", &["completions", "bash"]);
+    f.shot("man", &["man"]);
+}
+
+#[test]
+fn cli_more_text() {
+    cli_more_flow(false);
+}
+
+#[test]
+fn cli_more_json() {
+    cli_more_flow(true);
+}
+
 fn gh_env(gh: &GhStub) -> [(&'static str, String); 2] {
     [
         ("PATH", gh.path_env()),
@@ -370,38 +505,55 @@ fn cli_json() {
     cli_flow(true);
 }
 
-/// `--help` of the binary and of every command (`help`'s own list).
+/// The subcommands a `--help` lists under `Commands:` (`help` left out).
+fn subcommands(help: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in help.lines() {
+        if line == "Commands:" {
+            inside = true;
+        } else if inside {
+            if !line.starts_with("  ") {
+                inside = false;
+            } else if !line.starts_with("   ") {
+                match line.split_whitespace().next() {
+                    Some("help") | None => {}
+                    Some(name) => out.push(name.to_string()),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `--help` of the binary and of every command and subcommand, found from the
+/// `Commands:` lists (so a new command gets a snapshot without editing this test).
 #[test]
 fn help_of_every_command() {
     let t = TestRepo::new();
     let settings = settings(&[(t.path(), "[REPO]")]);
     let _guard = settings.bind_to_scope();
-    let top = t.run(&["--help"]);
-    insta::assert_snapshot!("help", render(&["--help"], &top));
-    let mut commands: Vec<Vec<String>> = Vec::new();
-    let mut in_commands = false;
-    for line in top.stdout.lines() {
-        if line == "Commands:" {
-            in_commands = true;
-        } else if in_commands {
-            match line.split_whitespace().next() {
-                Some(name) if line.starts_with("  ") && name != "help" => {
-                    commands.push(vec![name.to_string()])
-                }
-                _ if line.starts_with("  ") => {}
-                _ => in_commands = false,
-            }
-        }
-    }
-    assert!(commands.len() > 15, "{commands:?}");
-    commands.push(vec!["hook".into(), "install".into()]);
-    for cmd in commands {
+    let mut queue: Vec<Vec<String>> = vec![Vec::new()];
+    let mut seen = 0;
+    while let Some(cmd) = queue.pop() {
         let mut args: Vec<&str> = cmd.iter().map(String::as_str).collect();
         args.push("--help");
         let out = t.run(&args);
         assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
-        insta::assert_snapshot!(format!("help_{}", cmd.join("_")), render(&args, &out));
+        let name = if cmd.is_empty() {
+            "help".to_string()
+        } else {
+            format!("help_{}", cmd.join("_"))
+        };
+        insta::assert_snapshot!(name, render(&args, &out));
+        seen += 1;
+        for sub in subcommands(&out.stdout).into_iter().rev() {
+            let mut next = cmd.clone();
+            next.push(sub);
+            queue.push(next);
+        }
     }
+    assert!(seen > 20, "{seen} help pages");
 }
 
 /// The MCP server's tool results for the same flow.
