@@ -208,7 +208,8 @@ fn tokenize(src: &str) -> Vec<(Tok, usize)> {
             let q = if c == 'b' { i + 1 } else { i };
             // A char literal ('x', '\n', '\u{..}') or a lifetime ('a).
             if b.get(q + 1) == Some(&'\\') {
-                let mut j = q + 2;
+                // The escaped character may itself be a quote ('\'').
+                let mut j = q + 3;
                 while j < n && b[j] != '\'' {
                     j += 1;
                 }
@@ -1013,7 +1014,38 @@ fn figures() {
         let (n, lines) = per.get(&l).copied().unwrap_or_default();
         println!("{:<18} {:>6} {:>6}", l.name(), n, lines);
     }
+    let mut per_module: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for f in &files {
+        let m = module_of(&f.path);
+        let top = if m.starts_with("cli::mcp") {
+            "cli::mcp".to_string()
+        } else {
+            m.split("::").next().unwrap_or_default().to_string()
+        };
+        let e = per_module.entry(top).or_default();
+        e.0 += 1;
+        e.1 += f.text.lines().count();
+    }
+    println!("top-level module    files  lines");
+    for (m, (n, lines)) in &per_module {
+        let m = if m.is_empty() { "(lib.rs)" } else { m };
+        println!("{m:<18} {n:>6} {lines:>6}");
+    }
     let report = check(&files);
+    let kinds = |kind: &str| {
+        report
+            .violations
+            .keys()
+            .filter(|k| k.starts_with(&format!("{kind} ")))
+            .count()
+    };
+    println!(
+        "baseline lines: {} up, {} cycle, {} front, {} git",
+        kinds("up"),
+        kinds("cycle"),
+        kinds("front"),
+        kinds("git")
+    );
     println!(
         "cycles (SCCs of more than one module): {}",
         report.cycles.len()
@@ -1180,7 +1212,7 @@ fn checker_fails_on_a_printer_opening_the_repository() {
 fn tokenizer_skips_comments_strings_and_lifetimes() {
     let toks = tokenize(
         "/* crate::qa /* nested */ crate::qb */ let s = r#\"crate::qc \"q\"\"#; \
-         let c = '\"'; fn f<'l>(x: &'l str) {} // crate::qd\nb\"crate::qe\"; crate::f",
+         let c = '\"'; let q = '\\''; let u = '\\u{27}'; fn f<'l>(x: &'l str) {} // crate::qd\nb\"crate::qe\"; crate::f",
     );
     let idents: Vec<String> = toks
         .iter()
