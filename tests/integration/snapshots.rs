@@ -102,8 +102,10 @@ impl Ids {
     /// Learns the previews the journal has seen (oldest first), the pending ones, and
     /// the branches on the stand-in remote.
     fn learn(&mut self, t: &TestRepo, remote: &std::path::Path) {
+        // The journal's own chain (first parents), oldest first.
         let log = t.git_output(&[
             "log",
+            "--first-parent",
             "--reverse",
             "--format=%B%x00",
             "refs/astedit-journal",
@@ -394,6 +396,9 @@ fn cli_more_flow(json: bool) {
     let args = f.args(&["grep", "-p", "foo($A)"]);
     let mut cmd = t.command(".", &args);
     cmd.current_dir(outside.path());
+    // No GIT_CEILING_DIRECTORIES: with one, the message names the ceiling's height
+    // (how deep the temporary folder lies). This assumes the temporary folder is in
+    // no repository, as tempfile's $TMPDIR is on any ordinary machine.
     let out = crate::util::run_command(cmd);
     f.record("not_a_repository", &args, &out);
 
