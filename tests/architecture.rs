@@ -39,7 +39,14 @@ tokenizes identifiers and `::`, and reads use trees and paths. What it resolves:
 
 A module's edges into its own submodules (declaring, re-exporting, calling them) are
 not counted: a parent is its children's facade. Everything else is, test code
-included (a test module's imports are imports too).
+included (a test module's imports are imports too). A module missing from
+[`LAYERS`] is a violation of its own.
+
+A baseline line is a kind, a file and the module it imports (`up src/txn/index.rs ->
+render`): the ratchet counts couplings, not call sites, so another call of an
+already-listed module from the same file does not fail, and a line goes only when the
+file no longer imports that module at all. The failure message names every line and
+name behind a line.
 */
 
 use std::collections::BTreeMap;
