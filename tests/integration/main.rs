@@ -23,3 +23,4 @@ mod refresh;
 mod repo;
 mod sarif;
 mod scan;
+mod snapshots;

@@ -21,7 +21,7 @@ use crate::util::TestRepo;
 const STATELESS: &str = "2026-07-28";
 
 /// A running `git-astedit mcp` and the lines it wrote.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
@@ -35,7 +35,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(t: &TestRepo) -> Server {
+    pub(crate) fn start(t: &TestRepo) -> Server {
         Self::start_in(t, ".")
     }
 
@@ -43,7 +43,7 @@ impl Server {
         Self::start_with(t, subdir, &[])
     }
 
-    fn start_with(t: &TestRepo, subdir: &str, env: &[(&str, &str)]) -> Server {
+    pub(crate) fn start_with(t: &TestRepo, subdir: &str, env: &[(&str, &str)]) -> Server {
         let mut cmd = t.command(subdir, &["mcp"]);
         cmd.envs(env.iter().copied());
         let mut child = cmd
@@ -74,7 +74,7 @@ impl Server {
     }
 
     /// Speaks the `initialize` handshake as `name/version`.
-    fn handshake(&mut self, version: &str, name: &str) -> Value {
+    pub(crate) fn handshake(&mut self, version: &str, name: &str) -> Value {
         let result = self.request(
             "initialize",
             json!({
@@ -141,7 +141,7 @@ impl Server {
     }
 
     /// A request's result; panics on a JSON-RPC error.
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.send_request(method, params);
         let msg = self.response(id);
         assert!(
@@ -152,7 +152,7 @@ impl Server {
         msg["result"].clone()
     }
 
-    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&mut self, tool: &str, arguments: Value) -> Value {
         self.request("tools/call", json!({"name": tool, "arguments": arguments}))
     }
 
@@ -165,7 +165,7 @@ impl Server {
     }
 
     /// Closes stdin and waits for a clean exit.
-    fn finish(mut self) -> Vec<Value> {
+    pub(crate) fn finish(mut self) -> Vec<Value> {
         drop(self.stdin.take());
         let status = self.wait_exit();
         assert!(status.success(), "server exited with {status}");
@@ -578,13 +578,13 @@ case "$1 $2" in
 esac
 "#;
 
-struct GhStub {
-    dir: tempfile::TempDir,
-    remote: tempfile::TempDir,
+pub(crate) struct GhStub {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) remote: tempfile::TempDir,
 }
 
 impl GhStub {
-    fn new(t: &TestRepo) -> GhStub {
+    pub(crate) fn new(t: &TestRepo) -> GhStub {
         let stub = GhStub {
             dir: tempfile::tempdir().expect("tempdir"),
             remote: tempfile::tempdir().expect("tempdir"),
@@ -601,7 +601,7 @@ impl GhStub {
         stub
     }
 
-    fn path_env(&self) -> String {
+    pub(crate) fn path_env(&self) -> String {
         format!(
             "{}:{}",
             self.dir.path().join("bin").display(),
@@ -609,7 +609,7 @@ impl GhStub {
         )
     }
 
-    fn run(&self, t: &TestRepo, args: &[&str]) -> crate::util::Output {
+    pub(crate) fn run(&self, t: &TestRepo, args: &[&str]) -> crate::util::Output {
         let path = self.path_env();
         let dir = self.dir.path().to_string_lossy().into_owned();
         t.run_with(

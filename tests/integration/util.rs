@@ -215,6 +215,11 @@ fn snapshot_into(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>, bool)>
     }
 }
 
+/// Runs a prepared command (from [`TestRepo::command`]) without stdin.
+pub fn run_command(cmd: Command) -> Output {
+    run(cmd, None)
+}
+
 fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Output {
     cmd.stdin(if stdin.is_some() {
         Stdio::piped()
