@@ -1186,6 +1186,85 @@ fn count_arguments_are_integers_with_defaults() {
     s.finish();
 }
 
+/// The seed-style names the server accepts are declared in the advertised input
+/// schemas (as deprecated properties and values), so a client that validates its
+/// arguments first can send them; each call below passes the schema and succeeds.
+#[test]
+fn aliases_in_the_schemas_are_accepted() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "validating-client");
+    let tools = s.request("tools/list", json!({}));
+    let schema_of = |name: &str| -> Value {
+        tools["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["inputSchema"].clone())
+            .unwrap_or_else(|| panic!("no tool {name}"))
+    };
+    let mut call = |s: &mut Server, tool: &str, args: Value| -> Value {
+        let schema = schema_of(tool);
+        let validator = jsonschema::draft202012::options()
+            .build(&schema)
+            .unwrap_or_else(|e| panic!("{tool}'s input schema does not compile: {e}"));
+        let errors: Vec<String> = validator
+            .iter_errors(&args)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{tool} {args}: {errors:?}");
+        s.ok(tool, args)
+    };
+    let grep = call(
+        &mut s,
+        "ast_grep",
+        json!({"pat": "foo($A)", "path": ["src"], "limit": 1, "skip": 0}),
+    );
+    assert_eq!(grep["matches"].as_array().map(Vec::len), Some(1));
+    let stage = |s: &mut Server, call: &mut dyn FnMut(&mut Server, &str, Value) -> Value| {
+        call(
+            s,
+            "ast_edit",
+            json!({"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "path": ["src/b.rs"]}),
+        )["id"]
+            .as_str()
+            .expect("id")
+            .to_string()
+    };
+    let id = stage(&mut s, &mut call);
+    call(
+        &mut s,
+        "ast_apply",
+        json!({"action": "reject", "previewId": id, "reason": "seed style"}),
+    );
+    let id = stage(&mut s, &mut call);
+    call(
+        &mut s,
+        "ast_edit",
+        json!({"action": "reject", "stagedId": id}),
+    );
+    let id = stage(&mut s, &mut call);
+    call(
+        &mut s,
+        "ast_edit",
+        json!({"action": "reject", "staged_id": id}),
+    );
+    let id = stage(&mut s, &mut call);
+    call(
+        &mut s,
+        "resolve",
+        json!({"action": "reject", "reason": "seed style", "extra": {"previewId": id}}),
+    );
+    assert!(t.astedit_refs().is_empty(), "{:?}", t.astedit_refs());
+    // `pr` needs a forge; its alias is declared all the same.
+    assert_eq!(
+        schema_of("pr")["properties"]["previewId"]["deprecated"],
+        true
+    );
+    s.finish();
+}
+
 /// A session that staged nothing cannot apply another session's preview without naming
 /// it: the error lists the pending previews. Staging nothing says so first, with no id;
 /// undo says the preview is pending again.
@@ -1470,7 +1549,8 @@ fn seed_style_calls_are_accepted_unchanged() {
     assert_eq!(j[0]["event"], "applied");
     assert_eq!(j[0]["agent"], "seed-agent/1.0");
 
-    // The schemas keep the canonical names only.
+    // The schemas declare the aliases too, as deprecated (issue 24: a client that
+    // validates its arguments first must be able to send them).
     let tools = s.request("tools/list", json!({}));
     let grep = tools["tools"]
         .as_array()
@@ -1482,8 +1562,10 @@ fn seed_style_calls_are_accepted_unchanged() {
     let props = grep["inputSchema"]["properties"]
         .as_object()
         .expect("props");
-    assert!(props.contains_key("pattern") && !props.contains_key("pat"));
-    assert!(props.contains_key("max_results") && !props.contains_key("limit"));
+    assert!(props.contains_key("pattern"));
+    assert_eq!(props["pat"]["deprecated"], true);
+    assert_eq!(props["limit"]["deprecated"], true);
+    assert!(props["max_results"].get("deprecated").is_none());
     s.finish();
 }
 

@@ -164,6 +164,8 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
     let mut input = (*input).clone();
     let mut value = serde_json::Value::Object(std::mem::take(&mut input));
     git_astedit::report::schema::standardize(&mut value);
+    let struct_name = std::any::type_name::<I>().rsplit("::").next().unwrap_or("");
+    declare_aliases(&mut value, struct_name);
     let input = match value {
         serde_json::Value::Object(o) => Arc::new(o),
         _ => Arc::new(serde_json::Map::new()),
@@ -178,6 +180,100 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
         .with_annotations(annotations);
     t.title = title;
     t
+}
+
+/// The names the input types accept besides their own (serde `alias`es, for callers of
+/// the seed tools), per type: (type, field, alias). The schemas forbid unknown fields,
+/// so a client that validates its arguments first could not send these unless they
+/// are declared: each is, as a `deprecated` property of the field's schema.
+/// `aliases_in_the_schemas_are_accepted` (tests/integration/mcp.rs) calls each.
+const ALIASES: &[(&str, &str, &str)] = &[
+    ("GrepInput", "pattern", "pat"),
+    ("GrepInput", "paths", "path"),
+    ("GrepInput", "max_results", "limit"),
+    ("GrepInput", "offset", "skip"),
+    ("OpInput", "pattern", "pat"),
+    ("OpInput", "rewrite", "out"),
+    ("EditInput", "paths", "path"),
+    ("EditInput", "id", "stagedId"),
+    ("EditInput", "id", "staged_id"),
+    ("AstApplyInput", "id", "previewId"),
+    ("PrInput", "id", "previewId"),
+    ("ResolveExtra", "preview_id", "previewId"),
+];
+
+/// Enum values accepted besides the declared ones: (type, value, alias).
+const VALUE_ALIASES: &[(&str, &str, &str)] = &[("ResolveAction", "discard", "reject")];
+
+/// Adds [`ALIASES`] and [`VALUE_ALIASES`] to the input schema of `root` (the tool's
+/// input type) and its `$defs`.
+fn declare_aliases(schema: &mut serde_json::Value, root: &str) {
+    fn add(object: &mut serde_json::Value, name: &str) {
+        for (_, field, alias) in ALIASES.iter().filter(|(t, ..)| *t == name) {
+            let Some(props) = object.get_mut("properties").and_then(|p| p.as_object_mut()) else {
+                continue;
+            };
+            let Some(mut declared) = props.get(*field).cloned() else {
+                continue;
+            };
+            if let Some(o) = declared.as_object_mut() {
+                o.insert("deprecated".into(), true.into());
+                o.insert(
+                    "description".into(),
+                    format!("Deprecated alias of `{field}`.").into(),
+                );
+            }
+            props.entry(alias.to_string()).or_insert(declared);
+            // A required field may come under either name: one of them is required.
+            let required = object
+                .get_mut("required")
+                .and_then(|r| r.as_array_mut())
+                .and_then(|r| {
+                    let at = r.iter().position(|f| f == *field)?;
+                    r.remove(at);
+                    Some(r.is_empty())
+                });
+            if let Some(now_empty) = required {
+                if now_empty {
+                    if let Some(o) = object.as_object_mut() {
+                        o.remove("required");
+                    }
+                }
+                // Each branch names its property too: strict validators (Ajv's
+                // `strictRequired`) refuse a `required` of an undeclared name.
+                let either = serde_json::json!({
+                    "anyOf": [
+                        {"properties": {*field: {}}, "required": [field]},
+                        {"properties": {*alias: {}}, "required": [alias]},
+                    ]
+                });
+                if let Some(o) = object.as_object_mut() {
+                    let all = o.entry("allOf").or_insert_with(|| serde_json::json!([]));
+                    if let Some(all) = all.as_array_mut() {
+                        all.push(either);
+                    }
+                }
+            }
+        }
+        for (_, value, alias) in VALUE_ALIASES.iter().filter(|(t, ..)| *t == name) {
+            if let Some(variants) = object.get_mut("oneOf").and_then(|v| v.as_array_mut()) {
+                if variants.iter().any(|v| v["const"] == *value) {
+                    variants.push(serde_json::json!({
+                        "const": alias,
+                        "type": "string",
+                        "deprecated": true,
+                        "description": format!("Deprecated alias of `{value}`."),
+                    }));
+                }
+            }
+        }
+    }
+    add(schema, root);
+    if let Some(defs) = schema.get_mut("$defs").and_then(|d| d.as_object_mut()) {
+        for (name, def) in defs.iter_mut() {
+            add(def, name);
+        }
+    }
 }
 
 fn catalog() -> Vec<Tool> {
