@@ -1,9 +1,11 @@
 //! `git astedit apply` (and `resolve apply`): writes a pending preview to the work tree.
 
 use git_astedit::error::Exit;
+use git_astedit::ops::apply::ApplyRequest;
+use git_astedit::ops::apply::ApplyScope;
 use git_astedit::report::Action;
+use git_astedit::report::ResolveReport;
 use git_astedit::txn::ApplyOptions;
-use git_astedit::txn::ApplyReport;
 use git_astedit::Error;
 
 use super::Ctx;
@@ -39,77 +41,50 @@ pub struct ApplyArgs {
 pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
     let json = ctx.json;
     let repo = ctx.repo()?;
-    let opts = ApplyOptions {
-        reason: args.reason,
-        index: args.index || args.commit,
-        commit: args.commit.then_some(args.message),
-        agent: None,
+    let request = ApplyRequest {
+        id: args.id,
+        scope: if args.refresh {
+            ApplyScope::Refreshed
+        } else if !args.pathspecs.is_empty() {
+            ApplyScope::Part(args.pathspecs)
+        } else {
+            ApplyScope::Whole
+        },
+        options: ApplyOptions {
+            reason: args.reason,
+            index: args.index || args.commit,
+            commit: args.commit.then_some(args.message),
+            agent: None,
+        },
     };
-    if args.refresh {
-        let done = git_astedit::ops::refresh::apply_refreshed(repo, args.id.as_deref(), &opts)?;
-        let refreshed = done.refreshed.as_ref().map(|r| {
-            let display = |p: &str| match json {
-                // Paths of previews are repository paths in JSON.
-                true => p.to_string(),
-                false => repo.display_path(p),
-            };
-            git_astedit::report::RefreshReport::of(r, display)
-        });
-        if ctx.json {
-            let mut files: Vec<String> = done
-                .report
-                .written
-                .iter()
-                .chain(&done.report.deleted)
-                .cloned()
-                .collect();
-            files.sort();
-            let mut value = super::common::resolve_report(
-                &done.report,
-                Action::Applied,
-                files,
-                opts.index,
-                opts.reason,
-            );
-            value.refreshed = refreshed.map(Box::new);
-            ctx.out.json(&value)?;
-            return Ok(Exit::Ok);
-        }
-        if let Some(r) = &refreshed {
-            ctx.out.print(&super::refresh::text(r, false))?;
-        }
-        print_report(ctx, Action::Applied, &done.report, opts.index, opts.reason)?;
+    let applied = git_astedit::ops::apply::apply(repo, &request)?;
+    let refreshed = applied.refreshed.as_ref().map(|r| {
+        let display = |p: &str| match json {
+            // Paths of previews are repository paths in JSON.
+            true => p.to_string(),
+            false => repo.display_path(p),
+        };
+        git_astedit::report::RefreshReport::of(r, display)
+    });
+    if ctx.json {
+        let mut value = applied.report;
+        value.refreshed = refreshed.map(Box::new);
+        ctx.out.json(&value)?;
         return Ok(Exit::Ok);
     }
-    let report = if args.pathspecs.is_empty() {
-        git_astedit::txn::apply(repo, args.id.as_deref(), &opts)?
-    } else {
-        git_astedit::ops::split::apply_part(repo, args.id.as_deref(), &args.pathspecs, &opts)?
-    };
-    print_report(ctx, Action::Applied, &report, opts.index, opts.reason)?;
+    if let Some(r) = &refreshed {
+        ctx.out.print(&super::refresh::text(r, false))?;
+    }
+    print_report(ctx, &applied.report)?;
     Ok(Exit::Ok)
 }
 
 /// Prints an apply or undo report: one JSON object, or a summary line per fact.
-pub(super) fn print_report(
-    ctx: &mut Ctx,
-    action: Action,
-    report: &ApplyReport,
-    index: bool,
-    reason: Option<String>,
-) -> Result<(), OutputError> {
+pub(super) fn print_report(ctx: &mut Ctx, report: &ResolveReport) -> Result<(), OutputError> {
     if ctx.json {
-        let mut files: Vec<String> = report
-            .written
-            .iter()
-            .chain(&report.deleted)
-            .cloned()
-            .collect();
-        files.sort();
-        let value = super::common::resolve_report(report, action, files, index, reason);
-        return ctx.out.json(&value);
+        return ctx.out.json(report);
     }
-    let mut text = match action {
+    let mut text = match report.action {
         Action::Undone => format!(
             "Undid {}: {} written, {} deleted. The preview is pending again; it is applied \
              again only by its id.\n",
@@ -146,7 +121,7 @@ pub(super) fn print_report(
 }
 
 /// What an undo left as applied (the index, a commit) and the commands that finish it.
-fn undo_notes(report: &ApplyReport) -> Vec<String> {
+fn undo_notes(report: &ResolveReport) -> Vec<String> {
     let mut out = Vec::new();
     if report.index_restored {
         out.push("Restored the index entries too.".to_string());

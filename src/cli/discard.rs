@@ -1,10 +1,7 @@
 //! `git astedit discard`: drops a pending preview, recording why in the journal.
 
 use git_astedit::error::Exit;
-use git_astedit::report::Action;
-use git_astedit::report::PreviewState;
-use git_astedit::report::ResolveReport;
-use git_astedit::report::Version;
+use git_astedit::ops::apply::DiscardRequest;
 use git_astedit::Error;
 
 use super::Ctx;
@@ -20,32 +17,19 @@ pub struct DiscardArgs {
 
 pub fn run(ctx: &mut Ctx, args: DiscardArgs) -> Result<Exit, Error> {
     let repo = ctx.repo()?;
-    let preview = git_astedit::txn::discard(repo, args.id.as_deref(), args.reason.as_deref())?;
+    let request = DiscardRequest {
+        id: args.id,
+        reason: args.reason,
+        agent: None,
+    };
+    let discarded = git_astedit::ops::apply::discard(repo, &request)?;
     if ctx.json {
-        let files: Vec<String> = preview.entries.iter().map(|e| e.path.clone()).collect();
-        ctx.out.json(&ResolveReport {
-            schema_version: Version,
-            id: preview.id.clone(),
-            action: Action::Discarded,
-            state: PreviewState::Discarded,
-            written: Vec::new(),
-            deleted: Vec::new(),
-            file_count: files.len(),
-            files,
-            index: false,
-            commit: None,
-            reason: args.reason,
-            index_restored: false,
-            index_left: Vec::new(),
-            commit_kept: None,
-            split: None,
-            refreshed: None,
-        })?;
+        ctx.out.json(&discarded.report)?;
     } else {
         ctx.out.print(&format!(
             "Discarded {}: {}\n",
-            preview.id,
-            git_astedit::render::escape_line(&preview.meta.summary)
+            discarded.report.id,
+            git_astedit::render::escape_line(&discarded.summary)
         ))?;
     }
     Ok(Exit::Ok)

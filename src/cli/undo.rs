@@ -1,7 +1,7 @@
 //! `git astedit undo`: restores what an apply replaced; the preview is pending again.
 
 use git_astedit::error::Exit;
-use git_astedit::report::Action;
+use git_astedit::ops::apply::UndoRequest;
 use git_astedit::txn::UndoOptions;
 use git_astedit::Error;
 
@@ -23,12 +23,15 @@ pub struct UndoArgs {
 
 pub fn run(ctx: &mut Ctx, args: UndoArgs) -> Result<Exit, Error> {
     let repo = ctx.repo()?;
-    let opts = UndoOptions {
-        reason: args.reason,
-        agent: None,
-        index: args.index,
+    let request = UndoRequest {
+        id: args.id,
+        options: UndoOptions {
+            reason: args.reason,
+            agent: None,
+            index: args.index,
+        },
     };
-    let report = git_astedit::txn::undo(repo, args.id.as_deref(), &opts)?;
-    super::apply::print_report(ctx, Action::Undone, &report, args.index, opts.reason)?;
+    let report = git_astedit::ops::apply::undo(repo, &request)?;
+    super::apply::print_report(ctx, &report)?;
     Ok(Exit::Ok)
 }

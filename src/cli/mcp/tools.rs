@@ -26,7 +26,6 @@ use git_astedit::report::GrepMatch;
 use git_astedit::report::GrepReport;
 use git_astedit::report::MetaVariables;
 use git_astedit::report::PreviewRow;
-use git_astedit::report::PreviewState;
 use git_astedit::report::ResolveReport;
 use git_astedit::report::ShownFile;
 use git_astedit::report::Span;
@@ -1103,27 +1102,30 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
     call.cancel.check()?;
     let (out, mut text) = match input.action {
         ResolveAction::Apply => {
-            // The CLI's `apply --commit`: the commit goes through the index.
-            let opts = txn::ApplyOptions {
-                reason: Some(reason.clone()),
-                agent: call.agent.clone(),
-                index: input.commit,
-                commit: input.commit.then(|| non_empty(input.message.clone())),
+            use git_astedit::ops::apply::ApplyScope;
+            let request = git_astedit::ops::apply::ApplyRequest {
+                id: Some(id),
+                scope: if input.refresh {
+                    ApplyScope::Refreshed
+                } else if !input.paths.is_empty() {
+                    ApplyScope::Part(pathspecs(&input.paths, &[]))
+                } else {
+                    ApplyScope::Whole
+                },
+                // The CLI's `apply --commit`: the commit goes through the index.
+                options: txn::ApplyOptions {
+                    reason: Some(reason.clone()),
+                    agent: call.agent.clone(),
+                    index: input.commit,
+                    commit: input.commit.then(|| non_empty(input.message.clone())),
+                },
             };
-            let (report, refreshed) = if input.refresh {
-                let done = git_astedit::ops::refresh::apply_refreshed(&repo, Some(&id), &opts)?;
-                let refreshed = done
-                    .refreshed
-                    .as_ref()
-                    .map(|r| git_astedit::report::RefreshReport::of(r, str::to_string));
-                (done.report, refreshed)
-            } else if !input.paths.is_empty() {
-                let specs = pathspecs(&input.paths, &[]);
-                let report = git_astedit::ops::split::apply_part(&repo, Some(&id), &specs, &opts)?;
-                (report, None)
-            } else {
-                (txn::apply(&repo, Some(id.as_str()), &opts)?, None)
-            };
+            let applied = git_astedit::ops::apply::apply(&repo, &request)?;
+            let refreshed = applied
+                .refreshed
+                .as_ref()
+                .map(|r| git_astedit::report::RefreshReport::of(r, str::to_string));
+            let report = applied.report;
             let mut text = String::new();
             if let Some(r) = &refreshed {
                 text.push_str(&format!(
@@ -1158,38 +1160,21 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                      trailers). undo restores the work tree but leaves the commit in history.\n"
                 ));
             }
-            let mut out = resolved(&report, Action::Applied, input.commit, Some(reason));
+            let mut out = report;
             out.refreshed = refreshed.map(Box::new);
             (out, text)
         }
         ResolveAction::Discard => {
-            let preview = txn::discard_as(
+            let discarded = git_astedit::ops::apply::discard(
                 &repo,
-                Some(id.as_str()),
-                Some(&reason),
-                call.agent.as_deref(),
+                &git_astedit::ops::apply::DiscardRequest {
+                    id: Some(id),
+                    reason: Some(reason),
+                    agent: call.agent.clone(),
+                },
             )?;
-            let text = format!("Discarded {}: {}\n", preview.id, preview.meta.summary);
-            let files: Vec<String> = preview.entries.iter().map(|e| e.path.clone()).collect();
-            let out = ResolveReport {
-                schema_version: Version,
-                id: preview.id,
-                action: Action::Discarded,
-                state: PreviewState::Discarded,
-                written: Vec::new(),
-                deleted: Vec::new(),
-                file_count: files.len(),
-                files,
-                index: false,
-                commit: None,
-                reason: Some(reason),
-                index_restored: false,
-                index_left: Vec::new(),
-                commit_kept: None,
-                split: None,
-                refreshed: None,
-            };
-            (out, text)
+            let text = format!("Discarded {}: {}\n", discarded.report.id, discarded.summary);
+            (discarded.report, text)
         }
     };
     push_notes(&mut text, &notes, &[]);
@@ -1212,13 +1197,16 @@ pub struct UndoInput {
 pub fn undo(call: &Call, input: UndoInput) -> Result<Done, Error> {
     let (repo, notes) = call.open()?;
     let reason = non_empty(input.reason);
-    let opts = txn::UndoOptions {
-        reason: reason.clone(),
-        agent: call.agent.clone(),
-        index: false,
+    let request = git_astedit::ops::apply::UndoRequest {
+        id: input.id,
+        options: txn::UndoOptions {
+            reason,
+            agent: call.agent.clone(),
+            index: false,
+        },
     };
     call.cancel.check()?;
-    let report = txn::undo(&repo, input.id.as_deref(), &opts)?;
+    let report = git_astedit::ops::apply::undo(&repo, &request)?;
     let mut text = format!(
         "Undid {}: {} restored{}.\n",
         report.id,
@@ -1248,8 +1236,7 @@ pub fn undo(call: &Call, input: UndoInput) -> Result<Done, Error> {
         id = report.id
     ));
     push_notes(&mut text, &notes, &[]);
-    let out = resolved(&report, Action::Undone, false, reason);
-    Done::new(text, &out)
+    Done::new(text, &report)
 }
 
 // ---------------------------------------------------------------- pr
