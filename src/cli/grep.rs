@@ -194,15 +194,7 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
                     GrepMatch {
                         path: display.clone(),
                         lang: file.lang.to_string(),
-                        span: Span {
-                            start_byte: m.start_byte,
-                            end_byte: m.end_byte,
-                            line: m.line,
-                            column: m.column,
-                            end_line: m.end_line,
-                            end_column: m.end_column,
-                            text: m.text.clone(),
-                        },
+                        span: Span::of(m, m.text.clone()),
                         meta_variables: MetaVariables::of(&m.captures),
                         context_before: listed(before),
                         context_after: listed(after),

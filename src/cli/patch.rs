@@ -92,13 +92,7 @@ pub fn run(ctx: &mut Ctx, args: PatchArgs) -> Result<Exit, Error> {
         files: meta
             .files
             .iter()
-            .map(|f| StagedFile {
-                path: repo.display_path(&f.path),
-                count: f.count,
-                flags: f.flags.clone(),
-                changes: Vec::new(),
-                dropped: Vec::new(),
-            })
+            .map(|f| StagedFile::of_meta(f, repo.display_path(&f.path)))
             .collect(),
         file_count: meta.files.len(),
         files_searched: None,

@@ -5,12 +5,9 @@ use git_astedit::ops::preview::stream_preview_diffs;
 use git_astedit::ops::preview::LoadedPreview;
 use git_astedit::render;
 use git_astedit::render::render_diffs_counted;
-use git_astedit::report::BlobRef;
 use git_astedit::report::CappedDiff;
-use git_astedit::report::FileStatus;
 use git_astedit::report::PreviewRow;
 use git_astedit::report::ShowReport;
-use git_astedit::report::ShownFile;
 use git_astedit::report::Version;
 use git_astedit::txn;
 use git_astedit::txn::Preview;
@@ -51,29 +48,7 @@ pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
     let p = &loaded.preview;
 
     if json {
-        let shown = p
-            .entries
-            .iter()
-            .zip(&files)
-            .map(|(e, f)| {
-                let counts = render::line_counts(
-                    f.before.map(|s| s.bytes).unwrap_or_default(),
-                    f.after.map(|s| s.bytes).unwrap_or_default(),
-                );
-                ShownFile {
-                    path: e.path.clone(),
-                    status: match (&e.before, &e.after) {
-                        (None, _) => FileStatus::Added,
-                        (_, None) => FileStatus::Deleted,
-                        _ => FileStatus::Modified,
-                    },
-                    before: BlobRef::of(e.before),
-                    after: BlobRef::of(e.after),
-                    added_lines: counts.added,
-                    removed_lines: counts.removed,
-                }
-            })
-            .collect();
+        let shown = loaded.shown_files();
         let diff = (!args.stat).then(|| {
             let (text, omitted) = render_diffs_counted(&files, false, args.max_render);
             CappedDiff {

@@ -93,6 +93,36 @@ impl LoadedPreview {
             })
             .collect()
     }
+
+    /// Each file of the preview with its status, blobs and line counts, as `show`
+    /// and the server's `previews show` report them.
+    pub fn shown_files(&self) -> Vec<crate::report::ShownFile> {
+        use crate::report::BlobRef;
+        use crate::report::FileStatus;
+        self.preview
+            .entries
+            .iter()
+            .zip(self.files())
+            .map(|(e, f)| {
+                let counts = crate::render::line_counts(
+                    f.before.map(|s| s.bytes).unwrap_or_default(),
+                    f.after.map(|s| s.bytes).unwrap_or_default(),
+                );
+                crate::report::ShownFile {
+                    path: e.path.clone(),
+                    status: match (&e.before, &e.after) {
+                        (None, _) => FileStatus::Added,
+                        (_, None) => FileStatus::Deleted,
+                        _ => FileStatus::Modified,
+                    },
+                    before: BlobRef::of(e.before),
+                    after: BlobRef::of(e.after),
+                    added_lines: counts.added,
+                    removed_lines: counts.removed,
+                }
+            })
+            .collect()
+    }
 }
 
 pub fn side(mode: Option<FileMode>, bytes: Option<&[u8]>) -> Option<Side<'_>> {

@@ -199,6 +199,21 @@ pub struct Span {
     pub text: String,
 }
 
+impl Span {
+    /// The span of a match, with `text` as the caller shows it (whole, or cut).
+    pub fn of(m: &crate::rewrite::Match, text: String) -> Span {
+        Span {
+            start_byte: m.start_byte,
+            end_byte: m.end_byte,
+            line: m.line,
+            column: m.column,
+            end_line: m.end_line,
+            end_column: m.end_column,
+            text,
+        }
+    }
+}
+
 impl From<&crate::rewrite::Span> for Span {
     fn from(s: &crate::rewrite::Span) -> Span {
         Span {
@@ -334,6 +349,19 @@ pub struct StagedFile {
     /// `edit`: outer matches left as the inner rewrites made them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<Dropped>,
+}
+
+impl StagedFile {
+    /// A file of a stored preview's metadata, under the path the caller shows.
+    pub fn of_meta(f: &crate::change::FileMeta, path: String) -> StagedFile {
+        StagedFile {
+            path,
+            count: f.count,
+            flags: f.flags.clone(),
+            changes: Vec::new(),
+            dropped: Vec::new(),
+        }
+    }
 }
 
 /// One replacement of an `edit`.

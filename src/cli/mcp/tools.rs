@@ -18,10 +18,8 @@ use git_astedit::ops::stage::EditRequest;
 use git_astedit::render;
 use git_astedit::repo::Repo;
 use git_astedit::report::Action;
-use git_astedit::report::BlobRef;
 use git_astedit::report::CappedDiff;
 use git_astedit::report::Diagnostics;
-use git_astedit::report::FileStatus;
 use git_astedit::report::GrepMatch;
 use git_astedit::report::GrepReport;
 use git_astedit::report::MetaVariables;
@@ -429,15 +427,7 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
             f.matches.iter().map(|m| GrepMatch {
                 path: f.path.clone(),
                 lang: f.lang.to_string(),
-                span: Span {
-                    start_byte: m.start_byte,
-                    end_byte: m.end_byte,
-                    line: m.line,
-                    column: m.column,
-                    end_line: m.end_line,
-                    end_column: m.end_column,
-                    text: cut(&m.text, MAX_MATCH_TEXT),
-                },
+                span: Span::of(m, cut(&m.text, MAX_MATCH_TEXT)),
                 meta_variables: MetaVariables::of(&m.captures),
                 context_before: None,
                 context_after: None,
@@ -746,13 +736,7 @@ fn staged_output(
         files: meta
             .files
             .iter()
-            .map(|f| StagedFile {
-                path: f.path.clone(),
-                count: f.count,
-                flags: f.flags.clone(),
-                changes: Vec::new(),
-                dropped: Vec::new(),
-            })
+            .map(|f| StagedFile::of_meta(f, f.path.clone()))
             .collect(),
         file_count: meta.files.len(),
         files_searched: None,
@@ -918,30 +902,7 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
             let preview = txn::find(&repo, input.id.as_deref())?;
             let loaded = LoadedPreview::load(&repo, preview)?;
             let files = loaded.files();
-            let shown: Vec<ShownFile> = loaded
-                .preview
-                .entries
-                .iter()
-                .zip(&files)
-                .map(|(e, f)| {
-                    let counts = render::line_counts(
-                        f.before.map(|s| s.bytes).unwrap_or_default(),
-                        f.after.map(|s| s.bytes).unwrap_or_default(),
-                    );
-                    ShownFile {
-                        path: e.path.clone(),
-                        status: match (&e.before, &e.after) {
-                            (None, _) => FileStatus::Added,
-                            (_, None) => FileStatus::Deleted,
-                            _ => FileStatus::Modified,
-                        },
-                        before: BlobRef::of(e.before),
-                        after: BlobRef::of(e.after),
-                        added_lines: counts.added,
-                        removed_lines: counts.removed,
-                    }
-                })
-                .collect();
+            let shown: Vec<ShownFile> = loaded.shown_files();
             let diff = capped_diff(render_diffs(&files, false, 0), input.max_diff_lines);
             let r = PreviewRow::of(&loaded.preview);
             let mut text = format!("preview {}  {}  {}\n{}\n", r.id, r.time, r.kind, r.summary);
