@@ -778,6 +778,18 @@ pub struct RecoverStatusReport {
     /// The interrupted run, `null` when there is none: `{id, op, phase, pid, running,
     /// files: [{path, state, what?, to_blob, from_blob}]}`.
     pub unfinished: Option<serde_json::Value>,
+    /// Lock files that block writers: an `index.lock` (ours, which the next command
+    /// removes, or another's) and ref locks no run of ours explains.
+    #[serde(default)]
+    pub locks: Vec<LockStatus>,
+}
+
+/// A lock file `recover --status` found.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LockStatus {
+    pub path: String,
+    /// Whose it is and what clears it.
+    pub what: String,
 }
 
 /// `recover --finish --json`, `recover --abandon --json`.

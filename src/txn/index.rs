@@ -158,6 +158,27 @@ pub(crate) fn clear_stale_lock(repo: &Repo) -> Result<bool, Error> {
     Ok(ours)
 }
 
+/// The pid written in an `index.lock` of ours (0 when unreadable), if one is there.
+pub(crate) fn stale_lock_of_ours(repo: &Repo) -> Option<u32> {
+    let (_, lock) = index_and_lock(repo);
+    let bytes = std::fs::read(&lock).ok()?;
+    let rest = bytes.strip_prefix(LOCK_MARKER)?;
+    let text = String::from_utf8_lossy(rest);
+    Some(
+        text.trim()
+            .trim_start_matches("(pid ")
+            .trim_end_matches(')')
+            .parse()
+            .unwrap_or(0),
+    )
+}
+
+/// The `index.lock` path when one exists.
+pub(crate) fn lock_present(repo: &Repo) -> Option<String> {
+    let (_, lock) = index_and_lock(repo);
+    lock.exists().then(|| lock.display().to_string())
+}
+
 /// Refuses (exit 4) paths inside a submodule or nested repository, or outside the
 /// sparse-checkout cone.
 pub(super) fn check_paths(repo: &Repo, ops: &[PathOp]) -> Result<(), Error> {

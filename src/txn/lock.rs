@@ -48,7 +48,7 @@ pub(crate) struct Holder {
 }
 
 impl Holder {
-    fn me(op: &str, workdir: &Path) -> Holder {
+    pub(crate) fn me(op: &str, workdir: &Path) -> Holder {
         let pid = std::process::id();
         Holder {
             pid,

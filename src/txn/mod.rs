@@ -27,6 +27,7 @@ mod lock;
 mod objects;
 mod record;
 mod recover;
+mod reflocks;
 pub mod refresh;
 pub mod resolve;
 mod store;
@@ -90,6 +91,57 @@ pub fn record_pr(
     Ok(())
 }
 
+/// Clears what killed runs of ours left behind, before any command: the locks of a ref
+/// transaction (completing it when its journal event had landed, see
+/// [`reflocks`]) and an `index.lock` of ours when no run is left to recover (with a
+/// run, [`recover`] clears it). Returns one note per thing cleared, for the user; the
+/// journal gets them with its next event.
+pub fn clear_stale(repo: &crate::repo::Repo) -> Result<Vec<String>, Error> {
+    let mut notes = reflocks::clear_stale(repo)?;
+    if index::stale_lock_of_ours(repo).is_some() && record::read_record(repo)?.is_none() {
+        // Every holder of our index.lock holds the repository lock too: with it taken,
+        // that holder is gone. A live holder makes this a no-op.
+        if let Ok(_lock) = lock::Lock::acquire(repo, "recover") {
+            if record::read_record(repo)?.is_none() {
+                if let Some(pid) = index::stale_lock_of_ours(repo) {
+                    if index::clear_stale_lock(repo)? {
+                        let note = format!(
+                            "index-lock-removed: the index.lock of git astedit pid {pid}, which is \
+                             no longer running, was removed; the index is as it was before that run"
+                        );
+                        let _ = journal::add_pending_note(repo, &note);
+                        notes.push(note);
+                    }
+                }
+            }
+        }
+    }
+    Ok(notes)
+}
+
+/// Locks that block writers and that nothing of ours can clear, for `recover --status`:
+/// `(path, what)`.
+pub fn blocking_locks(repo: &crate::repo::Repo) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Some(lock) = index::lock_present(repo) {
+        let what = match index::stale_lock_of_ours(repo) {
+            Some(pid) => format!("left by git astedit pid {pid}; the next git astedit command removes it"),
+            None => "not ours (another git process holds it, or a crashed one left it: \
+                     if no git process is running, remove it with rm)"
+                .to_string(),
+        };
+        out.push((lock, what));
+    }
+    for l in reflocks::unexplained_locks(repo) {
+        out.push((
+            l.display().to_string(),
+            "no git astedit run explains it: if no git process is running, remove it with rm"
+                .to_string(),
+        ));
+    }
+    out
+}
+
 /// Everything that can go wrong in a transaction, classified for the exit code.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -144,6 +196,12 @@ pub enum Error {
         lock: String,
         holder: String,
         dead: bool,
+    },
+    #[error("a ref is locked ({lock} exists){}", .holder.as_ref().map(|h| format!(": {h}")).unwrap_or_default())]
+    RefLocked {
+        lock: String,
+        /// Who holds it, when an intent of ours names it.
+        holder: Option<String>,
     },
     #[error("the git index is locked ({lock} exists); nothing was written")]
     IndexLocked { lock: String },
@@ -236,6 +294,7 @@ impl Classify for Error {
             Error::Locked { dead: true, .. } => "stale-lock",
             Error::Locked { .. } => "locked",
             Error::IndexLocked { .. } => "locked",
+            Error::RefLocked { .. } => "ref-locked",
             Error::Protected { .. } => "protected-path",
             Error::Concurrent(_) => "concurrent-update",
             Error::OtherChanges { .. } => "other-staged-changes",
@@ -268,6 +327,7 @@ impl Classify for Error {
             }
             Error::Locked { .. }
             | Error::IndexLocked { .. }
+            | Error::RefLocked { .. }
             | Error::Concurrent(_)
             | Error::RecoveryPending { .. } => Exit::Locked,
         }
@@ -286,6 +346,15 @@ impl Classify for Error {
                 "that process is gone; if no git astedit is running, remove the lock: rm '{lock}'"
             )),
             Error::Locked { .. } => Some("wait for it to finish, then retry".into()),
+            Error::RefLocked {
+                holder: Some(h),
+                ..
+            } if h.contains("is updating it") => Some("wait for it to finish, then retry".into()),
+            Error::RefLocked { lock, .. } => Some(format!(
+                "no running git astedit holds it; if no git process (fetch, push, gc, \
+                 update-ref) is running either, a crashed one left it behind: remove it with \
+                 rm '{lock}' and retry"
+            )),
             Error::IndexLocked { lock } => Some(format!(
                 "another git process (a commit, an editor, an IDE) is using the index: wait for \
                  it to finish and retry; if no git process is running, a crashed one left \
@@ -354,6 +423,9 @@ impl Classify for Error {
                 Some(serde_json::json!({"path": path, "why": why}))
             }
             Error::IndexLocked { lock } => Some(serde_json::json!({"lock": lock})),
+            Error::RefLocked { lock, holder } => {
+                Some(serde_json::json!({"lock": lock, "holder": holder}))
+            }
             Error::Unfinished { op, id, paths } => Some(serde_json::json!({
                 "op": op,
                 "id": id,

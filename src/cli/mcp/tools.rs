@@ -211,9 +211,8 @@ impl Call<'_> {
     /// Opens the repository at the work-tree root and finishes any interrupted apply.
     fn open(&self) -> Result<(Repo, Vec<String>), Error> {
         let repo = Repo::discover_from(self.workdir)?;
-        let notes = txn::recover(&repo)?
-            .map(|r| vec![r.message])
-            .unwrap_or_default();
+        let mut notes = txn::clear_stale(&repo)?;
+        notes.extend(txn::recover(&repo)?.map(|r| r.message));
         Ok((repo, notes))
     }
 }
