@@ -838,7 +838,7 @@ fn publish_commit(repo: &Repo, made: &MadeCommit) -> Result<(), Error> {
         &format!("commit: {}", made.subject),
     )?;
     edit.deref = true;
-    match journal::commit_edits(repo, vec![edit]) {
+    match journal::commit_edits_as(repo, vec![edit], "head") {
         Err(Error::Git { source, .. }) if source.is_conflict() => Err(Error::Concurrent(
             "HEAD (the work tree is applied, but no commit was made)".into(),
         )),

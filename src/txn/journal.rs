@@ -598,7 +598,13 @@ fn full_name(name: &str) -> Result<gix::refs::FullName, Error> {
 /// Runs one ref transaction with the repository's identity for any reflog, inside the
 /// records that let a killed one be cleared and completed ([`super::reflocks`]).
 pub(crate) fn commit_edits(repo: &Repo, edits: Vec<RefEdit>) -> Result<(), Error> {
-    super::reflocks::transact(repo, edits, "ref update")
+    commit_edits_as(repo, edits, "journal")
+}
+
+/// [`commit_edits`] naming what it is for (`op`: in the intent, and the fault point
+/// `refs-locked:<op>`).
+pub(crate) fn commit_edits_as(repo: &Repo, edits: Vec<RefEdit>, op: &str) -> Result<(), Error> {
+    super::reflocks::transact(repo, edits, op)
 }
 
 #[cfg(test)]

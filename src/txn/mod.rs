@@ -125,7 +125,9 @@ pub fn blocking_locks(repo: &crate::repo::Repo) -> Vec<(String, String)> {
     let mut out = Vec::new();
     if let Some(lock) = index::lock_present(repo) {
         let what = match index::stale_lock_of_ours(repo) {
-            Some(pid) => format!("left by git astedit pid {pid}; the next git astedit command removes it"),
+            Some(pid) => {
+                format!("left by git astedit pid {pid}; the next git astedit command removes it")
+            }
             None => "not ours (another git process holds it, or a crashed one left it: \
                      if no git process is running, remove it with rm)"
                 .to_string(),
@@ -347,8 +349,7 @@ impl Classify for Error {
             )),
             Error::Locked { .. } => Some("wait for it to finish, then retry".into()),
             Error::RefLocked {
-                holder: Some(h),
-                ..
+                holder: Some(h), ..
             } if h.contains("is updating it") => Some("wait for it to finish, then retry".into()),
             Error::RefLocked { lock, .. } => Some(format!(
                 "no running git astedit holds it; if no git process (fetch, push, gc, \

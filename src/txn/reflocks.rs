@@ -113,9 +113,8 @@ fn transact_once(repo: &Repo, edits: Vec<RefEdit>, op: &str) -> Result<(), Error
     let intent = IntentFile::write(repo, &edits, op)?;
     let sig = repo.signature();
     let mut buf = gix::date::parse::TimeBuf::default();
-    let fail = gix::lock::acquire::Fail::AfterDurationWithBackoff(
-        std::time::Duration::from_millis(100),
-    );
+    let fail =
+        gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(100));
     let packed_fail =
         gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(1));
     let prepared = repo
@@ -126,6 +125,7 @@ fn transact_once(repo: &Repo, edits: Vec<RefEdit>, op: &str) -> Result<(), Error
         .map_err(Error::git("update refs"))?;
     // Every lock is taken, nothing is committed yet.
     super::fsutil::fault("refs-locked");
+    super::fsutil::fault(&format!("refs-locked:{op}"));
     prepared
         .commit(Some(sig.to_ref(&mut buf)))
         .map_err(Error::git("update refs"))?;
@@ -437,7 +437,11 @@ fn complete(repo: &Repo, intent: &Intent) -> Result<Vec<String>, Error> {
     }
     let mut edits = Vec::new();
     let mut done = Vec::new();
-    for e in intent.edits.iter().filter(|e| e.name != journal::JOURNAL_REF) {
+    for e in intent
+        .edits
+        .iter()
+        .filter(|e| e.name != journal::JOURNAL_REF)
+    {
         if !e.name.starts_with("refs/astedit") {
             continue;
         }
@@ -459,9 +463,9 @@ fn complete(repo: &Repo, intent: &Intent) -> Result<Vec<String>, Error> {
             None if now.is_some() && now == expected => {
                 edits.push(journal::delete_edit(
                     &e.name,
-                    PreviousValue::MustExistAndMatch(Target::Object(now.unwrap_or_else(
-                        || ObjectId::null(repo.git.object_hash()),
-                    ))),
+                    PreviousValue::MustExistAndMatch(Target::Object(
+                        now.unwrap_or_else(|| ObjectId::null(repo.git.object_hash())),
+                    )),
                 )?);
                 done.push(format!("removed {}", e.name));
             }
