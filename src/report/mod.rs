@@ -662,6 +662,19 @@ pub struct ListReport {
     pub schema_version: Version,
     /// Pending previews, newest first.
     pub previews: Vec<PreviewRow>,
+    /// Refs under `refs/astedit/` that are not readable previews (skipped).
+    pub unreadable_refs: Vec<UnreadableRef>,
+    /// The warning lines of stderr, as text.
+    pub warnings: Vec<String>,
+}
+
+/// A ref that is not a readable preview: skipped by every command, removed by
+/// `discard ID` or `gc`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UnreadableRef {
+    #[serde(rename = "ref")]
+    pub name: String,
+    pub why: String,
 }
 
 /// One file of a shown preview.
@@ -769,6 +782,9 @@ pub struct GcReport {
     pub pruned_events: usize,
     /// Journal entries kept.
     pub kept_events: usize,
+    /// Refs under `refs/astedit/` that were not readable previews, removed (each
+    /// journalled as `discarded`).
+    pub removed_refs: Vec<UnreadableRef>,
 }
 
 /// `recover --json` (`--status`, the default).

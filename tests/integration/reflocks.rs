@@ -249,3 +249,99 @@ fn an_index_lock_left_by_a_killed_commit_is_reported_and_removed() {
     t.git(&["add", "f0.js"]);
     t.fsck();
 }
+
+/// Hand-made bad refs under `refs/astedit/` (a blob, a commit that is not a preview, a
+/// preview whose tree holds a gitlink, a preview under another name): every command
+/// skips them and `list` says so; `discard ID` removes one, `gc` the rest, journalled.
+#[test]
+fn bad_refs_are_skipped_reported_and_removed_by_discard_and_gc() {
+    let (t, good) = three();
+    let good_commit = t.git(&["rev-parse", &format!("refs/astedit/{good}")]);
+    let good_commit = good_commit.trim();
+    let blob = t.git_output(&["hash-object", "-w", "--stdin"]);
+    let _ = blob;
+    let blob = {
+        let mut cmd = std::process::Command::new("git");
+        t.env(&mut cmd);
+        let out = cmd
+            .current_dir(t.path())
+            .args(["hash-object", "-w", "f0.js"])
+            .output()
+            .expect("git");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    t.git(&["update-ref", "refs/astedit/blobby", &blob]);
+    t.git(&["update-ref", "refs/astedit/0000headcommit", "HEAD"]);
+    t.git(&["update-ref", "refs/astedit/othername", good_commit]);
+    // A copy of the good preview whose after tree holds a gitlink.
+    let message = t.git(&["log", "-1", "--format=%B", good_commit]);
+    let head = t.git(&["rev-parse", "HEAD"]);
+    let tree = {
+        let mut cmd = std::process::Command::new("git");
+        t.env(&mut cmd);
+        let mut child = cmd
+            .current_dir(t.path())
+            .args(["mktree"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("mktree");
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(format!("160000 commit {}\tsub\n", head.trim()).as_bytes())
+            .expect("write");
+        let out = child.wait_with_output().expect("mktree");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let parent = t.git(&["rev-parse", &format!("{good_commit}~")]);
+    let linked = t.git(&["commit-tree", &tree, "-p", parent.trim(), "-m", &message]);
+    let linked = linked.trim();
+    let linked_id = &linked[..12];
+    t.git(&["update-ref", &format!("refs/astedit/{linked_id}"), linked]);
+
+    let out = t.run(&["list"]);
+    out.assert_code(0);
+    assert!(out.stdout.contains(&good), "{}", out.stdout);
+    for name in ["blobby", "0000headcommit", "othername", linked_id] {
+        assert!(
+            out.stderr.contains(&format!("refs/astedit/{name}")),
+            "{name}: {}",
+            out.stderr
+        );
+    }
+    assert!(out.stderr.contains("submodule"), "{}", out.stderr);
+    let v = t.run(&["list", "--json"]).json();
+    assert_eq!(v["previews"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(
+        v["unreadable_refs"].as_array().map(Vec::len),
+        Some(4),
+        "{v}"
+    );
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(4), "{v}");
+    // The good preview still shows and applies without its id.
+    t.run(&["show"]).assert_code(0);
+    // discard of a bad one removes it.
+    let out = t.run(&["discard", "blobby", "--json"]);
+    out.assert_code(0);
+    assert!(!t
+        .astedit_refs()
+        .contains(&"refs/astedit/blobby".to_string()));
+    t.run(&["apply"]).assert_code(0);
+    // gc removes the rest, each journalled.
+    let out = t.run(&["gc", "--json"]);
+    out.assert_code(0);
+    assert_eq!(
+        out.json()["removed_refs"].as_array().map(Vec::len),
+        Some(3),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(t.astedit_refs(), Vec::<String>::new());
+    let notes = all_notes(&t);
+    assert_eq!(notes.matches("bad-ref-removed").count(), 4, "{notes}");
+    t.run(&["list"]).assert_code(0);
+    t.fsck();
+}
