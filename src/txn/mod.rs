@@ -200,6 +200,9 @@ pub enum Error {
         lock: String,
         holder: String,
         dead: bool,
+        /// Whose it is cannot be judged from here (another host, an empty or unreadable
+        /// lock file, no `/proc`): the user must look, and the hint says what to run.
+        unjudged: Option<String>,
     },
     #[error("a ref is locked ({lock} exists){}", .holder.as_ref().map(|h| format!(": {h}")).unwrap_or_default())]
     RefLocked {
@@ -348,6 +351,14 @@ impl Classify for Error {
                 lock, dead: true, ..
             } => Some(format!(
                 "that process is gone; if no git astedit is running, remove the lock: rm '{lock}'"
+            )),
+            Error::Locked {
+                lock,
+                unjudged: Some(why),
+                ..
+            } => Some(format!(
+                "git astedit cannot tell whether its holder is still running ({why}); if no git \
+                 astedit is running there, remove the lock: rm '{lock}'"
             )),
             Error::Locked { .. } => Some("wait for it to finish, then retry".into()),
             Error::RefLocked {

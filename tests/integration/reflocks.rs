@@ -345,3 +345,37 @@ fn bad_refs_are_skipped_reported_and_removed_by_discard_and_gc() {
     t.run(&["list"]).assert_code(0);
     t.fsck();
 }
+
+/// A repository lock that cannot be judged (taken on another host; an empty file)
+/// is never broken, and the error gives the exact command that clears it.
+#[test]
+fn an_unjudgeable_repository_lock_names_the_command_that_clears_it() {
+    let (t, id) = three();
+    let lock = t.path().join(".git/astedit.lock");
+    for body in [
+        r#"{"pid":1,"host":"elsewhere.example","time":1,"op":"apply"}"#,
+        "",
+    ] {
+        std::fs::write(&lock, body).expect("lock");
+        let old = std::process::Command::new("touch")
+            .args(["-d", "1 minute ago"])
+            .arg(&lock)
+            .status()
+            .expect("touch");
+        assert!(old.success());
+        let out = t.run(&["discard", &id, "--json"]);
+        out.assert_code(6);
+        let v = out.json();
+        let hint = v["error"]["hint"].as_str().expect("hint");
+        assert!(
+            hint.contains(&format!(
+                "rm '{}'",
+                lock.canonicalize().expect("abs").display()
+            )),
+            "{body:?}: {hint}"
+        );
+        assert!(lock.exists(), "never broken automatically");
+    }
+    std::fs::remove_file(&lock).expect("rm");
+    t.run(&["discard", &id]).assert_code(0);
+}
