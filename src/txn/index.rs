@@ -40,6 +40,7 @@ use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
 
+use gix::bstr::ByteSlice;
 use gix::refs::transaction::PreviousValue;
 use gix::refs::Target;
 use gix::ObjectId;
@@ -257,6 +258,72 @@ impl Staging {
         write_index(repo, self.lock, &self.entries)?;
         Ok(made)
     }
+}
+
+/// Finishes an `apply --commit` killed past its point of no return: the work tree is
+/// done and the `applied` event names commit `made`, but HEAD and the index were not
+/// published. Puts `made` on HEAD when HEAD is still the commit it was made on (or is
+/// `made` already), then sets the index entries of `paths` to HEAD's, as the run would
+/// have. When HEAD moved on meanwhile nothing is changed. Returns a note saying which.
+/// The caller holds the repository lock, and the index lock is free.
+pub(crate) fn complete_commit(repo: &Repo, made: &str, paths: &[String]) -> Result<String, Error> {
+    let Ok(made_id) = ObjectId::from_hex(made.as_bytes()) else {
+        return Ok(format!("made-commit-unknown: {made} is not a commit id"));
+    };
+    let commit = repo
+        .git
+        .find_commit(made_id)
+        .map_err(Error::git(format!("read commit {made}")))?;
+    let parent = commit.parent_ids().next().map(|p| p.detach());
+    let subject = commit
+        .message_raw()
+        .map(|m| {
+            m.lines()
+                .next()
+                .unwrap_or_default()
+                .to_str_lossy()
+                .into_owned()
+        })
+        .unwrap_or_default();
+    let head = repo.head_commit();
+    let short = &made[..made.len().min(12)];
+    if head != Some(made_id) {
+        if head != parent {
+            return Ok(format!(
+                "made-commit-not-on-head: the interrupted apply --commit made {short}, which \
+                 never reached HEAD, and HEAD has moved since: the work tree holds the change; \
+                 `git add` its files and `git commit -C {short}` to make it"
+            ));
+        }
+        publish_commit(
+            repo,
+            &MadeCommit {
+                id: made_id,
+                head,
+                subject,
+            },
+        )?;
+    }
+    let lock = IndexLock::acquire(repo)?;
+    let scratch = lock.scratch()?;
+    let env = [
+        ("GIT_INDEX_FILE", scratch.as_os_str()),
+        ("GIT_LITERAL_PATHSPECS", std::ffi::OsStr::new("1")),
+    ];
+    let mut args = vec!["reset", "-q", made, "--"];
+    args.extend(paths.iter().map(String::as_str));
+    let written = git(repo, &args, None, &env).and_then(|_| {
+        let _ = git(repo, &["update-index", "-q", "--refresh"], None, &env);
+        lock.commit(&scratch)
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&scratch);
+    }
+    written?;
+    Ok(format!(
+        "made-commit-completed: the interrupted apply --commit's commit {short} is on HEAD \
+         and its files are staged, as the run would have left them"
+    ))
 }
 
 /// What `undo` prepared before its point of no return.

@@ -109,16 +109,44 @@ pub fn clear_stale(repo: &crate::repo::Repo) -> Result<Vec<String>, Error> {
                     if index::clear_stale_lock(repo)? {
                         let note = format!(
                             "index-lock-removed: the index.lock of git astedit pid {pid}, which is \
-                             no longer running, was removed; the index is as it was before that run"
+                             no longer running, was removed"
                         );
                         let _ = journal::add_pending_note(repo, &note);
                         notes.push(note);
+                        // Killed after its `applied` event: an `apply --commit` also
+                        // owes HEAD and the index.
+                        if let Some(e) = killed_commit(repo, pid)? {
+                            let made = e.made_commit.clone().unwrap_or_default();
+                            let note = index::complete_commit(repo, &made, &e.files)
+                                .unwrap_or_else(|e| {
+                                    format!(
+                                        "made-commit-not-published: {made} was not put on HEAD: {e}"
+                                    )
+                                });
+                            let _ = journal::add_pending_note(repo, &note);
+                            notes.push(note);
+                        }
                     }
                 }
             }
         }
     }
     Ok(notes)
+}
+
+/// The `applied` event of an `apply --commit` by `pid` among the newest events, if that
+/// is the newest `applied` one (the run that died holding the index lock).
+fn killed_commit(repo: &crate::repo::Repo, pid: u32) -> Result<Option<Event>, Error> {
+    if pid == 0 {
+        return Ok(None);
+    }
+    let (events, _) = journal::newest(repo, 64)?;
+    let prefix = format!("{pid}-");
+    Ok(events
+        .into_iter()
+        .find(|e| e.event == EventKind::Applied)
+        .filter(|e| e.made_commit.is_some())
+        .filter(|e| e.run.as_deref().is_some_and(|r| r.starts_with(&prefix))))
 }
 
 /// Locks that block writers and that nothing of ours can clear, for `recover --status`:

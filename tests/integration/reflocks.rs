@@ -246,7 +246,51 @@ fn an_index_lock_left_by_a_killed_commit_is_reported_and_removed() {
     out.assert_code(0);
     assert!(out.stderr.contains("index-lock-removed"), "{}", out.stderr);
     assert_eq!(t.lock_files(), Vec::<String>::new());
+    // The journal's made_commit is true now: HEAD has it and the index matches.
+    let made = made_commit(&t);
+    assert_eq!(t.git(&["rev-parse", "HEAD"]).trim(), made);
+    assert!(
+        out.stderr.contains("made-commit-completed"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(t.git(&["status", "--porcelain"]), "");
     t.git(&["add", "f0.js"]);
+    t.fsck();
+}
+
+fn made_commit(t: &TestRepo) -> String {
+    let log = t.run(&["log", "--json"]).json();
+    log["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|e| e["event"] == "applied")
+        .and_then(|e| e["made_commit"].as_str())
+        .expect("made_commit")
+        .to_string()
+}
+
+/// `apply --commit` killed past its point of no return, before any rename: recovery
+/// finishes the work tree and then HEAD and the index, so made_commit is on HEAD.
+#[test]
+fn recovery_of_a_killed_commit_puts_its_commit_on_head() {
+    let (t, id) = three();
+    let before = t.git(&["rev-parse", "HEAD"]);
+    t.kill_at(&["apply", &id, "--commit"], "after-commit");
+    assert_eq!(t.git(&["rev-parse", "HEAD"]), before);
+    let out = t.run(&["list"]);
+    out.assert_code(0);
+    assert!(
+        out.stderr.contains("made-commit-completed"),
+        "{}",
+        out.stderr
+    );
+    let made = made_commit(&t);
+    assert_eq!(t.git(&["rev-parse", "HEAD"]).trim(), made);
+    assert_eq!(t.git(&["rev-parse", "HEAD~"]), before);
+    assert_eq!(t.git(&["status", "--porcelain"]), "");
+    assert_eq!(t.lock_files(), Vec::<String>::new());
     t.fsck();
 }
 
