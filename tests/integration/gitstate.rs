@@ -658,3 +658,27 @@ fn an_index_lock_left_by_a_killed_apply_is_ours_to_clear() {
     assert_eq!(t.git(&["status", "--porcelain"]), " M a.txt\nM  b.txt\n");
     t.fsck();
 }
+
+/// A path whose name no file system here can hold is refused (exit 4) by `patch`,
+/// whether the name is too long to look up at all or only too long for the temp file
+/// written beside it; nothing is staged.
+#[test]
+fn a_path_name_too_long_for_the_file_system_is_refused_not_internal() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.commit_all("init");
+    for len in [300, 240] {
+        let name = format!("{}.txt", "x".repeat(len));
+        let out = patch(
+            &t,
+            &format!("*** Begin Patch\n*** Add File: {name}\n+hi\n*** End Patch\n"),
+        );
+        out.assert_code(4);
+        assert!(
+            out.stdout.contains("longer than the file system"),
+            "{}",
+            out.stdout
+        );
+    }
+    assert_eq!(t.astedit_refs(), Vec::<String>::new());
+}
