@@ -195,6 +195,37 @@ pub(super) fn check_paths(repo: &Repo, ops: &[PathOp]) -> Result<(), Error> {
             });
         }
     }
+    // A path the index does not have yet (a new file) carries no skip-worktree bit:
+    // git's own sparse rules say whether it is in the cone (`git add` refuses it if not).
+    let sparse = repo
+        .git
+        .config_snapshot()
+        .boolean("core.sparseCheckout")
+        .unwrap_or(false);
+    if sparse && !ops.is_empty() {
+        let mut input = String::new();
+        for o in ops {
+            input.push_str(&o.path);
+            input.push('\0');
+        }
+        // A git without `check-rules` (before 2.41) leaves new files unchecked, as before.
+        let Ok(inside) = git(
+            repo,
+            &["sparse-checkout", "check-rules", "-z"],
+            Some(input.as_bytes()),
+            &[],
+        ) else {
+            return Ok(());
+        };
+        let inside: std::collections::HashSet<&str> =
+            inside.split('\0').filter(|p| !p.is_empty()).collect();
+        if let Some(o) = ops.iter().find(|o| !inside.contains(o.path.as_str())) {
+            return Err(Error::Protected {
+                path: o.path.clone(),
+                why: crate::repo::Protection::Sparse.to_string(),
+            });
+        }
+    }
     Ok(())
 }
 
@@ -613,6 +644,17 @@ fn write_index(repo: &Repo, lock: IndexLock, entries: &[Staged]) -> Result<(), E
     }
     let scratch = lock.scratch()?;
     let env = [("GIT_INDEX_FILE", scratch.as_os_str())];
+    // git's `update-index --refresh` writes a split index whole (its `link` extension
+    // gone) when it writes at all; `git add` keeps it split. So a split index is split
+    // again after the refresh. (gix reads a split index whole and does not say it was
+    // split: git tells.)
+    let split = git(repo, &["rev-parse", "--shared-index-path"], None, &[])
+        .is_ok_and(|out| !out.trim().is_empty());
+    let sparse_index = repo
+        .git
+        .config_snapshot()
+        .boolean("index.sparse")
+        .unwrap_or(false);
     let written = git(
         repo,
         &["update-index", "-z", "--index-info"],
@@ -622,6 +664,16 @@ fn write_index(repo: &Repo, lock: IndexLock, entries: &[Staged]) -> Result<(), E
     .and_then(|_| {
         // A refresh that reports other modified paths is not an error.
         let _ = git(repo, &["update-index", "-q", "--refresh"], None, &env);
+        if split {
+            // Not worth failing over: the index is right, only no longer split.
+            let _ = git(repo, &["update-index", "--split-index"], None, &env);
+        }
+        if sparse_index {
+            // A sparse index's cache tree names trees that update-index computes but
+            // does not write (`git fsck`: "missing tree"); `git add` writes them.
+            // It refuses an index with conflicts: then fsck's complaint stays, as before.
+            let _ = git(repo, &["write-tree"], None, &env);
+        }
         lock.commit(&scratch)
     });
     if written.is_err() {
