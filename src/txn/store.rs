@@ -523,9 +523,12 @@ impl BadRef {
     }
 }
 
+/// A pending preview with its staging time in nanoseconds.
+type PendingAt = (u64, Preview);
+
 /// Pending previews with their staging time in nanoseconds, newest first, and the refs
 /// that are not readable previews.
-fn scan(repo: &Repo) -> Result<(Vec<(u64, Preview)>, Vec<BadRef>), Error> {
+fn scan(repo: &Repo) -> Result<(Vec<PendingAt>, Vec<BadRef>), Error> {
     let platform = repo.git.references().map_err(Error::git("list refs"))?;
     let iter = platform
         .prefixed(REF_PREFIX)
