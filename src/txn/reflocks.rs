@@ -59,6 +59,9 @@ use crate::repo::Repo;
 const GATE: &str = "astedit-refs.gate";
 const INTENTS: &str = "astedit-refs";
 
+/// How long a transaction waits for a breaker holding the gate.
+const GATE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How old a `packed-refs.lock` named by a dead intent must be before it is removed.
 const PACKED_AGE: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -109,7 +112,7 @@ fn locked_or(repo: &Repo, edits: &[RefEdit], e: Error) -> Error {
 }
 
 fn transact_once(repo: &Repo, edits: Vec<RefEdit>, op: &str) -> Result<(), Error> {
-    let _gate = Gate::shared(repo);
+    let _gate = Gate::shared(repo)?;
     let intent = IntentFile::write(repo, &edits, op)?;
     let sig = repo.signature();
     let mut buf = gix::date::parse::TimeBuf::default();
@@ -197,9 +200,29 @@ impl Gate {
     /// A shared hold, waited for (an exclusive holder is a breaker, busy for
     /// milliseconds). A file system without flock gives no gate: transactions still
     /// run, and nothing is ever broken (the breaker cannot get it either).
-    fn shared(repo: &Repo) -> Gate {
-        let file = open_gate(repo).filter(|f| flock(f, LOCK_SH).unwrap_or(false));
-        Gate { _file: file }
+    fn shared(repo: &Repo) -> Result<Gate, Error> {
+        let Some(file) = open_gate(repo) else {
+            return Ok(Gate { _file: None });
+        };
+        // Bounded: a breaker that hangs (stopped, say) must not hang every writer.
+        let start = std::time::Instant::now();
+        loop {
+            match flock(&file, LOCK_SH | LOCK_NB) {
+                Ok(true) => return Ok(Gate { _file: Some(file) }),
+                Ok(false) if start.elapsed() < GATE_WAIT => {
+                    std::thread::sleep(std::time::Duration::from_millis(2))
+                }
+                Ok(false) => {
+                    return Err(Error::RefLocked {
+                        lock: repo.common_dir.join(GATE).display().to_string(),
+                        holder: Some(
+                            "a git astedit clearing stale ref locks is updating it".into(),
+                        ),
+                    })
+                }
+                Err(_) => return Ok(Gate { _file: None }),
+            }
+        }
     }
 
     /// An exclusive hold, or None at once when anyone holds it.
@@ -460,14 +483,14 @@ fn complete(repo: &Repo, intent: &Intent) -> Result<Vec<String>, Error> {
                 )?);
                 done.push(format!("created {}", e.name));
             }
-            None if now.is_some() && now == expected => {
-                edits.push(journal::delete_edit(
-                    &e.name,
-                    PreviousValue::MustExistAndMatch(Target::Object(
-                        now.unwrap_or_else(|| ObjectId::null(repo.git.object_hash())),
-                    )),
-                )?);
-                done.push(format!("removed {}", e.name));
+            None => {
+                if let Some(n) = now.filter(|n| Some(*n) == expected) {
+                    edits.push(journal::delete_edit(
+                        &e.name,
+                        PreviousValue::MustExistAndMatch(Target::Object(n)),
+                    )?);
+                    done.push(format!("removed {}", e.name));
+                }
             }
             _ => {}
         }
