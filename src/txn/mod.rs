@@ -158,17 +158,30 @@ pub fn blocking_locks(repo: &crate::repo::Repo) -> Vec<(String, String)> {
             Some(pid) => {
                 format!("left by git astedit pid {pid}; the next git astedit command removes it")
             }
-            None => "not ours (another git process holds it, or a crashed one left it: \
-                     if no git process is running, remove it with rm)"
-                .to_string(),
+            None => format!(
+                "not ours (another git process holds it, or a crashed one left it): if no git \
+                 process is running, remove it: rm '{lock}'"
+            ),
         };
         out.push((lock, what));
+    }
+    for (l, pid) in reflocks::dead_locks(repo) {
+        out.push((
+            l.display().to_string(),
+            format!(
+                "left by the ref update of git astedit pid {pid}, which is no longer running; \
+                 the next git astedit command removes it (and completes that update if its \
+                 journal event landed)"
+            ),
+        ));
     }
     for l in reflocks::unexplained_locks(repo) {
         out.push((
             l.display().to_string(),
-            "no git astedit run explains it: if no git process is running, remove it with rm"
-                .to_string(),
+            format!(
+                "no git astedit run explains it: if no git process is running, remove it: rm '{}'",
+                l.display()
+            ),
         ));
     }
     out

@@ -549,6 +549,22 @@ fn chain_holds(repo: &Repo, to: ObjectId, from: Option<ObjectId>) -> Result<bool
     Ok(false)
 }
 
+/// Lock files named by intents of processes that are gone (the next command clears
+/// them), with the pid, for `recover --status`.
+pub(crate) fn dead_locks(repo: &Repo) -> Vec<(PathBuf, u32)> {
+    let mut out = Vec::new();
+    for (_, i) in intents(repo) {
+        if i.holder.is_dead() {
+            for l in &i.locks {
+                if Path::new(l).exists() {
+                    out.push((PathBuf::from(l), i.holder.pid));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Leftover lock files under our refs that no intent explains, for `recover --status`.
 pub(crate) fn unexplained_locks(repo: &Repo) -> Vec<PathBuf> {
     let known: std::collections::HashSet<String> = intents(repo)

@@ -423,3 +423,62 @@ fn an_unjudgeable_repository_lock_names_the_command_that_clears_it() {
     std::fs::remove_file(&lock).expect("rm");
     t.run(&["discard", &id]).assert_code(0);
 }
+
+/// A live transaction's locks are never broken: while an `edit` holds its ref locks
+/// (paused inside the transaction), other commands leave them, and it finishes.
+/// `recover --status` names a killed one's locks as the next command's to clear.
+#[test]
+fn a_live_transactions_locks_are_left_alone() {
+    use std::io::BufRead as _;
+    let (t, first) = three();
+    let mut child = t
+        .command(
+            ".",
+            &["edit", "-p", "foo($A, $B)", "-r", "bar($A, $B)", "--json"],
+        )
+        .env("GIT_ASTEDIT_FAULT", "pause:refs-locked:2500")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    assert!(lines.any(|l| l.is_ok_and(|l| l.contains("paused at"))));
+    let locks = t.lock_files();
+    assert!(
+        locks.contains(&"refs/astedit-journal.lock".to_string()),
+        "{locks:?}"
+    );
+    let out = t.run(&["list"]);
+    out.assert_code(0);
+    assert!(!out.stderr.contains("ref-lock-broken"), "{}", out.stderr);
+    assert_eq!(
+        t.lock_files(),
+        locks,
+        "a live transaction's locks were touched"
+    );
+    // A writer meanwhile meets the lock: exit 6 naming it, nothing broken.
+    let out = t.run(&["discard", &first, "--json"]);
+    out.assert_code(6);
+    assert_eq!(out.json()["error"]["code"], "ref-locked", "{}", out.stdout);
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(pending(&t).len(), 2);
+    assert_eq!(t.lock_files(), Vec::<String>::new());
+    assert!(intents(&t).is_empty());
+
+    t.kill_at(&["discard", &first], "refs-locked");
+    let status = t.run(&["recover", "--status"]);
+    status.assert_code(0);
+    assert!(
+        status.stdout.contains("refs/astedit-journal.lock")
+            && status
+                .stdout
+                .contains("next git astedit command removes it"),
+        "{}",
+        status.stdout
+    );
+    t.run(&["discard", &first]).assert_code(0);
+    assert_eq!(t.lock_files(), Vec::<String>::new());
+    t.fsck();
+}
