@@ -185,8 +185,17 @@ pub(super) mod recover_policy {
         if policy == Policy::Skip {
             return Ok(());
         }
-        for note in git_astedit::txn::clear_stale(repo)? {
-            out.warn(&note);
+        // Clearing is a courtesy to the commands that follow: failing at it (a
+        // read-only repository, say) must not stop a command that may not need it.
+        match git_astedit::txn::clear_stale(repo) {
+            Ok(notes) => {
+                for note in notes {
+                    out.warn(&note);
+                }
+            }
+            Err(e) => out.warn(&format!(
+                "could not clear what a killed git astedit left: {e} (`git astedit recover --status` shows it)"
+            )),
         }
         let Some(recovery) = git_astedit::txn::recover(repo)? else {
             return Ok(());

@@ -478,6 +478,12 @@ impl Classify for Error {
                 Some(serde_json::json!({"path": path, "why": why}))
             }
             Error::IndexLocked { lock } => Some(serde_json::json!({"lock": lock})),
+            Error::Locked {
+                lock,
+                holder,
+                unjudged,
+                ..
+            } => Some(serde_json::json!({"lock": lock, "holder": holder, "unjudged": unjudged})),
             Error::RefLocked { lock, holder } => {
                 Some(serde_json::json!({"lock": lock, "holder": holder}))
             }
