@@ -24,8 +24,21 @@ pub fn run(ctx: &mut Ctx, args: GcArgs) -> Result<Exit, Error> {
             expired_previews: report.expired_previews,
             pruned_events: report.pruned_events,
             kept_events: report.kept_events,
+            removed_refs: report
+                .removed_bad_refs
+                .iter()
+                .map(|(name, why)| git_astedit::report::UnreadableRef {
+                    name: name.clone(),
+                    why: why.clone(),
+                })
+                .collect(),
         })?;
     } else {
+        for (name, why) in &report.removed_bad_refs {
+            ctx.out.print(&format!(
+                "Removed {name}: not a readable preview ({why}).\n"
+            ))?;
+        }
         ctx.out.print(&format!(
             "Expired {}; pruned {} journal entr{} ({} kept).\n",
             git_astedit::render::plural(report.expired_previews.len(), "preview"),

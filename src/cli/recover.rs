@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use git_astedit::error::Exit;
+use git_astedit::report::LockStatus;
 use git_astedit::report::RecoverReport;
 use git_astedit::report::RecoverStatusReport;
 use git_astedit::report::Version;
@@ -52,18 +53,30 @@ pub fn run(ctx: &mut Ctx, args: RecoverArgs) -> Result<Exit, Error> {
         });
     }
     let status = txn::status(repo)?;
+    let locks = txn::blocking_locks(repo);
     if ctx.json {
         ctx.out.json(&RecoverStatusReport {
             schema_version: Version,
             unfinished: status.as_ref().and_then(|s| serde_json::to_value(s).ok()),
+            locks: locks
+                .into_iter()
+                .map(|(path, what)| LockStatus { path, what })
+                .collect(),
         })?;
         return Ok(Exit::Ok);
     }
     // Writes into a String cannot fail; the text is printed (checked) at the end.
     let mut text = String::new();
     let out = &mut text;
+    for (path, what) in &locks {
+        let _ = writeln!(out, "Lock {path}: {what}.");
+    }
     let Some(s) = status else {
-        ctx.out.print("Nothing to recover.\n")?;
+        if locks.is_empty() {
+            ctx.out.print("Nothing to recover.\n")?;
+        } else {
+            ctx.out.print(&text)?;
+        }
         return Ok(Exit::Ok);
     };
     let next = match (s.running, s.phase) {
@@ -171,6 +184,18 @@ pub(super) mod recover_policy {
     pub fn run(policy: Policy, repo: &Repo, out: &mut Out) -> Result<(), Error> {
         if policy == Policy::Skip {
             return Ok(());
+        }
+        // Clearing is a courtesy to the commands that follow: failing at it (a
+        // read-only repository, say) must not stop a command that may not need it.
+        match git_astedit::txn::clear_stale(repo) {
+            Ok(notes) => {
+                for note in notes {
+                    out.warn(&note);
+                }
+            }
+            Err(e) => out.warn(&format!(
+                "could not clear what a killed git astedit left: {e} (`git astedit recover --status` shows it)"
+            )),
         }
         let Some(recovery) = git_astedit::txn::recover(repo)? else {
             return Ok(());

@@ -85,6 +85,14 @@ impl Tree for FsTree {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Entry::Missing),
                 // A file where a folder was expected: the path cannot exist.
                 Err(e) if e.raw_os_error() == Some(20) => return Ok(Entry::Missing),
+                // ENAMETOOLONG: no file system here can hold it; refused, not internal.
+                Err(e) if e.raw_os_error() == Some(36) => {
+                    return Err(Error::UnsafePath {
+                        path: path.to_string(),
+                        reason: "the name is longer than the file system allows".to_string(),
+                        line: None,
+                    })
+                }
                 Err(e) => {
                     return Err(Error::Io {
                         path: path.to_string(),

@@ -690,6 +690,19 @@ pub struct ListReport {
     pub schema_version: Version,
     /// Pending previews, newest first.
     pub previews: Vec<PreviewRow>,
+    /// Refs under `refs/astedit/` that are not readable previews (skipped).
+    pub unreadable_refs: Vec<UnreadableRef>,
+    /// The warning lines of stderr, as text.
+    pub warnings: Vec<String>,
+}
+
+/// A ref that is not a readable preview: skipped by every command, removed by
+/// `discard ID` or `gc`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UnreadableRef {
+    #[serde(rename = "ref")]
+    pub name: String,
+    pub why: String,
 }
 
 /// One file of a shown preview.
@@ -797,6 +810,9 @@ pub struct GcReport {
     pub pruned_events: usize,
     /// Journal entries kept.
     pub kept_events: usize,
+    /// Refs under `refs/astedit/` that were not readable previews, removed (each
+    /// journalled as `discarded`).
+    pub removed_refs: Vec<UnreadableRef>,
 }
 
 /// `recover --json` (`--status`, the default).
@@ -806,6 +822,18 @@ pub struct RecoverStatusReport {
     /// The interrupted run, `null` when there is none: `{id, op, phase, pid, running,
     /// files: [{path, state, what?, to_blob, from_blob}]}`.
     pub unfinished: Option<serde_json::Value>,
+    /// Lock files that block writers: an `index.lock` (ours, which the next command
+    /// removes, or another's) and ref locks no run of ours explains.
+    #[serde(default)]
+    pub locks: Vec<LockStatus>,
+}
+
+/// A lock file `recover --status` found.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LockStatus {
+    pub path: String,
+    /// Whose it is and what clears it.
+    pub what: String,
 }
 
 /// `recover --finish --json`, `recover --abandon --json`.

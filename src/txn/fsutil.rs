@@ -50,7 +50,14 @@ pub(crate) fn fault_error(point: &str) -> Option<std::io::Error> {
         .then(|| std::io::Error::from_raw_os_error(28))
 }
 
-/// Checks that a repository path is relative, normalized and not under `.git`.
+/// `NAME_MAX` and (about) `PATH_MAX` of Linux file systems, in bytes.
+const MAX_NAME: usize = 255;
+const MAX_PATH: usize = 4000;
+/// What a temp file's name adds to its target's: `.` + `.astedit-` + 12 hex + `.tmp`.
+const TEMP_EXTRA: usize = 25;
+
+/// Checks that a repository path is relative, normalized and not under `.git`, and not
+/// longer than the file system takes.
 pub(crate) fn check_path_syntax(path: &str) -> Result<(), &'static str> {
     if path.is_empty() {
         return Err("empty path");
@@ -61,8 +68,21 @@ pub(crate) fn check_path_syntax(path: &str) -> Result<(), &'static str> {
     if path.starts_with('/') || path.contains('\\') || path.as_bytes().get(1) == Some(&b':') {
         return Err("absolute paths are not allowed");
     }
+    // Longer names fail at the file system (ENAMETOOLONG) after the checks: refuse them
+    // here. The last one also needs room for the temp file beside it
+    // (`.NAME.astedit-ID.tmp`, 25 bytes more).
+    if path.len() > MAX_PATH {
+        return Err("the path is longer than the file system allows (4000 bytes)");
+    }
+    let last = path.rsplit('/').next().unwrap_or(path);
+    if last.len() > MAX_NAME - TEMP_EXTRA {
+        return Err("the file name is longer than the file system allows (230 bytes, with room for the temp file beside it)");
+    }
     for comp in path.split('/') {
         match comp {
+            _ if comp.len() > MAX_NAME => {
+                return Err("a folder name is longer than the file system allows (255 bytes)")
+            }
             "" => return Err("empty path component"),
             "." | ".." => return Err("'.' and '..' components are not allowed"),
             c if c.eq_ignore_ascii_case(".git") => return Err("paths under .git are not allowed"),

@@ -27,6 +27,8 @@ pub struct GcReport {
     pub pruned_events: usize,
     /// Journal entries kept.
     pub kept_events: usize,
+    /// Refs under `refs/astedit/` that were not readable previews, removed: (ref, why).
+    pub removed_bad_refs: Vec<(String, String)>,
 }
 
 /// Parses `30d`, `12h`, `45m`, `10s`, `2w` or `now` into seconds.
@@ -56,7 +58,15 @@ pub fn gc(repo: &Repo, expire: i64) -> Result<GcReport, Error> {
     let now = journal::now_secs();
     let old = |t: i64| t.saturating_add(expire) <= now;
     let mut report = GcReport::default();
-    for p in store::list(repo)? {
+    let (previews, bad) = store::list_checked(repo)?;
+    // Nothing can use them, and each is journalled (its commit kept reachable).
+    for b in bad.iter().filter(|b| !b.id.is_empty()) {
+        store::remove_bad(repo, b, Some("gc: not a readable preview"), None, "gc")?;
+        report
+            .removed_bad_refs
+            .push((b.name.clone(), b.why.clone()));
+    }
+    for p in previews {
         if !old(p.time) {
             continue;
         }

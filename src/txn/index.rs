@@ -40,6 +40,7 @@ use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
 
+use gix::bstr::ByteSlice;
 use gix::refs::transaction::PreviousValue;
 use gix::refs::Target;
 use gix::ObjectId;
@@ -158,6 +159,27 @@ pub(crate) fn clear_stale_lock(repo: &Repo) -> Result<bool, Error> {
     Ok(ours)
 }
 
+/// The pid written in an `index.lock` of ours (0 when unreadable), if one is there.
+pub(crate) fn stale_lock_of_ours(repo: &Repo) -> Option<u32> {
+    let (_, lock) = index_and_lock(repo);
+    let bytes = std::fs::read(&lock).ok()?;
+    let rest = bytes.strip_prefix(LOCK_MARKER)?;
+    let text = String::from_utf8_lossy(rest);
+    Some(
+        text.trim()
+            .trim_start_matches("(pid ")
+            .trim_end_matches(')')
+            .parse()
+            .unwrap_or(0),
+    )
+}
+
+/// The `index.lock` path when one exists.
+pub(crate) fn lock_present(repo: &Repo) -> Option<String> {
+    let (_, lock) = index_and_lock(repo);
+    lock.exists().then(|| lock.display().to_string())
+}
+
 /// Refuses (exit 4) paths inside a submodule or nested repository, or outside the
 /// sparse-checkout cone.
 pub(super) fn check_paths(repo: &Repo, ops: &[PathOp]) -> Result<(), Error> {
@@ -170,6 +192,37 @@ pub(super) fn check_paths(repo: &Repo, ops: &[PathOp]) -> Result<(), Error> {
             return Err(Error::Protected {
                 path: o.path.clone(),
                 why: why.to_string(),
+            });
+        }
+    }
+    // A path the index does not have yet (a new file) carries no skip-worktree bit:
+    // git's own sparse rules say whether it is in the cone (`git add` refuses it if not).
+    let sparse = repo
+        .git
+        .config_snapshot()
+        .boolean("core.sparseCheckout")
+        .unwrap_or(false);
+    if sparse && !ops.is_empty() {
+        let mut input = String::new();
+        for o in ops {
+            input.push_str(&o.path);
+            input.push('\0');
+        }
+        // A git without `check-rules` (before 2.41) leaves new files unchecked, as before.
+        let Ok(inside) = git(
+            repo,
+            &["sparse-checkout", "check-rules", "-z"],
+            Some(input.as_bytes()),
+            &[],
+        ) else {
+            return Ok(());
+        };
+        let inside: std::collections::HashSet<&str> =
+            inside.split('\0').filter(|p| !p.is_empty()).collect();
+        if let Some(o) = ops.iter().find(|o| !inside.contains(o.path.as_str())) {
+            return Err(Error::Protected {
+                path: o.path.clone(),
+                why: crate::repo::Protection::Sparse.to_string(),
             });
         }
     }
@@ -236,6 +289,72 @@ impl Staging {
         write_index(repo, self.lock, &self.entries)?;
         Ok(made)
     }
+}
+
+/// Finishes an `apply --commit` killed past its point of no return: the work tree is
+/// done and the `applied` event names commit `made`, but HEAD and the index were not
+/// published. Puts `made` on HEAD when HEAD is still the commit it was made on (or is
+/// `made` already), then sets the index entries of `paths` to HEAD's, as the run would
+/// have. When HEAD moved on meanwhile nothing is changed. Returns a note saying which.
+/// The caller holds the repository lock, and the index lock is free.
+pub(crate) fn complete_commit(repo: &Repo, made: &str, paths: &[String]) -> Result<String, Error> {
+    let Ok(made_id) = ObjectId::from_hex(made.as_bytes()) else {
+        return Ok(format!("made-commit-unknown: {made} is not a commit id"));
+    };
+    let commit = repo
+        .git
+        .find_commit(made_id)
+        .map_err(Error::git(format!("read commit {made}")))?;
+    let parent = commit.parent_ids().next().map(|p| p.detach());
+    let subject = commit
+        .message_raw()
+        .map(|m| {
+            m.lines()
+                .next()
+                .unwrap_or_default()
+                .to_str_lossy()
+                .into_owned()
+        })
+        .unwrap_or_default();
+    let head = repo.head_commit();
+    let short = &made[..made.len().min(12)];
+    if head != Some(made_id) {
+        if head != parent {
+            return Ok(format!(
+                "made-commit-not-on-head: the interrupted apply --commit made {short}, which \
+                 never reached HEAD, and HEAD has moved since: the work tree holds the change; \
+                 `git add` its files and `git commit -C {short}` to make it"
+            ));
+        }
+        publish_commit(
+            repo,
+            &MadeCommit {
+                id: made_id,
+                head,
+                subject,
+            },
+        )?;
+    }
+    let lock = IndexLock::acquire(repo)?;
+    let scratch = lock.scratch()?;
+    let env = [
+        ("GIT_INDEX_FILE", scratch.as_os_str()),
+        ("GIT_LITERAL_PATHSPECS", std::ffi::OsStr::new("1")),
+    ];
+    let mut args = vec!["reset", "-q", made, "--"];
+    args.extend(paths.iter().map(String::as_str));
+    let written = git(repo, &args, None, &env).and_then(|_| {
+        let _ = git(repo, &["update-index", "-q", "--refresh"], None, &env);
+        lock.commit(&scratch)
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&scratch);
+    }
+    written?;
+    Ok(format!(
+        "made-commit-completed: the interrupted apply --commit's commit {short} is on HEAD \
+         and its files are staged, as the run would have left them"
+    ))
 }
 
 /// What `undo` prepared before its point of no return.
@@ -525,6 +644,17 @@ fn write_index(repo: &Repo, lock: IndexLock, entries: &[Staged]) -> Result<(), E
     }
     let scratch = lock.scratch()?;
     let env = [("GIT_INDEX_FILE", scratch.as_os_str())];
+    // git's `update-index --refresh` writes a split index whole (its `link` extension
+    // gone) when it writes at all; `git add` keeps it split. So a split index is split
+    // again after the refresh. (gix reads a split index whole and does not say it was
+    // split: git tells.)
+    let split = git(repo, &["rev-parse", "--shared-index-path"], None, &[])
+        .is_ok_and(|out| !out.trim().is_empty());
+    let sparse_index = repo
+        .git
+        .config_snapshot()
+        .boolean("index.sparse")
+        .unwrap_or(false);
     let written = git(
         repo,
         &["update-index", "-z", "--index-info"],
@@ -534,6 +664,16 @@ fn write_index(repo: &Repo, lock: IndexLock, entries: &[Staged]) -> Result<(), E
     .and_then(|_| {
         // A refresh that reports other modified paths is not an error.
         let _ = git(repo, &["update-index", "-q", "--refresh"], None, &env);
+        if split {
+            // Not worth failing over: the index is right, only no longer split.
+            let _ = git(repo, &["update-index", "--split-index"], None, &env);
+        }
+        if sparse_index {
+            // A sparse index's cache tree names trees that update-index computes but
+            // does not write (`git fsck`: "missing tree"); `git add` writes them.
+            // It refuses an index with conflicts: then fsck's complaint stays, as before.
+            let _ = git(repo, &["write-tree"], None, &env);
+        }
         lock.commit(&scratch)
     });
     if written.is_err() {
@@ -817,7 +957,7 @@ fn publish_commit(repo: &Repo, made: &MadeCommit) -> Result<(), Error> {
         &format!("commit: {}", made.subject),
     )?;
     edit.deref = true;
-    match journal::commit_edits(repo, vec![edit]) {
+    match journal::commit_edits_as(repo, vec![edit], "head") {
         Err(Error::Git { source, .. }) if source.is_conflict() => Err(Error::Concurrent(
             "HEAD (the work tree is applied, but no commit was made)".into(),
         )),

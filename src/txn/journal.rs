@@ -595,14 +595,16 @@ fn full_name(name: &str) -> Result<gix::refs::FullName, Error> {
         .map_err(|e| Error::Corrupt(format!("invalid ref name '{name}': {e}")))
 }
 
-/// Runs one ref transaction with the repository's identity for any reflog.
+/// Runs one ref transaction with the repository's identity for any reflog, inside the
+/// records that let a killed one be cleared and completed ([`super::reflocks`]).
 pub(crate) fn commit_edits(repo: &Repo, edits: Vec<RefEdit>) -> Result<(), Error> {
-    let sig = repo.signature();
-    let mut buf = gix::date::parse::TimeBuf::default();
-    repo.git
-        .edit_references_as(edits, Some(sig.to_ref(&mut buf)))
-        .map_err(Error::git("update refs"))?;
-    Ok(())
+    commit_edits_as(repo, edits, "journal")
+}
+
+/// [`commit_edits`] naming what it is for (`op`: in the intent, and the fault point
+/// `refs-locked:<op>`).
+pub(crate) fn commit_edits_as(repo: &Repo, edits: Vec<RefEdit>, op: &str) -> Result<(), Error> {
+    super::reflocks::transact(repo, edits, op)
 }
 
 #[cfg(test)]

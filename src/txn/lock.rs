@@ -48,7 +48,7 @@ pub(crate) struct Holder {
 }
 
 impl Holder {
-    fn me(op: &str, workdir: &Path) -> Holder {
+    pub(crate) fn me(op: &str, workdir: &Path) -> Holder {
         let pid = std::process::id();
         Holder {
             pid,
@@ -245,6 +245,23 @@ fn try_flock(file: &std::fs::File) -> std::io::Result<bool> {
 }
 
 fn locked_error(path: &Path, holder: Option<&Holder>) -> Error {
+    let unjudged = match holder {
+        Some(h) if h.host != hostname() => Some(format!("it was taken on host {}", h.host)),
+        Some(h) if !h.is_dead() && !Path::new("/proc/self/stat").exists() => {
+            Some(format!("no /proc here to look for pid {}", h.pid))
+        }
+        Some(_) => None,
+        None => {
+            // Empty or unreadable. A lock is written right after it is created, so one
+            // that stays empty for a moment is a crashed holder's (or not ours).
+            let young = std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age < std::time::Duration::from_secs(2));
+            (!young).then(|| "the lock file is empty or not one of ours".to_string())
+        }
+    };
     let (holder, dead) = match holder {
         Some(h) if h.is_dead() => {
             let mut text = format!("{}, which is no longer running", h.describe());
@@ -262,6 +279,7 @@ fn locked_error(path: &Path, holder: Option<&Holder>) -> Error {
         lock: path.display().to_string(),
         holder,
         dead,
+        unjudged,
     }
 }
 

@@ -27,6 +27,7 @@ mod lock;
 mod objects;
 mod record;
 mod recover;
+mod reflocks;
 pub mod refresh;
 pub mod resolve;
 mod store;
@@ -65,8 +66,10 @@ pub use store::discard;
 pub use store::discard_as;
 pub use store::find;
 pub use store::list;
+pub use store::list_checked;
 pub use store::read_preview;
 pub use store::stage;
+pub use store::BadRef;
 pub use store::Split;
 pub use store::Stager;
 pub use store::REF_PREFIX;
@@ -88,6 +91,100 @@ pub fn record_pr(
     event.notes = vec![note];
     journal::append(repo, &event, preview.commit, Vec::new())?;
     Ok(())
+}
+
+/// Clears what killed runs of ours left behind, before any command: the locks of a ref
+/// transaction (completing it when its journal event had landed, see
+/// [`reflocks`]) and an `index.lock` of ours when no run is left to recover (with a
+/// run, [`recover`] clears it). Returns one note per thing cleared, for the user; the
+/// journal gets them with its next event.
+pub fn clear_stale(repo: &crate::repo::Repo) -> Result<Vec<String>, Error> {
+    let mut notes = reflocks::clear_stale(repo)?;
+    if index::stale_lock_of_ours(repo).is_some() && record::read_record(repo)?.is_none() {
+        // Every holder of our index.lock holds the repository lock too: with it taken,
+        // that holder is gone. A live holder makes this a no-op.
+        if let Ok(_lock) = lock::Lock::acquire(repo, "recover") {
+            if record::read_record(repo)?.is_none() {
+                if let Some(pid) = index::stale_lock_of_ours(repo) {
+                    if index::clear_stale_lock(repo)? {
+                        let note = format!(
+                            "index-lock-removed: the index.lock of git astedit pid {pid}, which is \
+                             no longer running, was removed"
+                        );
+                        let _ = journal::add_pending_note(repo, &note);
+                        notes.push(note);
+                        // Killed after its `applied` event: an `apply --commit` also
+                        // owes HEAD and the index.
+                        if let Some(e) = killed_commit(repo, pid)? {
+                            let made = e.made_commit.clone().unwrap_or_default();
+                            let note = index::complete_commit(repo, &made, &e.files)
+                                .unwrap_or_else(|e| {
+                                    format!(
+                                        "made-commit-not-published: {made} was not put on HEAD: {e}"
+                                    )
+                                });
+                            let _ = journal::add_pending_note(repo, &note);
+                            notes.push(note);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(notes)
+}
+
+/// The `applied` event of an `apply --commit` by `pid` among the newest events, if that
+/// is the newest `applied` one (the run that died holding the index lock).
+fn killed_commit(repo: &crate::repo::Repo, pid: u32) -> Result<Option<Event>, Error> {
+    if pid == 0 {
+        return Ok(None);
+    }
+    let (events, _) = journal::newest(repo, 64)?;
+    let prefix = format!("{pid}-");
+    Ok(events
+        .into_iter()
+        .find(|e| e.event == EventKind::Applied)
+        .filter(|e| e.made_commit.is_some())
+        .filter(|e| e.run.as_deref().is_some_and(|r| r.starts_with(&prefix))))
+}
+
+/// Locks that block writers and that nothing of ours can clear, for `recover --status`:
+/// `(path, what)`.
+pub fn blocking_locks(repo: &crate::repo::Repo) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Some(lock) = index::lock_present(repo) {
+        let what = match index::stale_lock_of_ours(repo) {
+            Some(pid) => {
+                format!("left by git astedit pid {pid}; the next git astedit command removes it")
+            }
+            None => format!(
+                "not ours (another git process holds it, or a crashed one left it): if no git \
+                 process is running, remove it: rm '{lock}'"
+            ),
+        };
+        out.push((lock, what));
+    }
+    for (l, pid) in reflocks::dead_locks(repo) {
+        out.push((
+            l.display().to_string(),
+            format!(
+                "left by the ref update of git astedit pid {pid}, which is no longer running; \
+                 the next git astedit command removes it (and completes that update if its \
+                 journal event landed)"
+            ),
+        ));
+    }
+    for l in reflocks::unexplained_locks(repo) {
+        out.push((
+            l.display().to_string(),
+            format!(
+                "no git astedit run explains it: if no git process is running, remove it: rm '{}'",
+                l.display()
+            ),
+        ));
+    }
+    out
 }
 
 /// Everything that can go wrong in a transaction, classified for the exit code.
@@ -144,6 +241,15 @@ pub enum Error {
         lock: String,
         holder: String,
         dead: bool,
+        /// Whose it is cannot be judged from here (another host, an empty or unreadable
+        /// lock file, no `/proc`): the user must look, and the hint says what to run.
+        unjudged: Option<String>,
+    },
+    #[error("a ref is locked ({lock} exists){}", .holder.as_ref().map(|h| format!(": {h}")).unwrap_or_default())]
+    RefLocked {
+        lock: String,
+        /// Who holds it, when an intent of ours names it.
+        holder: Option<String>,
     },
     #[error("the git index is locked ({lock} exists); nothing was written")]
     IndexLocked { lock: String },
@@ -236,6 +342,7 @@ impl Classify for Error {
             Error::Locked { dead: true, .. } => "stale-lock",
             Error::Locked { .. } => "locked",
             Error::IndexLocked { .. } => "locked",
+            Error::RefLocked { .. } => "ref-locked",
             Error::Protected { .. } => "protected-path",
             Error::Concurrent(_) => "concurrent-update",
             Error::OtherChanges { .. } => "other-staged-changes",
@@ -268,6 +375,7 @@ impl Classify for Error {
             }
             Error::Locked { .. }
             | Error::IndexLocked { .. }
+            | Error::RefLocked { .. }
             | Error::Concurrent(_)
             | Error::RecoveryPending { .. } => Exit::Locked,
         }
@@ -285,7 +393,23 @@ impl Classify for Error {
             } => Some(format!(
                 "that process is gone; if no git astedit is running, remove the lock: rm '{lock}'"
             )),
+            Error::Locked {
+                lock,
+                unjudged: Some(why),
+                ..
+            } => Some(format!(
+                "git astedit cannot tell whether its holder is still running ({why}); if no git \
+                 astedit is running there, remove the lock: rm '{lock}'"
+            )),
             Error::Locked { .. } => Some("wait for it to finish, then retry".into()),
+            Error::RefLocked {
+                holder: Some(h), ..
+            } if h.contains("is updating it") => Some("wait for it to finish, then retry".into()),
+            Error::RefLocked { lock, .. } => Some(format!(
+                "no running git astedit holds it; if no git process (fetch, push, gc, \
+                 update-ref) is running either, a crashed one left it behind: remove it with \
+                 rm '{lock}' and retry"
+            )),
             Error::IndexLocked { lock } => Some(format!(
                 "another git process (a commit, an editor, an IDE) is using the index: wait for \
                  it to finish and retry; if no git process is running, a crashed one left \
@@ -354,6 +478,15 @@ impl Classify for Error {
                 Some(serde_json::json!({"path": path, "why": why}))
             }
             Error::IndexLocked { lock } => Some(serde_json::json!({"lock": lock})),
+            Error::Locked {
+                lock,
+                holder,
+                unjudged,
+                ..
+            } => Some(serde_json::json!({"lock": lock, "holder": holder, "unjudged": unjudged})),
+            Error::RefLocked { lock, holder } => {
+                Some(serde_json::json!({"lock": lock, "holder": holder}))
+            }
             Error::Unfinished { op, id, paths } => Some(serde_json::json!({
                 "op": op,
                 "id": id,

@@ -135,6 +135,18 @@ fn roll(repo: &Repo, record: Record) -> Result<Recovery, Error> {
             "removed the index.lock it held; check the staged state with `git status`".into(),
         );
     }
+    // A killed `apply --commit` past its point of no return: HEAD and the index too,
+    // so that the `applied` event's `made_commit` is true.
+    if let (RecoveryAction::Completed, TxnOp::Apply, Some(made)) =
+        (action, record.op, record.made_commit.as_deref())
+    {
+        let paths: Vec<String> = record.ops.iter().map(|o| o.path.clone()).collect();
+        notes.push(
+            super::index::complete_commit(repo, made, &paths).unwrap_or_else(|e| {
+                format!("made-commit-not-published: {made} was not put on HEAD: {e}")
+            }),
+        );
+    }
     // An unfinished run that moved nothing this time has nothing new to journal.
     if action != RecoveryAction::Partial || !pass.changed.is_empty() {
         journal_recovered(repo, &record, action, notes.clone())?;

@@ -658,3 +658,73 @@ fn an_index_lock_left_by_a_killed_apply_is_ours_to_clear() {
     assert_eq!(t.git(&["status", "--porcelain"]), " M a.txt\nM  b.txt\n");
     t.fsck();
 }
+
+/// A path whose name no file system here can hold is refused (exit 4) by `patch`,
+/// whether the name is too long to look up at all or only too long for the temp file
+/// written beside it; nothing is staged.
+#[test]
+fn a_path_name_too_long_for_the_file_system_is_refused_not_internal() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.commit_all("init");
+    for len in [300, 240] {
+        let name = format!("{}.txt", "x".repeat(len));
+        let out = patch(
+            &t,
+            &format!("*** Begin Patch\n*** Add File: {name}\n+hi\n*** End Patch\n"),
+        );
+        out.assert_code(4);
+        assert!(
+            out.stdout.contains("longer than the file system"),
+            "{}",
+            out.stdout
+        );
+    }
+    assert_eq!(t.astedit_refs(), Vec::<String>::new());
+}
+
+/// A new file outside the sparse cone (no index entry, so no skip-worktree bit) is
+/// refused at apply as `git add` refuses it; one inside the cone applies.
+#[test]
+fn a_new_file_outside_the_sparse_cone_is_refused_at_apply() {
+    for sparse_index in [false, true] {
+        let t = sparse(sparse_index);
+        let index = t.git(&["ls-files", "-s", "--sparse"]);
+        stage_raw(&t, &[("other/new.txt", Some(b"new\n"))]);
+        let out = t.run(&["--json", "apply", "--index"]);
+        out.assert_code(4);
+        assert_eq!(error_code(&out), "protected-path");
+        assert!(!t.exists("other/new.txt"));
+        assert_eq!(t.git(&["ls-files", "-s", "--sparse"]), index);
+        t.run(&["discard"]).assert_code(0);
+        stage_raw(&t, &[("in/new.txt", Some(b"new\n"))]);
+        t.run(&["apply", "--index"]).assert_code(0);
+        assert_eq!(t.git(&["status", "--porcelain"]), "A  in/new.txt\n");
+        t.fsck();
+    }
+}
+
+/// A split index stays split through `apply --index` (its `link` extension kept, as
+/// `git add` keeps it), and reads back right.
+#[test]
+fn apply_index_keeps_a_split_index_split() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.write("b.txt", "b\n");
+    t.commit_all("init");
+    t.git(&["update-index", "--split-index"]);
+    assert_ne!(t.git(&["rev-parse", "--shared-index-path"]).trim(), "");
+    patch(
+        &t,
+        "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Add File: c.txt\n+c\n*** End Patch\n",
+    )
+    .assert_code(0);
+    t.run(&["apply", "--index"]).assert_code(0);
+    assert_ne!(
+        t.git(&["rev-parse", "--shared-index-path"]).trim(),
+        "",
+        "the link extension was dropped"
+    );
+    assert_eq!(t.git(&["status", "--porcelain"]), "M  a.txt\nA  c.txt\n");
+    t.fsck();
+}

@@ -19,6 +19,7 @@ mod mcp;
 mod partial;
 mod patch;
 mod recovery;
+mod reflocks;
 mod refresh;
 mod repo;
 mod sarif;

@@ -259,3 +259,46 @@ pub fn log_events(log: &serde_json::Value) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+impl TestRepo {
+    /// Runs `git-astedit <args>` with the fault hook pausing at `point` and SIGKILLs it
+    /// there (no destructor, no cleanup: what a crash leaves).
+    pub fn kill_at(&self, args: &[&str], point: &str) {
+        use std::io::BufRead as _;
+        let mut child = self
+            .command(".", args)
+            .env("GIT_ASTEDIT_FAULT", format!("pause:{point}:60000"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let paused = lines.any(|l| l.is_ok_and(|l| l.contains("paused at")));
+        child.kill().expect("kill");
+        child.wait().expect("wait");
+        assert!(paused, "git-astedit {args:?} never reached {point}");
+    }
+
+    /// Lock files under `.git` (any depth), relative to `.git`, sorted; not the
+    /// repository lock `astedit.lock` (the next writer judges and breaks that one).
+    pub fn lock_files(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let root = self.path().join(".git");
+        let mut stack = vec![root.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "lock")
+                    && p.file_name().is_some_and(|n| n != "astedit.lock")
+                {
+                    out.push(p.strip_prefix(&root).expect("prefix").display().to_string());
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}

@@ -208,9 +208,12 @@ impl Call<'_> {
     /// Opens the repository at the work-tree root and finishes any interrupted apply.
     fn open(&self) -> Result<(Repo, Vec<String>), Error> {
         let repo = Repo::discover_from(self.workdir)?;
-        let notes = txn::recover(&repo)?
-            .map(|r| vec![r.message])
-            .unwrap_or_default();
+        let mut notes = txn::clear_stale(&repo).unwrap_or_else(|e| {
+            vec![format!(
+                "could not clear what a killed git astedit left: {e} (`git astedit recover --status` shows it)"
+            )]
+        });
+        notes.extend(txn::recover(&repo)?.map(|r| r.message));
         Ok((repo, notes))
     }
 }
