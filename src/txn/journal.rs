@@ -14,21 +14,23 @@ same transaction so that "applied" and "no longer pending" land together.
 */
 
 use gix::bstr::ByteSlice;
-use gix::refs::transaction::Change;
-use gix::refs::transaction::LogChange;
 use gix::refs::transaction::PreviousValue;
 use gix::refs::transaction::RefEdit;
-use gix::refs::transaction::RefLog;
 use gix::refs::Target;
 use gix::ObjectId;
 use serde::Deserialize;
 use serde::Serialize;
 
+pub(crate) use super::notes::add_pending_note;
+pub(crate) use super::notes::now_secs;
+use super::notes::pending_notes;
+use super::notes::pending_notes_path;
+pub(crate) use super::refs::delete_edit;
+pub(crate) use super::refs::tip;
+pub(crate) use super::refs::update_edit;
+pub use super::refs::JOURNAL_REF;
 use super::Error;
 use crate::repo::Repo;
-
-/// The journal ref.
-pub const JOURNAL_REF: &str = "refs/astedit-journal";
 
 /// What a journal event records. Stored as its kebab-case name, the same strings
 /// older versions wrote, so old journals read unchanged.
@@ -212,14 +214,6 @@ impl Event {
     }
 }
 
-/// Seconds since the epoch, from the wall clock (journal ages are wall-clock ages).
-pub(crate) fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
 /// The ids of the line of one change, for `log ID`: the ids starting with `prefix`,
 /// the previews they were split or refreshed from (up the chain) and the parts or
 /// successors they became (down it). Siblings of a part are not in its line.
@@ -263,22 +257,6 @@ pub fn lineage(events: &[Event], prefix: &str) -> std::collections::BTreeSet<Str
 pub struct Entry {
     pub txn_commit: ObjectId,
     pub event: Event,
-}
-
-/// The journal tip, if any.
-pub(crate) fn tip(repo: &Repo) -> Result<Option<ObjectId>, Error> {
-    let found = repo
-        .git
-        .try_find_reference(JOURNAL_REF)
-        .map_err(Error::git("read the journal ref"))?;
-    match found {
-        None => Ok(None),
-        Some(mut r) => Ok(Some(
-            r.peel_to_id()
-                .map_err(Error::git("read the journal ref"))?
-                .detach(),
-        )),
-    }
 }
 
 /// The journal read from its newest end, one commit at a time: callers that need the
@@ -470,41 +448,6 @@ pub(crate) fn append(
     Err(Error::Concurrent(JOURNAL_REF.to_string()))
 }
 
-/// Notes for the next journal event, one per line: something that happened outside any
-/// event (a stale lock broken) is told by whichever event comes next.
-const PENDING_NOTES: &str = "astedit-notes.pending";
-
-fn pending_notes_path(repo: &Repo) -> std::path::PathBuf {
-    repo.common_dir.join(PENDING_NOTES)
-}
-
-fn pending_notes(repo: &Repo) -> Vec<String> {
-    std::fs::read_to_string(pending_notes_path(repo))
-        .map(|s| {
-            s.lines()
-                .filter(|l| !l.is_empty())
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Queues `note` for the next journal event (durably: the note must survive a crash
-/// of the run that follows).
-pub(crate) fn add_pending_note(repo: &Repo, note: &str) -> Result<(), Error> {
-    use std::io::Write;
-    let path = pending_notes_path(repo);
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(Error::io("open", &path))?;
-    writeln!(f, "{}", note.replace('\n', " "))
-        .and_then(|_| f.sync_all())
-        .map_err(Error::io("write", &path))?;
-    super::fsutil::sync_dir(&repo.common_dir)
-}
-
 /// Makes a journal append durable: the new commit's loose object file and the loose
 /// files (or their removal) of `refs`, each with its folder. Packed objects and refs
 /// were fsynced by git when it packed them.
@@ -556,43 +499,6 @@ pub(crate) fn replace(
         }
         other => other,
     }
-}
-
-pub(crate) fn update_edit(
-    name: &str,
-    expected: PreviousValue,
-    new: ObjectId,
-    message: &str,
-) -> Result<RefEdit, Error> {
-    Ok(RefEdit {
-        change: Change::Update {
-            log: LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: false,
-                message: message.into(),
-            },
-            expected,
-            new: Target::Object(new),
-        },
-        name: full_name(name)?,
-        deref: false,
-    })
-}
-
-pub(crate) fn delete_edit(name: &str, expected: PreviousValue) -> Result<RefEdit, Error> {
-    Ok(RefEdit {
-        change: Change::Delete {
-            expected,
-            log: RefLog::AndReference,
-        },
-        name: full_name(name)?,
-        deref: false,
-    })
-}
-
-fn full_name(name: &str) -> Result<gix::refs::FullName, Error> {
-    gix::refs::FullName::try_from(name)
-        .map_err(|e| Error::Corrupt(format!("invalid ref name '{name}': {e}")))
 }
 
 /// Runs one ref transaction with the repository's identity for any reflog, inside the

@@ -55,7 +55,7 @@ impl Holder {
             host: hostname(),
             start: proc_start(pid),
             boot: boot_id(),
-            time: super::journal::now_secs(),
+            time: super::notes::now_secs(),
             op: op.to_string(),
             workdir: Some(workdir.display().to_string()),
         }
@@ -221,7 +221,7 @@ fn judge(path: &Path) -> Result<Judged, Error> {
 /// The note about a broken lock goes with the next journal event; failing to queue it
 /// must not keep the lock from being taken (the lock is already gone).
 fn journal_note(repo: &Repo, note: &str) {
-    let _ = super::journal::add_pending_note(repo, note);
+    let _ = super::notes::add_pending_note(repo, note);
 }
 
 /// `flock(LOCK_EX | LOCK_NB)`: Ok(false) when someone else holds it.

@@ -24,11 +24,13 @@ mod gc;
 mod index;
 mod journal;
 mod lock;
+mod notes;
 mod objects;
 mod record;
 mod recover;
 mod reflocks;
 pub mod refresh;
+mod refs;
 pub mod resolve;
 mod store;
 

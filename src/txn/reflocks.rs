@@ -51,8 +51,9 @@ use gix::ObjectId;
 use serde::Deserialize;
 use serde::Serialize;
 
-use super::journal;
 use super::lock::Holder;
+use super::notes;
+use super::refs;
 use super::Error;
 use crate::repo::Repo;
 
@@ -408,7 +409,7 @@ pub(crate) fn clear_stale(repo: &Repo) -> Result<Vec<String>, Error> {
         if !completed.is_empty() {
             note.push_str(&format!("; completed it: {}", completed.join(", ")));
         }
-        let _ = journal::add_pending_note(repo, &note);
+        let _ = notes::add_pending_note(repo, &note);
         notes.push(note);
         std::fs::remove_file(&path).map_err(Error::io("remove", &path))?;
     }
@@ -446,25 +447,21 @@ fn looks_ours(lock: &Path, intent: &Intent) -> bool {
 /// Step 2 of the module docs: finishes a transaction whose journal edit landed.
 /// Returns what it did, one phrase per ref.
 fn complete(repo: &Repo, intent: &Intent) -> Result<Vec<String>, Error> {
-    let Some(j) = intent.edits.iter().find(|e| e.name == journal::JOURNAL_REF) else {
+    let Some(j) = intent.edits.iter().find(|e| e.name == refs::JOURNAL_REF) else {
         return Ok(Vec::new());
     };
     let from = j.expected.as_deref().and_then(oid);
     let landed = match j.new.as_deref().and_then(oid) {
         Some(to) => chain_holds(repo, to, from)?,
         // The journal deleted (gc of every event): it is the first deletion.
-        None => journal::tip(repo)? != from,
+        None => refs::tip(repo)? != from,
     };
     if !landed {
         return Ok(Vec::new());
     }
     let mut edits = Vec::new();
     let mut done = Vec::new();
-    for e in intent
-        .edits
-        .iter()
-        .filter(|e| e.name != journal::JOURNAL_REF)
-    {
+    for e in intent.edits.iter().filter(|e| e.name != refs::JOURNAL_REF) {
         if !e.name.starts_with("refs/astedit") {
             continue;
         }
@@ -472,7 +469,7 @@ fn complete(repo: &Repo, intent: &Intent) -> Result<Vec<String>, Error> {
         let expected = e.expected.as_deref().and_then(oid);
         match e.new.as_deref().and_then(oid) {
             Some(new) if now != Some(new) && now == expected => {
-                edits.push(journal::update_edit(
+                edits.push(refs::update_edit(
                     &e.name,
                     match now {
                         Some(n) => PreviousValue::MustExistAndMatch(Target::Object(n)),
@@ -485,7 +482,7 @@ fn complete(repo: &Repo, intent: &Intent) -> Result<Vec<String>, Error> {
             }
             None => {
                 if let Some(n) = now.filter(|n| Some(*n) == expected) {
-                    edits.push(journal::delete_edit(
+                    edits.push(refs::delete_edit(
                         &e.name,
                         PreviousValue::MustExistAndMatch(Target::Object(n)),
                     )?);
@@ -525,7 +522,7 @@ fn current(repo: &Repo, name: &str) -> Result<Option<ObjectId>, Error> {
 
 /// Whether the journal's first-parent chain from its tip reaches `to` before `from`.
 fn chain_holds(repo: &Repo, to: ObjectId, from: Option<ObjectId>) -> Result<bool, Error> {
-    let mut next = journal::tip(repo)?;
+    let mut next = refs::tip(repo)?;
     // Bounded: appends since the crash are few; a journal is walked to its start at most.
     for _ in 0..1_000_000 {
         let Some(id) = next else { return Ok(false) };
@@ -572,7 +569,7 @@ pub(crate) fn unexplained_locks(repo: &Repo) -> Vec<PathBuf> {
         .flat_map(|(_, i)| i.locks)
         .collect();
     let mut out = Vec::new();
-    let journal_lock = lock_of(&repo.common_dir, journal::JOURNAL_REF);
+    let journal_lock = lock_of(&repo.common_dir, refs::JOURNAL_REF);
     if journal_lock.exists() {
         out.push(journal_lock);
     }
