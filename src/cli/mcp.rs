@@ -24,6 +24,8 @@ use git_astedit::Error;
 use super::Ctx;
 
 #[cfg(feature = "mcp")]
+mod budget;
+#[cfg(feature = "mcp")]
 mod server;
 #[cfg(feature = "mcp")]
 mod stdio;
@@ -36,14 +38,19 @@ mod tools;
 /// messages are written to stdout; the repository is the one around the current
 /// folder (or -C DIR). See docs/agents.md for registering it with a client.
 #[derive(Debug, clap::Args)]
-pub struct McpArgs {}
+pub struct McpArgs {
+    /// The most bytes one tool result may take (text and structured content together);
+    /// a call's `max_bytes` overrides it. What does not fit is cut and said
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024)]
+    pub max_result_bytes: usize,
+}
 
 #[cfg(feature = "mcp")]
-pub fn run(ctx: &mut Ctx, _args: McpArgs) -> Result<Exit, Error> {
+pub fn run(ctx: &mut Ctx, args: McpArgs) -> Result<Exit, Error> {
     // Open (and recover) once up front so that a server started outside a repository
     // fails at once with the usual message instead of on every call.
     let workdir = ctx.repo()?.workdir.clone();
-    server::serve(workdir)?;
+    server::serve(workdir, args.max_result_bytes)?;
     Ok(Exit::Ok)
 }
 

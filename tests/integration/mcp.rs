@@ -1265,6 +1265,119 @@ fn aliases_in_the_schemas_are_accepted() {
     s.finish();
 }
 
+/// The bytes a tool result takes: its text blocks and its structured content.
+fn result_bytes(result: &Value) -> usize {
+    let text: usize = result["content"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|c| c["text"].as_str().map_or(0, str::len))
+                .sum()
+        })
+        .unwrap_or(0);
+    text + result
+        .get("structuredContent")
+        .map_or(0, |v| v.to_string().len())
+}
+
+/// Every result fits its byte budget (64 KiB by default, `max_bytes` per call): big
+/// captures are cut like match text, the matches stop at the budget and the text says
+/// which offset continues, the diff is sent once (structured), and a long list of
+/// previews is cut with a note.
+#[test]
+fn tool_results_fit_the_byte_budget_and_say_what_was_cut() {
+    let t = TestRepo::new();
+    let mut big = String::from("class Big:\n");
+    for i in 0..3000 {
+        big.push_str(&format!(
+            "    def m{i}(self):\n        print('method {i}', self.x{i})\n"
+        ));
+    }
+    t.write("big.py", &big);
+    let mut calls = String::new();
+    for i in 0..4000 {
+        calls.push_str(&format!("print('line {i}', value_{i}, other_{i})\n"));
+    }
+    t.write("calls.py", &calls);
+    t.commit_all("init");
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "budget");
+
+    let class = s.call("ast_grep", json!({"pattern": "class $C: $$$B"}));
+    assert_eq!(class["isError"], false, "{}", text(&class));
+    assert!(
+        result_bytes(&class) <= 64 * 1024,
+        "{}",
+        result_bytes(&class)
+    );
+    let m = &class["structuredContent"]["matches"][0];
+    assert!(m["meta_variables"]["multi"]["B"][0]["text"]
+        .as_str()
+        .is_some_and(|t| t.len() < 1000));
+
+    let prints = s.call(
+        "ast_grep",
+        json!({"pattern": "print($$$A)", "max_results": 5000}),
+    );
+    assert!(
+        result_bytes(&prints) <= 64 * 1024,
+        "{}",
+        result_bytes(&prints)
+    );
+    let out = &prints["structuredContent"];
+    assert_eq!(out["capped"], true);
+    let shown = out["shown"].as_u64().expect("shown");
+    assert!(shown > 10 && shown < 7000, "{shown}");
+    let said = text(&prints);
+    assert!(
+        said.contains(&format!("offset {shown}")) && said.contains("budget"),
+        "{said}"
+    );
+    let small = s.call(
+        "ast_grep",
+        json!({"pattern": "print($$$A)", "max_bytes": 4096}),
+    );
+    assert!(result_bytes(&small) <= 4096, "{}", result_bytes(&small));
+
+    // The diff is sent once: in the structured content, not in the text.
+    let staged = s.call(
+        "ast_edit",
+        json!({"ops": [{"pattern": "print($$$A)", "rewrite": "log($$$A)"}], "paths": ["calls.py"]}),
+    );
+    assert!(
+        result_bytes(&staged) <= 64 * 1024,
+        "{}",
+        result_bytes(&staged)
+    );
+    let id = staged["structuredContent"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let said = text(&staged);
+    assert!(said.starts_with(&format!("Preview {id}: ")), "{said}");
+    assert!(!said.contains("-print('line 0'"), "{said}");
+    let diff = staged["structuredContent"]["diff"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        diff.contains("-print('line 0'"),
+        "{}",
+        &diff[..diff.len().min(2000)]
+    );
+    let shown = s.call(
+        "previews",
+        json!({"action": "show", "id": id, "max_diff_lines": 0}),
+    );
+    assert!(
+        result_bytes(&shown) <= 64 * 1024,
+        "{}",
+        result_bytes(&shown)
+    );
+    assert!(!text(&shown).contains("-print('line 0'"));
+    assert!(text(&shown).contains("budget") || result_bytes(&shown) < 60 * 1024);
+    s.finish();
+}
+
 /// A session that staged nothing cannot apply another session's preview without naming
 /// it: the error lists the pending previews. Staging nothing says so first, with no id;
 /// undo says the preview is pending again.

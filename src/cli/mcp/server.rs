@@ -88,7 +88,7 @@ undo takes an applied transaction back. Paths are relative to the repository roo
 step is journalled with your client name.";
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
-pub fn serve(workdir: PathBuf) -> Result<(), Error> {
+pub fn serve(workdir: PathBuf, budget: usize) -> Result<(), Error> {
     // One thread drives the protocol; tool work runs on the blocking pool, so calls
     // still overlap (and can contend for the repository lock, as they should).
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -100,6 +100,7 @@ pub fn serve(workdir: PathBuf) -> Result<(), Error> {
     let closed = Arc::new(AtomicBool::new(false));
     let server = Server {
         workdir: Arc::new(workdir),
+        budget,
         tools: Arc::new(catalog()),
         session: Arc::new(Session::default()),
         closed: closed.clone(),
@@ -129,6 +130,8 @@ pub fn serve(workdir: PathBuf) -> Result<(), Error> {
 #[derive(Clone)]
 struct Server {
     workdir: Arc<PathBuf>,
+    /// The byte budget of a result when a call does not set its own ([`super::budget`]).
+    budget: usize,
     tools: Arc<Vec<Tool>>,
     /// What this connection staged: a no-id `resolve` only ever means one of these.
     session: Arc<Session>,
@@ -166,6 +169,19 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
     git_astedit::report::schema::standardize(&mut value);
     let struct_name = std::any::type_name::<I>().rsplit("::").next().unwrap_or("");
     declare_aliases(&mut value, struct_name);
+    if let Some(props) = value.get_mut("properties").and_then(|p| p.as_object_mut()) {
+        props.insert(
+            super::budget::MAX_BYTES_ARG.into(),
+            serde_json::json!({
+                "description": "The most bytes this result may take (its text and structured \
+                    content together; default 65536, at least 2048). What does not fit is cut, \
+                    and the result says what and how to get the rest.",
+                "type": "integer",
+                "minimum": super::budget::MIN_RESULT_BYTES,
+                "default": super::budget::DEFAULT_RESULT_BYTES,
+            }),
+        );
+    }
     let input = match value {
         serde_json::Value::Object(o) => Arc::new(o),
         _ => Arc::new(serde_json::Map::new()),
@@ -541,7 +557,30 @@ impl ServerHandler for Server {
         });
         let workdir = self.workdir.clone();
         let session = self.session.clone();
-        let arguments = request.arguments;
+        let mut arguments = request.arguments;
+        // `max_bytes` is every tool's and no tool's own: taken here, held here.
+        let budget = match arguments
+            .as_mut()
+            .and_then(|a| a.remove(super::budget::MAX_BYTES_ARG))
+        {
+            None | Some(serde_json::Value::Null) => Ok(self.budget),
+            Some(v) => v
+                .as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+                .ok_or(v),
+        };
+        let budget = match budget {
+            Ok(b) => b.max(super::budget::MIN_RESULT_BYTES),
+            Err(v) => {
+                let err: Error = UsageError(format!(
+                    "invalid arguments for {name}: max_bytes must be a whole number of bytes, \
+                     not {v}"
+                ))
+                .into();
+                return Ok(CallToolResponse::Complete(error_result(&err)));
+            }
+        };
         // Cancelled by `notifications/cancelled` for this request (rmcp cancels its
         // token; the reply is then not sent) or by the end of stdin.
         let cancel = {
@@ -552,6 +591,7 @@ impl ServerHandler for Server {
         let outcome = tokio::task::spawn_blocking(move || {
             let call = Call {
                 workdir: workdir.as_path(),
+                budget,
                 agent,
                 session: &session,
                 cancel,
@@ -563,7 +603,8 @@ impl ServerHandler for Server {
             McpError::internal_error(format!("the {} call failed: {e}", request.name), None)
         })?;
         let result = match outcome {
-            Ok(done) => {
+            Ok(mut done) => {
+                super::budget::fit(&mut done, budget);
                 let mut r = CallToolResult::success(vec![ContentBlock::text(done.text)]);
                 r.structured_content = Some(done.value);
                 r

@@ -56,6 +56,8 @@ const MAX_MATCH_TEXT: usize = 400;
 /// connection's session.
 pub struct Call<'a> {
     pub workdir: &'a Path,
+    /// The byte budget of this call's result ([`super::budget`]).
+    pub budget: usize,
     pub agent: Option<String>,
     pub session: &'a Session,
     /// Set when the client cancels this request or closes stdin: staging stops
@@ -423,21 +425,48 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         .unwrap_or(DEFAULT_MAX_RESULTS)
         .clamp(1, MAX_MAX_RESULTS);
     let offset = input.offset.unwrap_or(0);
+    // Matches are taken while they fit the result's byte budget (a tenth kept for the
+    // rest of the result); the first always is.
+    let room = call.budget - call.budget / 10;
+    let mut used = 0;
+    let mut budget_cut = false;
     let matches: Vec<GrepMatch> = outcome
         .files
         .iter()
         .flat_map(|f| {
-            f.matches.iter().map(|m| GrepMatch {
-                path: f.path.clone(),
-                lang: f.lang.to_string(),
-                span: Span::of(m, cut(&m.text, MAX_MATCH_TEXT)),
-                meta_variables: MetaVariables::of(&m.captures),
-                context_before: None,
-                context_after: None,
+            f.matches.iter().map(|m| {
+                let mut vars = MetaVariables::of(&m.captures);
+                // Captures are cut as match text is: one `$$$B` can hold a whole class.
+                for span in vars
+                    .single
+                    .values_mut()
+                    .chain(vars.multi.values_mut().flatten())
+                {
+                    span.text = cut(&span.text, MAX_MATCH_TEXT);
+                }
+                GrepMatch {
+                    path: f.path.clone(),
+                    lang: f.lang.to_string(),
+                    span: Span::of(m, cut(&m.text, MAX_MATCH_TEXT)),
+                    meta_variables: vars,
+                    context_before: None,
+                    context_after: None,
+                }
             })
         })
         .skip(offset)
         .take(cap)
+        .take_while(|m| {
+            // The match as JSON, and its line of text.
+            let size = serde_json::to_string(m).map_or(0, |s| s.len())
+                + m.path.len()
+                + render::first_line(&m.span.text).len()
+                + 16;
+            used += size;
+            let fits = used <= room || used == size;
+            budget_cut |= !fits;
+            fits
+        })
         .collect();
     let mut out = GrepReport {
         schema_version: Version,
@@ -485,8 +514,16 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         }
         if out.capped {
             text.push_str(&format!(
-                "; more: call again with offset {} (or raise max_results, or narrow paths)",
-                offset + out.matches.len()
+                "; more: call again with offset {} ({}or narrow paths)",
+                offset + out.matches.len(),
+                if budget_cut {
+                    format!(
+                        "the {}-byte result budget was reached; or raise max_bytes, ",
+                        call.budget
+                    )
+                } else {
+                    "or raise max_results, ".to_string()
+                }
             ));
         }
         text.push_str(".\n");
@@ -572,16 +609,33 @@ pub enum EditAction {
     Reject,
 }
 
+/// The text block of a staging result: what was staged and its id first, then the
+/// files; the diff is in the structured content only (`diff`), so it is sent once.
 fn staged_text(out: &StageReport, notes: &[String]) -> String {
-    let mut text = out
-        .diff
-        .as_ref()
-        .map(|d| d.diff.clone())
-        .unwrap_or_default();
-    if !text.is_empty() {
-        text.push('\n');
+    let mut text = String::new();
+    if let Some(id) = &out.id {
+        text.push_str(&format!("Preview {id}: "));
     }
     text.push_str(&format!("{}\n", out.summary));
+    for f in &out.files {
+        text.push_str(&format!(
+            "  {} ({}{})\n",
+            f.path,
+            render::plural(f.count, "change"),
+            if f.flags.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", f.flags.join(", "))
+            }
+        ));
+    }
+    if let Some(d) = &out.diff {
+        text.push_str(&format!(
+            "The diff ({} lines{}) is in the structured content's `diff`.\n",
+            d.diff_lines,
+            if d.diff_truncated { ", cut" } else { "" }
+        ));
+    }
     let flagged: Vec<&str> = out
         .files
         .iter()
@@ -912,8 +966,17 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
             if let Some(reason) = &r.reason {
                 text.push_str(&format!("reason: {reason}\n"));
             }
-            text.push('\n');
-            text.push_str(&diff.diff);
+            for f in &shown {
+                text.push_str(&format!(
+                    "  {} (+{} -{})\n",
+                    f.path, f.added_lines, f.removed_lines
+                ));
+            }
+            text.push_str(&format!(
+                "The diff ({} lines{}) is in the structured content's `diff`.\n",
+                diff.diff_lines,
+                if diff.diff_truncated { ", cut" } else { "" }
+            ));
             push_notes(&mut text, &notes, &[]);
             Done::new(
                 text,
