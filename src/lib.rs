@@ -30,6 +30,7 @@ pub mod report;
 pub mod rewrite;
 pub mod scan;
 pub mod select;
+pub mod text;
 pub mod txn;
 
 pub use error::Error;

@@ -68,6 +68,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("error", Layer::Base),
     ("pipeline", Layer::Base),
     ("progress", Layer::Base),
+    ("text", Layer::Base),
     // 2. the repository, which files, the `-i` selection interface.
     ("repo", Layer::Repo),
     ("files", Layer::Repo),

@@ -9,7 +9,6 @@ use git_astedit::report::CappedDiff;
 use git_astedit::report::PreviewRow;
 use git_astedit::report::ShowReport;
 use git_astedit::report::Version;
-use git_astedit::txn;
 use git_astedit::txn::Preview;
 use git_astedit::Error;
 
@@ -34,7 +33,7 @@ pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
     let json = ctx.json;
     let (repo, out) = ctx.parts()?;
     let color = out.color();
-    let preview = txn::find(repo, args.id.as_deref())?;
+    let preview = git_astedit::ops::preview::pending(repo, args.id.as_deref())?;
     if !json && !args.stat {
         // The diff alone reads only the blobs of the files it shows.
         out.print(&header(&preview))?;

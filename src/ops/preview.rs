@@ -66,6 +66,12 @@ fn read_blobs(repo: &crate::repo::Repo, e: &crate::txn::StoredEntry) -> Result<B
     Ok((before, after))
 }
 
+/// The pending preview `show` and `previews show` mean: by unique id prefix, or the
+/// newest never-applied one when `id` is `None`.
+pub fn pending(repo: &crate::repo::Repo, id: Option<&str>) -> Result<Preview, Error> {
+    Ok(crate::txn::find(repo, id)?)
+}
+
 /// A stored preview with its blobs read.
 pub struct LoadedPreview {
     pub preview: Preview,

@@ -238,7 +238,7 @@ pub fn escape_line(text: &str) -> std::borrow::Cow<'_, str> {
 /// Seconds since the epoch as `2026-01-01T00:00:00Z`: the one time format, in text as
 /// in JSON.
 pub fn format_time(secs: i64) -> String {
-    crate::report::rfc3339(secs)
+    crate::text::rfc3339(secs)
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub fn text(findings: &[Finding], path_of: impl Fn(&str) -> String) -> String {
             f.column,
             f.severity.as_str(),
             f.rule,
-            one_line(&f.message)
+            crate::text::one_line(&f.message)
         );
     }
     out
@@ -94,14 +94,4 @@ pub fn finding_json(f: &Finding, path_of: impl Fn(&str) -> String) -> serde_json
     let mut v = serde_json::to_value(f).unwrap_or_default();
     v["path"] = serde_json::Value::String(path_of(&f.path));
     v
-}
-
-/// Messages are meant to be one line; a multi-line one would break `path:line:` output.
-pub(crate) fn one_line(s: &str) -> String {
-    let first = s.lines().next().unwrap_or("").trim_end();
-    if s.trim_end().contains('\n') {
-        format!("{first} …")
-    } else {
-        first.to_string()
-    }
 }

@@ -210,7 +210,7 @@ pub fn log(rules: &RuleSet, findings: &[Finding], root: Option<&Path>) -> Log {
                 text: if r.message.is_empty() {
                     r.id.clone()
                 } else {
-                    super::report::one_line(&r.message)
+                    crate::text::one_line(&r.message)
                 },
             },
             help: r.note.as_ref().map(|note| MultiformatMessage {

@@ -69,7 +69,7 @@ fn side(s: Option<(ObjectId, FileMode)>) -> Option<Side> {
 pub fn apply(repo: &Repo, id: Option<&str>, opts: &ApplyOptions) -> Result<ApplyReport, Error> {
     let lock = Lock::acquire(repo, "apply")?;
     refuse_while_unfinished(repo)?;
-    let preview = store::find(repo, id)?;
+    let preview = super::resolve::pending(repo, id)?;
     let report = apply_locked(repo, preview, opts)?;
     drop(lock);
     Ok(report)
@@ -89,7 +89,7 @@ pub fn apply_selected(
 ) -> Result<ApplyReport, Error> {
     let lock = Lock::acquire(repo, "apply")?;
     refuse_while_unfinished(repo)?;
-    let preview = store::find(repo, Some(id))?;
+    let preview = super::resolve::pending(repo, Some(id))?;
     if preview.id != id {
         return Err(Error::UnknownId(id.to_string()));
     }

@@ -85,7 +85,10 @@ impl Holder {
     fn describe(&self) -> String {
         format!(
             "{} by pid {} on {} since {}",
-            self.op, self.pid, self.host, self.time
+            self.op,
+            self.pid,
+            self.host,
+            crate::text::rfc3339(self.time)
         )
     }
 }

@@ -19,6 +19,7 @@ Why it is built this way:
 */
 
 mod apply;
+mod discard;
 mod fsutil;
 mod gc;
 mod index;
@@ -43,6 +44,8 @@ pub use apply::apply;
 pub use apply::apply_selected;
 pub use apply::undo;
 pub use apply::UndoOptions;
+pub use discard::discard;
+pub use discard::discard_as;
 pub use fsutil::FAULT_ENV;
 pub use gc::gc;
 pub use gc::parse_age;
@@ -63,10 +66,10 @@ pub use recover::recover;
 pub use recover::status;
 pub use recover::FileState;
 pub use recover::RecordStatus;
+/// A pending preview by unique id prefix, or the newest never-applied one when `id`
+/// is `None` (the rules are [`resolve`]'s).
+pub use resolve::pending as find;
 pub use store::blob;
-pub use store::discard;
-pub use store::discard_as;
-pub use store::find;
 pub use store::list;
 pub use store::list_checked;
 pub use store::read_preview;

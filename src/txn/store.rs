@@ -528,7 +528,7 @@ type PendingAt = (u64, Preview);
 
 /// Pending previews with their staging time in nanoseconds, newest first, and the refs
 /// that are not readable previews.
-fn scan(repo: &Repo) -> Result<(Vec<PendingAt>, Vec<BadRef>), Error> {
+pub(crate) fn scan(repo: &Repo) -> Result<(Vec<PendingAt>, Vec<BadRef>), Error> {
     let platform = repo.git.references().map_err(Error::git("list refs"))?;
     let iter = platform
         .prefixed(REF_PREFIX)
@@ -685,12 +685,6 @@ fn placeholder_commit(repo: &Repo, bad: &BadRef) -> Result<ObjectId, Error> {
         .detach())
 }
 
-/// A pending preview by unique id prefix, or the newest never-applied one when `id` is
-/// `None` (the rules are in [`super::resolve`]).
-pub fn find(repo: &Repo, id: Option<&str>) -> Result<Preview, Error> {
-    super::resolve::pending(repo, id)
-}
-
 /// The bytes of a stored blob.
 pub fn blob(repo: &Repo, id: gix::ObjectId) -> Result<Vec<u8>, Error> {
     Ok(repo
@@ -708,70 +702,6 @@ pub(crate) fn blob_data(repo: &Repo, id: gix::ObjectId) -> Result<Vec<u8>, Error
         .find_blob(id)
         .map_err(Error::git(format!("read blob {id}")))?
         .take_data())
-}
-
-/// Drops a pending preview and records a `discarded` event.
-pub fn discard(repo: &Repo, id: Option<&str>, reason: Option<&str>) -> Result<Preview, Error> {
-    discard_as(repo, id, reason, None)
-}
-
-/// [`discard`], recording the agent (MCP client name/version) that acted.
-pub fn discard_as(
-    repo: &Repo,
-    id: Option<&str>,
-    reason: Option<&str>,
-    agent: Option<&str>,
-) -> Result<Preview, Error> {
-    // The lock keeps a discard from racing an apply of the same preview.
-    let _lock = super::lock::Lock::acquire(repo, "discard")?;
-    let preview = match find(repo, id) {
-        Ok(p) => p,
-        Err(e @ (Error::UnknownId(_) | Error::BadId(_) | Error::NoPending)) => {
-            // Not a preview: maybe a bad ref of that name, which discard removes.
-            let Some(prefix) = id else { return Err(e) };
-            let (_, bad) = scan(repo)?;
-            let hits: Vec<&BadRef> = bad
-                .iter()
-                .filter(|b| !b.id.is_empty() && (b.id == prefix || b.id.starts_with(prefix)))
-                .collect();
-            match hits.as_slice() {
-                [one] => {
-                    remove_bad(repo, one, reason, agent, "discard")?;
-                    return Ok(Preview {
-                        id: one.id.clone(),
-                        commit: one
-                            .target
-                            .unwrap_or_else(|| ObjectId::null(repo.git.object_hash())),
-                        time: 0,
-                        meta: PreviewMeta {
-                            summary: format!("{} (not a preview: {})", one.name, one.why),
-                            ..PreviewMeta::default()
-                        },
-                        entries: Vec::new(),
-                    });
-                }
-                [] => return Err(e),
-                many => {
-                    return Err(Error::AmbiguousId {
-                        prefix: prefix.to_string(),
-                        candidates: many.iter().map(|b| b.id.clone()).collect(),
-                    })
-                }
-            }
-        }
-        Err(e) => return Err(e),
-    };
-    let mut event = Event::new(repo, EventKind::Discarded, &preview.id, preview.commit);
-    event.reason = reason.map(str::to_string);
-    event.agent = agent.map(str::to_string);
-    event.kind = Some(preview.meta.kind.to_string());
-    event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
-    let del = journal::delete_edit(
-        &format!("{REF_PREFIX}{}", preview.id),
-        PreviousValue::MustExistAndMatch(Target::Object(preview.commit)),
-    )?;
-    journal::append(repo, &event, preview.commit, vec![del])?;
-    Ok(preview)
 }
 
 /// The two previews a split makes: the part selected and the remainder.

@@ -956,7 +956,7 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
             )
         }
         PreviewsAction::Show => {
-            let preview = txn::find(&repo, input.id.as_deref())?;
+            let preview = git_astedit::ops::preview::pending(&repo, input.id.as_deref())?;
             let loaded = LoadedPreview::load(&repo, preview)?;
             let files = loaded.files();
             let shown: Vec<ShownFile> = loaded.shown_files();
