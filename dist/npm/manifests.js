@@ -30,13 +30,18 @@ const platforms = {
 const write = (dir, manifest) =>
   fs.writeFileSync(path.join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
 
-const man = fs
-  .readdirSync(path.join(root, "git-astedit", "man"))
-  .filter((f) => f.endsWith(".1"))
-  .sort()
-  .map((f) => `./man/${f}`);
+// The main package, when staged (dist/build.sh does; dist/package-target.sh stages
+// only a per-platform package).
+const main = path.join(root, "git-astedit");
+const man = fs.existsSync(main)
+  ? fs
+      .readdirSync(path.join(main, "man"))
+      .filter((f) => f.endsWith(".1"))
+      .sort()
+      .map((f) => `./man/${f}`)
+  : [];
 
-write(path.join(root, "git-astedit"), {
+if (fs.existsSync(main)) write(main, {
   name: "git-astedit",
   ...common,
   description:
