@@ -37,7 +37,7 @@ clean() {
     shift 2
     mkdir -p "$WORK/home-$label" "$WORK/tmp"
     env -i HOME="$WORK/home-$label" TMPDIR="$WORK/tmp" LANG=C.UTF-8 TERM=dumb \
-        PATH="$prefix:$SYSTEM_PATH:$NODE_DIR" GIT_ASTEDIT_VERSION="$VERSION" \
+        PATH="${prefix:+$prefix:}$SYSTEM_PATH:$NODE_DIR" GIT_ASTEDIT_VERSION="$VERSION" \
         npm_config_cache="$WORK/npm-cache" npm_config_update_notifier=false \
         npm_config_fund=false npm_config_audit=false \
         GIT_CONFIG_NOSYSTEM=1 "$@"
