@@ -44,8 +44,8 @@ install() {
         return
     fi
     if [ -z "$from" ] && [ -z "$version" ]; then
-        case "${GITHUB_ACTION_REF:-}" in
-            v[0-9]*.[0-9]*.[0-9]*) version=${GITHUB_ACTION_REF#v} ;;
+        case "${ACTION_REF:-}" in
+            v[0-9]*.[0-9]*.[0-9]*) version=${ACTION_REF#v} ;;
         esac
     fi
     local python
