@@ -89,7 +89,7 @@ else
             share/fish/vendor_completions.d/git-astedit.fish; do
             [ -s "$WORK/venv/$f" ] || failed wheel "the venv has no $f"
         done
-        if file -b "$WORK/venv/bin/git-astedit" | grep -q 'not stripped'; then
+        if readelf -S "$WORK/venv/bin/git-astedit" | grep -q '\.symtab'; then
             failed wheel "the wheel's binary is not stripped"
         fi
         MAN_FLAG=--man exercise wheel "$WORK/venv/bin" MAN_PREFIX="$WORK/venv/"
