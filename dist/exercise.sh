@@ -64,6 +64,7 @@ if [ "$MAN" = --man ]; then
     else
         fail "git astedit --help: $(printf '%s' "$page" | head -n5)"
     fi
+    # shellcheck disable=SC2209 # MANPAGER=cat is an assignment for man, not a value
     page=$(MANPAGER=cat man git-astedit-grep 2>&1)
     printf '%s' "$page" | grep -q '^GIT-ASTEDIT-GREP(1)' && ok "man git-astedit-grep" || fail "man git-astedit-grep: $(printf '%s' "$page" | head -n3)"
 fi
