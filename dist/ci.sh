@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # dist/ci.sh: the distribution part of .ci/run (issue 23): installs the tools it needs
-# into target/dist-tools (maturin, actionlint, PyYAML; pnpm when not on PATH), builds the Linux x86_64 artifacts with one release build
-# (dist/build.sh), installs and exercises each (dist/check.sh), runs the Action's steps
-# (dist/check-action.sh) and lints the workflows and action.yml (dist/lint.sh).
-# Prints how long each part took.
+# into target/dist-tools (maturin, actionlint, PyYAML; pnpm when not on PATH), builds
+# the Linux x86_64 artifacts with one release build (dist/build.sh), installs and
+# exercises each (dist/check.sh), runs the Action's steps (dist/check-action.sh) and
+# lints the workflows and action.yml (dist/lint.sh). Prints how long each part took.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
