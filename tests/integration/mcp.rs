@@ -449,6 +449,10 @@ fn stale_resolve_is_a_tool_error_naming_the_file() {
     let first = text(&result).lines().next().unwrap_or_default().to_string();
     assert!(first.contains("changed since the preview"), "{first}");
     assert!(
+        first.contains("src/b.rs"),
+        "the first line names the file: {first}"
+    );
+    assert!(
         text(&result).contains("src/b.rs: modified"),
         "{}",
         text(&result)
@@ -458,6 +462,44 @@ fn stale_resolve_is_a_tool_error_naming_the_file() {
     assert_eq!(err["exit"], 3);
     assert_eq!(err["details"]["paths"][0]["path"], "src/b.rs");
     assert_eq!(error_json(&result)["schema_version"], 2);
+    // The next call, for a machine, and hints in tool terms (no CLI command or flag).
+    assert_eq!(err["next"]["tool"], "resolve", "{err}");
+    assert_eq!(err["next"]["arguments"]["refresh"], true, "{err}");
+    assert_eq!(err["next"]["arguments"]["id"], id.as_str(), "{err}");
+    let hint = err["hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains("refresh") && !hint.contains("git astedit") && !hint.contains(" --"),
+        "{hint}"
+    );
+    for (tool, args) in [
+        (
+            "resolve",
+            json!({"action": "apply", "id": "zzzz", "reason": "go"}),
+        ),
+        (
+            "resolve",
+            json!({"action": "apply", "id": "12", "reason": "go"}),
+        ),
+        (
+            "ast_edit",
+            json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($B)"}]}),
+        ),
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: ../out.txt\n+x\n*** End Patch\n"}),
+        ),
+    ] {
+        let r = s.call(tool, args.clone());
+        assert_eq!(r["isError"], true, "{tool} {args}");
+        let e = &error_json(&r)["error"];
+        let hint = e["hint"].as_str().unwrap_or_default();
+        assert!(!hint.is_empty(), "{tool} {args}: no hint: {e}");
+        assert!(
+            !hint.contains("git astedit") && !hint.contains(" --"),
+            "{tool} {args}: a CLI hint: {hint}"
+        );
+        assert!(e["next"]["tool"].is_string(), "{tool} {args}: no next: {e}");
+    }
     assert_eq!(
         t.read_string("src/b.rs"),
         "fn b() { foo(3); } // edited meanwhile\n",

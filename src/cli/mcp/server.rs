@@ -448,12 +448,23 @@ fn tool_hint(err: &Error) -> Option<String> {
         ),
         "no-pending-preview" => "stage a preview with ast_edit or apply_patch first".into(),
         "nothing-to-undo" => "nothing was applied; resolve with action \"apply\" applies a preview".into(),
-        "unknown-id" | "preview-gone" => {
-            "previews (action \"list\") shows the pending previews and their ids".into()
+        "unknown-id" | "preview-gone" | "bad-id" | "ambiguous-id" => {
+            "previews (action \"list\") shows the pending previews and their ids; pass one as id"
+                .into()
         }
         "already-applied" => "it is applied already; undo with its id takes it back".into(),
         "bad-pattern" => {
             "a pattern must be valid code in the file's language; set the lang field to force one"
+                .into()
+        }
+        "undefined-metavariable" => {
+            "every $NAME in the rewrite must appear in the pattern (use $$$NAME for a sequence); \
+             fix the op and call again"
+                .into()
+        }
+        "unsafe-path" | "refused" | "protected-path" => {
+            "paths must stay inside the work tree (relative, no `..`, not under .git, not \
+             through a symlink); fix the path and call again"
                 .into()
         }
         "unknown-language" => match err.hint() {
@@ -468,6 +479,32 @@ fn tool_hint(err: &Error) -> Option<String> {
             "the index holds other staged changes: commit or unstage them first, or resolve without commit"
                 .into()
         }
+        "stale" => format!(
+            "the files changed since the preview was staged: call resolve again with \
+             \"refresh\": true to re-derive it on the current files (applied only if it makes the \
+             same changes), or stage it again with ast_edit/apply_patch (preview {})",
+            details["id"].as_str().unwrap_or("ID")
+        ),
+        "refresh-conflict" => "a file was edited where the preview changes it: read the \
+             conflicts named, then stage the change again with ast_edit or apply_patch on the \
+             current files"
+            .into(),
+        "refresh-differs" => format!(
+            "the refreshed preview {} makes different changes: look at it with previews \
+             {{\"action\": \"show\", \"id\": \"{}\"}}, then resolve it by id",
+            details["successor"].as_str().unwrap_or("ID"),
+            details["successor"].as_str().unwrap_or("ID")
+        ),
+        "locked" | "ref-locked" | "stale-lock" => {
+            "another git astedit is writing this repository: call again in a few seconds \
+             (retry_after_seconds in next)"
+                .into()
+        }
+        "unfinished" | "recovery-pending" => {
+            "an interrupted apply waits for a person: files named here were changed while it \
+             ran; tell the user, who resolves it with git astedit's recover command"
+                .into()
+        }
         "usage" => "see the tool's inputSchema for its fields".into(),
         "cancelled" => {
             "the request was cancelled (or stdin closed) before it finished; call again to redo it"
@@ -477,11 +514,100 @@ fn tool_hint(err: &Error) -> Option<String> {
     })
 }
 
-/// The `isError` result of a failed call: what happened first, then what to do; then
-/// the same as JSON.
-fn error_result(err: &Error) -> CallToolResult {
+/// The call to make next, for a machine: a tool and its arguments (`…` where the
+/// caller must fill in), or a retry after some seconds.
+fn next_call(err: &Error, tool: &str) -> Option<serde_json::Value> {
+    use serde_json::json;
+    let details = err.details().unwrap_or_default();
+    let id = details["id"].as_str();
+    Some(match err.code() {
+        "stale" => json!({"tool": "resolve", "arguments": {
+            "action": "apply", "id": id, "refresh": true, "reason": "…"}}),
+        "refresh-differs" => json!({"tool": "previews", "arguments": {
+            "action": "show", "id": details["successor"]}}),
+        "refresh-conflict" => {
+            json!({"tool": tool, "arguments": "stage the change again on the current files"})
+        }
+        "only-undone-pending" => json!({"tool": "resolve", "arguments": {
+            "action": "apply", "id": details["undone"][0], "reason": "…"}}),
+        "unknown-id" | "preview-gone" | "bad-id" | "ambiguous-id" | "id-required" => {
+            json!({"tool": "previews", "arguments": {"action": "list"}})
+        }
+        "no-pending-preview" => json!({"tool": "ast_edit", "arguments": "stage a preview first"}),
+        "locked" | "ref-locked" | "stale-lock" => {
+            json!({"tool": tool, "arguments": "the same", "retry_after_seconds": 2})
+        }
+        "cancelled" => json!({"tool": tool, "arguments": "the same"}),
+        "bad-pattern"
+        | "pattern-does-not-parse"
+        | "undefined-metavariable"
+        | "unknown-language"
+        | "usage"
+        | "pathspec-no-match"
+        | "unsafe-path"
+        | "refused"
+        | "protected-path"
+        | "patch-syntax"
+        | "patch-empty"
+        | "patch-empty-update"
+        | "no-match"
+        | "ambiguous-match"
+        | "anchor-not-found"
+        | "ambiguous-anchor"
+        | "missing-file"
+        | "file-exists"
+        | "overlapping-matches"
+        | "unsafe-argument" => {
+            json!({"tool": tool, "arguments": "fixed as the message and hint say"})
+        }
+        _ => return None,
+    })
+}
+
+/// The paths an error is about, from its details (stale paths, conflicts, a refusal).
+fn error_paths(err: &Error) -> Vec<String> {
+    let details = err.details().unwrap_or_default();
+    let mut out = Vec::new();
+    for key in ["paths", "conflicts", "files"] {
+        for p in details[key].as_array().into_iter().flatten() {
+            if let Some(p) = p["path"].as_str().or_else(|| p.as_str()) {
+                if !out.iter().any(|o| o == p) {
+                    out.push(p.to_string());
+                }
+            }
+        }
+    }
+    if let Some(p) = details["path"].as_str() {
+        out.push(p.to_string());
+    }
+    out
+}
+
+/// The `isError` result of a failed call: what happened first (with the files it is
+/// about on that first line), then what to do; then the same as JSON, with `next`.
+fn error_result(err: &Error, tool: &str) -> CallToolResult {
     let exit = err.exit();
-    let mut text = format!("error: {err}\n");
+    let message = err.to_string();
+    let (first, rest) = message.split_once('\n').unwrap_or((&message, ""));
+    let paths = error_paths(err);
+    let mut text = format!("error: {first}");
+    if !paths.is_empty() && !paths.iter().all(|p| first.contains(p.as_str())) {
+        let shown: Vec<&str> = paths.iter().take(5).map(String::as_str).collect();
+        text.push_str(&format!(
+            " ({}{})",
+            shown.join(", "),
+            if paths.len() > 5 {
+                format!(" and {} more", paths.len() - 5)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    text.push('\n');
+    if !rest.is_empty() {
+        text.push_str(rest);
+        text.push('\n');
+    }
     let hint = tool_hint(err);
     if let Some(hint) = &hint {
         text.push_str(&format!("hint: {hint}\n"));
@@ -495,11 +621,15 @@ fn error_result(err: &Error) -> CallToolResult {
         exit.code(),
         meaning(exit)
     ));
-    // The same shape as the CLI's `--json` errors (`git astedit schema error`).
+    // The same shape as the CLI's `--json` errors (`git astedit schema error`), with
+    // the tool's hint and the call to make next.
     let value = git_astedit::report::ErrorReport::new(err);
     let mut value = serde_json::to_value(&value).unwrap_or_default();
-    if let (Some(hint), Some(e)) = (hint, value.get_mut("error")) {
-        e["hint"] = serde_json::Value::String(hint);
+    if let Some(e) = value.get_mut("error") {
+        if let Some(hint) = hint {
+            e["hint"] = serde_json::Value::String(hint);
+        }
+        e["next"] = next_call(err, tool).unwrap_or(serde_json::Value::Null);
     }
     let value = value.to_string();
     // Not `structuredContent`: clients validate that against the tool's output schema,
@@ -578,7 +708,7 @@ impl ServerHandler for Server {
                      not {v}"
                 ))
                 .into();
-                return Ok(CallToolResponse::Complete(error_result(&err)));
+                return Ok(CallToolResponse::Complete(error_result(&err, &name)));
             }
         };
         // Cancelled by `notifications/cancelled` for this request (rmcp cancels its
@@ -609,7 +739,7 @@ impl ServerHandler for Server {
                 r.structured_content = Some(done.value);
                 r
             }
-            Err(err) => error_result(&err),
+            Err(err) => error_result(&err, &request.name),
         };
         Ok(CallToolResponse::Complete(result))
     }
