@@ -1,0 +1,231 @@
+//! `resolve` (and the legacy `ast_apply`): apply or discard a preview.
+
+use git_astedit::error::UsageError;
+use git_astedit::render;
+use git_astedit::report::Action;
+use git_astedit::report::ResolveReport;
+use git_astedit::txn;
+use git_astedit::Error;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::pathspecs;
+
+use super::push_notes;
+use super::session_target;
+use super::string_or_list;
+use super::Call;
+use super::Done;
+
+/// What `resolve` does with a pending preview.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResolveAction {
+    /// Write the preview to the work tree, after checking that no touched file
+    /// changed since it was staged.
+    Apply,
+    /// Drop the preview; nothing is written. (`reject` is accepted too.)
+    #[serde(alias = "reject")]
+    Discard,
+}
+
+/// The seed tools' `extra` object of `resolve`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ResolveExtra {
+    /// The preview id (the same as `id`).
+    #[serde(default, alias = "previewId")]
+    pub preview_id: Option<String>,
+}
+
+/// Input of `resolve`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveInput {
+    /// `apply` or `discard`.
+    pub action: ResolveAction,
+    /// Why: recorded in the journal with the agent's name.
+    pub reason: String,
+    /// A preview id or unique prefix (default: the newest preview this session
+    /// staged; when it staged none, the error lists the pending previews to name).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// With `apply`: also make a commit on HEAD holding exactly the preview's changes,
+    /// with `Astedit-*` trailers (as `git astedit apply --commit`). Other staged or
+    /// unstaged changes stay out of the commit.
+    #[serde(default)]
+    pub commit: bool,
+    /// With `commit`: the commit message's subject (default: `astedit KIND: SUMMARY`).
+    #[serde(default)]
+    pub message: Option<String>,
+    /// With `apply`: when the preview is stale, refresh it on the current files and
+    /// apply the refreshed preview only if it makes the same number of changes in the
+    /// same files (as `git astedit apply --refresh`); otherwise the refreshed preview
+    /// is staged for review and the error names it (`details.successor`).
+    #[serde(default)]
+    pub refresh: bool,
+    /// With `apply`: apply only the part of the preview under these git pathspecs
+    /// (relative to the repository root); the rest stays pending as a new preview,
+    /// named in `split.remainder` (as `git astedit apply ID -- PATHSPEC…`).
+    #[serde(default, deserialize_with = "string_or_list")]
+    pub paths: Vec<String>,
+    /// Accepted for callers of older tools: `extra.previewId` is the same as `id`.
+    #[serde(default)]
+    pub extra: Option<ResolveExtra>,
+}
+
+/// Input of the legacy `ast_apply` tool (the same as `resolve`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstApplyInput {
+    /// `apply` or `discard` (`reject`).
+    pub action: ResolveAction,
+    /// The preview id (default: the newest preview this session staged).
+    #[serde(default, alias = "previewId")]
+    pub id: Option<String>,
+    /// Why; journalled.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+pub fn ast_apply(call: &Call, input: AstApplyInput) -> Result<Done, Error> {
+    resolve(
+        call,
+        ResolveInput {
+            action: input.action,
+            reason: non_empty(input.reason).unwrap_or_else(|| "ast_apply".into()),
+            id: input.id,
+            extra: None,
+            commit: false,
+            message: None,
+            refresh: false,
+            paths: Vec::new(),
+        },
+    )
+}
+
+/// The report of an apply or undo, as the CLI's `--json` gives it.
+pub(super) fn resolved(
+    report: &txn::ApplyReport,
+    action: Action,
+    index: bool,
+    reason: Option<String>,
+) -> ResolveReport {
+    ResolveReport::of(report, action, None, index, reason)
+}
+
+pub(super) fn non_empty(reason: Option<String>) -> Option<String> {
+    reason.filter(|r| !r.trim().is_empty())
+}
+
+pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
+    let Some(reason) = non_empty(Some(input.reason.clone())) else {
+        return Err(UsageError(
+            "reason is empty: say why the preview is applied or discarded".into(),
+        )
+        .into());
+    };
+    if input.commit && matches!(input.action, ResolveAction::Discard) {
+        return Err(UsageError("commit goes with action \"apply\", not \"discard\"".into()).into());
+    }
+    if input.message.is_some() && !input.commit {
+        return Err(
+            UsageError("message is the commit's subject: set commit: true too".into()).into(),
+        );
+    }
+    if (input.refresh || !input.paths.is_empty()) && matches!(input.action, ResolveAction::Discard)
+    {
+        return Err(UsageError("refresh and paths go with action \"apply\"".into()).into());
+    }
+    if input.refresh && !input.paths.is_empty() {
+        return Err(UsageError("refresh and paths cannot be combined".into()).into());
+    }
+    let (repo, notes) = call.open()?;
+    let named = input
+        .id
+        .clone()
+        .or_else(|| input.extra.as_ref().and_then(|e| e.preview_id.clone()));
+    let id = match named {
+        Some(id) => id,
+        None => session_target(&repo, call)?,
+    };
+    call.cancel.check()?;
+    let (out, mut text) = match input.action {
+        ResolveAction::Apply => {
+            use git_astedit::ops::apply::ApplyScope;
+            let request = git_astedit::ops::apply::ApplyRequest {
+                id: Some(id),
+                scope: if input.refresh {
+                    ApplyScope::Refreshed
+                } else if !input.paths.is_empty() {
+                    ApplyScope::Part(pathspecs(&input.paths, &[]))
+                } else {
+                    ApplyScope::Whole
+                },
+                // The CLI's `apply --commit`: the commit goes through the index.
+                options: txn::ApplyOptions {
+                    reason: Some(reason.clone()),
+                    agent: call.agent.clone(),
+                    index: input.commit,
+                    commit: input.commit.then(|| non_empty(input.message.clone())),
+                },
+            };
+            let applied = git_astedit::ops::apply::apply(&repo, &request)?;
+            let refreshed = applied
+                .refreshed
+                .as_ref()
+                .map(|r| git_astedit::report::RefreshReport::of(r, str::to_string));
+            let report = applied.report;
+            let mut text = String::new();
+            if let Some(r) = &refreshed {
+                text.push_str(&format!(
+                    "Preview {} was stale: refreshed as {} with the same counts.\n",
+                    r.id,
+                    r.successor.as_deref().unwrap_or("?")
+                ));
+            }
+            if let Some(s) = &report.split {
+                text.push_str(&format!(
+                    "Split {}: the selected part is {}, the remainder ({}) stays pending as {}.\n",
+                    s.parent,
+                    s.selected,
+                    render::plural(s.remainder_files.len(), "file"),
+                    s.remainder
+                ));
+            }
+            text.push_str(&format!(
+                "Applied {} ({} written{}). Undo it with undo {{\"id\": \"{}\"}}.\n",
+                report.id,
+                render::plural(report.written.len(), "file"),
+                if report.deleted.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} deleted", report.deleted.len())
+                },
+                report.id
+            ));
+            if let Some(c) = &report.commit {
+                text.push_str(&format!(
+                    "Committed {c} on HEAD with exactly the preview's changes (Astedit-* \
+                     trailers). undo restores the work tree but leaves the commit in history.\n"
+                ));
+            }
+            let mut out = report;
+            out.refreshed = refreshed.map(Box::new);
+            (out, text)
+        }
+        ResolveAction::Discard => {
+            let discarded = git_astedit::ops::apply::discard(
+                &repo,
+                &git_astedit::ops::apply::DiscardRequest {
+                    id: Some(id),
+                    reason: Some(reason),
+                    agent: call.agent.clone(),
+                },
+            )?;
+            let text = format!("Discarded {}: {}\n", discarded.report.id, discarded.summary);
+            (discarded.report, text)
+        }
+    };
+    push_notes(&mut text, &notes, &[]);
+    Done::new(text, &out)
+}
