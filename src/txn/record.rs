@@ -631,7 +631,15 @@ fn run_jobs(
                 fault(&format!("before-rename:{}", job.op.path));
                 match injected("rename", &job.op.path) {
                     Some(e) => Err(Error::io("rename into place", &target)(e)),
-                    None => replace(hash, temp, &target, &job.op.path, start, job.stamp, &keep),
+                    None => replace(&Replacing {
+                        hash,
+                        temp,
+                        target: &target,
+                        path: &job.op.path,
+                        start,
+                        stamp: job.stamp,
+                        keep: &keep,
+                    }),
                 }
             }
             (None, true, _) => {
@@ -713,6 +721,22 @@ enum Outcome {
 
 const MOVED: &str = "changed while the run was writing it";
 
+/// One replacement of [`replace`]: the temp file that goes in, the target it replaces
+/// and what that target was checked to hold.
+#[derive(Clone, Copy)]
+struct Replacing<'a> {
+    hash: gix::hash::Kind,
+    temp: &'a std::path::Path,
+    target: &'a std::path::Path,
+    /// The repository path, for messages and the kept file's name.
+    path: &'a str,
+    start: Side,
+    /// The target's stamp when its content was checked, if trusted.
+    stamp: Option<Stamp>,
+    /// Where a file that may hold a save of the user's is kept.
+    keep: &'a std::path::Path,
+}
+
 /// Replaces `target` (checked to hold `start`, with `stamp` when trusted) by `temp`.
 ///
 /// Where the system can, the two are exchanged atomically, so that what the target
@@ -723,20 +747,21 @@ const MOVED: &str = "changed while the run was writing it";
 /// file is never lost. Without an exchange, the old file is opened before a plain
 /// rename and looked at through the open descriptor afterwards: a save written into it
 /// in place is copied to `keep` and reported.
-fn replace(
-    hash: gix::hash::Kind,
-    temp: &std::path::Path,
-    target: &std::path::Path,
-    path: &str,
-    start: Side,
-    stamp: Option<Stamp>,
-    keep: &std::path::Path,
-) -> Result<Outcome, Error> {
+fn replace(r: &Replacing) -> Result<Outcome, Error> {
+    let Replacing {
+        hash,
+        temp,
+        target,
+        path,
+        start,
+        stamp,
+        keep,
+    } = *r;
     let ours = Stamp::at(temp);
     match fsutil::rename_exchange(temp, target) {
         Some(Ok(())) => {}
         Some(Err(e)) => return Err(Error::io("rename into place", target)(e)),
-        None => return replace_by_rename(hash, temp, target, path, start, stamp, keep),
+        None => return replace_by_rename(r),
     }
     // `temp` names what `target` held an instant ago.
     if holds(hash, temp, start, stamp)? {
@@ -788,15 +813,16 @@ fn replace(
 /// plain rename and looked at through its descriptor after it. What this cannot see is
 /// a save that replaces the file (by its own rename) between the open and the rename,
 /// two system calls apart.
-fn replace_by_rename(
-    hash: gix::hash::Kind,
-    temp: &std::path::Path,
-    target: &std::path::Path,
-    path: &str,
-    start: Side,
-    stamp: Option<Stamp>,
-    keep: &std::path::Path,
-) -> Result<Outcome, Error> {
+fn replace_by_rename(r: &Replacing) -> Result<Outcome, Error> {
+    let Replacing {
+        hash,
+        temp,
+        target,
+        path,
+        start,
+        stamp,
+        keep,
+    } = *r;
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let old = std::fs::OpenOptions::new()
