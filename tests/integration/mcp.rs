@@ -1406,6 +1406,28 @@ fn tool_results_fit_the_byte_budget_and_say_what_was_cut() {
         "{}",
         &diff[..diff.len().min(2000)]
     );
+    // A long list of previews is paged.
+    for i in 0..4 {
+        s.ok(
+            "ast_edit",
+            json!({"ops": [{"pattern": format!("print('line {i}', $$$A)"), "rewrite": "log($$$A)"}], "paths": ["calls.py"]}),
+        );
+    }
+    let page = s.ok("previews", json!({"max_results": 2}));
+    assert_eq!(page["total"], 5, "{page}");
+    assert_eq!(page["previews"].as_array().map(Vec::len), Some(2));
+    let next = s.call("previews", json!({"max_results": 2, "offset": 4}));
+    assert!(
+        text(&next).contains("1 of 5 pending previews, from offset 4"),
+        "{}",
+        text(&next)
+    );
+    let page = s.call("previews", json!({"max_results": 2}));
+    assert!(
+        text(&page).contains("more: call again with offset 2"),
+        "{}",
+        text(&page)
+    );
     let shown = s.call(
         "previews",
         json!({"action": "show", "id": id, "max_diff_lines": 0}),

@@ -47,16 +47,31 @@ pub struct PreviewsInput {
     #[serde(default, deserialize_with = "count")]
     #[schemars(with = "usize", extend("default" = DEFAULT_MAX_DIFF_LINES))]
     pub max_diff_lines: Option<usize>,
+    /// For `list`: list at most this many previews (default 50); the result says how
+    /// many are pending in all.
+    #[serde(default, alias = "limit", deserialize_with = "count")]
+    #[schemars(with = "usize", extend("default" = DEFAULT_MAX_PREVIEWS))]
+    pub max_results: Option<usize>,
+    /// For `list`: skip this many first (paging: the result names the next offset).
+    #[serde(default, alias = "skip", deserialize_with = "count")]
+    #[schemars(with = "usize", extend("default" = 0))]
+    pub offset: Option<usize>,
 }
+
+/// How many previews `list` returns unless asked for more.
+const DEFAULT_MAX_PREVIEWS: usize = 50;
 
 /// Output of `previews`: `previews` for `list` (as `git astedit list --json`), or
 /// `preview`, `meta`, `files` and the diff for `show` (as `git astedit show --json`).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PreviewsOutput {
     pub schema_version: Version,
-    /// For `list`: every pending preview, newest first.
+    /// For `list`: the pending previews of this page, newest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previews: Option<Vec<PreviewRow>>,
+    /// For `list`: how many previews are pending in all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<usize>,
     /// For `show`: the preview.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preview: Option<PreviewRow>,
@@ -72,7 +87,16 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
     let (repo, notes) = call.open()?;
     match input.action {
         PreviewsAction::List => {
-            let rows: Vec<PreviewRow> = txn::list(&repo)?.iter().map(PreviewRow::of).collect();
+            let all = txn::list(&repo)?;
+            let offset = input.offset.unwrap_or(0);
+            let max = input.max_results.unwrap_or(DEFAULT_MAX_PREVIEWS).max(1);
+            let rows: Vec<PreviewRow> = all
+                .iter()
+                .skip(offset)
+                .take(max)
+                .map(PreviewRow::of)
+                .collect();
+            let total = Some(all.len());
             let mut text = String::new();
             for r in &rows {
                 text.push_str(&format!(
@@ -84,8 +108,21 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
                 }
                 text.push('\n');
             }
-            if rows.is_empty() {
+            if all.is_empty() {
                 text.push_str("No pending previews.\n");
+            } else if offset > 0 || offset + rows.len() < all.len() {
+                text.push_str(&format!(
+                    "{} of {} pending previews, from offset {offset}",
+                    rows.len(),
+                    all.len()
+                ));
+                if offset + rows.len() < all.len() {
+                    text.push_str(&format!(
+                        "; more: call again with offset {}",
+                        offset + rows.len()
+                    ));
+                }
+                text.push_str(".\n");
             }
             push_notes(&mut text, &notes, &[]);
             Done::new(
@@ -93,6 +130,7 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
                 &PreviewsOutput {
                     schema_version: Version,
                     previews: Some(rows),
+                    total,
                     preview: None,
                     meta: None,
                     files: None,
@@ -128,6 +166,7 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
                 &PreviewsOutput {
                     schema_version: Version,
                     previews: None,
+                    total: None,
                     meta: Some(loaded.preview.meta.clone()),
                     preview: Some(r),
                     files: Some(shown),
