@@ -11,6 +11,7 @@ matchers and fixers.
 */
 
 mod anchor;
+mod indent;
 mod nested;
 mod prefilter;
 #[cfg(test)]
@@ -674,6 +675,7 @@ impl Rewriter {
                 options,
                 |m| {
                     let mut edit = m.make_edit(&op.pattern, &op.fix);
+                    edit.inserted_text = tab_indented(m, edit.position, edit.inserted_text);
                     if crlf {
                         edit.inserted_text = lf_to_crlf(edit.inserted_text);
                     }
@@ -717,6 +719,16 @@ impl Rewriter {
 
 /// Whether the text's first line ends in CRLF: templates are written with `\n`, and a
 /// CRLF file should not come out with mixed line endings.
+/// [`indent::reindent_tabs`] for a match's edit.
+pub(crate) fn tab_indented(
+    m: &ast_grep_core::NodeMatch<'_, ast_grep_core::tree_sitter::StrDoc<SupportLang>>,
+    position: usize,
+    inserted: Vec<u8>,
+) -> Vec<u8> {
+    use ast_grep_core::Doc;
+    indent::reindent_tabs(m.get_doc().get_source().as_bytes(), position, inserted)
+}
+
 pub(crate) fn uses_crlf(text: &str) -> bool {
     memchr::memchr(b'\n', text.as_bytes()).is_some_and(|i| i > 0 && text.as_bytes()[i - 1] == b'\r')
 }

@@ -169,6 +169,8 @@ pub fn run_file_selecting(
                     nested_opts,
                     |m| {
                         let mut edit = m.make_edit(matcher, fixer);
+                        edit.inserted_text =
+                            rewrite::tab_indented(m, edit.position, edit.inserted_text);
                         if crlf {
                             edit.inserted_text = rewrite::lf_to_crlf(edit.inserted_text);
                         }
@@ -299,7 +301,8 @@ fn finding(
     lines: &FixContext<'_>,
 ) -> Finding {
     let fix = rule.config.fixer.first().map(|fixer| {
-        let edit = m.make_edit(&rule.config.matcher, fixer);
+        let mut edit = m.make_edit(&rule.config.matcher, fixer);
+        edit.inserted_text = rewrite::tab_indented(m, edit.position, edit.inserted_text);
         let end = (edit.position + edit.deleted_length).min(lines.len);
         let (start_line, start_column) = lines.index.line_col(edit.position);
         let (end_line, end_column) = lines.index.line_col(end);

@@ -435,3 +435,36 @@ fn templates_must_follow_their_patterns() {
     let id = staged_id(&ok.stdout);
     assert_eq!(blob_at(&repo, &id, "a.py"), "a(1)\nb(2)\n");
 }
+
+/// A multi-line rewrite into a tab-indented file takes the file's tabs: the matched
+/// line's indentation, then the template's levels as tabs (ast-grep leaves the new
+/// lines with the template's spaces and none of the file's indentation). Spaces-indented
+/// files are re-indented with spaces as before. (Scan fixes go through the same code.)
+#[test]
+fn multi_line_rewrites_into_tab_indented_files_use_tabs() {
+    let repo = TestRepo::new();
+    repo.write(
+        "tabs.ts",
+        "function f() {\n\tcheck(3);\n\tif (x) {\n\t\tcheck(4);\n\t}\n}\n",
+    );
+    repo.write("spaces.ts", "function g() {\n    check(5);\n}\n");
+    repo.commit_all("init");
+    let out = repo.run(&[
+        "--json",
+        "edit",
+        "-p",
+        "check($A)",
+        "-r",
+        "if (ok) {\n  foo($A);\n}",
+    ]);
+    out.assert_code(0);
+    let id = out.json()["id"].as_str().expect("id").to_string();
+    assert_eq!(
+        blob_at(&repo, &id, "tabs.ts"),
+        "function f() {\n\tif (ok) {\n\t\tfoo(3);\n\t};\n\tif (x) {\n\t\tif (ok) {\n\t\t\tfoo(4);\n\t\t};\n\t}\n}\n"
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "spaces.ts"),
+        "function g() {\n    if (ok) {\n      foo(5);\n    };\n}\n"
+    );
+}
