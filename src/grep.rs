@@ -43,6 +43,12 @@ impl Classify for Error {
     fn hint(&self) -> Option<String> {
         match self {
             Error::Pattern(e) => e.hint(),
+            // One language tried: it was forced (or is the only one there), and naming
+            // `-l` again would not help.
+            Error::ParsesNowhere { langs, .. } if !langs.contains(',') => Some(format!(
+                "a pattern must be code in {langs} with its metavariables standing for nodes \
+                 (a fragment that is no whole statement there is matched by its content)"
+            )),
             Error::ParsesNowhere { .. } => Some(
                 "a pattern must be valid code in the file's language; force one with -l LANG"
                     .to_string(),

@@ -775,7 +775,11 @@ fn compile(text: &str, lang: SupportLang, forced: bool) -> Result<Pattern, Error
         }
     };
     let pattern = go_call_not_conversion(text, pattern, lang);
-    if pattern.has_error() {
+    // A root that parses as an ERROR matches any node by its content, as in ast-grep
+    // (C#'s `$A == $B` is no statement, so it parses as one): taken when the user
+    // chose the language and there is code inside the error. Languages chosen by
+    // extension skip such a pattern, since it would match in a language it is not.
+    if pattern.has_error() && !(forced && code_inside_error(text, lang)) {
         return Err(not_code(NotCode::ParseErrors));
     }
     let defined = pattern.defined_vars();
@@ -871,6 +875,60 @@ fn root_kind_is(pattern: &Pattern, lang: SupportLang, kind: &str) -> bool {
 }
 
 /// Whether the pattern text, as ast-grep preprocesses it, parses with errors in `lang`.
+/// Whether the first ERROR node of the pattern's parse holds code: a named node that is
+/// neither an error nor missing, in a text whose brackets balance. A pattern that is
+/// only error (`}}}`), or a typo (`foo($A`), holds none.
+fn code_inside_error(text: &str, lang: SupportLang) -> bool {
+    let processed = lang.pre_process_pattern(text);
+    let Ok(root) = parse(&processed, lang) else {
+        return false;
+    };
+    let root = root.root();
+    let Some(error) = root.dfs().find(|n| n.is_error()) else {
+        return false;
+    };
+    let found = error
+        .dfs()
+        .skip(1)
+        .any(|n| n.is_named() && !n.is_error() && !n.is_missing());
+    // A typo (`foo($A`) leaves an error too: its brackets do not balance.
+    found && brackets_balance(text)
+}
+
+/// Whether every `(`, `[` and `{` of `text` is closed in order (outside quotes).
+fn brackets_balance(text: &str) -> bool {
+    let mut open = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        if let Some(q) = quote {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                _ if c == q => quote = None,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' | '`' => quote = Some(c),
+            '(' | '[' | '{' => open.push(c),
+            ')' | ']' | '}' => {
+                let want = match c {
+                    ')' => '(',
+                    ']' => '[',
+                    _ => '{',
+                };
+                if open.pop() != Some(want) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    open.is_empty() && quote.is_none()
+}
+
 fn parses_with_errors(text: &str, lang: SupportLang) -> bool {
     let processed = lang.pre_process_pattern(text);
     parse(&processed, lang).map_or(true, |root| has_parse_error(&root))

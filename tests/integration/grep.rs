@@ -270,3 +270,43 @@ fn stream_prints_the_same_lines_in_completion_order() {
     repo.run(&["grep", "-p", "nothing($A)", "--stream"])
         .assert_code(1);
 }
+
+/// A pattern whose root parses as an error in the chosen language (C# has no
+/// expression statements, so `$A == $B` is one) matches by the error node's content,
+/// as in ast-grep; a pattern that is only error, or a typo, stays refused, the message
+/// naming the language tried and the hint not asking for the `-l` that was given.
+#[test]
+fn error_root_patterns_match_by_content_when_the_language_is_chosen() {
+    let t = TestRepo::new();
+    t.write(
+        "a.cs",
+        "class A {\n    async void M(object x, int a, int b, string s) {\n        if (a == b) { }\n        var d = s ?? \"none\";\n        if (x is int) { }\n        System.Func<int, int> f = y => y + 1;\n    }\n}\n",
+    );
+    t.commit_all("init");
+    for (pattern, found) in [
+        ("$A == $B", "a.cs:3:13: a == b"),
+        ("$A ?? $B", "a.cs:4:17: s ?? \"none\""),
+        ("$A is $T", "a.cs:5:13: x is int"),
+        ("$X => $Y", "a.cs:6:35: y => y + 1"),
+    ] {
+        let out = t.run(&["grep", "-l", "csharp", "-p", pattern]);
+        out.assert_code(0);
+        assert!(out.stdout.contains(found), "{pattern}: {}", out.stdout);
+    }
+    for pattern in ["}}}", "foo($A"] {
+        let out = t.run(&["--json", "grep", "-l", "csharp", "-p", pattern]);
+        out.assert_code(2);
+        let err = &out.json()["error"];
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("CSharp"),
+            "{pattern}: {err}"
+        );
+        assert!(
+            !err["hint"].as_str().unwrap_or_default().contains("-l"),
+            "{pattern}: {err}"
+        );
+    }
+}
