@@ -446,7 +446,7 @@ impl Matcher for NoMissing<'_> {
         // The environment is only written when the match is kept.
         let mut candidate = std::borrow::Cow::Borrowed(env.as_ref());
         let matched = self.0.match_node_with_env(node, &mut candidate)?;
-        if matches_missing(&matched, &candidate) {
+        if compares_missing(&self.0.node, &matched) {
             return None;
         }
         if let std::borrow::Cow::Owned(map) = candidate {
@@ -467,39 +467,44 @@ impl Matcher for NoMissing<'_> {
     }
 }
 
-/// Whether a MISSING node sits in `matched` outside every capture. Captured subtrees
-/// are not entered, so the walk is about as long as the pattern, not the match.
-fn matches_missing<D: ast_grep_core::Doc>(
-    matched: &ast_grep_core::Node<'_, D>,
-    env: &ast_grep_core::meta_var::MetaVarEnv<'_, D>,
+/// Whether the pattern `goal` compares one of its own tokens with a MISSING node of
+/// `candidate` (the node it matched). The two trees are walked together: a
+/// metavariable's part (`$A`, `$_`, `$$$`, captured or not) is not entered, and a part
+/// of the candidate the pattern does not cover (a trailing `else`) is never reached, so
+/// only tokens the pattern itself compares count. A goal child is paired with the next
+/// candidate child of its kind; where none is found the walk stops there (an
+/// error-root pattern, whose kind matches anything, is not looked into).
+fn compares_missing<D: ast_grep_core::Doc>(
+    goal: &ast_grep_core::matcher::PatternNode,
+    candidate: &ast_grep_core::Node<'_, D>,
 ) -> bool {
-    use ast_grep_core::meta_var::MetaVariable;
-    // Captures are few: a vector beats hashing here, once per candidate match.
-    let mut captured = Vec::new();
-    for var in env.get_matched_variables() {
-        match var {
-            MetaVariable::Capture(name, _) => {
-                if let Some(n) = env.get_match(&name) {
-                    captured.push(n.node_id());
+    use ast_grep_core::matcher::PatternNode;
+    match goal {
+        PatternNode::MetaVar { .. } => false,
+        PatternNode::Terminal { .. } => candidate.is_missing(),
+        PatternNode::Internal { children, .. } => {
+            if candidate.is_missing() {
+                return true;
+            }
+            let kids: Vec<_> = candidate.children().collect();
+            let mut next = 0;
+            for g in children {
+                let kind = match g {
+                    PatternNode::MetaVar { .. } => continue,
+                    PatternNode::Terminal { kind_id, .. }
+                    | PatternNode::Internal { kind_id, .. } => *kind_id,
+                };
+                let Some(at) = (next..kids.len()).find(|&k| kids[k].kind_id() == kind) else {
+                    return false;
+                };
+                if compares_missing(g, &kids[at]) {
+                    return true;
                 }
+                next = at + 1;
             }
-            MetaVariable::MultiCapture(name) => {
-                captured.extend(env.get_multiple_matches(&name).iter().map(|n| n.node_id()))
-            }
-            MetaVariable::Dropped(_) | MetaVariable::Multiple => {}
+            false
         }
     }
-    let mut stack = vec![matched.clone()];
-    while let Some(node) = stack.pop() {
-        if captured.contains(&node.node_id()) {
-            continue;
-        }
-        if node.is_missing() {
-            return true;
-        }
-        stack.extend(node.children());
-    }
-    false
 }
 
 /// How much of a match's text [`Query::find_owned`] keeps.

@@ -310,3 +310,31 @@ fn error_root_patterns_match_by_content_when_the_language_is_chosen() {
         );
     }
 }
+
+/// The MISSING-node rule counts only tokens the pattern itself compares: a later
+/// `else if` broken by an `#ifdef` does not hide the `if` before it, and what `$A`,
+/// `$_` and `$$$` absorb is theirs alike; the pattern's own `)` still never matches an
+/// invented one.
+#[test]
+fn only_tokens_the_pattern_compares_must_not_be_missing() {
+    let t = TestRepo::new();
+    t.write(
+        "a.c",
+        "void f(int x, int y) {\n    if (x) { a(); } else if (y { b(); }\n    foo(x[1);\n}\n",
+    );
+    t.write("b.ts", "let y = foo(x;\n");
+    t.commit_all("init");
+    let out = t.run(&["grep", "-p", "if ($A) { $$$B }", "a.c"]);
+    out.assert_code(0);
+    assert!(out.stdout.contains("a.c:2:5: if (x)"), "{}", out.stdout);
+    for pattern in ["foo($A)", "foo($_)", "foo($$$)"] {
+        let out = t.run(&["grep", "-p", pattern, "a.c"]);
+        out.assert_code(0);
+        assert!(
+            out.stdout.contains("a.c:3:5: foo(x[1)"),
+            "{pattern}: {}",
+            out.stdout
+        );
+    }
+    t.run(&["grep", "-p", "foo($A)", "b.ts"]).assert_code(1);
+}
