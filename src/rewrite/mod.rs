@@ -83,6 +83,9 @@ pub enum Error {
         depth: usize,
         limit: usize,
     },
+    /// The rewritten text would pass [`NestedOptions::max_len`].
+    #[error("the rewrite would make the file longer than {limit} bytes")]
+    OutputTooLarge { limit: usize },
     /// tree-sitter returned no tree (it only does so when cancelled or misconfigured).
     #[error("the parser failed: {detail}")]
     Parse { detail: String },
@@ -96,6 +99,7 @@ impl Classify for Error {
             Error::UndefinedMetavariable { .. } => "undefined-metavariable",
             Error::OverlappingMatches { .. } => "overlapping-matches",
             Error::NestingTooDeep { .. } => "nesting-too-deep",
+            Error::OutputTooLarge { .. } => "rewrite-too-large",
             Error::Parse { .. } => "internal",
         }
     }
@@ -113,6 +117,11 @@ impl Classify for Error {
             Error::NestingTooDeep { .. } => {
                 Some("rewrite the outer matches first with a narrower pattern".to_string())
             }
+            Error::OutputTooLarge { .. } => Some(
+                "a fix whose output matches its rule again grows the file at every pass: \
+                 narrow the rule (e.g. `not: { inside: … }` the fix's own shape)"
+                    .to_string(),
+            ),
             _ => None,
         }
     }
