@@ -30,6 +30,49 @@ fn a_fix_that_matches_its_own_output_stops_at_the_growth_bound() {
     assert_clean(&out);
     let err = &out.json()["error"];
     assert_eq!(err["code"], "rewrite-too-large", "{err}");
-    assert!(err["message"].as_str().unwrap_or("").contains("'grow'"), "{err}");
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("'grow'"),
+        "{err}"
+    );
     assert_eq!(repo.read_string("x.js"), "let a = b + c;\n");
+}
+
+/// `x = [[[…1…]]];` nested `depth` deep, on one line or one bracket a line.
+fn nested_array(depth: usize, sep: &str) -> String {
+    format!(
+        "x = {}1{};\n",
+        format!("[{sep}").repeat(depth),
+        format!("]{sep}").repeat(depth)
+    )
+}
+
+#[test]
+fn grep_on_a_deep_one_line_nest_stops_at_the_match_text_bound() {
+    let repo = TestRepo::new();
+    repo.write("x.js", nested_array(100_000, ""));
+    repo.commit_all("init");
+    let out = repo.run_limited(&["--json", "grep", "-p", "[$A]"], None);
+    out.assert_code(2);
+    assert_clean(&out);
+    let err = &out.json()["error"];
+    assert_eq!(err["code"], "matches-too-large", "{err}");
+    assert!(
+        err["message"].as_str().unwrap_or("").contains("x.js"),
+        "{err}"
+    );
+}
+
+#[test]
+fn grep_on_the_same_nest_over_many_lines_just_works() {
+    let repo = TestRepo::new();
+    repo.write("x.js", nested_array(100_000, "\n"));
+    repo.commit_all("init");
+    let out = repo.run_limited(&["grep", "-p", "[$A]"], None);
+    out.assert_code(0);
+    assert_clean(&out);
+    assert!(
+        out.stdout.starts_with("x.js:1:5: ["),
+        "{}",
+        &out.stdout[..200.min(out.stdout.len())]
+    );
 }
