@@ -76,3 +76,28 @@ fn grep_on_the_same_nest_over_many_lines_just_works() {
         &out.stdout[..200.min(out.stdout.len())]
     );
 }
+
+#[test]
+fn placing_100000_chunks_is_near_linear_and_a_last_bad_one_is_still_named() {
+    // Each chunk used to be compared at every line below the previous one (minutes for
+    // 100,000 chunks); the chunk after them all fits nowhere, so the run ends with
+    // the placement error before any diff is rendered.
+    let n = 100_000;
+    let repo = TestRepo::new();
+    let file: String = (0..3 * n).map(|i| format!("line {i}\n")).collect();
+    repo.write("f.txt", file);
+    repo.commit_all("init");
+    let mut patch = String::from("*** Begin Patch\n*** Update File: f.txt\n");
+    for i in 0..n {
+        let (a, b) = (3 * i, 3 * i + 1);
+        patch.push_str(&format!("@@\n line {a}\n-line {b}\n+LINE {b}\n"));
+    }
+    patch.push_str("@@\n no such line\n-nor this\n+x\n*** End Patch\n");
+    let out = repo.run_limited(&["--json", "patch", "-"], Some(patch.as_bytes()));
+    out.assert_code(5);
+    assert_clean(&out);
+    let err = &out.json()["error"];
+    assert_eq!(err["code"], "no-match", "{err}");
+    let message = err["message"].as_str().unwrap_or("");
+    assert!(message.contains(&format!("chunk {}", n + 1)), "{err}");
+}
