@@ -101,3 +101,76 @@ fn placing_100000_chunks_is_near_linear_and_a_last_bad_one_is_still_named() {
     let message = err["message"].as_str().unwrap_or("");
     assert!(message.contains(&format!("chunk {}", n + 1)), "{err}");
 }
+
+/// Runs `scan --config rule.yml` with `rule` as the file, under the memory limit.
+fn scan_rule_file(rule: &str) -> crate::util::Output {
+    let repo = TestRepo::new();
+    repo.write("x.js", "let a = foo(b);\n");
+    repo.write("rule.yml", rule);
+    repo.commit_all("init");
+    repo.run_limited(&["--json", "scan", "--config", "rule.yml"], None)
+}
+
+#[track_caller]
+fn assert_bad_rule(out: &crate::util::Output, says: &str) {
+    out.assert_code(2);
+    assert_clean(out);
+    let err = &out.json()["error"];
+    let code = err["code"].as_str().unwrap_or("");
+    assert!(code == "bad-rule" || code == "bad-rule-file", "{err}");
+    assert!(
+        err["message"].as_str().unwrap_or("").contains(says),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_util_named_twice_at_each_of_40_levels_is_refused() {
+    let mut rule = String::from("id: a\nlanguage: javascript\nutils:\n");
+    for i in 0..40 {
+        let n = i + 1;
+        rule.push_str(&format!(
+            "  u{i}: {{any: [{{matches: u{n}}}, {{matches: u{n}}}]}}\n"
+        ));
+    }
+    rule.push_str("  u40: {pattern: foo}\nrule: {matches: u0}\n");
+    assert_bad_rule(&scan_rule_file(&rule), "sub-rules");
+}
+
+#[test]
+fn a_chain_of_5000_utils_is_refused() {
+    let mut rule = String::from("id: a\nlanguage: javascript\nutils:\n");
+    for i in 0..5000 {
+        rule.push_str(&format!("  u{i}: {{matches: u{}}}\n", i + 1));
+    }
+    rule.push_str("  u5000: {kind: identifier}\nrule: {matches: u0}\n");
+    assert_bad_rule(&scan_rule_file(&rule), "chain");
+}
+
+#[test]
+fn rules_nested_5000_deep_are_refused() {
+    for (open, close) in [
+        ("{not: ", "}"),
+        ("{all: [", "]}"),
+        ("{kind: identifier, inside: ", "}"),
+    ] {
+        let rule = format!(
+            "id: a\nlanguage: javascript\nrule: {}{{kind: identifier}}{}\n",
+            open.repeat(5000),
+            close.repeat(5000)
+        );
+        let out = scan_rule_file(&rule);
+        assert_bad_rule(&out, "rule.yml");
+    }
+}
+
+#[test]
+fn a_yaml_alias_bomb_is_refused() {
+    let mut rule = String::from("x0: &a0 {kind: identifier}\n");
+    for i in 1..12 {
+        let refs = vec![format!("*a{}", i - 1); 9].join(", ");
+        rule.push_str(&format!("x{i}: &a{i} {{all: [{refs}]}}\n"));
+    }
+    rule.push_str("---\nid: a\nlanguage: javascript\nrule: *a11\n");
+    assert_bad_rule(&scan_rule_file(&rule), "rule.yml");
+}
