@@ -27,6 +27,8 @@ mod lock;
 mod objects;
 mod record;
 mod recover;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod refresh;
 pub mod resolve;
 mod store;
