@@ -27,10 +27,8 @@ fn split(data: &[u8]) -> (String, String) {
 /// FILE at `f.txt` (and at `src/f.txt`, for patches that name a folder).
 pub fn patch(data: &[u8]) {
     let (text, file) = split(data);
-    let tree = patch::MemTree::from_files([
-        ("f.txt", file.as_bytes()),
-        ("src/f.txt", file.as_bytes()),
-    ]);
+    let tree =
+        patch::MemTree::from_files([("f.txt", file.as_bytes()), ("src/f.txt", file.as_bytes())]);
     let _ = patch::resolve_text(&text, &tree, "");
 }
 
@@ -83,7 +81,14 @@ pub fn rules(data: &[u8]) {
         return;
     }
     const SAMPLE: &str = "import x from 'y';\nfunction f(a, b) { if (a == b) { console.log(a); } return [a, b]; }\nlet s = `t${f(1, 2)}`;\n";
-    let _ = scan::engine::run_file("a.js", SAMPLE, SupportLang::JavaScript, &js, scan::Mode::Fix, 3);
+    let _ = scan::engine::run_file(
+        "a.js",
+        SAMPLE,
+        SupportLang::JavaScript,
+        &js,
+        scan::Mode::Fix,
+        3,
+    );
 }
 
 /// `journal`: a journal commit's message read as an event.

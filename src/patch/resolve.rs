@@ -592,7 +592,7 @@ fn resolve_one(
         .iter()
         .any(|l| matches!(l, ChunkLine::Remove(_)));
     match if removes {
-        prefix_suffix(&hay, &rescue_keys, &old, &new, start)
+        prefix_suffix(hay, &rescue_keys, &old, &new, start)
     } else {
         Rescue::None
     } {
@@ -607,7 +607,7 @@ fn resolve_one(
         Rescue::None => {}
     }
     match if removes {
-        lcs_rescue(&hay, &rescue_keys, start)
+        lcs_rescue(hay, &rescue_keys, start)
     } else {
         Rescue::None
     } {
@@ -625,7 +625,7 @@ fn resolve_one(
         chunk: chunk_no,
         line: chunk.line,
         detail: {
-            let mut d = no_match_detail(text, &hay, &rescue_keys, &old, start);
+            let mut d = no_match_detail(text, hay, &rescue_keys, &old, start);
             if let Some(at) = applied_hint {
                 d.push_str(&format!(
                     "\nthe chunk's new lines are at line {}: it may be applied already",

@@ -366,7 +366,9 @@ where
                 declined_flags[i] = true;
                 continue;
             }
-            len = (len - edit.deleted_length).saturating_add(edit.inserted_text.len());
+            len = len
+                .saturating_sub(edit.deleted_length)
+                .saturating_add(edit.inserted_text.len());
             if len > options.max_len {
                 return Err(Error::OutputTooLarge {
                     limit: options.max_len,

@@ -8,8 +8,12 @@ pub fn journal_event(msg: &[u8]) -> bool {
     let Ok(event) = serde_json::from_slice::<super::journal::Event>(msg.trim_ascii()) else {
         return false;
     };
-    let again = serde_json::to_vec(&event).map(|v| serde_json::from_slice::<super::journal::Event>(&v));
-    assert!(matches!(again, Ok(Ok(_))), "an event read does not read back");
+    let again =
+        serde_json::to_vec(&event).map(|v| serde_json::from_slice::<super::journal::Event>(&v));
+    assert!(
+        matches!(again, Ok(Ok(_))),
+        "an event read does not read back"
+    );
     true
 }
 
@@ -19,8 +23,11 @@ pub fn applying_record(bytes: &[u8]) -> bool {
     let Ok(record) = serde_json::from_slice::<super::record::Record>(bytes) else {
         return false;
     };
-    let again =
-        serde_json::to_vec_pretty(&record).map(|v| serde_json::from_slice::<super::record::Record>(&v));
-    assert!(matches!(again, Ok(Ok(_))), "a record read does not read back");
+    let again = serde_json::to_vec_pretty(&record)
+        .map(|v| serde_json::from_slice::<super::record::Record>(&v));
+    assert!(
+        matches!(again, Ok(Ok(_))),
+        "a record read does not read back"
+    );
     true
 }

@@ -20,6 +20,8 @@ Why it is built this way:
 
 mod apply;
 mod fsutil;
+#[doc(hidden)]
+pub mod fuzzing;
 mod gc;
 mod index;
 mod journal;
@@ -27,8 +29,6 @@ mod lock;
 mod objects;
 mod record;
 mod recover;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod refresh;
 pub mod resolve;
 mod store;

@@ -227,3 +227,36 @@ fn kind(v: &serde_json::Value) -> &'static str {
         serde_json::Value::Object(_) => "an object",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_skipped_answered_or_passed() {
+        assert_eq!(check_line(b" \n"), Verdict::Skip);
+        assert!(matches!(check_line(b"{\n"), Verdict::Answer(_)));
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#;
+        assert!(matches!(check_line(call), Verdict::Answer(_)));
+        assert_eq!(
+            check_line(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+            Verdict::Pass
+        );
+    }
+
+    /// The MCP fuzz target's kept inputs (`tests/fuzz_regressions/mcp_line/`).
+    #[test]
+    fn kept_fuzz_inputs_still_return() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fuzz_regressions/mcp_line");
+        let Ok(files) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for file in files.flatten() {
+            let data = std::fs::read(file.path()).expect("read a kept input");
+            if check_line(&data) == Verdict::Pass {
+                let _ = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&data);
+            }
+        }
+    }
+}
