@@ -25,6 +25,10 @@ pub enum Error {
     Pattern(#[from] rewrite::Error),
     #[error("pattern '{pattern}' does not parse as any language searched ({langs})")]
     ParsesNowhere { pattern: String, langs: String },
+    /// One file's matches hold more text than [`rewrite::MAX_MATCH_TEXT`] (deeply
+    /// nested matches each copy everything inside them).
+    #[error("the matches in {path} hold more than {limit} bytes of text")]
+    MatchesTooLarge { path: String, limit: usize },
 }
 
 impl Classify for Error {
@@ -32,12 +36,13 @@ impl Classify for Error {
         match self {
             Error::Pattern(e) => e.code(),
             Error::ParsesNowhere { .. } => "bad-pattern",
+            Error::MatchesTooLarge { .. } => "matches-too-large",
         }
     }
     fn exit(&self) -> Exit {
         match self {
             Error::Pattern(e) => e.exit(),
-            Error::ParsesNowhere { .. } => Exit::BadInput,
+            Error::ParsesNowhere { .. } | Error::MatchesTooLarge { .. } => Exit::BadInput,
         }
     }
     fn hint(&self) -> Option<String> {
@@ -51,6 +56,11 @@ impl Classify for Error {
             )),
             Error::ParsesNowhere { .. } => Some(
                 "a pattern must be valid code in the file's language; force one with -l LANG"
+                    .to_string(),
+            ),
+            Error::MatchesTooLarge { .. } => Some(
+                "the pattern matches at every level of a deep nest: narrow it, or leave the \
+                 file out with a pathspec (`:!PATH`)"
                     .to_string(),
             ),
         }
@@ -209,6 +219,7 @@ pub fn grep_each_cancellable(
         Searched(Option<FileHits>, bool),
         Skipped(files::SkipReason),
         NoLanguage,
+        TooLarge,
     }
     let workdir = repo.workdir.as_path();
     let mut out = GrepSummary {
@@ -216,6 +227,7 @@ pub fn grep_each_cancellable(
         skipped_languages,
         ..Default::default()
     };
+    let mut too_large: Option<String> = None;
     let _phase = crate::progress::phase(crate::progress::Phase::Search, set.files.len());
     crate::pipeline::map_sized(
         &set.files,
@@ -234,6 +246,9 @@ pub fn grep_each_cancellable(
             // Only a search that prints context pays for the copy.
             let source = keep.source.then(|| text.clone());
             let found = query.find_owned(text, keep.text);
+            if found.text_too_large {
+                return One::TooLarge;
+            }
             let hits = (!found.matches.is_empty()).then(|| FileHits {
                 path: file.path.clone(),
                 lang: file.lang,
@@ -267,10 +282,20 @@ pub fn grep_each_cancellable(
                 }
                 One::Skipped(reason) => out.skipped.add(reason, &file.path),
                 One::NoLanguage => {}
+                One::TooLarge => {
+                    too_large = Some(file.path.clone());
+                    return false;
+                }
             }
             true
         },
     );
+    if let Some(path) = too_large {
+        return Err(Error::MatchesTooLarge {
+            path,
+            limit: rewrite::MAX_MATCH_TEXT,
+        });
+    }
     Ok(out)
 }
 

@@ -19,6 +19,8 @@ pub mod change;
 pub mod edit;
 pub mod error;
 pub mod files;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod grep;
 pub mod ops;
 pub mod patch;

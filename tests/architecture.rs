@@ -85,6 +85,9 @@ const LAYERS: &[(&str, Layer)] = &[
     ("report", Layer::Report),
     // 6. every command and tool as one call; all sequencing of engines and txn.
     ("ops", Layer::Ops),
+    // The fuzz targets' entry points (`fuzz/`): one call into an engine or a txn
+    // reader each, as an operation would make it.
+    ("fuzzing", Layer::Ops),
     // 7. printers over reports (today also diffs, stats, path quoting: see the
     //    baseline for what that costs).
     ("render", Layer::Render),

@@ -17,6 +17,10 @@ context lines keep the file's text (a curly quote matched by a straight one stay
 curly).
 */
 
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::hash::Hasher;
+
 use serde::Serialize;
 
 use super::normalize::is_significant;
@@ -189,10 +193,26 @@ enum NewLine {
     Text(String),
 }
 
-/// Per-level comparison keys of the file's lines, computed on first use.
+/// Per-level comparison keys of the file's lines, computed on first use, with where
+/// each key occurs: a chunk is then looked up by its rarest line instead of being
+/// compared at every line below the cursor (which made placing N chunks cost N times
+/// the file: 100,000 chunks took minutes).
 struct Keys<'a> {
     text: &'a Text,
-    cache: Vec<(Level, Vec<String>)>,
+    cache: Vec<LevelKeys>,
+}
+
+struct LevelKeys {
+    level: Level,
+    keys: Vec<String>,
+    /// Key hash → the lines with that key, ascending (collisions are checked).
+    at: HashMap<u64, Vec<usize>>,
+}
+
+fn key_hash(key: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    h.finish()
 }
 
 impl<'a> Keys<'a> {
@@ -202,16 +222,63 @@ impl<'a> Keys<'a> {
             cache: Vec::new(),
         }
     }
-    fn get(&mut self, level: Level) -> &[String] {
-        let pos = match self.cache.iter().position(|(l, _)| *l == level) {
+    fn level(&mut self, level: Level) -> &LevelKeys {
+        let pos = match self.cache.iter().position(|l| l.level == level) {
             Some(p) => p,
             None => {
-                let keys = self.text.lines.iter().map(|(t, _)| level.key(t)).collect();
-                self.cache.push((level, keys));
+                let keys: Vec<String> = self.text.lines.iter().map(|(t, _)| level.key(t)).collect();
+                let mut at: HashMap<u64, Vec<usize>> = HashMap::new();
+                for (i, k) in keys.iter().enumerate() {
+                    at.entry(key_hash(k)).or_default().push(i);
+                }
+                self.cache.push(LevelKeys { level, keys, at });
                 self.cache.len() - 1
             }
         };
-        &self.cache[pos].1
+        &self.cache[pos]
+    }
+    fn get(&mut self, level: Level) -> &[String] {
+        &self.level(level).keys
+    }
+    /// The lines at or after `from` whose key is `key`, ascending.
+    fn lines_with(&mut self, level: Level, key: &str, from: usize) -> Vec<usize> {
+        let l = self.level(level);
+        let Some(lines) = l.at.get(&key_hash(key)) else {
+            return Vec::new();
+        };
+        let first = lines.partition_point(|&i| i < from);
+        lines[first..]
+            .iter()
+            .copied()
+            .filter(|&i| l.keys[i] == key)
+            .collect()
+    }
+    /// [`find_all`] over this level's keys, from the occurrences of `pat`'s rarest line.
+    fn find_all(&mut self, level: Level, pat: &[String], from: usize) -> Vec<usize> {
+        let l = self.level(level);
+        if pat.is_empty() || pat.len() > l.keys.len() {
+            return Vec::new();
+        }
+        let mut pivot: Option<(usize, &Vec<usize>)> = None;
+        for (j, k) in pat.iter().enumerate() {
+            let Some(lines) = l.at.get(&key_hash(k)) else {
+                return Vec::new();
+            };
+            if pivot.is_none_or(|(_, p)| lines.len() < p.len()) {
+                pivot = Some((j, lines));
+            }
+        }
+        let Some((j, lines)) = pivot else {
+            return Vec::new();
+        };
+        let last = l.keys.len() - pat.len();
+        let first = lines.partition_point(|&i| i < from + j);
+        lines[first..]
+            .iter()
+            .map(|&i| i - j)
+            .take_while(|&start| start <= last)
+            .filter(|&start| l.keys[start..start + pat.len()] == *pat)
+            .collect()
     }
 }
 
@@ -242,8 +309,7 @@ pub fn resolve_chunks(
     let mut cursor = 0usize;
     for (i, chunk) in chunks.iter().enumerate() {
         let n = i + 1;
-        let taken: Vec<(usize, usize)> = edits.iter().map(|e| (e.start, e.del)).collect();
-        let (edit, report, next) = resolve_one(ctx, text, &mut keys, chunk, n, cursor, &taken)?;
+        let (edit, report, next) = resolve_one(ctx, text, &mut keys, chunk, n, cursor, &edits)?;
         cursor = next;
         if let Some(e) = edit {
             edits.push(e);
@@ -274,8 +340,7 @@ fn narrow(
         let mut ambiguous = None;
         for level in Level::ANCHOR_LEVELS {
             let key = level.key(anchor);
-            let hay = keys.get(level);
-            let cands: Vec<usize> = (start..hay.len()).filter(|&i| hay[i] == key).collect();
+            let cands = keys.lines_with(level, &key, start);
             match cands.len() {
                 0 => continue,
                 1 => found = Some((cands[0], level)),
@@ -325,9 +390,9 @@ fn narrow(
                 // (an earlier chunk passed it) is real, and the lines place the chunk.
                 let anywhere = Level::ANCHOR_LEVELS.iter().any(|level| {
                     let key = level.key(anchor);
-                    keys.get(*level)
-                        .get(..start)
-                        .is_some_and(|above| above.contains(&key))
+                    keys.lines_with(*level, &key, 0)
+                        .first()
+                        .is_some_and(|&at| at < start)
                 });
                 if strict || !anywhere {
                     return Err(Error::AnchorNotFound {
@@ -366,8 +431,8 @@ fn join_numbers(zero_based: &[usize]) -> String {
     s.join(", ")
 }
 
-/// Places one chunk searching from `cursor`; `taken` are the `(start, len)` spans of
-/// the chunks placed before it. Returns its edit (none when already applied), its
+/// Places one chunk searching from `cursor`; `taken` are the edits of the chunks
+/// placed before it. Returns its edit (none when already applied), its
 /// report and the cursor for the next chunk.
 #[allow(clippy::type_complexity)]
 fn resolve_one(
@@ -377,7 +442,7 @@ fn resolve_one(
     chunk: &Chunk,
     chunk_no: usize,
     cursor: usize,
-    taken: &[(usize, usize)],
+    taken: &[Edit],
 ) -> Result<(Option<Edit>, ChunkReport, usize), Error> {
     let old = chunk.old_lines();
     let new = chunk.new_lines();
@@ -434,8 +499,7 @@ fn resolve_one(
     // 1. Whole-line comparisons, strict to tolerant.
     for level in Level::LINE_LEVELS {
         let pat = keys_of(level, &old);
-        let hay = keys.get(level);
-        let mut cands = find_all(hay, &pat, start);
+        let mut cands = keys.find_all(level, &pat, start);
         if chunk.end_of_file && len >= pat.len() && cands.contains(&(len - pat.len())) {
             cands = vec![len - pat.len()];
         }
@@ -459,13 +523,14 @@ fn resolve_one(
     if start == cursor && cursor > 0 {
         for level in Level::LINE_LEVELS {
             let pat = keys_of(level, &old);
-            let cands = find_all(keys.get(level), &pat, 0);
+            let cands = keys.find_all(level, &pat, 0);
             match cands.len() {
                 0 => continue,
                 1 => {
                     let at = cands[0];
                     let end = at + old.len();
-                    let clash = taken.iter().any(|&(s, d)| {
+                    let clash = taken.iter().any(|e| {
+                        let (s, d) = (e.start, e.del);
                         if d == 0 {
                             s > at && s < end
                         } else {
@@ -497,7 +562,7 @@ fn resolve_one(
     if chunk.has_changes() && evidence > 0 {
         for level in Level::LINE_LEVELS {
             let pat = keys_of(level, &new);
-            let cands = find_all(keys.get(level), &pat, start);
+            let cands = keys.find_all(level, &pat, start);
             match cands.len() {
                 0 => continue,
                 1 if evidence >= 2 => {
@@ -521,13 +586,13 @@ fn resolve_one(
     // 3. Rescues overwrite lines the patch did not name, which is only worth it for a
     // chunk that removes lines itself: one that only adds must not delete anything.
     let rescue_keys: Vec<String> = keys_of(Level::PrefixSuffix, &old);
-    let hay: Vec<String> = keys.get(Level::PrefixSuffix).to_vec();
+    let hay: &[String] = keys.get(Level::PrefixSuffix);
     let removes = chunk
         .lines
         .iter()
         .any(|l| matches!(l, ChunkLine::Remove(_)));
     match if removes {
-        prefix_suffix(&hay, &rescue_keys, &old, &new, start)
+        prefix_suffix(hay, &rescue_keys, &old, &new, start)
     } else {
         Rescue::None
     } {
@@ -542,7 +607,7 @@ fn resolve_one(
         Rescue::None => {}
     }
     match if removes {
-        lcs_rescue(&hay, &rescue_keys, start)
+        lcs_rescue(hay, &rescue_keys, start)
     } else {
         Rescue::None
     } {
@@ -560,7 +625,7 @@ fn resolve_one(
         chunk: chunk_no,
         line: chunk.line,
         detail: {
-            let mut d = no_match_detail(text, &hay, &rescue_keys, &old, start);
+            let mut d = no_match_detail(text, hay, &rescue_keys, &old, start);
             if let Some(at) = applied_hint {
                 d.push_str(&format!(
                     "\nthe chunk's new lines are at line {}: it may be applied already",

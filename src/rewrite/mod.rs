@@ -84,6 +84,9 @@ pub enum Error {
         depth: usize,
         limit: usize,
     },
+    /// The rewritten text would pass [`NestedOptions::max_len`].
+    #[error("the rewrite would make the file longer than {limit} bytes")]
+    OutputTooLarge { limit: usize },
     /// tree-sitter returned no tree (it only does so when cancelled or misconfigured).
     #[error("the parser failed: {detail}")]
     Parse { detail: String },
@@ -97,6 +100,7 @@ impl Classify for Error {
             Error::UndefinedMetavariable { .. } => "undefined-metavariable",
             Error::OverlappingMatches { .. } => "overlapping-matches",
             Error::NestingTooDeep { .. } => "nesting-too-deep",
+            Error::OutputTooLarge { .. } => "rewrite-too-large",
             Error::Parse { .. } => "internal",
         }
     }
@@ -114,6 +118,11 @@ impl Classify for Error {
             Error::NestingTooDeep { .. } => {
                 Some("rewrite the outer matches first with a narrower pattern".to_string())
             }
+            Error::OutputTooLarge { .. } => Some(
+                "a fix whose output matches its rule again grows the file at every pass: \
+                 narrow the rule (e.g. `not: { inside: … }` the fix's own shape)"
+                    .to_string(),
+            ),
             _ => None,
         }
     }
@@ -224,7 +233,15 @@ pub struct FileMatches {
     pub has_parse_error: bool,
     /// Where the first error is, when there is one.
     pub first_parse_error: Option<ErrorAt>,
+    /// The matches' kept text passed [`MAX_MATCH_TEXT`]: `matches` stops there.
+    pub text_too_large: bool,
 }
+
+/// The most text (bytes of match and capture text) one file's matches may keep. Nested
+/// matches each hold their own copy of everything inside them: a one-line file of
+/// 200 KB nested 100,000 deep under `[$A]` would keep about 10 GB. No person or agent
+/// reads 64 MiB of one file's matches.
+pub const MAX_MATCH_TEXT: usize = 64 << 20;
 
 /// Where a parse error is: the first ERROR or missing node, 1-based, column in
 /// characters.
@@ -317,6 +334,7 @@ impl Query {
                 matches: Vec::new(),
                 has_parse_error: true,
                 first_parse_error: None,
+                text_too_large: false,
             };
         };
         let src = root.source();
@@ -334,8 +352,10 @@ impl Query {
             (None, true) => walk::find_all(&root, &guarded),
             (None, false) => walk::find_all(&root, &self.pattern),
         };
+        let mut kept = 0usize;
+        let mut text_too_large = false;
         let matches = found
-            .map(|m| {
+            .map_while(|m| {
                 let range = m.range();
                 let (line, column) = index.line_col(range.start);
                 let matched = src.get(range.clone()).unwrap_or_default();
@@ -364,7 +384,18 @@ impl Query {
                 } else {
                     Vec::new()
                 };
-                Match {
+                kept = kept.saturating_add(text.len()).saturating_add(
+                    captures
+                        .iter()
+                        .flat_map(|c| &c.nodes)
+                        .map(|n| n.text.len())
+                        .sum(),
+                );
+                if kept > MAX_MATCH_TEXT {
+                    text_too_large = true;
+                    return None;
+                }
+                Some(Match {
                     line,
                     column,
                     end_line,
@@ -373,13 +404,14 @@ impl Query {
                     end_byte: range.end,
                     text,
                     captures,
-                }
+                })
             })
             .collect();
         FileMatches {
             matches,
             has_parse_error: has_parse_error(&root),
             first_parse_error: first_parse_error(&root),
+            text_too_large,
         }
     }
 }

@@ -53,6 +53,11 @@ pub struct Options {
     /// are made to the text only and `doc.tree` is left as the tree of the text before
     /// that pass: the caller must not read it again (one incremental re-parse saved).
     pub tree_after: bool,
+    /// The longest text (bytes) a rewrite may produce; longer is an
+    /// [`Error::OutputTooLarge`], found while a pass's edits are collected, before the
+    /// text is built. `scan` bounds it so that a fix which matches its own output
+    /// cannot grow a file exponentially over its passes.
+    pub max_len: usize,
 }
 
 impl Default for Options {
@@ -61,6 +66,7 @@ impl Default for Options {
             overlap: Overlap::Error,
             max_depth: DEFAULT_MAX_DEPTH,
             tree_after: true,
+            max_len: usize::MAX,
         }
     }
 }
@@ -327,6 +333,8 @@ where
         }
         drop(root);
         let mut applied: Vec<Edit<String>> = Vec::with_capacity(pass.len());
+        // The length of the text once `applied` is made.
+        let mut len = doc.src.len();
         for (i, edit) in pass {
             let end = edit.position + edit.deleted_length;
             let Some(current) = doc.src.get(edit.position..end) else {
@@ -357,6 +365,14 @@ where
             if !select(&proposed) {
                 declined_flags[i] = true;
                 continue;
+            }
+            len = len
+                .saturating_sub(edit.deleted_length)
+                .saturating_add(edit.inserted_text.len());
+            if len > options.max_len {
+                return Err(Error::OutputTooLarge {
+                    limit: options.max_len,
+                });
             }
             after[i] = Some(inserted);
             applied.push(edit);

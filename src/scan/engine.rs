@@ -134,6 +134,7 @@ pub fn run_file_selecting(
     let crlf = rewrite::uses_crlf(text);
     let nested_opts = NestedOptions {
         overlap: Overlap::SkipLater,
+        max_len: fixed_len_limit(text.len()),
         ..NestedOptions::default()
     };
     let mut counts: Vec<usize> = vec![0; rules.len()];
@@ -251,6 +252,23 @@ pub fn run_file_selecting(
         })
         .collect();
     Ok(result)
+}
+
+/// The longest a file's fixes may make it: 8 times its length (at most 256 MiB), and
+/// never less than 1 MiB more than it is. A fix that matches its own output (`kind:
+/// identifier` fixed to `log($$$)`) multiplies the text at every pass: 60 s and 8 GB by
+/// pass 5 on a one-line file, had it no bound. Real codemods stay far below.
+pub const fn fixed_len_limit(len: usize) -> usize {
+    const CAP: usize = 256 << 20;
+    const SLACK: usize = 1 << 20;
+    let factor = len.saturating_mul(8);
+    let capped = if factor < CAP { factor } else { CAP };
+    let least = len.saturating_add(SLACK);
+    if capped > least {
+        capped
+    } else {
+        least
+    }
 }
 
 /// Every match of every rule in `root`, in position order (rule order on ties, then

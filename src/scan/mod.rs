@@ -134,6 +134,7 @@ impl Classify for Error {
                     .into(),
             ),
             Error::Files(e) => e.hint(),
+            Error::Rewrite { source, .. } => source.hint(),
             _ => None,
         }
     }

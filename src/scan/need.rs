@@ -127,6 +127,29 @@ struct Resolver<'a> {
     globals: &'a GlobalUtils,
     /// Utils being expanded: (global?, id).
     visiting: Vec<(bool, String)>,
+    /// Rule objects visited so far, `matches` followed: the rule's size with its utils
+    /// expanded, counted up to [`MAX_EXPANDED`].
+    visited: usize,
+    too_deep: bool,
+}
+
+/// The most rule objects a rule may stand for once its `matches` are expanded. A util
+/// naming the next one twice at each of 40 levels stands for 2^40 objects: expanding it
+/// (here, and in ast-grep's matcher at every node tried) never ends.
+pub(crate) const MAX_EXPANDED: usize = 100_000;
+
+/// The longest chain of utils a rule may go through (`matches` naming a util whose rule
+/// names another…). Rule files nest 64 deep at most (the YAML reader's budget); a chain
+/// of utils thousands long would overflow the stack here and in ast-grep's matcher.
+pub(crate) const MAX_UTIL_DEPTH: usize = 64;
+
+/// A rule too large to expand.
+#[derive(Debug)]
+pub(crate) enum TooLarge {
+    /// More than [`MAX_EXPANDED`] rule objects once its utils are expanded.
+    Size,
+    /// A chain of utils deeper than [`MAX_UTIL_DEPTH`].
+    Depth,
 }
 
 /// The need of a rule (its serialized `rule` object and `utils` map), or `None` when
@@ -136,7 +159,7 @@ pub(crate) fn of_rule(
     utils: Option<&Value>,
     lang: SupportLang,
     globals: &GlobalUtils,
-) -> Option<Need> {
+) -> Result<Option<Need>, TooLarge> {
     let empty = Map::new();
     let locals = match utils {
         Some(Value::Object(map)) => map,
@@ -145,19 +168,32 @@ pub(crate) fn of_rule(
     let mut resolver = Resolver {
         globals,
         visiting: Vec::new(),
+        visited: 0,
+        too_deep: false,
     };
-    resolver.of(
+    let need = resolver.of(
         rule,
         Scope {
             lang,
             locals,
             parameterized: false,
         },
-    )
+    );
+    if resolver.too_deep {
+        return Err(TooLarge::Depth);
+    }
+    if resolver.visited > MAX_EXPANDED {
+        return Err(TooLarge::Size);
+    }
+    Ok(need)
 }
 
 impl Resolver<'_> {
     fn of(&mut self, rule: &Value, scope: Scope<'_>) -> Option<Need> {
+        self.visited += 1;
+        if self.visited > MAX_EXPANDED || self.too_deep {
+            return None;
+        }
         let rule = rule.as_object()?;
         let mut all = Vec::new();
         if let Some(Value::String(source)) = rule.get("pattern") {
@@ -227,6 +263,10 @@ impl Resolver<'_> {
         if self.visiting.contains(&key) {
             return None;
         }
+        if self.visiting.len() >= MAX_UTIL_DEPTH {
+            self.too_deep = true;
+            return None;
+        }
         self.visiting.push(key);
         let need = self.of(rule, inner);
         self.visiting.pop();
@@ -273,6 +313,7 @@ mod tests {
             SupportLang::JavaScript,
             &GlobalUtils::default(),
         )
+        .expect("small rule")
     }
 
     fn serde_yaml_value(text: &str) -> Value {
@@ -285,6 +326,27 @@ mod tests {
 
     fn holds(need: &Option<Need>, text: &str) -> bool {
         need.as_ref().is_none_or(|n| n.holds(text))
+    }
+
+    #[test]
+    fn a_util_chain_that_doubles_at_every_level_is_too_large() {
+        let mut utils = String::new();
+        for i in 0..40 {
+            let next = i + 1;
+            utils.push_str(&format!(
+                "u{i}: {{ any: [{{ matches: u{next} }}, {{ matches: u{next} }}] }}\n"
+            ));
+        }
+        utils.push_str("u40: { pattern: foo }\n");
+        let rule = serde_yaml_value("matches: u0");
+        let utils = serde_yaml_value(&utils);
+        let out = of_rule(
+            &rule,
+            Some(&utils),
+            SupportLang::JavaScript,
+            &GlobalUtils::default(),
+        );
+        assert!(out.is_err());
     }
 
     #[test]
@@ -329,12 +391,12 @@ mod tests {
         let globals = GlobalUtils::new(&globals);
         let rule = serde_yaml_value("all:\n  - matches: jwt\n  - matches: shadowed");
         let utils = serde_yaml_value("shadowed: { regex: ^local$ }");
-        let n = of_rule(&rule, Some(&utils), SupportLang::JavaScript, &globals);
+        let n = of_rule(&rule, Some(&utils), SupportLang::JavaScript, &globals).expect("small");
         assert!(holds(&n, "express-jwt local"));
         assert!(!holds(&n, "express-jwt global"));
         // A parameterized util's `matches` may name an argument: no need from it.
         let rule = serde_yaml_value("matches: param");
-        let n = of_rule(&rule, None, SupportLang::JavaScript, &globals);
+        let n = of_rule(&rule, None, SupportLang::JavaScript, &globals).expect("small");
         assert!(holds(&n, "anything"));
     }
 

@@ -650,16 +650,35 @@ fn compile(
     let ignores =
         globs(map.get(&Value::String("ignores".into()))).map_err(|e| bad("ignores", e))?;
     let expando = serialized.language.expando_char();
-    let need = serde_json::to_value(&serialized.core.rule)
-        .ok()
-        .and_then(|rule| {
+    // Before ast-grep compiles it: its matcher (and `potential_kinds`) would expand a
+    // rule that blows up through its utils just the same, without end.
+    let need = match serde_json::to_value(&serialized.core.rule) {
+        Ok(rule) => {
             let utils = serialized
                 .core
                 .utils
                 .as_ref()
                 .and_then(|u| serde_json::to_value(u).ok());
-            need::of_rule(&rule, utils.as_ref(), serialized.language, &globals.needs)
-        });
+            need::of_rule(&rule, utils.as_ref(), serialized.language, &globals.needs).map_err(
+                |too| {
+                    let detail = match too {
+                        need::TooLarge::Size => format!(
+                            "the rule stands for more than {} sub-rules once the utils its \
+                             `matches` name are expanded (a util that names another several \
+                             times at every level multiplies)",
+                            need::MAX_EXPANDED
+                        ),
+                        need::TooLarge::Depth => format!(
+                            "its `matches` go through a chain of more than {} utils",
+                            need::MAX_UTIL_DEPTH
+                        ),
+                    };
+                    bad("rule", detail)
+                },
+            )?
+        }
+        Err(_) => None,
+    };
     let config = RuleConfig::try_from(serialized, &globals.rules).map_err(|e| {
         // ast-grep quotes patterns in their internal form; show the user's `$`.
         let mut detail = chain(&e);

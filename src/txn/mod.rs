@@ -21,6 +21,8 @@ Why it is built this way:
 mod apply;
 mod discard;
 mod fsutil;
+#[doc(hidden)]
+pub mod fuzzing;
 mod gc;
 mod index;
 mod journal;

@@ -4,6 +4,7 @@
 mod util;
 
 mod apply;
+mod bounds;
 mod context;
 mod contract;
 mod edit;

@@ -302,3 +302,22 @@ impl TestRepo {
         out
     }
 }
+
+/// The address-space limit of [`TestRepo::run_limited`]: far above what these inputs
+/// need once bounded, far below what they took before (gigabytes).
+pub const MEMORY_LIMIT_KB: u64 = 1024 * 1024;
+
+impl TestRepo {
+    /// Runs `git-astedit <args>` in the root under `ulimit -v` (`MEMORY_LIMIT_KB`),
+    /// so an input that takes all memory fails the test instead of the machine.
+    pub fn run_limited(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
+        let mut cmd = Command::new("sh");
+        self.env(&mut cmd);
+        cmd.current_dir(self.path())
+            .arg("-c")
+            .arg(format!("ulimit -v {MEMORY_LIMIT_KB} && exec \"$0\" \"$@\""))
+            .arg(bin())
+            .args(args);
+        run(cmd, stdin)
+    }
+}

@@ -144,6 +144,31 @@ impl Framed {
     }
 }
 
+/// What the framing does with one line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Blank: nothing to do.
+    Skip,
+    /// Answered here with this reply line; the SDK never sees it.
+    Answer(Vec<u8>),
+    /// Handed to the SDK unchanged.
+    Pass,
+}
+
+/// Checks one line (the MCP line handler's first step; also the fuzz target's entry).
+pub fn check_line(line: &[u8]) -> Verdict {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Verdict::Skip;
+    }
+    let Ok(message) = serde_json::from_slice::<serde_json::Value>(line) else {
+        return Verdict::Answer(error_line(-32700, "parse error: not a JSON message"));
+    };
+    match bad_params(&message) {
+        Some(fault) => Verdict::Answer(fault),
+        None => Verdict::Pass,
+    }
+}
+
 /// Hands one line to the SDK, or answers it with a parse error. `Err` when the SDK's
 /// input is closed.
 async fn pass(
@@ -151,18 +176,11 @@ async fn pass(
     tx: &mpsc::UnboundedSender<Vec<u8>>,
     line: &[u8],
 ) -> Result<(), ()> {
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return Ok(());
+    match check_line(line) {
+        Verdict::Skip => Ok(()),
+        Verdict::Answer(reply) => tx.send(reply).map_err(|_| ()),
+        Verdict::Pass => feed.write_all(line).await.map_err(|_| ()),
     }
-    let Ok(message) = serde_json::from_slice::<serde_json::Value>(line) else {
-        return tx
-            .send(error_line(-32700, "parse error: not a JSON message"))
-            .map_err(|_| ());
-    };
-    if let Some(fault) = bad_params(&message) {
-        return tx.send(fault).map_err(|_| ());
-    }
-    feed.write_all(line).await.map_err(|_| ())
 }
 
 /// Answers a request whose params cannot fit its method with `-32602` and the
@@ -207,5 +225,38 @@ fn kind(v: &serde_json::Value) -> &'static str {
         serde_json::Value::String(_) => "a string",
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_skipped_answered_or_passed() {
+        assert_eq!(check_line(b" \n"), Verdict::Skip);
+        assert!(matches!(check_line(b"{\n"), Verdict::Answer(_)));
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#;
+        assert!(matches!(check_line(call), Verdict::Answer(_)));
+        assert_eq!(
+            check_line(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+            Verdict::Pass
+        );
+    }
+
+    /// The MCP fuzz target's kept inputs (`tests/fuzz_regressions/mcp_line/`).
+    #[test]
+    fn kept_fuzz_inputs_still_return() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fuzz_regressions/mcp_line");
+        let Ok(files) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for file in files.flatten() {
+            let data = std::fs::read(file.path()).expect("read a kept input");
+            if check_line(&data) == Verdict::Pass {
+                let _ = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&data);
+            }
+        }
     }
 }
