@@ -48,7 +48,7 @@ pub(crate) fn reindent_tabs(src: &[u8], position: usize, inserted: Vec<u8>) -> V
             out.extend_from_slice(body);
             continue;
         }
-        if line[..line.len().min(spaces + 1)].contains(&b'\t') || body.first() == Some(&b'\t') {
+        if body.first() == Some(&b'\t') {
             out.extend_from_slice(line);
             continue;
         }

@@ -15,6 +15,10 @@ use super::Error;
 use crate::change::FileMode;
 use crate::repo::Repo;
 
+/// Set (to anything), apply and undo replace files as on a system without
+/// `RENAME_EXCHANGE`: for testing that fallback.
+pub const NO_EXCHANGE_ENV: &str = "GIT_ASTEDIT_NO_EXCHANGE";
+
 /// The environment variable naming a fault point, e.g. `after-rename:3`.
 pub const FAULT_ENV: &str = "GIT_ASTEDIT_FAULT";
 
@@ -666,6 +670,10 @@ pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
 /// replacing a target this way destroys nothing, since what it held an instant ago is
 /// then at `a`, to be looked at. `None` where the system or file system cannot.
 pub(crate) fn rename_exchange(a: &Path, b: &Path) -> Option<std::io::Result<()>> {
+    // Tests take the path of systems without an exchange this way.
+    if std::env::var_os(NO_EXCHANGE_ENV).is_some() {
+        return None;
+    }
     #[cfg(target_os = "linux")]
     {
         renameat2(a, b, 2 /* RENAME_EXCHANGE */)

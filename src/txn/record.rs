@@ -814,39 +814,30 @@ fn replace(r: &Replacing) -> Result<Outcome, Error> {
 /// a save that replaces the file (by its own rename) between the open and the rename,
 /// two system calls apart.
 fn replace_by_rename(r: &Replacing) -> Result<Outcome, Error> {
-    let Replacing {
-        hash,
-        temp,
-        target,
-        path,
-        start,
-        stamp,
-        keep,
-    } = *r;
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let old = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(target)
+        .open(r.target)
         .ok();
-    std::fs::rename(temp, target).map_err(Error::io("rename into place", target))?;
+    std::fs::rename(r.temp, r.target).map_err(Error::io("rename into place", r.target))?;
     let Some(mut old) = old else {
         // A symlink (or nothing readable): nothing can be written into it in place.
         return Ok(Outcome::Changed);
     };
-    let meta = old.metadata().map_err(Error::io("inspect", target))?;
+    let meta = old.metadata().map_err(Error::io("inspect", r.target))?;
     let mut bytes = None;
-    let untouched = match (stamp, Stamp::of(&meta)) {
+    let untouched = match (r.stamp, Stamp::of(&meta)) {
         (Some(s), Some(now)) => now.same_file_unwritten(&s),
         _ => {
             let mut read = Vec::new();
             old.read_to_end(&mut read)
-                .map_err(Error::io("read", target))?;
-            let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &read)
-                .map_err(|e| Error::Corrupt(format!("cannot hash {path}: {e}")))?;
+                .map_err(Error::io("read", r.target))?;
+            let id = gix::objs::compute_hash(r.hash, gix::objs::Kind::Blob, &read)
+                .map_err(|e| Error::Corrupt(format!("cannot hash {}: {e}", r.path)))?;
             bytes = Some(read);
-            id == start.blob
+            id == r.start.blob
         }
     };
     if untouched {
@@ -857,11 +848,11 @@ fn replace_by_rename(r: &Replacing) -> Result<Outcome, Error> {
         None => {
             let mut read = Vec::new();
             old.read_to_end(&mut read)
-                .map_err(Error::io("read", target))?;
+                .map_err(Error::io("read", r.target))?;
             read
         }
     };
-    let dest = keep.join(path);
+    let dest = r.keep.join(r.path);
     if let Some(parent) = dest.parent() {
         std::fs::create_dir_all(parent).map_err(Error::io("create", parent))?;
     }

@@ -572,9 +572,22 @@ fn save_in_the_last_instant(
     path: &str,
     save: Save,
 ) -> Output {
+    save_in_the_last_instant_with(t, args, point, path, save, &[])
+}
+
+/// [`save_in_the_last_instant`] with more environment for the run.
+fn save_in_the_last_instant_with(
+    t: &TestRepo,
+    args: &[&str],
+    point: &str,
+    path: &str,
+    save: Save,
+    env: &[(&str, &str)],
+) -> Output {
     use std::io::BufRead;
     let mut child = t
         .command(".", args)
+        .envs(env.iter().copied())
         .env("GIT_ASTEDIT_FAULT", format!("pause:{point}:1500"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -665,6 +678,39 @@ fn a_save_between_the_last_look_and_the_rename_is_put_back_and_named() {
             t.git(&["fsck", "--no-progress"]);
         }
     }
+}
+
+/// Where the system has no atomic exchange, the old file is held open across the plain
+/// rename: a save written into it in place in the last instant is found through the
+/// descriptor, kept in `.git/astedit-saved/<id>/` and named (exit 3), never lost.
+#[test]
+fn without_an_exchange_a_save_in_the_last_instant_is_kept_and_named() {
+    let t = TestRepo::new();
+    t.write("a.txt", "a\n");
+    t.write("b.txt", "b\n");
+    t.commit_all("init");
+    let id = stage(&t, &[("a.txt", Some("A\n")), ("b.txt", Some("B\n"))]);
+    let out = save_in_the_last_instant_with(
+        &t,
+        &["apply", &id],
+        "before-rename:b.txt",
+        "b.txt",
+        Save::InPlace,
+        &[("GIT_ASTEDIT_NO_EXCHANGE", "1")],
+    );
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("b.txt") && out.stderr.contains("kept at"),
+        "{}",
+        out.stderr
+    );
+    let kept = t.path().join(format!(".git/astedit-saved/{id}/b.txt"));
+    assert_eq!(
+        std::fs::read_to_string(&kept).expect("kept"),
+        "saved in the last instant\n"
+    );
+    assert_eq!(t.read_string("a.txt"), "A\n");
+    assert!(t.exists(RECORD), "the run waits for recover");
 }
 
 /// A run killed right after it exchanged a target with its new content, before looking
