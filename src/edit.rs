@@ -93,8 +93,8 @@ impl EditOutcome {
     pub fn summary(&self) -> String {
         format!(
             "{} in {}",
-            crate::render::plural(self.replacements(), "replacement"),
-            crate::render::plural(self.files.len(), "file")
+            crate::text::plural(self.replacements(), "replacement"),
+            crate::text::plural(self.files.len(), "file")
         )
     }
 
@@ -146,7 +146,7 @@ pub fn edit(
     max_file_size: u64,
 ) -> Result<EditOutcome, Error> {
     let mut changes = Vec::new();
-    let never = crate::ops::cancel::Cancel::never();
+    let never = crate::cancel::Cancel::never();
     let mut out = edit_each(
         repo,
         set,
@@ -176,7 +176,7 @@ pub fn edit_each(
     ops: &[Op],
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
-    cancel: &crate::ops::cancel::Cancel,
+    cancel: &crate::cancel::Cancel,
     on_change: impl FnMut(FileChange) -> bool,
 ) -> Result<EditOutcome, Error> {
     run_edit(
@@ -216,7 +216,7 @@ pub fn edit_selecting(
 /// How [`run_edit`] goes over the files.
 enum Drive<'a> {
     /// In parallel, each file's change delivered as it is ready; stops when cancelled.
-    AsReady(&'a crate::ops::cancel::Cancel),
+    AsReady(&'a crate::cancel::Cancel),
     /// One file at a time in path order, each change offered to a person first.
     Selecting(&'a mut dyn Select),
 }
@@ -298,7 +298,7 @@ fn run_edit(
         ..Default::default()
     };
     let mut first_error: Option<Error> = None;
-    let never = crate::ops::cancel::Cancel::never();
+    let never = crate::cancel::Cancel::never();
     let cancel = match &drive {
         Drive::AsReady(cancel) => *cancel,
         Drive::Selecting(_) => &never,

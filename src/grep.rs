@@ -181,7 +181,7 @@ pub fn grep_each(
     keep: Keep,
     sink: impl FnMut(FileHits) -> bool,
 ) -> Result<GrepSummary, Error> {
-    let never = crate::ops::cancel::Cancel::never();
+    let never = crate::cancel::Cancel::never();
     grep_each_cancellable(
         repo,
         set,
@@ -204,7 +204,7 @@ pub fn grep_each_cancellable(
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
     keep: Keep,
-    cancel: &crate::ops::cancel::Cancel,
+    cancel: &crate::cancel::Cancel,
     mut sink: impl FnMut(FileHits) -> bool,
 ) -> Result<GrepSummary, Error> {
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
@@ -307,7 +307,7 @@ pub fn grep(
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
 ) -> Result<GrepOutcome, Error> {
-    let never = crate::ops::cancel::Cancel::never();
+    let never = crate::cancel::Cancel::never();
     grep_cancellable(repo, set, pattern, forced_lang, max_file_size, &never)
 }
 
@@ -319,7 +319,7 @@ pub fn grep_cancellable(
     pattern: &str,
     forced_lang: Option<SupportLang>,
     max_file_size: u64,
-    cancel: &crate::ops::cancel::Cancel,
+    cancel: &crate::cancel::Cancel,
 ) -> Result<GrepOutcome, Error> {
     let mut files = Vec::new();
     let summary = grep_each_cancellable(

@@ -15,7 +15,9 @@ library, and print a report; they hold no gix calls and start no processes.
 */
 
 pub mod alloc;
+pub mod cancel;
 pub mod change;
+pub mod diff;
 pub mod edit;
 pub mod error;
 pub mod files;

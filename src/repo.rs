@@ -163,6 +163,17 @@ impl Repo {
         }
     }
 
+    /// How text output quotes paths, from `core.quotePath` (default true): a plain
+    /// value handed to printers, which never open the repository.
+    pub fn quoting(&self) -> crate::text::Quoting {
+        let non_ascii = self
+            .git
+            .config_snapshot()
+            .boolean("core.quotePath")
+            .unwrap_or(true);
+        crate::text::Quoting { non_ascii }
+    }
+
     /// Renders a repository path relative to the current folder, like `git grep` does.
     pub fn display_path(&self, repo_path: &str) -> String {
         let Some(prefix) = self.prefix.as_deref() else {

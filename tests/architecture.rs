@@ -64,7 +64,9 @@ const LAYERS: &[(&str, Layer)] = &[
     //    only declares and re-exports.
     ("", Layer::Base),
     ("alloc", Layer::Base),
+    ("cancel", Layer::Base),
     ("change", Layer::Base),
+    ("diff", Layer::Base),
     ("error", Layer::Base),
     ("pipeline", Layer::Base),
     ("progress", Layer::Base),

@@ -130,7 +130,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
         &outcome.parse_errors,
         &outcome.skipped,
     );
-    let quoting = git_astedit::render::Quoting::of(repo);
+    let quoting = repo.quoting();
     let flagged: Vec<String> = outcome
         .files
         .iter()

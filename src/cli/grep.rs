@@ -133,7 +133,7 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
     let json = ctx.json;
     let (repo, out) = ctx.parts()?;
     let color = out.color();
-    let quoting = git_astedit::render::Quoting::of(repo);
+    let quoting = repo.quoting();
     let (set, lang) = args.input.collect(repo)?;
     let cap = if args.max_count == 0 {
         usize::MAX

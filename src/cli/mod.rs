@@ -168,6 +168,7 @@ impl Ctx {
             self.repo = Some(Repo::discover()?);
         }
         let repo = self.repo.as_ref().expect("repository was just opened");
+        self.out.set_quoting(repo.quoting());
         if !self.recovered {
             recover::recover_policy::run(self.unfinished, repo, &mut self.out)?;
             self.recovered = true;
@@ -212,6 +213,11 @@ pub fn main() -> ExitCode {
         Err(e) => return clap_error(e, wants_json),
     };
     let mut ctx = Ctx::new(cli.json, recover::recover_policy::of(&cli.command));
+    ctx.out.set_format(if cli.json {
+        git_astedit::render::Format::Json
+    } else {
+        git_astedit::render::Format::Text
+    });
     if let Some(dir) = &cli.dir {
         if let Err(e) = std::env::set_current_dir(dir) {
             let err = Error::from(git_astedit::error::InputError {

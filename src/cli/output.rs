@@ -15,6 +15,12 @@ use std::io::Write;
 
 use git_astedit::error::Classify;
 use git_astedit::error::Exit;
+use git_astedit::render::printer::Piece;
+use git_astedit::render::Format;
+use git_astedit::render::Printed;
+use git_astedit::render::Style;
+use git_astedit::render::TextReport;
+use git_astedit::text::Quoting;
 use serde::Serialize;
 
 /// A write to standard output failed.
@@ -61,6 +67,10 @@ pub struct Out {
     notes_to_stdout: bool,
     stderr: std::io::Stderr,
     color: bool,
+    /// The printer, chosen once per run (`--json` or text).
+    format: Format,
+    /// How text quotes paths: the repository's `core.quotePath` once it is open.
+    quoting: Quoting,
     pager: Option<super::pager::Pager>,
     progress: Option<super::progress::Bar>,
 }
@@ -73,6 +83,8 @@ impl Out {
             notes_to_stdout: false,
             stderr: std::io::stderr(),
             color: false,
+            format: Format::Text,
+            quoting: Quoting::default(),
             pager: None,
             progress: None,
         }
@@ -83,6 +95,43 @@ impl Out {
     }
     pub fn set_color(&mut self, color: bool) {
         self.color = color;
+    }
+    /// Chooses the printer for the run.
+    pub fn set_format(&mut self, format: Format) {
+        self.format = format;
+    }
+    /// How text quotes paths, once the repository is known.
+    pub fn set_quoting(&mut self, quoting: Quoting) {
+        self.quoting = quoting;
+    }
+    /// What text printers are given: colour and path quoting.
+    pub fn style(&self) -> Style {
+        Style {
+            color: self.color,
+            quoting: self.quoting,
+        }
+    }
+    /// Prints `report` with the run's printer: one JSON document, or its text.
+    pub fn emit<R: Serialize + TextReport>(&mut self, report: &R) -> Result<(), OutputError> {
+        match self.format {
+            Format::Json => self.json(report),
+            Format::Text => {
+                let printed = report.text(&self.style());
+                self.printed(&printed)
+            }
+        }
+    }
+    /// Writes text made by a printer: result text on stdout, warnings and notes on
+    /// stderr, in order.
+    pub fn printed(&mut self, printed: &Printed) -> Result<(), OutputError> {
+        for piece in &printed.pieces {
+            match piece {
+                Piece::Out(text) => self.print(text)?,
+                Piece::Warn(line) => self.warn(line),
+                Piece::Note(line) => self.note(line),
+            }
+        }
+        Ok(())
     }
     /// Whether a pager reads stdout.
     pub fn paging(&self) -> bool {

@@ -282,7 +282,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             out.print(&text)?;
         }
         Format::Text => {
-            let quoting = git_astedit::render::Quoting::of(repo);
+            let quoting = repo.quoting();
             let shown = |p: &str| quoting.quote_owned(repo.display_path(p));
             let mut text = String::new();
             if action == Action::Report {
@@ -316,7 +316,7 @@ fn status_lines(
     applied: &Option<txn::ApplyReport>,
     asked: Option<interactive::Asked>,
 ) {
-    let quoting = git_astedit::render::Quoting::of(repo);
+    let quoting = repo.quoting();
     let diag = common::diagnostics(repo, &[], &outcome.parse_errors, &outcome.skipped);
     common::warn_all(out, &diag);
     for u in &outcome.unconverged {

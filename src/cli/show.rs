@@ -68,7 +68,7 @@ pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
 
     // --stat.
     let mut text = header(p);
-    let quoting = render::Quoting::of(repo);
+    let quoting = repo.quoting();
     let paths: Vec<String> = files
         .iter()
         .map(|f| quoting.quote_owned(f.path.to_string()))

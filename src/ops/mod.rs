@@ -7,7 +7,9 @@ here, and the shapes they print live in [`crate::report`].
 */
 
 pub mod apply;
-pub mod cancel;
+pub mod log;
+/// Cancellation lives in the base layer; this is the path the front ends knew.
+pub use crate::cancel;
 pub mod patch;
 pub mod pr;
 pub mod preview;

@@ -6,8 +6,8 @@ use crate::change::PreviewKind;
 use crate::change::PreviewMeta;
 use crate::patch::Level;
 use crate::patch::Resolution;
-use crate::render;
 use crate::repo::Repo;
+use crate::text;
 
 /// One line describing a resolution, e.g. `2 chunks, 1 added in 3 files, 1 rescued`.
 pub fn summary(res: &Resolution) -> String {
@@ -25,7 +25,7 @@ pub fn summary(res: &Resolution) -> String {
         .count();
     let mut parts = Vec::new();
     if placed > 0 {
-        parts.push(render::plural(placed, "chunk"));
+        parts.push(text::plural(placed, "chunk"));
     }
     for (n, what) in [
         (count("add"), "added"),
@@ -42,7 +42,7 @@ pub fn summary(res: &Resolution) -> String {
     let mut s = format!(
         "{} in {}",
         parts.join(", "),
-        render::plural(res.changes.changes.len(), "file")
+        text::plural(res.changes.changes.len(), "file")
     );
     if res.report.rescued() > 0 {
         s.push_str(&format!(", {} rescued", res.report.rescued()));
@@ -130,7 +130,7 @@ pub fn report_json(repo: &Repo, res: &Resolution) -> serde_json::Value {
 /// The human-readable report: one line per chunk, drifted lines and notes below it.
 pub fn report_text(repo: &Repo, res: &Resolution) -> String {
     // Names as git prints them (core.quotePath): one line is one path.
-    let quoting = render::Quoting::of(repo);
+    let quoting = repo.quoting();
     let mut text = String::new();
     for op in &res.report.ops {
         let path = quoting.quote_owned(repo.display_path(&op.path));

@@ -19,14 +19,15 @@ use std::process::Command;
 use std::process::Output;
 
 use crate::change::FileMode;
+use crate::diff;
 use crate::error::Classify;
 use crate::error::Exit;
 use crate::ops::preview::LoadedPreview;
-use crate::render;
 use crate::repo::Repo;
 use crate::report::PrReport;
 use crate::report::PreviewState;
 use crate::report::Version;
+use crate::text;
 use crate::txn;
 use crate::txn::Event;
 use crate::txn::Preview;
@@ -272,7 +273,7 @@ fn write_commit(
         "Astedit-Id: {}\nAstedit-Kind: {}\nAstedit-Summary: {}\n",
         preview.id,
         preview.meta.kind,
-        render::first_line(&preview.meta.summary)
+        text::first_line(&preview.meta.summary)
     ));
     if let Some(a) = agent {
         message.push_str(&txn::agent_trailer(a));
@@ -423,7 +424,7 @@ fn file_rows(loaded: &LoadedPreview) -> Vec<serde_json::Value> {
         .files()
         .iter()
         .map(|f| {
-            let counts = render::line_counts(
+            let counts = diff::line_counts(
                 f.before.map(|s| s.bytes).unwrap_or_default(),
                 f.after.map(|s| s.bytes).unwrap_or_default(),
             );
@@ -442,7 +443,7 @@ fn file_rows(loaded: &LoadedPreview) -> Vec<serde_json::Value> {
 fn journal_line(e: &Event) -> String {
     let mut line = format!(
         "{}  {:<10} {}  {}",
-        render::format_time(e.time),
+        text::format_time(e.time),
         e.event,
         e.id,
         e.who
@@ -451,14 +452,14 @@ fn journal_line(e: &Event) -> String {
         line.push_str(&format!("  agent: {a}"));
     }
     if let Some(r) = &e.reason {
-        line.push_str(&format!("  reason: {}", render::first_line(r)));
+        line.push_str(&format!("  reason: {}", text::first_line(r)));
     }
     line
 }
 
 /// Keeps a text inside a Markdown code span or fence.
 fn code(s: &str) -> String {
-    render::first_line(s).replace('`', "'")
+    text::first_line(s).replace('`', "'")
 }
 
 /// GitHub rejects bodies over 65536 characters.
@@ -579,11 +580,11 @@ pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
     let branch_ref = format!("refs/heads/{branch}");
     let title = args.title.clone().unwrap_or_else(|| {
         let t = match &preview.meta.reason {
-            Some(r) if !r.trim().is_empty() => render::first_line(r.trim()),
+            Some(r) if !r.trim().is_empty() => text::first_line(r.trim()),
             _ => format!(
                 "astedit {}: {}",
                 preview.meta.kind,
-                render::first_line(&preview.meta.summary)
+                text::first_line(&preview.meta.summary)
             ),
         };
         t.chars().take(200).collect()

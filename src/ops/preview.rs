@@ -2,13 +2,13 @@
 //! shown) or every file at once.
 
 use crate::change::FileMode;
-use crate::render::DiffFile;
-use crate::render::LimitedDiff;
-use crate::render::Side;
+use crate::diff::DiffFile;
+use crate::diff::LimitedDiff;
+use crate::diff::Side;
 use crate::txn::Preview;
 use crate::Error;
 
-/// [`crate::render::render_diffs`] of a stored preview, reading a file's blobs only when
+/// [`crate::diff::render_diffs`] of a stored preview, reading a file's blobs only when
 /// its diff is shown: the files past `max_lines` of a large preview cost nothing.
 pub fn render_preview_diffs(
     repo: &crate::repo::Repo,
@@ -43,7 +43,7 @@ pub fn stream_preview_diffs(
         let before = side(e.before.map(|(_, m)| m), before.as_deref());
         let after = side(e.after.map(|(_, m)| m), after.as_deref());
         diff.add(|out| {
-            crate::render::file_diff(out, &e.path, before, after, color);
+            crate::diff::file_diff(out, &e.path, before, after, color);
         });
         sink(&diff.take())?;
     }
@@ -110,7 +110,7 @@ impl LoadedPreview {
             .iter()
             .zip(self.files())
             .map(|(e, f)| {
-                let counts = crate::render::line_counts(
+                let counts = crate::diff::line_counts(
                     f.before.map(|s| s.bytes).unwrap_or_default(),
                     f.after.map(|s| s.bytes).unwrap_or_default(),
                 );

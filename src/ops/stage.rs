@@ -5,11 +5,11 @@
 
 use ast_grep_language::SupportLang;
 
+use crate::cancel::Cancel;
 use crate::change::ChangeSet;
 use crate::change::PreviewMeta;
 use crate::edit::EditOutcome;
 use crate::files::FileSet;
-use crate::ops::cancel::Cancel;
 use crate::repo::Repo;
 use crate::rewrite::Op;
 use crate::select::Select;

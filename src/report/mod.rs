@@ -137,7 +137,7 @@ impl Diagnostics {
             let more = if parse_errors.len() > 3 { ", …" } else { "" };
             warnings.push(format!(
                 "{} parsed with errors (searched anyway): {}{more}",
-                crate::render::plural(parse_errors.len(), "file"),
+                crate::text::plural(parse_errors.len(), "file"),
                 listed.join(", ")
             ));
         }
@@ -780,6 +780,9 @@ pub struct LogReport {
     pub events: Vec<EventRow>,
     /// Older events exist that `--max-count` (default 200) left out.
     pub capped: bool,
+    /// The `--max-count` asked for (0: no limit), for the text's note on `capped`.
+    #[serde(skip)]
+    pub max_count: usize,
 }
 
 // ------------------------------------------------------------------ the rest

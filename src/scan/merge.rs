@@ -36,7 +36,7 @@ pub enum Error {
 fn overlap_message(paths: &[(String, Vec<String>)]) -> String {
     let mut s = format!(
         "cannot merge: {} touched by more than one preview",
-        crate::render::plural(paths.len(), "path")
+        crate::text::plural(paths.len(), "path")
     );
     for (path, ids) in paths {
         s.push_str(&format!("\n  {path}: {}", ids.join(", ")));
@@ -178,14 +178,14 @@ fn merged_meta(previews: &[Preview], reason: Option<String>) -> PreviewMeta {
     let counted = if kinds.iter().all(|k| *k == "scan") {
         super::fixes_word(replacements)
     } else {
-        crate::render::plural(replacements, "replacement")
+        crate::text::plural(replacements, "replacement")
     };
     PreviewMeta {
         kind: crate::change::PreviewKind::Merge,
         summary: format!(
             "{} in {} (merge of {})",
             counted,
-            crate::render::plural(paths, "file"),
+            crate::text::plural(paths, "file"),
             previews
                 .iter()
                 .map(|p| p.id.as_str())

@@ -243,7 +243,7 @@ impl ScanOutcome {
         format!(
             "{} in {}",
             fixes_word(self.fixes()),
-            crate::render::plural(self.fixed.len(), "file")
+            crate::text::plural(self.fixed.len(), "file")
         )
     }
 

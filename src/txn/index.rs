@@ -940,7 +940,7 @@ fn prepare_commit(
 pub(crate) fn agent_trailer(agent: &str) -> String {
     format!(
         "Astedit-Agent: {}\n",
-        crate::render::escape_line(agent.trim())
+        crate::text::escape_line(agent.trim())
     )
 }
 

@@ -162,7 +162,7 @@ fn roll(repo: &Repo, record: Record) -> Result<Recovery, Error> {
         ),
         _ => format!(
             "an interrupted {op} of {id} is unfinished: {} left alone, the rest done",
-            crate::render::plural(pass.unresolved.len(), "path"),
+            crate::text::plural(pass.unresolved.len(), "path"),
         ),
     };
     push_notes(&mut message, &notes);

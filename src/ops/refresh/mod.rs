@@ -213,7 +213,7 @@ impl FileOutcome {
         };
         format!(
             "{}: {} → {} ({how}{})",
-            crate::render::escape_line(&self.path),
+            crate::text::escape_line(&self.path),
             count(self.before),
             count(self.now),
             self.why
@@ -940,8 +940,8 @@ fn successor_meta(old: &Preview, files: Vec<FileMeta>, agent: Option<String>) ->
     };
     meta.summary = format!(
         "{} in {} (refreshed from {})",
-        crate::render::plural(meta.replacements, word),
-        crate::render::plural(meta.files.len(), "file"),
+        crate::text::plural(meta.replacements, word),
+        crate::text::plural(meta.files.len(), "file"),
         old.id
     );
     // Staged on the tree as it is now.

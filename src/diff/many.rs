@@ -95,7 +95,7 @@ impl<'a> LimitedDiff<'a> {
         if !self.omitted.is_empty() {
             self.out.push_str(&format!(
                 "… diff of {} not shown (--max-render {}): {}\n",
-                super::plural(self.omitted.len(), "more file"),
+                crate::text::plural(self.omitted.len(), "more file"),
                 self.max_lines,
                 self.omitted.join(", ")
             ));

@@ -17,16 +17,6 @@ impl Default for Quoting {
 }
 
 impl Quoting {
-    /// From the repository's `core.quotePath` (default true).
-    pub fn of(repo: &crate::repo::Repo) -> Quoting {
-        let non_ascii = repo
-            .git
-            .config_snapshot()
-            .boolean("core.quotePath")
-            .unwrap_or(true);
-        Quoting { non_ascii }
-    }
-
     fn needs(&self, b: u8) -> bool {
         b < 0x20 || b == 0x7f || b == b'"' || b == b'\\' || (self.non_ascii && b >= 0x80)
     }
