@@ -166,7 +166,87 @@ pub struct RuleCount {
 pub struct FileMeta {
     pub path: String,
     pub count: usize,
-    /// E.g. `introduces-parse-errors`, `added`, `deleted`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flags: Vec<String>,
+    pub flags: Vec<FileFlag>,
+}
+
+/// What a reviewer should know about one file of a preview. Written as a string
+/// (`introduces-parse-errors`, `added`, `deleted`, `rescued`, `moved-from:PATH`), in
+/// preview metadata as in reports; a string this version does not know is kept as it
+/// is ([`FileFlag::Other`]), so an older or newer preview still reads.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FileFlag {
+    /// The rewritten file parses with errors where the original did not.
+    IntroducesParseErrors,
+    /// The change creates the file.
+    Added,
+    /// The change deletes the file.
+    Deleted,
+    /// A patch chunk was placed by a looser match than its context asked for.
+    Rescued,
+    /// A patch moved the file here from this path.
+    MovedFrom(String),
+    /// A flag this version does not know.
+    Other(String),
+}
+
+impl FileFlag {
+    /// The flag as written.
+    pub fn as_str(&self) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
+        match self {
+            FileFlag::IntroducesParseErrors => Cow::Borrowed("introduces-parse-errors"),
+            FileFlag::Added => Cow::Borrowed("added"),
+            FileFlag::Deleted => Cow::Borrowed("deleted"),
+            FileFlag::Rescued => Cow::Borrowed("rescued"),
+            FileFlag::MovedFrom(path) => Cow::Owned(format!("moved-from:{path}")),
+            FileFlag::Other(s) => Cow::Borrowed(s),
+        }
+    }
+
+    /// Reads a written flag.
+    pub fn parse(s: &str) -> FileFlag {
+        match s {
+            "introduces-parse-errors" => FileFlag::IntroducesParseErrors,
+            "added" => FileFlag::Added,
+            "deleted" => FileFlag::Deleted,
+            "rescued" => FileFlag::Rescued,
+            _ => match s.strip_prefix("moved-from:") {
+                Some(path) => FileFlag::MovedFrom(path.to_string()),
+                None => FileFlag::Other(s.to_string()),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for FileFlag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.as_str())
+    }
+}
+
+impl Serialize for FileFlag {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FileFlag {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(FileFlag::parse(&s))
+    }
+}
+
+impl schemars::JsonSchema for FileFlag {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FileFlag".into()
+    }
+    // Inline and a plain string, as the schema has always said of flags.
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string" })
+    }
 }

@@ -29,9 +29,6 @@ use crate::select::Origin;
 use crate::select::Proposal;
 use crate::select::Select;
 
-/// The flag recorded for a file whose rewrite broke a clean parse.
-pub const FLAG_INTRODUCES_PARSE_ERRORS: &str = "introduces-parse-errors";
-
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
@@ -124,7 +121,7 @@ impl EditOutcome {
                     path: f.path.clone(),
                     count: f.replacements.len(),
                     flags: if f.introduces_parse_error {
-                        vec![FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+                        vec![crate::change::FileFlag::IntroducesParseErrors]
                     } else {
                         Vec::new()
                     },

@@ -178,7 +178,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
                 path: repo.display_path(&f.path),
                 count: f.replacements.len(),
                 flags: if f.introduces_parse_error {
-                    vec![git_astedit::edit::FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+                    vec![git_astedit::change::FileFlag::IntroducesParseErrors]
                 } else {
                     Vec::new()
                 },

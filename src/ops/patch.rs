@@ -1,6 +1,7 @@
 //! Staging a `*** Begin Patch` text: the preview metadata and the reports of a
 //! resolution, shared by `git astedit patch` and the `apply_patch` tool.
 
+use crate::change::FileFlag;
 use crate::change::FileMeta;
 use crate::change::PreviewKind;
 use crate::change::PreviewMeta;
@@ -70,22 +71,22 @@ fn file_meta(res: &Resolution) -> Vec<FileMeta> {
                     continue;
                 }
                 if op.move_to.is_some() && target == c.path {
-                    flags.push(format!("moved-from:{}", op.path));
+                    flags.push(FileFlag::MovedFrom(op.path.clone()));
                 }
                 if target == c.path {
                     for ch in &op.chunks {
                         if ch.level != Level::AlreadyApplied {
                             count += 1;
                         }
-                        if ch.level.is_rescue() && !flags.iter().any(|f| f == "rescued") {
-                            flags.push("rescued".into());
+                        if ch.level.is_rescue() && !flags.contains(&FileFlag::Rescued) {
+                            flags.push(FileFlag::Rescued);
                         }
                     }
                 }
             }
             match (&c.before, &c.after) {
-                (None, Some(_)) => flags.insert(0, "added".into()),
-                (Some(_), None) => flags.insert(0, "deleted".into()),
+                (None, Some(_)) => flags.insert(0, FileFlag::Added),
+                (Some(_), None) => flags.insert(0, FileFlag::Deleted),
                 _ => {}
             }
             FileMeta {

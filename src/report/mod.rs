@@ -326,7 +326,7 @@ pub struct StagedFile {
     /// Replacements (or patch chunks) in this file.
     pub count: usize,
     /// E.g. `introduces-parse-errors`, `added`, `deleted`, `rescued`, `moved-from:PATH`.
-    pub flags: Vec<String>,
+    pub flags: Vec<crate::change::FileFlag>,
     /// `edit`: each replacement.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<Replacement>,

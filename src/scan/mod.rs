@@ -261,7 +261,7 @@ impl ScanOutcome {
                     path: f.path.clone(),
                     count: f.counts.iter().map(|(_, n)| n).sum(),
                     flags: if f.introduces_parse_error {
-                        vec![crate::edit::FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+                        vec![crate::change::FileFlag::IntroducesParseErrors]
                     } else {
                         Vec::new()
                     },

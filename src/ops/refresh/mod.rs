@@ -397,7 +397,7 @@ enum Derived {
         after: Vec<u8>,
         count: usize,
         how: How,
-        flags: Vec<String>,
+        flags: Vec<crate::change::FileFlag>,
     },
     /// No change left to make at this path.
     Dropped(String),
@@ -459,7 +459,7 @@ fn old_count(meta: &PreviewMeta, path: &str) -> usize {
         .unwrap_or(0)
 }
 
-fn old_flags(meta: &PreviewMeta, path: &str) -> Vec<String> {
+fn old_flags(meta: &PreviewMeta, path: &str) -> Vec<crate::change::FileFlag> {
     meta.files
         .iter()
         .find(|f| f.path == path)
@@ -468,7 +468,7 @@ fn old_flags(meta: &PreviewMeta, path: &str) -> Vec<String> {
 }
 
 /// A recorded patch re-resolved on the current work tree: path → (after, count).
-type Repatched = BTreeMap<String, (Option<FileContent>, usize, Vec<String>)>;
+type Repatched = BTreeMap<String, (Option<FileContent>, usize, Vec<crate::change::FileFlag>)>;
 
 fn repatch(repo: &Repo, meta: &PreviewMeta) -> Result<Repatched, String> {
     let rec = meta
@@ -746,7 +746,7 @@ fn derive_file(
                 Some(rw) => Derived::Changed {
                     count: rw.replacements.len(),
                     flags: if rw.introduces_parse_error {
-                        vec![crate::edit::FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+                        vec![crate::change::FileFlag::IntroducesParseErrors]
                     } else {
                         Vec::new()
                     },
@@ -821,7 +821,7 @@ fn derive_file(
                     count: now.count,
                     how: How::Rerun,
                     flags: if now.introduces_parse_error {
-                        vec![crate::edit::FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+                        vec![crate::change::FileFlag::IntroducesParseErrors]
                     } else {
                         Vec::new()
                     },
@@ -863,7 +863,7 @@ fn merged(
 }
 
 /// A newly matching file: its path, change, count and flags.
-type NewFile = (String, FileChange, usize, Vec<String>);
+type NewFile = (String, FileChange, usize, Vec<crate::change::FileFlag>);
 
 /// `refresh --all` of an edit: the ops over the file set recorded at staging, for the
 /// files not in the preview. Returns the newly matching ones.
@@ -916,7 +916,7 @@ fn rerun_all(
     let mut out = Vec::new();
     for (change, edit) in outcome.changes.changes.into_iter().zip(&outcome.files) {
         let flags = if edit.introduces_parse_error {
-            vec![crate::edit::FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+            vec![crate::change::FileFlag::IntroducesParseErrors]
         } else {
             Vec::new()
         };

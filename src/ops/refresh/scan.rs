@@ -141,7 +141,7 @@ pub(super) fn rescan_all(
             continue;
         }
         let flags = if fixed.introduces_parse_error {
-            vec![crate::edit::FLAG_INTRODUCES_PARSE_ERRORS.to_string()]
+            vec![crate::change::FileFlag::IntroducesParseErrors]
         } else {
             Vec::new()
         };

@@ -122,7 +122,14 @@ pub(super) fn staged_text(out: &StageReport, notes: &[String]) -> String {
             if f.flags.is_empty() {
                 String::new()
             } else {
-                format!("; {}", f.flags.join(", "))
+                format!(
+                    "; {}",
+                    f.flags
+                        .iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             }
         ));
     }
@@ -139,7 +146,7 @@ pub(super) fn staged_text(out: &StageReport, notes: &[String]) -> String {
         .filter(|f| {
             f.flags
                 .iter()
-                .any(|x| x == git_astedit::edit::FLAG_INTRODUCES_PARSE_ERRORS)
+                .any(|x| *x == git_astedit::change::FileFlag::IntroducesParseErrors)
         })
         .map(|f| f.path.as_str())
         .collect();
