@@ -7,6 +7,7 @@ plain value ([`printer::Style`]), and diffs come as text, made below by
 [`crate::diff`].
 */
 
+pub mod agent;
 pub mod log;
 pub mod printer;
 
