@@ -8,6 +8,7 @@ plain value ([`printer::Style`]), and diffs come as text, made below by
 */
 
 pub mod agent;
+pub mod grep;
 pub mod log;
 pub mod printer;
 

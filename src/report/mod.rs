@@ -232,6 +232,20 @@ pub struct GrepReport {
     pub files_matched: usize,
     #[serde(flatten)]
     pub diagnostics: Diagnostics,
+    /// The cap asked for (0: none), for the text that says where the list stopped.
+    #[serde(skip)]
+    pub max_count: usize,
+}
+
+impl GrepReport {
+    /// 0 when something matched, 1 when nothing did (as grep).
+    pub fn exit(&self) -> crate::error::Exit {
+        if self.total > 0 {
+            crate::error::Exit::Ok
+        } else {
+            crate::error::Exit::NothingFound
+        }
+    }
 }
 
 /// One match: where, what, and the metavariables' captures (as ast-grep's

@@ -344,12 +344,7 @@ fn diagnostics(
 }
 
 fn push_notes(text: &mut String, notes: &[String], warnings: &[String]) {
-    for n in notes {
-        text.push_str(&format!("note: {n}\n"));
-    }
-    for w in warnings {
-        text.push_str(&format!("warning: {w}\n"));
-    }
+    git_astedit::render::agent::notes::push_notes(text, notes, warnings)
 }
 
 fn capped_diff(full: String, max_lines: Option<usize>) -> CappedDiff {
