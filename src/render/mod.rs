@@ -11,6 +11,7 @@ pub mod agent;
 pub mod grep;
 pub mod log;
 pub mod printer;
+pub mod stage;
 
 pub use printer::Format;
 pub use printer::Printed;
