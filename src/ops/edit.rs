@@ -78,12 +78,14 @@ pub fn run(
             }
         }
     };
-    let (set, lang, max) = (req.set, req.lang, req.max_file_size);
     let selecting = opts.select.is_some();
-    let outcome = match opts.select {
-        None => crate::edit::edit_each(repo, set, &ops, lang, max, cancel, add)?,
-        Some(select) => crate::edit::edit_selecting(repo, set, &ops, lang, max, select, add)?,
+    let engine = crate::edit::Options {
+        forced_lang: req.lang,
+        max_file_size: req.max_file_size,
+        cancel,
+        select: opts.select,
     };
+    let outcome = crate::edit::edit_each(repo, req.set, &ops, engine, add)?;
     if let Some(e) = stage_error {
         return Err(e);
     }
