@@ -144,68 +144,58 @@ pub fn edit(
 ) -> Result<EditOutcome, Error> {
     let mut changes = Vec::new();
     let never = crate::cancel::Cancel::never();
-    let mut out = edit_each(
-        repo,
-        set,
-        ops,
+    let opts = Options {
         forced_lang,
         max_file_size,
-        &never,
-        |change| {
-            changes.push(change);
-            true
-        },
-    )?;
+        cancel: &never,
+        select: None,
+    };
+    let mut out = edit_each(repo, set, ops, opts, |change| {
+        changes.push(change);
+        true
+    })?;
     out.changes.changes = changes;
     out.changes.sort();
     Ok(out)
+}
+
+/// How an edit runs, besides its ops and its files.
+pub struct Options<'a> {
+    /// Parse every file as this language.
+    pub forced_lang: Option<SupportLang>,
+    pub max_file_size: u64,
+    /// Checked as each file is done (the outcome is then partial: a caller that passes
+    /// a `cancel` checks it before using the outcome). Files go in parallel.
+    pub cancel: &'a crate::cancel::Cancel,
+    /// Make only the changes this accepts: files are then read one at a time in path
+    /// order (so that changes are offered in that order), and once `select` is
+    /// [finished](Select::finished) the rest are not read.
+    pub select: Option<&'a mut dyn Select>,
 }
 
 /// Runs `ops` over every file of `set`, handing each changed file to `on_change` as
 /// soon as it is known, in no particular order, so that a large edit need not hold
 /// every file's text at once. The outcome's `changes` stay empty; its other lists are
 /// sorted by path. `on_change` returning `false` stops the edit early; so does
-/// `cancel`, checked as each file is done (the outcome is then partial: a caller that
-/// passes a `cancel` checks it before using the outcome).
+/// `opts.cancel`.
 pub fn edit_each(
     repo: &Repo,
     set: &FileSet,
     ops: &[Op],
-    forced_lang: Option<SupportLang>,
-    max_file_size: u64,
-    cancel: &crate::cancel::Cancel,
+    opts: Options<'_>,
     on_change: impl FnMut(FileChange) -> bool,
 ) -> Result<EditOutcome, Error> {
+    let drive = match opts.select {
+        Some(select) => Drive::Selecting(select),
+        None => Drive::AsReady(opts.cancel),
+    };
     run_edit(
         repo,
         set,
         ops,
-        forced_lang,
-        max_file_size,
-        Drive::AsReady(cancel),
-        on_change,
-    )
-}
-
-/// Like [`edit_each`], making only the changes `select` accepts: files are read one at
-/// a time in path order (so that changes are offered in that order), and once
-/// `select` is [finished](Select::finished) the rest are not read.
-pub fn edit_selecting(
-    repo: &Repo,
-    set: &FileSet,
-    ops: &[Op],
-    forced_lang: Option<SupportLang>,
-    max_file_size: u64,
-    select: &mut dyn Select,
-    on_change: impl FnMut(FileChange) -> bool,
-) -> Result<EditOutcome, Error> {
-    run_edit(
-        repo,
-        set,
-        ops,
-        forced_lang,
-        max_file_size,
-        Drive::Selecting(select),
+        opts.forced_lang,
+        opts.max_file_size,
+        drive,
         on_change,
     )
 }

@@ -88,21 +88,6 @@ pub struct Keep {
     pub order: crate::pipeline::Delivery,
 }
 
-/// Everything a search found and skipped.
-#[derive(Debug, Default)]
-pub struct GrepOutcome {
-    pub files: Vec<FileHits>,
-    /// Matches found in all, before any cap.
-    pub total: usize,
-    /// Files read and considered.
-    pub files_searched: usize,
-    pub skipped: files::Skipped,
-    /// Paths of files that parsed with errors (searched anyway).
-    pub parse_errors: Vec<String>,
-    /// Languages the pattern does not parse as: (language, reason). Their files were skipped.
-    pub skipped_languages: Vec<(String, String)>,
-}
-
 /// Something compiled once per language, and the languages it does not parse as.
 pub struct PerLanguage<T> {
     pub compiled: BTreeMap<String, T>,
@@ -166,47 +151,37 @@ pub struct GrepSummary {
     pub skipped_languages: Vec<(String, String)>,
 }
 
+/// How to search, besides the pattern and the files.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    /// Parse every file as this language.
+    pub forced_lang: Option<SupportLang>,
+    pub max_file_size: u64,
+    pub keep: Keep,
+    /// Checked as each file is done: once it says stop, the search stops and the
+    /// summary is partial (the caller checks `cancel` before using it).
+    pub cancel: &'a crate::cancel::Cancel,
+}
+
 /// Searches every file of `set` for `pattern`, in parallel, handing each file with
 /// matches to `sink` in path order as soon as it is next (memory stays bounded), or,
 /// with `keep.order` [`Delivery::AsReady`](crate::pipeline::Delivery), as soon as it is
 /// searched.
 /// `sink` returning `false` stops the search (e.g. the reader of the output left);
 /// the summary then counts what was searched until then.
-pub fn grep_each(
+pub fn grep(
     repo: &Repo,
     set: &FileSet,
     pattern: &str,
-    forced_lang: Option<SupportLang>,
-    max_file_size: u64,
-    keep: Keep,
-    sink: impl FnMut(FileHits) -> bool,
+    opts: &Options<'_>,
+    mut sink: impl FnMut(FileHits) -> bool,
 ) -> Result<GrepSummary, Error> {
-    let never = crate::cancel::Cancel::never();
-    grep_each_cancellable(
-        repo,
-        set,
-        pattern,
+    let Options {
         forced_lang,
         max_file_size,
         keep,
-        &never,
-        sink,
-    )
-}
-
-/// [`grep_each`], stopping as soon as `cancel` says so (checked as each file is done;
-/// the summary is then partial, and the caller checks `cancel` before using it).
-#[allow(clippy::too_many_arguments)]
-pub fn grep_each_cancellable(
-    repo: &Repo,
-    set: &FileSet,
-    pattern: &str,
-    forced_lang: Option<SupportLang>,
-    max_file_size: u64,
-    keep: Keep,
-    cancel: &crate::cancel::Cancel,
-    mut sink: impl FnMut(FileHits) -> bool,
-) -> Result<GrepSummary, Error> {
+        cancel,
+    } = *opts;
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
     let PerLanguage {
         compiled: queries,
@@ -299,54 +274,17 @@ pub fn grep_each_cancellable(
     Ok(out)
 }
 
-/// Like [`grep_each`], collecting every file's matches with their captures.
-pub fn grep(
-    repo: &Repo,
-    set: &FileSet,
-    pattern: &str,
-    forced_lang: Option<SupportLang>,
-    max_file_size: u64,
-) -> Result<GrepOutcome, Error> {
-    let never = crate::cancel::Cancel::never();
-    grep_cancellable(repo, set, pattern, forced_lang, max_file_size, &never)
-}
-
-/// [`grep`], stopping early when `cancel` says so (the outcome is then partial: the
-/// caller checks `cancel` before using it).
-pub fn grep_cancellable(
-    repo: &Repo,
-    set: &FileSet,
-    pattern: &str,
-    forced_lang: Option<SupportLang>,
-    max_file_size: u64,
-    cancel: &crate::cancel::Cancel,
-) -> Result<GrepOutcome, Error> {
-    let mut files = Vec::new();
-    let summary = grep_each_cancellable(
-        repo,
-        set,
-        pattern,
-        forced_lang,
-        max_file_size,
-        Keep {
-            text: MatchText::WithCaptures,
-            source: false,
-            order: crate::pipeline::Delivery::InOrder,
-        },
-        cancel,
-        |hits| {
-            files.push(hits);
-            true
-        },
-    )?;
-    Ok(GrepOutcome {
-        files,
-        total: summary.total,
-        files_searched: summary.files_searched,
-        skipped: summary.skipped,
-        parse_errors: summary.parse_errors,
-        skipped_languages: summary.skipped_languages,
-    })
+/// One file's matches as a search shows them (`ops::grep` hands these to its sink;
+/// the printers read them).
+pub struct GrepFile<'a> {
+    /// The path, written as the caller asked.
+    pub path: String,
+    pub lang: SupportLang,
+    /// The matches to show, in position order.
+    pub matches: &'a [Match],
+    /// The file's lines (empty unless context was asked for).
+    pub lines: Lines<'a>,
+    pub context: Context,
 }
 
 /// How many lines of context to show around each match (`-B`, `-A`).

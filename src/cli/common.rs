@@ -1,14 +1,15 @@
-//! Flag groups shared by the commands that read files (`grep`, `edit`).
+//! Flag groups shared by the commands that read files (`grep`, `edit`) and stage
+//! previews (`edit`, `patch`).
 
 use ast_grep_language::SupportLang;
 use git_astedit::files;
+use git_astedit::ops::stage::Apply;
+use git_astedit::ops::stage::Audience;
+use git_astedit::ops::stage::DiffOptions;
+use git_astedit::ops::stage::Staging;
 use git_astedit::repo::Repo;
-use git_astedit::txn;
-use git_astedit::Error;
-
-use git_astedit::report::Action;
 use git_astedit::report::Diagnostics;
-use git_astedit::report::ResolveReport;
+use git_astedit::Error;
 
 use super::Out;
 
@@ -72,46 +73,21 @@ pub struct StageArgs {
 }
 
 impl StageArgs {
-    /// Stores `changes` as a preview and, with `--apply`, applies it at once.
-    pub fn stage(
-        &self,
-        repo: &Repo,
-        changes: &git_astedit::change::ChangeSet,
-        meta: &git_astedit::change::PreviewMeta,
-    ) -> Result<(txn::Preview, Option<txn::ApplyReport>), Error> {
-        let preview = txn::stage(repo, changes, meta)?;
-        let applied = self.apply_now(repo, &preview)?;
-        Ok((preview, applied))
-    }
-
-    /// With `--apply`, applies a just-staged preview at once.
-    pub fn apply_now(
-        &self,
-        repo: &Repo,
-        preview: &txn::Preview,
-    ) -> Result<Option<txn::ApplyReport>, Error> {
-        if !self.apply {
-            return Ok(None);
-        }
-        let opts = txn::ApplyOptions {
+    /// What the operation does after staging: apply at once with `--apply`, and make
+    /// the diff a person reads (`diff`: unless every change was shown already).
+    pub fn staging(&self, diff: bool, color: bool) -> Staging {
+        Staging {
             reason: self.reason.clone(),
-            ..Default::default()
-        };
-        Ok(Some(txn::apply(repo, Some(&preview.id), &opts)?))
-    }
-}
-
-/// The last line after staging: the id and what to do next (or what was applied).
-pub fn staged_line(preview: &txn::Preview, applied: Option<&txn::ApplyReport>) -> String {
-    let id = &preview.id;
-    match applied {
-        Some(report) => format!(
-            "Staged and applied {id} ({} written). Undo with `git astedit undo {id}`.\n",
-            git_astedit::render::plural(report.written.len() + report.deleted.len(), "file"),
-        ),
-        None => format!(
-            "Staged preview {id}. Apply with `git astedit apply {id}`, drop with `git astedit discard {id}`.\n"
-        ),
+            agent: None,
+            apply: self.apply.then(|| Apply {
+                reason: self.reason.clone(),
+            }),
+            diff: diff.then_some(DiffOptions {
+                color,
+                max_lines: self.max_render,
+            }),
+            audience: Audience::Person,
+        }
     }
 }
 
@@ -133,27 +109,4 @@ pub fn warn_all(out: &mut Out, diag: &Diagnostics) {
     for w in &diag.warnings {
         out.warn(w);
     }
-}
-
-/// The report of the apply a `--apply` run made right after staging `preview`, if any.
-pub fn apply_report(
-    preview: &txn::Preview,
-    applied: Option<&txn::ApplyReport>,
-    reason: Option<String>,
-) -> Option<ResolveReport> {
-    applied.map(|a| {
-        let files = preview.entries.iter().map(|e| e.path.clone()).collect();
-        resolve_report(a, Action::Applied, files, false, reason)
-    })
-}
-
-/// The report of an apply (or undo) as every command gives it.
-pub fn resolve_report(
-    report: &txn::ApplyReport,
-    action: Action,
-    files: Vec<String>,
-    index: bool,
-    reason: Option<String>,
-) -> ResolveReport {
-    ResolveReport::of(report, action, Some(files), index, reason)
 }

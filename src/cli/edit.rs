@@ -1,25 +1,16 @@
 //! `git astedit edit`: compute a structural rewrite and stage it as a preview.
 
-use git_astedit::change::PreviewKind;
+use git_astedit::cancel::Cancel;
 use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
-use git_astedit::ops::stage::EditRequest;
-use git_astedit::render;
-use git_astedit::report::Dropped;
-use git_astedit::report::Replacement;
-use git_astedit::report::StageReport;
-use git_astedit::report::StagedFile;
-use git_astedit::report::Version;
-use git_astedit::rewrite::Op;
-use git_astedit::txn;
+use git_astedit::ops::edit::EditOptions;
+use git_astedit::ops::edit::EditRequest;
 use git_astedit::Error;
 
-use super::common;
 use super::common::InputArgs;
 use super::common::StageArgs;
 use super::interactive;
 use super::Ctx;
-use git_astedit::ops::preview::render_preview_diffs;
 
 /// Stage a structural rewrite as a preview; no work-tree file is touched.
 ///
@@ -77,7 +68,7 @@ pub fn check_op_order(matches: &clap::ArgMatches) -> Result<(), UsageError> {
 }
 
 /// Pairs `-p` and `-r` in the order they were typed.
-fn ops(args: &EditArgs) -> Result<Vec<Op>, UsageError> {
+fn ops(args: &EditArgs) -> Result<Vec<(String, String)>, UsageError> {
     if args.patterns.len() != args.rewrites.len() {
         return Err(UsageError(format!(
             "every -p PATTERN needs its -r TEMPLATE: got {} patterns and {} templates",
@@ -88,164 +79,46 @@ fn ops(args: &EditArgs) -> Result<Vec<Op>, UsageError> {
     Ok(args
         .patterns
         .iter()
-        .zip(&args.rewrites)
-        .map(|(p, r)| Op {
-            pattern: p.clone(),
-            rewrite: r.clone(),
-        })
+        .cloned()
+        .zip(args.rewrites.iter().cloned())
         .collect())
 }
 
 pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     let ops = ops(&args)?;
-    let json = ctx.json;
-    if args.interactive && json {
+    if args.interactive && ctx.json {
         return Err(UsageError("-i/--interactive cannot be combined with --json".into()).into());
     }
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let (set, lang) = args.input.collect(repo)?;
+    let several_ops = ops.len() > 1;
     let request = EditRequest {
         set: &set,
-        ops: &ops,
+        ops,
         lang,
         max_file_size: args.input.max_filesize,
-        reason: args.stage.reason.clone(),
-        agent: None,
+        // After `-i` every accepted change has been shown already.
+        staging: args.stage.staging(!args.interactive, color),
     };
-    let mut asked = None;
-    let staged = if args.interactive {
-        let session = interactive::session(out, color, ops.len() > 1, |prompter| {
-            git_astedit::ops::stage::stage_edit_selecting(repo, &request, prompter)
+    let never = Cancel::never();
+    let report = if args.interactive {
+        let (mut report, asked) = interactive::session(out, color, several_ops, |prompter| {
+            let options = EditOptions {
+                cancel: &never,
+                select: Some(prompter),
+            };
+            git_astedit::ops::edit::run(repo, &request, options)
         })?;
-        asked = Some(session.1);
-        session.0
+        report.text.offered = Some(asked.offered);
+        report
     } else {
-        git_astedit::ops::stage::stage_edit(repo, &request)?
+        let options = EditOptions {
+            cancel: &never,
+            select: None,
+        };
+        git_astedit::ops::edit::run(repo, &request, options)?
     };
-    let outcome = &staged.outcome;
-    let mut diag = common::diagnostics(
-        repo,
-        &outcome.skipped_languages,
-        &outcome.parse_errors,
-        &outcome.skipped,
-    );
-    let quoting = repo.quoting();
-    let flagged: Vec<String> = outcome
-        .files
-        .iter()
-        .filter(|f| f.introduces_parse_error)
-        .map(|f| quoting.quote_owned(repo.display_path(&f.path)))
-        .collect();
-    if !flagged.is_empty() {
-        diag.warnings.push(format!(
-            "the rewrite makes {} parse with errors: {}",
-            render::plural(flagged.len(), "file"),
-            flagged.join(", ")
-        ));
-    }
-    let dropped: Vec<String> = outcome
-        .files
-        .iter()
-        .flat_map(|f| {
-            let path = quoting.quote_owned(repo.display_path(&f.path));
-            f.dropped
-                .iter()
-                .map(move |d| format!("{path}:{}:{}", d.line, d.column))
-        })
-        .collect();
-    if !dropped.is_empty() {
-        diag.warnings.push(format!(
-            "{} no longer matched once the matches inside were rewritten, and were left as \
-             those made them: {}",
-            render::plural(dropped.len(), "outer match"),
-            dropped.join(", ")
-        ));
-    }
-
-    let mut report = StageReport {
-        schema_version: Version,
-        kind: PreviewKind::Edit,
-        id: None,
-        staged: false,
-        applied: false,
-        summary: outcome.summary(),
-        replacements: outcome.replacements(),
-        files: outcome
-            .files
-            .iter()
-            .map(|f| StagedFile {
-                path: repo.display_path(&f.path),
-                count: f.replacements.len(),
-                flags: if f.introduces_parse_error {
-                    vec![git_astedit::change::FileFlag::IntroducesParseErrors]
-                } else {
-                    Vec::new()
-                },
-                changes: f
-                    .replacements
-                    .iter()
-                    .map(|r| Replacement {
-                        op: r.op,
-                        line: r.line,
-                        column: r.column,
-                        before: r.before.clone(),
-                        after: r.after.clone(),
-                    })
-                    .collect(),
-                dropped: f
-                    .dropped
-                    .iter()
-                    .map(|d| Dropped {
-                        op: d.op,
-                        line: d.line,
-                        column: d.column,
-                        text: d.text.clone(),
-                    })
-                    .collect(),
-            })
-            .collect(),
-        file_count: outcome.files.len(),
-        files_searched: Some(outcome.files_searched),
-        patch_digest: None,
-        ops: None,
-        apply: None,
-        diff: None,
-        diagnostics: diag,
-    };
-
-    if outcome.files.is_empty() {
-        if json {
-            out.json(&report)?;
-        } else {
-            common::warn_all(out, &report.diagnostics);
-            out.note(&interactive::nothing_staged(asked));
-        }
-        return Ok(Exit::NothingFound);
-    }
-
-    let meta = &staged.meta;
-    let Some(preview) = &staged.preview else {
-        return Err(txn::Error::NoPending.into());
-    };
-    let applied = args.stage.apply_now(repo, preview)?;
-    report.id = Some(preview.id.clone());
-    report.staged = true;
-    report.applied = applied.is_some();
-    report.apply = common::apply_report(preview, applied.as_ref(), meta.reason.clone());
-
-    if json {
-        out.json(&report)?;
-        return Ok(Exit::Ok);
-    }
-    // After `-i` every accepted change has been shown already.
-    let mut text = match asked {
-        Some(_) => String::new(),
-        None => render_preview_diffs(repo, preview, color, args.stage.max_render)? + "\n",
-    };
-    text.push_str(&format!("{}\n", outcome.summary()));
-    text.push_str(&common::staged_line(preview, applied.as_ref()));
-    out.print(&text)?;
-    common::warn_all(out, &report.diagnostics);
-    Ok(Exit::Ok)
+    out.emit(&report)?;
+    Ok(report.exit())
 }

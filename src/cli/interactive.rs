@@ -352,7 +352,7 @@ impl Select for Prompter<'_> {
 
 #[cfg(test)]
 mod tests {
-    use git_astedit::rewrite::Proposed;
+    use git_astedit::select::Proposed;
 
     use super::*;
 

@@ -7,6 +7,8 @@ here, and the shapes they print live in [`crate::report`].
 */
 
 pub mod apply;
+pub mod edit;
+pub mod grep;
 pub mod log;
 /// Cancellation lives in the base layer; this is the path the front ends knew.
 pub use crate::cancel;

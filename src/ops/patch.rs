@@ -1,135 +1,121 @@
-//! Staging a `*** Begin Patch` text: the preview metadata and the reports of a
-//! resolution, shared by `git astedit patch` and the `apply_patch` tool.
+//! `patch` (and the `apply_patch` tool): resolve a `*** Begin Patch` text against the
+//! work tree, stage it as a preview, and apply it at once when asked.
 
-use crate::change::FileFlag;
-use crate::change::FileMeta;
+use super::grep::Paths;
+use super::stage::settle;
+use super::stage::stage_changes;
+use super::stage::Audience;
+use super::stage::Staging;
+use crate::cancel::Cancel;
 use crate::change::PreviewKind;
-use crate::change::PreviewMeta;
-use crate::patch::Level;
+use crate::diff::render_diffs;
+use crate::diff::DiffFile;
 use crate::patch::Resolution;
 use crate::repo::Repo;
-use crate::text;
+use crate::report::Diagnostics;
+use crate::report::StageReport;
+use crate::report::StageText;
+use crate::report::StagedFile;
+use crate::report::Version;
+use crate::Error;
 
-/// One line describing a resolution, e.g. `2 chunks, 1 added in 3 files, 1 rescued`.
-pub fn summary(res: &Resolution) -> String {
-    let placed = res
-        .report
-        .chunks()
-        .filter(|c| c.level != Level::AlreadyApplied)
-        .count();
-    let count = |op: &str| res.report.ops.iter().filter(|o| o.op == op).count();
-    let moved = res
-        .report
-        .ops
-        .iter()
-        .filter(|o| o.move_to.is_some())
-        .count();
-    let mut parts = Vec::new();
-    if placed > 0 {
-        parts.push(text::plural(placed, "chunk"));
-    }
-    for (n, what) in [
-        (count("add"), "added"),
-        (count("delete"), "deleted"),
-        (moved, "moved"),
-    ] {
-        if n > 0 {
-            parts.push(format!("{n} {what}"));
+/// A patch to stage.
+#[derive(Debug, Clone)]
+pub struct PatchRequest {
+    /// The whole patch, from `*** Begin Patch` to `*** End Patch`.
+    pub text: String,
+    /// The folder (a repository path, `""` for the top) the patch's paths are
+    /// relative to.
+    pub base: String,
+    pub staging: Staging,
+}
+
+pub fn run(repo: &Repo, req: &PatchRequest, cancel: &Cancel) -> Result<StageReport, Error> {
+    use sha2::Digest;
+    let staging = &req.staging;
+    let paths = staging.audience.paths();
+    let tree = crate::patch::FsTree::for_repo(repo)?;
+    let res = crate::patch::resolve_text(&req.text, &tree, &req.base)?;
+    let digest = format!("{:x}", sha2::Sha256::digest(req.text.as_bytes()));
+    let mut meta = preview_meta(&res, &digest, staging.reason.clone());
+    super::refresh::record_patch(&mut meta, &req.text, &req.base);
+    cancel.check()?;
+    let preview = stage_changes(repo, &res.changes, &mut meta, staging.agent.clone())?;
+    let mut diagnostics = Diagnostics::default();
+    let already_applied = res.report.already_applied();
+    match staging.audience {
+        Audience::Person if res.report.rescued() > 0 => diagnostics
+            .warnings
+            .push("some chunks were placed by a rescue: review the drifted lines above".into()),
+        Audience::Person => {}
+        Audience::Agent => {
+            if res.report.rescued() > 0 {
+                diagnostics.warnings.push(
+                    "some chunks were placed by a rescue: check the drifted lines in the report"
+                        .into(),
+                );
+            }
+            if preview.is_none() && already_applied > 0 {
+                diagnostics
+                    .warnings
+                    .push("the patch is already applied; nothing staged".into());
+            }
         }
     }
-    if parts.is_empty() {
-        parts.push("no change".into());
-    }
-    let mut s = format!(
-        "{} in {}",
-        parts.join(", "),
-        text::plural(res.changes.changes.len(), "file")
-    );
-    if res.report.rescued() > 0 {
-        s.push_str(&format!(", {} rescued", res.report.rescued()));
-    }
-    if res.report.already_applied() > 0 {
-        s.push_str(&format!(
-            ", {} already applied",
-            res.report.already_applied()
-        ));
-    }
-    s
-}
-
-/// Per-file counts and flags for the preview metadata.
-fn file_meta(res: &Resolution) -> Vec<FileMeta> {
-    res.changes
-        .changes
-        .iter()
-        .map(|c| {
-            let mut flags = Vec::new();
-            let mut count = 0;
-            for op in &res.report.ops {
-                let target = op.move_to.as_deref().unwrap_or(&op.path);
-                if target != c.path && op.path != c.path {
-                    continue;
-                }
-                if op.move_to.is_some() && target == c.path {
-                    flags.push(FileFlag::MovedFrom(op.path.clone()));
-                }
-                if target == c.path {
-                    for ch in &op.chunks {
-                        if ch.level != Level::AlreadyApplied {
-                            count += 1;
-                        }
-                        if ch.level.is_rescue() && !flags.contains(&FileFlag::Rescued) {
-                            flags.push(FileFlag::Rescued);
-                        }
-                    }
-                }
-            }
-            match (&c.before, &c.after) {
-                (None, Some(_)) => flags.insert(0, FileFlag::Added),
-                (Some(_), None) => flags.insert(0, FileFlag::Deleted),
-                _ => {}
-            }
-            FileMeta {
-                path: c.path.clone(),
-                count,
-                flags,
-            }
-        })
-        .collect()
-}
-
-/// The preview metadata of a resolved patch (shared with the MCP `apply_patch` tool).
-pub fn preview_meta(res: &Resolution, digest: &str, reason: Option<String>) -> PreviewMeta {
-    let files = file_meta(res);
-    PreviewMeta {
+    let mut report = StageReport {
+        schema_version: Version,
         kind: PreviewKind::Patch,
-        summary: summary(res),
-        reason,
-        patch_digest: Some(digest.to_string()),
-        replacements: files.iter().map(|f| f.count).sum(),
-        files,
-        details: serde_json::to_value(&res.report).unwrap_or_default(),
-        ..PreviewMeta::default()
-    }
+        id: None,
+        staged: false,
+        applied: false,
+        summary: meta.summary.clone(),
+        replacements: meta.replacements,
+        files: meta
+            .files
+            .iter()
+            .map(|f| StagedFile::of_meta(f, paths.show(repo, &f.path)))
+            .collect(),
+        file_count: meta.files.len(),
+        files_searched: None,
+        patch_digest: Some(digest),
+        ops: ops_json(repo, &res, paths),
+        apply: None,
+        diff: None,
+        diagnostics,
+        text: StageText {
+            diff: staging
+                .diff
+                .map(|d| render_diffs(&DiffFile::from_changes(&res.changes), d.color, d.max_lines)),
+            placement: Some(report_text(repo, &res)),
+            offered: None,
+            already_applied,
+        },
+    };
+    settle(repo, &mut report, preview.as_ref(), staging, cancel)?;
+    Ok(report)
 }
 
-/// The resolution report with paths as the user sees them (relative to the cwd).
-pub fn report_json(repo: &Repo, res: &Resolution) -> serde_json::Value {
+// The preview metadata of a resolution is the engine's (as an edit's is), here under
+// the name callers know.
+pub use crate::patch::meta::preview_meta;
+
+/// The resolution report's operations, paths written as `paths` says.
+fn ops_json(repo: &Repo, res: &Resolution, paths: Paths) -> Option<serde_json::Value> {
     let mut v = serde_json::to_value(&res.report).unwrap_or_default();
     if let Some(ops) = v.get_mut("ops").and_then(|o| o.as_array_mut()) {
         for op in ops {
             for key in ["path", "move_to"] {
                 if let Some(p) = op.get(key).and_then(|p| p.as_str()).map(str::to_string) {
-                    op[key] = serde_json::Value::String(repo.display_path(&p));
+                    op[key] = serde_json::Value::String(paths.show(repo, &p));
                 }
             }
         }
     }
-    v
+    v.get("ops").cloned()
 }
 
 /// The human-readable report: one line per chunk, drifted lines and notes below it.
-pub fn report_text(repo: &Repo, res: &Resolution) -> String {
+fn report_text(repo: &Repo, res: &Resolution) -> String {
     // Names as git prints them (core.quotePath): one line is one path.
     let quoting = repo.quoting();
     let mut text = String::new();

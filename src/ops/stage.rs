@@ -1,119 +1,104 @@
-//! Staging: the one path every front end stages through. Files stream from the engine
-//! into the preview's objects as they are rewritten (nothing holds every file's text);
-//! [`crate::txn::Stager`] stamps the base HEAD and tool version; the request carries
-//! the agent.
-
-use ast_grep_language::SupportLang;
+//! Staging: what `edit`, `patch` (and scan's fixes) share. A request says who the
+//! report is for, whether to apply at once and whether to make the diff; [`settle`]
+//! stages-then-applies in one place. [`crate::txn::Stager`] stamps the base HEAD and
+//! tool version; the request carries the agent.
 
 use crate::cancel::Cancel;
 use crate::change::ChangeSet;
 use crate::change::PreviewMeta;
-use crate::edit::EditOutcome;
-use crate::files::FileSet;
+use crate::ops::grep::Paths;
 use crate::repo::Repo;
-use crate::rewrite::Op;
-use crate::select::Select;
+use crate::report::Action;
+use crate::report::ResolveReport;
+use crate::report::StageReport;
 use crate::txn;
 use crate::txn::Preview;
 use crate::Error;
 
-/// A structural rewrite to stage.
-pub struct EditRequest<'a> {
-    pub set: &'a FileSet,
-    pub ops: &'a [Op],
-    /// Parse every file as this language.
-    pub lang: Option<SupportLang>,
-    pub max_file_size: u64,
+/// Who a staging report is for. The two front ends have always been given different
+/// shapes, and they stay byte for byte as they were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// A person at the CLI: paths relative to the current folder, each replacement
+    /// listed, what needs a look (files that parse with errors, outer matches left
+    /// alone, rescued chunks) said as warnings.
+    Person,
+    /// An agent through the server: repository paths, files as the preview counts
+    /// them (the text block names files that parse with errors itself).
+    Agent,
+}
+
+impl Audience {
+    pub fn paths(self) -> Paths {
+        match self {
+            Audience::Person => Paths::Display,
+            Audience::Agent => Paths::Repo,
+        }
+    }
+}
+
+/// The diff to make for the report's text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DiffOptions {
+    pub color: bool,
+    /// At most this many lines (0: no limit); the rest is summarized.
+    pub max_lines: usize,
+}
+
+/// Apply the preview right after staging it.
+#[derive(Debug, Clone, Default)]
+pub struct Apply {
+    /// Recorded in the journal and the apply's report.
+    pub reason: Option<String>,
+}
+
+/// What every staging request says besides its changes.
+#[derive(Debug, Clone)]
+pub struct Staging {
+    /// Why the change is made (recorded in the preview and the journal).
     pub reason: Option<String>,
     /// The MCP client (`name/version`) staging it.
     pub agent: Option<String>,
+    pub apply: Option<Apply>,
+    pub diff: Option<DiffOptions>,
+    pub audience: Audience,
 }
 
-/// What an edit computed, and its preview (none when nothing would change).
-pub struct StagedEdit {
-    pub outcome: EditOutcome,
-    pub meta: PreviewMeta,
-    pub preview: Option<Preview>,
-}
-
-/// Runs the ops over the files and stages the result as one preview.
-pub fn stage_edit(repo: &Repo, req: &EditRequest<'_>) -> Result<StagedEdit, Error> {
-    stage_edit_with(repo, req, &Cancel::never(), None)
-}
-
-/// [`stage_edit`], stopping when `cancel` says so: checked before each changed file
-/// is staged and before the preview is written, so a cancelled staging leaves no ref
-/// and no journal entry (the stager's objects are only in memory until then).
-pub fn stage_edit_cancellable(
+/// Fills in what staging decided: the preview's id, and with `staging.apply` the
+/// apply made at once (checked against `cancel` first: a cancelled call leaves the
+/// preview pending).
+pub(super) fn settle(
     repo: &Repo,
-    req: &EditRequest<'_>,
+    report: &mut StageReport,
+    preview: Option<&Preview>,
+    staging: &Staging,
     cancel: &Cancel,
-) -> Result<StagedEdit, Error> {
-    stage_edit_with(repo, req, cancel, None)
-}
-
-/// Like [`stage_edit`], staging only the changes `select` accepts (`edit -i`); nothing
-/// is staged when it accepts none.
-pub fn stage_edit_selecting(
-    repo: &Repo,
-    req: &EditRequest<'_>,
-    select: &mut dyn Select,
-) -> Result<StagedEdit, Error> {
-    stage_edit_with(repo, req, &Cancel::never(), Some(select))
-}
-
-fn stage_edit_with(
-    repo: &Repo,
-    req: &EditRequest<'_>,
-    cancel: &Cancel,
-    select: Option<&mut dyn Select>,
-) -> Result<StagedEdit, Error> {
-    let mut stager = txn::Stager::new(repo);
-    let mut stage_error: Option<Error> = None;
-    let add = |change| {
-        if let Err(e) = cancel.test_delay() {
-            stage_error = Some(e.into());
-            return false;
-        }
-        match stager.add(change) {
-            Ok(()) => true,
-            Err(e) => {
-                stage_error = Some(e.into());
-                false
-            }
-        }
+) -> Result<(), Error> {
+    let Some(preview) = preview else {
+        return Ok(());
     };
-    let (set, ops, lang, max) = (req.set, req.ops, req.lang, req.max_file_size);
-    let selecting = select.is_some();
-    let outcome = match select {
-        None => crate::edit::edit_each(repo, set, ops, lang, max, cancel, add)?,
-        Some(select) => crate::edit::edit_selecting(repo, set, ops, lang, max, select, add)?,
+    report.id = Some(preview.id.clone());
+    report.staged = true;
+    let Some(apply) = &staging.apply else {
+        return Ok(());
     };
-    if let Some(e) = stage_error {
-        return Err(e);
-    }
     cancel.check()?;
-    let mut meta = outcome.meta(req.ops, req.lang, req.reason.clone());
-    meta.agent = req.agent.clone();
-    super::refresh::record_edit(
-        &mut meta,
-        &req.set.pathspecs,
-        repo.prefix.as_deref().unwrap_or(""),
-        req.max_file_size,
-    );
-    if selecting {
-        super::refresh::record_selection(&mut meta);
-    }
-    let preview = if outcome.files.is_empty() {
-        None
-    } else {
-        Some(stager.finish(&meta)?)
+    let opts = txn::ApplyOptions {
+        reason: apply.reason.clone(),
+        agent: staging.agent.clone(),
+        ..Default::default()
     };
-    Ok(StagedEdit {
-        outcome,
-        meta,
-        preview,
-    })
+    let applied = txn::apply(repo, Some(&preview.id), &opts)?;
+    let files = preview.entries.iter().map(|e| e.path.clone()).collect();
+    report.applied = true;
+    report.apply = Some(ResolveReport::of(
+        &applied,
+        Action::Applied,
+        Some(files),
+        false,
+        apply.reason.clone(),
+    ));
+    Ok(())
 }
 
 /// Stages computed changes (a patch, scan fixes) as one preview with `meta` (the agent

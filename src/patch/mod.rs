@@ -15,6 +15,7 @@ a [`Report`] says per chunk how it was placed. Nothing is written here: the call
 stages the change set as a preview.
 */
 
+pub mod meta;
 pub mod normalize;
 pub mod parse;
 pub mod resolve;

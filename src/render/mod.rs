@@ -8,8 +8,10 @@ plain value ([`printer::Style`]), and diffs come as text, made below by
 */
 
 pub mod agent;
+pub mod grep;
 pub mod log;
 pub mod printer;
+pub mod stage;
 
 pub use printer::Format;
 pub use printer::Printed;

@@ -232,6 +232,20 @@ pub struct GrepReport {
     pub files_matched: usize,
     #[serde(flatten)]
     pub diagnostics: Diagnostics,
+    /// The cap asked for (0: none), for the text that says where the list stopped.
+    #[serde(skip)]
+    pub max_count: usize,
+}
+
+impl GrepReport {
+    /// 0 when something matched, 1 when nothing did (as grep).
+    pub fn exit(&self) -> crate::error::Exit {
+        if self.total > 0 {
+            crate::error::Exit::Ok
+        } else {
+            crate::error::Exit::NothingFound
+        }
+    }
 }
 
 /// One match: where, what, and the metavariables' captures (as ast-grep's
@@ -317,6 +331,34 @@ pub struct StageReport {
     pub diff: Option<CappedDiff>,
     #[serde(flatten)]
     pub diagnostics: Diagnostics,
+    /// What the text of the report needs besides the JSON's facts.
+    #[serde(skip)]
+    pub text: StageText,
+}
+
+/// The parts of a staging report only its text shows.
+#[derive(Debug, Clone, Default)]
+pub struct StageText {
+    /// The diff as text, when the request asked for it.
+    pub diff: Option<String>,
+    /// `patch`: where each chunk was placed, one line a chunk.
+    pub placement: Option<String>,
+    /// `edit -i`: the changes offered to the person (the prompt counts them).
+    pub offered: Option<usize>,
+    /// `patch`: chunks found already applied.
+    pub already_applied: usize,
+}
+
+impl StageReport {
+    /// 1 when an edit would change nothing, else 0 (a patch that changes nothing is
+    /// not a failure: it may be applied already).
+    pub fn exit(&self) -> crate::error::Exit {
+        if self.kind == crate::change::PreviewKind::Edit && !self.staged {
+            crate::error::Exit::NothingFound
+        } else {
+            crate::error::Exit::Ok
+        }
+    }
 }
 
 /// One staged file.

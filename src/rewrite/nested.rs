@@ -27,6 +27,10 @@ use super::parse_owned_from;
 use super::Anchor;
 use super::Error;
 use super::LineIndex;
+// The proposal offered to a selection, and how edits are made to a text, live with
+// the selection interface (a layer below the engines).
+use crate::select::apply_edits;
+pub use crate::select::Proposed;
 
 /// What to do with a site whose edit range overlaps an earlier one without nesting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,48 +151,6 @@ impl Nested {
             start.checked_add_signed(to_start)?,
             end.checked_add_signed(to_end)?,
         ))
-    }
-}
-
-/// One change [`rewrite_nested_selecting`] is about to make, offered to its `select`.
-///
-/// Positions are byte offsets into `text`, the text as it is when the change is
-/// offered: the input for sites with no changed site inside, else the input with the
-/// accepted inner changes made, so that `after` is exactly what would be written.
-#[derive(Debug, Clone, Copy)]
-pub struct Proposed<'a> {
-    pub text: &'a str,
-    pub start: usize,
-    pub end: usize,
-    pub after: &'a str,
-    /// The site's edit range in the input of the call (stable whatever was decided
-    /// before it: callers that run again on the output use it to recognise a site).
-    pub site_start: usize,
-    pub site_end: usize,
-    /// Changes accepted earlier in the same pass: they lie before `start` and are not
-    /// in `text` yet (a pass makes its changes together). See [`Proposed::shown`].
-    pub earlier: &'a [Edit<String>],
-}
-
-impl Proposed<'_> {
-    /// The text as it will be when this change is made, with the change's range in
-    /// it: `text` with [`Proposed::earlier`] made. For showing a person; O(text).
-    pub fn shown(&self) -> (std::borrow::Cow<'_, str>, usize, usize) {
-        if self.earlier.is_empty() {
-            return (std::borrow::Cow::Borrowed(self.text), self.start, self.end);
-        }
-        let grown: isize = self
-            .earlier
-            .iter()
-            .map(|e| e.inserted_text.len() as isize - e.deleted_length as isize)
-            .sum();
-        let text = apply_edits(self.text, self.earlier);
-        let shift = |p: usize| p.saturating_add_signed(grown);
-        (
-            std::borrow::Cow::Owned(text),
-            shift(self.start),
-            shift(self.end),
-        )
     }
 }
 
@@ -648,26 +610,6 @@ fn advance(at: tree_sitter::Point, text: &[u8]) -> tree_sitter::Point {
             text.len() - nl - 1,
         ),
         None => tree_sitter::Point::new(at.row, at.column + text.len()),
-    }
-}
-
-/// Applies sorted, disjoint edits to `text`.
-fn apply_edits(text: &str, edits: &[Edit<String>]) -> String {
-    let grown: usize = edits.iter().map(|e| e.inserted_text.len()).sum();
-    let mut out: Vec<u8> = Vec::with_capacity(text.len() + grown);
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    for e in edits {
-        out.extend_from_slice(&bytes[at..e.position]);
-        out.extend_from_slice(&e.inserted_text);
-        at = e.position + e.deleted_length;
-    }
-    out.extend_from_slice(&bytes[at..]);
-    // Edits replace whole nodes with UTF-8 text, so the result stays UTF-8; the lossy
-    // conversion only guards against a matcher reporting a range inside a character.
-    match String::from_utf8(out) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }
 }
 

@@ -15,7 +15,6 @@ use git_astedit::files;
 use git_astedit::ops::cancel::Cancel;
 use git_astedit::repo::Repo;
 use git_astedit::report::CappedDiff;
-use git_astedit::report::Diagnostics;
 use git_astedit::report::PreviewRow;
 use git_astedit::txn;
 use git_astedit::Error;
@@ -31,9 +30,6 @@ mod resolve;
 mod undo;
 
 pub use edit::ast_edit;
-use edit::nothing_staged_text;
-use edit::staged_output;
-use edit::staged_text;
 pub use edit::EditInput;
 pub use grep::ast_grep;
 pub use grep::GrepInput;
@@ -47,7 +43,6 @@ pub use previews::PreviewsOutput;
 pub use resolve::ast_apply;
 use resolve::non_empty;
 pub use resolve::resolve;
-use resolve::resolved;
 pub use resolve::AstApplyInput;
 pub use resolve::ResolveAction;
 pub use resolve::ResolveInput;
@@ -333,23 +328,8 @@ fn collect(
     }
 }
 
-/// The diagnostics a file-reading tool passes on: languages skipped, files that parse
-/// with errors, files skipped (repository paths).
-fn diagnostics(
-    skipped_languages: &[(String, String)],
-    parse_errors: &[String],
-    skipped: &files::Skipped,
-) -> Diagnostics {
-    Diagnostics::of(skipped_languages, parse_errors, skipped, str::to_string)
-}
-
 fn push_notes(text: &mut String, notes: &[String], warnings: &[String]) {
-    for n in notes {
-        text.push_str(&format!("note: {n}\n"));
-    }
-    for w in warnings {
-        text.push_str(&format!("warning: {w}\n"));
-    }
+    git_astedit::render::agent::notes::push_notes(text, notes, warnings)
 }
 
 fn capped_diff(full: String, max_lines: Option<usize>) -> CappedDiff {

@@ -2,8 +2,6 @@
 
 use git_astedit::error::UsageError;
 use git_astedit::render;
-use git_astedit::report::Action;
-use git_astedit::report::ResolveReport;
 use git_astedit::txn;
 use git_astedit::Error;
 use schemars::JsonSchema;
@@ -101,16 +99,6 @@ pub fn ast_apply(call: &Call, input: AstApplyInput) -> Result<Done, Error> {
             paths: Vec::new(),
         },
     )
-}
-
-/// The report of an apply or undo, as the CLI's `--json` gives it.
-pub(super) fn resolved(
-    report: &txn::ApplyReport,
-    action: Action,
-    index: bool,
-    reason: Option<String>,
-) -> ResolveReport {
-    ResolveReport::of(report, action, None, index, reason)
 }
 
 pub(super) fn non_empty(reason: Option<String>) -> Option<String> {

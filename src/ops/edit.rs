@@ -1,0 +1,230 @@
+//! `edit` (and the `ast_edit` tool): run the rewrite ops over the files and stage the
+//! result as one preview, then apply it at once when asked. Files stream from the
+//! engine into the preview's objects as they are rewritten (nothing holds every
+//! file's text).
+
+use ast_grep_language::SupportLang;
+
+use super::stage::settle;
+use super::stage::Audience;
+use super::stage::Staging;
+use crate::cancel::Cancel;
+use crate::edit::EditOutcome;
+use crate::files::FileSet;
+use crate::repo::Repo;
+use crate::report::Diagnostics;
+use crate::report::Dropped;
+use crate::report::Replacement;
+use crate::report::StageReport;
+use crate::report::StageText;
+use crate::report::StagedFile;
+use crate::report::Version;
+use crate::rewrite::Op;
+use crate::select::Select;
+use crate::text::plural;
+use crate::txn;
+use crate::Error;
+
+/// A structural rewrite to stage.
+#[derive(Debug, Clone)]
+pub struct EditRequest<'a> {
+    pub set: &'a FileSet,
+    /// (pattern, rewrite template) pairs, run in this order, each on the previous
+    /// one's result.
+    pub ops: Vec<(String, String)>,
+    /// Parse every file as this language.
+    pub lang: Option<SupportLang>,
+    pub max_file_size: u64,
+    pub staging: Staging,
+}
+
+/// How an edit runs.
+pub struct EditOptions<'a> {
+    /// Checked before each changed file is staged and before the preview is written,
+    /// so a cancelled edit leaves no ref and no journal entry (the stager's objects
+    /// are only in memory until then).
+    pub cancel: &'a Cancel,
+    /// Stage only the changes this accepts (`edit -i`); nothing is staged when it
+    /// accepts none. Files are then read one at a time, in path order.
+    pub select: Option<&'a mut dyn Select>,
+}
+
+pub fn run(
+    repo: &Repo,
+    req: &EditRequest<'_>,
+    opts: EditOptions<'_>,
+) -> Result<StageReport, Error> {
+    let cancel = opts.cancel;
+    let ops: Vec<Op> = req
+        .ops
+        .iter()
+        .map(|(pattern, rewrite)| Op {
+            pattern: pattern.clone(),
+            rewrite: rewrite.clone(),
+        })
+        .collect();
+    let mut stager = txn::Stager::new(repo);
+    let mut stage_error: Option<Error> = None;
+    let add = |change| {
+        if let Err(e) = cancel.test_delay() {
+            stage_error = Some(e.into());
+            return false;
+        }
+        match stager.add(change) {
+            Ok(()) => true,
+            Err(e) => {
+                stage_error = Some(e.into());
+                false
+            }
+        }
+    };
+    let selecting = opts.select.is_some();
+    let engine = crate::edit::Options {
+        forced_lang: req.lang,
+        max_file_size: req.max_file_size,
+        cancel,
+        select: opts.select,
+    };
+    let outcome = crate::edit::edit_each(repo, req.set, &ops, engine, add)?;
+    if let Some(e) = stage_error {
+        return Err(e);
+    }
+    cancel.check()?;
+    let staging = &req.staging;
+    let mut meta = outcome.meta(&ops, req.lang, staging.reason.clone());
+    meta.agent = staging.agent.clone();
+    super::refresh::record_edit(
+        &mut meta,
+        &req.set.pathspecs,
+        repo.prefix.as_deref().unwrap_or(""),
+        req.max_file_size,
+    );
+    if selecting {
+        super::refresh::record_selection(&mut meta);
+    }
+    let preview = if outcome.files.is_empty() {
+        None
+    } else {
+        Some(stager.finish(&meta)?)
+    };
+
+    let mut report = StageReport {
+        schema_version: Version,
+        kind: meta.kind,
+        id: None,
+        staged: false,
+        applied: false,
+        summary: meta.summary.clone(),
+        replacements: meta.replacements,
+        files: match staging.audience {
+            Audience::Person => staged_files(repo, &outcome),
+            Audience::Agent => meta
+                .files
+                .iter()
+                .map(|f| StagedFile::of_meta(f, f.path.clone()))
+                .collect(),
+        },
+        file_count: meta.files.len(),
+        files_searched: Some(outcome.files_searched),
+        patch_digest: None,
+        ops: None,
+        apply: None,
+        diff: None,
+        diagnostics: diagnostics(repo, &outcome, staging.audience),
+        text: StageText::default(),
+    };
+    if let Some(d) = staging.diff {
+        report.text.diff = Some(match &preview {
+            Some(p) => super::preview::render_preview_diffs(repo, p, d.color, d.max_lines)?,
+            None => String::new(),
+        });
+    }
+    settle(repo, &mut report, preview.as_ref(), staging, cancel)?;
+    Ok(report)
+}
+
+/// Each file with its replacements and the outer matches left alone.
+fn staged_files(repo: &Repo, outcome: &EditOutcome) -> Vec<StagedFile> {
+    outcome
+        .files
+        .iter()
+        .map(|f| StagedFile {
+            path: repo.display_path(&f.path),
+            count: f.replacements.len(),
+            flags: if f.introduces_parse_error {
+                vec![crate::change::FileFlag::IntroducesParseErrors]
+            } else {
+                Vec::new()
+            },
+            changes: f
+                .replacements
+                .iter()
+                .map(|r| Replacement {
+                    op: r.op,
+                    line: r.line,
+                    column: r.column,
+                    before: r.before.clone(),
+                    after: r.after.clone(),
+                })
+                .collect(),
+            dropped: f
+                .dropped
+                .iter()
+                .map(|d| Dropped {
+                    op: d.op,
+                    line: d.line,
+                    column: d.column,
+                    text: d.text.clone(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Skip counts, parse errors and skipped languages; for a person, also the files the
+/// rewrite makes parse with errors and the outer matches left alone, in words.
+fn diagnostics(repo: &Repo, outcome: &EditOutcome, audience: Audience) -> Diagnostics {
+    let paths = audience.paths();
+    let mut diag = Diagnostics::of(
+        &outcome.skipped_languages,
+        &outcome.parse_errors,
+        &outcome.skipped,
+        |p| paths.show(repo, p),
+    );
+    if audience == Audience::Agent {
+        return diag;
+    }
+    let quoting = repo.quoting();
+    let flagged: Vec<String> = outcome
+        .files
+        .iter()
+        .filter(|f| f.introduces_parse_error)
+        .map(|f| quoting.quote_owned(repo.display_path(&f.path)))
+        .collect();
+    if !flagged.is_empty() {
+        diag.warnings.push(format!(
+            "the rewrite makes {} parse with errors: {}",
+            plural(flagged.len(), "file"),
+            flagged.join(", ")
+        ));
+    }
+    let dropped: Vec<String> = outcome
+        .files
+        .iter()
+        .flat_map(|f| {
+            let path = quoting.quote_owned(repo.display_path(&f.path));
+            f.dropped
+                .iter()
+                .map(move |d| format!("{path}:{}:{}", d.line, d.column))
+        })
+        .collect();
+    if !dropped.is_empty() {
+        diag.warnings.push(format!(
+            "{} no longer matched once the matches inside were rewritten, and were left as \
+             those made them: {}",
+            plural(dropped.len(), "outer match"),
+            dropped.join(", ")
+        ));
+    }
+    diag
+}

@@ -1,0 +1,63 @@
+//! `edit` and `patch` as text: the diff, the patch's placement, the summary and the
+//! line that says what was staged (or applied) and what to do next; warnings on
+//! stderr.
+
+use super::Printed;
+use super::Style;
+use super::TextReport;
+use crate::change::PreviewKind;
+use crate::report::StageReport;
+use crate::text::plural;
+
+impl TextReport for StageReport {
+    fn text(&self, _style: &Style) -> Printed {
+        let mut printed = Printed::new();
+        let Some(id) = self.id.as_deref().filter(|_| self.staged) else {
+            nothing_staged(self, &mut printed);
+            return printed;
+        };
+        if let Some(diff) = &self.text.diff {
+            printed.out(diff.as_str()).out("\n");
+        }
+        if let Some(placement) = &self.text.placement {
+            printed.out(placement.as_str());
+        }
+        printed.out(format!("{}\n", self.summary));
+        printed.out(match &self.apply {
+            Some(apply) => format!(
+                "Staged and applied {id} ({} written). Undo with `git astedit undo {id}`.\n",
+                plural(apply.written.len() + apply.deleted.len(), "file"),
+            ),
+            None => format!(
+                "Staged preview {id}. Apply with `git astedit apply {id}`, drop with `git astedit discard {id}`.\n"
+            ),
+        });
+        printed.warn_all(&self.diagnostics.warnings);
+        printed
+    }
+}
+
+/// Nothing staged: an edit's warnings and why; a patch's placement and why.
+fn nothing_staged(report: &StageReport, printed: &mut Printed) {
+    match report.kind {
+        PreviewKind::Patch => {
+            if let Some(placement) = &report.text.placement {
+                printed.out(placement.as_str());
+            }
+            printed.note(if report.text.already_applied > 0 {
+                "The patch is already applied; nothing staged."
+            } else {
+                "The patch changes nothing; nothing staged."
+            });
+        }
+        _ => {
+            printed.warn_all(&report.diagnostics.warnings);
+            printed.note(match report.text.offered {
+                Some(offered) if offered > 0 => {
+                    format!("No change accepted ({offered} offered); nothing staged.")
+                }
+                _ => "No changes; nothing staged.".to_string(),
+            });
+        }
+    }
+}
