@@ -14,5 +14,6 @@ pub mod patch;
 pub mod pr;
 pub mod preview;
 pub mod refresh;
+pub mod scan;
 pub mod split;
 pub mod stage;
