@@ -7,7 +7,9 @@ here, and the shapes they print live in [`crate::report`].
 */
 
 pub mod apply;
+pub mod hook;
 pub mod log;
+pub mod merge;
 /// Cancellation lives in the base layer; this is the path the front ends knew.
 pub use crate::cancel;
 pub mod patch;

@@ -8,7 +8,9 @@ plain value ([`printer::Style`]), and diffs come as text, made below by
 */
 
 pub mod agent;
+pub mod hook;
 pub mod log;
+pub mod merge;
 pub mod printer;
 pub mod scan;
 

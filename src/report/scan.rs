@@ -241,6 +241,12 @@ pub struct MergeReport {
     pub discarded: bool,
     pub files: Vec<String>,
     pub file_count: usize,
+    /// The merged changes, for the diff.
+    #[serde(skip)]
+    pub changes: ChangeSet,
+    /// Diff lines to render at most (0: no limit).
+    #[serde(skip)]
+    pub max_render: usize,
 }
 
 /// `hook install --json`.
