@@ -186,7 +186,7 @@ pub fn run(
         other_shards: outcome.other_shards,
         changes: outcome.changes,
         max_render: req.max_render,
-        workdir: Some(repo.workdir.clone()),
+        workdir: repo.workdir.clone(),
     })
 }
 

@@ -188,7 +188,7 @@ pub struct ScanReport {
     pub max_render: usize,
     /// The work tree, the base of SARIF's paths.
     #[serde(skip)]
-    pub workdir: Option<PathBuf>,
+    pub workdir: PathBuf,
 }
 
 impl ScanReport {

@@ -202,7 +202,7 @@ pub struct Replacement {
 /// `%SRCROOT%` base (as a `file:` URI).
 pub fn log(report: &ScanReport) -> Log {
     let findings = &report.findings;
-    let root = report.workdir.as_deref();
+    let root = Some(report.workdir.as_path());
     let descriptors = report
         .rules
         .iter()
