@@ -8,10 +8,8 @@ use git_astedit::ops::stage::Audience;
 use git_astedit::ops::stage::DiffOptions;
 use git_astedit::ops::stage::Staging;
 use git_astedit::repo::Repo;
-use git_astedit::report::Diagnostics;
 use git_astedit::Error;
 
-use super::Out;
 
 /// Which files to read.
 #[derive(Debug, clap::Args)]
@@ -88,25 +86,5 @@ impl StageArgs {
             }),
             audience: Audience::Person,
         }
-    }
-}
-
-/// Skip counts, parse errors and skipped languages as the report shape, with the
-/// warning lines a person gets on stderr (the same facts in words).
-pub fn diagnostics(
-    repo: &Repo,
-    skipped_languages: &[(String, String)],
-    parse_errors: &[String],
-    skipped: &files::Skipped,
-) -> Diagnostics {
-    Diagnostics::of(skipped_languages, parse_errors, skipped, |p| {
-        repo.display_path(p)
-    })
-}
-
-/// Prints a report's warnings on stderr.
-pub fn warn_all(out: &mut Out, diag: &Diagnostics) {
-    for w in &diag.warnings {
-        out.warn(w);
     }
 }

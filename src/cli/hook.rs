@@ -1,9 +1,7 @@
 //! `git astedit hook install`: the git pre-commit hook running `scan --check --cached`.
 
 use git_astedit::error::Exit;
-use git_astedit::report::HookReport;
-use git_astedit::report::Version;
-use git_astedit::scan::hook;
+use git_astedit::ops::hook::HookRequest;
 use git_astedit::Error;
 
 use super::Ctx;
@@ -27,34 +25,12 @@ pub struct InstallArgs {
 
 pub fn run(ctx: &mut Ctx, cmd: HookCommand) -> Result<Exit, Error> {
     let HookCommand::Install(args) = cmd;
-    let json = ctx.json;
     let (repo, out) = ctx.parts()?;
-    // The binary running now is the hook's fallback when git-astedit is not on PATH.
-    let exe = std::env::current_exe().ok();
-    let installed = hook::install(repo, args.force, exe.as_deref())?;
-    if json {
-        out.json(&HookReport {
-            schema_version: Version,
-            path: installed.path.display().to_string(),
-            backup: installed.backup.as_ref().map(|b| b.display().to_string()),
-            unchanged: installed.unchanged,
-        })?;
-        return Ok(Exit::Ok);
-    }
-    let mut text = if installed.unchanged {
-        format!(
-            "The pre-commit hook at {} is already installed.\n",
-            installed.path.display()
-        )
-    } else {
-        format!(
-            "Installed the pre-commit hook at {}: commits run `git astedit scan --check --cached`.\n",
-            installed.path.display()
-        )
+    let request = HookRequest {
+        force: args.force,
+        // The binary running now is the hook's fallback when git-astedit is not on PATH.
+        fallback: std::env::current_exe().ok(),
     };
-    if let Some(b) = &installed.backup {
-        text.push_str(&format!("The previous hook is kept at {}.\n", b.display()));
-    }
-    out.print(&text)?;
+    out.emit(&git_astedit::ops::hook::run(repo, &request)?)?;
     Ok(Exit::Ok)
 }

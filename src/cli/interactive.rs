@@ -69,17 +69,6 @@ pub fn session<T>(
     Ok((result?, asked))
 }
 
-/// The note when nothing is staged: no change at all, or none accepted.
-pub fn nothing_staged(asked: Option<Asked>) -> String {
-    match asked {
-        Some(a) if a.offered > 0 => format!(
-            "No change accepted ({} offered); nothing staged.",
-            a.offered
-        ),
-        _ => "No changes; nothing staged.".to_string(),
-    }
-}
-
 /// What the person said for the rest of the current file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FileChoice {

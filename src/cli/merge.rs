@@ -1,14 +1,10 @@
 //! `git astedit merge`: previews with disjoint paths combined into one (sharded CI).
 
 use git_astedit::error::Exit;
-use git_astedit::scan::merge;
+use git_astedit::ops::merge::MergeRequest;
 use git_astedit::Error;
 
 use super::Ctx;
-use git_astedit::render::render_diffs;
-use git_astedit::render::DiffFile;
-use git_astedit::report::MergeReport;
-use git_astedit::report::Version;
 
 /// Combine previews with disjoint paths into one new preview
 ///
@@ -36,41 +32,13 @@ pub struct MergeArgs {
 }
 
 pub fn run(ctx: &mut Ctx, args: MergeArgs) -> Result<Exit, Error> {
-    let json = ctx.json;
     let (repo, out) = ctx.parts()?;
-    let color = out.color();
-    let merged = merge::merge(repo, &args.ids, args.reason.clone(), args.keep)?;
-    let p = &merged.preview;
-    if json {
-        let files: Vec<String> = p.entries.iter().map(|e| e.path.clone()).collect();
-        out.json(&MergeReport {
-            schema_version: Version,
-            id: p.id.clone(),
-            commit: p.commit.to_string(),
-            summary: p.meta.summary.clone(),
-            merged: merged.inputs.clone(),
-            discarded: merged.discarded,
-            file_count: files.len(),
-            files,
-        })?;
-        return Ok(Exit::Ok);
-    }
-    let mut text = render_diffs(
-        &DiffFile::from_changes(&merged.changes),
-        color,
-        args.max_render,
-    );
-    text.push_str(&format!("\n{}\n", p.meta.summary));
-    text.push_str(&format!(
-        "Staged preview {}. Apply with `git astedit apply {}`, drop with `git astedit discard {}`.\n",
-        p.id, p.id, p.id
-    ));
-    if merged.discarded {
-        text.push_str(&format!(
-            "Discarded the merged previews: {}.\n",
-            merged.inputs.join(", ")
-        ));
-    }
-    out.print(&text)?;
+    let request = MergeRequest {
+        ids: args.ids,
+        reason: args.reason,
+        keep: args.keep,
+        max_render: args.max_render,
+    };
+    out.emit(&git_astedit::ops::merge::run(repo, &request)?)?;
     Ok(Exit::Ok)
 }

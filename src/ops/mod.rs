@@ -9,12 +9,15 @@ here, and the shapes they print live in [`crate::report`].
 pub mod apply;
 pub mod edit;
 pub mod grep;
+pub mod hook;
 pub mod log;
+pub mod merge;
 /// Cancellation lives in the base layer; this is the path the front ends knew.
 pub use crate::cancel;
 pub mod patch;
 pub mod pr;
 pub mod preview;
 pub mod refresh;
+pub mod scan;
 pub mod split;
 pub mod stage;

@@ -9,8 +9,11 @@ plain value ([`printer::Style`]), and diffs come as text, made below by
 
 pub mod agent;
 pub mod grep;
+pub mod hook;
 pub mod log;
+pub mod merge;
 pub mod printer;
+pub mod scan;
 pub mod stage;
 
 pub use printer::Format;

@@ -20,7 +20,16 @@ use serde::Serialize;
 
 use crate::error::Error;
 
+pub mod scan;
 pub mod schema;
+
+pub use scan::FindingRow;
+pub use scan::FixedFile;
+pub use scan::HookReport;
+pub use scan::MergeReport;
+pub use scan::ScanMode;
+pub use scan::ScanReport;
+pub use scan::ScanRule;
 
 /// The version of every JSON shape here; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -888,32 +897,6 @@ pub enum RecoverOutput {
     Done(RecoverReport),
 }
 
-/// `merge --json`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct MergeReport {
-    pub schema_version: Version,
-    pub id: String,
-    pub commit: String,
-    pub summary: String,
-    /// The previews merged.
-    pub merged: Vec<String>,
-    /// Whether they were discarded (not with `--keep`).
-    pub discarded: bool,
-    pub files: Vec<String>,
-    pub file_count: usize,
-}
-
-/// `hook install --json`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct HookReport {
-    pub schema_version: Version,
-    pub path: String,
-    /// Where a replaced hook was kept (`--force`).
-    pub backup: Option<String>,
-    /// Whether the hook was already installed as it is.
-    pub unchanged: bool,
-}
-
 /// `pr --json`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PrReport {
@@ -928,99 +911,4 @@ pub struct PrReport {
     /// Whether this run opened it (else it existed).
     pub created: bool,
     pub draft: bool,
-}
-
-/// One rule of a scan.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ScanRule {
-    pub id: String,
-    pub language: String,
-    pub severity: String,
-    pub fixable: bool,
-    pub source: String,
-}
-
-/// A finding of a scan.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct FindingRow {
-    pub rule: String,
-    /// `error`, `warning`, `info` or `hint`.
-    pub severity: String,
-    pub message: String,
-    pub note: Option<String>,
-    pub url: Option<String>,
-    pub path: String,
-    pub line: usize,
-    pub column: usize,
-    pub end_line: usize,
-    pub end_column: usize,
-    /// The matched text.
-    pub text: String,
-    /// The rule has a fix.
-    pub fixable: bool,
-}
-
-impl FindingRow {
-    pub fn of(f: &crate::scan::Finding, path: String) -> FindingRow {
-        FindingRow {
-            rule: f.rule.clone(),
-            severity: serde_json::to_value(f.severity)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            message: f.message.clone(),
-            note: f.note.clone(),
-            url: f.url.clone(),
-            path,
-            line: f.line,
-            column: f.column,
-            end_line: f.end_line,
-            end_column: f.end_column,
-            text: f.text.clone(),
-            fixable: f.fixable,
-        }
-    }
-}
-
-/// Fixes in one file.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct FixedFile {
-    pub path: String,
-    pub count: usize,
-    pub rules: Vec<crate::change::RuleCount>,
-    pub introduces_parse_errors: bool,
-}
-
-/// `scan --json`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ScanReport {
-    pub schema_version: Version,
-    /// `report`, `check`, `stage` or `apply`.
-    pub mode: String,
-    pub rules: Vec<ScanRule>,
-    pub findings: Vec<FindingRow>,
-    /// Findings of severity error.
-    pub error_count: usize,
-    pub files_searched: usize,
-    /// Not in `report` mode: findings left after the fixes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub remaining: Option<Vec<FindingRow>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    /// Fixes made (or that would be made).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fixes: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub files: Option<Vec<FixedFile>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unconverged: Option<serde_json::Value>,
-    /// The staged preview (`--stage`, `--apply`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub applied: Option<bool>,
-    #[serde(flatten)]
-    pub diagnostics: Diagnostics,
 }

@@ -3,23 +3,19 @@
 
 This is how sharded CI comes back together: N jobs each stage their part of a scan,
 push the `refs/astedit/` refs, and one job fetches them all and merges them into the single
-preview an unsharded run would have staged. Blobs are copied from the stored previews,
-nothing is recomputed, so the merge is exact; paths touched by two previews are refused
-(naming them), since no order of applying both is obviously right.
+preview an unsharded run would have staged. Blobs are copied from the stored previews
+(`ops::merge`), nothing is recomputed, so the merge is exact; paths touched by two
+previews are refused (naming them), since no order of applying both is obviously right.
+
+Here is what needs no git objects: the checks and the merged preview's metadata.
 */
 
 use std::collections::BTreeMap;
 
-use crate::change::ChangeSet;
-use crate::change::FileChange;
-use crate::change::FileContent;
 use crate::change::PreviewMeta;
 use crate::change::RuleCount;
 use crate::error::Classify;
 use crate::error::Exit;
-use crate::repo::Repo;
-use crate::txn;
-use crate::txn::Preview;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -29,8 +25,6 @@ pub enum Error {
     Duplicate(String),
     #[error("{}", overlap_message(.0))]
     Overlap(Vec<(String, Vec<String>)>),
-    #[error(transparent)]
-    Txn(#[from] txn::Error),
 }
 
 fn overlap_message(paths: &[(String, Vec<String>)]) -> String {
@@ -50,14 +44,10 @@ impl Classify for Error {
             Error::TooFew => "usage",
             Error::Duplicate(_) => "duplicate-id",
             Error::Overlap(_) => "overlapping-previews",
-            Error::Txn(e) => e.code(),
         }
     }
     fn exit(&self) -> Exit {
-        match self {
-            Error::Txn(e) => e.exit(),
-            _ => Exit::BadInput,
-        }
+        Exit::BadInput
     }
     fn hint(&self) -> Option<String> {
         match self {
@@ -65,48 +55,49 @@ impl Classify for Error {
                 "apply one preview first and re-run the other's scan, or merge only disjoint ones"
                     .into(),
             ),
-            Error::Txn(e) => e.hint(),
             _ => None,
         }
     }
 }
 
-/// What a merge made.
-#[derive(Debug)]
-pub struct Merged {
-    pub preview: Preview,
-    pub changes: ChangeSet,
-    /// The ids merged, in the order given.
-    pub inputs: Vec<String>,
-    /// The inputs were discarded (unless `keep`).
-    pub discarded: bool,
+/// One preview to merge, as read from the store: enough to check and describe the
+/// merge without touching its objects.
+#[derive(Debug, Clone, Copy)]
+pub struct Part<'a> {
+    pub id: &'a str,
+    /// The preview commit's id, in hex.
+    pub commit: &'a str,
+    pub meta: &'a PreviewMeta,
+    /// The paths it changes.
+    pub paths: &'a [String],
 }
 
-/// Merges the previews `ids` into a new one; the inputs are discarded unless `keep`.
-pub fn merge(
-    repo: &Repo,
-    ids: &[String],
-    reason: Option<String>,
-    keep: bool,
-) -> Result<Merged, Error> {
+/// Fewer than two previews cannot be merged.
+pub fn check_count(ids: &[String]) -> Result<(), Error> {
     if ids.len() < 2 {
         return Err(Error::TooFew);
     }
-    let mut previews: Vec<Preview> = Vec::new();
-    for id in ids {
-        let p = txn::find(repo, Some(id))?;
-        if previews.iter().any(|q| q.commit == p.commit) {
-            return Err(Error::Duplicate(p.id));
-        }
-        previews.push(p);
+    Ok(())
+}
+
+/// Refuses the preview `id` at `commit` when a preview already taken (by their
+/// commits, `taken`) is the same one.
+pub fn check_duplicate(taken: &[String], id: &str, commit: &str) -> Result<(), Error> {
+    if taken.iter().any(|c| c == commit) {
+        return Err(Error::Duplicate(id.to_string()));
     }
+    Ok(())
+}
+
+/// Refuses paths touched by more than one preview, naming each with its previews.
+pub fn check_disjoint(parts: &[Part<'_>]) -> Result<(), Error> {
     let mut owners: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for p in &previews {
-        for e in &p.entries {
+    for p in parts {
+        for path in p.paths {
             owners
-                .entry(e.path.as_str())
+                .entry(path.as_str())
                 .or_default()
-                .push(p.id.clone());
+                .push(p.id.to_string());
         }
     }
     let overlap: Vec<(String, Vec<String>)> = owners
@@ -117,41 +108,11 @@ pub fn merge(
     if !overlap.is_empty() {
         return Err(Error::Overlap(overlap));
     }
-
-    let mut changes = ChangeSet::default();
-    for p in &previews {
-        for e in &p.entries {
-            let read = |side: Option<(gix::ObjectId, crate::change::FileMode)>| {
-                side.map(|(id, mode)| txn::blob(repo, id).map(|bytes| FileContent { bytes, mode }))
-                    .transpose()
-            };
-            changes.changes.push(FileChange {
-                path: e.path.clone(),
-                before: read(e.before)?,
-                after: read(e.after)?,
-            });
-        }
-    }
-    changes.sort();
-
-    let meta = merged_meta(&previews, reason);
-    let preview = txn::stage(repo, &changes, &meta)?;
-    if !keep {
-        let why = format!("merged into {}", preview.id);
-        for p in &previews {
-            txn::discard(repo, Some(&p.id), Some(&why))?;
-        }
-    }
-    Ok(Merged {
-        preview,
-        changes,
-        inputs: previews.into_iter().map(|p| p.id).collect(),
-        discarded: !keep,
-    })
+    Ok(())
 }
 
 /// Sums what the inputs recorded: per-rule counts (first-seen order), files, totals.
-fn merged_meta(previews: &[Preview], reason: Option<String>) -> PreviewMeta {
+pub fn merged_meta(previews: &[Part<'_>], reason: Option<String>) -> PreviewMeta {
     let mut rules: Vec<RuleCount> = Vec::new();
     for p in previews {
         for rc in &p.meta.rules {
@@ -167,7 +128,7 @@ fn merged_meta(previews: &[Preview], reason: Option<String>) -> PreviewMeta {
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let replacements: usize = previews.iter().map(|p| p.meta.replacements).sum();
-    let paths: usize = previews.iter().map(|p| p.entries.len()).sum();
+    let paths: usize = previews.iter().map(|p| p.paths.len()).sum();
     let heads: Vec<&Option<String>> = previews.iter().map(|p| &p.meta.base_head).collect();
     let base_head = if heads.windows(2).all(|w| w[0] == w[1]) {
         heads.first().and_then(|h| (*h).clone())
@@ -186,11 +147,7 @@ fn merged_meta(previews: &[Preview], reason: Option<String>) -> PreviewMeta {
             "{} in {} (merge of {})",
             counted,
             crate::text::plural(paths, "file"),
-            previews
-                .iter()
-                .map(|p| p.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            previews.iter().map(|p| p.id).collect::<Vec<_>>().join(", ")
         ),
         reason,
         rules,
@@ -201,7 +158,7 @@ fn merged_meta(previews: &[Preview], reason: Option<String>) -> PreviewMeta {
         details: serde_json::json!({
             "merged": previews.iter().map(|p| serde_json::json!({
                 "id": p.id,
-                "commit": p.commit.to_string(),
+                "commit": p.commit,
                 "kind": p.meta.kind,
                 "summary": p.meta.summary,
             })).collect::<Vec<_>>(),

@@ -10,18 +10,19 @@ undo.
   nested-rewrite routine, each rule re-run until its output stops changing (bounded).
 * [`source`] picks the inputs: the work tree, or the index for `--cached` (what is
   about to be committed), optionally one deterministic shard of them.
-* [`report`] renders findings as text lines, GitHub annotations, SARIF or JSON.
-* [`merge`] combines previews with disjoint paths (shards staged on CI machines).
+* [`merge`] checks and describes a merge of previews with disjoint paths (shards
+  staged on CI machines); `ops::merge` reads and stages them.
 * [`hook`] writes the git pre-commit hook.
+
+Printing findings (text, GitHub annotations, SARIF) is `render::scan`'s business, and
+staging and applying the fixes `ops::scan`'s.
 */
 
 pub mod engine;
 pub mod hook;
 pub mod merge;
 mod need;
-pub mod report;
 pub mod rules;
-pub mod sarif;
 pub mod source;
 #[cfg(test)]
 mod tests;

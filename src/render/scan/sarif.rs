@@ -17,10 +17,10 @@ use std::path::Path;
 use serde::Serialize;
 use sha2::Digest;
 
-use super::Finding;
-use super::FindingFix;
-use super::RuleSet;
-use super::Severity;
+use crate::report::FindingRow;
+use crate::report::ScanReport;
+use crate::scan::FindingFix;
+use crate::scan::Severity;
 
 /// The base id every artifact location is relative to: the work tree's root.
 pub const SRCROOT: &str = "%SRCROOT%";
@@ -198,10 +198,12 @@ pub struct Replacement {
 }
 
 /// A SARIF log with one run: every loaded rule as a reporting descriptor, every finding
-/// as a result. Finding paths are relative to the work tree `root`, which becomes the
+/// as a result. Finding paths are relative to the work tree, which becomes the
 /// `%SRCROOT%` base (as a `file:` URI).
-pub fn log(rules: &RuleSet, findings: &[Finding], root: Option<&Path>) -> Log {
-    let descriptors = rules
+pub fn log(report: &ScanReport) -> Log {
+    let findings = &report.findings;
+    let root = Some(report.workdir.as_path());
+    let descriptors = report
         .rules
         .iter()
         .map(|r| ReportingDescriptor {
@@ -223,13 +225,13 @@ pub fn log(rules: &RuleSet, findings: &[Finding], root: Option<&Path>) -> Log {
                 level: r.severity.into(),
             },
             properties: RuleProperties {
-                language: r.lang.to_string(),
-                fixable: r.fixable(),
+                language: r.language.clone(),
+                fixable: r.fixable,
                 source: r.source.clone(),
             },
         })
         .collect();
-    let rule_index: HashMap<&str, usize> = rules
+    let rule_index: HashMap<&str, usize> = report
         .rules
         .iter()
         .enumerate()
@@ -240,7 +242,7 @@ pub fn log(rules: &RuleSet, findings: &[Finding], root: Option<&Path>) -> Log {
         .iter()
         .zip(fingerprints)
         .map(|(f, fingerprint)| {
-            let location = artifact_location(&f.path);
+            let location = artifact_location(&f.repo_path);
             SarifResult {
                 rule_id: f.rule.clone(),
                 rule_index: rule_index.get(f.rule.as_str()).copied(),
@@ -381,11 +383,16 @@ fn is_absolute_uri(s: &str) -> bool {
 /// equal in those three (in position order). No line or column goes in, so a line
 /// inserted above a finding leaves its fingerprint alone, and two identical findings
 /// in one file still differ.
-pub fn fingerprints(findings: &[Finding]) -> Vec<String> {
+pub fn fingerprints(findings: &[FindingRow]) -> Vec<String> {
     let mut order: Vec<usize> = (0..findings.len()).collect();
     order.sort_by(|&a, &b| {
         let (fa, fb) = (&findings[a], &findings[b]);
-        (&fa.path, fa.line, fa.column, &fa.rule).cmp(&(&fb.path, fb.line, fb.column, &fb.rule))
+        (&fa.repo_path, fa.line, fa.column, &fa.rule).cmp(&(
+            &fb.repo_path,
+            fb.line,
+            fb.column,
+            &fb.rule,
+        ))
     });
     let mut seen: HashMap<(&str, &str, String), usize> = HashMap::new();
     let mut out = vec![String::new(); findings.len()];
@@ -393,10 +400,14 @@ pub fn fingerprints(findings: &[Finding]) -> Vec<String> {
         let f = &findings[i];
         let normalized = normalize(&f.text);
         let occurrence = seen
-            .entry((f.rule.as_str(), f.path.as_str(), normalized.clone()))
+            .entry((f.rule.as_str(), f.repo_path.as_str(), normalized.clone()))
             .or_insert(0);
         let mut hash = sha2::Sha256::new();
-        for part in [f.rule.as_bytes(), f.path.as_bytes(), normalized.as_bytes()] {
+        for part in [
+            f.rule.as_bytes(),
+            f.repo_path.as_bytes(),
+            normalized.as_bytes(),
+        ] {
             hash.update((part.len() as u64).to_le_bytes());
             hash.update(part);
         }

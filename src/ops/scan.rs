@@ -1,0 +1,210 @@
+//! `scan`: run the rules over the files; report the findings, or compute the fixes and
+//! check, stage or apply them. The fixes are staged through the stager as one preview
+//! with the scan recorded (so `refresh` can re-run it), and applied at once with
+//! `--apply`.
+
+use std::path::PathBuf;
+
+use crate::change::RuleCount;
+use crate::repo::Repo;
+use crate::report::scan::Unconverged;
+use crate::report::FindingRow;
+use crate::report::FixedFile;
+use crate::report::ScanMode;
+use crate::report::ScanReport;
+use crate::report::ScanRule;
+use crate::report::Version;
+use crate::scan;
+use crate::scan::Finding;
+use crate::select::Proposal;
+use crate::select::Select;
+use crate::txn;
+use crate::Error;
+
+/// One scan.
+#[derive(Debug, Clone)]
+pub struct ScanRequest {
+    /// Git pathspecs or file names (relative to the current folder).
+    pub pathspecs: Vec<String>,
+    /// Rule files; empty: astedit.toml and sgconfig.yml at the root.
+    pub configs: Vec<PathBuf>,
+    pub mode: ScanMode,
+    /// Scan the staged content (the index) instead of the work tree.
+    pub cached: bool,
+    /// Only shard `I/N` (1-based), as the user wrote it.
+    pub shard: Option<String>,
+    /// Only these rule ids (all when empty).
+    pub only_rules: Vec<String>,
+    /// Overrides the config's bound on fix re-runs.
+    pub max_passes: Option<usize>,
+    /// Why the fixes are made (recorded in the preview and the journal).
+    pub reason: Option<String>,
+    /// Diff lines to render at most (0: no limit).
+    pub max_render: usize,
+    pub max_file_size: u64,
+}
+
+/// Runs the scan `req` asks for. With `select` (`scan -i`), only the fixes it accepts
+/// are made, and the report says how many were offered.
+pub fn run(
+    repo: &Repo,
+    req: &ScanRequest,
+    select: Option<&mut dyn Select>,
+) -> Result<ScanReport, Error> {
+    let shard = req.shard.as_deref().map(scan::Shard::parse).transpose()?;
+    let rules = scan::rules::load(repo, &req.configs)?;
+    let mut notices = rules.warnings.clone();
+    if rules.rules.is_empty() {
+        notices.push(format!("no active rules in {}", rules.sources.join(", ")));
+    }
+    let opts = scan::Options {
+        pathspecs: req.pathspecs.clone(),
+        cached: req.cached,
+        shard,
+        mode: if req.mode.fixing() {
+            scan::Mode::Fix
+        } else {
+            scan::Mode::Report
+        },
+        only_rules: req.only_rules.clone(),
+        max_file_size: req.max_file_size,
+        max_passes: req.max_passes,
+    };
+    let (outcome, offered) = match select {
+        None => (scan::scan(repo, &rules, &opts)?, None),
+        Some(select) => {
+            let mut counting = Counting {
+                inner: select,
+                offered: 0,
+            };
+            let outcome = scan::scan_selecting(repo, &rules, &opts, &mut counting)?;
+            (outcome, Some(counting.offered))
+        }
+    };
+
+    // Stage (and apply) before reporting, so that the id reported is real.
+    let mut id = None;
+    let mut written = None;
+    if matches!(req.mode, ScanMode::Stage | ScanMode::Apply) && !outcome.changes.is_empty() {
+        let mut meta = outcome.meta(&rules, &opts, req.reason.clone());
+        super::refresh::record_scan(&mut meta, repo, &rules, &req.configs, &opts);
+        if offered.is_some() {
+            super::refresh::record_selection(&mut meta);
+        }
+        // The stager, file by file (the changes are held for the diff anyway).
+        let preview = txn::stage(repo, &outcome.changes, &meta)?;
+        if req.mode == ScanMode::Apply {
+            let apply_opts = txn::ApplyOptions {
+                reason: req.reason.clone(),
+                ..Default::default()
+            };
+            let applied = txn::apply(repo, Some(&preview.id), &apply_opts)?;
+            written = Some(applied.written.len() + applied.deleted.len());
+        }
+        id = Some(preview.id);
+    }
+
+    let fixing = req.mode.fixing();
+    let rows = |fs: &[Finding]| -> Vec<FindingRow> {
+        fs.iter()
+            .map(|f| FindingRow::of(f, repo.display_path(&f.path)))
+            .collect()
+    };
+    let diagnostics =
+        crate::report::Diagnostics::of(&[], &outcome.parse_errors, &outcome.skipped, |p| {
+            repo.display_path(p)
+        });
+    let diff = fixing.then(|| {
+        crate::diff::render_diffs(
+            &crate::diff::DiffFile::from_changes(&outcome.changes),
+            false,
+            req.max_render,
+        )
+    });
+    Ok(ScanReport {
+        schema_version: Version,
+        mode: req.mode,
+        rules: rules
+            .rules
+            .iter()
+            .map(|r| ScanRule {
+                id: r.id.clone(),
+                language: r.lang.to_string(),
+                severity: r.severity,
+                fixable: r.fixable(),
+                source: r.source.to_string(),
+                message: r.message.clone(),
+                note: r.note.clone(),
+                url: r.url.clone(),
+            })
+            .collect(),
+        findings: rows(&outcome.findings),
+        error_count: outcome.errors(),
+        files_searched: outcome.files_searched,
+        remaining: fixing.then(|| rows(&outcome.remaining)),
+        summary: fixing.then(|| outcome.summary()),
+        fixes: fixing.then(|| outcome.fixes()),
+        files: fixing.then(|| {
+            outcome
+                .fixed
+                .iter()
+                .map(|f| FixedFile {
+                    path: repo.display_path(&f.path),
+                    count: f.counts.iter().map(|(_, n)| n).sum::<usize>(),
+                    rules: f
+                        .counts
+                        .iter()
+                        .map(|(r, n)| RuleCount {
+                            rule: r.clone(),
+                            count: *n,
+                        })
+                        .collect(),
+                    introduces_parse_errors: f.introduces_parse_error,
+                    repo_path: f.path.clone(),
+                })
+                .collect()
+        }),
+        diff,
+        unconverged: fixing.then(|| {
+            outcome
+                .unconverged
+                .iter()
+                .map(|u| Unconverged {
+                    path: u.path.clone(),
+                    rule: u.rule.clone(),
+                    passes: u.passes,
+                    shown: repo.display_path(&u.path),
+                })
+                .collect()
+        }),
+        applied: fixing.then_some(written.is_some()),
+        id,
+        diagnostics,
+        notices,
+        written: written.unwrap_or(0),
+        offered,
+        other_shards: outcome.other_shards,
+        changes: outcome.changes,
+        max_render: req.max_render,
+        workdir: repo.workdir.clone(),
+    })
+}
+
+/// Passes proposals on to the person's selection, counting those offered while it
+/// still answers (after `q`, the rest are declined without being offered).
+struct Counting<'a> {
+    inner: &'a mut dyn Select,
+    offered: usize,
+}
+
+impl Select for Counting<'_> {
+    fn select(&mut self, proposal: &Proposal<'_>) -> bool {
+        if !self.inner.finished() {
+            self.offered += 1;
+        }
+        self.inner.select(proposal)
+    }
+    fn finished(&self) -> bool {
+        self.inner.finished()
+    }
+}

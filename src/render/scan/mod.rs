@@ -1,0 +1,176 @@
+/*!
+The printers of `scan`: text for people ([`text`]), GitHub workflow annotations
+([`github`]), a SARIF 2.1.0 log ([`sarif`]), and JSON. The front end chooses one
+[`ScanFormat`] per run from `--format` and `--json` and hands it the report.
+
+The two CI formats are scan's alone, so they live here rather than in
+[`super::Format`], which every other command's printer would then have to refuse.
+Every format but JSON ends with the same lines on stderr ([`status`]): warnings, and
+what was found, fixed or staged.
+*/
+
+pub mod github;
+pub mod sarif;
+pub mod text;
+
+use super::Printed;
+use super::Style;
+use super::TextReport;
+use crate::report::FindingRow;
+use crate::report::ScanMode;
+use crate::report::ScanReport;
+use crate::scan::Severity;
+use crate::text::plural;
+
+/// How a scan is printed, chosen once per run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScanFormat {
+    /// `path:line:col: severity[rule-id]: message` (and the diff of the fixes).
+    #[default]
+    Text,
+    /// The report as one JSON document (`--json`).
+    Json,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+    /// A SARIF 2.1.0 log.
+    Sarif,
+}
+
+impl ScanFormat {
+    /// The report in this format. What loading the rules said comes first, on stderr,
+    /// in every format.
+    pub fn print(self, report: &ScanReport, style: &Style) -> Result<Printed, serde_json::Error> {
+        let mut printed = Printed::new();
+        printed.warn_all(&report.notices);
+        match self {
+            ScanFormat::Json => {
+                printed.out(serde_json::to_string(report)? + "\n");
+                return Ok(printed);
+            }
+            ScanFormat::Text => text::body(report, style, &mut printed),
+            ScanFormat::Github => github::body(report, &mut printed),
+            ScanFormat::Sarif => {
+                let log = sarif::log(report);
+                printed.out(serde_json::to_string_pretty(&log)? + "\n");
+            }
+        }
+        status(report, style, &mut printed);
+        Ok(printed)
+    }
+}
+
+impl TextReport for ScanReport {
+    fn text(&self, style: &Style) -> Printed {
+        let mut printed = Printed::new();
+        printed.warn_all(&self.notices);
+        text::body(self, style, &mut printed);
+        status(self, style, &mut printed);
+        printed
+    }
+}
+
+/// The closing warnings and summary, on stderr: stdout stays the result proper.
+pub fn status(report: &ScanReport, style: &Style, printed: &mut Printed) {
+    let quoting = style.quoting;
+    printed.warn_all(&report.diagnostics.warnings);
+    for u in report.unconverged.iter().flatten() {
+        printed.warn(format!(
+            "rule '{}' still changed {} after {} passes; the result may change again on the next run",
+            u.rule,
+            quoting.quote(&u.shown),
+            u.passes
+        ));
+    }
+    let flagged: Vec<String> = report
+        .files
+        .iter()
+        .flatten()
+        .filter(|f| f.introduces_parse_errors)
+        .map(|f| quoting.quote_owned(f.path.clone()))
+        .collect();
+    if !flagged.is_empty() {
+        printed.warn(format!(
+            "the fixes make {} parse with errors: {}",
+            plural(flagged.len(), "file"),
+            flagged.join(", ")
+        ));
+    }
+    let findings = report.open_findings();
+    let searched = plural(report.files_searched, "file");
+    let mut lines = Vec::new();
+    if report.mode == ScanMode::Report {
+        let fixable = findings.iter().filter(|f| f.fixable).count();
+        if findings.is_empty() {
+            lines.push(format!("No findings in {searched}."));
+        } else {
+            lines.push(format!(
+                "{} ({}) in {searched}{}.",
+                plural(findings.len(), "finding"),
+                severity_counts(findings),
+                if fixable > 0 {
+                    format!("; {fixable} fixable with `git astedit scan --apply`")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+    } else {
+        let summary = report.summary.clone().unwrap_or_default();
+        match report.offered {
+            Some(offered) if offered > 0 && report.no_fixes() => lines.push(format!(
+                "No change accepted ({offered} offered); nothing staged."
+            )),
+            _ if report.no_fixes() => lines.push(format!("No fixes needed in {searched}.")),
+            _ => lines.push(match (report.mode, &report.id) {
+                (ScanMode::Check, _) => format!(
+                    "{summary} would be made; run `git astedit scan --apply` to make them."
+                ),
+                (ScanMode::Apply, Some(id)) => format!(
+                    "{summary}: staged and applied {id} ({} written). Undo with `git astedit undo {id}`.",
+                    plural(report.written, "file"),
+                ),
+                (_, Some(id)) => format!(
+                    "{summary}: staged preview {id}. Apply with `git astedit apply {id}`, drop with `git astedit discard {id}`."
+                ),
+                _ => summary,
+            }),
+        }
+        if !findings.is_empty() {
+            lines.push(format!(
+                "{} left for a person ({}).",
+                plural(findings.len(), "finding"),
+                severity_counts(findings)
+            ));
+        }
+    }
+    if report.other_shards > 0 {
+        lines.push(format!(
+            "{} belong to other shards.",
+            plural(report.other_shards, "file")
+        ));
+    }
+    for line in lines {
+        printed.note(line);
+    }
+}
+
+/// `2 errors, 1 warning`.
+fn severity_counts(findings: &[FindingRow]) -> String {
+    let mut parts = Vec::new();
+    for sev in [
+        Severity::Error,
+        Severity::Warning,
+        Severity::Info,
+        Severity::Hint,
+    ] {
+        let n = findings.iter().filter(|f| f.severity == sev).count();
+        if n > 0 {
+            parts.push(if matches!(sev, Severity::Info | Severity::Hint) {
+                format!("{n} {}", sev.as_str())
+            } else {
+                plural(n, sev.as_str())
+            });
+        }
+    }
+    parts.join(", ")
+}

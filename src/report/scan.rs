@@ -1,0 +1,261 @@
+/*!
+The reports of the scan family: `scan`, `merge`, `hook install`.
+
+Besides the JSON fields, a report carries what its printers need and JSON must not show
+(`#[serde(skip)]`): repository paths beside the shown ones (GitHub annotations and SARIF
+resolve paths against the checkout), the rules' texts for SARIF, the changes for a
+coloured diff.
+*/
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::Diagnostics;
+use super::Version;
+use crate::change::ChangeSet;
+use crate::change::RuleCount;
+use crate::error::Exit;
+use crate::scan::FindingFix;
+use crate::scan::Severity;
+
+/// What a scan does besides finding: the mode of `scan --json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScanMode {
+    /// Findings only (no mode flag).
+    Report,
+    /// `--check`: the fixes computed and shown, nothing written.
+    Check,
+    /// `--stage` (and `-i` without `--apply`): the fixes staged as one preview.
+    Stage,
+    /// `--apply`: the fixes staged and applied.
+    Apply,
+}
+
+impl ScanMode {
+    /// Whether fixes are computed.
+    pub fn fixing(self) -> bool {
+        self != ScanMode::Report
+    }
+}
+
+/// One rule of a scan.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ScanRule {
+    pub id: String,
+    pub language: String,
+    #[schemars(with = "String")]
+    pub severity: Severity,
+    pub fixable: bool,
+    pub source: String,
+    /// The message template as written (SARIF's short description).
+    #[serde(skip)]
+    pub message: String,
+    #[serde(skip)]
+    pub note: Option<String>,
+    #[serde(skip)]
+    pub url: Option<String>,
+}
+
+/// A finding of a scan.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FindingRow {
+    pub rule: String,
+    /// `error`, `warning`, `info` or `hint`.
+    #[schemars(with = "String")]
+    pub severity: Severity,
+    pub message: String,
+    pub note: Option<String>,
+    pub url: Option<String>,
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    /// The matched text.
+    pub text: String,
+    /// The rule has a fix.
+    pub fixable: bool,
+    /// The repository path (`path` is as the front end shows paths).
+    #[serde(skip)]
+    pub repo_path: String,
+    /// What the rule's fix does at this finding (SARIF `fixes`).
+    #[serde(skip)]
+    pub fix: Option<FindingFix>,
+}
+
+impl FindingRow {
+    pub fn of(f: &crate::scan::Finding, path: String) -> FindingRow {
+        FindingRow {
+            rule: f.rule.clone(),
+            severity: f.severity,
+            message: f.message.clone(),
+            note: f.note.clone(),
+            url: f.url.clone(),
+            path,
+            line: f.line,
+            column: f.column,
+            end_line: f.end_line,
+            end_column: f.end_column,
+            text: f.text.clone(),
+            fixable: f.fixable,
+            repo_path: f.path.clone(),
+            fix: f.fix.clone(),
+        }
+    }
+}
+
+/// Fixes in one file.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FixedFile {
+    pub path: String,
+    pub count: usize,
+    pub rules: Vec<RuleCount>,
+    pub introduces_parse_errors: bool,
+    /// The repository path (`path` is as the front end shows paths).
+    #[serde(skip)]
+    pub repo_path: String,
+}
+
+/// A rule that still changed a file when the pass bound was hit.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unconverged {
+    /// The repository path.
+    pub path: String,
+    pub rule: String,
+    pub passes: usize,
+    /// The path as the front end shows paths.
+    #[serde(skip)]
+    pub shown: String,
+}
+
+/// `scan --json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ScanReport {
+    pub schema_version: Version,
+    /// `report`, `check`, `stage` or `apply`.
+    #[schemars(with = "String")]
+    pub mode: ScanMode,
+    pub rules: Vec<ScanRule>,
+    pub findings: Vec<FindingRow>,
+    /// Findings of severity error.
+    pub error_count: usize,
+    pub files_searched: usize,
+    /// Not in `report` mode: findings left after the fixes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remaining: Option<Vec<FindingRow>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Fixes made (or that would be made).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<FixedFile>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    // The schema has always left its shape open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub unconverged: Option<Vec<Unconverged>>,
+    /// The staged preview (`--stage`, `--apply`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied: Option<bool>,
+    #[serde(flatten)]
+    pub diagnostics: Diagnostics,
+    /// What loading the rules had to say (on stderr in every format, before the
+    /// result).
+    #[serde(skip)]
+    pub notices: Vec<String>,
+    /// Files written and deleted by `--apply`.
+    #[serde(skip)]
+    pub written: usize,
+    /// With `-i`: the fixes offered to the person (asked about, or decided by an
+    /// answer for the rest of a file).
+    #[serde(skip)]
+    pub offered: Option<usize>,
+    /// Files of the set left out by `--shard`.
+    #[serde(skip)]
+    pub other_shards: usize,
+    /// The fixes, for a coloured diff.
+    #[serde(skip)]
+    pub changes: ChangeSet,
+    /// Diff lines to render at most (0: no limit).
+    #[serde(skip)]
+    pub max_render: usize,
+    /// The work tree, the base of SARIF's paths.
+    #[serde(skip)]
+    pub workdir: PathBuf,
+}
+
+impl ScanReport {
+    /// The findings a person is left with: all of them in `report` mode, those the
+    /// fixes leave otherwise.
+    pub fn open_findings(&self) -> &[FindingRow] {
+        match &self.remaining {
+            Some(rows) if self.mode.fixing() => rows,
+            _ => &self.findings,
+        }
+    }
+
+    /// Whether there is no fix (none needed, or none accepted).
+    pub fn no_fixes(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// The exit status: 1 when an error finding is reported (`report`), when a fix
+    /// would change or changed a file or an error finding remains (`--check`,
+    /// `--apply`, the pre-commit convention), when `-i` staged nothing (as `edit`).
+    pub fn exit(&self) -> Exit {
+        let remaining_errors = self
+            .open_findings()
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        let failed = match self.mode {
+            ScanMode::Report => self.error_count > 0,
+            ScanMode::Stage => self.offered.is_some() && self.no_fixes(),
+            ScanMode::Check | ScanMode::Apply => !self.no_fixes() || remaining_errors > 0,
+        };
+        if failed {
+            Exit::NothingFound
+        } else {
+            Exit::Ok
+        }
+    }
+}
+
+/// `merge --json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct MergeReport {
+    pub schema_version: Version,
+    pub id: String,
+    pub commit: String,
+    pub summary: String,
+    /// The previews merged.
+    pub merged: Vec<String>,
+    /// Whether they were discarded (not with `--keep`).
+    pub discarded: bool,
+    pub files: Vec<String>,
+    pub file_count: usize,
+    /// The merged changes, for the diff.
+    #[serde(skip)]
+    pub changes: ChangeSet,
+    /// Diff lines to render at most (0: no limit).
+    #[serde(skip)]
+    pub max_render: usize,
+}
+
+/// `hook install --json`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct HookReport {
+    pub schema_version: Version,
+    pub path: String,
+    /// Where a replaced hook was kept (`--force`).
+    pub backup: Option<String>,
+    /// Whether the hook was already installed as it is.
+    pub unchanged: bool,
+}
