@@ -45,6 +45,7 @@ mod refresh;
 mod scan;
 mod schema;
 mod show;
+mod test;
 mod undo;
 
 pub use output::Out;
@@ -124,6 +125,7 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     Pr(pr::PrArgs),
     Schema(schema::SchemaArgs),
+    Test(test::TestArgs),
     Recover(recover::RecoverArgs),
     Man(man::ManArgs),
     Completions(completions::CompletionsArgs),
@@ -415,6 +417,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Mcp(args) => mcp::run(ctx, args),
         Command::Pr(args) => pr::run(ctx, args),
         Command::Schema(args) => schema::run(ctx, args),
+        Command::Test(args) => test::run(ctx, args),
         Command::Recover(args) => recover::run(ctx, args),
         Command::Man(args) => man::run(ctx, args),
         Command::Completions(args) => completions::run(ctx, args),

@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use crate::error::Error;
 
+pub mod ruletest;
 pub mod schema;
 
 /// The version of every JSON shape here; bumped on any incompatible change.

@@ -31,6 +31,7 @@ pub fn commands() -> Vec<(&'static str, SchemaFn)> {
         ("log", of::<LogReport>),
         ("refresh", of::<RefreshReport>),
         ("gc", of::<GcReport>),
+        ("test", of::<ruletest::TestReport>),
         ("pr", of::<PrReport>),
         ("recover", of::<RecoverOutput>),
         ("error", of::<ErrorReport>),

@@ -21,6 +21,7 @@ pub mod merge;
 mod need;
 pub mod report;
 pub mod rules;
+pub mod ruletest;
 pub mod sarif;
 pub mod source;
 #[cfg(test)]

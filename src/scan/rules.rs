@@ -153,6 +153,8 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// Ids of rules with `severity: off` (loaded, checked, not run).
     pub disabled: Vec<String>,
+    /// Those rules compiled, in the same order (`test --include-off` runs them).
+    pub disabled_configs: Vec<RuleConfig<SupportLang>>,
     /// The config files read, as displayed.
     pub sources: Vec<String>,
     /// Bound on fix re-runs (`max-passes` in astedit.toml).
@@ -511,6 +513,7 @@ impl Loader<'_> {
         let globals = Globals { rules, needs };
         let mut rules: Vec<Rule> = Vec::new();
         let mut disabled = Vec::new();
+        let mut disabled_configs = Vec::new();
         let mut warnings = self.warnings;
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
         for doc in self.docs {
@@ -530,7 +533,7 @@ impl Loader<'_> {
             };
             let (id, line) = match &rule {
                 Compiled::Active(r) => (r.id.clone(), r.line),
-                Compiled::Off { id, line } => (id.clone(), *line),
+                Compiled::Off { id, line, .. } => (id.clone(), *line),
             };
             if let Some(first) = seen.insert(id.clone(), file.clone()) {
                 let first = if first == file {
@@ -548,12 +551,16 @@ impl Loader<'_> {
             }
             match rule {
                 Compiled::Active(rule) => rules.push(*rule),
-                Compiled::Off { id, .. } => disabled.push(id),
+                Compiled::Off { id, config, .. } => {
+                    disabled.push(id);
+                    disabled_configs.push(*config);
+                }
             }
         }
         Ok(RuleSet {
             rules,
             disabled,
+            disabled_configs,
             sources: self.sources,
             max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
             warnings,
@@ -573,6 +580,7 @@ enum Compiled {
     Off {
         id: String,
         line: Option<usize>,
+        config: Box<RuleConfig<SupportLang>>,
     },
 }
 
@@ -689,7 +697,13 @@ fn compile(
     })?;
     // Checked like any rule, then left out: a disabled rule must still be valid.
     let severity = match config.severity {
-        ast_grep_config::Severity::Off => return Ok(Some(Compiled::Off { id, line })),
+        ast_grep_config::Severity::Off => {
+            return Ok(Some(Compiled::Off {
+                id,
+                line,
+                config: Box::new(config),
+            }))
+        }
         ast_grep_config::Severity::Hint => Severity::Hint,
         ast_grep_config::Severity::Info => Severity::Info,
         ast_grep_config::Severity::Warning => Severity::Warning,

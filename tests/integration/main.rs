@@ -23,6 +23,7 @@ mod recovery;
 mod reflocks;
 mod refresh;
 mod repo;
+mod ruletest;
 mod sarif;
 mod scan;
 mod snapshots;
