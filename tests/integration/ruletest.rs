@@ -145,6 +145,7 @@ fn each_verdict_and_its_letter() {
         .map(|c| c["status"].as_str().unwrap_or(""))
         .collect();
     assert_eq!(statuses, ["noisy", "missing", "wrong"]);
+    crate::contract::validate(&repo, "test", &v);
     assert_eq!(v["snapshots_only"], false);
     // The generated snapshot carries the fix.
     assert_eq!(v["rules"][0]["cases"][2]["actual"]["fixed"], "let c = 3");
@@ -179,6 +180,10 @@ fn a_changed_snapshot_shows_a_diff_and_interactive_accepts_it() {
         "{}",
         out.stdout
     );
+    let v = repo.run(&["--json", "test"]).json();
+    assert_eq!(v["rules"][0]["cases"][1]["expected"]["fixed"], "let c = 3");
+    assert_eq!(v["rules"][0]["cases"][1]["actual"]["fixed"], "const c = 3");
+    crate::contract::validate(&repo, "test", &v);
     // `n` keeps the old snapshot; `y` takes the new one.
     repo.run_with("", &["test", "-i"], &[], Some(b"n\n"))
         .assert_code(1);
@@ -217,6 +222,7 @@ fn off_rules_unknown_ids_filters_and_bad_input() {
     let v = repo.run(&["--json", "test", "--include-off", "-U"]).json();
     assert_eq!(v["passed"], 2);
     assert_eq!(v["not_found"], serde_json::json!(["nope"]));
+    crate::contract::validate(&repo, "test", &v);
     assert!(repo.exists("tests/__snapshots__/off-rule-snapshot.yml"));
     // --filter keeps the matching rules only.
     let v = repo.run(&["--json", "test", "--filter", "^no-"]).json();
