@@ -24,6 +24,7 @@ pub mod rules;
 pub mod ruletest;
 pub mod sarif;
 pub mod source;
+pub mod suppress;
 #[cfg(test)]
 mod tests;
 
@@ -315,6 +316,9 @@ fn scan_with(
         .filter(|r| opts.only_rules.is_empty() || opts.only_rules.contains(&r.id))
         .collect();
     let max_passes = opts.max_passes.unwrap_or(rules.max_passes).max(1);
+    // A suppression comment is unused only when every rule ran (one meant for a rule
+    // left out is not), as ast-grep judges.
+    let judge_suppressions = opts.only_rules.is_empty();
     let inputs = source::collect(repo, opts)?;
 
     // (candidate index, its rules, its text when already read). Staged blobs are read
@@ -374,7 +378,10 @@ fn scan_with(
         };
         // Fixes only ever start from a match, so a file no rule can match in stays
         // as it is: no findings, nothing to fix, no parse needed.
-        if !file_rules.iter().any(|r| r.may_match(&text)) {
+        // (Unless it holds a suppression comment whose use is to be judged.)
+        if !file_rules.iter().any(|r| r.may_match(&text))
+            && !(judge_suppressions && text.contains(suppress::IGNORE_TEXT))
+        {
             return Ok(One::NoMatch);
         }
         let result = engine::run_file_selecting(
@@ -411,7 +418,14 @@ fn scan_with(
                 if result.had_parse_error {
                     out.parse_errors.push(cand.path.clone());
                 }
-                out.findings.extend(result.findings);
+                if judge_suppressions && !result.unused_suppressions.is_empty() {
+                    let mut findings = result.findings;
+                    findings.extend(result.unused_suppressions);
+                    findings.sort_by_key(|f| (f.line, f.column));
+                    out.findings.extend(findings);
+                } else {
+                    out.findings.extend(result.findings);
+                }
                 out.remaining.extend(result.remaining);
                 out.unconverged.extend(result.unconverged);
                 if let Some(after) = result.after {

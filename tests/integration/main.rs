@@ -27,3 +27,4 @@ mod ruletest;
 mod sarif;
 mod scan;
 mod snapshots;
+mod suppress;
