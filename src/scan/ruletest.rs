@@ -512,13 +512,13 @@ mod tests {
     fn snapshot_has_labels_and_fix() {
         let r = rule("rule: {pattern: 'let x = $A'}\nfix: 'const x = $A'");
         let snap = snapshot_of(&r, "let x = 42;").unwrap().unwrap();
-        // The match is the declaration without its `;`, which the fix replaces too
+        // The match is the whole declaration, `;` included, and the template has none
         // (as in ast-grep).
         assert_eq!(snap.fixed.as_deref(), Some("const x = 42"));
         assert_eq!(snap.labels.len(), 1);
-        assert_eq!(snap.labels[0].source, "let x = 42");
+        assert_eq!(snap.labels[0].source, "let x = 42;");
         assert_eq!(snap.labels[0].style, LabelStyle::Primary);
-        assert_eq!((snap.labels[0].start, snap.labels[0].end), (0, 10));
+        assert_eq!((snap.labels[0].start, snap.labels[0].end), (0, 11));
     }
 
     #[test]
