@@ -319,7 +319,7 @@ fn scan_with(
     // A suppression comment is unused only when every rule ran (one meant for a rule
     // left out is not), as ast-grep judges.
     let judge_suppressions = opts.only_rules.is_empty();
-    let inputs = source::collect(repo, opts)?;
+    let inputs = source::collect(repo, opts, &rules.language_globs)?;
 
     // (candidate index, its rules, its text when already read). Staged blobs are read
     // here; work-tree files are read by the workers.

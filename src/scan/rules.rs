@@ -161,6 +161,8 @@ pub struct RuleSet {
     pub max_passes: usize,
     /// Things in the config that were read but not honoured.
     pub warnings: Vec<String>,
+    /// The sgconfig's `languageGlobs`: which files are which language.
+    pub language_globs: crate::files::LanguageGlobs,
 }
 
 /// `astedit.toml`: rules inline, plus optional ast-grep rule files.
@@ -218,6 +220,8 @@ struct Loader<'r> {
     sources: Vec<String>,
     max_passes: Option<usize>,
     warnings: Vec<String>,
+    /// `languageGlobs`, as (language, globs) in the order read.
+    language_globs: Vec<(String, Vec<String>)>,
 }
 
 /// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
@@ -231,6 +235,7 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
         utils: Vec::new(),
         sources: Vec::new(),
         max_passes: None,
+        language_globs: Vec::new(),
     };
     if configs.is_empty() {
         let toml = repo.workdir.join(ASTEDIT_TOML);
@@ -288,6 +293,7 @@ pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, 
         utils: Vec::new(),
         sources: vec![name.to_string()],
         max_passes: None,
+        language_globs: Vec::new(),
     };
     let bad = |detail: String| Error::BadConfigFile {
         file: name.to_string(),
@@ -393,6 +399,37 @@ impl Loader<'_> {
         Ok(())
     }
 
+    /// Reads `languageGlobs`: a mapping from a language name to a list of globs (or
+    /// one glob).
+    fn language_globs(&mut self, value: &Value, file: &str) -> Result<(), Error> {
+        let bad = |detail: String| Error::BadConfigFile {
+            file: file.to_string(),
+            detail: format!("languageGlobs: {detail}"),
+        };
+        let Value::Map(map) = value else {
+            return Err(bad("expected a mapping from a language to its globs".into()));
+        };
+        for (lang, globs) in map {
+            let Value::String(lang) = lang else {
+                return Err(bad("a language name must be a string".into()));
+            };
+            let globs: Vec<String> = match globs {
+                Value::String(g) => vec![g.clone()],
+                Value::Seq(items) => items
+                    .iter()
+                    .map(|g| match g {
+                        Value::String(g) => Ok(g.clone()),
+                        _ => Err(bad(format!("{lang}: a glob must be a string"))),
+                    })
+                    .collect::<Result<_, _>>()?,
+                _ => return Err(bad(format!("{lang}: expected a list of globs"))),
+            };
+            crate::files::parse_language(lang).map_err(|e| bad(e.to_string()))?;
+            self.language_globs.push((lang.clone(), globs));
+        }
+        Ok(())
+    }
+
     fn sgconfig_file(&mut self, path: &Path) -> Result<(), Error> {
         let index = self.read(path)?;
         let file = display(self.repo, path);
@@ -401,8 +438,10 @@ impl Loader<'_> {
                 file: file.clone(),
                 detail: e.to_string(),
             })?;
+        if let Some(globs) = &parsed.language_globs {
+            self.language_globs(globs, &file)?;
+        }
         for (key, present) in [
-            ("languageGlobs", parsed.language_globs.is_some()),
             ("customLanguages", parsed.custom_languages.is_some()),
             ("languageInjections", parsed.language_injections.is_some()),
         ] {
@@ -511,6 +550,15 @@ impl Loader<'_> {
             })?
         };
         let globals = Globals { rules, needs };
+        let language_globs = crate::files::LanguageGlobs::new(
+            self.language_globs
+                .iter()
+                .map(|(lang, globs)| (lang.as_str(), globs.clone())),
+        )
+        .map_err(|detail| Error::BadConfigFile {
+            file: "languageGlobs".into(),
+            detail,
+        })?;
         let mut rules: Vec<Rule> = Vec::new();
         let mut disabled = Vec::new();
         let mut disabled_configs = Vec::new();
@@ -564,6 +612,7 @@ impl Loader<'_> {
             sources: self.sources,
             max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
             warnings,
+            language_globs,
         })
     }
 }

@@ -26,5 +26,6 @@ mod repo;
 mod ruletest;
 mod sarif;
 mod scan;
+mod sgconfig;
 mod snapshots;
 mod suppress;
