@@ -47,6 +47,7 @@ mod schema;
 mod show;
 mod test;
 mod undo;
+mod verify;
 
 pub use output::Out;
 pub use output::OutputError;
@@ -126,6 +127,7 @@ pub enum Command {
     Pr(pr::PrArgs),
     Schema(schema::SchemaArgs),
     Test(test::TestArgs),
+    Verify(verify::VerifyArgs),
     Recover(recover::RecoverArgs),
     Man(man::ManArgs),
     Completions(completions::CompletionsArgs),
@@ -418,6 +420,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Pr(args) => pr::run(ctx, args),
         Command::Schema(args) => schema::run(ctx, args),
         Command::Test(args) => test::run(ctx, args),
+        Command::Verify(args) => verify::run(ctx, args),
         Command::Recover(args) => recover::run(ctx, args),
         Command::Man(args) => man::run(ctx, args),
         Command::Completions(args) => completions::run(ctx, args),

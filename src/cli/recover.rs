@@ -164,6 +164,7 @@ pub(super) mod recover_policy {
             | Command::Log(_)
             | Command::Hook(_)
             | Command::Test(_)
+            | Command::Verify(_)
             | Command::Mcp(_) => Policy::Warn,
             Command::Scan(args) if !args.stage && !args.apply => Policy::Warn,
             Command::Edit(_)

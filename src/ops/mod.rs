@@ -9,6 +9,7 @@ here, and the shapes they print live in [`crate::report`].
 pub mod apply;
 pub mod log;
 pub mod ruletest;
+pub mod verify;
 /// Cancellation lives in the base layer; this is the path the front ends knew.
 pub use crate::cancel;
 pub mod patch;

@@ -11,6 +11,7 @@ pub mod agent;
 pub mod log;
 pub mod printer;
 pub mod ruletest;
+pub mod verify;
 
 pub use printer::Format;
 pub use printer::Printed;

@@ -22,6 +22,7 @@ use crate::error::Error;
 
 pub mod ruletest;
 pub mod schema;
+pub mod verify;
 
 /// The version of every JSON shape here; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;

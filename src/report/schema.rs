@@ -32,6 +32,7 @@ pub fn commands() -> Vec<(&'static str, SchemaFn)> {
         ("refresh", of::<RefreshReport>),
         ("gc", of::<GcReport>),
         ("test", of::<ruletest::TestReport>),
+        ("verify", of::<verify::VerifyReport>),
         ("pr", of::<PrReport>),
         ("recover", of::<RecoverOutput>),
         ("error", of::<ErrorReport>),

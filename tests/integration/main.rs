@@ -29,3 +29,4 @@ mod scan;
 mod sgconfig;
 mod snapshots;
 mod suppress;
+mod verify;
