@@ -379,9 +379,8 @@ fn scan_with(
         // Fixes only ever start from a match, so a file no rule can match in stays
         // as it is: no findings, nothing to fix, no parse needed.
         // (Unless it holds a suppression comment whose use is to be judged.)
-        if !file_rules.iter().any(|r| r.may_match(&text))
-            && !(judge_suppressions && text.contains(suppress::IGNORE_TEXT))
-        {
+        let judged = judge_suppressions && text.contains(suppress::IGNORE_TEXT);
+        if !judged && !file_rules.iter().any(|r| r.may_match(&text)) {
             return Ok(One::NoMatch);
         }
         let result = engine::run_file_selecting(
