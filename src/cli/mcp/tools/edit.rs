@@ -145,8 +145,7 @@ pub(super) fn staged_text(out: &StageReport, notes: &[String]) -> String {
         .iter()
         .filter(|f| {
             f.flags
-                .iter()
-                .any(|x| *x == git_astedit::change::FileFlag::IntroducesParseErrors)
+                .contains(&git_astedit::change::FileFlag::IntroducesParseErrors)
         })
         .map(|f| f.path.as_str())
         .collect();
