@@ -282,6 +282,22 @@ pub enum TextFormat {
     Yaml,
 }
 
+/// Every `.yml`/`.yaml` file under `dir`, in path order (so rule order is stable).
+pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            yaml_files(&p, out)?;
+        } else if p.extension().is_some_and(|e| e == "yml" || e == "yaml") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
 /// Compiles rules given as text rather than files (tests, agents). Globs are relative to
 /// the repository root; `rule-files` and `util-dirs` need files on disk and are refused.
 pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, Error> {
@@ -470,25 +486,9 @@ impl Loader<'_> {
         Ok(())
     }
 
-    /// Every `.yml`/`.yaml` file under `dir`, in path order (so rule order is stable).
-    fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                Self::yaml_files(&p, out)?;
-            } else if p.extension().is_some_and(|e| e == "yml" || e == "yaml") {
-                out.push(p);
-            }
-        }
-        Ok(())
-    }
-
     fn list_yaml(&self, dir: &Path) -> Result<Vec<PathBuf>, Error> {
         let mut files = Vec::new();
-        Self::yaml_files(dir, &mut files).map_err(|source| Error::ReadConfig {
+        yaml_files(dir, &mut files).map_err(|source| Error::ReadConfig {
             file: display(self.repo, dir),
             source,
         })?;

@@ -278,7 +278,7 @@ pub fn load_harness(
                 .unwrap_or(Path::new(SNAPSHOT_DIR)),
         );
         let mut files = Vec::new();
-        yaml_files(&test_dir, &mut files).map_err(|source| TestError::Read {
+        super::rules::yaml_files(&test_dir, &mut files).map_err(|source| TestError::Read {
             path: display(&test_dir),
             source,
         })?;
@@ -320,22 +320,6 @@ pub fn load_harness(
         }
     }
     Ok(harness)
-}
-
-/// Every `.yml`/`.yaml` file under `dir`, in path order.
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            yaml_files(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "yml" || e == "yaml") {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 /// The verdicts on `case` under `rule`; snapshots are compared when `snapshots` is

@@ -1,6 +1,7 @@
 //! An ast-grep project's `sgconfig.yml` beyond its rules: `languageGlobs`. The
 //! expected findings are what ast-grep 0.51.1 reports on the same files.
 
+use crate::suppress::findings;
 use crate::util::TestRepo;
 
 fn project() -> TestRepo {
@@ -27,30 +28,14 @@ fn project() -> TestRepo {
     repo
 }
 
-fn findings(v: &serde_json::Value) -> Vec<String> {
-    v["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .map(|f| {
-            format!(
-                "{} {} {}",
-                f["path"].as_str().unwrap_or(""),
-                f["rule"].as_str().unwrap_or(""),
-                f["line"]
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn language_globs_give_files_their_language() {
     let repo = project();
     let expected = [
-        "b.c no-goto 1",
-        "src/a.blk no-goto 1",
-        "src/x.js no-any 1",
-        "y.ts no-any 1",
+        "b.c no-goto 1:11 error",
+        "src/a.blk no-goto 1:11 error",
+        "src/x.js no-any 1:1 warning",
+        "y.ts no-any 1:1 warning",
     ];
     let out = repo.run(&["--json", "scan"]);
     out.assert_code(1);

@@ -43,7 +43,8 @@ fn project() -> TestRepo {
     repo
 }
 
-fn findings(v: &serde_json::Value) -> Vec<String> {
+/// A scan report's findings as `path rule line:column severity`.
+pub(crate) fn findings(v: &serde_json::Value) -> Vec<String> {
     v["findings"]
         .as_array()
         .expect("findings")
