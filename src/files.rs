@@ -199,6 +199,8 @@ pub struct Options {
     /// pathspec, which are parsed as this language whatever their extension.
     pub lang: Option<SupportLang>,
     pub max_file_size: u64,
+    /// A project's `languageGlobs`, taken before extensions.
+    pub language_globs: LanguageGlobs,
 }
 
 impl Default for Options {
@@ -207,7 +209,49 @@ impl Default for Options {
             pathspecs: Vec::new(),
             lang: None,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            language_globs: LanguageGlobs::default(),
         }
+    }
+}
+
+/// An ast-grep project's `languageGlobs`: a path matching one of a language's globs
+/// is that language, whatever its extension (`*.blk` as C, `*.js` as TypeScript);
+/// other paths get theirs by extension. Globs match the repository path; `*` crosses
+/// folders, so `*.blk` matches `src/a.blk`.
+#[derive(Debug, Clone, Default)]
+pub struct LanguageGlobs {
+    by_language: Vec<(SupportLang, globset::GlobSet)>,
+}
+
+impl LanguageGlobs {
+    /// From (language name, globs) pairs, in the order given; the first language
+    /// whose glob matches wins. The error names the language or glob at fault.
+    pub fn new<'a>(
+        entries: impl IntoIterator<Item = (&'a str, Vec<String>)>,
+    ) -> Result<LanguageGlobs, String> {
+        let mut by_language = Vec::new();
+        for (name, globs) in entries {
+            let lang = parse_language(name).map_err(|e| e.to_string())?;
+            let mut set = globset::GlobSetBuilder::new();
+            for glob in &globs {
+                set.add(globset::Glob::new(glob).map_err(|e| format!("{name}: {e}"))?);
+            }
+            by_language.push((lang, set.build().map_err(|e| format!("{name}: {e}"))?));
+        }
+        Ok(LanguageGlobs { by_language })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_language.is_empty()
+    }
+
+    /// The language of `path`: by glob first, then by extension.
+    pub fn language_of(&self, path: &str) -> Option<SupportLang> {
+        self.by_language
+            .iter()
+            .find(|(_, set)| set.is_match(path))
+            .map(|(lang, _)| *lang)
+            .or_else(|| language_of(path))
     }
 }
 
@@ -502,8 +546,8 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
             // Tracked but deleted from disk, folders, fifos: nothing to read.
             _ => continue,
         }
-        let by_extension = language_of(path);
-        let lang = match (opts.lang, by_extension) {
+        let by_name = opts.language_globs.language_of(path);
+        let lang = match (opts.lang, by_name) {
             (Some(forced), _) if named.contains(path) => forced,
             (Some(forced), Some(l)) if l == forced => l,
             // Another language's file: not part of a `-l` search.

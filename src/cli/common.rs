@@ -49,6 +49,7 @@ impl InputArgs {
             pathspecs: self.pathspecs.clone(),
             lang,
             max_file_size: self.max_filesize,
+            language_globs: Default::default(),
         };
         Ok((files::collect(repo, &opts)?, lang))
     }

@@ -45,7 +45,9 @@ mod refresh;
 mod scan;
 mod schema;
 mod show;
+mod test;
 mod undo;
+mod verify;
 
 pub use output::Out;
 pub use output::OutputError;
@@ -124,6 +126,8 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     Pr(pr::PrArgs),
     Schema(schema::SchemaArgs),
+    Test(test::TestArgs),
+    Verify(verify::VerifyArgs),
     Recover(recover::RecoverArgs),
     Man(man::ManArgs),
     Completions(completions::CompletionsArgs),
@@ -415,6 +419,8 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Mcp(args) => mcp::run(ctx, args),
         Command::Pr(args) => pr::run(ctx, args),
         Command::Schema(args) => schema::run(ctx, args),
+        Command::Test(args) => test::run(ctx, args),
+        Command::Verify(args) => verify::run(ctx, args),
         Command::Recover(args) => recover::run(ctx, args),
         Command::Man(args) => man::run(ctx, args),
         Command::Completions(args) => completions::run(ctx, args),

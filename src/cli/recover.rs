@@ -163,6 +163,8 @@ pub(super) mod recover_policy {
             | Command::Show(_)
             | Command::Log(_)
             | Command::Hook(_)
+            | Command::Test(_)
+            | Command::Verify(_)
             | Command::Mcp(_) => Policy::Warn,
             Command::Scan(args) if !args.stage && !args.apply => Policy::Warn,
             Command::Edit(_)

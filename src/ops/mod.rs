@@ -12,6 +12,8 @@ pub mod grep;
 pub mod hook;
 pub mod log;
 pub mod merge;
+pub mod ruletest;
+pub mod verify;
 /// Cancellation lives in the base layer; this is the path the front ends knew.
 pub use crate::cancel;
 pub mod patch;

@@ -13,8 +13,10 @@ pub mod hook;
 pub mod log;
 pub mod merge;
 pub mod printer;
+pub mod ruletest;
 pub mod scan;
 pub mod stage;
+pub mod verify;
 
 pub use printer::Format;
 pub use printer::Printed;

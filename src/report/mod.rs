@@ -20,8 +20,10 @@ use serde::Serialize;
 
 use crate::error::Error;
 
+pub mod ruletest;
 pub mod scan;
 pub mod schema;
+pub mod verify;
 
 pub use scan::FindingRow;
 pub use scan::FixedFile;

@@ -31,6 +31,8 @@ pub fn commands() -> Vec<(&'static str, SchemaFn)> {
         ("log", of::<LogReport>),
         ("refresh", of::<RefreshReport>),
         ("gc", of::<GcReport>),
+        ("test", of::<ruletest::TestReport>),
+        ("verify", of::<verify::VerifyReport>),
         ("pr", of::<PrReport>),
         ("recover", of::<RecoverOutput>),
         ("error", of::<ErrorReport>),

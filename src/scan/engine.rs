@@ -18,6 +18,7 @@ use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::AstGrep;
 use ast_grep_language::SupportLang;
 
+use super::suppress::Suppressions;
 use super::Error;
 use super::Mode;
 use super::Rule;
@@ -82,6 +83,9 @@ pub struct FileResult {
     pub unconverged: Vec<Unconverged>,
     pub had_parse_error: bool,
     pub introduces_parse_error: bool,
+    /// `ast-grep-ignore` comments in the input that silenced no finding, as findings of
+    /// rule `unused-suppression` (the caller reports them when every rule ran).
+    pub unused_suppressions: Vec<Finding>,
 }
 
 /// Runs `rules` (all applicable to this file, in declaration order) on `text`. A rule
@@ -122,11 +126,20 @@ pub fn run_file_selecting(
     };
     let mut doc = rewrite::parse_doc(text, lang).map_err(fail(first_rule))?;
     let input_tree = AstGrep::doc(doc.clone());
+    let silenced = Suppressions::of(&input_tree);
     let mut result = FileResult {
         had_parse_error: rewrite::has_parse_error(&input_tree),
-        findings: findings(path, &input_tree, &live_rules(rules, text)),
+        findings: findings(
+            path,
+            &input_tree,
+            &live_rules(rules, text),
+            silenced.as_ref(),
+        ),
         ..Default::default()
     };
+    if let Some(silenced) = &silenced {
+        result.unused_suppressions = silenced.unused().map(|d| unused(path, d)).collect();
+    }
     if mode == Mode::Report {
         return Ok(result);
     }
@@ -162,6 +175,16 @@ pub fn run_file_selecting(
                 }
                 passes += 1;
                 let before = doc.src.clone();
+                // A site a comment silences is never fixed: looked up on this pass's
+                // text, where the comments are now.
+                let silenced_now = if before.contains(super::suppress::IGNORE_TEXT) {
+                    Suppressions::of(&AstGrep::doc(doc.clone()))
+                } else {
+                    None
+                };
+                let line_starts = silenced_now
+                    .as_ref()
+                    .map(|_| rewrite::LineIndex::new(&before));
                 // Overlapping matches: fix the first, leave the rest to the next pass.
                 let nested = rewrite_nested_selecting(
                     &mut doc,
@@ -179,7 +202,14 @@ pub fn run_file_selecting(
                     },
                     &mut |p| {
                         let site = (i, p.site_start, p.site_end);
-                        !declined.contains(&site)
+                        let silenced = match (&silenced_now, &line_starts) {
+                            (Some(s), Some(index)) => {
+                                s.silences(&rule.id, index.line_col(p.site_start).0 - 1)
+                            }
+                            _ => false,
+                        };
+                        !silenced
+                            && !declined.contains(&site)
                             && select(&Proposal {
                                 path,
                                 origin: Origin::Rule(&rule.id),
@@ -228,7 +258,12 @@ pub fn run_file_selecting(
     }
 
     let final_tree = AstGrep::doc(doc.clone());
-    result.remaining = findings(path, &final_tree, &live_rules(rules, &doc.src));
+    result.remaining = findings(
+        path,
+        &final_tree,
+        &live_rules(rules, &doc.src),
+        Suppressions::of(&final_tree).as_ref(),
+    );
     if doc.src != text {
         result.introduces_parse_error =
             !result.had_parse_error && rewrite::has_parse_error(&final_tree);
@@ -275,7 +310,12 @@ pub const fn fixed_len_limit(len: usize) -> usize {
 /// traversal order), from one pre-order traversal: each node is tried only against the
 /// rules whose potential kinds hold its kind (ast-grep's `CombinedScan` dispatch).
 /// The same matches, in the same order, as running `find_all` once per rule.
-fn findings(path: &str, root: &Tree, rules: &[&Rule]) -> Vec<Finding> {
+fn findings(
+    path: &str,
+    root: &Tree,
+    rules: &[&Rule],
+    silenced: Option<&Suppressions>,
+) -> Vec<Finding> {
     let dispatch = Dispatch::new(rules);
     if dispatch.is_empty() {
         return Vec::new();
@@ -286,6 +326,9 @@ fn findings(path: &str, root: &Tree, rules: &[&Rule]) -> Vec<Finding> {
         for &i in dispatch.rules_for(node.kind_id()) {
             let rule = rules[i];
             if let Some(m) = rule.config.matcher.match_node(node.clone()) {
+                if silenced.is_some_and(|s| s.silences(&rule.id, m.start_pos().line())) {
+                    continue;
+                }
                 hits.push((i, finding(path, rule, &m, &lines)));
             }
         }
@@ -354,6 +397,26 @@ fn finding(
         text: m.text().into_owned(),
         fixable: rule.fixable(),
         fix,
+    }
+}
+
+/// An unused suppression comment as a finding (a hint; not fixed here, where
+/// ast-grep's `-U` would delete the comment).
+fn unused(path: &str, d: &super::suppress::Directive) -> Finding {
+    Finding {
+        path: path.to_string(),
+        rule: super::suppress::UNUSED_SUPPRESSION_ID.to_string(),
+        severity: Severity::Hint,
+        message: super::suppress::UNUSED_SUPPRESSION_MESSAGE.to_string(),
+        note: None,
+        url: None,
+        line: d.line + 1,
+        column: d.column + 1,
+        end_line: d.end_line + 1,
+        end_column: d.end_column + 1,
+        text: d.text.clone(),
+        fixable: false,
+        fix: None,
     }
 }
 
@@ -521,7 +584,7 @@ rule: { kind: identifier }
             let doc = rewrite::parse_doc(text, SupportLang::JavaScript).expect("parse");
             let tree = AstGrep::doc(doc);
             let expected = per_rule("a.js", &tree, &rules);
-            let got = findings("a.js", &tree, &rules);
+            let got = findings("a.js", &tree, &rules, None);
             assert_eq!(got, expected, "source #{n}");
             // Every rule of the set found something somewhere, so each shape is tested.
             if n == 0 {
@@ -540,7 +603,7 @@ rule: { kind: identifier }
             .iter()
             .flat_map(|t| {
                 let tree = AstGrep::doc(rewrite::parse_doc(t, SupportLang::JavaScript).unwrap());
-                findings("a.js", &tree, &rules)
+                findings("a.js", &tree, &rules, None)
             })
             .collect();
         for rule in &rules {
@@ -565,7 +628,7 @@ rule: { kind: identifier }
         for text in SOURCES {
             let tree = AstGrep::doc(rewrite::parse_doc(text, SupportLang::JavaScript).unwrap());
             assert_eq!(
-                findings("a.js", &tree, &refs),
+                findings("a.js", &tree, &refs, None),
                 per_rule("a.js", &tree, &refs)
             );
         }

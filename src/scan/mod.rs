@@ -23,7 +23,9 @@ pub mod hook;
 pub mod merge;
 mod need;
 pub mod rules;
+pub mod ruletest;
 pub mod source;
+pub mod suppress;
 #[cfg(test)]
 mod tests;
 
@@ -315,7 +317,10 @@ fn scan_with(
         .filter(|r| opts.only_rules.is_empty() || opts.only_rules.contains(&r.id))
         .collect();
     let max_passes = opts.max_passes.unwrap_or(rules.max_passes).max(1);
-    let inputs = source::collect(repo, opts)?;
+    // A suppression comment is unused only when every rule ran (one meant for a rule
+    // left out is not), as ast-grep judges.
+    let judge_suppressions = opts.only_rules.is_empty();
+    let inputs = source::collect(repo, opts, &rules.language_globs)?;
 
     // (candidate index, its rules, its text when already read). Staged blobs are read
     // here; work-tree files are read by the workers.
@@ -374,7 +379,9 @@ fn scan_with(
         };
         // Fixes only ever start from a match, so a file no rule can match in stays
         // as it is: no findings, nothing to fix, no parse needed.
-        if !file_rules.iter().any(|r| r.may_match(&text)) {
+        // (Unless it holds a suppression comment whose use is to be judged.)
+        let judged = judge_suppressions && text.contains(suppress::IGNORE_TEXT);
+        if !judged && !file_rules.iter().any(|r| r.may_match(&text)) {
             return Ok(One::NoMatch);
         }
         let result = engine::run_file_selecting(
@@ -411,7 +418,14 @@ fn scan_with(
                 if result.had_parse_error {
                     out.parse_errors.push(cand.path.clone());
                 }
-                out.findings.extend(result.findings);
+                if judge_suppressions && !result.unused_suppressions.is_empty() {
+                    let mut findings = result.findings;
+                    findings.extend(result.unused_suppressions);
+                    findings.sort_by_key(|f| (f.line, f.column));
+                    out.findings.extend(findings);
+                } else {
+                    out.findings.extend(result.findings);
+                }
                 out.remaining.extend(result.remaining);
                 out.unconverged.extend(result.unconverged);
                 if let Some(after) = result.after {

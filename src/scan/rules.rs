@@ -153,12 +153,16 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// Ids of rules with `severity: off` (loaded, checked, not run).
     pub disabled: Vec<String>,
+    /// Those rules compiled, in the same order (`test --include-off` runs them).
+    pub disabled_configs: Vec<RuleConfig<SupportLang>>,
     /// The config files read, as displayed.
     pub sources: Vec<String>,
     /// Bound on fix re-runs (`max-passes` in astedit.toml).
     pub max_passes: usize,
     /// Things in the config that were read but not honoured.
     pub warnings: Vec<String>,
+    /// The sgconfig's `languageGlobs`: which files are which language.
+    pub language_globs: crate::files::LanguageGlobs,
 }
 
 /// `astedit.toml`: rules inline, plus optional ast-grep rule files.
@@ -216,6 +220,8 @@ struct Loader<'r> {
     sources: Vec<String>,
     max_passes: Option<usize>,
     warnings: Vec<String>,
+    /// `languageGlobs`, as (language, globs) in the order read.
+    language_globs: Vec<(String, Vec<String>)>,
 }
 
 /// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
@@ -229,6 +235,7 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
         utils: Vec::new(),
         sources: Vec::new(),
         max_passes: None,
+        language_globs: Vec::new(),
     };
     if configs.is_empty() {
         let toml = repo.workdir.join(ASTEDIT_TOML);
@@ -275,6 +282,22 @@ pub enum TextFormat {
     Yaml,
 }
 
+/// Every `.yml`/`.yaml` file under `dir`, in path order (so rule order is stable).
+pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            yaml_files(&p, out)?;
+        } else if p.extension().is_some_and(|e| e == "yml" || e == "yaml") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
 /// Compiles rules given as text rather than files (tests, agents). Globs are relative to
 /// the repository root; `rule-files` and `util-dirs` need files on disk and are refused.
 pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, Error> {
@@ -286,6 +309,7 @@ pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, 
         utils: Vec::new(),
         sources: vec![name.to_string()],
         max_passes: None,
+        language_globs: Vec::new(),
     };
     let bad = |detail: String| Error::BadConfigFile {
         file: name.to_string(),
@@ -391,6 +415,37 @@ impl Loader<'_> {
         Ok(())
     }
 
+    /// Reads `languageGlobs`: a mapping from a language name to a list of globs (or
+    /// one glob).
+    fn language_globs(&mut self, value: &Value, file: &str) -> Result<(), Error> {
+        let bad = |detail: String| Error::BadConfigFile {
+            file: file.to_string(),
+            detail: format!("languageGlobs: {detail}"),
+        };
+        let Value::Map(map) = value else {
+            return Err(bad("expected a mapping from a language to its globs".into()));
+        };
+        for (lang, globs) in map {
+            let Value::String(lang) = lang else {
+                return Err(bad("a language name must be a string".into()));
+            };
+            let globs: Vec<String> = match globs {
+                Value::String(g) => vec![g.clone()],
+                Value::Seq(items) => items
+                    .iter()
+                    .map(|g| match g {
+                        Value::String(g) => Ok(g.clone()),
+                        _ => Err(bad(format!("{lang}: a glob must be a string"))),
+                    })
+                    .collect::<Result<_, _>>()?,
+                _ => return Err(bad(format!("{lang}: expected a list of globs"))),
+            };
+            crate::files::parse_language(lang).map_err(|e| bad(e.to_string()))?;
+            self.language_globs.push((lang.clone(), globs));
+        }
+        Ok(())
+    }
+
     fn sgconfig_file(&mut self, path: &Path) -> Result<(), Error> {
         let index = self.read(path)?;
         let file = display(self.repo, path);
@@ -399,8 +454,10 @@ impl Loader<'_> {
                 file: file.clone(),
                 detail: e.to_string(),
             })?;
+        if let Some(globs) = &parsed.language_globs {
+            self.language_globs(globs, &file)?;
+        }
         for (key, present) in [
-            ("languageGlobs", parsed.language_globs.is_some()),
             ("customLanguages", parsed.custom_languages.is_some()),
             ("languageInjections", parsed.language_injections.is_some()),
         ] {
@@ -429,25 +486,9 @@ impl Loader<'_> {
         Ok(())
     }
 
-    /// Every `.yml`/`.yaml` file under `dir`, in path order (so rule order is stable).
-    fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                Self::yaml_files(&p, out)?;
-            } else if p.extension().is_some_and(|e| e == "yml" || e == "yaml") {
-                out.push(p);
-            }
-        }
-        Ok(())
-    }
-
     fn list_yaml(&self, dir: &Path) -> Result<Vec<PathBuf>, Error> {
         let mut files = Vec::new();
-        Self::yaml_files(dir, &mut files).map_err(|source| Error::ReadConfig {
+        yaml_files(dir, &mut files).map_err(|source| Error::ReadConfig {
             file: display(self.repo, dir),
             source,
         })?;
@@ -509,8 +550,18 @@ impl Loader<'_> {
             })?
         };
         let globals = Globals { rules, needs };
+        let language_globs = crate::files::LanguageGlobs::new(
+            self.language_globs
+                .iter()
+                .map(|(lang, globs)| (lang.as_str(), globs.clone())),
+        )
+        .map_err(|detail| Error::BadConfigFile {
+            file: "languageGlobs".into(),
+            detail,
+        })?;
         let mut rules: Vec<Rule> = Vec::new();
         let mut disabled = Vec::new();
+        let mut disabled_configs = Vec::new();
         let mut warnings = self.warnings;
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
         for doc in self.docs {
@@ -530,7 +581,7 @@ impl Loader<'_> {
             };
             let (id, line) = match &rule {
                 Compiled::Active(r) => (r.id.clone(), r.line),
-                Compiled::Off { id, line } => (id.clone(), *line),
+                Compiled::Off { id, line, .. } => (id.clone(), *line),
             };
             if let Some(first) = seen.insert(id.clone(), file.clone()) {
                 let first = if first == file {
@@ -548,15 +599,20 @@ impl Loader<'_> {
             }
             match rule {
                 Compiled::Active(rule) => rules.push(*rule),
-                Compiled::Off { id, .. } => disabled.push(id),
+                Compiled::Off { id, config, .. } => {
+                    disabled.push(id);
+                    disabled_configs.push(*config);
+                }
             }
         }
         Ok(RuleSet {
             rules,
             disabled,
+            disabled_configs,
             sources: self.sources,
             max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
             warnings,
+            language_globs,
         })
     }
 }
@@ -573,6 +629,7 @@ enum Compiled {
     Off {
         id: String,
         line: Option<usize>,
+        config: Box<RuleConfig<SupportLang>>,
     },
 }
 
@@ -689,7 +746,13 @@ fn compile(
     })?;
     // Checked like any rule, then left out: a disabled rule must still be valid.
     let severity = match config.severity {
-        ast_grep_config::Severity::Off => return Ok(Some(Compiled::Off { id, line })),
+        ast_grep_config::Severity::Off => {
+            return Ok(Some(Compiled::Off {
+                id,
+                line,
+                config: Box::new(config),
+            }))
+        }
         ast_grep_config::Severity::Hint => Severity::Hint,
         ast_grep_config::Severity::Info => Severity::Info,
         ast_grep_config::Severity::Warning => Severity::Warning,

@@ -83,10 +83,10 @@ pub struct Inputs {
 }
 
 /// Lists the files of the work tree, or of the index with `opts.cached`.
-pub fn collect(repo: &Repo, opts: &Options) -> Result<Inputs, Error> {
+pub fn collect(repo: &Repo, opts: &Options, globs: &files::LanguageGlobs) -> Result<Inputs, Error> {
     files::check_max_file_size(opts.max_file_size)?;
     let mut inputs = if opts.cached {
-        collect_index(repo, &opts.pathspecs)?
+        collect_index(repo, &opts.pathspecs, globs)?
     } else {
         let set = files::collect(
             repo,
@@ -94,6 +94,7 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<Inputs, Error> {
                 pathspecs: opts.pathspecs.clone(),
                 lang: None,
                 max_file_size: opts.max_file_size,
+                language_globs: globs.clone(),
             },
         )?;
         Inputs {
@@ -120,7 +121,11 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<Inputs, Error> {
 }
 
 /// The index's stage-0 entries matching the pathspecs (relative to the current folder).
-fn collect_index(repo: &Repo, pathspecs: &[String]) -> Result<Inputs, Error> {
+fn collect_index(
+    repo: &Repo,
+    pathspecs: &[String],
+    globs: &files::LanguageGlobs,
+) -> Result<Inputs, Error> {
     // Plain specs made relative to the top, literal under GIT_LITERAL_PATHSPECS.
     let prepared = files::Pathspecs::new(repo, pathspecs)?;
     let git = &prepared.repository(repo);
@@ -180,7 +185,7 @@ fn collect_index(repo: &Repo, pathspecs: &[String]) -> Result<Inputs, Error> {
             }
             _ => continue,
         };
-        let Some(lang) = files::language_of(path) else {
+        let Some(lang) = globs.language_of(path) else {
             inputs.skipped.add(SkipReason::NoLanguage, path);
             continue;
         };

@@ -902,6 +902,7 @@ fn rerun_all(
             pathspecs,
             lang: ops.forced,
             max_file_size,
+            language_globs: Default::default(),
         },
     )?;
     let fresh = crate::files::FileSet {

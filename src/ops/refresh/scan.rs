@@ -57,7 +57,7 @@ impl ScanRules {
     /// The rules' fixes on `text`: the new text (`None`: nothing to fix), the count,
     /// and the fixes as (rule, matched text, inserted text), sorted.
     pub(super) fn run(&self, path: &str, text: &str) -> Option<ScanRun> {
-        let lang = crate::files::language_of(path)?;
+        let lang = self.rules.language_globs.language_of(path)?;
         let active: Vec<&crate::scan::Rule> = self
             .rules
             .rules

@@ -312,6 +312,7 @@ fn collect(
         pathspecs: paths.to_vec(),
         lang,
         max_file_size: files::DEFAULT_MAX_FILE_SIZE,
+        language_globs: Default::default(),
     };
     match files::collect(repo, &opts) {
         Ok(set) => Ok((set, lang, Vec::new())),
