@@ -100,6 +100,10 @@ impl Out {
     pub fn set_format(&mut self, format: Format) {
         self.format = format;
     }
+    /// The run's printer.
+    pub fn format(&self) -> Format {
+        self.format
+    }
     /// How text quotes paths, once the repository is known.
     pub fn set_quoting(&mut self, quoting: Quoting) {
         self.quoting = quoting;

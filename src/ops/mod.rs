@@ -7,12 +7,16 @@ here, and the shapes they print live in [`crate::report`].
 */
 
 pub mod apply;
+pub mod gc;
+pub mod list;
 pub mod log;
 /// Cancellation lives in the base layer; this is the path the front ends knew.
 pub use crate::cancel;
 pub mod patch;
 pub mod pr;
 pub mod preview;
+pub mod recover;
 pub mod refresh;
+pub mod show;
 pub mod split;
 pub mod stage;

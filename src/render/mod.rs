@@ -8,8 +8,12 @@ plain value ([`printer::Style`]), and diffs come as text, made below by
 */
 
 pub mod agent;
+pub mod gc;
+pub mod list;
 pub mod log;
 pub mod printer;
+pub mod recover;
+pub mod show;
 
 pub use printer::Format;
 pub use printer::Printed;
