@@ -95,6 +95,24 @@ impl ErrorReport {
     }
 }
 
+/// A failed tool call, as the server returns it (in a text block): the CLI's error
+/// report, its hint in the tool's words, and the call to make next.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolErrorReport {
+    pub schema_version: Version,
+    pub error: ToolErrorBody,
+}
+
+/// [`ErrorBody`] and the call to make next.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolErrorBody {
+    #[serde(flatten)]
+    pub body: ErrorBody,
+    /// A tool and its arguments (`…` where the caller fills in), or a retry after some
+    /// seconds; `null` when there is nothing to suggest.
+    pub next: Option<serde_json::Value>,
+}
+
 // ------------------------------------------------------------------ shared pieces
 
 /// A list of paths with its length beside it (`paths` may be cut; `count` is not).

@@ -5,4 +5,5 @@ text of their own. Unlike the CLI's text, these name tool calls (`resolve {…}`
 commands.
 */
 
+pub mod error;
 pub mod previews;
