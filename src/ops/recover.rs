@@ -131,8 +131,5 @@ pub fn prelude(repo: &Repo) -> Prelude {
         Ok(None) => Ok(None),
         Err(e) => Err(e.into()),
     };
-    Prelude {
-        warnings,
-        outcome,
-    }
+    Prelude { warnings, outcome }
 }

@@ -185,4 +185,3 @@ pub fn error_paths(err: &Error) -> Vec<String> {
     }
     out
 }
-
