@@ -4,9 +4,9 @@ into a library call (an engine, `txn` or `ops`) and printing the typed report
 (`git_astedit::report`) as text or JSON through [`Out`] (results on stdout, warnings
 on stderr, every write checked, a closed pipe ends the run quietly). No gix calls and
 no child processes here but the pager ([`pager`]); colour ([`color`]) and progress
-bars ([`progress`]) are decided once per run in [`main`]. Errors are rendered once,
+bars ([`progress`]) are decided once per run in [`main`]. Errors are reported once,
 here, in [`report_error`], in the one error shape (usage errors from clap too, under
-`--json`).
+`--json`), rendered by `git_astedit::render::error`.
 */
 
 use std::io::Write as _;
