@@ -4,9 +4,9 @@ into a library call (an engine, `txn` or `ops`) and printing the typed report
 (`git_astedit::report`) as text or JSON through [`Out`] (results on stdout, warnings
 on stderr, every write checked, a closed pipe ends the run quietly). No gix calls and
 no child processes here but the pager ([`pager`]); colour ([`color`]) and progress
-bars ([`progress`]) are decided once per run in [`main`]. Errors are rendered once,
+bars ([`progress`]) are decided once per run in [`main`]. Errors are reported once,
 here, in [`report_error`], in the one error shape (usage errors from clap too, under
-`--json`).
+`--json`), rendered by `git_astedit::render::error`.
 */
 
 use std::io::Write as _;
@@ -433,21 +433,16 @@ fn report_error(ctx: &mut Ctx, err: &Error) -> ExitCode {
     if let Some(OutputError::Closed) = err.downcast_ref::<OutputError>() {
         return ExitCode::from(Exit::Ok.code());
     }
-    let exit = err.exit();
-    if ctx.json {
-        let report = git_astedit::report::ErrorReport::new(err);
-        // The error is the last thing said; if stdout is gone, nobody is listening.
-        if ctx.out.json(&report).and_then(|()| ctx.out.flush()).is_ok() {
-            return ExitCode::from(exit.code());
-        }
+    let report = git_astedit::report::ErrorReport::new(err);
+    let code = ExitCode::from(report.error.exit);
+    // The error is the last thing said; if stdout is gone, nobody is listening.
+    if ctx.json && ctx.out.json(&report).and_then(|()| ctx.out.flush()).is_ok() {
+        return code;
     }
-    let mut text = format!("error: {err}");
-    for cause in err.causes() {
-        text.push_str(&format!("\n  caused by: {cause}"));
-    }
-    if let Some(hint) = err.hint() {
-        text.push_str(&format!("\nhint: {hint}"));
-    }
-    ctx.out.note(&text);
-    ExitCode::from(exit.code())
+    let style = ctx.out.style();
+    // Stderr only: this cannot fail.
+    let _ = ctx
+        .out
+        .printed(&git_astedit::render::TextReport::text(&report, &style));
+    code
 }

@@ -2,15 +2,8 @@
 //! interrupted and could not be finished safely (a path edited after the crash, a
 //! folder turned into a symlink) waits here for the user.
 
-use std::fmt::Write as _;
-
 use git_astedit::error::Exit;
-use git_astedit::report::LockStatus;
-use git_astedit::report::RecoverReport;
-use git_astedit::report::RecoverStatusReport;
-use git_astedit::report::Version;
-use git_astedit::txn;
-use git_astedit::txn::Recovery;
+use git_astedit::ops::recover::RecoverRequest;
 use git_astedit::Error;
 
 use super::Ctx;
@@ -38,99 +31,17 @@ pub struct RecoverArgs {
 }
 
 pub fn run(ctx: &mut Ctx, args: RecoverArgs) -> Result<Exit, Error> {
-    let repo = ctx.repo()?;
-    if args.finish || args.abandon {
-        let recovery = if args.finish {
-            txn::finish(repo)?
-        } else {
-            txn::abandon(repo)?
-        };
-        print_recovery(ctx, &recovery)?;
-        return Ok(if recovery.pending() {
-            Exit::Stale
-        } else {
-            Exit::Ok
-        });
-    }
-    let status = txn::status(repo)?;
-    let locks = txn::blocking_locks(repo);
-    if ctx.json {
-        ctx.out.json(&RecoverStatusReport {
-            schema_version: Version,
-            unfinished: status.as_ref().and_then(|s| serde_json::to_value(s).ok()),
-            locks: locks
-                .into_iter()
-                .map(|(path, what)| LockStatus { path, what })
-                .collect(),
-        })?;
-        return Ok(Exit::Ok);
-    }
-    // Writes into a String cannot fail; the text is printed (checked) at the end.
-    let mut text = String::new();
-    let out = &mut text;
-    for (path, what) in &locks {
-        let _ = writeln!(out, "Lock {path}: {what}.");
-    }
-    let Some(s) = status else {
-        if locks.is_empty() {
-            ctx.out.print("Nothing to recover.\n")?;
-        } else {
-            ctx.out.print(&text)?;
-        }
-        return Ok(Exit::Ok);
-    };
-    let next = match (s.running, s.phase) {
-        (true, _) => "still running: its process holds the lock",
-        (false, "prepared") => "before its point of no return: it will be rolled back",
-        _ => "past its point of no return: it is rolled forward",
-    };
-    let _ = writeln!(
-        out,
-        "Interrupted {} of {} (pid {}), {next}.",
-        s.op, s.id, s.pid
-    );
-    for f in &s.files {
-        let what = f
-            .what
-            .as_deref()
-            .map(|w| format!(": {w}"))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "  {:<8} {}{what}",
-            f.state,
-            git_astedit::render::Quoting::default().quote(&f.path)
-        );
-    }
-    if s.files
-        .iter()
-        .any(|f| f.state == "changed" || f.state == "refused")
-    {
-        let _ = writeln!(out, "hint: {}", txn::RESOLVE_HINT);
-    }
-    ctx.out.print(&text)?;
-    Ok(Exit::Ok)
-}
-
-fn print_recovery(ctx: &mut Ctx, r: &Recovery) -> Result<(), Error> {
-    if ctx.json {
-        ctx.out.json(&RecoverReport {
-            schema_version: Version,
-            id: r.id.clone(),
-            op: r.op.to_string(),
-            action: r.action.to_string(),
-            unresolved: r
-                .unresolved
-                .iter()
-                .filter_map(|u| serde_json::to_value(u).ok())
-                .collect(),
-            notes: r.notes.clone(),
-            message: r.message.clone(),
-        })?;
+    let (repo, out) = ctx.parts()?;
+    let request = if args.finish {
+        RecoverRequest::Finish
+    } else if args.abandon {
+        RecoverRequest::Abandon
     } else {
-        ctx.out.print(&format!("{}\n", r.message))?;
-    }
-    Ok(())
+        RecoverRequest::Status
+    };
+    let report = git_astedit::ops::recover::run(repo, &request)?;
+    out.emit(&report)?;
+    Ok(report.exit())
 }
 
 /// What each command does while an interrupted run is unfinished (see the README's
@@ -187,29 +98,10 @@ pub(super) mod recover_policy {
         if policy == Policy::Skip {
             return Ok(());
         }
-        // Clearing is a courtesy to the commands that follow: failing at it (a
-        // read-only repository, say) must not stop a command that may not need it.
-        match git_astedit::txn::clear_stale(repo) {
-            Ok(notes) => {
-                for note in notes {
-                    out.warn(&note);
-                }
-            }
-            Err(e) => out.warn(&format!(
-                "could not clear what a killed git astedit left: {e} (`git astedit recover --status` shows it)"
-            )),
+        let prelude = git_astedit::ops::recover::prelude(repo);
+        for line in &prelude.warnings {
+            out.warn(line);
         }
-        let Some(recovery) = git_astedit::txn::recover(repo)? else {
-            return Ok(());
-        };
-        out.warn(&recovery.message);
-        if recovery.pending() && policy == Policy::Refuse {
-            return Err(git_astedit::txn::Error::RecoveryPending {
-                op: recovery.op.as_str(),
-                id: recovery.id,
-            }
-            .into());
-        }
-        Ok(())
+        prelude.check(policy == Policy::Refuse)
     }
 }

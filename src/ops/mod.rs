@@ -8,8 +8,10 @@ here, and the shapes they print live in [`crate::report`].
 
 pub mod apply;
 pub mod edit;
+pub mod gc;
 pub mod grep;
 pub mod hook;
+pub mod list;
 pub mod log;
 pub mod merge;
 pub mod ruletest;
@@ -19,7 +21,9 @@ pub use crate::cancel;
 pub mod patch;
 pub mod pr;
 pub mod preview;
+pub mod recover;
 pub mod refresh;
 pub mod scan;
+pub mod show;
 pub mod split;
 pub mod stage;

@@ -21,7 +21,7 @@ impl TextReport for LogReport {
                 escape_line(&e.who)
             );
             if let Some(a) = &e.action {
-                let op = e.op.as_deref().unwrap_or("");
+                let op = e.op.map(|o| o.as_str()).unwrap_or("");
                 line.push_str(&format!("  {op} {a}"));
             }
             line.push_str(&format!("  ({})", plural(e.file_count, "file")));

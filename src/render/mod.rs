@@ -8,13 +8,18 @@ plain value ([`printer::Style`]), and diffs come as text, made below by
 */
 
 pub mod agent;
+pub mod error;
+pub mod gc;
 pub mod grep;
 pub mod hook;
+pub mod list;
 pub mod log;
 pub mod merge;
 pub mod printer;
+pub mod recover;
 pub mod ruletest;
 pub mod scan;
+pub mod show;
 pub mod stage;
 pub mod verify;
 

@@ -19,6 +19,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::error::Exit;
+use crate::txn::EventKind;
+use crate::txn::RecoveryAction;
+use crate::txn::TxnOp;
 
 pub mod ruletest;
 pub mod scan;
@@ -100,6 +104,24 @@ impl ErrorReport {
             },
         }
     }
+}
+
+/// A failed tool call, as the server returns it (in a text block): the CLI's error
+/// report, its hint in the tool's words, and the call to make next.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolErrorReport {
+    pub schema_version: Version,
+    pub error: ToolErrorBody,
+}
+
+/// [`ErrorBody`] and the call to make next.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolErrorBody {
+    #[serde(flatten)]
+    pub body: ErrorBody,
+    /// A tool and its arguments (`…` where the caller fills in), or a retry after some
+    /// seconds; `null` when there is nothing to suggest.
+    pub next: Option<serde_json::Value>,
 }
 
 // ------------------------------------------------------------------ shared pieces
@@ -701,20 +723,20 @@ impl PreviewRow {
 impl EventRow {
     pub fn of(e: &crate::txn::Event) -> EventRow {
         EventRow {
-            event: e.event.to_string(),
+            event: e.event,
             id: e.id.clone(),
             commit: e.commit.clone(),
             time: rfc3339(e.time),
             who: e.who.clone(),
             agent: e.agent.clone(),
             reason: e.reason.clone(),
-            kind: e.kind.as_ref().map(|k| k.to_string()),
+            kind: e.kind,
             file_count: e.files.len(),
             files: e.files.clone(),
             children: e.children.clone(),
             successor: e.successor.clone(),
-            op: e.op.as_ref().map(|o| o.to_string()),
-            action: e.action.as_ref().map(|a| a.to_string()),
+            op: e.op,
+            action: e.action,
             made_commit: e.made_commit.clone(),
             notes: e.notes.clone(),
         }
@@ -731,6 +753,18 @@ pub struct ListReport {
     pub unreadable_refs: Vec<UnreadableRef>,
     /// The warning lines of stderr, as text.
     pub warnings: Vec<String>,
+    /// Pending previews in all (`previews` may be a page of them).
+    #[serde(skip)]
+    pub total: usize,
+    /// Where the page starts among them.
+    #[serde(skip)]
+    pub offset: usize,
+}
+
+impl ListReport {
+    pub fn exit(&self) -> Exit {
+        Exit::Ok
+    }
 }
 
 /// A ref that is not a readable preview: skipped by every command, removed by
@@ -789,13 +823,24 @@ pub struct ShowReport {
     /// The diff (not with `--stat`).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub diff: Option<CappedDiff>,
+    /// The diff was streamed as text (`files` and `diff` are empty): the text of this
+    /// report is the header above it.
+    #[serde(skip)]
+    pub streamed: bool,
+}
+
+impl ShowReport {
+    pub fn exit(&self) -> Exit {
+        Exit::Ok
+    }
 }
 
 /// One journal event (newline-free: a text field that held one is shown escaped).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct EventRow {
     /// `staged`, `applied`, `discarded`, `undone`, `recovered`, `expired`, …
-    pub event: String,
+    #[schemars(with = "String")]
+    pub event: EventKind,
     pub id: String,
     /// The preview commit.
     pub commit: String,
@@ -804,7 +849,8 @@ pub struct EventRow {
     pub who: String,
     pub agent: Option<String>,
     pub reason: Option<String>,
-    pub kind: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub kind: Option<crate::change::PreviewKind>,
     /// Paths touched.
     pub files: Vec<String>,
     pub file_count: usize,
@@ -816,9 +862,11 @@ pub struct EventRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub successor: Option<String>,
     /// `recovered`: the interrupted operation (`apply`, `undo`).
-    pub op: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub op: Option<TxnOp>,
     /// `recovered`: `completed` or `rolled-back`.
-    pub action: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub action: Option<RecoveryAction>,
     /// `applied` with `--commit`: the commit made.
     pub made_commit: Option<String>,
     /// What else happened (e.g. `lock-broken: …`, files kept by recovery).
@@ -855,17 +903,65 @@ pub struct GcReport {
     pub removed_refs: Vec<UnreadableRef>,
 }
 
+impl GcReport {
+    pub fn exit(&self) -> Exit {
+        Exit::Ok
+    }
+}
+
 /// `recover --json` (`--status`, the default).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RecoverStatusReport {
     pub schema_version: Version,
     /// The interrupted run, `null` when there is none: `{id, op, phase, pid, running,
     /// files: [{path, state, what?, to_blob, from_blob}]}`.
-    pub unfinished: Option<serde_json::Value>,
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub unfinished: Option<UnfinishedRun>,
     /// Lock files that block writers: an `index.lock` (ours, which the next command
     /// removes, or another's) and ref locks no run of ours explains.
     #[serde(default)]
     pub locks: Vec<LockStatus>,
+    /// What to do about the paths left alone, when there are some (the text's hint).
+    #[serde(skip)]
+    pub hint: Option<&'static str>,
+}
+
+/// An interrupted apply or undo and where each of its paths stands. The fields are in
+/// alphabetical order, the order the JSON has always had.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnfinishedRun {
+    pub files: Vec<RunPath>,
+    pub id: String,
+    pub op: TxnOp,
+    /// `prepared` (will be rolled back) or `committed` (will be rolled forward).
+    pub phase: crate::txn::Phase,
+    pub pid: u32,
+    /// The process that ran it still holds the lock (it is not interrupted, only busy).
+    pub running: bool,
+}
+
+impl UnfinishedRun {
+    /// Whether recovery will roll it back (it had not reached its point of no return).
+    pub fn rolls_back(&self) -> bool {
+        self.phase == crate::txn::Phase::Prepared
+    }
+}
+
+/// One path of an interrupted run (fields in alphabetical order, as in the JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunPath {
+    /// The blob it replaces (`null`: the path is new).
+    pub from_blob: Option<String>,
+    pub path: String,
+    /// `done` (holds what the run writes), `waiting` (holds what it replaces: it will be
+    /// written), `untouched` (the same, in a run that will be rolled back), `changed`
+    /// (holds neither: left alone), `refused` (a folder on its way is a symlink or not a
+    /// folder: left alone).
+    pub state: crate::txn::PathState,
+    /// The blob the run writes there (`null`: it removes the path).
+    pub to_blob: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what: Option<String>,
 }
 
 /// A lock file `recover --status` found.
@@ -882,13 +978,23 @@ pub struct RecoverReport {
     pub schema_version: Version,
     pub id: String,
     /// `apply` or `undo`.
-    pub op: String,
+    #[schemars(with = "String")]
+    pub op: TxnOp,
     /// `completed`, `rolled-back`, `partial` or `abandoned`.
-    pub action: String,
+    #[schemars(with = "String")]
+    pub action: RecoveryAction,
     /// Paths left alone: `[{path, what}]`.
-    pub unresolved: Vec<serde_json::Value>,
+    #[schemars(with = "Vec<serde_json::Value>")]
+    pub unresolved: Vec<UnresolvedPath>,
     pub notes: Vec<String>,
     pub message: String,
+}
+
+/// A path recovery left alone, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnresolvedPath {
+    pub path: String,
+    pub what: String,
 }
 
 /// `recover --json`: the status, or what `--finish`/`--abandon` did.
@@ -897,6 +1003,16 @@ pub struct RecoverReport {
 pub enum RecoverOutput {
     Status(RecoverStatusReport),
     Done(RecoverReport),
+}
+
+impl RecoverOutput {
+    /// A run still unfinished after `--finish` or `--abandon` is stale (3).
+    pub fn exit(&self) -> Exit {
+        match self {
+            RecoverOutput::Done(r) if !r.unresolved.is_empty() => Exit::Stale,
+            _ => Exit::Ok,
+        }
+    }
 }
 
 /// `pr --json`.

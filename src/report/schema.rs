@@ -1,8 +1,11 @@
 //! The JSON Schema of every report, as `git astedit schema` prints it and the MCP
 //! server's output schemas use: draft 2020-12, standard keywords and formats only
 //! (schemars' `format: "uint"` and the like are dropped; `minimum: 0` says the same).
+//! [`all`] is one document holding every command's output; [`for_command`] one
+//! command's, standalone.
 
 use schemars::JsonSchema;
+use schemars::SchemaGenerator;
 use serde_json::Value;
 
 use super::*;
@@ -10,32 +13,45 @@ use super::*;
 /// The JSON Schema dialect of every schema here.
 pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
-/// Makes one report type's schema.
-pub type SchemaFn = fn() -> Value;
+/// A command's report type, as schemas: standalone, or a definition in a shared
+/// generator (a `$ref` to it).
+#[derive(Clone, Copy)]
+pub struct ReportSchema {
+    pub standalone: fn() -> Value,
+    pub subschema: fn(&mut SchemaGenerator) -> schemars::Schema,
+}
 
-/// Every command with a `--json` output, and its report type's schema function.
-pub fn commands() -> Vec<(&'static str, SchemaFn)> {
+/// [`ReportSchema`] of `T`.
+fn report<T: JsonSchema>() -> ReportSchema {
+    ReportSchema {
+        standalone: of::<T>,
+        subschema: SchemaGenerator::subschema_for::<T>,
+    }
+}
+
+/// Every command with a `--json` output, and its report type.
+pub fn commands() -> Vec<(&'static str, ReportSchema)> {
     vec![
-        ("grep", of::<GrepReport>),
-        ("edit", of::<StageReport>),
-        ("patch", of::<StageReport>),
-        ("scan", of::<ScanReport>),
-        ("hook", of::<HookReport>),
-        ("merge", of::<MergeReport>),
-        ("list", of::<ListReport>),
-        ("show", of::<ShowReport>),
-        ("apply", of::<ResolveReport>),
-        ("discard", of::<ResolveReport>),
-        ("resolve", of::<ResolveReport>),
-        ("undo", of::<ResolveReport>),
-        ("log", of::<LogReport>),
-        ("refresh", of::<RefreshReport>),
-        ("gc", of::<GcReport>),
-        ("test", of::<ruletest::TestReport>),
-        ("verify", of::<verify::VerifyReport>),
-        ("pr", of::<PrReport>),
-        ("recover", of::<RecoverOutput>),
-        ("error", of::<ErrorReport>),
+        ("grep", report::<GrepReport>()),
+        ("edit", report::<StageReport>()),
+        ("patch", report::<StageReport>()),
+        ("scan", report::<ScanReport>()),
+        ("hook", report::<HookReport>()),
+        ("merge", report::<MergeReport>()),
+        ("list", report::<ListReport>()),
+        ("show", report::<ShowReport>()),
+        ("apply", report::<ResolveReport>()),
+        ("discard", report::<ResolveReport>()),
+        ("resolve", report::<ResolveReport>()),
+        ("undo", report::<ResolveReport>()),
+        ("log", report::<LogReport>()),
+        ("refresh", report::<RefreshReport>()),
+        ("gc", report::<GcReport>()),
+        ("test", report::<ruletest::TestReport>()),
+        ("verify", report::<verify::VerifyReport>()),
+        ("pr", report::<PrReport>()),
+        ("recover", report::<RecoverOutput>()),
+        ("error", report::<ErrorReport>()),
     ]
 }
 
@@ -52,9 +68,9 @@ pub fn of<T: JsonSchema>() -> Value {
 pub fn for_command(name: &str) -> Option<Value> {
     let (_, report) = commands().into_iter().find(|(n, _)| *n == name)?;
     if name == "error" {
-        return Some(report());
+        return Some((report.standalone)());
     }
-    let mut ok = report();
+    let mut ok = (report.standalone)();
     let mut err = of::<ErrorReport>();
     let mut defs = serde_json::Map::new();
     for s in [&mut ok, &mut err] {
@@ -74,19 +90,54 @@ pub fn for_command(name: &str) -> Option<Value> {
     }))
 }
 
-/// Every command's schema, by name.
+/// Every command's output in one JSON Schema document: each report type once under
+/// `$defs` (by its type name), each command under `$defs.<command>` (its report or the
+/// error report; `error` is the error report alone), and the document itself the
+/// union of the commands. `schema COMMAND` prints one of these on its own.
 pub fn all() -> Value {
-    let mut commands = serde_json::Map::new();
-    for (name, _) in self::commands() {
-        if let Some(s) = for_command(name) {
-            commands.insert(name.to_string(), s);
-        }
+    let settings = schemars::generate::SchemaSettings::draft2020_12();
+    let mut generator = settings.into_generator();
+    let commands = self::commands();
+    let mut by_command = Vec::with_capacity(commands.len());
+    let error = generator.subschema_for::<ErrorReport>().to_value();
+    for (name, report) in &commands {
+        let report = match *name {
+            "error" => error.clone(),
+            _ => (report.subschema)(&mut generator).to_value(),
+        };
+        by_command.push((*name, report));
     }
-    serde_json::json!({
-        "schema_version": SCHEMA_VERSION,
-        "dialect": DIALECT,
-        "commands": commands,
-    })
+    let mut defs = generator.take_definitions(true);
+    for (name, report) in by_command {
+        let schema = if name == "error" {
+            report
+        } else {
+            serde_json::json!({
+                "title": format!("git astedit {name} --json"),
+                "description": "The command's report on success, or the error report.",
+                "anyOf": [report, error],
+            })
+        };
+        // Report types are named in CamelCase, commands in lowercase: no clash.
+        debug_assert!(!defs.contains_key(name), "{name}");
+        defs.insert(name.to_string(), schema);
+    }
+    let mut value = serde_json::json!({
+        "$schema": DIALECT,
+        "title": "git astedit --json",
+        "description": format!(
+            "Every `--json` output of git astedit, schema version {SCHEMA_VERSION}. `$defs.<command>` is one \
+             command's output, e.g. `{{\"$ref\": \"#/$defs/grep\"}}`; a document fits this \
+             schema when it fits one command's."
+        ),
+        "anyOf": commands
+            .iter()
+            .map(|(name, _)| serde_json::json!({ "$ref": format!("#/$defs/{name}") }))
+            .collect::<Vec<_>>(),
+        "$defs": defs,
+    });
+    standardize(&mut value);
+    value
 }
 
 /// Formats JSON Schema 2020-12 defines; any other `format` is dropped.

@@ -423,7 +423,7 @@ fn run(
         op,
         id: preview.id.clone(),
         commit: preview.commit,
-        kind: preview.meta.kind.to_string(),
+        kind: preview.meta.kind,
         run,
         pid: std::process::id(),
         phase: Phase::Prepared,

@@ -73,7 +73,7 @@ pub fn discard_as(
     let mut event = Event::new(repo, EventKind::Discarded, &preview.id, preview.commit);
     event.reason = reason.map(str::to_string);
     event.agent = agent.map(str::to_string);
-    event.kind = Some(preview.meta.kind.to_string());
+    event.kind = Some(preview.meta.kind);
     event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
     let del = journal::delete_edit(
         &format!("{REF_PREFIX}{}", preview.id),

@@ -19,8 +19,8 @@ use super::Error;
 use crate::repo::Repo;
 
 /// What gc removed.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct GcReport {
+#[derive(Debug, Clone, Default)]
+pub struct Pruned {
     /// Pending previews whose refs were removed.
     pub expired_previews: Vec<String>,
     /// Journal entries dropped.
@@ -53,11 +53,11 @@ pub fn parse_age(s: &str) -> Result<i64, Error> {
 }
 
 /// Prunes previews and journal entries older than `expire` seconds.
-pub fn gc(repo: &Repo, expire: i64) -> Result<GcReport, Error> {
+pub fn gc(repo: &Repo, expire: i64) -> Result<Pruned, Error> {
     let _lock = Lock::acquire(repo, "gc")?;
     let now = journal::now_secs();
     let old = |t: i64| t.saturating_add(expire) <= now;
-    let mut report = GcReport::default();
+    let mut report = Pruned::default();
     let (previews, bad) = store::list_checked(repo)?;
     // Nothing can use them, and each is journalled (its commit kept reachable).
     for b in bad.iter().filter(|b| !b.id.is_empty()) {
@@ -72,7 +72,7 @@ pub fn gc(repo: &Repo, expire: i64) -> Result<GcReport, Error> {
         }
         let mut event = Event::new(repo, EventKind::Expired, &p.id, p.commit);
         event.reason = Some(format!("gc --expire {expire}s"));
-        event.kind = Some(p.meta.kind.to_string());
+        event.kind = Some(p.meta.kind);
         event.files = p.entries.iter().map(|e| e.path.clone()).collect();
         let del = journal::delete_edit(
             &format!("{}{}", store::REF_PREFIX, p.id),

@@ -157,7 +157,7 @@ pub struct Event {
     pub agent: Option<String>,
     /// The preview's kind (`edit`, `patch`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<crate::change::PreviewKind>,
     /// For `recovered`: the interrupted operation, `apply` or `undo`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<TxnOp>,

@@ -51,7 +51,7 @@ pub use discard::discard_as;
 pub use fsutil::FAULT_ENV;
 pub use gc::gc;
 pub use gc::parse_age;
-pub use gc::GcReport;
+pub use gc::Pruned;
 pub use journal::lineage;
 pub use journal::log;
 pub use journal::newest;
@@ -61,12 +61,14 @@ pub use journal::RecoveryAction;
 pub use journal::TxnOp;
 pub use journal::JOURNAL_REF;
 pub use lock::LOCK_FILE;
+pub use record::Phase;
 pub use record::RECORD_FILE;
 pub use recover::abandon;
 pub use recover::finish;
 pub use recover::recover;
 pub use recover::status;
 pub use recover::FileState;
+pub use recover::PathState;
 pub use recover::RecordStatus;
 /// A pending preview by unique id prefix, or the newest never-applied one when `id`
 /// is `None` (the rules are [`resolve`]'s).
@@ -93,7 +95,7 @@ pub fn record_pr(
 ) -> Result<(), Error> {
     let mut event = Event::new(repo, EventKind::Pr, &preview.id, preview.commit);
     event.agent = agent.map(str::to_string);
-    event.kind = Some(preview.meta.kind.to_string());
+    event.kind = Some(preview.meta.kind);
     event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
     event.notes = vec![note];
     journal::append(repo, &event, preview.commit, Vec::new())?;

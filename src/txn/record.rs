@@ -77,9 +77,11 @@ pub(crate) struct PathOp {
 }
 
 /// Where a run stands: before or after its point of no return.
+/// Where an apply or undo run stands: `prepared` (before its point of no return:
+/// recovery rolls it back) or `committed` (past it: recovery rolls it forward).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum Phase {
+pub enum Phase {
     Prepared,
     Committed,
 }
@@ -101,7 +103,7 @@ pub(crate) struct Record {
     pub id: String,
     #[serde(with = "hex_id")]
     pub commit: ObjectId,
-    pub kind: String,
+    pub kind: crate::change::PreviewKind,
     /// A nonce naming this run; the journal event carries it too.
     pub run: String,
     pub pid: u32,
@@ -1099,7 +1101,7 @@ fn record_event(repo: &Repo, record: &Record, live: bool) -> Result<(), Error> {
     let mut event = Event::new(repo, kind, &record.id, record.commit);
     event.reason = record.reason.clone();
     event.agent = record.agent.clone();
-    event.kind = Some(record.kind.clone());
+    event.kind = Some(record.kind);
     event.files = record.ops.iter().map(|o| o.path.clone()).collect();
     event.run = Some(record.run.clone());
     event.made_commit = record.made_commit.clone();

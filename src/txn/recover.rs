@@ -19,8 +19,6 @@ A live holder of the repository lock is left alone (it will finish itself); the 
 of a dead one is broken by [`Lock::acquire`].
 */
 
-use serde::Serialize;
-
 use super::journal;
 use super::journal::Event;
 use super::journal::EventKind;
@@ -218,12 +216,12 @@ fn journal_recovered(
 }
 
 /// An interrupted run as `recover --status` shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct RecordStatus {
     pub id: String,
     pub op: TxnOp,
     /// `prepared` (will be rolled back) or `committed` (will be rolled forward).
-    pub phase: &'static str,
+    pub phase: Phase,
     pub pid: u32,
     /// The process that ran it still holds the lock (it is not interrupted, only busy).
     pub running: bool,
@@ -231,20 +229,51 @@ pub struct RecordStatus {
 }
 
 /// One path of an interrupted run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct FileState {
     pub path: String,
-    /// `done` (holds what the run writes), `waiting` (holds what it replaces: it will be
-    /// written), `untouched` (the same, in a run that will be rolled back), `changed`
-    /// (holds neither: left alone), `refused` (a folder on its way is a symlink or not a
-    /// folder: left alone).
-    pub state: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: PathState,
+    /// Why a path is left alone (`changed`, `refused`).
     pub what: Option<String>,
-    /// The blob the run writes there (`null`: it removes the path).
+    /// The blob the run writes there (`None`: it removes the path).
     pub to_blob: Option<String>,
-    /// The blob it replaces (`null`: the path is new).
+    /// The blob it replaces (`None`: the path is new).
     pub from_blob: Option<String>,
+}
+
+/// Where one path of an interrupted run stands, written as its lowercase name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PathState {
+    /// It holds what the run writes.
+    Done,
+    /// It holds what the run replaces: it will be written.
+    Waiting,
+    /// The same, in a run that will be rolled back.
+    Untouched,
+    /// It holds neither side: left alone.
+    Changed,
+    /// A folder on its way is a symlink or not a folder: left alone.
+    Refused,
+}
+
+impl PathState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PathState::Done => "done",
+            PathState::Waiting => "waiting",
+            PathState::Untouched => "untouched",
+            PathState::Changed => "changed",
+            PathState::Refused => "refused",
+        }
+    }
+}
+
+impl std::fmt::Display for PathState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, so that `{:<8}` lines up like a string would.
+        f.pad(self.as_str())
+    }
 }
 
 /// The interrupted run, if any, and where each of its paths stands. Writes nothing.
@@ -258,12 +287,12 @@ pub fn status(repo: &Repo) -> Result<Option<RecordStatus>, Error> {
     for op in &record.ops {
         let (state, what) = match record::classify(repo, &mut known, op, Direction::Forward, None)?
         {
-            State::Done => ("done", None),
+            State::Done => (PathState::Done, None),
             // Before the point of no return nothing is written: it is rolled back.
-            State::Ready(_) if record.phase == Phase::Prepared => ("untouched", None),
-            State::Ready(_) => ("waiting", None),
-            State::Conflict(w) => ("changed", Some(w)),
-            State::Refused(w) => ("refused", Some(w)),
+            State::Ready(_) if record.phase == Phase::Prepared => (PathState::Untouched, None),
+            State::Ready(_) => (PathState::Waiting, None),
+            State::Conflict(w) => (PathState::Changed, Some(w)),
+            State::Refused(w) => (PathState::Refused, Some(w)),
         };
         files.push(FileState {
             path: op.path.clone(),
@@ -276,7 +305,7 @@ pub fn status(repo: &Repo) -> Result<Option<RecordStatus>, Error> {
     Ok(Some(RecordStatus {
         id: record.id,
         op: record.op,
-        phase: record.phase.as_str(),
+        phase: record.phase,
         pid: record.pid,
         running,
         files,

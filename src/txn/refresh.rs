@@ -81,7 +81,7 @@ pub fn supersede(
         )));
     }
     let mut event = Event::new(repo, EventKind::Refreshed, &old.id, old.commit);
-    event.kind = Some(old.meta.kind.to_string());
+    event.kind = Some(old.meta.kind);
     event.agent = meta.agent.clone();
     event.reason = old.meta.reason.clone();
     event.files = old.entries.iter().map(|e| e.path.clone()).collect();

@@ -276,7 +276,7 @@ fn record_staged(
     let mut event = Event::new(repo, EventKind::Staged, &id, p_id);
     event.reason = meta.reason.clone();
     event.agent = meta.agent.clone();
-    event.kind = Some(meta.kind.to_string());
+    event.kind = Some(meta.kind);
     event.files = changes.iter().map(|c| c.path.clone()).collect();
     let pending = journal::update_edit(
         &format!("{REF_PREFIX}{id}"),
@@ -750,7 +750,7 @@ pub(crate) fn split(
     let (picked_short, rest_short) = (short_id(picked_id), short_id(rest_id));
 
     let mut event = Event::new(repo, EventKind::Split, &preview.id, preview.commit);
-    event.kind = Some(preview.meta.kind.to_string());
+    event.kind = Some(preview.meta.kind);
     event.agent = preview.meta.agent.clone();
     event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
     event.children = vec![picked_short.clone(), rest_short.clone()];

@@ -159,11 +159,67 @@ fn schema_command_lists_every_command_and_refuses_unknown_ones() {
     for name in [
         "grep", "edit", "patch", "scan", "list", "show", "apply", "undo", "log",
     ] {
-        assert!(all["commands"][name].is_object(), "{name}");
+        assert!(all["$defs"][name].is_object(), "{name}");
     }
     let text = all.to_string();
     assert!(!text.contains("\"uint"), "non-standard formats: {text}");
     repo.run(&["schema", "frobnicate"]).assert_code(2);
+}
+
+/// `git astedit schema` is one JSON Schema document: a validator loads it, every
+/// command's output is `$defs.<command>`, and real outputs fit both that and the whole.
+#[test]
+fn the_bare_schema_is_one_document_real_outputs_fit() {
+    let repo = setup();
+    let doc = repo.run(&["schema"]);
+    doc.assert_code(0);
+    let doc = doc.json();
+    assert_eq!(
+        doc["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    let whole = jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&doc)
+        .unwrap_or_else(|e| panic!("the schema does not compile: {e}"));
+    // The same document, entered at one command.
+    let of = |command: &str| {
+        let mut entry = doc.clone();
+        let root = entry.as_object_mut().expect("an object");
+        root.remove("anyOf");
+        root.insert("$ref".into(), format!("#/$defs/{command}").into());
+        jsonschema::draft202012::options()
+            .should_validate_formats(true)
+            .build(&entry)
+            .unwrap_or_else(|e| panic!("$defs.{command} does not compile: {e}"))
+    };
+    let runs: &[(&str, &[&str], i32)] = &[
+        ("grep", &["grep", "-p", "foo($A)"], 0),
+        ("edit", &["edit", "-p", "foo($A)", "-r", "bar($A)"], 0),
+        ("list", &["list"], 0),
+        ("show", &["show"], 0),
+        ("apply", &["apply"], 0),
+        ("log", &["log"], 0),
+        ("recover", &["recover"], 0),
+        ("gc", &["gc"], 0),
+        ("error", &["apply", "nosuchid"], 2),
+    ];
+    for (command, args, code) in runs {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        let out = repo.run(&full);
+        out.assert_code(*code);
+        let value = out.json();
+        let errors: Vec<String> = of(command)
+            .iter_errors(&value)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{command}: {errors:?}\n{value:#}");
+        assert!(whole.is_valid(&value), "{command}: {value:#}");
+    }
+    // A report of one command does not fit another's entry.
+    let grep = repo.run(&["--json", "grep", "-p", "foo($A)"]).json();
+    assert!(!of("log").is_valid(&grep));
 }
 
 #[test]

@@ -5,6 +5,8 @@ text of their own. Unlike the CLI's text, these name tool calls (`resolve {…}`
 commands.
 */
 
+pub mod error;
 pub mod grep;
 pub mod notes;
+pub mod previews;
 pub mod stage;

@@ -1,20 +1,18 @@
 //! `previews`: list pending previews, or show one.
 
+use git_astedit::ops::list::ListRequest;
+use git_astedit::ops::show::ShowRequest;
+use git_astedit::render;
 use git_astedit::report::CappedDiff;
 use git_astedit::report::PreviewRow;
 use git_astedit::report::ShownFile;
 use git_astedit::report::Version;
-use git_astedit::txn;
 use git_astedit::Error;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
 
-use git_astedit::ops::preview::LoadedPreview;
-use git_astedit::render::render_diffs;
-
 use super::capped_diff;
-
 use super::count;
 use super::push_notes;
 use super::Call;
@@ -87,50 +85,19 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
     let (repo, notes) = call.open()?;
     match input.action {
         PreviewsAction::List => {
-            let all = txn::list(&repo)?;
-            let offset = input.offset.unwrap_or(0);
-            let max = input.max_results.unwrap_or(DEFAULT_MAX_PREVIEWS).max(1);
-            let rows: Vec<PreviewRow> = all
-                .iter()
-                .skip(offset)
-                .take(max)
-                .map(PreviewRow::of)
-                .collect();
-            let total = Some(all.len());
-            let mut text = String::new();
-            for r in &rows {
-                text.push_str(&format!(
-                    "{}  {}  {:<5}  {}",
-                    r.id, r.time, r.kind, r.summary
-                ));
-                if let Some(reason) = &r.reason {
-                    text.push_str(&format!("  ({reason})"));
-                }
-                text.push('\n');
-            }
-            if all.is_empty() {
-                text.push_str("No pending previews.\n");
-            } else if offset > 0 || offset + rows.len() < all.len() {
-                text.push_str(&format!(
-                    "{} of {} pending previews, from offset {offset}",
-                    rows.len(),
-                    all.len()
-                ));
-                if offset + rows.len() < all.len() {
-                    text.push_str(&format!(
-                        "; more: call again with offset {}",
-                        offset + rows.len()
-                    ));
-                }
-                text.push_str(".\n");
-            }
+            let request = ListRequest {
+                offset: input.offset.unwrap_or(0),
+                limit: Some(input.max_results.unwrap_or(DEFAULT_MAX_PREVIEWS).max(1)),
+            };
+            let report = git_astedit::ops::list::run(&repo, &request)?;
+            let mut text = render::agent::previews::list(&report);
             push_notes(&mut text, &notes, &[]);
             Done::new(
                 text,
                 &PreviewsOutput {
                     schema_version: Version,
-                    previews: Some(rows),
-                    total,
+                    total: Some(report.total),
+                    previews: Some(report.previews),
                     preview: None,
                     meta: None,
                     files: None,
@@ -139,27 +106,16 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
             )
         }
         PreviewsAction::Show => {
-            let preview = git_astedit::ops::preview::pending(&repo, input.id.as_deref())?;
-            let loaded = LoadedPreview::load(&repo, preview)?;
-            let files = loaded.files();
-            let shown: Vec<ShownFile> = loaded.shown_files();
-            let diff = capped_diff(render_diffs(&files, false, 0), input.max_diff_lines);
-            let r = PreviewRow::of(&loaded.preview);
-            let mut text = format!("preview {}  {}  {}\n{}\n", r.id, r.time, r.kind, r.summary);
-            if let Some(reason) = &r.reason {
-                text.push_str(&format!("reason: {reason}\n"));
-            }
-            for f in &shown {
-                text.push_str(&format!(
-                    "  {} (+{} -{})\n",
-                    f.path, f.added_lines, f.removed_lines
-                ));
-            }
-            text.push_str(&format!(
-                "The diff ({} lines{}) is in the structured content's `diff`.\n",
-                diff.diff_lines,
-                if diff.diff_truncated { ", cut" } else { "" }
-            ));
+            let request = ShowRequest {
+                id: input.id,
+                ..ShowRequest::default()
+            };
+            let mut report = git_astedit::ops::show::run(&repo, &request, &mut |_| Ok(()))?;
+            // The whole diff, cut to what a tool result holds.
+            report.diff = report
+                .diff
+                .map(|full| capped_diff(full.diff, input.max_diff_lines));
+            let mut text = render::agent::previews::show(&report);
             push_notes(&mut text, &notes, &[]);
             Done::new(
                 text,
@@ -167,10 +123,10 @@ pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
                     schema_version: Version,
                     previews: None,
                     total: None,
-                    meta: Some(loaded.preview.meta.clone()),
-                    preview: Some(r),
-                    files: Some(shown),
-                    diff: Some(diff),
+                    meta: Some(report.meta),
+                    preview: Some(report.preview),
+                    files: Some(report.files),
+                    diff: report.diff,
                 },
             )
         }

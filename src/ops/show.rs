@@ -1,0 +1,84 @@
+//! `show` (and the server's `previews show`): one pending preview, its files and its
+//! diff.
+
+use crate::diff::render_diffs_counted;
+use crate::ops::preview::stream_preview_diffs;
+use crate::ops::preview::LoadedPreview;
+use crate::repo::Repo;
+use crate::report::CappedDiff;
+use crate::report::PreviewRow;
+use crate::report::ShowReport;
+use crate::report::Version;
+use crate::Error;
+
+/// Which preview to show, and how much of it.
+#[derive(Debug, Clone, Default)]
+pub struct ShowRequest {
+    /// A preview id or unique prefix (`None`: the newest pending one).
+    pub id: Option<String>,
+    /// Per-file line counts only, no diff.
+    pub stat: bool,
+    /// At most this many diff lines (0: no limit); the rest is summarized.
+    pub max_render: usize,
+    /// The diff as text for a person, coloured or not, handed to the sink file by file
+    /// instead of kept in the report: only the blobs of the files shown are read, and a
+    /// sink that fails (a closed pipe) stops the reading. `None`: the report holds the
+    /// files and the plain diff. Ignored with `stat`.
+    pub stream: Option<Streamed>,
+}
+
+/// How a streamed diff is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Streamed {
+    pub color: bool,
+}
+
+/// What `run` hands its sink when the diff is streamed: first the report (the
+/// preview's header, no files), then the diff's text in pieces.
+pub enum ShowPiece<'a> {
+    Header(&'a ShowReport),
+    Diff(&'a str),
+}
+
+/// Shows a preview. With [`ShowRequest::stream`] (and no `stat`) the report goes to
+/// `sink` before the diff and is returned with [`ShowReport::streamed`] set; otherwise
+/// `sink` is not called.
+pub fn run(
+    repo: &Repo,
+    req: &ShowRequest,
+    sink: &mut dyn FnMut(ShowPiece<'_>) -> Result<(), Error>,
+) -> Result<ShowReport, Error> {
+    let preview = super::preview::pending(repo, req.id.as_deref())?;
+    if let (Some(stream), false) = (req.stream, req.stat) {
+        let report = ShowReport {
+            schema_version: Version,
+            preview: PreviewRow::of(&preview),
+            meta: preview.meta.clone(),
+            files: Vec::new(),
+            diff: None,
+            streamed: true,
+        };
+        sink(ShowPiece::Header(&report))?;
+        stream_preview_diffs(repo, &preview, stream.color, req.max_render, |chunk| {
+            sink(ShowPiece::Diff(chunk))
+        })?;
+        return Ok(report);
+    }
+    let loaded = LoadedPreview::load(repo, preview)?;
+    let diff = (!req.stat).then(|| {
+        let (text, omitted) = render_diffs_counted(&loaded.files(), false, req.max_render);
+        CappedDiff {
+            diff_lines: text.lines().count(),
+            diff_truncated: omitted > 0,
+            diff: text,
+        }
+    });
+    Ok(ShowReport {
+        schema_version: Version,
+        preview: PreviewRow::of(&loaded.preview),
+        meta: loaded.preview.meta.clone(),
+        files: loaded.shown_files(),
+        diff,
+        streamed: false,
+    })
+}

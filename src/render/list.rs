@@ -1,0 +1,30 @@
+//! `list` as text: one pending preview a line, newest first; skipped refs as warnings.
+
+use super::Printed;
+use super::Style;
+use super::TextReport;
+use crate::report::ListReport;
+use crate::text::escape_line;
+
+impl TextReport for ListReport {
+    fn text(&self, _style: &Style) -> Printed {
+        let mut printed = Printed::new();
+        printed.warn_all(&self.warnings);
+        for p in &self.previews {
+            // One preview, one line: a summary or reason with a newline must not forge one.
+            let mut line = format!(
+                "{}  {}  {:<5}  {}",
+                p.id,
+                p.time,
+                p.kind,
+                escape_line(&p.summary)
+            );
+            if let Some(reason) = &p.reason {
+                line.push_str(&format!("  ({})", escape_line(reason)));
+            }
+            line.push('\n');
+            printed.out(line);
+        }
+        printed
+    }
+}
