@@ -7,6 +7,7 @@ here, and the shapes they print live in [`crate::report`].
 */
 
 pub mod apply;
+pub mod discard;
 pub mod log;
 /// Cancellation lives in the base layer; this is the path the front ends knew.
 pub use crate::cancel;
@@ -14,5 +15,7 @@ pub mod patch;
 pub mod pr;
 pub mod preview;
 pub mod refresh;
+pub mod session;
 pub mod split;
 pub mod stage;
+pub mod undo;

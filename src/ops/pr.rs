@@ -555,8 +555,8 @@ fn body(loaded: &LoadedPreview, state: &str, events: &[Event], remote_branch: &s
     b
 }
 
-/// Pushes the branch and opens (or finds) the pull request.
-pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
+/// `pr`: pushes the branch and opens (or finds) the pull request.
+pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
     let workdir = repo.workdir.clone();
     let events = txn::log(repo)?;
     let (preview, state) = pick(repo, args.id.as_deref())?;

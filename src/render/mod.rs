@@ -10,6 +10,7 @@ plain value ([`printer::Style`]), and diffs come as text, made below by
 pub mod agent;
 pub mod log;
 pub mod printer;
+pub mod resolve;
 
 pub use printer::Format;
 pub use printer::Printed;

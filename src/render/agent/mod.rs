@@ -4,3 +4,5 @@ same typed report the structured content carries. Tool files call these; they wr
 text of their own. Unlike the CLI's text, these name tool calls (`resolve {…}`), not
 commands.
 */
+
+pub mod resolve;
