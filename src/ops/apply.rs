@@ -82,8 +82,7 @@ pub fn run(repo: &Repo, request: &ApplyRequest) -> Result<ResolveReport, Error> 
         options.index,
         options.reason.clone(),
     );
-    report.refreshed = refreshed
-        .map(|r| Box::new(crate::ops::refresh::report(repo, &r)));
+    report.refreshed = refreshed.map(|r| Box::new(crate::ops::refresh::report(repo, &r)));
     Ok(report)
 }
 

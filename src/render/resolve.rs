@@ -183,7 +183,10 @@ fn refresh_text(r: &RefreshReport, hint_apply: bool) -> String {
     }
     let kept = r.files.iter().filter(|f| f.how == How::Kept).count();
     if kept > 0 {
-        s.push_str(&format!("{} unchanged (same blobs).\n", plural(kept, "file")));
+        s.push_str(&format!(
+            "{} unchanged (same blobs).\n",
+            plural(kept, "file")
+        ));
     }
     for n in &r.notes {
         s.push_str(&format!("note: {n}\n"));

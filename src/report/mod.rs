@@ -547,7 +547,7 @@ pub struct RefreshFile {
     pub shown: String,
 }
 
-/// How a path of a refresh's successor came about.
+/// How a path of the successor came about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum How {

@@ -112,7 +112,7 @@ pub struct Done {
 
 impl Done {
     fn new(text: String, value: &impl Serialize) -> Result<Done, Error> {
-        let value = serde_json::to_value(value).map_err(EncodeError)?;
+        let value = serde_json::to_value(value).map_err(|e| EncodeError(e.to_string()))?;
         Ok(Done { text, value })
     }
 }
@@ -120,7 +120,7 @@ impl Done {
 /// A tool result that cannot be encoded as JSON (a bug of ours).
 #[derive(Debug, thiserror::Error)]
 #[error("stored astedit data is damaged: cannot encode a tool result: {0}")]
-struct EncodeError(#[source] serde_json::Error);
+struct EncodeError(String);
 
 impl git_astedit::error::Classify for EncodeError {
     fn code(&self) -> &'static str {
