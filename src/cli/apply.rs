@@ -39,13 +39,7 @@ pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let request = ApplyRequest {
         id: args.id,
-        scope: if args.refresh {
-            ApplyScope::Refreshed
-        } else if !args.pathspecs.is_empty() {
-            ApplyScope::Part(args.pathspecs)
-        } else {
-            ApplyScope::Whole
-        },
+        scope: ApplyScope::of(args.refresh, args.pathspecs),
         options: ApplyOptions {
             reason: args.reason,
             index: args.index || args.commit,

@@ -27,6 +27,20 @@ pub enum ApplyScope {
     Refreshed,
 }
 
+impl ApplyScope {
+    /// The scope both front ends' flags mean: `refresh` (exclusive with pathspecs, as
+    /// their parsers check), else the part `pathspecs` select, else the whole preview.
+    pub fn of(refresh: bool, pathspecs: Vec<String>) -> ApplyScope {
+        if refresh {
+            ApplyScope::Refreshed
+        } else if !pathspecs.is_empty() {
+            ApplyScope::Part(pathspecs)
+        } else {
+            ApplyScope::Whole
+        }
+    }
+}
+
 /// How to apply: what the journal records, and whether the index and HEAD move too.
 #[derive(Debug, Clone, Default)]
 pub struct ApplyOptions {

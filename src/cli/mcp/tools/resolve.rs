@@ -144,13 +144,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
             &repo,
             &apply::ApplyRequest {
                 id: Some(id),
-                scope: if input.refresh {
-                    apply::ApplyScope::Refreshed
-                } else if !input.paths.is_empty() {
-                    apply::ApplyScope::Part(pathspecs(&input.paths, &[]))
-                } else {
-                    apply::ApplyScope::Whole
-                },
+                scope: apply::ApplyScope::of(input.refresh, pathspecs(&input.paths, &[])),
                 // The CLI's `apply --commit`: the commit goes through the index.
                 options: apply::ApplyOptions {
                     reason: Some(reason),
