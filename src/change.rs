@@ -166,6 +166,7 @@ pub struct RuleCount {
 pub struct FileMeta {
     pub path: String,
     pub count: usize,
+    /// E.g. `introduces-parse-errors`, `added`, `deleted`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<FileFlag>,
 }
