@@ -85,12 +85,22 @@ impl Error {
     pub fn details(&self) -> Option<serde_json::Value> {
         self.inner.details()
     }
-    /// The causes below the top-level message, outermost first.
+    /// The causes below the top-level message, outermost first. A cause whose text
+    /// begins the message above it (an error that shows its inner error first, as
+    /// `txn::Error::AfterSplit` does) is not repeated.
     pub fn causes(&self) -> Vec<String> {
         let mut out = Vec::new();
+        let mut above = self.inner.to_string();
         let mut cur = std::error::Error::source(&*self.inner);
         while let Some(e) = cur {
-            out.push(e.to_string());
+            let text = e.to_string();
+            let shown = above
+                .strip_prefix(&text)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('\n'));
+            if !shown {
+                out.push(text.clone());
+            }
+            above = text;
             cur = e.source();
         }
         out

@@ -1,7 +1,7 @@
 //! `git astedit discard`: drops a pending preview, recording why in the journal.
 
 use git_astedit::error::Exit;
-use git_astedit::ops::apply::DiscardRequest;
+use git_astedit::ops::discard::DiscardRequest;
 use git_astedit::Error;
 
 use super::Ctx;
@@ -16,21 +16,13 @@ pub struct DiscardArgs {
 }
 
 pub fn run(ctx: &mut Ctx, args: DiscardArgs) -> Result<Exit, Error> {
-    let repo = ctx.repo()?;
+    let (repo, out) = ctx.parts()?;
     let request = DiscardRequest {
         id: args.id,
         reason: args.reason,
         agent: None,
     };
-    let discarded = git_astedit::ops::apply::discard(repo, &request)?;
-    if ctx.json {
-        ctx.out.json(&discarded.report)?;
-    } else {
-        ctx.out.print(&format!(
-            "Discarded {}: {}\n",
-            discarded.report.id,
-            git_astedit::render::escape_line(&discarded.summary)
-        ))?;
-    }
-    Ok(Exit::Ok)
+    let report = git_astedit::ops::discard::run(repo, &request)?;
+    out.emit(&report)?;
+    Ok(report.exit())
 }

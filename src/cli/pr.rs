@@ -38,31 +38,16 @@ pub struct PrArgs {
 }
 
 pub fn run(ctx: &mut Ctx, args: PrArgs) -> Result<Exit, Error> {
-    let json = ctx.json;
     let (repo, out) = ctx.parts()?;
-    let report = git_astedit::ops::pr::open(
-        repo,
-        &PrRequest {
-            id: args.id,
-            remote: args.remote,
-            base: args.base,
-            title: args.title,
-            ready: args.ready,
-            agent: None,
-        },
-    )?;
-    let (url, branch, id) = (&report.url, &report.branch, &report.id);
-    if json {
-        out.json(&report)?;
-    } else if report.created {
-        out.print(&format!(
-            "Opened {}pull request {url} for {id} (branch {branch}).\n",
-            if report.draft { "draft " } else { "" },
-        ))?;
-    } else {
-        out.print(&format!(
-            "A pull request for {id} already exists: {url} (branch {branch}, pushed).\n",
-        ))?;
-    }
-    Ok(Exit::Ok)
+    let request = PrRequest {
+        id: args.id,
+        remote: args.remote,
+        base: args.base,
+        title: args.title,
+        ready: args.ready,
+        agent: None,
+    };
+    let report = git_astedit::ops::pr::run(repo, &request)?;
+    out.emit(&report)?;
+    Ok(report.exit())
 }

@@ -1,8 +1,7 @@
 //! `git astedit undo`: restores what an apply replaced; the preview is pending again.
 
 use git_astedit::error::Exit;
-use git_astedit::ops::apply::UndoRequest;
-use git_astedit::txn::UndoOptions;
+use git_astedit::ops::undo::UndoRequest;
 use git_astedit::Error;
 
 use super::Ctx;
@@ -22,16 +21,14 @@ pub struct UndoArgs {
 }
 
 pub fn run(ctx: &mut Ctx, args: UndoArgs) -> Result<Exit, Error> {
-    let repo = ctx.repo()?;
+    let (repo, out) = ctx.parts()?;
     let request = UndoRequest {
         id: args.id,
-        options: UndoOptions {
-            reason: args.reason,
-            agent: None,
-            index: args.index,
-        },
+        reason: args.reason,
+        agent: None,
+        index: args.index,
     };
-    let report = git_astedit::ops::apply::undo(repo, &request)?;
-    super::apply::print_report(ctx, &report)?;
-    Ok(Exit::Ok)
+    let report = git_astedit::ops::undo::run(repo, &request)?;
+    out.emit(&report)?;
+    Ok(report.exit())
 }

@@ -1,20 +1,16 @@
 /*!
-Apply, undo and discard of a preview (DESIGN §7a: the operations both front ends call).
+`apply` (and `resolve apply`, the server's `resolve` with `action: "apply"`): writes a
+pending preview to the work tree.
 
 How an apply runs — the whole preview, the part some pathspecs select, or refreshed
-first when it is stale — is decided here, once; the CLI's `apply`/`undo`/`discard` and
-the server's `resolve`/`undo` build a request and print the report they get back.
+first when it is stale — is decided here, once; both front ends build an
+[`ApplyRequest`] and print the [`ResolveReport`] they get back.
 */
 
-use crate::ops::refresh::Refreshed;
 use crate::repo::Repo;
 use crate::report::Action;
-use crate::report::PreviewState;
 use crate::report::ResolveReport;
-use crate::report::Version;
 use crate::txn;
-use crate::txn::ApplyOptions;
-use crate::txn::UndoOptions;
 use crate::Error;
 
 /// Which part of a preview an apply writes, and whether it may refresh it first.
@@ -31,6 +27,44 @@ pub enum ApplyScope {
     Refreshed,
 }
 
+impl ApplyScope {
+    /// The scope both front ends' flags mean: `refresh` (exclusive with pathspecs, as
+    /// their parsers check), else the part `pathspecs` select, else the whole preview.
+    pub fn of(refresh: bool, pathspecs: Vec<String>) -> ApplyScope {
+        if refresh {
+            ApplyScope::Refreshed
+        } else if !pathspecs.is_empty() {
+            ApplyScope::Part(pathspecs)
+        } else {
+            ApplyScope::Whole
+        }
+    }
+}
+
+/// How to apply: what the journal records, and whether the index and HEAD move too.
+#[derive(Debug, Clone, Default)]
+pub struct ApplyOptions {
+    pub reason: Option<String>,
+    /// Also update the index entries of the touched paths.
+    pub index: bool,
+    /// Make a commit on HEAD holding exactly the preview's changes (with this message;
+    /// `Some(None)`: the default subject).
+    pub commit: Option<Option<String>>,
+    /// The agent acting (MCP client name/version), recorded in the journal.
+    pub agent: Option<String>,
+}
+
+impl From<&ApplyOptions> for txn::ApplyOptions {
+    fn from(o: &ApplyOptions) -> txn::ApplyOptions {
+        txn::ApplyOptions {
+            reason: o.reason.clone(),
+            index: o.index,
+            commit: o.commit.clone(),
+            agent: o.agent.clone(),
+        }
+    }
+}
+
 /// An apply: which preview, which part, how.
 #[derive(Debug, Clone, Default)]
 pub struct ApplyRequest {
@@ -40,107 +74,39 @@ pub struct ApplyRequest {
     pub options: ApplyOptions,
 }
 
-/// What an apply did: the report, and the refresh it needed (for `Refreshed`).
-#[derive(Debug)]
-pub struct Applied {
-    /// `refreshed` is left `None` here: its paths are printed as the front end shows
-    /// paths (see [`Applied::refreshed`]).
-    pub report: ResolveReport,
-    pub refreshed: Option<Refreshed>,
-}
-
-/// Applies a pending preview as `request` says.
-pub fn apply(repo: &Repo, request: &ApplyRequest) -> Result<Applied, Error> {
+/// Applies a pending preview as `request` says. After a refresh (`ApplyScope::Refreshed`
+/// of a stale preview) the report's `refreshed` tells how.
+pub fn run(repo: &Repo, request: &ApplyRequest) -> Result<ResolveReport, Error> {
     let id = request.id.as_deref();
-    let options = &request.options;
-    let (report, refreshed) = match &request.scope {
-        ApplyScope::Whole => (txn::apply(repo, id, options)?, None),
+    let options = txn::ApplyOptions::from(&request.options);
+    let (applied, refreshed) = match &request.scope {
+        ApplyScope::Whole => (txn::apply(repo, id, &options)?, None),
         ApplyScope::Part(pathspecs) => (
-            crate::ops::split::apply_part(repo, id, pathspecs, options)?,
+            crate::ops::split::apply_part(repo, id, pathspecs, &options)?,
             None,
         ),
         ApplyScope::Refreshed => {
-            let done = crate::ops::refresh::apply_refreshed(repo, id, options)?;
+            let done = crate::ops::refresh::apply_refreshed(repo, id, &options)?;
             (done.report, done.refreshed)
         }
     };
-    Ok(Applied {
-        report: ResolveReport::of(
-            &report,
-            Action::Applied,
-            None,
-            options.index,
-            options.reason.clone(),
-        ),
-        refreshed,
-    })
+    let mut report = resolved(
+        &applied,
+        Action::Applied,
+        options.index,
+        options.reason.clone(),
+    );
+    report.refreshed = refreshed.map(|r| Box::new(crate::ops::refresh::report(repo, &r)));
+    Ok(report)
 }
 
-/// An undo of an applied transaction.
-#[derive(Debug, Clone, Default)]
-pub struct UndoRequest {
-    /// The transaction's id or unique prefix; the newest applied one when `None`.
-    pub id: Option<String>,
-    pub options: UndoOptions,
-}
-
-/// Restores what an apply replaced; the preview is pending again.
-pub fn undo(repo: &Repo, request: &UndoRequest) -> Result<ResolveReport, Error> {
-    let report = txn::undo(repo, request.id.as_deref(), &request.options)?;
-    Ok(ResolveReport::of(
-        &report,
-        Action::Undone,
-        None,
-        request.options.index,
-        request.options.reason.clone(),
-    ))
-}
-
-/// A discard of a pending preview.
-#[derive(Debug, Clone, Default)]
-pub struct DiscardRequest {
-    /// A pending preview's id or unique prefix; the newest pending one when `None`.
-    pub id: Option<String>,
-    pub reason: Option<String>,
-    /// The MCP client (`name/version`) asking, journalled with the event.
-    pub agent: Option<String>,
-}
-
-/// The report of a discard, and the discarded preview's summary (for the text).
-#[derive(Debug)]
-pub struct Discarded {
-    pub report: ResolveReport,
-    pub summary: String,
-}
-
-/// Drops a pending preview, recording why.
-pub fn discard(repo: &Repo, request: &DiscardRequest) -> Result<Discarded, Error> {
-    let preview = txn::discard_as(
-        repo,
-        request.id.as_deref(),
-        request.reason.as_deref(),
-        request.agent.as_deref(),
-    )?;
-    let files: Vec<String> = preview.entries.iter().map(|e| e.path.clone()).collect();
-    Ok(Discarded {
-        report: ResolveReport {
-            schema_version: Version,
-            id: preview.id,
-            action: Action::Discarded,
-            state: PreviewState::Discarded,
-            written: Vec::new(),
-            deleted: Vec::new(),
-            file_count: files.len(),
-            files,
-            index: false,
-            commit: None,
-            reason: request.reason.clone(),
-            index_restored: false,
-            index_left: Vec::new(),
-            commit_kept: None,
-            split: None,
-            refreshed: None,
-        },
-        summary: preview.meta.summary,
-    })
+/// The report of an apply or undo the transaction layer made: `files` is the paths
+/// written and deleted.
+pub fn resolved(
+    report: &txn::ApplyReport,
+    action: Action,
+    index: bool,
+    reason: Option<String>,
+) -> ResolveReport {
+    ResolveReport::of(report, action, None, index, reason)
 }

@@ -7,6 +7,7 @@ here, and the shapes they print live in [`crate::report`].
 */
 
 pub mod apply;
+pub mod discard;
 pub mod edit;
 pub mod gc;
 pub mod grep;
@@ -24,6 +25,8 @@ pub mod preview;
 pub mod recover;
 pub mod refresh;
 pub mod scan;
+pub mod session;
 pub mod show;
 pub mod split;
 pub mod stage;
+pub mod undo;

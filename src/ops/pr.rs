@@ -236,35 +236,6 @@ fn write_commit(
         .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
         .filter(|id| git.find_commit(*id).is_ok())
         .or_else(|| repo.head_commit());
-    let base_tree = match parent {
-        Some(p) => git
-            .find_commit(p)
-            .map_err(git_err(format!("read commit {p}")))?
-            .tree_id()
-            .map_err(git_err(format!("read commit {p}")))?
-            .detach(),
-        None => gix::ObjectId::empty_tree(git.object_hash()),
-    };
-    let mut tree = git.edit_tree(base_tree).map_err(git_err("edit a tree"))?;
-    for e in &preview.entries {
-        match e.after {
-            Some((blob, mode)) => {
-                let kind = match mode {
-                    FileMode::Regular => gix::objs::tree::EntryKind::Blob,
-                    FileMode::Executable => gix::objs::tree::EntryKind::BlobExecutable,
-                    FileMode::Symlink => gix::objs::tree::EntryKind::Link,
-                };
-                tree.upsert(e.path.as_str(), kind, blob)
-                    .map_err(git_err(format!("add {} to a tree", e.path)))?;
-            }
-            None => {
-                tree.remove(e.path.as_str())
-                    .map_err(git_err(format!("remove {} from a tree", e.path)))?;
-            }
-        }
-    }
-    let tree = tree.write().map_err(git_err("write a tree"))?.detach();
-    let sig = repo.signature();
     let mut message = format!("{title}\n\n");
     if let Some(r) = &preview.meta.reason {
         message.push_str(&format!("{r}\n\n"));
@@ -278,19 +249,12 @@ fn write_commit(
     if let Some(a) = agent {
         message.push_str(&txn::agent_trailer(a));
     }
-    let commit = gix::objs::Commit {
-        tree,
-        parents: parent.into_iter().collect(),
-        author: sig.clone(),
-        committer: sig,
-        encoding: None,
-        message: message.into(),
-        extra_headers: Vec::new(),
-    };
-    Ok(git
-        .write_object(&commit)
-        .map_err(git_err("write the pull request commit"))?
-        .detach())
+    let changes: Vec<(&str, Option<(gix::ObjectId, FileMode)>)> = preview
+        .entries
+        .iter()
+        .map(|e| (e.path.as_str(), e.after))
+        .collect();
+    Ok(txn::write_commit(repo, parent, &changes, &message)?)
 }
 
 /// Refuses a value that a child would read as an option, or that holds a byte no
@@ -555,8 +519,8 @@ fn body(loaded: &LoadedPreview, state: &str, events: &[Event], remote_branch: &s
     b
 }
 
-/// Pushes the branch and opens (or finds) the pull request.
-pub fn open(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
+/// `pr`: pushes the branch and opens (or finds) the pull request.
+pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
     let workdir = repo.workdir.clone();
     let events = txn::log(repo)?;
     let (preview, state) = pick(repo, args.id.as_deref())?;

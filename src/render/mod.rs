@@ -17,6 +17,7 @@ pub mod log;
 pub mod merge;
 pub mod printer;
 pub mod recover;
+pub mod resolve;
 pub mod ruletest;
 pub mod scan;
 pub mod show;

@@ -512,6 +512,9 @@ pub struct ResolveReport {
     /// id, `refreshed.id` the stale preview's). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refreshed: Option<Box<RefreshReport>>,
+    /// `discard`: the dropped preview's summary, for the text.
+    #[serde(skip)]
+    pub summary: String,
 }
 
 impl ResolveReport {
@@ -555,7 +558,13 @@ impl ResolveReport {
             commit_kept: report.commit_kept.clone(),
             split: report.split.as_ref().map(SplitReport::of),
             refreshed: None,
+            summary: String::new(),
         }
+    }
+
+    /// Apply, undo and discard exit 0; their refusals are errors.
+    pub fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::Ok
     }
 }
 
@@ -603,57 +612,49 @@ pub struct RefreshFile {
     pub now: Option<usize>,
     /// `kept` (unchanged file, same blobs), `rerun`, `repatched`, `merged` (three-way)
     /// or `dropped`.
-    pub how: crate::ops::refresh::How,
+    pub how: How,
     /// Why it dropped out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// The path as the text shows it (relative to the current folder); JSON carries the
+    /// repository path.
+    #[serde(skip)]
+    pub shown: String,
+}
+
+/// How a path of the successor came about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum How {
+    /// Unchanged in the work tree: the old blobs, as they were.
+    Kept,
+    /// The ops (or rules) ran again on the current content.
+    Rerun,
+    /// The recorded patch was resolved again.
+    Repatched,
+    /// A three-way merge of the preview's change into the current content.
+    Merged,
+    /// Not in the successor (see `why`).
+    Dropped,
+}
+
+impl How {
+    /// The words a line about the path says (`re-run`, `three-way merge`, …).
+    pub fn words(self) -> &'static str {
+        match self {
+            How::Kept => "kept",
+            How::Rerun => "re-run",
+            How::Repatched => "patch resolved again",
+            How::Merged => "three-way merge",
+            How::Dropped => "dropped out",
+        }
+    }
 }
 
 impl RefreshReport {
-    /// The report of a refresh; paths as `display` shows them.
-    pub fn of(r: &crate::ops::refresh::Refreshed, display: impl Fn(&str) -> String) -> Self {
-        let before = r.old.meta.replacements;
-        let files: Vec<RefreshFile> = r
-            .files
-            .iter()
-            .map(|f| RefreshFile {
-                path: display(&f.path),
-                before: f.before,
-                now: f.now,
-                how: f.how,
-                why: f.why.clone(),
-            })
-            .collect();
-        RefreshReport {
-            schema_version: Version,
-            id: r.old.id.clone(),
-            state: if r.new.is_some() {
-                RefreshState::Refreshed
-            } else {
-                RefreshState::Current
-            },
-            successor: r.new.as_ref().map(|p| p.id.clone()),
-            kind: r.old.meta.kind,
-            replacements_before: before,
-            replacements_now: r
-                .new
-                .as_ref()
-                .map(|p| p.meta.replacements)
-                .unwrap_or(before),
-            same_counts: r.same_counts(),
-            dropped: files
-                .iter()
-                .filter(|f| f.before.is_some() && f.now.is_none())
-                .map(|f| f.path.clone())
-                .collect(),
-            newly_matching: files
-                .iter()
-                .filter(|f| f.before.is_none())
-                .map(|f| f.path.clone())
-                .collect(),
-            files,
-            notes: r.notes.clone(),
-        }
+    /// A refresh always exits 0; its refusals are errors.
+    pub fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::Ok
     }
 }
 
@@ -1029,4 +1030,11 @@ pub struct PrReport {
     /// Whether this run opened it (else it existed).
     pub created: bool,
     pub draft: bool,
+}
+
+impl PrReport {
+    /// `pr` exits 0 when the pull request exists; its refusals are errors.
+    pub fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::Ok
+    }
 }

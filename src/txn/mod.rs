@@ -84,6 +84,7 @@ pub use store::Stager;
 pub use store::REF_PREFIX;
 
 pub(crate) use index::agent_trailer;
+pub use index::write_commit;
 
 /// Journals a `pr` event: transaction `preview` was pushed as a branch and its pull
 /// request opened or found (`note` says which, and where). Names the agent that did it.
@@ -281,12 +282,15 @@ pub enum Error {
     #[error("nothing to recover: no interrupted apply or undo")]
     NothingToRecover,
     /// A partial apply split its preview, then the apply of the selected part failed:
-    /// both parts are pending under their new ids.
+    /// both parts are pending under their new ids. The message begins with the inner
+    /// error's, so the error renderer does not repeat it as a cause
+    /// ([`crate::error::Error::causes`]).
     #[error("{inner}\n(preview {parent} was split: the selected part is pending as {selected}, the remainder as {remainder})")]
     AfterSplit {
         parent: String,
         selected: String,
         remainder: String,
+        #[source]
         inner: Box<Error>,
     },
 }
@@ -611,5 +615,36 @@ impl Recovery {
     /// Whether the run is still unfinished (commands that write must wait).
     pub fn pending(&self) -> bool {
         !self.unresolved.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    /// `AfterSplit` keeps its inner error as the source, and its message, which
+    /// begins with the inner one's, is not followed by that message again as a cause.
+    #[test]
+    fn after_split_holds_its_inner_error_as_source_and_prints_it_once() {
+        let err = crate::Error::from(Error::AfterSplit {
+            parent: "p".into(),
+            selected: "s".into(),
+            remainder: "r".into(),
+            inner: Box::new(Error::UnknownId("abc".into())),
+        });
+        let inner = Error::UnknownId("abc".into()).to_string();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{inner}\n(preview p was split: the selected part is pending as s, the remainder as r)"
+            )
+        );
+        assert!(err.causes().is_empty());
+        assert_eq!(err.code(), "unknown-id");
+        let direct = match err.downcast_ref::<Error>() {
+            Some(e) => std::error::Error::source(e).map(|s| s.to_string()),
+            None => None,
+        };
+        assert_eq!(direct, Some(inner));
     }
 }

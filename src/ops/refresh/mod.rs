@@ -45,6 +45,10 @@ use crate::change::PreviewMeta;
 use crate::error::Classify;
 use crate::error::Exit;
 use crate::repo::Repo;
+use crate::report::RefreshFile;
+use crate::report::RefreshReport;
+use crate::report::RefreshState;
+use crate::report::Version;
 use crate::rewrite::Op;
 use crate::rewrite::Rewriter;
 use crate::txn;
@@ -172,21 +176,8 @@ pub struct ConflictFile {
     pub regions: Vec<Region>,
 }
 
-/// How a path of the successor came about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum How {
-    /// Unchanged in the work tree: the old blobs, as they were.
-    Kept,
-    /// The ops (or rules) ran again on the current content.
-    Rerun,
-    /// The recorded patch was resolved again.
-    Repatched,
-    /// A three-way merge of the preview's change into the current content.
-    Merged,
-    /// Not in the successor (see `why`).
-    Dropped,
-}
+/// How a path of the successor came about (a report type: `refresh --json` shows it).
+pub use crate::report::How;
 
 /// One path of the comparison.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -204,13 +195,7 @@ impl FileOutcome {
     /// `path: 2 → 3 (re-run)`, one line.
     pub fn line(&self) -> String {
         let count = |n: Option<usize>| n.map_or("-".to_string(), |n| n.to_string());
-        let how = match self.how {
-            How::Kept => "kept",
-            How::Rerun => "re-run",
-            How::Repatched => "patch resolved again",
-            How::Merged => "three-way merge",
-            How::Dropped => "dropped out",
-        };
+        let how = self.how.words();
         format!(
             "{}: {} → {} ({how}{})",
             crate::text::escape_line(&self.path),
@@ -266,6 +251,58 @@ pub struct RefreshRequest {
     pub all: bool,
     /// The agent (MCP client name/version) acting.
     pub agent: Option<String>,
+}
+
+/// `refresh`: refreshes the preview `req` names (see the module docs) and reports it.
+pub fn run(repo: &Repo, req: &RefreshRequest) -> Result<RefreshReport, Error> {
+    Ok(report(repo, &refresh(repo, req)?))
+}
+
+/// The report of a refresh: repository paths, and each path as the text shows it.
+pub fn report(repo: &Repo, r: &Refreshed) -> RefreshReport {
+    let before = r.old.meta.replacements;
+    let files: Vec<RefreshFile> = r
+        .files
+        .iter()
+        .map(|f| RefreshFile {
+            path: f.path.clone(),
+            before: f.before,
+            now: f.now,
+            how: f.how,
+            why: f.why.clone(),
+            shown: repo.display_path(&f.path),
+        })
+        .collect();
+    RefreshReport {
+        schema_version: Version,
+        id: r.old.id.clone(),
+        state: if r.new.is_some() {
+            RefreshState::Refreshed
+        } else {
+            RefreshState::Current
+        },
+        successor: r.new.as_ref().map(|p| p.id.clone()),
+        kind: r.old.meta.kind,
+        replacements_before: before,
+        replacements_now: r
+            .new
+            .as_ref()
+            .map(|p| p.meta.replacements)
+            .unwrap_or(before),
+        same_counts: r.same_counts(),
+        dropped: files
+            .iter()
+            .filter(|f| f.before.is_some() && f.now.is_none())
+            .map(|f| f.path.clone())
+            .collect(),
+        newly_matching: files
+            .iter()
+            .filter(|f| f.before.is_none())
+            .map(|f| f.path.clone())
+            .collect(),
+        files,
+        notes: r.notes.clone(),
+    }
 }
 
 /// Refreshes the preview `req` names (see the module docs).

@@ -9,4 +9,5 @@ pub mod error;
 pub mod grep;
 pub mod notes;
 pub mod previews;
+pub mod resolve;
 pub mod stage;

@@ -12,11 +12,10 @@ server was started in: a model should not have to know the server's cwd.
 use std::path::Path;
 
 use git_astedit::files;
+use git_astedit::ops;
 use git_astedit::ops::cancel::Cancel;
 use git_astedit::repo::Repo;
 use git_astedit::report::CappedDiff;
-use git_astedit::report::PreviewRow;
-use git_astedit::txn;
 use git_astedit::Error;
 use serde::Deserialize;
 use serde::Serialize;
@@ -94,107 +93,10 @@ impl Session {
     }
 }
 
-/// Faults of the server's own rules (the engines classify the rest).
-#[derive(Debug, thiserror::Error)]
-pub enum ToolError {
-    /// A no-id `resolve` in a session that staged no pending preview: another
-    /// session's preview is never picked without its id.
-    #[error("{}", id_required_message(.staged_here, .pending))]
-    IdRequired {
-        /// The tool that needs the id (`resolve`, `pr`), for the hint.
-        tool: &'static str,
-        staged_here: bool,
-        pending: Vec<PreviewRow>,
-    },
-}
-
-fn id_required_message(staged_here: &bool, pending: &[PreviewRow]) -> String {
-    let mut m = if *staged_here {
-        "no id given, and every preview this session staged is resolved already".to_string()
-    } else {
-        "no id given, and this session staged no preview".to_string()
-    };
-    if pending.is_empty() {
-        m.push_str("; there is no pending preview either");
-        return m;
-    }
-    m.push_str(&format!(
-        "; name one of the {} pending previews with id:",
-        pending.len()
-    ));
-    for r in pending {
-        m.push_str(&format!(
-            "\n  {}  {}  {}  (agent: {})",
-            r.id,
-            r.kind,
-            r.summary,
-            r.agent.as_deref().unwrap_or("none")
-        ));
-    }
-    m
-}
-
-impl git_astedit::error::Classify for ToolError {
-    fn code(&self) -> &'static str {
-        match self {
-            ToolError::IdRequired { .. } => "id-required",
-        }
-    }
-    fn exit(&self) -> git_astedit::error::Exit {
-        match self {
-            ToolError::IdRequired { pending, .. } if pending.is_empty() => {
-                git_astedit::error::Exit::NothingFound
-            }
-            ToolError::IdRequired { .. } => git_astedit::error::Exit::BadInput,
-        }
-    }
-    fn hint(&self) -> Option<String> {
-        match self {
-            ToolError::IdRequired { pending, tool, .. } => Some(match pending.first() {
-                Some(r) if *tool != "resolve" => {
-                    format!("call {tool} again with the id, e.g. {{\"id\": \"{}\"}}", r.id)
-                }
-                Some(r) => format!(
-                    "call resolve again with the id, e.g. {{\"action\": \"apply\", \"id\": \"{}\", \"reason\": …}}",
-                    r.id
-                ),
-                None => "stage a preview with ast_edit or apply_patch first".into(),
-            }),
-        }
-    }
-    fn details(&self) -> Option<serde_json::Value> {
-        match self {
-            ToolError::IdRequired { pending, .. } => serde_json::to_value(pending)
-                .ok()
-                .map(|p| serde_json::json!({"pending": p})),
-        }
-    }
-}
-
 /// The preview a no-id `resolve` means: the newest one this session staged that is
 /// pending and was never undone.
 fn session_target(repo: &Repo, call: &Call) -> Result<String, Error> {
-    use git_astedit::txn::resolve::State;
-    let ids = call.session.staged();
-    let mut undone = Vec::new();
-    for id in ids.iter().rev() {
-        match txn::resolve::resolve(repo, Some(id), txn::resolve::Want::Pending) {
-            Ok(t) if t.state == (State::Pending { undone: false }) => return Ok(t.id),
-            Ok(t) => undone.push(t.id),
-            // Applied, discarded or gone since: not a candidate.
-            Err(_) => {}
-        }
-    }
-    if !undone.is_empty() {
-        return Err(txn::Error::OnlyUndone(undone).into());
-    }
-    let pending = txn::list(repo)?.iter().map(PreviewRow::of).collect();
-    Err(ToolError::IdRequired {
-        tool: "resolve",
-        staged_here: !ids.is_empty(),
-        pending,
-    }
-    .into())
+    ops::session::target(repo, &call.session.staged(), ops::session::Tool::Resolve)
 }
 
 /// A tool's success: text for the model, the same facts as structured content.
@@ -205,26 +107,29 @@ pub struct Done {
 
 impl Done {
     fn new(text: String, value: &impl Serialize) -> Result<Done, Error> {
-        let value = serde_json::to_value(value).map_err(|e| {
-            Error::from(git_astedit::txn::Error::Corrupt(format!(
-                "cannot encode a tool result: {e}"
-            )))
-        })?;
+        let value = serde_json::to_value(value).map_err(|e| EncodeError(e.to_string()))?;
         Ok(Done { text, value })
+    }
+}
+
+/// A tool result that cannot be encoded as JSON (a bug of ours).
+#[derive(Debug, thiserror::Error)]
+#[error("stored astedit data is damaged: cannot encode a tool result: {0}")]
+struct EncodeError(String);
+
+impl git_astedit::error::Classify for EncodeError {
+    fn code(&self) -> &'static str {
+        "corrupt"
+    }
+    fn exit(&self) -> git_astedit::error::Exit {
+        git_astedit::error::Exit::Internal
     }
 }
 
 impl Call<'_> {
     /// Opens the repository at the work-tree root and finishes any interrupted apply.
     fn open(&self) -> Result<(Repo, Vec<String>), Error> {
-        let repo = Repo::discover_from(self.workdir)?;
-        let mut notes = txn::clear_stale(&repo).unwrap_or_else(|e| {
-            vec![format!(
-                "could not clear what a killed git astedit left: {e} (`git astedit recover --status` shows it)"
-            )]
-        });
-        notes.extend(txn::recover(&repo)?.map(|r| r.message));
-        Ok((repo, notes))
+        ops::session::open(self.workdir)
     }
 }
 

@@ -1,15 +1,14 @@
 //! `resolve` (and the legacy `ast_apply`): apply or discard a preview.
 
 use git_astedit::error::UsageError;
-use git_astedit::render;
-use git_astedit::txn;
+use git_astedit::ops::apply;
+use git_astedit::ops::discard;
+use git_astedit::render::agent;
 use git_astedit::Error;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::pathspecs;
-
-use super::push_notes;
 use super::session_target;
 use super::string_or_list;
 use super::Call;
@@ -137,83 +136,29 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
         None => session_target(&repo, call)?,
     };
     call.cancel.check()?;
-    let (out, mut text) = match input.action {
-        ResolveAction::Apply => {
-            use git_astedit::ops::apply::ApplyScope;
-            let request = git_astedit::ops::apply::ApplyRequest {
+    let report = match input.action {
+        ResolveAction::Apply => apply::run(
+            &repo,
+            &apply::ApplyRequest {
                 id: Some(id),
-                scope: if input.refresh {
-                    ApplyScope::Refreshed
-                } else if !input.paths.is_empty() {
-                    ApplyScope::Part(pathspecs(&input.paths, &[]))
-                } else {
-                    ApplyScope::Whole
-                },
+                scope: apply::ApplyScope::of(input.refresh, pathspecs(&input.paths, &[])),
                 // The CLI's `apply --commit`: the commit goes through the index.
-                options: txn::ApplyOptions {
-                    reason: Some(reason.clone()),
+                options: apply::ApplyOptions {
+                    reason: Some(reason),
                     agent: call.agent.clone(),
                     index: input.commit,
                     commit: input.commit.then(|| non_empty(input.message.clone())),
                 },
-            };
-            let applied = git_astedit::ops::apply::apply(&repo, &request)?;
-            let refreshed = applied
-                .refreshed
-                .as_ref()
-                .map(|r| git_astedit::report::RefreshReport::of(r, str::to_string));
-            let report = applied.report;
-            let mut text = String::new();
-            if let Some(r) = &refreshed {
-                text.push_str(&format!(
-                    "Preview {} was stale: refreshed as {} with the same counts.\n",
-                    r.id,
-                    r.successor.as_deref().unwrap_or("?")
-                ));
-            }
-            if let Some(s) = &report.split {
-                text.push_str(&format!(
-                    "Split {}: the selected part is {}, the remainder ({}) stays pending as {}.\n",
-                    s.parent,
-                    s.selected,
-                    render::plural(s.remainder_files.len(), "file"),
-                    s.remainder
-                ));
-            }
-            text.push_str(&format!(
-                "Applied {} ({} written{}). Undo it with undo {{\"id\": \"{}\"}}.\n",
-                report.id,
-                render::plural(report.written.len(), "file"),
-                if report.deleted.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {} deleted", report.deleted.len())
-                },
-                report.id
-            ));
-            if let Some(c) = &report.commit {
-                text.push_str(&format!(
-                    "Committed {c} on HEAD with exactly the preview's changes (Astedit-* \
-                     trailers). undo restores the work tree but leaves the commit in history.\n"
-                ));
-            }
-            let mut out = report;
-            out.refreshed = refreshed.map(Box::new);
-            (out, text)
-        }
-        ResolveAction::Discard => {
-            let discarded = git_astedit::ops::apply::discard(
-                &repo,
-                &git_astedit::ops::apply::DiscardRequest {
-                    id: Some(id),
-                    reason: Some(reason),
-                    agent: call.agent.clone(),
-                },
-            )?;
-            let text = format!("Discarded {}: {}\n", discarded.report.id, discarded.summary);
-            (discarded.report, text)
-        }
+            },
+        )?,
+        ResolveAction::Discard => discard::run(
+            &repo,
+            &discard::DiscardRequest {
+                id: Some(id),
+                reason: Some(reason),
+                agent: call.agent.clone(),
+            },
+        )?,
     };
-    push_notes(&mut text, &notes, &[]);
-    Done::new(text, &out)
+    Done::new(agent::resolve::resolved(&report, &notes), &report)
 }

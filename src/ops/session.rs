@@ -1,0 +1,161 @@
+/*!
+What the MCP server does around every tool call, as operations: open the repository
+and finish what a killed run left ([`open`]), and pick the preview a call without an id
+means from the ids its session staged ([`target`]). The session itself (the ids) is
+the server's; their state is always read from git.
+*/
+
+use std::path::Path;
+
+use crate::error::Classify;
+use crate::error::Exit;
+use crate::repo::Repo;
+use crate::report::PreviewRow;
+use crate::txn;
+use crate::txn::resolve::State;
+use crate::txn::resolve::Want;
+use crate::Error;
+
+/// Opens the repository at `workdir` and finishes any interrupted apply, as every
+/// command does first. The notes say what was cleared or finished.
+pub fn open(workdir: &Path) -> Result<(Repo, Vec<String>), Error> {
+    let repo = Repo::discover_from(workdir)?;
+    let mut notes = txn::clear_stale(&repo).unwrap_or_else(|e| {
+        vec![format!(
+            "could not clear what a killed git astedit left: {e} (`git astedit recover --status` shows it)"
+        )]
+    });
+    notes.extend(txn::recover(&repo)?.map(|r| r.message));
+    Ok((repo, notes))
+}
+
+/// The tool a session target is picked for: what it accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// `resolve`: a pending preview never undone.
+    Resolve,
+    /// `pr`: an applied transaction or a pending preview, never one undone.
+    Pr,
+}
+
+impl Tool {
+    fn name(self) -> &'static str {
+        match self {
+            Tool::Resolve => "resolve",
+            Tool::Pr => "pr",
+        }
+    }
+}
+
+/// The transaction a call without an id means: the newest of `staged` (a session's
+/// ids, oldest first) that `tool` accepts. Another session's work is never picked
+/// unnamed: with none, the error lists the pending previews to name.
+pub fn target(repo: &Repo, staged: &[String], tool: Tool) -> Result<String, Error> {
+    let mut undone = Vec::new();
+    for id in staged.iter().rev() {
+        match tool {
+            Tool::Resolve => match txn::resolve::resolve(repo, Some(id), Want::Pending) {
+                Ok(t) if t.state == (State::Pending { undone: false }) => return Ok(t.id),
+                Ok(t) => undone.push(t.id),
+                // Applied, discarded or gone since: not a candidate.
+                Err(_) => {}
+            },
+            Tool::Pr => {
+                if let Ok(t) = txn::resolve::resolve(repo, Some(id), Want::AppliedOrPending) {
+                    // Undone since (by anyone): publishing it unnamed would publish
+                    // what its author took back, so it must be named, as for the CLI.
+                    if t.state == (State::Pending { undone: true }) {
+                        undone.push(t.id);
+                        continue;
+                    }
+                    return Ok(t.id);
+                }
+            }
+        }
+    }
+    if !undone.is_empty() {
+        return Err(txn::Error::OnlyUndone(undone).into());
+    }
+    let pending = txn::list(repo)?.iter().map(PreviewRow::of).collect();
+    Err(SessionError::IdRequired {
+        tool: tool.name(),
+        staged_here: !staged.is_empty(),
+        pending,
+    }
+    .into())
+}
+
+/// Faults of the server's own rules (the engines classify the rest).
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// A no-id `resolve` (or `pr`) in a session that staged no pending preview:
+    /// another session's preview is never picked without its id.
+    #[error("{}", id_required_message(.staged_here, .pending))]
+    IdRequired {
+        /// The tool that needs the id (`resolve`, `pr`), for the hint.
+        tool: &'static str,
+        staged_here: bool,
+        pending: Vec<PreviewRow>,
+    },
+}
+
+fn id_required_message(staged_here: &bool, pending: &[PreviewRow]) -> String {
+    let mut m = if *staged_here {
+        "no id given, and every preview this session staged is resolved already".to_string()
+    } else {
+        "no id given, and this session staged no preview".to_string()
+    };
+    if pending.is_empty() {
+        m.push_str("; there is no pending preview either");
+        return m;
+    }
+    m.push_str(&format!(
+        "; name one of the {} pending previews with id:",
+        pending.len()
+    ));
+    for r in pending {
+        m.push_str(&format!(
+            "\n  {}  {}  {}  (agent: {})",
+            r.id,
+            r.kind,
+            r.summary,
+            r.agent.as_deref().unwrap_or("none")
+        ));
+    }
+    m
+}
+
+impl Classify for SessionError {
+    fn code(&self) -> &'static str {
+        match self {
+            SessionError::IdRequired { .. } => "id-required",
+        }
+    }
+    fn exit(&self) -> Exit {
+        match self {
+            SessionError::IdRequired { pending, .. } if pending.is_empty() => Exit::NothingFound,
+            SessionError::IdRequired { .. } => Exit::BadInput,
+        }
+    }
+    fn hint(&self) -> Option<String> {
+        match self {
+            SessionError::IdRequired { pending, tool, .. } => Some(match pending.first() {
+                Some(r) if *tool != "resolve" => {
+                    format!("call {tool} again with the id, e.g. {{\"id\": \"{}\"}}", r.id)
+                }
+                Some(r) => format!(
+                    "call resolve again with the id, e.g. {{\"action\": \"apply\", \"id\": \"{}\", \"reason\": …}}",
+                    r.id
+                ),
+                None => "stage a preview with ast_edit or apply_patch first".into(),
+            }),
+        }
+    }
+    fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            SessionError::IdRequired { pending, .. } => serde_json::to_value(pending)
+                .ok()
+                .map(|p| serde_json::json!({"pending": p})),
+        }
+    }
+}
