@@ -10,7 +10,6 @@ use git_astedit::ops::stage::Staging;
 use git_astedit::repo::Repo;
 use git_astedit::Error;
 
-
 /// Which files to read.
 #[derive(Debug, clap::Args)]
 pub struct InputArgs {
