@@ -6,7 +6,9 @@ use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
 use git_astedit::files;
 use git_astedit::ops;
+use git_astedit::ops::scan::Level;
 use git_astedit::ops::scan::ScanRequest;
+use git_astedit::ops::scan::SeverityOverride;
 use git_astedit::render::scan::ScanFormat;
 use git_astedit::report::ScanMode;
 use git_astedit::Error;
@@ -30,8 +32,12 @@ pub struct ScanArgs {
 
     /// Read rules from FILE: an astedit.toml, an sgconfig.yml or an ast-grep rule YAML
     /// file (can be repeated); default: astedit.toml and sgconfig.yml at the root
-    #[arg(long, value_name = "FILE")]
+    #[arg(short = 'c', long, value_name = "FILE")]
     pub config: Vec<PathBuf>,
+
+    /// Run the rules of this ast-grep rule file only (as ast-grep's -r; can be repeated)
+    #[arg(short = 'r', long = "rule", value_name = "FILE")]
+    pub rule_files: Vec<PathBuf>,
 
     /// Print the diff of every fix and exit 1 if any would change a file; write nothing
     #[arg(long, conflicts_with_all = ["stage", "apply"])]
@@ -63,8 +69,36 @@ pub struct ScanArgs {
     pub format: Format,
 
     /// Run only the rule with this id (can be repeated)
-    #[arg(long = "rule", value_name = "ID")]
+    #[arg(long = "rule-id", value_name = "ID")]
     pub rules: Vec<String>,
+
+    /// Run only the rules whose id matches REGEX
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+
+    /// Report rules as errors: all, or those listed (--error=ID[,ID…]; can be repeated)
+    #[arg(long, value_name = "ID", num_args = 0..=1, require_equals = true, value_delimiter = ',', default_missing_value = "")]
+    pub error: Option<Vec<String>>,
+
+    /// Report rules as warnings: all, or those listed
+    #[arg(long, value_name = "ID", num_args = 0..=1, require_equals = true, value_delimiter = ',', default_missing_value = "")]
+    pub warning: Option<Vec<String>>,
+
+    /// Report rules as info: all, or those listed
+    #[arg(long, value_name = "ID", num_args = 0..=1, require_equals = true, value_delimiter = ',', default_missing_value = "")]
+    pub info: Option<Vec<String>>,
+
+    /// Report rules as hints: all, or those listed
+    #[arg(long, value_name = "ID", num_args = 0..=1, require_equals = true, value_delimiter = ',', default_missing_value = "")]
+    pub hint: Option<Vec<String>>,
+
+    /// Turn rules off: all, or those listed (`--off=unused-suppression` too)
+    #[arg(long, value_name = "ID", num_args = 0..=1, require_equals = true, value_delimiter = ',', default_missing_value = "")]
+    pub off: Option<Vec<String>>,
+
+    /// Report at most N findings (the rest are counted in a note)
+    #[arg(long, value_name = "N")]
+    pub max_results: Option<usize>,
 
     /// Re-run a rule's fix at most N times per file (default: the config's max-passes, else 10)
     #[arg(long, value_name = "N")]
@@ -139,13 +173,51 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             .num_threads(n.max(1))
             .build_global();
     }
+    let filter = args
+        .filter
+        .as_deref()
+        .map(regex::Regex::new)
+        .transpose()
+        .map_err(|e| UsageError(format!("--filter is not a regular expression: {e}")))?;
+    // ast-grep's `-r` names a rule file; selecting by id is `--rule-id` here.
+    for file in &args.rule_files {
+        if !file.is_file() {
+            return Err(UsageError(format!(
+                "--rule takes a rule file, as in ast-grep; '{}' is not one (to run only the \
+                 rule with that id: --rule-id {})",
+                file.display(),
+                file.display()
+            ))
+            .into());
+        }
+    }
+    let mut severities = Vec::new();
+    for (severity, listed) in [
+        (Some(Level::Error), &args.error),
+        (Some(Level::Warning), &args.warning),
+        (Some(Level::Info), &args.info),
+        (Some(Level::Hint), &args.hint),
+        (None, &args.off),
+    ] {
+        if let Some(listed) = listed {
+            severities.push(SeverityOverride {
+                severity,
+                rules: listed.iter().filter(|r| !r.is_empty()).cloned().collect(),
+            });
+        }
+    }
+    let mut configs = args.config;
+    configs.extend(args.rule_files);
     let request = ScanRequest {
         pathspecs: args.pathspecs,
-        configs: args.config,
+        configs,
         mode,
         cached: args.cached,
         shard: args.shard,
         only_rules: args.rules,
+        filter,
+        severities,
+        max_results: args.max_results,
         max_passes: args.max_passes,
         reason: args.reason,
         max_render: args.max_render,

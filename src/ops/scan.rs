@@ -35,6 +35,13 @@ pub struct ScanRequest {
     pub shard: Option<String>,
     /// Only these rule ids (all when empty).
     pub only_rules: Vec<String>,
+    /// Only rules whose id matches (`--filter`).
+    pub filter: Option<regex::Regex>,
+    /// Severities set on the command line (`--error[=ID,…]`, …, `--off`), in order:
+    /// a later one wins.
+    pub severities: Vec<SeverityOverride>,
+    /// Report at most this many findings (the rest are counted in a notice).
+    pub max_results: Option<usize>,
     /// Overrides the config's bound on fix re-runs.
     pub max_passes: Option<usize>,
     /// Why the fixes are made (recorded in the preview and the journal).
@@ -42,6 +49,52 @@ pub struct ScanRequest {
     /// Diff lines to render at most (0: no limit).
     pub max_render: usize,
     pub max_file_size: u64,
+}
+
+/// A severity a front end can ask for (the engine's levels, named here so that front
+/// ends need not reach the engine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Error,
+    Warning,
+    Info,
+    Hint,
+}
+
+impl From<Level> for scan::Severity {
+    fn from(level: Level) -> scan::Severity {
+        match level {
+            Level::Error => scan::Severity::Error,
+            Level::Warning => scan::Severity::Warning,
+            Level::Info => scan::Severity::Info,
+            Level::Hint => scan::Severity::Hint,
+        }
+    }
+}
+
+/// A severity given on the command line, as ast-grep's `--error[=RULE]` and kin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeverityOverride {
+    /// `None`: turn the rule off.
+    pub severity: Option<Level>,
+    /// The rule ids; empty: every rule.
+    pub rules: Vec<String>,
+}
+
+impl SeverityOverride {
+    fn covers(&self, id: &str) -> bool {
+        self.rules.is_empty() || self.rules.iter().any(|r| r == id)
+    }
+}
+
+/// The severity `id` gets from the overrides (the last that names it or all rules),
+/// `Some(None)` for off, `None` when none speaks of it.
+fn override_for(overrides: &[SeverityOverride], id: &str) -> Option<Option<scan::Severity>> {
+    overrides
+        .iter()
+        .rev()
+        .find(|o| o.covers(id))
+        .map(|o| o.severity.map(scan::Severity::from))
 }
 
 /// Runs the scan `req` asks for. With `select` (`scan -i`), only the fixes it accepts
@@ -52,7 +105,51 @@ pub fn run(
     select: Option<&mut dyn Select>,
 ) -> Result<ScanReport, Error> {
     let shard = req.shard.as_deref().map(scan::Shard::parse).transpose()?;
-    let rules = scan::rules::load(repo, &req.configs)?;
+    let mut rules = scan::rules::load(repo, &req.configs)?;
+    // Severities from the command line; `off` rules leave the run.
+    if !req.severities.is_empty() {
+        let mut kept = Vec::with_capacity(rules.rules.len());
+        for mut rule in std::mem::take(&mut rules.rules) {
+            match override_for(&req.severities, &rule.id) {
+                Some(None) => {
+                    rules.disabled.push(rule.id.clone());
+                    rules.disabled_configs.push(rule.config);
+                }
+                Some(Some(severity)) => {
+                    rule.severity = severity;
+                    kept.push(rule);
+                }
+                None => kept.push(rule),
+            }
+        }
+        rules.rules = kept;
+    }
+    let mut only_rules = req.only_rules.clone();
+    if let Some(filter) = &req.filter {
+        let matched: Vec<String> = rules
+            .rules
+            .iter()
+            .filter(|r| filter.is_match(&r.id))
+            .filter(|r| only_rules.is_empty() || only_rules.contains(&r.id))
+            .map(|r| r.id.clone())
+            .collect();
+        if matched.is_empty() {
+            return Err(crate::error::UsageError(format!(
+                "no rule id matches --filter {}",
+                filter.as_str()
+            ))
+            .into());
+        }
+        only_rules = matched;
+    }
+    // Unused suppressions are judged only when every rule runs (a comment may be meant
+    // for a rule left out), unless a severity for them is asked for.
+    let every_rule = req.only_rules.is_empty() && req.filter.is_none();
+    let unused_suppressions =
+        match override_for(&req.severities, scan::suppress::UNUSED_SUPPRESSION_ID) {
+            Some(severity) => severity,
+            None => every_rule.then_some(scan::Severity::Hint),
+        };
     let mut notices = rules.warnings.clone();
     if rules.rules.is_empty() {
         notices.push(format!("no active rules in {}", rules.sources.join(", ")));
@@ -66,7 +163,8 @@ pub fn run(
         } else {
             scan::Mode::Report
         },
-        only_rules: req.only_rules.clone(),
+        only_rules,
+        unused_suppressions,
         max_file_size: req.max_file_size,
         max_passes: req.max_passes,
     };
@@ -138,7 +236,16 @@ pub fn run(
                 url: r.url.clone(),
             })
             .collect(),
-        findings: rows(&outcome.findings),
+        findings: match req.max_results {
+            Some(max) if outcome.findings.len() > max => {
+                notices.push(format!(
+                    "{} more findings not shown (--max-results {max})",
+                    outcome.findings.len() - max
+                ));
+                rows(&outcome.findings[..max])
+            }
+            _ => rows(&outcome.findings),
+        },
         error_count: outcome.errors(),
         files_searched: outcome.files_searched,
         remaining: fixing.then(|| rows(&outcome.remaining)),

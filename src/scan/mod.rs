@@ -162,6 +162,8 @@ pub struct Options {
     pub mode: Mode,
     /// Only these rule ids (all when empty).
     pub only_rules: Vec<String>,
+    /// Report unused `ast-grep-ignore` comments, at this severity (`None`: not judged).
+    pub unused_suppressions: Option<Severity>,
     pub max_file_size: u64,
     /// Overrides the config's bound on fix re-runs.
     pub max_passes: Option<usize>,
@@ -319,7 +321,7 @@ fn scan_with(
     let max_passes = opts.max_passes.unwrap_or(rules.max_passes).max(1);
     // A suppression comment is unused only when every rule ran (one meant for a rule
     // left out is not), as ast-grep judges.
-    let judge_suppressions = opts.only_rules.is_empty();
+    let judge_suppressions = opts.unused_suppressions.is_some();
     let inputs = source::collect(repo, opts, &rules.language_globs)?;
 
     // (candidate index, its rules, its text when already read). Staged blobs are read
@@ -420,7 +422,13 @@ fn scan_with(
                 }
                 if judge_suppressions && !result.unused_suppressions.is_empty() {
                     let mut findings = result.findings;
-                    findings.extend(result.unused_suppressions);
+                    let severity = opts.unused_suppressions.unwrap_or(Severity::Hint);
+                    findings.extend(
+                        result
+                            .unused_suppressions
+                            .into_iter()
+                            .map(|f| Finding { severity, ..f }),
+                    );
                     findings.sort_by_key(|f| (f.line, f.column));
                     out.findings.extend(findings);
                 } else {

@@ -9,6 +9,7 @@ mod context;
 mod contract;
 mod edit;
 mod firsthour;
+mod flags;
 mod gitstate;
 mod grep;
 mod interactive;

@@ -614,7 +614,7 @@ fn bad_rule_files_name_the_file_the_rule_and_the_field() {
     repo.run(&["scan", "--config", "nope.toml"]).assert_code(2);
     repo.write("astedit.toml", TOML_RULES);
     repo.run(&["scan", "--shard", "3/2"]).assert_code(2);
-    repo.run(&["scan", "--rule", "nope"]).assert_code(2);
+    repo.run(&["scan", "--rule-id", "nope"]).assert_code(2);
 }
 
 #[test]

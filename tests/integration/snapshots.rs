@@ -344,7 +344,7 @@ fn cli_flow(json: bool) {
     f.shot("scan_sarif", &["scan", "--format", "sarif"]);
     f.shot("scan_stage", &["scan", "--stage", "--reason", "rules"]);
     let scanned = f.newest();
-    f.shot("scan_bad_rule", &["scan", "--rule", "no-such-rule"]);
+    f.shot("scan_bad_rule", &["scan", "--rule-id", "no-such-rule"]);
 
     f.shot("hook_install", &["hook", "install"]);
     f.shot("recover_status", &["recover", "--status"]);

@@ -87,7 +87,7 @@ fn findings_are_ast_greps() {
         text.stdout
     );
     // With rules selected, a comment meant for another rule is not judged.
-    let only = repo.run(&["--json", "scan", "--rule", "no-var"]).json();
+    let only = repo.run(&["--json", "scan", "--rule-id", "no-var"]).json();
     assert!(findings(&only)
         .iter()
         .all(|f| !f.contains("unused-suppression")));

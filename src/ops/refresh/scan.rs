@@ -129,6 +129,8 @@ pub(super) fn rescan_all(
         shard: None,
         mode: crate::scan::Mode::Fix,
         only_rules: rules.only.clone(),
+        // A refresh re-makes fixes; findings are not reported.
+        unused_suppressions: None,
         max_file_size: get("max_file_size")
             .and_then(|m| m.as_u64())
             .unwrap_or(crate::files::DEFAULT_MAX_FILE_SIZE),
