@@ -2,6 +2,7 @@
 //! previews (`edit`, `patch`).
 
 use ast_grep_language::SupportLang;
+use git_astedit::error::UsageError;
 use git_astedit::files;
 use git_astedit::ops::stage::Apply;
 use git_astedit::ops::stage::Audience;
@@ -87,4 +88,11 @@ impl StageArgs {
             audience: Audience::Person,
         }
     }
+}
+
+/// A `--filter REGEX` of rule ids (`scan`, `test`), as ast-grep takes it.
+pub fn filter(text: Option<&str>) -> Result<Option<regex::Regex>, UsageError> {
+    text.map(regex::Regex::new)
+        .transpose()
+        .map_err(|e| UsageError(format!("--filter is not a regular expression: {e}")))
 }

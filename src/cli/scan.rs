@@ -173,12 +173,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             .num_threads(n.max(1))
             .build_global();
     }
-    let filter = args
-        .filter
-        .as_deref()
-        .map(regex::Regex::new)
-        .transpose()
-        .map_err(|e| UsageError(format!("--filter is not a regular expression: {e}")))?;
+    let filter = super::common::filter(args.filter.as_deref())?;
     // ast-grep's `-r` names a rule file; selecting by id is `--rule-id` here.
     for file in &args.rule_files {
         if !file.is_file() {

@@ -56,12 +56,7 @@ pub struct TestArgs {
 }
 
 pub fn run(ctx: &mut Ctx, args: TestArgs) -> Result<Exit, Error> {
-    let filter = args
-        .filter
-        .as_deref()
-        .map(regex::Regex::new)
-        .transpose()
-        .map_err(|e| UsageError(format!("--filter is not a regular expression: {e}")))?;
+    let filter = super::common::filter(args.filter.as_deref())?;
     if args.interactive && ctx.json {
         return Err(UsageError("-i/--interactive cannot be combined with --json".into()).into());
     }
