@@ -4,6 +4,8 @@ use git_astedit::error::Exit;
 use git_astedit::ops::apply::ApplyOptions;
 use git_astedit::ops::apply::ApplyRequest;
 use git_astedit::ops::apply::ApplyScope;
+use git_astedit::ops::apply::VerifyPlan;
+use git_astedit::ops::verify::VerifyCommand;
 use git_astedit::Error;
 
 use super::Ctx;
@@ -29,6 +31,13 @@ pub struct ApplyArgs {
     /// refreshed preview staged for review)
     #[arg(long, conflicts_with = "pathspecs")]
     pub refresh: bool,
+    /// First run CMD (a shell command line) in a worktree holding the preview's base
+    /// commit and its changes; apply only if it exits 0 (see `verify`)
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["refresh", "pathspecs"])]
+    pub verify: Option<String>,
+    /// With --verify: kill CMD (and what it started) after SECS seconds
+    #[arg(long, value_name = "SECS", default_value_t = 600, requires = "verify")]
+    pub verify_timeout: u64,
     /// Apply only the part of the preview under these git pathspecs (relative to the
     /// current folder); the rest stays pending as a new preview
     #[arg(last = true, value_name = "PATHSPEC")]
@@ -46,6 +55,10 @@ pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
             commit: args.commit.then_some(args.message),
             agent: None,
         },
+        verify: args.verify.map(|line| VerifyPlan {
+            command: VerifyCommand::Shell(line),
+            timeout: std::time::Duration::from_secs(args.verify_timeout.max(1)),
+        }),
     };
     let report = git_astedit::ops::apply::run(repo, &request)?;
     out.emit(&report)?;

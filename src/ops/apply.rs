@@ -61,6 +61,7 @@ impl From<&ApplyOptions> for txn::ApplyOptions {
             index: o.index,
             commit: o.commit.clone(),
             agent: o.agent.clone(),
+            verified: None,
         }
     }
 }
@@ -72,13 +73,62 @@ pub struct ApplyRequest {
     pub id: Option<String>,
     pub scope: ApplyScope,
     pub options: ApplyOptions,
+    /// Check the preview in a worktree of its own first; apply only if it passes.
+    pub verify: Option<VerifyPlan>,
+}
+
+/// `apply --verify`: the command and how long it may take.
+#[derive(Debug, Clone)]
+pub struct VerifyPlan {
+    pub command: crate::ops::verify::VerifyCommand,
+    pub timeout: std::time::Duration,
 }
 
 /// Applies a pending preview as `request` says. After a refresh (`ApplyScope::Refreshed`
 /// of a stale preview) the report's `refreshed` tells how.
 pub fn run(repo: &Repo, request: &ApplyRequest) -> Result<ResolveReport, Error> {
-    let id = request.id.as_deref();
-    let options = txn::ApplyOptions::from(&request.options);
+    let mut id = request.id.as_deref();
+    let mut options = txn::ApplyOptions::from(&request.options);
+    let mut verified = None;
+    let checked_id;
+    if let Some(plan) = &request.verify {
+        if !matches!(request.scope, ApplyScope::Whole) {
+            return Err(crate::error::UsageError(
+                "--verify checks the whole preview: not with pathspecs or --refresh (refresh \
+                 first, then apply --verify the successor)"
+                    .into(),
+            )
+            .into());
+        }
+        let check = crate::ops::verify::run(
+            repo,
+            &crate::ops::verify::VerifyRequest {
+                id: request.id.clone(),
+                command: plan.command.clone(),
+                timeout: plan.timeout,
+            },
+            &crate::cancel::Cancel::never(),
+        )?;
+        if !check.passed {
+            return Err(crate::ops::verify::VerifyError::Failed {
+                id: check.id.clone(),
+                command: check.command.clone(),
+                how: crate::ops::verify::how(&check),
+                output: check.output.clone(),
+            }
+            .into());
+        }
+        options.verified = Some(format!(
+            "{} {}",
+            check.command,
+            crate::ops::verify::how(&check)
+        ));
+        // The preview checked is the one applied, even if another is staged meanwhile
+        // (the stale check still guards its files).
+        checked_id = check.id.clone();
+        id = Some(&checked_id);
+        verified = Some(Box::new(check));
+    }
     let (applied, refreshed) = match &request.scope {
         ApplyScope::Whole => (txn::apply(repo, id, &options)?, None),
         ApplyScope::Part(pathspecs) => (
@@ -97,6 +147,7 @@ pub fn run(repo: &Repo, request: &ApplyRequest) -> Result<ResolveReport, Error> 
         options.reason.clone(),
     );
     report.refreshed = refreshed.map(|r| Box::new(crate::ops::refresh::report(repo, &r)));
+    report.verified = verified;
     Ok(report)
 }
 

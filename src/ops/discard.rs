@@ -45,6 +45,7 @@ pub fn run(repo: &Repo, request: &DiscardRequest) -> Result<ResolveReport, Error
         commit_kept: None,
         split: None,
         refreshed: None,
+        verified: None,
         summary: preview.meta.summary,
     })
 }

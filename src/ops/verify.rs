@@ -104,6 +104,15 @@ pub enum VerifyError {
         #[source]
         source: std::io::Error,
     },
+    /// `apply --verify`: the check failed, so nothing was applied.
+    #[error("preview {id} was not applied: `{command}` {how} in a worktree of it")]
+    Failed {
+        id: String,
+        command: String,
+        how: String,
+        /// The end of what the command printed.
+        output: String,
+    },
 }
 
 impl crate::error::Classify for VerifyError {
@@ -114,6 +123,7 @@ impl crate::error::Classify for VerifyError {
             VerifyError::Write { .. } => "io",
             VerifyError::Spawn { .. } => "verify-spawn",
             VerifyError::Output { .. } => "io",
+            VerifyError::Failed { .. } => "verify-failed",
         }
     }
     fn exit(&self) -> crate::error::Exit {
@@ -122,6 +132,8 @@ impl crate::error::Classify for VerifyError {
             VerifyError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 crate::error::Exit::BadInput
             }
+            // A check that fails, as `scan --check` does.
+            VerifyError::Failed { .. } => crate::error::Exit::NothingFound,
             _ => crate::error::Exit::Internal,
         }
     }
@@ -135,6 +147,31 @@ impl crate::error::Classify for VerifyError {
                  shell line use `sh -c '…'`"
                     .into(),
             ),
+            VerifyError::Failed { id, output, .. } => {
+                let tail: Vec<&str> = output.lines().rev().take(10).collect();
+                let mut hint = format!(
+                    "the work tree is unchanged and {id} still pending; `git astedit verify \
+                     {id} -- CMD` runs the check again"
+                );
+                if !tail.is_empty() {
+                    hint.push_str("; the output ended with:");
+                    for line in tail.iter().rev() {
+                        hint.push_str(&format!("\n    {}", crate::text::escape_line(line)));
+                    }
+                }
+                Some(hint)
+            }
+            _ => None,
+        }
+    }
+    fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            VerifyError::Failed {
+                id,
+                command,
+                output,
+                ..
+            } => Some(serde_json::json!({ "id": id, "command": command, "output": output })),
             _ => None,
         }
     }
@@ -178,7 +215,8 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
         files += 1;
     }
     let ran = run_command(&tree.dir, &req.command, req.timeout, cancel)?;
-    Ok(VerifyReport {
+    drop(tree);
+    let report = VerifyReport {
         schema_version: Version,
         id: preview.id.clone(),
         command: req.command.display(),
@@ -191,7 +229,28 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
         duration_ms: ran.duration.as_millis().try_into().unwrap_or(u64::MAX),
         output: ran.output,
         output_truncated: ran.truncated,
-    })
+    };
+    // The journal keeps how the check ended, and the end of its output.
+    let mut notes = vec![format!("verify: `{}` {}", report.command, how(&report))];
+    let lines: Vec<&str> = report.output.lines().collect();
+    for line in &lines[lines.len().saturating_sub(10)..] {
+        notes.push(format!("output: {line}"));
+    }
+    crate::txn::record_verify(repo, &preview, None, notes)?;
+    Ok(report)
+}
+
+/// How a check ended, in words: `passed (exit 0, 1.2 s)`.
+pub fn how(report: &VerifyReport) -> String {
+    let secs = report.duration_ms as f64 / 1000.0;
+    let verdict = if report.passed { "passed" } else { "failed" };
+    let status = match (report.timed_out, report.exit_code, report.signal) {
+        (true, ..) => "timed out".to_string(),
+        (false, Some(code), _) => format!("exit {code}"),
+        (false, None, Some(sig)) => format!("signal {sig}"),
+        (false, None, None) => "no status".to_string(),
+    };
+    format!("{verdict} ({status}, {secs:.1} s)")
 }
 
 /// A linked worktree in the temporary folder, removed (and unregistered) on drop.

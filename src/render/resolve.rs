@@ -21,6 +21,9 @@ impl TextReport for ResolveReport {
             // `apply --refresh` applied the successor at once: no hint to apply it.
             printed.out(refresh_text(r, false));
         }
+        if let Some(v) = &self.verified {
+            printed.note(super::verify::verdict(v));
+        }
         printed.out(resolve_text(self));
         printed
     }

@@ -15,21 +15,26 @@ impl TextReport for VerifyReport {
         if !self.output.is_empty() && !self.output.ends_with('\n') {
             printed.out("\n");
         }
-        let secs = self.duration_ms as f64 / 1000.0;
-        let how = if self.timed_out {
-            format!("timed out after {secs:.1} s and was killed")
-        } else {
-            match (self.exit_code, self.signal) {
-                (Some(code), _) => format!("exited {code} in {secs:.1} s"),
-                (None, Some(sig)) => format!("was killed by signal {sig} after {secs:.1} s"),
-                (None, None) => format!("ended after {secs:.1} s"),
-            }
-        };
-        let verdict = if self.passed { "passed" } else { "failed" };
-        printed.note(format!(
-            "Preview {} {verdict}: `{}` {how} in a worktree of the preview; the work tree is unchanged.",
-            self.id, self.command
-        ));
+        printed.note(format!("{}; the work tree is unchanged.", verdict(self)));
         printed
     }
+}
+
+/// One line: how the preview's check ended.
+pub fn verdict(report: &VerifyReport) -> String {
+    let secs = report.duration_ms as f64 / 1000.0;
+    let how = if report.timed_out {
+        format!("timed out after {secs:.1} s and was killed")
+    } else {
+        match (report.exit_code, report.signal) {
+            (Some(code), _) => format!("exited {code} in {secs:.1} s"),
+            (None, Some(sig)) => format!("was killed by signal {sig} after {secs:.1} s"),
+            (None, None) => format!("ended after {secs:.1} s"),
+        }
+    };
+    let passed = if report.passed { "passed" } else { "failed" };
+    format!(
+        "Preview {} {passed}: `{}` {how} in a worktree of the preview",
+        report.id, report.command
+    )
 }

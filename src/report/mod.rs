@@ -512,6 +512,10 @@ pub struct ResolveReport {
     /// id, `refreshed.id` the stale preview's). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refreshed: Option<Box<RefreshReport>>,
+    /// `apply --verify`: the check the preview passed in a worktree of its own before
+    /// it was applied. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<Box<crate::report::verify::VerifyReport>>,
     /// `discard`: the dropped preview's summary, for the text.
     #[serde(skip)]
     pub summary: String,
@@ -558,6 +562,7 @@ impl ResolveReport {
             commit_kept: report.commit_kept.clone(),
             split: report.split.as_ref().map(SplitReport::of),
             refreshed: None,
+            verified: None,
             summary: String::new(),
         }
     }

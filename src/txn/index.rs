@@ -263,6 +263,7 @@ pub(super) fn prepare(
                 reason,
                 message.as_deref(),
                 opts.agent.as_deref(),
+                opts.verified.as_deref(),
             )?)
         }
         None => None,
@@ -854,6 +855,7 @@ fn prepare_commit(
     reason: Option<&str>,
     message: Option<&str>,
     agent: Option<&str>,
+    verified: Option<&str>,
 ) -> Result<MadeCommit, Error> {
     let head = repo.head_commit();
     let meta = &preview.meta;
@@ -883,6 +885,12 @@ fn prepare_commit(
     }
     if let Some(a) = agent {
         trailers.push_str(&agent_trailer(a));
+    }
+    if let Some(v) = verified {
+        trailers.push_str(&format!(
+            "Astedit-Verified: {}\n",
+            crate::text::escape_line(v.lines().next().unwrap_or(""))
+        ));
     }
     let changes: Vec<(&str, Option<(ObjectId, FileMode)>)> = entries
         .iter()

@@ -53,6 +53,9 @@ pub enum EventKind {
     /// `pr` pushed a branch for a transaction and opened (or found) its pull request.
     /// Not decisive: the transaction's state is unchanged.
     Pr,
+    /// `verify` (or `apply --verify`) ran a command in a worktree of the preview; the
+    /// notes say how it ended. Not decisive.
+    Verified,
 }
 
 impl EventKind {
@@ -67,6 +70,7 @@ impl EventKind {
             EventKind::Split => "split",
             EventKind::Refreshed => "refreshed",
             EventKind::Pr => "pr",
+            EventKind::Verified => "verified",
         }
     }
 }

@@ -103,6 +103,23 @@ pub fn record_pr(
     Ok(())
 }
 
+/// Journals a `verified` event for `preview`: a command ran in a worktree of it, and
+/// `notes` say how it ended (not decisive: the preview's state is unchanged).
+pub fn record_verify(
+    repo: &crate::repo::Repo,
+    preview: &Preview,
+    agent: Option<&str>,
+    notes: Vec<String>,
+) -> Result<(), Error> {
+    let mut event = Event::new(repo, EventKind::Verified, &preview.id, preview.commit);
+    event.agent = agent.map(str::to_string);
+    event.kind = Some(preview.meta.kind);
+    event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
+    event.notes = notes;
+    journal::append(repo, &event, preview.commit, Vec::new())?;
+    Ok(())
+}
+
 /// Clears what killed runs of ours left behind, before any command: the locks of a ref
 /// transaction (completing it when its journal event had landed, see
 /// [`reflocks`]) and an `index.lock` of ours when no run is left to recover (with a
@@ -562,6 +579,9 @@ pub struct ApplyOptions {
     pub commit: Option<Option<String>>,
     /// The agent acting (MCP client name/version), recorded in the journal.
     pub agent: Option<String>,
+    /// The check the preview passed before this apply (`apply --verify`), for the
+    /// `--commit` message's `Astedit-Verified` trailer.
+    pub verified: Option<String>,
 }
 
 /// What an apply or undo did.

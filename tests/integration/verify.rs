@@ -118,3 +118,59 @@ fn bad_input() {
         .assert_code(2);
     assert_eq!(worktrees(&repo), 1);
 }
+
+#[test]
+fn apply_verify_applies_only_what_passes() {
+    let repo = staged();
+    let before = repo.snapshot();
+    // A failing check: exit 1, nothing applied, the preview still pending, the
+    // journal says why.
+    let out = repo.run(&[
+        "--json",
+        "apply",
+        "--verify",
+        "echo broken; grep -q foo a.ts",
+    ]);
+    out.assert_code(1);
+    let err = out.json();
+    assert_eq!(err["error"]["code"], "verify-failed");
+    assert_eq!(err["error"]["details"]["output"], "broken\n");
+    assert_eq!(repo.snapshot(), before);
+    let log = repo.run(&["--json", "log"]).json();
+    assert_eq!(log["events"][0]["event"], "verified");
+    let notes = log["events"][0]["notes"].to_string();
+    assert!(notes.contains("failed (exit 1"), "{notes}");
+    assert!(notes.contains("output: broken"), "{notes}");
+    // Out of time: killed, nothing applied.
+    let out = repo.run(&["apply", "--verify", "sleep 60", "--verify-timeout", "1"]);
+    out.assert_code(1);
+    assert!(out.stderr.contains("timed out"), "{}", out.stderr);
+    assert_eq!(repo.snapshot(), before);
+    // Not with a part or a refresh.
+    repo.run(&["apply", "--verify", "true", "--", "a.ts"])
+        .assert_code(2);
+    // A passing check: applied, with the check in the report, the journal and the
+    // commit's trailers.
+    let out = repo.run(&[
+        "--json",
+        "apply",
+        "--verify",
+        "grep -q bar a.ts",
+        "--commit",
+    ]);
+    out.assert_code(0);
+    let v = out.json();
+    assert_eq!(v["verified"]["passed"], true);
+    crate::contract::validate(&repo, "apply", &v);
+    assert_eq!(repo.read_string("a.ts"), "bar(1);\nbar(2);\n");
+    let message = repo.git(&["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("Astedit-Verified: grep -q bar a.ts passed (exit 0"),
+        "{message}"
+    );
+    let log = repo.run(&["--json", "log"]).json();
+    assert_eq!(log["events"][0]["event"], "applied");
+    assert_eq!(log["events"][1]["event"], "verified");
+    assert_eq!(worktrees(&repo), 1);
+    repo.fsck();
+}

@@ -149,6 +149,9 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                     index: input.commit,
                     commit: input.commit.then(|| non_empty(input.message.clone())),
                 },
+                // The server runs no command an agent names: verification is the
+                // CLI's (`apply --verify`), where a person chose the command.
+                verify: None,
             },
         )?,
         ResolveAction::Discard => discard::run(
