@@ -274,6 +274,14 @@ impl<'r> Worktree<'r> {
         let dir = holder.path().join("tree");
         let dir_arg = dir.to_string_lossy().into_owned();
         let registered = match base {
+            // The base comes from the preview's metadata: only an object id may reach
+            // git's argv, never something it could read as an option.
+            Some(base) if !base.bytes().all(|b| b.is_ascii_hexdigit()) || base.is_empty() => {
+                return Err(VerifyError::Worktree {
+                    detail: format!("the preview's base '{base}' is not a commit id"),
+                }
+                .into());
+            }
             Some(base) => {
                 git(
                     repo,
