@@ -19,10 +19,19 @@ fn assert_clean(out: &crate::util::Output) {
 fn a_fix_that_matches_its_own_output_stops_at_the_growth_bound() {
     let repo = TestRepo::new();
     repo.write("x.js", "let a = b + c;\n");
+    // Every identifier becomes a call holding a 100 KB string and one new identifier,
+    // so the text grows by 300 KB a pass and passes the bound (the input plus 1 MiB)
+    // on the fourth, with three sites a pass: the bound is what stops it, not the
+    // pass limit, and a debug build gets there in a second. (A fix that doubles its
+    // sites, like `logger.debug($$$)`, meets the same check after ~10 passes and a
+    // few hundred thousand sites: minutes in a debug build.)
+    let filler = "x".repeat(100_000);
     repo.write(
         "astedit.toml",
-        "[[rules]]\nid = \"grow\"\nlanguage = \"javascript\"\n\
-         rule = { kind = \"identifier\" }\nfix = \"logger.debug($$$)\"\n",
+        format!(
+            "[[rules]]\nid = \"grow\"\nlanguage = \"javascript\"\n\
+             rule = {{ kind = \"identifier\" }}\nfix = \"logger.debug('{filler}')\"\n"
+        ),
     );
     repo.commit_all("init");
     let out = repo.run_limited(&["--json", "scan", "--check"], None);
