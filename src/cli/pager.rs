@@ -12,10 +12,10 @@
 //!
 //! As in git, a signal that ends the run (Ctrl-C, a hangup) first closes the pager's
 //! input and waits for the pager, so that the shell does not take the terminal back
-//! while the pager still draws on it.
+//! while the pager still draws on it. (Unix only: Windows has no such signals, and the
+//! pager just runs.)
 
 use std::io::IsTerminal;
-use std::os::fd::AsRawFd;
 use std::process::Child;
 use std::process::Command;
 use std::process::Stdio;
@@ -101,14 +101,18 @@ impl Pager {
         cmd.env("GIT_PAGER_IN_USE", "true");
         let mut child = cmd.spawn().ok()?;
         let stdin = child.stdin.take()?;
-        PAGER_INPUT.store(stdin.as_raw_fd(), Ordering::SeqCst);
-        // A process id always fits a pid_t; 0 (none) otherwise.
-        PAGER_PID.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
-        let handler: extern "C" fn(libc::c_int) = wait_for_pager_then_die;
-        for signal in [libc::SIGINT, libc::SIGHUP, libc::SIGTERM, libc::SIGQUIT] {
-            // SAFETY: the handler only makes async-signal-safe calls (close, waitpid,
-            // signal, raise) on values read from atomics.
-            unsafe { libc::signal(signal, handler as *const () as libc::sighandler_t) };
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            PAGER_INPUT.store(stdin.as_raw_fd(), Ordering::SeqCst);
+            // A process id always fits a pid_t; 0 (none) otherwise.
+            PAGER_PID.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+            let handler: extern "C" fn(libc::c_int) = wait_for_pager_then_die;
+            for signal in [libc::SIGINT, libc::SIGHUP, libc::SIGTERM, libc::SIGQUIT] {
+                // SAFETY: the handler only makes async-signal-safe calls (close, waitpid,
+                // signal, raise) on values read from atomics.
+                unsafe { libc::signal(signal, handler as *const () as libc::sighandler_t) };
+            }
         }
         Some((Pager { child }, stdin))
     }
@@ -126,6 +130,7 @@ impl Pager {
         // A signal whose handler runs on another thread may have waited beside us: the
         // run still dies of it, not with our exit code.
         let signal = SIGNALLED.load(Ordering::SeqCst);
+        #[cfg(unix)]
         if signal != 0 {
             // SAFETY: restores the default action and raises the signal again.
             unsafe {
@@ -133,6 +138,8 @@ impl Pager {
                 libc::raise(signal);
             }
         }
+        #[cfg(not(unix))]
+        let _ = signal;
     }
 }
 
@@ -145,6 +152,7 @@ static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
 /// git's `wait_for_pager_signal`: end the pager's input, wait for the user to leave
 /// it, then die of the signal as if no handler were there.
+#[cfg(unix)]
 extern "C" fn wait_for_pager_then_die(signal: libc::c_int) {
     SIGNALLED.store(signal, Ordering::SeqCst);
     let input = PAGER_INPUT.swap(-1, Ordering::SeqCst);

@@ -390,11 +390,10 @@ fn run(
     let run = format!("{}-{nanos:x}", std::process::id());
     for o in ops.iter_mut().filter(|o| o.to.is_none()) {
         // Kept in the journal, so that undo gives the file back with these bits.
-        use std::os::unix::fs::PermissionsExt;
         o.perm = std::fs::symlink_metadata(repo.abs_path(&o.path))
             .ok()
             .filter(|m| m.file_type().is_file())
-            .map(|m| m.permissions().mode() & 0o777);
+            .map(|m| super::os::perm_bits(&m));
     }
     let mut created: BTreeSet<String> = BTreeSet::new();
     // Folders looked at: many paths share theirs, and each is looked at once.

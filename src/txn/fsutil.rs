@@ -267,10 +267,9 @@ fn on_disk_seen_at(
 ) -> Result<(OnDisk, Option<Stamp>, Option<u32>), Error> {
     let abs = abs.to_path_buf();
     if let Some((bytes, meta)) = read_regular(&abs)? {
-        use std::os::unix::fs::PermissionsExt;
         let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
             .map_err(|e| Error::Corrupt(format!("cannot hash {path}: {e}")))?;
-        let perm = meta.permissions().mode() & 0o777;
+        let perm = super::os::perm_bits(&meta);
         return Ok((
             OnDisk::File(id, FileMode::from_metadata(&meta)),
             Stamp::of(&meta),
@@ -286,12 +285,7 @@ fn on_disk_seen_at(
     };
     let stamp = Stamp::of(&meta);
     let bytes = if meta.file_type().is_symlink() {
-        use std::os::unix::ffi::OsStrExt;
-        std::fs::read_link(&abs)
-            .map_err(Error::io("read the link", &abs))?
-            .as_os_str()
-            .as_bytes()
-            .to_vec()
+        super::os::read_link_bytes(&abs).map_err(Error::io("read the link", &abs))?
     } else if meta.is_dir() {
         return Ok((OnDisk::Folder, None, None));
     } else {
@@ -299,10 +293,10 @@ fn on_disk_seen_at(
     };
     let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
         .map_err(|e| Error::Corrupt(format!("cannot hash {path}: {e}")))?;
-    let perm = meta.file_type().is_file().then(|| {
-        use std::os::unix::fs::PermissionsExt;
-        meta.permissions().mode() & 0o777
-    });
+    let perm = meta
+        .file_type()
+        .is_file()
+        .then(|| super::os::perm_bits(&meta));
     Ok((
         OnDisk::File(id, FileMode::from_metadata(&meta)),
         stamp,
@@ -314,14 +308,8 @@ fn on_disk_seen_at(
 /// is a regular file; `None` when it is anything else (absent, a symlink, a folder, a
 /// special file), which the caller then looks at by path.
 fn read_regular(abs: &Path) -> Result<Option<(Vec<u8>, std::fs::Metadata)>, Error> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    // O_NONBLOCK: opening a FIFO must not wait for a writer.
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(abs)
-    {
+    // Not through a link, and opening a FIFO must not wait for a writer.
+    let file = match super::os::open_no_follow(abs) {
         Ok(f) => f,
         Err(_) => return Ok(None),
     };
@@ -338,27 +326,12 @@ fn read_regular(abs: &Path) -> Result<Option<(Vec<u8>, std::fs::Metadata)>, Erro
         if bytes.len() == bytes.capacity() {
             bytes.reserve(bytes.capacity().max(8192));
         }
-        let spare = bytes.spare_capacity_mut();
-        // SAFETY: `spare` is writable memory of `spare.len()` bytes owned by `bytes`;
-        // the descriptor is open for the duration of the call.
-        let n = unsafe {
-            libc::read(
-                file.as_raw_fd(),
-                spare.as_mut_ptr().cast::<libc::c_void>(),
-                spare.len(),
-            )
+        let asked = bytes.capacity() - bytes.len();
+        let n = match super::os::read_into_spare(&file, &mut bytes) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io("read", abs)(e)),
         };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(Error::io("read", abs)(e));
-        }
-        let n = n as usize;
-        let asked = spare.len();
-        // SAFETY: the kernel wrote `n` bytes into the spare capacity.
-        unsafe { bytes.set_len(bytes.len() + n) };
         if n == 0 || (n < asked && bytes.len() >= len) {
             break;
         }
@@ -417,9 +390,8 @@ pub(crate) fn write_file_perm(
 /// read) or taken off when the git mode changes. `None` (the umask default) when there
 /// is no regular file to take them from.
 pub(crate) fn perm_for(current: Option<&std::fs::Metadata>, goal: FileMode) -> Option<u32> {
-    use std::os::unix::fs::PermissionsExt;
     let meta = current.filter(|m| m.file_type().is_file())?;
-    perm_for_bits(Some(meta.permissions().mode() & 0o777), goal)
+    perm_for_bits(Some(super::os::perm_bits(meta)), goal)
 }
 
 /// [`perm_for`] from the permission bits of the regular file there (`None`: no
@@ -454,13 +426,9 @@ fn write_file_with(
     perm: Option<u32>,
     sync: bool,
 ) -> Result<(), Error> {
-    use std::os::unix::fs::OpenOptionsExt;
     if mode == FileMode::Symlink {
-        use std::os::unix::ffi::OsStrExt;
-        let target = std::ffi::OsStr::from_bytes(bytes);
         remove_if_present(path)?;
-        return std::os::unix::fs::symlink(target, path)
-            .map_err(Error::io("create the link", path));
+        return super::os::create_link(bytes, path).map_err(Error::io("create the link", path));
     }
     let explicit = perm;
     // Like git: 0666/0777 filtered by the umask.
@@ -470,11 +438,11 @@ fn write_file_with(
         0o666
     };
     let open = || {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(explicit.unwrap_or(perm))
-            .open(path)
+        super::os::with_mode(
+            std::fs::OpenOptions::new().write(true).create_new(true),
+            explicit.unwrap_or(perm),
+        )
+        .open(path)
     };
     // A leftover at `path` (a temp of an earlier run) is replaced: created exclusively,
     // and only when that fails removed first (no look before every create).
@@ -490,9 +458,7 @@ fn write_file_with(
         // The umask filtered the bits given to open; set exactly these, unless it
         // left them as they are.
         if umask().is_none_or(|m| bits & m != 0) {
-            use std::os::unix::fs::PermissionsExt;
-            f.set_permissions(std::fs::Permissions::from_mode(bits))
-                .map_err(Error::io("set the mode of", path))?;
+            super::os::set_perm_bits(&f, bits).map_err(Error::io("set the mode of", path))?;
         }
     }
     f.write_all(bytes).map_err(Error::io("write", path))?;

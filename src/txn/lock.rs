@@ -152,7 +152,7 @@ impl Lock {
         };
         // Before the contents: a breaker only tries the flock of a lock it could read.
         // A file system without flock leaves the lock unbreakable, not unsafe.
-        let _ = try_flock(&file);
+        let _ = super::os::flock(&file, super::os::LOCK_EX | super::os::LOCK_NB);
         let body = serde_json::to_string(me).unwrap_or_default();
         // Held from here on: a failed write drops it, which removes the file.
         let lock = Lock {
@@ -197,18 +197,16 @@ fn judge(path: &Path) -> Result<Judged, Error> {
         Some(h) if h.is_dead() => h,
         other => return Ok(Judged::Held(other)),
     };
-    match try_flock(&file) {
+    match super::os::flock(&file, super::os::LOCK_EX | super::os::LOCK_NB) {
         Ok(true) => {}
         // Someone holds it: the holder after all (another pid namespace?) or a breaker.
         Ok(false) => return Ok(Judged::Moved),
         // No flock here: breaking could race another breaker, so it is left to the user.
         Err(_) => return Ok(Judged::Held(Some(holder))),
     }
+    // Where identity cannot be told (no flock there either) this is not reached.
     let same_file = match (file.metadata(), std::fs::symlink_metadata(path)) {
-        (Ok(a), Ok(b)) => {
-            use std::os::unix::fs::MetadataExt;
-            a.dev() == b.dev() && a.ino() == b.ino()
-        }
+        (Ok(a), Ok(b)) => super::os::same_file(&a, &b).unwrap_or(false),
         _ => false,
     };
     if !same_file {
@@ -225,26 +223,6 @@ fn judge(path: &Path) -> Result<Judged, Error> {
 /// must not keep the lock from being taken (the lock is already gone).
 fn journal_note(repo: &Repo, note: &str) {
     let _ = super::notes::add_pending_note(repo, note);
-}
-
-/// `flock(LOCK_EX | LOCK_NB)`: Ok(false) when someone else holds it.
-fn try_flock(file: &std::fs::File) -> std::io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    extern "C" {
-        fn flock(fd: std::os::raw::c_int, operation: std::os::raw::c_int) -> std::os::raw::c_int;
-    }
-    const LOCK_EX: std::os::raw::c_int = 2;
-    const LOCK_NB: std::os::raw::c_int = 4;
-    // SAFETY: `file` is an open descriptor for the duration of the call.
-    if unsafe { flock(file.as_raw_fd(), LOCK_EX | LOCK_NB) } == 0 {
-        return Ok(true);
-    }
-    let err = std::io::Error::last_os_error();
-    if err.kind() == std::io::ErrorKind::WouldBlock {
-        Ok(false)
-    } else {
-        Err(err)
-    }
 }
 
 fn locked_error(path: &Path, holder: Option<&Holder>) -> Error {

@@ -29,6 +29,7 @@ mod journal;
 mod lock;
 mod notes;
 mod objects;
+mod os;
 mod record;
 mod recover;
 mod reflocks;

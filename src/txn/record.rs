@@ -204,10 +204,7 @@ pub(crate) fn write_temps(
             None => std::fs::symlink_metadata(workdir.join(&o.path))
                 .ok()
                 .filter(|m| m.file_type().is_file())
-                .map(|m| {
-                    use std::os::unix::fs::PermissionsExt;
-                    m.permissions().mode() & 0o777
-                }),
+                .map(|m| super::os::perm_bits(&m)),
         };
         let perm = fsutil::perm_for_bits(current, to.mode).or(o.perm);
         fsutil::write_temp(&workdir.join(temp), bytes, to.mode, perm)?;
@@ -817,12 +814,7 @@ fn replace(r: &Replacing) -> Result<Outcome, Error> {
 /// two system calls apart.
 fn replace_by_rename(r: &Replacing) -> Result<Outcome, Error> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let old = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(r.target)
-        .ok();
+    let old = super::os::open_no_follow(r.target).ok();
     std::fs::rename(r.temp, r.target).map_err(Error::io("rename into place", r.target))?;
     let Some(mut old) = old else {
         // A symlink (or nothing readable): nothing can be written into it in place.

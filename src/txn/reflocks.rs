@@ -39,7 +39,6 @@ loss) is never removed automatically: the error names it and the command to run.
 */
 
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -246,29 +245,7 @@ fn open_gate(repo: &Repo) -> Option<std::fs::File> {
         .ok()
 }
 
-const LOCK_SH: i32 = 1;
-const LOCK_EX: i32 = 2;
-const LOCK_NB: i32 = 4;
-
-/// `flock(op)`: Ok(false) when it would block (with `LOCK_NB`).
-fn flock(file: &std::fs::File, op: i32) -> std::io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    extern "C" {
-        fn flock(fd: std::os::raw::c_int, operation: std::os::raw::c_int) -> std::os::raw::c_int;
-    }
-    loop {
-        // SAFETY: `file` is an open descriptor for the duration of the call.
-        if unsafe { flock(file.as_raw_fd(), op) } == 0 {
-            return Ok(true);
-        }
-        let err = std::io::Error::last_os_error();
-        match err.kind() {
-            std::io::ErrorKind::Interrupted => continue,
-            std::io::ErrorKind::WouldBlock => return Ok(false),
-            _ => return Err(err),
-        }
-    }
-}
+use super::os::{flock, LOCK_EX, LOCK_NB, LOCK_SH};
 
 /// A written intent; removed by [`IntentFile::remove`] once the transaction is done,
 /// and by drop when it failed in this process (gix removed its locks then).
@@ -429,7 +406,7 @@ fn looks_ours(lock: &Path, intent: &Intent) -> bool {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
             .unwrap_or(0)
-            - meta.mtime();
+            - super::os::mtime_secs(&meta);
         return age >= PACKED_AGE.as_secs() as i64;
     }
     let Ok(content) = std::fs::read(lock) else {
