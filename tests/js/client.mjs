@@ -61,7 +61,7 @@ try {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
   check("tool list", () => {
-    for (const n of ["ast_grep", "ast_edit", "apply_patch", "previews", "resolve", "undo", "pr", "ast_apply"]) {
+    for (const n of ["ast_grep", "ast_edit", "apply_patch", "previews", "resolve", "undo", "pr", "read", "edit_lines", "ast_apply"]) {
       assert.ok(names.includes(n), `no tool ${n} in ${names}`);
     }
     const pr = tools.find((t) => t.name === "pr");

@@ -936,7 +936,8 @@ fn derive_file(
                 },
             })
         }
-        PreviewKind::Merge => merged(e, meta, after, merge),
+        // Line edits are merged three-way from the blob they were staged on.
+        PreviewKind::Merge | PreviewKind::Lines => merged(e, meta, after, merge),
     }
 }
 
@@ -1047,6 +1048,7 @@ fn successor_meta(old: &Preview, files: Vec<FileMeta>, agent: Option<String>) ->
         PreviewKind::Scan => "fix",
         PreviewKind::Patch => "chunk",
         PreviewKind::Merge => "change",
+        PreviewKind::Lines => "line range",
     };
     meta.summary = format!(
         "{} in {} (refreshed from {})",
