@@ -25,10 +25,10 @@ pub struct ReadInput {
     #[serde(default, deserialize_with = "count")]
     #[schemars(with = "usize", extend("default" = 1))]
     pub start: Option<usize>,
-    /// Last line to return (inclusive; default the last line). The lines are also
-    /// cut at the result's byte budget; `next_start` then continues.
+    /// Last line to return (inclusive; 0, the default, means the last line). The lines
+    /// are also cut at the result's byte budget; `next_start` then continues.
     #[serde(default, deserialize_with = "count")]
-    #[schemars(with = "usize")]
+    #[schemars(with = "usize", extend("default" = 0))]
     pub end: Option<usize>,
 }
 
@@ -42,7 +42,7 @@ pub fn read(call: &Call, input: ReadInput) -> Result<Done, Error> {
         &ReadRequest {
             path: input.path,
             start: input.start,
-            end: input.end,
+            end: input.end.filter(|&e| e > 0),
             max_bytes: max_bytes.max(256),
         },
     )?;
