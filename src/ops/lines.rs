@@ -28,7 +28,7 @@ use crate::diff::render_diffs;
 use crate::diff::DiffFile;
 use crate::error::Classify;
 use crate::error::Exit;
-use crate::ops::refresh::merge3;
+use crate::ops::refresh::merge3_layout;
 use crate::ops::refresh::Region;
 use crate::ops::stage::settle;
 use crate::ops::stage::stage_changes;
@@ -315,7 +315,7 @@ pub fn edit_lines(
     let after = if now == want {
         edited.into_bytes()
     } else {
-        let m = merge3(base_text.as_bytes(), &current.bytes, edited.as_bytes())?;
+        let m = merge3_layout(base_text.as_bytes(), &current.bytes, edited.as_bytes())?;
         if !m.conflicts.is_empty() {
             return Err(LinesError::StaleRead {
                 path,
@@ -327,7 +327,12 @@ pub fn edit_lines(
         }
         notes.push(format!(
             "{path} changed since it was read (blob {want}, now {now}); the edit was re-placed \
-             by a three-way merge onto the current file: check the diff"
+             by a three-way merge onto the current file{}: check the diff",
+            if m.by_layout {
+                " (only whitespace at the ends of lines changed, merged line by line)"
+            } else {
+                ""
+            }
         ));
         m.text
     };

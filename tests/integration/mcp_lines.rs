@@ -313,3 +313,40 @@ fn read_pages_a_large_file_at_the_byte_budget() {
         format!("line number {next:05} of a long file\n")
     );
 }
+
+#[test]
+fn a_formatters_blanks_next_to_the_range_do_not_make_a_read_stale() {
+    let t = repo();
+    let mut s = start(&t);
+    let r = ok(&mut s, "read", json!({"path": "src/a.rs"}));
+    let blob = r["structuredContent"]["blob"]
+        .as_str()
+        .expect("blob")
+        .to_string();
+    // Trailing blanks on the line above, the line re-indented: whitespace only.
+    let formatted = A
+        .replace("foo(1);\n", "foo(1);  \n")
+        .replace("    foo(2);", "  foo(2);");
+    t.write("src/a.rs", &formatted);
+    let r = ok(
+        &mut s,
+        "edit_lines",
+        json!({"path": "src/a.rs", "blob": blob,
+               "edits": [{"start": 3, "end": 3, "text": "    bar(2);"}]}),
+    );
+    let v = &r["structuredContent"];
+    assert!(
+        v["warnings"].to_string().contains("merged line by line"),
+        "{v}"
+    );
+    let id = v["id"].as_str().expect("id").to_string();
+    ok(
+        &mut s,
+        "resolve",
+        json!({"action": "apply", "id": id, "reason": "r"}),
+    );
+    assert_eq!(
+        t.read_string("src/a.rs"),
+        "fn main() {\n    foo(1);  \n    bar(2);\n    foo(3);\n}\n"
+    );
+}

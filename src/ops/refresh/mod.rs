@@ -64,6 +64,7 @@ mod record;
 mod scan;
 
 pub use merge::merge3;
+pub use merge::merge3_layout;
 pub use merge::Merge3;
 pub use merge::Region;
 pub use record::record_edit;
@@ -810,7 +811,7 @@ fn derive_file(
     current: &FileContent,
 ) -> Result<Derived, Error> {
     let meta = &old.meta;
-    let merge = |after: &[u8]| merge3(before, &current.bytes, after);
+    let merge = |after: &[u8]| merge3_layout(before, &current.bytes, after);
     match meta.kind {
         PreviewKind::Edit => {
             let (Some(ops), Some(after)) = (edit_ops, after) else {
@@ -968,7 +969,11 @@ fn merged(
         count: old_count(meta, &e.path),
         how: How::Merged,
         flags: old_flags(meta, &e.path),
-        why: None,
+        why: m.by_layout.then(|| {
+            "only whitespace at the ends of lines changed next to the preview's change (a \
+             formatter?); merged line by line"
+                .to_string()
+        }),
     })
 }
 
