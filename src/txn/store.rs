@@ -704,7 +704,7 @@ pub fn keep_blob(repo: &Repo, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
         .write_blob(bytes)
         .map_err(|e| Error::Git {
             action: "write a blob".into(),
-            source: Box::new(gix::Error::from(e)),
+            source: Box::new(e),
         })?
         .detach())
 }
