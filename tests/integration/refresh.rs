@@ -769,6 +769,27 @@ fn refresh_goes_through_a_formatters_whitespace_and_says_so() {
         "fn main() {\n    bar(1);\n    bar(2,\n    3);\n}\n"
     );
     repo.fsck();
+
+    // The same through the server: resolve with refresh: true, the note in its report.
+    let repo = TestRepo::new();
+    repo.write("src/a.rs", before);
+    repo.commit_all("init");
+    let out = repo.run(&["edit", "-p", "foo($$$A)", "-r", "bar($$$A)", "--json"]);
+    let old = out.json()["id"].as_str().expect("id").to_string();
+    repo.write("src/a.rs", "fn main() {\n    foo( 1 );\n    foo(2,3);\n}\n");
+    let mut mcp = Mcp::start(&repo);
+    let r = mcp
+        .resolve(serde_json::json!({"action": "apply", "id": old, "reason": "r", "refresh": true}));
+    assert_eq!(r["isError"], false, "{r}");
+    let notes = r["structuredContent"]["refreshed"]["notes"].to_string();
+    assert!(
+        notes.contains("only whitespace or formatting changed"),
+        "{r}"
+    );
+    assert_eq!(
+        repo.read_string("src/a.rs"),
+        "fn main() {\n    bar(1);\n    bar(2,3);\n}\n"
+    );
 }
 
 /// The same, but the formatter's run came with a real edit at a site: still a conflict.
