@@ -91,6 +91,9 @@ pub enum PreviewKind {
     Scan,
     /// `merge`: previews combined.
     Merge,
+    /// `edit_lines`: line ranges of a file replaced, addressed by the blob they were
+    /// read from.
+    Lines,
 }
 
 impl PreviewKind {
@@ -100,6 +103,7 @@ impl PreviewKind {
             PreviewKind::Patch => "patch",
             PreviewKind::Scan => "scan",
             PreviewKind::Merge => "merge",
+            PreviewKind::Lines => "lines",
         }
     }
 }

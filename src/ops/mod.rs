@@ -12,6 +12,7 @@ pub mod edit;
 pub mod gc;
 pub mod grep;
 pub mod hook;
+pub mod lines;
 pub mod list;
 pub mod log;
 pub mod merge;

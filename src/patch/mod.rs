@@ -249,17 +249,47 @@ pub struct Resolution {
 /// Parses and resolves `text` against `tree`. Paths in the patch are relative to
 /// `base`, the repository path of the folder it was given in (`""` at the top).
 pub fn resolve_text(text: &str, tree: &dyn Tree, base: &str) -> Result<Resolution, Error> {
+    resolve_text_with(text, tree, base, Options::default())
+}
+
+/// How tolerant a resolution is beyond the standard levels.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Place a chunk whose lines match only with indentation ignored (when no standard
+    /// comparison places it), re-indenting its added lines like their neighbours. Never
+    /// for a patch as written (it could edit the wrong nesting level): only for a
+    /// refresh, where the patch already placed once and a formatter re-indented since.
+    pub reindent: bool,
+}
+
+/// [`resolve_text`] with `opts`.
+pub fn resolve_text_with(
+    text: &str,
+    tree: &dyn Tree,
+    base: &str,
+    opts: Options,
+) -> Result<Resolution, Error> {
     let patch = parse(text)?;
-    resolve(&patch, tree, base)
+    resolve_with(&patch, tree, base, opts)
 }
 
 /// Resolves a parsed patch against `tree`: every operation in order over a virtual
 /// tree, all or nothing.
 pub fn resolve(patch: &Patch, tree: &dyn Tree, base: &str) -> Result<Resolution, Error> {
+    resolve_with(patch, tree, base, Options::default())
+}
+
+/// [`resolve`] with `opts`.
+pub fn resolve_with(
+    patch: &Patch,
+    tree: &dyn Tree,
+    base: &str,
+    opts: Options,
+) -> Result<Resolution, Error> {
     let mut vt = vtree::VTree::new(tree);
     let mut report = Report::default();
     for op in &patch.ops {
-        let done = apply_op(&mut vt, op, base).map_err(|e| match e {
+        let done = apply_op(&mut vt, op, base, opts).map_err(|e| match e {
             Error::UnsafePath {
                 path,
                 reason,
@@ -289,7 +319,12 @@ pub fn resolve(patch: &Patch, tree: &dyn Tree, base: &str) -> Result<Resolution,
     Ok(Resolution { changes, report })
 }
 
-fn apply_op(vt: &mut vtree::VTree, op: &parse::Op, base: &str) -> Result<OpReport, Error> {
+fn apply_op(
+    vt: &mut vtree::VTree,
+    op: &parse::Op,
+    base: &str,
+    opts: Options,
+) -> Result<OpReport, Error> {
     match op {
         parse::Op::Add { path, lines, line } => {
             let path = vtree::clean_path(path, base)?;
@@ -342,8 +377,14 @@ fn apply_op(vt: &mut vtree::VTree, op: &parse::Op, base: &str) -> Result<OpRepor
                 path: path.clone(),
                 line: *line,
             })?;
-            let (new_text, chunk_reports) =
-                resolve::resolve_chunks(&resolve::Ctx { path: &path }, &text, chunks)?;
+            let (new_text, chunk_reports) = resolve::resolve_chunks(
+                &resolve::Ctx {
+                    path: &path,
+                    reindent: opts.reindent,
+                },
+                &text,
+                chunks,
+            )?;
             // Unchanged text keeps its exact bytes (a no-op chunk must not rewrite).
             let bytes = if chunk_reports.iter().all(|c| c.removed == 0 && c.added == 0) {
                 file.bytes.clone()

@@ -170,6 +170,9 @@ pub struct DriftedLine {
 /// Which Update the chunks belong to, for error messages.
 pub struct Ctx<'a> {
     pub path: &'a str,
+    /// Also place a chunk whose lines match only with indentation ignored, re-indenting
+    /// its added lines to the file's ([`Options::reindent`](super::Options)).
+    pub reindent: bool,
 }
 
 /// The most chunk lines the LCS rescue looks at: it is quadratic per window, and a
@@ -553,6 +556,31 @@ fn resolve_one(
         }
     }
 
+    // 1c. Only for a refresh: the chunk's lines with their indentation changed (a
+    // formatter re-indented the block). Context lines keep the file's text; added lines
+    // move by the indentation their neighbours moved by.
+    if ctx.reindent {
+        let level = Level::Indentation;
+        let pat = keys_of(level, &old);
+        let cands = keys.find_all(level, &pat, start);
+        match cands.len() {
+            0 => {}
+            1 => {
+                let at = cands[0];
+                let moved = reindented(chunk, text, at);
+                let align: Vec<Option<usize>> = (at..at + old.len()).map(Some).collect();
+                report.level = level;
+                report.notes.push(
+                    "placed with indentation ignored (the file was re-indented); added lines \
+                     were re-indented to match"
+                        .into(),
+                );
+                return Ok(place(&moved, report, at, old.len(), &align, text));
+            }
+            _ => return Err(ambiguous(ctx, chunk, chunk_no, level, &cands)),
+        }
+    }
+
     // 2. Already applied: the old lines are gone and the new ones sit uniquely in the
     // region. Checked before the rescues, which would otherwise "rescue" them again.
     // One significant line is weak evidence (it may simply occur elsewhere), so then
@@ -635,6 +663,55 @@ fn resolve_one(
             d
         },
     })
+}
+
+fn leading(s: &str) -> &str {
+    &s[..s.len() - s.trim_start().len()]
+}
+
+/// `chunk` with its added lines re-indented for a placement at file line `at` where its
+/// old lines match with indentation ignored: each added line trades the indentation of
+/// the nearest significant old line before it (else after it) for that file line's.
+fn reindented(chunk: &Chunk, text: &Text, at: usize) -> Chunk {
+    // (patch indentation, file indentation) of each significant old line, by position
+    // in the chunk's lines.
+    let mut pairs: Vec<(usize, String, String)> = Vec::new();
+    let mut old_i = 0usize;
+    for (k, l) in chunk.lines.iter().enumerate() {
+        if let ChunkLine::Context(s) | ChunkLine::Remove(s) = l {
+            if let Some((f, _)) = text.lines.get(at + old_i) {
+                if is_significant(s) {
+                    pairs.push((k, leading(s).to_string(), leading(f).to_string()));
+                }
+            }
+            old_i += 1;
+        }
+    }
+    let mut out = chunk.clone();
+    for (k, l) in out.lines.iter_mut().enumerate() {
+        let ChunkLine::Add(s) = l else { continue };
+        if !is_significant(s) {
+            continue;
+        }
+        let near = pairs
+            .iter()
+            .rev()
+            .find(|(j, ..)| *j < k)
+            .or_else(|| pairs.iter().find(|(j, ..)| *j > k));
+        let Some((_, patch, file)) = near else {
+            continue;
+        };
+        let lead = leading(s);
+        if let Some(rest) = lead.strip_prefix(patch.as_str()) {
+            *s = format!("{file}{rest}{}", s.trim_start());
+        } else if let Some(cut) = patch.strip_prefix(lead) {
+            // Less indented than its neighbour: drop as much from the file's.
+            if let Some(kept) = file.strip_suffix(cut) {
+                *s = format!("{kept}{}", s.trim_start());
+            }
+        }
+    }
+    out
 }
 
 fn ambiguous(ctx: &Ctx, chunk: &Chunk, chunk_no: usize, level: Level, cands: &[usize]) -> Error {
@@ -1008,7 +1085,14 @@ mod tests {
             panic!("update expected");
         };
         let text = Text::parse(file.as_bytes()).unwrap();
-        let (out, reports) = resolve_chunks(&Ctx { path: "f" }, &text, chunks)?;
+        let (out, reports) = resolve_chunks(
+            &Ctx {
+                path: "f",
+                reindent: false,
+            },
+            &text,
+            chunks,
+        )?;
         Ok((String::from_utf8(out.render()).unwrap(), reports))
     }
 

@@ -328,6 +328,39 @@ impl MetaVariables {
     }
 }
 
+// ------------------------------------------------------------------ read
+
+/// What the `read` tool returns: lines of a work-tree file and the blob id of the
+/// whole file, the address `edit_lines` takes.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ReadReport {
+    pub schema_version: Version,
+    /// Repository path.
+    pub path: String,
+    /// Blob id of the file's bytes as they are now (kept in the object database).
+    pub blob: String,
+    /// Lines in the whole file.
+    pub total_lines: usize,
+    /// First line sent (1-based).
+    pub start: usize,
+    /// Last line sent (inclusive; `start - 1` when none).
+    pub end: usize,
+    /// Whether the range asked for was cut at the byte budget.
+    pub truncated: bool,
+    /// The `start` that continues a cut range.
+    pub next_start: Option<usize>,
+    /// The lines `start..=end`, each with its line ending.
+    pub text: String,
+}
+
+/// A range of lines (1-based, inclusive; `end = start - 1`: an insertion before
+/// `start`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct LineRange {
+    pub start: usize,
+    pub end: usize,
+}
+
 // ------------------------------------------------------------------ staging
 
 /// What `edit`, `patch` (and the `ast_edit`, `apply_patch` tools) staged.

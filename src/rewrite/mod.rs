@@ -12,6 +12,7 @@ matchers and fixers.
 
 mod anchor;
 mod indent;
+mod layout;
 mod nested;
 mod prefilter;
 #[cfg(test)]
@@ -32,6 +33,8 @@ use ast_grep_core::PatternError;
 use ast_grep_language::SupportLang;
 
 pub use anchor::Anchor;
+pub use layout::layout_key;
+pub use layout::same_but_layout;
 pub use prefilter::Prefilter;
 
 use crate::error::Classify;
@@ -613,6 +616,11 @@ impl Rewriter {
     /// against patterns.
     pub fn new(ops: &[Op], lang: SupportLang) -> Result<Rewriter, Error> {
         Rewriter::for_language(ops, lang, None)
+    }
+
+    /// The language the ops were compiled for.
+    pub fn language(&self) -> SupportLang {
+        self.lang
     }
 
     /// Like [`Rewriter::new`], `forced` being the language the user forced (`-l`), if

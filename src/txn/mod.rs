@@ -75,6 +75,8 @@ pub use recover::RecordStatus;
 /// is `None` (the rules are [`resolve`]'s).
 pub use resolve::pending as find;
 pub use store::blob;
+pub use store::has_blob;
+pub use store::keep_blob;
 pub use store::list;
 pub use store::list_checked;
 pub use store::read_preview;

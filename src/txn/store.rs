@@ -695,6 +695,25 @@ pub fn blob(repo: &Repo, id: gix::ObjectId) -> Result<Vec<u8>, Error> {
         .clone())
 }
 
+/// Writes `bytes` as a blob (a loose object, pruned by `git gc` when nothing refers to
+/// it): what a content-addressed read keeps, so a later edit of that read can merge
+/// three-way from it even after the file changed.
+pub fn keep_blob(repo: &Repo, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
+    Ok(repo
+        .git
+        .write_blob(bytes)
+        .map_err(|e| Error::Git {
+            action: "write a blob".into(),
+            source: Box::new(e),
+        })?
+        .detach())
+}
+
+/// Whether the object database holds blob `id`.
+pub fn has_blob(repo: &Repo, id: gix::ObjectId) -> bool {
+    repo.git.find_blob(id).is_ok()
+}
+
 /// [`blob`] without a copy: the buffer the object database read into is taken.
 pub(crate) fn blob_data(repo: &Repo, id: gix::ObjectId) -> Result<Vec<u8>, Error> {
     Ok(repo

@@ -18,6 +18,7 @@ mod js;
 mod look;
 mod manpages;
 mod mcp;
+mod mcp_lines;
 mod partial;
 mod patch;
 mod recovery;

@@ -351,6 +351,8 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
             "resolve",
             "undo",
             "pr",
+            "read",
+            "edit_lines",
             "ast_apply"
         ]
     );
@@ -366,7 +368,10 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
         }
         assert_eq!(tool["inputSchema"]["type"], "object");
         assert!(tool["outputSchema"].is_object());
-        let read_only = matches!(tool["name"].as_str(), Some("ast_grep" | "previews"));
+        let read_only = matches!(
+            tool["name"].as_str(),
+            Some("ast_grep" | "previews" | "read")
+        );
         assert_eq!(a["readOnlyHint"], read_only, "{}", tool["name"]);
         let destructive = matches!(
             tool["name"].as_str(),

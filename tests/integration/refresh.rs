@@ -733,3 +733,159 @@ fn a_selection_is_refreshed_by_merge_not_by_re_running_its_ops() {
         "bar(1);\n\n\n\nfoo(2);\n\n\n\nlet x  =  1;\n"
     );
 }
+
+/// Issue 24 item 4: a formatter's whitespace inside the sites an edit rewrites.
+#[test]
+fn refresh_goes_through_a_formatters_whitespace_and_says_so() {
+    let repo = TestRepo::new();
+    let before = "fn main() {\n    foo(1);\n    foo(2, 3);\n}\n";
+    repo.write("src/a.rs", before);
+    repo.commit_all("init");
+    let out = repo.run(&["edit", "-p", "foo($$$A)", "-r", "bar($$$A)", "--json"]);
+    out.assert_code(0);
+    let old = out.json()["id"].as_str().expect("id").to_string();
+    // The formatter's taste: spaces inside the parentheses, a call split over lines.
+    let formatted = "fn main() {\n    foo( 1 );\n    foo(\n        2,\n        3\n    );\n}\n";
+    repo.write("src/a.rs", formatted);
+    repo.run(&["apply", &old]).assert_code(3);
+    let out = repo.run(&["apply", &old, "--refresh", "--json"]);
+    out.assert_code(0);
+    let v = out.json();
+    let notes = v["refreshed"]["notes"].to_string();
+    assert!(
+        notes.contains("only whitespace or formatting changed"),
+        "{v}"
+    );
+    assert_eq!(v["refreshed"]["files"][0]["how"], "rerun", "{v}");
+    assert!(
+        v["refreshed"]["files"][0]["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("only whitespace")),
+        "{v}"
+    );
+    assert_eq!(
+        repo.read_string("src/a.rs"),
+        // The ops re-run on the formatted text (the template's own layout).
+        "fn main() {\n    bar(1);\n    bar(2,\n    3);\n}\n"
+    );
+    repo.fsck();
+
+    // The same through the server: resolve with refresh: true, the note in its report.
+    let repo = TestRepo::new();
+    repo.write("src/a.rs", before);
+    repo.commit_all("init");
+    let out = repo.run(&["edit", "-p", "foo($$$A)", "-r", "bar($$$A)", "--json"]);
+    let old = out.json()["id"].as_str().expect("id").to_string();
+    repo.write("src/a.rs", "fn main() {\n    foo( 1 );\n    foo(2,3);\n}\n");
+    let mut mcp = Mcp::start(&repo);
+    let r = mcp
+        .resolve(serde_json::json!({"action": "apply", "id": old, "reason": "r", "refresh": true}));
+    assert_eq!(r["isError"], false, "{r}");
+    let notes = r["structuredContent"]["refreshed"]["notes"].to_string();
+    assert!(
+        notes.contains("only whitespace or formatting changed"),
+        "{r}"
+    );
+    assert_eq!(
+        repo.read_string("src/a.rs"),
+        "fn main() {\n    bar(1);\n    bar(2,3);\n}\n"
+    );
+}
+
+/// The same, but the formatter's run came with a real edit at a site: still a conflict.
+#[test]
+fn refresh_still_conflicts_on_a_semantic_change_among_formatting() {
+    let repo = TestRepo::new();
+    repo.write("src/a.rs", "fn main() {\n    foo(1);\n}\n");
+    repo.commit_all("init");
+    let out = repo.run(&["edit", "-p", "foo($A)", "-r", "bar($A)", "--json"]);
+    out.assert_code(0);
+    let old = out.json()["id"].as_str().expect("id").to_string();
+    repo.write("src/a.rs", "fn main() {\n    foo( 2 );\n}\n");
+    let out = repo.run(&["apply", &old, "--refresh", "--json"]);
+    out.assert_code(3);
+    assert_eq!(
+        out.json()["error"]["code"],
+        "refresh-conflict",
+        "{}",
+        out.stdout
+    );
+    // A string literal's spaces are not layout either.
+    let repo = TestRepo::new();
+    repo.write("src/a.rs", "fn main() {\n    foo(\"a b\");\n}\n");
+    repo.commit_all("init");
+    let out = repo.run(&["edit", "-p", "foo($A)", "-r", "bar($A)", "--json"]);
+    let old = out.json()["id"].as_str().expect("id").to_string();
+    repo.write("src/a.rs", "fn main() {\n    foo( \"a  b\" );\n}\n");
+    let out = repo.run(&["refresh", &old, "--json"]);
+    out.assert_code(3);
+    assert_eq!(
+        out.json()["error"]["code"],
+        "refresh-conflict",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        repo.read_string("src/a.rs"),
+        "fn main() {\n    foo( \"a  b\" );\n}\n"
+    );
+}
+
+/// A patch whose context a formatter re-indented (and left trailing blanks on) since.
+#[test]
+fn patch_refresh_goes_through_reindented_context() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.js",
+        "function f() {\n    let a = 1;\n    if (a) {\n        let b = 2;\n    }\n    return a;\n}\n",
+    );
+    repo.commit_all("init");
+    let patch = "*** Begin Patch\n*** Update File: a.js\n@@\n     let a = 1;\n     if (a) {\n-        let b = 2;\n+        let b = 20;\n+        log(b);\n     }\n*** End Patch\n";
+    let out = repo.run_with(".", &["patch", "--json"], &[], Some(patch.as_bytes()));
+    out.assert_code(0);
+    let old = out.json()["id"].as_str().expect("id").to_string();
+    // Re-indented to two spaces, with a trailing blank on one context line.
+    repo.write(
+        "a.js",
+        "function f() {\n  let a = 1; \n  if (a) {\n    let b = 2;\n  }\n  return a;\n}\n",
+    );
+    let out = repo.run(&["refresh", &old, "--json"]);
+    out.assert_code(0);
+    let v = out.json();
+    assert_eq!(v["files"][0]["how"], "repatched", "{v}");
+    assert!(
+        v["notes"].to_string().contains("only in indentation"),
+        "{v}"
+    );
+    let new = v["successor"].as_str().expect("successor").to_string();
+    let text = repo.run(&["show", &new]);
+    text.assert_code(0);
+    repo.run(&["apply", &new]).assert_code(0);
+    // Context kept as the file has it; the added lines at the new indentation.
+    assert_eq!(
+        repo.read_string("a.js"),
+        "function f() {\n  let a = 1; \n  if (a) {\n    let b = 20;\n    log(b);\n  }\n  return a;\n}\n"
+    );
+    // A changed line of the chunk (not only its indentation) still conflicts.
+    let repo = TestRepo::new();
+    repo.write(
+        "a.js",
+        "function f() {\n    let a = 1;\n    if (a) {\n        let b = 2;\n    }\n    return a;\n}\n",
+    );
+    repo.commit_all("init");
+    let out = repo.run_with(".", &["patch", "--json"], &[], Some(patch.as_bytes()));
+    let old = out.json()["id"].as_str().expect("id").to_string();
+    repo.write(
+        "a.js",
+        "function f() {\n  let a = 1;\n  if (a) {\n    let b = 3;\n  }\n  return a;\n}\n",
+    );
+    let out = repo.run(&["refresh", &old, "--json"]);
+    out.assert_code(3);
+    assert_eq!(
+        out.json()["error"]["code"],
+        "refresh-conflict",
+        "{}",
+        out.stdout
+    );
+    repo.fsck();
+}

@@ -61,7 +61,7 @@ try {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
   check("tool list", () => {
-    for (const n of ["ast_grep", "ast_edit", "apply_patch", "previews", "resolve", "undo", "pr", "ast_apply"]) {
+    for (const n of ["ast_grep", "ast_edit", "apply_patch", "previews", "resolve", "undo", "pr", "read", "edit_lines", "ast_apply"]) {
       assert.ok(names.includes(n), `no tool ${n} in ${names}`);
     }
     const pr = tools.find((t) => t.name === "pr");
@@ -181,6 +181,41 @@ try {
   });
   check("apply_patch stages", () => assert.equal(patched.staged, true));
   await ok("resolve", { action: "discard", id: patched.id, reason: "only a test" });
+
+  // Edits addressed by content: read gives the lines and the blob id, edit_lines
+  // stages ranges of that blob.
+  const lines = await ok("read", { path: "src/a.rs" });
+  check("read", () => {
+    assert.equal(lines.text, read("src/a.rs"));
+    assert.equal(lines.blob, git("hash-object", "src/a.rs").trim());
+    assert.equal(lines.start, 1);
+  });
+  const byLines = await ok("edit_lines", {
+    path: "src/a.rs",
+    blob: lines.blob,
+    edits: [{ start: 1, end: 1, text: "fn main() { foo(1); foo(21); }" }],
+    reason: "line edit",
+  });
+  check("edit_lines stages", () => {
+    assert.equal(byLines.kind, "lines");
+    assert.equal(byLines.staged, true);
+    assert.equal(read("src/a.rs"), lines.text);
+  });
+  await ok("resolve", { action: "apply", id: byLines.id, reason: "line edit" });
+  check("edit_lines applied", () => {
+    assert.equal(read("src/a.rs"), "fn main() { foo(1); foo(21); }\n");
+  });
+  const staleRead = await call("edit_lines", {
+    path: "src/a.rs",
+    blob: lines.blob,
+    edits: [{ start: 1, end: 1, text: "fn main() {}" }],
+  });
+  check("a stale read names read as the next call", () => {
+    assert.equal(staleRead.isError, true);
+    const json = JSON.parse(staleRead.content[1].text);
+    assert.equal(json.error.code, "stale-read");
+    assert.equal(json.error.next.tool, "read");
+  });
 
   const bad = await call("resolve", { action: "apply", reason: "x", id: "abc123" });
   check("tool errors are results with the fix", () => {

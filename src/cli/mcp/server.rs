@@ -81,7 +81,8 @@ impl git_astedit::error::Classify for ServeError {
 
 const INSTRUCTIONS: &str = "git-astedit: structural search and rewrites for this git repository, \
 staged as previews kept in git. Search with ast_grep; stage a rewrite with ast_edit or a \
-`*** Begin Patch` patch with apply_patch (the work tree is unchanged); inspect with previews; \
+`*** Begin Patch` patch with apply_patch, or line ranges of a file you read (read gives lines \
+and a blob id) with edit_lines (the work tree is unchanged); inspect with previews; \
 then resolve with action apply (stale-checked, atomic) or discard, always with a reason; \
 without an id, resolve means the newest preview this session staged. \
 undo takes an applied transaction back. Paths are relative to the repository root. Every \
@@ -357,6 +358,22 @@ fn catalog() -> Vec<Tool> {
                 .idempotent(true)
                 .open_world(true),
         ),
+        tool::<tools::ReadInput, git_astedit::report::ReadReport>(
+            "read",
+            "Read a file's lines (numbered; a range with start/end, cut at the byte budget) with \
+             the blob id of its content: the address edit_lines takes. Reads only (the blob is \
+             kept in git's object database so a later edit can merge from it).",
+            hints("Read a file's lines", true, false, true),
+        ),
+        tool::<tools::EditLinesInput, git_astedit::report::StageReport>(
+            "edit_lines",
+            "Stage replacements of line ranges of a file as a preview, the ranges counted in the \
+             blob `read` returned. If the file changed since the read, the edit is re-placed onto \
+             it by a three-way merge (and the result says so); if it changed where the ranges \
+             are, nothing is staged (stale-read: read again). The work tree is NOT changed: \
+             apply or discard the preview with `resolve`.",
+            hints("Stage line edits", false, false, false),
+        ),
         tool::<tools::AstApplyInput, git_astedit::report::ResolveReport>(
             "ast_apply",
             "Legacy name of `resolve`, kept for older callers: `action` (apply or discard), \
@@ -404,6 +421,8 @@ fn dispatch(
         "ast_grep" => tools::ast_grep(call, args(name, arguments)?),
         "ast_edit" => tools::ast_edit(call, args(name, arguments)?),
         "apply_patch" => tools::apply_patch(call, args(name, arguments)?),
+        "read" => tools::read(call, args(name, arguments)?),
+        "edit_lines" => tools::edit_lines(call, args(name, arguments)?),
         "previews" => tools::previews(call, args(name, arguments)?),
         "resolve" => tools::resolve(call, args(name, arguments)?),
         "undo" => tools::undo(call, args(name, arguments)?),

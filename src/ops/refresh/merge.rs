@@ -31,6 +31,59 @@ impl Region {
 pub struct Merge3 {
     pub text: Vec<u8>,
     pub conflicts: Vec<Region>,
+    /// Merged line by line because "ours" differs from the base only in whitespace at
+    /// the ends of lines ([`merge3_layout`]).
+    pub by_layout: bool,
+}
+
+/// [`merge3`], and where it conflicts only because "ours" changed whitespace at the
+/// ends of lines (a formatter: trailing blanks, re-indentation) next to or under the
+/// change, the change merged line by line: ours has the base's lines one for one, so
+/// base → theirs applies to it by line number, every line theirs leaves alone kept as
+/// ours has it. Anything else stays a conflict.
+pub fn merge3_layout(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merge3, Error> {
+    let m = merge3(base, ours, theirs)?;
+    if m.conflicts.is_empty() {
+        return Ok(m);
+    }
+    let (Ok(b), Ok(o), Ok(t)) = (
+        std::str::from_utf8(base),
+        std::str::from_utf8(ours),
+        std::str::from_utf8(theirs),
+    ) else {
+        return Ok(m);
+    };
+    let bl: Vec<&str> = b.split_inclusive('\n').collect();
+    let ol: Vec<&str> = o.split_inclusive('\n').collect();
+    if bl.len() != ol.len() || bl.iter().zip(&ol).any(|(x, y)| x.trim() != y.trim()) {
+        return Ok(m);
+    }
+    let tl: Vec<&str> = t.split_inclusive('\n').collect();
+    let diff = similar::capture_diff_slices(similar::Algorithm::Myers, &bl, &tl);
+    let mut text = String::with_capacity(o.len());
+    for op in diff {
+        match op {
+            similar::DiffOp::Equal { old_index, len, .. } => {
+                ol[old_index..old_index + len]
+                    .iter()
+                    .for_each(|l| text.push_str(l));
+            }
+            similar::DiffOp::Delete { .. } => {}
+            similar::DiffOp::Insert {
+                new_index, new_len, ..
+            }
+            | similar::DiffOp::Replace {
+                new_index, new_len, ..
+            } => tl[new_index..new_index + new_len]
+                .iter()
+                .for_each(|l| text.push_str(l)),
+        }
+    }
+    Ok(Merge3 {
+        text: text.into_bytes(),
+        conflicts: Vec::new(),
+        by_layout: true,
+    })
 }
 
 /// Merges the change base → theirs into ours with `git merge-file -p` (the same merge
@@ -83,6 +136,7 @@ pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merge3, Error> 
     Ok(Merge3 {
         text: out.stdout,
         conflicts,
+        by_layout: false,
     })
 }
 
@@ -139,6 +193,26 @@ mod tests {
         let m = merge3(base, ours, theirs).expect("merge");
         assert!(m.conflicts.is_empty());
         assert_eq!(m.text, b"a \nb\nc\nD\ne\nf\nadded\n");
+    }
+
+    #[test]
+    fn a_formatters_blanks_next_to_the_change_merge_line_by_line() {
+        let base = b"a\nb\nc\nd\n";
+        let ours = b"a\nb  \n  c\nd\n";
+        let theirs = b"a\nb\nC\nd\n";
+        assert!(!merge3(base, ours, theirs)
+            .expect("merge")
+            .conflicts
+            .is_empty());
+        let m = merge3_layout(base, ours, theirs).expect("merge");
+        assert!(m.conflicts.is_empty() && m.by_layout);
+        assert_eq!(m.text, b"a\nb  \nC\nd\n");
+        // A real edit under the change stays a conflict.
+        let ours = b"a\nb  \nX\nd\n";
+        assert!(!merge3_layout(base, ours, theirs)
+            .expect("merge")
+            .conflicts
+            .is_empty());
     }
 
     #[test]

@@ -64,6 +64,7 @@ mod record;
 mod scan;
 
 pub use merge::merge3;
+pub use merge::merge3_layout;
 pub use merge::Merge3;
 pub use merge::Region;
 pub use record::record_edit;
@@ -435,6 +436,8 @@ enum Derived {
         count: usize,
         how: How,
         flags: Vec<crate::change::FileFlag>,
+        /// Said in the file's row (e.g. that only the layout at its sites changed).
+        why: Option<String>,
     },
     /// No change left to make at this path.
     Dropped(String),
@@ -487,6 +490,43 @@ fn pairs(rw: &Option<crate::rewrite::FileRewrite>) -> Vec<(usize, String, String
     v
 }
 
+/// Whether two re-runs' replacements are the same sites but for layout: pairwise,
+/// the matched texts and the results are the same tokens (a formatter ran between).
+fn same_sites(
+    lang: SupportLang,
+    now: &[(usize, String, String)],
+    then: &[(usize, String, String)],
+) -> bool {
+    let key = |v: &[(usize, String, String)]| {
+        let mut k: Vec<(usize, Vec<String>, Vec<String>)> = v
+            .iter()
+            .map(|(op, b, a)| {
+                (
+                    *op,
+                    crate::rewrite::layout_key(lang, b),
+                    crate::rewrite::layout_key(lang, a),
+                )
+            })
+            .collect();
+        k.sort();
+        k
+    };
+    now.len() == then.len() && key(now) == key(then)
+}
+
+/// Says (in the refresh's notes, and returns for the file's row) that a path was
+/// re-derived although its sites changed, because only their layout did.
+fn reformatted_note(path: &str, what: &str, notes: &mut Vec<String>) -> String {
+    let why = "only whitespace changed at the preview's sites (a formatter?); the same \
+               replacements were made on the reformatted text";
+    notes.push(format!(
+        "{}: only whitespace or formatting changed where the preview's {what} apply; re-ran \
+         them on the reformatted text",
+        crate::text::escape_line(path)
+    ));
+    why.to_string()
+}
+
 /// The old preview's count for `path`.
 fn old_count(meta: &PreviewMeta, path: &str) -> usize {
     meta.files
@@ -507,7 +547,7 @@ fn old_flags(meta: &PreviewMeta, path: &str) -> Vec<crate::change::FileFlag> {
 /// A recorded patch re-resolved on the current work tree: path → (after, count).
 type Repatched = BTreeMap<String, (Option<FileContent>, usize, Vec<crate::change::FileFlag>)>;
 
-fn repatch(repo: &Repo, meta: &PreviewMeta) -> Result<Repatched, String> {
+fn repatch(repo: &Repo, meta: &PreviewMeta, notes: &mut Vec<String>) -> Result<Repatched, String> {
     let rec = meta
         .details
         .get(DETAILS_KEY)
@@ -518,13 +558,32 @@ fn repatch(repo: &Repo, meta: &PreviewMeta) -> Result<Repatched, String> {
         .ok_or("the preview did not record its patch")?;
     let base = rec.get("base").and_then(|v| v.as_str()).unwrap_or("");
     let tree = crate::patch::FsTree::for_repo(repo).map_err(|e| e.to_string())?;
-    let res = crate::patch::resolve_text(text, &tree, base)
+    // Re-indented context (a formatter) is placed with indentation ignored: the patch
+    // placed once already, so a unique match of the same lines is the same place.
+    let opts = crate::patch::Options { reindent: true };
+    let res = crate::patch::resolve_text_with(text, &tree, base, opts)
         .map_err(|e| format!("the patch no longer resolves: {e}"))?;
     // A rescue overwrites drifted lines: someone's edit there would be lost unseen.
     if res.report.rescued() > 0 {
         return Err(
             "the patch resolves again only by a rescue that overwrites drifted lines".into(),
         );
+    }
+    for op in &res.report.ops {
+        use crate::patch::Level;
+        let has = |l: Level| op.chunks.iter().any(|c| c.level == l);
+        let path = crate::text::escape_line(&op.path);
+        if has(Level::Indentation) {
+            notes.push(format!(
+                "{path}: the patch's context differs from the file only in indentation (a \
+                 formatter?); placed with indentation ignored and its added lines re-indented"
+            ));
+        } else if has(Level::TrailingWhitespace) || has(Level::UnicodeTrailingWhitespace) {
+            notes.push(format!(
+                "{path}: the patch's context differs from the file only in trailing whitespace; \
+                 the file's lines were kept"
+            ));
+        }
     }
     let files = super::patch::preview_meta(&res, "", None).files;
     Ok(res
@@ -632,6 +691,7 @@ fn rederive(
                 count,
                 how,
                 flags,
+                why,
             } => {
                 let Current::File(c) = current else {
                     unreachable!("only a file is re-derived")
@@ -652,7 +712,7 @@ fn rederive(
                     before: before_count,
                     now: Some(count),
                     how,
-                    why: None,
+                    why,
                 });
             }
             Derived::Dropped(why) => outcomes.push(FileOutcome {
@@ -751,7 +811,7 @@ fn derive_file(
     current: &FileContent,
 ) -> Result<Derived, Error> {
     let meta = &old.meta;
-    let merge = |after: &[u8]| merge3(before, &current.bytes, after);
+    let merge = |after: &[u8]| merge3_layout(before, &current.bytes, after);
     match meta.kind {
         PreviewKind::Edit => {
             let (Some(ops), Some(after)) = (edit_ops, after) else {
@@ -769,14 +829,18 @@ fn derive_file(
                 return merged(e, meta, Some(after), merge);
             };
             let merge = merge(after)?;
+            let mut why = None;
             if !merge.conflicts.is_empty() && pairs(&now) != pairs(&then) {
-                return Ok(Derived::Conflict(ConflictFile {
-                    path: e.path.clone(),
-                    why: "edited where the preview changes it, and re-running the ops there \
-                          gives other replacements"
-                        .into(),
-                    regions: merge.conflicts,
-                }));
+                if !same_sites(rewriter.language(), &pairs(&now), &pairs(&then)) {
+                    return Ok(Derived::Conflict(ConflictFile {
+                        path: e.path.clone(),
+                        why: "edited where the preview changes it, and re-running the ops \
+                              there gives other replacements"
+                            .into(),
+                        regions: merge.conflicts,
+                    }));
+                }
+                why = Some(reformatted_note(&e.path, "ops", notes));
             }
             Ok(match now.filter(|r| r.text.as_bytes() != current.bytes) {
                 None => Derived::Dropped("the ops no longer match".into()),
@@ -789,12 +853,13 @@ fn derive_file(
                     },
                     after: rw.text.into_bytes(),
                     how: How::Rerun,
+                    why,
                 },
             })
         }
         PreviewKind::Patch => {
             let res = repatched.get_or_insert_with(|| {
-                let r = repatch(repo, meta);
+                let r = repatch(repo, meta, notes);
                 if let Err(why) = &r {
                     notes.push(format!("{why}; changed files are merged three-way instead"));
                 }
@@ -807,6 +872,7 @@ fn derive_file(
                         count: *count,
                         how: How::Repatched,
                         flags: flags.clone(),
+                        why: None,
                     },
                     Some((None, ..)) => Derived::Conflict(ConflictFile {
                         path: e.path.clone(),
@@ -842,14 +908,19 @@ fn derive_file(
                 return merged(e, meta, Some(after), merge);
             };
             let merge = merge(after)?;
+            let mut why = None;
             if !merge.conflicts.is_empty() && now.pairs != then.pairs {
-                return Ok(Derived::Conflict(ConflictFile {
-                    path: e.path.clone(),
-                    why: "edited where the preview changes it, and re-running the rules there \
-                          gives other fixes"
-                        .into(),
-                    regions: merge.conflicts,
-                }));
+                let lang = crate::files::language_of(&e.path);
+                if !lang.is_some_and(|l| same_sites(l, &now.pairs, &then.pairs)) {
+                    return Ok(Derived::Conflict(ConflictFile {
+                        path: e.path.clone(),
+                        why: "edited where the preview changes it, and re-running the rules \
+                              there gives other fixes"
+                            .into(),
+                        regions: merge.conflicts,
+                    }));
+                }
+                why = Some(reformatted_note(&e.path, "rules", notes));
             }
             Ok(match now.after.filter(|t| t.as_bytes() != current.bytes) {
                 None => Derived::Dropped("the rules no longer fix it".into()),
@@ -857,6 +928,7 @@ fn derive_file(
                     after: text.into_bytes(),
                     count: now.count,
                     how: How::Rerun,
+                    why,
                     flags: if now.introduces_parse_error {
                         vec![crate::change::FileFlag::IntroducesParseErrors]
                     } else {
@@ -865,7 +937,8 @@ fn derive_file(
                 },
             })
         }
-        PreviewKind::Merge => merged(e, meta, after, merge),
+        // Line edits are merged three-way from the blob they were staged on.
+        PreviewKind::Merge | PreviewKind::Lines => merged(e, meta, after, merge),
     }
 }
 
@@ -896,6 +969,11 @@ fn merged(
         count: old_count(meta, &e.path),
         how: How::Merged,
         flags: old_flags(meta, &e.path),
+        why: m.by_layout.then(|| {
+            "only whitespace at the ends of lines changed next to the preview's change (a \
+             formatter?); merged line by line"
+                .to_string()
+        }),
     })
 }
 
@@ -975,6 +1053,7 @@ fn successor_meta(old: &Preview, files: Vec<FileMeta>, agent: Option<String>) ->
         PreviewKind::Scan => "fix",
         PreviewKind::Patch => "chunk",
         PreviewKind::Merge => "change",
+        PreviewKind::Lines => "line range",
     };
     meta.summary = format!(
         "{} in {} (refreshed from {})",

@@ -109,6 +109,10 @@ pub fn tool_hint(err: &Error) -> Option<String> {
                 .into()
         }
         "usage" => "see the tool's inputSchema for its fields".into(),
+        "stale-read" | "unknown-blob" => format!(
+            "read {{\"path\": \"{}\"}} again, then edit_lines with the blob and line numbers it returns",
+            details["path"].as_str().unwrap_or("PATH")
+        ),
         "cancelled" => {
             "the request was cancelled (or stdin closed) before it finished; call again to redo it"
                 .into()
@@ -141,6 +145,8 @@ pub fn next_call(err: &Error, tool: &str) -> Option<serde_json::Value> {
             json!({"tool": tool, "arguments": "the same", "retry_after_seconds": 2})
         }
         "cancelled" => json!({"tool": tool, "arguments": "the same"}),
+        "stale-read" | "unknown-blob" => json!({"tool": "read", "arguments": {
+            "path": details["path"]}}),
         "bad-pattern"
         | "pattern-does-not-parse"
         | "undefined-metavariable"
@@ -160,7 +166,10 @@ pub fn next_call(err: &Error, tool: &str) -> Option<serde_json::Value> {
         | "missing-file"
         | "file-exists"
         | "overlapping-matches"
-        | "unsafe-argument" => {
+        | "unsafe-argument"
+        | "bad-range"
+        | "bad-blob"
+        | "not-readable" => {
             json!({"tool": tool, "arguments": "fixed as the message and hint say"})
         }
         _ => return None,

@@ -7,6 +7,7 @@ commands.
 
 pub mod error;
 pub mod grep;
+pub mod lines;
 pub mod notes;
 pub mod previews;
 pub mod resolve;

@@ -22,6 +22,7 @@ use serde::Serialize;
 
 mod edit;
 mod grep;
+mod lines;
 mod patch;
 mod pr;
 mod previews;
@@ -32,6 +33,10 @@ pub use edit::ast_edit;
 pub use edit::EditInput;
 pub use grep::ast_grep;
 pub use grep::GrepInput;
+pub use lines::edit_lines;
+pub use lines::read;
+pub use lines::EditLinesInput;
+pub use lines::ReadInput;
 pub use patch::apply_patch;
 pub use patch::PatchInput;
 pub use pr::pr;
