@@ -169,7 +169,7 @@ impl Server {
         drop(self.stdin.take());
         let status = self.wait_exit();
         assert!(status.success(), "server exited with {status}");
-        for line in self.lines.try_iter() {
+        for line in self.drain_after_exit() {
             let msg: Value = serde_json::from_str(&line)
                 .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
             self.seen.push(msg);
@@ -179,6 +179,22 @@ impl Server {
 }
 
 impl Server {
+    /// Every line the exited server wrote that was not read yet. The reader thread may
+    /// still be passing the last ones on after the exit (a loaded machine), so this
+    /// waits for its end of file, not just for what already arrived.
+    fn drain_after_exit(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        loop {
+            match self.lines.recv_timeout(Duration::from_secs(60)) {
+                Ok(line) => lines.push(line),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return lines,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    panic!("the server's stdout stayed open a minute after it exited")
+                }
+            }
+        }
+    }
+
     /// Waits for the process to exit; a hang guard, far above any real run.
     fn wait_exit(&mut self) -> std::process::ExitStatus {
         for _ in 0..1200 {
@@ -2031,8 +2047,8 @@ fn closing_stdin_cancels_a_call_in_flight_and_leaves_nothing() {
     assert!(status.success(), "server exited with {status}");
     // The call in flight was answered (a client may still read): cancelled.
     let replies: Vec<Value> = s
-        .lines
-        .try_iter()
+        .drain_after_exit()
+        .into_iter()
         .filter_map(|l| serde_json::from_str(&l).ok())
         .collect();
     let reply = replies
