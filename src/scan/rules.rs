@@ -273,6 +273,62 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
     loader.finish()
 }
 
+/// The `languageGlobs` of an ast-grep project, for `grep` and `edit`: from `config`
+/// (an `sgconfig.yml`, relative to the current folder) when given, else from the
+/// `sgconfig.yml` at the root; none without one.
+pub fn project_language_globs(
+    repo: &Repo,
+    config: Option<&Path>,
+) -> Result<crate::files::LanguageGlobs, Error> {
+    let path = match config {
+        Some(path) => {
+            let path = repo.cwd.join(path);
+            if !path.is_file() {
+                return Err(Error::ConfigMissing(display(Some(repo), &path)));
+            }
+            path
+        }
+        None => match SGCONFIG_NAMES
+            .iter()
+            .map(|n| repo.workdir.join(n))
+            .find(|p| p.is_file())
+        {
+            Some(path) => path,
+            None => return Ok(crate::files::LanguageGlobs::default()),
+        },
+    };
+    let mut loader = Loader {
+        repo: Some(repo),
+        docs: Vec::new(),
+        warnings: Vec::new(),
+        texts: Vec::new(),
+        utils: Vec::new(),
+        sources: Vec::new(),
+        max_passes: None,
+        language_globs: Vec::new(),
+    };
+    let index = loader.read(&path)?;
+    let file = display(Some(repo), &path);
+    let parsed: SgConfig =
+        ast_grep_config::from_str(&loader.texts[index]).map_err(|e| Error::BadConfigFile {
+            file: file.clone(),
+            detail: e.to_string(),
+        })?;
+    if let Some(globs) = &parsed.language_globs {
+        loader.language_globs(globs, &file)?;
+    }
+    crate::files::LanguageGlobs::new(
+        loader
+            .language_globs
+            .iter()
+            .map(|(lang, globs)| (lang.as_str(), globs.clone())),
+    )
+    .map_err(|detail| Error::BadConfigFile {
+        file,
+        detail: format!("languageGlobs: {detail}"),
+    })
+}
+
 /// The syntax of rules given as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextFormat {

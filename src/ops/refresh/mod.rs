@@ -939,6 +939,8 @@ fn rerun_all(
             pathspecs,
             lang: ops.forced,
             max_file_size,
+            globs: Default::default(),
+            no_ignore: false,
             language_globs: Default::default(),
         },
     )?;
