@@ -54,17 +54,13 @@ pub struct InputArgs {
 /// ast-grep's `--no-ignore` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum NoIgnore {
-    /// Hidden files (read already)
+    // hidden: hidden files (read already); dot: `.ignore` files (never read); exclude,
+    // global, parent, vcs: git's ignore files, one source here.
     Hidden,
-    /// `.ignore` files (never read)
     Dot,
-    /// `.git/info/exclude`
     Exclude,
-    /// `core.excludesFile`
     Global,
-    /// Ignore files of parent folders
     Parent,
-    /// `.gitignore` files
     Vcs,
 }
 

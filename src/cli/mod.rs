@@ -106,11 +106,9 @@ pub struct Cli {
 /// How `--json` prints (ast-grep's `--json=STYLE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum JsonStyle {
-    /// The report as one object on one line
+    // Values without doc comments keep every command's help in its short layout.
     Compact,
-    /// The report, indented
     Pretty,
-    /// grep: each match as ast-grep prints it, one object a line, as found
     Stream,
 }
 
