@@ -23,6 +23,7 @@ use ast_grep_config::SerializableGlobalRule;
 use ast_grep_config::SerializableRuleConfig;
 use ast_grep_core::matcher::Matcher;
 use ast_grep_core::replacer::TemplateFix;
+use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::Language;
 use ast_grep_language::SupportLang;
 use globset::GlobBuilder;
@@ -120,6 +121,14 @@ impl Rule {
         !self.config.fixer.is_empty()
     }
 
+    /// Whether the rule runs on a file of this path and language: on the file itself,
+    /// or on the code of its language embedded in it (a JavaScript rule in an HTML
+    /// file's `<script>`, as ast-grep's injections).
+    pub fn runs_in(&self, path: &str, lang: SupportLang) -> bool {
+        self.applies_to(path, lang)
+            || (hosts(lang, self.lang) && self.applies_to(path, self.lang))
+    }
+
     /// Whether the rule applies to a file of this repository path and language.
     pub fn applies_to(&self, path: &str, lang: SupportLang) -> bool {
         if self.lang != lang {
@@ -146,6 +155,17 @@ impl Rule {
             (None, _) => true,
         }
     }
+}
+
+/// Whether files of `host` may embed code of `guest` (HTML: JavaScript, TypeScript and
+/// CSS in `<script>` and `<style>`), as ast-grep's language injections.
+pub fn hosts(host: SupportLang, guest: SupportLang) -> bool {
+    host != guest
+        && host.injectable_languages().is_some_and(|names| {
+            names
+                .iter()
+                .any(|n| crate::files::parse_language(n).is_ok_and(|l| l == guest))
+        })
 }
 
 /// Every rule to run, in the order they were declared.
@@ -222,6 +242,8 @@ struct Loader<'r> {
     warnings: Vec<String>,
     /// `languageGlobs`, as (language, globs) in the order read.
     language_globs: Vec<(String, Vec<String>)>,
+    /// `customLanguages`: (name, where its grammar library is said to be).
+    custom_languages: Vec<(String, String)>,
 }
 
 /// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
@@ -236,6 +258,7 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
         sources: Vec::new(),
         max_passes: None,
         language_globs: Vec::new(),
+        custom_languages: Vec::new(),
     };
     if configs.is_empty() {
         let toml = repo.workdir.join(ASTEDIT_TOML);
@@ -306,6 +329,7 @@ pub fn project_language_globs(
         sources: Vec::new(),
         max_passes: None,
         language_globs: Vec::new(),
+        custom_languages: Vec::new(),
     };
     let index = loader.read(&path)?;
     let file = display(Some(repo), &path);
@@ -366,6 +390,7 @@ pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, 
         sources: vec![name.to_string()],
         max_passes: None,
         language_globs: Vec::new(),
+        custom_languages: Vec::new(),
     };
     let bad = |detail: String| Error::BadConfigFile {
         file: name.to_string(),
@@ -502,6 +527,38 @@ impl Loader<'_> {
         Ok(())
     }
 
+    /// Notes the names of `customLanguages` and where their libraries are said to be
+    /// (relative to the config's folder), for the error a rule in one of them gets.
+    fn custom_languages(&mut self, value: &Value, config: &Path) {
+        let Value::Map(map) = value else {
+            return;
+        };
+        let dir = config.parent().unwrap_or(Path::new("."));
+        for (name, spec) in map {
+            let Value::String(name) = name else {
+                continue;
+            };
+            let library = match spec {
+                Value::Map(m) => match m.get(&Value::String("libraryPath".into())) {
+                    Some(Value::String(p)) => Some(p.clone()),
+                    // One path per platform: name the first.
+                    Some(Value::Map(per)) => per.values().find_map(|v| match v {
+                        Value::String(p) => Some(p.clone()),
+                        _ => None,
+                    }),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let detail = match library {
+                Some(lib) if dir.join(&lib).exists() => format!("its grammar is in '{lib}'"),
+                Some(lib) => format!("its library '{lib}' does not exist"),
+                None => "no libraryPath is given".to_string(),
+            };
+            self.custom_languages.push((name.clone(), detail));
+        }
+    }
+
     fn sgconfig_file(&mut self, path: &Path) -> Result<(), Error> {
         let index = self.read(path)?;
         let file = display(self.repo, path);
@@ -513,15 +570,19 @@ impl Loader<'_> {
         if let Some(globs) = &parsed.language_globs {
             self.language_globs(globs, &file)?;
         }
-        for (key, present) in [
-            ("customLanguages", parsed.custom_languages.is_some()),
-            ("languageInjections", parsed.language_injections.is_some()),
-        ] {
-            if present {
-                self.warnings.push(format!(
-                    "{file}: {key} is not supported; files get their language by extension"
-                ));
-            }
+        if let Some(custom) = &parsed.custom_languages {
+            self.custom_languages(custom, path);
+            self.warnings.push(format!(
+                "{file}: customLanguages are not loaded (git-astedit loads no tree-sitter \
+                 grammar from a dynamic library, as ast-grep's default --custom-languages \
+                 ignore); a rule in one of them is refused"
+            ));
+        }
+        if parsed.language_injections.is_some() {
+            self.warnings.push(format!(
+                "{file}: languageInjections is not supported; HTML's <script> and <style> \
+                 are searched as ast-grep's built-in injections"
+            ));
         }
         let base = self.base_of(path);
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -605,7 +666,11 @@ impl Loader<'_> {
                 detail: chain(&e),
             })?
         };
-        let globals = Globals { rules, needs };
+        let globals = Globals {
+            rules,
+            needs,
+            custom: self.custom_languages,
+        };
         let language_globs = crate::files::LanguageGlobs::new(
             self.language_globs
                 .iter()
@@ -677,6 +742,8 @@ impl Loader<'_> {
 struct Globals {
     rules: GlobalRules,
     needs: need::GlobalUtils,
+    /// `customLanguages`: (name, where its grammar library is said to be).
+    custom: Vec<(String, String)>,
 }
 
 enum Compiled {
@@ -752,6 +819,18 @@ fn compile(
         }
     }
 
+    if let Some(Value::String(lang)) = map.get(&Value::String("language".into())) {
+        if let Some((_, detail)) = globals.custom.iter().find(|(name, _)| name == lang) {
+            return Err(bad(
+                "language",
+                format!(
+                    "'{lang}' is a custom language of sgconfig.yml's customLanguages ({detail}); \
+                     git-astedit cannot load a tree-sitter grammar from a dynamic library: \
+                     move the rule out of ruleDirs, or run it with ast-grep"
+                ),
+            ));
+        }
+    }
     let serialized = match SerializableRuleConfig::<SupportLang>::deserialize(value.clone()) {
         Ok(s) => s,
         Err(e) => {

@@ -11,6 +11,7 @@ mod edit;
 mod firsthour;
 mod flags;
 mod gitstate;
+mod inject;
 mod grep;
 mod interactive;
 mod journal;
