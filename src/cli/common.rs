@@ -30,8 +30,8 @@ pub struct InputArgs {
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
 
-    /// Only paths a glob includes, none a `!glob` excludes (gitignore-style, as
-    /// ast-grep's --globs; the last glob matching a path decides; can be repeated)
+    /// Only paths a glob includes, none a `!glob` excludes (gitignore-style, as in
+    /// ast-grep; the last glob matching a path decides; can be repeated)
     #[arg(long = "globs", value_name = "GLOB")]
     pub globs: Vec<String>,
 

@@ -2,12 +2,12 @@
 
 use git_astedit::cancel::Cancel;
 use git_astedit::error::Exit;
-use git_astedit::ops::grep::GrepRequest;
-use git_astedit::ops::grep::Paths;
-use git_astedit::pipeline::Delivery;
 use git_astedit::error::UsageError;
 use git_astedit::ops::grep::DebugFormat;
+use git_astedit::ops::grep::GrepRequest;
+use git_astedit::ops::grep::Paths;
 use git_astedit::ops::grep::Strictness;
+use git_astedit::pipeline::Delivery;
 use git_astedit::render::grep::GrepOutput;
 use git_astedit::render::grep::GrepPrinter;
 use git_astedit::Error;
@@ -29,26 +29,31 @@ pub struct GrepArgs {
     #[arg(short = 'p', long = "pattern", value_name = "PATTERN")]
     pub pattern: String,
 
-    /// Show at most N matches (0: no limit; default 200, none with --json=stream and
-    /// --files-with-matches)
+    /// Show at most N matches (0: no limit; default 200, no limit for a JSON stream or
+    /// a list of files)
     #[arg(long, value_name = "N")]
     pub max_count: Option<usize>,
 
-    /// The node kind inside the pattern that is the actual pattern (as ast-grep's
-    /// --selector: `-p 'class A { $F = $V }' --selector field_definition`); needs -l
+    /// The node kind inside the pattern that is the actual pattern, as in ast-grep
+    /// (`class A { $F = $V }` with the kind field_definition); needs -l
     #[arg(long, value_name = "KIND")]
     pub selector: Option<String>,
 
-    /// Which nodes the pattern compares (as ast-grep's --strictness)
+    /// Which nodes the pattern compares, as in ast-grep
     #[arg(long, value_name = "STRICTNESS", value_enum)]
     pub strictness: Option<StrictnessArg>,
 
     /// Not supported here (the error says what to type instead)
-    #[arg(short = 'k', long = "kind", value_name = "KIND", hide_short_help = true)]
+    #[arg(
+        short = 'k',
+        long = "kind",
+        value_name = "KIND",
+        hide_short_help = true
+    )]
     pub kind: Option<String>,
 
-    /// Print the pattern's tree on stderr, as ast-grep's --debug-query (ast by default,
-    /// cst with unnamed nodes, sexp); needs -l
+    /// Print the pattern's tree on stderr, as ast-grep does (ast by default, cst with
+    /// unnamed nodes, sexp); needs -l
     #[arg(
         long,
         value_name = "FORMAT",

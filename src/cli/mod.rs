@@ -237,7 +237,10 @@ pub fn main() -> ExitCode {
         Ok(parsed) => parsed,
         Err(e) => return clap_error(e, wants_json),
     };
-    let mut ctx = Ctx::new(cli.json.is_some(), recover::recover_policy::of(&cli.command));
+    let mut ctx = Ctx::new(
+        cli.json.is_some(),
+        recover::recover_policy::of(&cli.command),
+    );
     ctx.json_style = cli.json.unwrap_or(JsonStyle::Compact);
     ctx.out.set_pretty(ctx.json_style == JsonStyle::Pretty);
     ctx.out.set_format(if cli.json.is_some() {

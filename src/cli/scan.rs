@@ -40,11 +40,11 @@ pub struct ScanArgs {
     pub rule_files: Vec<PathBuf>,
 
     /// Run the rules in this YAML text instead of config files (documents separated by
-    /// `---`), as ast-grep's --inline-rules
+    /// `---`), as in ast-grep
     #[arg(long, value_name = "RULE_TEXT", conflicts_with_all = ["rule_files", "config"])]
     pub inline_rules: Option<String>,
 
-    /// Give each finding its rule's `metadata` (with --json)
+    /// Give each JSON finding its rule's `metadata`
     #[arg(long)]
     pub include_metadata: bool,
 
@@ -152,10 +152,9 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         }
     };
     if args.include_metadata && !ctx.json {
-        return Err(UsageError(
-            "--include-metadata adds to the JSON findings: add --json".into(),
-        )
-        .into());
+        return Err(
+            UsageError("--include-metadata adds to the JSON findings: add --json".into()).into(),
+        );
     }
     if args.max_passes == Some(0) {
         return Err(UsageError("--max-passes must be at least 1".into()).into());

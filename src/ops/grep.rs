@@ -107,11 +107,7 @@ pub enum DebugFormat {
 }
 
 /// The tree of `pattern` parsed in `lang`, for `--debug-query`.
-pub fn debug_query(
-    pattern: &str,
-    lang: SupportLang,
-    format: DebugFormat,
-) -> Result<String, Error> {
+pub fn debug_query(pattern: &str, lang: SupportLang, format: DebugFormat) -> Result<String, Error> {
     let format = match format {
         DebugFormat::Ast => crate::rewrite::TreeFormat::Ast,
         DebugFormat::Cst => crate::rewrite::TreeFormat::Cst,

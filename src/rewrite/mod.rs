@@ -383,12 +383,12 @@ impl Query {
     ) -> Result<Query, Error> {
         let compiled = match &options.selector {
             None => compile(pattern, lang, forced == Some(lang))?,
-            Some(selector) => Pattern::contextual(pattern, selector, lang).map_err(|e| {
-                Error::InvalidPattern {
+            Some(selector) => {
+                Pattern::contextual(pattern, selector, lang).map_err(|e| Error::InvalidPattern {
                     pattern: pattern.to_string(),
                     detail: format!("selector '{selector}': {}", pattern_error_detail(&e, lang)),
-                }
-            })?,
+                })?
+            }
         };
         let strictness = options.strictness.unwrap_or(Strictness::Smart);
         let compiled = compiled.with_strictness(strictness.into());

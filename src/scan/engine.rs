@@ -19,6 +19,7 @@ use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::AstGrep;
 use ast_grep_language::SupportLang;
 
+use super::rules::Injection;
 use super::suppress::Suppressions;
 use super::Error;
 use super::Mode;
@@ -302,13 +303,38 @@ pub struct Region {
 /// `<script>` (JavaScript, or the language its `lang` attribute names) and `<style>`
 /// (CSS), found as ast-grep finds them. Regions of a language we do not know
 /// (`scss`, `coffee`) are left out.
-pub fn injected_regions(text: &str, lang: SupportLang) -> Vec<Region> {
-    if lang.injectable_languages().is_none() {
+pub fn injected_regions(text: &str, lang: SupportLang, custom: &[Injection]) -> Vec<Region> {
+    let custom: Vec<&Injection> = custom.iter().filter(|i| i.host == lang).collect();
+    if lang.injectable_languages().is_none() && custom.is_empty() {
         return Vec::new();
     }
     let Ok(root) = rewrite::parse(text, lang) else {
         return Vec::new();
     };
+    // A project's own injections: where the rule matches, its `$CONTENT` is code of
+    // the language `$LANG` names (one of the candidates), else the one named.
+    let mut declared: Vec<Region> = Vec::new();
+    for injection in &custom {
+        for m in root.root().find_all(&injection.matcher) {
+            let env = m.get_env();
+            let Some(content) = env.get_match("CONTENT") else {
+                continue;
+            };
+            let named = env
+                .get_match("LANG")
+                .and_then(|n| crate::files::parse_language(&n.text()).ok())
+                .filter(|l| injection.candidates.contains(l));
+            let Some(guest) = named.or(injection.default) else {
+                continue;
+            };
+            let range = content.range();
+            declared.push(Region {
+                lang: guest,
+                start: range.start,
+                end: range.end,
+            });
+        }
+    }
     let mut out: Vec<Region> = lang
         .extract_injections(root.root())
         .into_iter()
@@ -321,6 +347,7 @@ pub fn injected_regions(text: &str, lang: SupportLang) -> Vec<Region> {
             }))
         })
         .flatten()
+        .chain(declared)
         .filter(|r| r.start < r.end && text.get(r.start..r.end).is_some())
         .collect();
     out.sort_by_key(|r| (r.start, r.end));
@@ -373,6 +400,7 @@ pub fn run_file_injected(
     text: &str,
     lang: SupportLang,
     rules: &[&Rule],
+    injections: &[Injection],
     mode: Mode,
     max_passes: usize,
     select: &mut dyn FnMut(&Proposal<'_>) -> bool,
@@ -383,11 +411,10 @@ pub fn run_file_injected(
     if guests.is_empty() {
         return Ok(result);
     }
-    let rules_of = |l: SupportLang| -> Vec<&Rule> {
-        guests.iter().copied().filter(|r| r.lang == l).collect()
-    };
+    let rules_of =
+        |l: SupportLang| -> Vec<&Rule> { guests.iter().copied().filter(|r| r.lang == l).collect() };
     // Findings of the input.
-    for region in injected_regions(text, lang) {
+    for region in injected_regions(text, lang, injections) {
         let rules = rules_of(region.lang);
         if rules.is_empty() {
             continue;
@@ -419,7 +446,7 @@ pub fn run_file_injected(
     let mut current = result.after.clone().unwrap_or_else(|| text.to_string());
     let mut changed = false;
     let mut remaining = Vec::new();
-    let mut regions = injected_regions(&current, lang);
+    let mut regions = injected_regions(&current, lang, injections);
     regions.reverse();
     for region in regions {
         let rules = rules_of(region.lang);

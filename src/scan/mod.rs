@@ -338,7 +338,7 @@ fn scan_with(
         let file_rules: Vec<&Rule> = active
             .iter()
             .copied()
-            .filter(|r| r.runs_in(&cand.path, cand.lang))
+            .filter(|r| rules.runs_in(r, &cand.path, cand.lang))
             .collect();
         if file_rules.is_empty() {
             continue;
@@ -387,7 +387,14 @@ fn scan_with(
             return Ok(One::NoMatch);
         }
         let result = engine::run_file_injected(
-            &cand.path, &text, cand.lang, file_rules, opts.mode, max_passes, select,
+            &cand.path,
+            &text,
+            cand.lang,
+            file_rules,
+            &rules.injections,
+            opts.mode,
+            max_passes,
+            select,
         )?;
         Ok(One::Done(
             Box::new(result),

@@ -125,8 +125,7 @@ impl Rule {
     /// or on the code of its language embedded in it (a JavaScript rule in an HTML
     /// file's `<script>`, as ast-grep's injections).
     pub fn runs_in(&self, path: &str, lang: SupportLang) -> bool {
-        self.applies_to(path, lang)
-            || (hosts(lang, self.lang) && self.applies_to(path, self.lang))
+        self.applies_to(path, lang) || (hosts(lang, self.lang) && self.applies_to(path, self.lang))
     }
 
     /// Whether the rule applies to a file of this repository path and language.
@@ -183,6 +182,49 @@ pub struct RuleSet {
     pub warnings: Vec<String>,
     /// The sgconfig's `languageGlobs`: which files are which language.
     pub language_globs: crate::files::LanguageGlobs,
+    /// The sgconfig's `languageInjections` (styled templates and the like).
+    pub injections: Vec<Injection>,
+}
+
+impl RuleSet {
+    /// Whether `rule` runs on a file of this path and language: on the file, or on
+    /// code of the rule's language embedded in it (HTML's `<script>`, or where a
+    /// `languageInjections` entry says).
+    pub fn runs_in(&self, rule: &Rule, path: &str, lang: SupportLang) -> bool {
+        rule.runs_in(path, lang)
+            || (self
+                .injections
+                .iter()
+                .any(|i| i.host == lang && i.candidates.contains(&rule.lang))
+                && rule.applies_to(path, rule.lang))
+    }
+}
+
+/// One `languageInjections` entry, compiled: in files of `host`, where `matcher`
+/// matches, its `$CONTENT` is code of the language `$LANG` names, else `default`.
+pub struct Injection {
+    pub host: SupportLang,
+    pub matcher: ast_grep_config::RuleCore,
+    pub default: Option<SupportLang>,
+    /// Every language the entry may inject.
+    pub candidates: Vec<SupportLang>,
+}
+
+/// A `languageInjections` entry as written (ast-grep's schema).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SerializableInjection {
+    #[serde(flatten)]
+    core: ast_grep_config::SerializableRuleCore,
+    host_language: String,
+    injected: Injected,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Injected {
+    Static(String),
+    Dynamic(Vec<String>),
 }
 
 /// `astedit.toml`: rules inline, plus optional ast-grep rule files.
@@ -244,6 +286,7 @@ struct Loader<'r> {
     language_globs: Vec<(String, Vec<String>)>,
     /// `customLanguages`: (name, where its grammar library is said to be).
     custom_languages: Vec<(String, String)>,
+    injections: Vec<Injection>,
 }
 
 /// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
@@ -259,6 +302,7 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
         max_passes: None,
         language_globs: Vec::new(),
         custom_languages: Vec::new(),
+        injections: Vec::new(),
     };
     if configs.is_empty() {
         let toml = repo.workdir.join(ASTEDIT_TOML);
@@ -330,6 +374,7 @@ pub fn project_language_globs(
         max_passes: None,
         language_globs: Vec::new(),
         custom_languages: Vec::new(),
+        injections: Vec::new(),
     };
     let index = loader.read(&path)?;
     let file = display(Some(repo), &path);
@@ -391,6 +436,7 @@ pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, 
         max_passes: None,
         language_globs: Vec::new(),
         custom_languages: Vec::new(),
+        injections: Vec::new(),
     };
     let bad = |detail: String| Error::BadConfigFile {
         file: name.to_string(),
@@ -559,6 +605,48 @@ impl Loader<'_> {
         }
     }
 
+    /// Compiles `languageInjections`: a list of ast-grep rules with a `hostLanguage`
+    /// and the language (or `$LANG` candidates) `injected` at their `$CONTENT`.
+    fn language_injections(&mut self, value: &Value, file: &str) -> Result<(), Error> {
+        let bad = |detail: String| Error::BadConfigFile {
+            file: file.to_string(),
+            detail: format!("languageInjections: {detail}"),
+        };
+        let Value::Seq(entries) = value else {
+            return Err(bad("expected a list of injections".into()));
+        };
+        for (n, entry) in entries.iter().enumerate() {
+            let parsed = SerializableInjection::deserialize(entry.clone())
+                .map_err(|e| bad(format!("#{}: {e}", n + 1)))?;
+            let host = crate::files::parse_language(&parsed.host_language)
+                .map_err(|e| bad(format!("#{}: hostLanguage: {e}", n + 1)))?;
+            let matcher = parsed
+                .core
+                .get_matcher(DeserializeEnv::new(host))
+                .map_err(|e| bad(format!("#{}: {}", n + 1, chain(&e))))?;
+            let names = match &parsed.injected {
+                Injected::Static(one) => vec![one.clone()],
+                Injected::Dynamic(many) => many.clone(),
+            };
+            let candidates = names
+                .iter()
+                .map(|name| crate::files::parse_language(name))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| bad(format!("#{}: injected: {e}", n + 1)))?;
+            let default = match parsed.injected {
+                Injected::Static(_) => candidates.first().copied(),
+                Injected::Dynamic(_) => None,
+            };
+            self.injections.push(Injection {
+                host,
+                matcher,
+                default,
+                candidates,
+            });
+        }
+        Ok(())
+    }
+
     fn sgconfig_file(&mut self, path: &Path) -> Result<(), Error> {
         let index = self.read(path)?;
         let file = display(self.repo, path);
@@ -578,11 +666,8 @@ impl Loader<'_> {
                  ignore); a rule in one of them is refused"
             ));
         }
-        if parsed.language_injections.is_some() {
-            self.warnings.push(format!(
-                "{file}: languageInjections is not supported; HTML's <script> and <style> \
-                 are searched as ast-grep's built-in injections"
-            ));
+        if let Some(injections) = &parsed.language_injections {
+            self.language_injections(injections, &file)?;
         }
         let base = self.base_of(path);
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -734,6 +819,7 @@ impl Loader<'_> {
             max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
             warnings,
             language_globs,
+            injections: self.injections,
         })
     }
 }

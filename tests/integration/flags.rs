@@ -146,7 +146,8 @@ fn json_styles_and_the_ast_grep_stream() {
     assert!(pretty.stdout.lines().count() > 5, "{}", pretty.stdout);
     assert_eq!(pretty.json(), compact.json());
     assert_eq!(
-        repo.run(&["--json=compact", "grep", "-p", "foo($A)"]).json(),
+        repo.run(&["--json=compact", "grep", "-p", "foo($A)"])
+            .json(),
         compact.json()
     );
     // pretty for scan too.
@@ -202,15 +203,34 @@ fn pattern_object_flags() {
     out.assert_code(2);
     assert!(message(&out).contains("-l LANG"), "{}", out.stdout);
     // -k: ours differs; the error gives the scan to run instead.
-    let out = repo.run(&["--json", "grep", "-p", "x", "-k", "call_expression", "-l", "ts"]);
+    let out = repo.run(&[
+        "--json",
+        "grep",
+        "-p",
+        "x",
+        "-k",
+        "call_expression",
+        "-l",
+        "ts",
+    ]);
     out.assert_code(2);
     assert!(
-        message(&out).contains("scan --inline-rules '{id: kind, language: ts, rule: {kind: call_expression}}'"),
+        message(&out).contains(
+            "scan --inline-rules '{id: kind, language: ts, rule: {kind: call_expression}}'"
+        ),
         "{}",
         out.stdout
     );
     // --debug-query: the pattern's tree on stderr, the search as usual.
-    let out = repo.run(&["grep", "-p", "foo($A)", "-l", "ts", "--debug-query=cst", "a.ts"]);
+    let out = repo.run(&[
+        "grep",
+        "-p",
+        "foo($A)",
+        "-l",
+        "ts",
+        "--debug-query=cst",
+        "a.ts",
+    ]);
     out.assert_code(0);
     assert_eq!(out.stdout, "a.ts:3:1: foo(x)\n");
     assert!(
@@ -226,8 +246,20 @@ fn pattern_object_flags() {
     let out = repo.run(&["grep", "-p", "foo($A)", "-l", "ts", "--debug-query", "a.ts"]);
     assert!(out.stderr.contains("Debug AST:\n"), "{}", out.stderr);
     assert!(!out.stderr.contains("( (0,3)"), "{}", out.stderr);
-    let out = repo.run(&["grep", "-p", "foo($A)", "-l", "ts", "--debug-query=sexp", "a.ts"]);
-    assert!(out.stderr.contains("Debug Sexp:\n(program"), "{}", out.stderr);
+    let out = repo.run(&[
+        "grep",
+        "-p",
+        "foo($A)",
+        "-l",
+        "ts",
+        "--debug-query=sexp",
+        "a.ts",
+    ]);
+    assert!(
+        out.stderr.contains("Debug Sexp:\n(program"),
+        "{}",
+        out.stderr
+    );
     repo.run(&["grep", "-p", "foo($A)", "-l", "ts", "--debug-query=pattern"])
         .assert_code(2);
 }
@@ -248,16 +280,31 @@ fn which_files_and_how_they_are_printed() {
         .assert_code(2);
     // --globs: gitignore-style, `!` excludes, a name matches at any depth.
     assert_eq!(
-        lines(&["--globs", "*.ts", "--globs", "!vendor", "--files-with-matches"]),
+        lines(&[
+            "--globs",
+            "*.ts",
+            "--globs",
+            "!vendor",
+            "--files-with-matches"
+        ]),
         ["a.ts", "sub/b.ts"]
     );
-    assert_eq!(lines(&["--globs", "sub/*.ts", "--files-with-matches"]), ["sub/b.ts"]);
+    assert_eq!(
+        lines(&["--globs", "sub/*.ts", "--files-with-matches"]),
+        ["sub/b.ts"]
+    );
     repo.run(&["grep", "-p", "foo($A)", "--globs", "a[.ts"])
         .assert_code(2);
     // --no-ignore vcs: ignored files and folders too; hidden and dot change nothing.
     assert_eq!(
         lines(&["--no-ignore", "vcs", "--files-with-matches"]),
-        ["a.ts", "build/out.ts", "ignored.ts", "sub/b.ts", "vendor/c.ts"]
+        [
+            "a.ts",
+            "build/out.ts",
+            "ignored.ts",
+            "sub/b.ts",
+            "vendor/c.ts"
+        ]
     );
     assert_eq!(
         lines(&["--no-ignore", "hidden", "--files-with-matches"]),
@@ -328,12 +375,16 @@ fn inline_rules_metadata_and_loading_notices() {
         ]
     );
     // Metadata only when asked for, and only with --json.
-    let v = repo
-        .run(&["--json", "scan", "--inline-rules", rule])
-        .json();
+    let v = repo.run(&["--json", "scan", "--inline-rules", rule]).json();
     assert!(v["findings"][0].get("metadata").is_none());
     let v = repo
-        .run(&["--json", "scan", "--inline-rules", rule, "--include-metadata"])
+        .run(&[
+            "--json",
+            "scan",
+            "--inline-rules",
+            rule,
+            "--include-metadata",
+        ])
         .json();
     assert_eq!(
         v["findings"][0]["metadata"],
@@ -346,14 +397,14 @@ fn inline_rules_metadata_and_loading_notices() {
     // What loading the rules says reaches the JSON report.
     repo.write(
         "sgconfig.yml",
-        "ruleDirs: [rules]\nlanguageInjections: []\n",
+        "ruleDirs: [rules]\ncustomLanguages: {mine: {libraryPath: mine.so}}\n",
     );
     let v = repo.run(&["--json", "scan"]).json();
     let notices = v["notices"].as_array().cloned().unwrap_or_default();
     assert!(
         notices
             .iter()
-            .any(|n| n.as_str().unwrap_or("").contains("languageInjections")),
+            .any(|n| n.as_str().unwrap_or("").contains("customLanguages")),
         "{v}"
     );
 }

@@ -88,7 +88,10 @@ fn a_rule_in_a_custom_language_is_refused_with_the_reason() {
     let out = repo.run(&["--json", "scan"]);
     out.assert_code(1);
     let notices = out.json()["notices"].to_string();
-    assert!(notices.contains("customLanguages are not loaded"), "{notices}");
+    assert!(
+        notices.contains("customLanguages are not loaded"),
+        "{notices}"
+    );
     // A rule in it: exit 2, saying the library is missing.
     repo.write(
         "rules/my.yml",
@@ -97,13 +100,58 @@ fn a_rule_in_a_custom_language_is_refused_with_the_reason() {
     let out = repo.run(&["--json", "scan"]);
     out.assert_code(2);
     let message = out.json()["error"].to_string();
-    assert!(message.contains("library 'mylang.so' does not exist"), "{message}");
+    assert!(
+        message.contains("library 'mylang.so' does not exist"),
+        "{message}"
+    );
     assert!(message.contains("custom language"), "{message}");
     // A library that is there cannot be loaded either: said so, never a crash.
     repo.write("mylang.so", "not a library");
     let out = repo.run(&["--json", "scan"]);
     out.assert_code(2);
     let message = out.json()["error"].to_string();
-    assert!(message.contains("its grammar is in 'mylang.so'"), "{message}");
-    assert!(message.contains("cannot load a tree-sitter grammar"), "{message}");
+    assert!(
+        message.contains("its grammar is in 'mylang.so'"),
+        "{message}"
+    );
+    assert!(
+        message.contains("cannot load a tree-sitter grammar"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_styled_template_declared_in_language_injections_is_scanned_and_fixed() {
+    let repo = project();
+    repo.write(
+        "sgconfig.yml",
+        "ruleDirs: [rules]\nlanguageInjections:\n- hostLanguage: js\n  rule:\n    \
+         pattern: styled.$TAG`$CONTENT`\n  injected: css\n",
+    );
+    let source = "const Button = styled.button`\n  color: red;\n  margin: 0;\n`;\n\
+                  const x = `color: red;`;\n";
+    repo.write("s.js", source);
+    // As ast-grep 0.51.1: the CSS of the styled template only, at 2:10.
+    let out = repo.run(&["--json", "scan", "s.js"]);
+    assert_eq!(findings(&out.json()), ["s.js no-red 2:10 warning"]);
+    repo.run(&["scan", "--apply", "s.js"]).assert_code(1);
+    assert_eq!(
+        repo.read_string("s.js"),
+        source.replacen("color: red", "color: blue", 1)
+    );
+    // A bad entry is a config error, naming it.
+    repo.write(
+        "sgconfig.yml",
+        "ruleDirs: [rules]\nlanguageInjections:\n- hostLanguage: nosuch\n  rule: {kind: x}\n  \
+         injected: css\n",
+    );
+    let out = repo.run(&["--json", "scan"]);
+    out.assert_code(2);
+    assert!(
+        out.json()["error"]
+            .to_string()
+            .contains("languageInjections"),
+        "{}",
+        out.stdout
+    );
 }

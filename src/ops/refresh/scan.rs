@@ -63,13 +63,14 @@ impl ScanRules {
             .rules
             .iter()
             .filter(|r| self.only.is_empty() || self.only.contains(&r.id))
-            .filter(|r| r.runs_in(path, lang))
+            .filter(|r| self.rules.runs_in(r, path, lang))
             .collect();
         let res = crate::scan::engine::run_file_injected(
             path,
             text,
             lang,
             &active,
+            &self.rules.injections,
             crate::scan::Mode::Fix,
             self.max_passes.max(1),
             &mut |_| true,
