@@ -391,6 +391,14 @@ impl Base {
     }
 }
 
+/// The rules that run on one file, and the project's injections (where they look
+/// inside it).
+#[derive(Clone, Copy)]
+pub struct FileRules<'a> {
+    pub rules: &'a [&'a Rule],
+    pub injections: &'a [Injection],
+}
+
 /// [`run_file_selecting`] for a file that may embed other languages: the rules of
 /// its own language run on it, the others on each embedded region of theirs, as a
 /// text of its own; findings are moved to the host's lines and columns, and fixed
@@ -399,8 +407,7 @@ pub fn run_file_injected(
     path: &str,
     text: &str,
     lang: SupportLang,
-    rules: &[&Rule],
-    injections: &[Injection],
+    FileRules { rules, injections }: FileRules<'_>,
     mode: Mode,
     max_passes: usize,
     select: &mut dyn FnMut(&Proposal<'_>) -> bool,

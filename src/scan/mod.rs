@@ -390,8 +390,10 @@ fn scan_with(
             &cand.path,
             &text,
             cand.lang,
-            file_rules,
-            &rules.injections,
+            engine::FileRules {
+                rules: file_rules,
+                injections: &rules.injections,
+            },
             opts.mode,
             max_passes,
             select,

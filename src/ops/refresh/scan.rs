@@ -69,8 +69,10 @@ impl ScanRules {
             path,
             text,
             lang,
-            &active,
-            &self.rules.injections,
+            crate::scan::engine::FileRules {
+                rules: &active,
+                injections: &self.rules.injections,
+            },
             crate::scan::Mode::Fix,
             self.max_passes.max(1),
             &mut |_| true,
