@@ -46,6 +46,8 @@ pub enum Error {
         ceiling = MAX_FILE_SIZE_CEILING
     )]
     MaxFileSizeTooLarge(u64),
+    #[error("--globs '{0}' is not a glob: {1}")]
+    BadGlob(String, String),
 }
 
 /// Refuses a size limit above [`MAX_FILE_SIZE_CEILING`], before any file is read.
@@ -73,6 +75,7 @@ impl Classify for Error {
             Error::Pathspec(e) => e.code(),
             Error::PathspecNoMatch(_) => "pathspec-no-match",
             Error::MaxFileSizeTooLarge(_) => "max-filesize-too-large",
+            Error::BadGlob(..) => "bad-glob",
         }
     }
     fn exit(&self) -> Exit {
@@ -82,7 +85,9 @@ impl Classify for Error {
             Error::Walk(_) => Exit::BadInput,
             Error::Index(_) => Exit::Internal,
             Error::Pathspec(e) => e.exit(),
-            Error::PathspecNoMatch(_) | Error::MaxFileSizeTooLarge(_) => Exit::BadInput,
+            Error::PathspecNoMatch(_) | Error::MaxFileSizeTooLarge(_) | Error::BadGlob(..) => {
+                Exit::BadInput
+            }
         }
     }
     fn hint(&self) -> Option<String> {
@@ -201,6 +206,10 @@ pub struct Options {
     pub max_file_size: u64,
     /// A project's `languageGlobs`, taken before extensions.
     pub language_globs: LanguageGlobs,
+    /// `--globs`: ast-grep's include/exclude globs, on top of the pathspecs.
+    pub globs: PathGlobs,
+    /// `--no-ignore`: files git ignores are listed too.
+    pub no_ignore: bool,
 }
 
 impl Default for Options {
@@ -210,6 +219,63 @@ impl Default for Options {
             lang: None,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             language_globs: LanguageGlobs::default(),
+            globs: PathGlobs::default(),
+            no_ignore: false,
+        }
+    }
+}
+
+/// ast-grep's `--globs`: gitignore-style globs that include a path or, after `!`,
+/// exclude it. The last glob matching a path decides; when any glob includes, a path
+/// no glob matches is left out. A glob without a `/` matches a name at any depth; one
+/// with a `/` is relative to the folder the command runs in.
+#[derive(Debug, Clone, Default)]
+pub struct PathGlobs {
+    /// (matcher, includes) in the order given.
+    globs: Vec<(globset::GlobSet, bool)>,
+    any_include: bool,
+}
+
+impl PathGlobs {
+    /// `prefix`: the current folder as a repository path (`src/` or empty), which
+    /// anchored globs are relative to.
+    pub fn new(globs: &[String], prefix: &str) -> Result<PathGlobs, Error> {
+        let mut out = PathGlobs::default();
+        for text in globs {
+            let (include, body) = match text.strip_prefix('!') {
+                Some(rest) => (false, rest),
+                None => (true, text.as_str()),
+            };
+            let body = body.trim_end_matches('/');
+            let anchored = body.contains('/');
+            let base = if anchored {
+                format!("{prefix}{}", body.trim_start_matches('/'))
+            } else {
+                format!("**/{body}")
+            };
+            let mut set = globset::GlobSetBuilder::new();
+            // The path itself, or anything under it (a folder's glob).
+            for glob in [base.clone(), format!("{base}/**")] {
+                let built = globset::GlobBuilder::new(&glob)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| Error::BadGlob(text.clone(), e.to_string()))?;
+                set.add(built);
+            }
+            let set = set
+                .build()
+                .map_err(|e| Error::BadGlob(text.clone(), e.to_string()))?;
+            out.any_include |= include;
+            out.globs.push((set, include));
+        }
+        Ok(out)
+    }
+
+    /// Whether the repository path `path` is kept.
+    pub fn selects(&self, path: &str) -> bool {
+        match self.globs.iter().rev().find(|(set, _)| set.is_match(path)) {
+            Some((_, include)) => *include,
+            None => !self.any_include,
         }
     }
 }
@@ -472,7 +538,10 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
         .map_err(|e| Error::Walk(Box::new(e)))?
         .emit_tracked(true)
         .emit_untracked(gix::dir::walk::EmissionMode::Matching)
-        .emit_ignored(None)
+        .emit_ignored(
+            opts.no_ignore
+                .then_some(gix::dir::walk::EmissionMode::Matching),
+        )
         .empty_patterns_match_prefix(true);
     // Every plain pathspec is made relative to the top (above), and the walk runs once
     // per positive spec (each with all exclusions): gix's walk loses specs that climb
@@ -509,7 +578,8 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
         .map_err(|e| Error::Walk(Box::new(e)))?;
         let mut matched = false;
         for (entry, _) in collect.unorded_entries {
-            matched |= matches!(entry.status, Status::Tracked | Status::Untracked);
+            matched |= matches!(entry.status, Status::Tracked | Status::Untracked)
+                || (opts.no_ignore && matches!(entry.status, Status::Ignored(_)));
             entries.entry(entry.rela_path.clone()).or_insert(entry);
         }
         if let (false, Some(typed)) = (matched, typed) {
@@ -524,8 +594,13 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
         pathspecs: opts.pathspecs.clone(),
         ..FileSet::default()
     };
+    // `--no-ignore`: an ignored folder comes as one entry; its files are listed here.
+    let mut listed: Vec<(String, Option<Kind>)> = Vec::new();
     for entry in entries.into_values() {
-        if !matches!(entry.status, Status::Tracked | Status::Untracked) {
+        let ignored = matches!(entry.status, Status::Ignored(_));
+        if !(matches!(entry.status, Status::Tracked | Status::Untracked)
+            || (opts.no_ignore && ignored))
+        {
             continue;
         }
         let Ok(path) = std::str::from_utf8(entry.rela_path.as_ref()) else {
@@ -533,7 +608,19 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
                 .add(SkipReason::NonUtf8Path, &entry.rela_path.to_string());
             continue;
         };
-        match entry.disk_kind {
+        if ignored && entry.disk_kind == Some(Kind::Directory) {
+            files_under(&repo.workdir, path, &mut listed);
+            continue;
+        }
+        listed.push((path.to_string(), entry.disk_kind));
+    }
+    listed.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, disk_kind) in &listed {
+        let path = path.as_str();
+        if !opts.globs.selects(path) {
+            continue;
+        }
+        match *disk_kind {
             Some(Kind::File) => {}
             Some(Kind::Symlink) => {
                 set.skipped.add(SkipReason::Symlink, path);
@@ -569,6 +656,32 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
         });
     }
     Ok(set)
+}
+
+/// The files and symlinks under the folder `dir` (a repository path), for an
+/// ignored folder listed whole; nested repositories are not entered.
+fn files_under(workdir: &std::path::Path, dir: &str, out: &mut Vec<(String, Option<Kind>)>) {
+    let Ok(entries) = std::fs::read_dir(workdir.join(dir)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        let path = format!("{dir}/{name}");
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            if name != ".git" && !entry.path().join(".git").exists() {
+                files_under(workdir, &path, out);
+            }
+        } else if kind.is_symlink() {
+            out.push((path, Some(Kind::Symlink)));
+        } else if kind.is_file() {
+            out.push((path, Some(Kind::File)));
+        }
+    }
 }
 
 /// A file's text, or why it was skipped.

@@ -161,6 +161,8 @@ pub struct Options<'a> {
     /// Checked as each file is done: once it says stop, the search stops and the
     /// summary is partial (the caller checks `cancel` before using it).
     pub cancel: &'a crate::cancel::Cancel,
+    /// `--selector`, `--strictness`.
+    pub query: &'a rewrite::QueryOptions,
 }
 
 /// Searches every file of `set` for `pattern`, in parallel, handing each file with
@@ -181,13 +183,14 @@ pub fn grep(
         max_file_size,
         keep,
         cancel,
+        query,
     } = *opts;
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
     let PerLanguage {
         compiled: queries,
         skipped: skipped_languages,
     } = compile_per_language(pattern, langs, |lang| {
-        Query::for_language(pattern, lang, forced_lang)
+        Query::with_options(pattern, lang, forced_lang, query)
     })?;
 
     enum One {
@@ -269,6 +272,45 @@ pub fn grep(
         return Err(Error::MatchesTooLarge {
             path,
             limit: rewrite::MAX_MATCH_TEXT,
+        });
+    }
+    Ok(out)
+}
+
+/// Searches `text` (standard input, `--stdin`) as a file named `name` in `lang`,
+/// handing its matches to `sink` when there are any.
+pub fn grep_text(
+    name: &str,
+    text: String,
+    lang: SupportLang,
+    pattern: &str,
+    opts: &Options<'_>,
+    sink: impl FnOnce(FileHits) -> bool,
+) -> Result<GrepSummary, Error> {
+    let query = Query::with_options(pattern, lang, Some(lang), opts.query)?;
+    let mut out = GrepSummary {
+        files_searched: 1,
+        ..Default::default()
+    };
+    let source = opts.keep.source.then(|| text.clone());
+    let found = query.find_owned(text, opts.keep.text);
+    if found.text_too_large {
+        return Err(Error::MatchesTooLarge {
+            path: name.to_string(),
+            limit: rewrite::MAX_MATCH_TEXT,
+        });
+    }
+    if found.has_parse_error {
+        out.parse_errors.push(name.to_string());
+    }
+    if !found.matches.is_empty() {
+        out.total = found.matches.len();
+        out.files_matched = 1;
+        sink(FileHits {
+            path: name.to_string(),
+            lang,
+            matches: found.matches,
+            source,
         });
     }
     Ok(out)

@@ -29,6 +29,39 @@ pub struct InputArgs {
     /// Number of worker threads (default: the number of cores)
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
+
+    /// Only paths a glob includes, none a `!glob` excludes (gitignore-style, as in
+    /// ast-grep; the last glob matching a path decides; can be repeated)
+    #[arg(long = "globs", value_name = "GLOB")]
+    pub globs: Vec<String>,
+
+    /// Read files git ignores too (vcs, exclude, global, parent); hidden and dot are
+    /// accepted and change nothing (hidden files are read, .ignore files are not)
+    #[arg(long = "no-ignore", value_name = "FILE_TYPE", value_enum)]
+    pub no_ignore: Vec<NoIgnore>,
+
+    /// Not supported: git stores a symlink as a link, and git-astedit skips it (the
+    /// error says what to type instead)
+    #[arg(long, hide_short_help = true)]
+    pub follow: bool,
+
+    /// The ast-grep project config whose languageGlobs say which files are which
+    /// language (default: sgconfig.yml at the root, when there is one)
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+}
+
+/// ast-grep's `--no-ignore` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NoIgnore {
+    // hidden: hidden files (read already); dot: `.ignore` files (never read); exclude,
+    // global, parent, vcs: git's ignore files, one source here.
+    Hidden,
+    Dot,
+    Exclude,
+    Global,
+    Parent,
+    Vcs,
 }
 
 impl InputArgs {
@@ -45,13 +78,37 @@ impl InputArgs {
             .as_deref()
             .map(files::parse_language)
             .transpose()?;
+        if self.follow {
+            return Err(UsageError(
+                "--follow is not supported: git-astedit reads the files git sees and skips \
+                 symlinks (git stores the link, not its target); name the target itself as a \
+                 pathspec instead"
+                    .into(),
+            )
+            .into());
+        }
+        // Git's ignore files are one source here; ast-grep's other kinds are no-ops.
+        let no_ignore = self
+            .no_ignore
+            .iter()
+            .any(|n| !matches!(n, NoIgnore::Hidden | NoIgnore::Dot));
         let opts = files::Options {
             pathspecs: self.pathspecs.clone(),
             lang,
             max_file_size: self.max_filesize,
-            language_globs: Default::default(),
+            language_globs: git_astedit::ops::grep::language_globs(repo, self.config.as_deref())?,
+            globs: files::PathGlobs::new(&self.globs, &folder_prefix(repo))?,
+            no_ignore,
         };
         Ok((files::collect(repo, &opts)?, lang))
+    }
+}
+
+/// The current folder as a repository path with its `/` (`src/`), empty at the top.
+fn folder_prefix(repo: &Repo) -> String {
+    match repo.prefix.as_deref() {
+        None | Some("") => String::new(),
+        Some(p) => format!("{p}/"),
     }
 }
 

@@ -2,14 +2,19 @@
 
 use git_astedit::cancel::Cancel;
 use git_astedit::error::Exit;
+use git_astedit::error::UsageError;
+use git_astedit::ops::grep::DebugFormat;
 use git_astedit::ops::grep::GrepRequest;
 use git_astedit::ops::grep::Paths;
+use git_astedit::ops::grep::Strictness;
 use git_astedit::pipeline::Delivery;
+use git_astedit::render::grep::GrepOutput;
 use git_astedit::render::grep::GrepPrinter;
 use git_astedit::Error;
 
 use super::common::InputArgs;
 use super::Ctx;
+use super::JsonStyle;
 
 /// Search code structurally with an ast-grep pattern.
 ///
@@ -24,9 +29,48 @@ pub struct GrepArgs {
     #[arg(short = 'p', long = "pattern", value_name = "PATTERN")]
     pub pattern: String,
 
-    /// Show at most N matches (0: no limit)
-    #[arg(long, value_name = "N", default_value_t = 200)]
-    pub max_count: usize,
+    /// Show at most N matches (0: no limit; default 200, no limit for a JSON stream or
+    /// a list of files)
+    #[arg(long, value_name = "N")]
+    pub max_count: Option<usize>,
+
+    /// The node kind inside the pattern that is the actual pattern, as in ast-grep
+    /// (`class A { $F = $V }` with the kind field_definition); needs -l
+    #[arg(long, value_name = "KIND")]
+    pub selector: Option<String>,
+
+    /// Which nodes the pattern compares, as in ast-grep
+    #[arg(long, value_name = "STRICTNESS", value_enum)]
+    pub strictness: Option<StrictnessArg>,
+
+    /// Not supported here (the error says what to type instead)
+    #[arg(
+        short = 'k',
+        long = "kind",
+        value_name = "KIND",
+        hide_short_help = true
+    )]
+    pub kind: Option<String>,
+
+    /// Print the pattern's tree on stderr, as ast-grep does (ast by default, cst with
+    /// unnamed nodes, sexp); needs -l
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "ast"
+    )]
+    pub debug_query: Option<DebugQuery>,
+
+    /// Search the text on standard input (needs -l LANG); its matches are named STDIN
+    #[arg(long)]
+    pub stdin: bool,
+
+    /// Print only the paths of files with a match, once each
+    #[arg(long)]
+    pub files_with_matches: bool,
 
     /// Show N lines after each match
     #[arg(short = 'A', long = "after-context", value_name = "N")]
@@ -50,6 +94,49 @@ pub struct GrepArgs {
     pub input: InputArgs,
 }
 
+/// ast-grep's strictness levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StrictnessArg {
+    /// Match all nodes exactly
+    Cst,
+    /// Match all nodes except source trivial nodes (the default)
+    Smart,
+    /// Match only ast nodes
+    Ast,
+    /// Match ast nodes except comments
+    Relaxed,
+    /// Match ast nodes except comments, without text
+    Signature,
+    /// Like smart, but match text only, node kinds are ignored
+    Template,
+}
+
+impl From<StrictnessArg> for Strictness {
+    fn from(s: StrictnessArg) -> Strictness {
+        match s {
+            StrictnessArg::Cst => Strictness::Cst,
+            StrictnessArg::Smart => Strictness::Smart,
+            StrictnessArg::Ast => Strictness::Ast,
+            StrictnessArg::Relaxed => Strictness::Relaxed,
+            StrictnessArg::Signature => Strictness::Signature,
+            StrictnessArg::Template => Strictness::Template,
+        }
+    }
+}
+
+/// `--debug-query` formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DebugQuery {
+    /// ast-grep's own pattern dump: not available here (use ast or cst)
+    Pattern,
+    /// Named nodes, with field names and positions
+    Ast,
+    /// Every node, named or not
+    Cst,
+    /// tree-sitter's S-expression
+    Sexp,
+}
+
 impl GrepArgs {
     /// The lines asked for before and after each match; as in ripgrep, `-A`/`-B`
     /// override `-C` on their side.
@@ -62,10 +149,104 @@ impl GrepArgs {
     }
 }
 
+/// The flags whose ast-grep meaning is not ours, or that need another: refused with
+/// what to type instead.
+fn check(args: &GrepArgs, json: bool, stream: bool) -> Result<(), UsageError> {
+    if let Some(kind) = &args.kind {
+        return Err(UsageError(format!(
+            "-k/--kind is not supported by grep; a rule matches by kind: git astedit scan \
+             --inline-rules '{{id: kind, language: {}, rule: {{kind: {kind}}}}}'",
+            args.input.lang.as_deref().unwrap_or("LANG")
+        )));
+    }
+    let needs_lang = |flag: &str| {
+        UsageError(format!(
+            "{flag} needs the language of the pattern: add -l LANG"
+        ))
+    };
+    if args.input.lang.is_none() {
+        if args.selector.is_some() {
+            return Err(needs_lang("--selector"));
+        }
+        if args.debug_query.is_some() {
+            return Err(needs_lang("--debug-query"));
+        }
+        if args.stdin {
+            return Err(needs_lang("--stdin"));
+        }
+    }
+    if args.debug_query == Some(DebugQuery::Pattern) {
+        return Err(UsageError(
+            "--debug-query=pattern (ast-grep's internal pattern dump) is not available: \
+             use --debug-query=ast, cst or sexp"
+                .into(),
+        ));
+    }
+    if args.files_with_matches && json {
+        return Err(UsageError(
+            "--files-with-matches prints paths, not JSON: use --json and read the matches' \
+             paths (or drop --json)"
+                .into(),
+        ));
+    }
+    if args.files_with_matches && stream {
+        return Err(UsageError(
+            "--files-with-matches and --json=stream are exclusive".into(),
+        ));
+    }
+    if args.stdin && !args.input.pathspecs.is_empty() {
+        return Err(UsageError(
+            "--stdin searches standard input: leave the pathspecs out".into(),
+        ));
+    }
+    Ok(())
+}
+
 pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
+    let stream = ctx.json_style == JsonStyle::Stream;
+    check(&args, ctx.json, stream)?;
     let (repo, out) = ctx.parts()?;
-    let (set, lang) = args.input.collect(repo)?;
-    let mut printer = GrepPrinter::new(out.format(), out.style());
+    let (set, lang) = if args.stdin {
+        let lang = args
+            .input
+            .lang
+            .as_deref()
+            .map(git_astedit::files::parse_language)
+            .transpose()?;
+        (git_astedit::files::FileSet::default(), lang)
+    } else {
+        args.input.collect(repo)?
+    };
+    if let (Some(format), Some(lang)) = (args.debug_query, lang) {
+        let (title, format) = match format {
+            DebugQuery::Ast | DebugQuery::Pattern => ("AST", DebugFormat::Ast),
+            DebugQuery::Cst => ("CST", DebugFormat::Cst),
+            DebugQuery::Sexp => ("Sexp", DebugFormat::Sexp),
+        };
+        let tree = git_astedit::ops::grep::debug_query(&args.pattern, lang, format)?;
+        out.note(&format!("Debug {title}:\n{}", tree.trim_end()));
+    }
+    let stdin = if args.stdin {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|source| {
+            git_astedit::error::InputError {
+                action: "read",
+                path: "standard input".into(),
+                source,
+            }
+        })?;
+        Some(text)
+    } else {
+        None
+    };
+    let output = if stream {
+        GrepOutput::Stream
+    } else if args.files_with_matches {
+        GrepOutput::Files
+    } else {
+        GrepOutput::Matches
+    };
+    let mut printer = GrepPrinter::with_output(out.format(), out.style(), output);
     let (before, after) = args.context();
     let request = GrepRequest {
         set: &set,
@@ -81,8 +262,15 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
             Delivery::InOrder
         },
         offset: 0,
-        max_count: args.max_count,
+        max_count: args.max_count.unwrap_or(match output {
+            GrepOutput::Matches => 200,
+            GrepOutput::Stream | GrepOutput::Files => 0,
+        }),
         paths: Paths::Display,
+        selector: args.selector,
+        strictness: args.strictness.map(Into::into),
+        stdin,
+        keep_lines: stream,
     };
     let report = git_astedit::ops::grep::run(repo, &request, &Cancel::never(), |file| {
         let text = printer.file(&file);
@@ -91,6 +279,13 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         }
         Ok(())
     })?;
+    if !printer.reports() {
+        // ast-grep's stream readers take every line for a match: warnings go to stderr.
+        for warning in &report.diagnostics.warnings {
+            out.warn(warning);
+        }
+        return Ok(report.exit());
+    }
     let report = printer.finish(report);
     out.emit(&report)?;
     Ok(report.exit())

@@ -60,9 +60,18 @@ pub struct Cli {
     #[arg(short = 'C', value_name = "DIR")]
     pub dir: Option<std::path::PathBuf>,
 
-    /// Print results (and errors) as JSON on stdout
-    #[arg(long, global = true)]
-    pub json: bool,
+    /// Print results (and errors) as JSON on stdout: one object on one line (compact,
+    /// the default), indented (pretty), or, for grep, one ast-grep match a line as
+    /// the search goes (stream)
+    #[arg(
+        long,
+        global = true,
+        value_name = "STYLE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "compact"
+    )]
+    pub json: Option<JsonStyle>,
 
     /// Colour the output: auto (on a terminal or into a pager), always, never; a bare
     /// --color is always (as in git). Wins over color.ui, color.diff and color.grep
@@ -92,6 +101,15 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// How `--json` prints (ast-grep's `--json=STYLE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum JsonStyle {
+    // Values without doc comments keep every command's help in its short layout.
+    Compact,
+    Pretty,
+    Stream,
 }
 
 #[derive(Debug, Subcommand)]
@@ -145,6 +163,8 @@ pub enum ResolveCommand {
 pub struct Ctx {
     pub out: Out,
     pub json: bool,
+    /// `--json=STYLE` (compact when not given).
+    pub json_style: JsonStyle,
     repo: Option<Repo>,
     /// Recovery ran on the opened repository.
     recovered: bool,
@@ -158,6 +178,7 @@ impl Ctx {
         Ctx {
             out: Out::new(),
             json,
+            json_style: JsonStyle::Compact,
             repo: None,
             recovered: false,
             looked_for_repo: false,
@@ -207,7 +228,7 @@ pub fn main() -> ExitCode {
     let wants_json = std::env::args_os()
         .skip(1)
         .take_while(|a| a != "--")
-        .any(|a| a == "--json");
+        .any(|a| a == "--json" || a.to_str().is_some_and(|a| a.starts_with("--json=")));
     let parsed = Cli::command().try_get_matches().and_then(|matches| {
         let cli = Cli::from_arg_matches(&matches)?;
         Ok((cli, matches))
@@ -216,8 +237,13 @@ pub fn main() -> ExitCode {
         Ok(parsed) => parsed,
         Err(e) => return clap_error(e, wants_json),
     };
-    let mut ctx = Ctx::new(cli.json, recover::recover_policy::of(&cli.command));
-    ctx.out.set_format(if cli.json {
+    let mut ctx = Ctx::new(
+        cli.json.is_some(),
+        recover::recover_policy::of(&cli.command),
+    );
+    ctx.json_style = cli.json.unwrap_or(JsonStyle::Compact);
+    ctx.out.set_pretty(ctx.json_style == JsonStyle::Pretty);
+    ctx.out.set_format(if cli.json.is_some() {
         git_astedit::render::Format::Json
     } else {
         git_astedit::render::Format::Text
@@ -240,6 +266,13 @@ pub fn main() -> ExitCode {
     }
     // The command's name, as in `pager.<name>` (`resolve` for `resolve apply`).
     let name = matches.subcommand_name().unwrap_or("");
+    if ctx.json_style == JsonStyle::Stream && name != "grep" {
+        let err = git_astedit::error::UsageError(format!(
+            "--json=stream is grep's (one ast-grep match a line); {name} prints one report: \
+             use --json"
+        ));
+        return report_error(&mut ctx, &Error::from(err));
+    }
     setup_output(&mut ctx, &cli, name);
     // Engines report progress to the bar only while it is installed.
     let installed = progress_bar(&ctx, name).map(|bar| {
@@ -271,7 +304,7 @@ fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
         None
     };
     let mut config = |key: &str| ctx.config_value(key);
-    let program = pager::choose(command, flag, cli.json, &mut config);
+    let program = pager::choose(command, flag, cli.json.is_some(), &mut config);
     let flag = if cli.no_color {
         Some(color::When::Never)
     } else {
@@ -291,7 +324,7 @@ fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
         ctx.out.page(&program);
     }
     // JSON strings (a diff in a report) never carry escape codes.
-    ctx.out.set_color(color && !cli.json);
+    ctx.out.set_color(color && cli.json.is_none());
 }
 
 /// A progress bar for a run whose stderr is a terminal of its own: not under `--json`,

@@ -73,6 +73,8 @@ pub struct Out {
     quoting: Quoting,
     pager: Option<super::pager::Pager>,
     progress: Option<super::progress::Bar>,
+    /// `--json=pretty`: JSON documents indented.
+    pretty: bool,
 }
 
 impl Out {
@@ -87,6 +89,7 @@ impl Out {
             quoting: Quoting::default(),
             pager: None,
             progress: None,
+            pretty: false,
         }
     }
     /// Whether stdout gets colour.
@@ -99,6 +102,13 @@ impl Out {
     /// Chooses the printer for the run.
     pub fn set_format(&mut self, format: Format) {
         self.format = format;
+    }
+    /// Indents JSON documents (`--json=pretty`).
+    pub fn set_pretty(&mut self, pretty: bool) {
+        self.pretty = pretty;
+    }
+    pub fn pretty(&self) -> bool {
+        self.pretty
     }
     /// The printer chosen for the run (for a command that prints as it goes).
     pub fn format(&self) -> Format {
@@ -192,7 +202,12 @@ impl Out {
     }
     /// Writes one JSON document (one line) to stdout.
     pub fn json(&mut self, value: &impl Serialize) -> Result<(), OutputError> {
-        serde_json::to_writer(&mut self.stdout, value).map_err(|e| match e.io_error_kind() {
+        let written = if self.pretty {
+            serde_json::to_writer_pretty(&mut self.stdout, value)
+        } else {
+            serde_json::to_writer(&mut self.stdout, value)
+        };
+        written.map_err(|e| match e.io_error_kind() {
             Some(_) => OutputError::from(std::io::Error::from(e)),
             None => OutputError::Encode(e),
         })?;

@@ -39,6 +39,15 @@ pub struct ScanArgs {
     #[arg(short = 'r', long = "rule", value_name = "FILE")]
     pub rule_files: Vec<PathBuf>,
 
+    /// Run the rules in this YAML text instead of config files (documents separated by
+    /// `---`), as in ast-grep
+    #[arg(long, value_name = "RULE_TEXT", conflicts_with_all = ["rule_files", "config"])]
+    pub inline_rules: Option<String>,
+
+    /// Give each JSON finding its rule's `metadata`
+    #[arg(long)]
+    pub include_metadata: bool,
+
     /// Print the diff of every fix and exit 1 if any would change a file; write nothing
     #[arg(long, conflicts_with_all = ["stage", "apply"])]
     pub check: bool,
@@ -136,11 +145,17 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         (false, Format::Text) => ScanFormat::Text,
         (false, Format::Github) => ScanFormat::Github,
         (false, Format::Sarif) => ScanFormat::Sarif,
+        (true, Format::Text) if ctx.out.pretty() => ScanFormat::JsonPretty,
         (true, Format::Text) => ScanFormat::Json,
         (true, _) => {
             return Err(UsageError("--json and --format are exclusive".into()).into());
         }
     };
+    if args.include_metadata && !ctx.json {
+        return Err(
+            UsageError("--include-metadata adds to the JSON findings: add --json".into()).into(),
+        );
+    }
     if args.max_passes == Some(0) {
         return Err(UsageError("--max-passes must be at least 1".into()).into());
     }
@@ -150,7 +165,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         };
         match format {
             ScanFormat::Text => {}
-            ScanFormat::Json => return refuse("--json"),
+            ScanFormat::Json | ScanFormat::JsonPretty => return refuse("--json"),
             ScanFormat::Github | ScanFormat::Sarif => return refuse("--format"),
         }
         if args.config.iter().any(|c| c.as_os_str() == "-") {
@@ -217,6 +232,8 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         reason: args.reason,
         max_render: args.max_render,
         max_file_size: args.max_filesize,
+        inline_rules: args.inline_rules,
+        include_metadata: args.include_metadata,
     };
     let (repo, out) = ctx.parts()?;
     let report = if args.interactive {

@@ -61,6 +61,68 @@ pub struct GrepRequest<'a> {
     /// At most this many matches are handed out (0: no limit); the rest are counted.
     pub max_count: usize,
     pub paths: Paths,
+    /// `--selector`, `--strictness` (ast-grep's pattern object).
+    pub selector: Option<String>,
+    pub strictness: Option<Strictness>,
+    /// Search this text (standard input) as one file in `lang`, instead of `set`.
+    pub stdin: Option<String>,
+    /// Keep each matching file's lines (for ast-grep's `lines` in `--json=stream`).
+    pub keep_lines: bool,
+}
+
+/// The name a search of standard input gives its one file, as ast-grep's.
+pub const STDIN_NAME: &str = "STDIN";
+
+/// ast-grep's `--strictness` (see `rewrite::Strictness`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strictness {
+    Cst,
+    Smart,
+    Ast,
+    Relaxed,
+    Signature,
+    Template,
+}
+
+impl From<Strictness> for crate::rewrite::Strictness {
+    fn from(s: Strictness) -> Self {
+        use crate::rewrite::Strictness as R;
+        match s {
+            Strictness::Cst => R::Cst,
+            Strictness::Smart => R::Smart,
+            Strictness::Ast => R::Ast,
+            Strictness::Relaxed => R::Relaxed,
+            Strictness::Signature => R::Signature,
+            Strictness::Template => R::Template,
+        }
+    }
+}
+
+/// How `--debug-query` prints the pattern's tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DebugFormat {
+    Ast,
+    Cst,
+    Sexp,
+}
+
+/// The tree of `pattern` parsed in `lang`, for `--debug-query`.
+pub fn debug_query(pattern: &str, lang: SupportLang, format: DebugFormat) -> Result<String, Error> {
+    let format = match format {
+        DebugFormat::Ast => crate::rewrite::TreeFormat::Ast,
+        DebugFormat::Cst => crate::rewrite::TreeFormat::Cst,
+        DebugFormat::Sexp => crate::rewrite::TreeFormat::Sexp,
+    };
+    Ok(crate::rewrite::debug_tree(pattern, lang, format)?)
+}
+
+/// An ast-grep project's `languageGlobs` for `grep` and `edit`: from `config` (an
+/// `sgconfig.yml`) when given, else from the `sgconfig.yml` at the root, if any.
+pub fn language_globs(
+    repo: &Repo,
+    config: Option<&std::path::Path>,
+) -> Result<crate::files::LanguageGlobs, Error> {
+    Ok(crate::scan::rules::project_language_globs(repo, config)?)
 }
 
 /// Searches `req.set`, handing each file's shown matches to `sink` as it comes; an
@@ -88,12 +150,16 @@ pub fn run(
         max_file_size: req.max_file_size,
         keep: crate::grep::Keep {
             text: req.text,
-            source: !context.is_empty(),
+            source: !context.is_empty() || req.keep_lines,
             order: req.order,
         },
         cancel,
+        query: &crate::rewrite::QueryOptions {
+            selector: req.selector.clone(),
+            strictness: req.strictness.map(Into::into),
+        },
     };
-    let found = crate::grep::grep(repo, req.set, &req.pattern, &opts, |file| {
+    let mut on_file = |file: crate::grep::FileHits| {
         let passed = skip.min(file.matches.len());
         skip -= passed;
         let take = (file.matches.len() - passed).min(cap - shown);
@@ -103,7 +169,11 @@ pub fn run(
         }
         shown += take;
         let handed = GrepFile {
-            path: req.paths.show(repo, &file.path),
+            path: if req.stdin.is_some() {
+                file.path.clone()
+            } else {
+                req.paths.show(repo, &file.path)
+            },
             lang: file.lang,
             matches: &file.matches[passed..passed + take],
             lines: Lines::new(file.source.as_deref().unwrap_or("")),
@@ -117,7 +187,19 @@ pub fn run(
                 false
             }
         }
-    })?;
+    };
+    let found = match (&req.stdin, req.lang) {
+        (Some(text), Some(lang)) => {
+            crate::grep::grep_text(STDIN_NAME, text.clone(), lang, &req.pattern, &opts, on_file)?
+        }
+        (Some(_), None) => {
+            return Err(crate::error::UsageError(
+                "--stdin needs the language of the text: add -l LANG".into(),
+            )
+            .into())
+        }
+        (None, _) => crate::grep::grep(repo, req.set, &req.pattern, &opts, &mut on_file)?,
+    };
     if let Some(e) = failed {
         return Err(e);
     }

@@ -49,6 +49,10 @@ pub struct ScanRequest {
     /// Diff lines to render at most (0: no limit).
     pub max_render: usize,
     pub max_file_size: u64,
+    /// Rules given as YAML text (`--inline-rules`), instead of config files.
+    pub inline_rules: Option<String>,
+    /// Each finding carries its rule's `metadata` (`--include-metadata`).
+    pub include_metadata: bool,
 }
 
 /// A severity a front end can ask for (the engine's levels, named here so that front
@@ -105,7 +109,12 @@ pub fn run(
     select: Option<&mut dyn Select>,
 ) -> Result<ScanReport, Error> {
     let shard = req.shard.as_deref().map(scan::Shard::parse).transpose()?;
-    let mut rules = scan::rules::load(repo, &req.configs)?;
+    let mut rules = match &req.inline_rules {
+        Some(text) => {
+            scan::rules::from_text(text, scan::rules::TextFormat::Yaml, "--inline-rules")?
+        }
+        None => scan::rules::load(repo, &req.configs)?,
+    };
     // Severities from the command line; `off` rules leave the run.
     if !req.severities.is_empty() {
         let mut kept = Vec::with_capacity(rules.rules.len());
@@ -203,9 +212,26 @@ pub fn run(
     }
 
     let fixing = req.mode.fixing();
+    // `--include-metadata`: each rule's metadata, as JSON, by id.
+    let metadata: std::collections::HashMap<&str, serde_json::Value> = if req.include_metadata {
+        rules
+            .rules
+            .iter()
+            .filter_map(|r| {
+                let value = serde_json::to_value(r.config.metadata.as_ref()?).ok()?;
+                Some((r.id.as_str(), value))
+            })
+            .collect()
+    } else {
+        Default::default()
+    };
     let rows = |fs: &[Finding]| -> Vec<FindingRow> {
         fs.iter()
-            .map(|f| FindingRow::of(f, repo.display_path(&f.path)))
+            .map(|f| {
+                let mut row = FindingRow::of(f, repo.display_path(&f.path));
+                row.metadata = metadata.get(f.rule.as_str()).cloned();
+                row
+            })
             .collect()
     };
     let diagnostics =

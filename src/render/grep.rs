@@ -16,6 +16,10 @@ use crate::report::ContextLine;
 use crate::report::GrepMatch;
 use crate::report::GrepReport;
 use crate::report::MetaVariables;
+use crate::report::SgCharCount;
+use crate::report::SgMatch;
+use crate::report::SgMetaVariables;
+use crate::report::SgRange;
 use crate::report::Span;
 use crate::rewrite::MatchText;
 
@@ -25,6 +29,22 @@ pub enum GrepPrinter {
     Text(TextPrinter),
     /// Rows kept (up to the cap) for the one JSON document at the end.
     Json(Vec<GrepMatch>),
+    /// `--json=stream`: each match as ast-grep prints it, one object a line, at once.
+    Stream,
+    /// `--files-with-matches`: each matching file's path, once.
+    Files(Style),
+}
+
+/// What a `grep` run prints (besides text or JSON, chosen by the run's format).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GrepOutput {
+    /// Matches (text lines, or rows of the one JSON report).
+    #[default]
+    Matches,
+    /// ast-grep's `--json=stream`.
+    Stream,
+    /// Paths of the files with a match.
+    Files,
 }
 
 /// The text printer's state across files.
@@ -36,12 +56,19 @@ pub struct TextPrinter {
 
 impl GrepPrinter {
     pub fn new(format: Format, style: Style) -> GrepPrinter {
-        match format {
-            Format::Text => GrepPrinter::Text(TextPrinter {
+        GrepPrinter::with_output(format, style, GrepOutput::Matches)
+    }
+
+    /// The printer of `output` (`Stream` is JSON whatever `format` says).
+    pub fn with_output(format: Format, style: Style, output: GrepOutput) -> GrepPrinter {
+        match (output, format) {
+            (GrepOutput::Stream, _) => GrepPrinter::Stream,
+            (GrepOutput::Files, _) => GrepPrinter::Files(style),
+            (GrepOutput::Matches, Format::Text) => GrepPrinter::Text(TextPrinter {
                 style,
                 any_group: false,
             }),
-            Format::Json => GrepPrinter::Json(Vec::new()),
+            (GrepOutput::Matches, Format::Json) => GrepPrinter::Json(Vec::new()),
         }
     }
 
@@ -49,15 +76,21 @@ impl GrepPrinter {
     /// the captures.
     pub fn match_text(&self) -> MatchText {
         match self {
-            GrepPrinter::Text(_) => MatchText::FirstLine,
-            GrepPrinter::Json(_) => MatchText::WithCaptures,
+            GrepPrinter::Text(_) | GrepPrinter::Files(_) => MatchText::FirstLine,
+            GrepPrinter::Json(_) | GrepPrinter::Stream => MatchText::WithCaptures,
         }
     }
 
     /// Whether files may be printed in completion order: JSON is one object at the
     /// end, so it has nothing to gain from it.
     pub fn streams(&self) -> bool {
-        matches!(self, GrepPrinter::Text(_))
+        !matches!(self, GrepPrinter::Json(_))
+    }
+
+    /// Whether the report follows the matches: not after ast-grep's stream (its
+    /// readers take every line for a match).
+    pub fn reports(&self) -> bool {
+        !matches!(self, GrepPrinter::Stream)
     }
 
     /// One file's matches: the text to print now (empty for JSON, which keeps rows).
@@ -68,6 +101,18 @@ impl GrepPrinter {
                 rows.extend(rows_of(file));
                 String::new()
             }
+            GrepPrinter::Stream => {
+                let mut buf = String::new();
+                for m in file.matches {
+                    // Plain data with string keys: encoding cannot fail.
+                    if let Ok(line) = serde_json::to_string(&sg_match(file, m)) {
+                        buf.push_str(&line);
+                        buf.push('\n');
+                    }
+                }
+                buf
+            }
+            GrepPrinter::Files(style) => format!("{}\n", style.quoting.quote(&file.path)),
         }
     }
 
@@ -77,6 +122,36 @@ impl GrepPrinter {
             report.matches = rows;
         }
         report
+    }
+}
+
+/// One match as ast-grep's `--json=stream` prints it (the file's lines are kept).
+pub fn sg_match(file: &GrepFile<'_>, m: &crate::rewrite::Match) -> SgMatch {
+    let lines: Vec<&str> = (m.line..=m.end_line).map(|n| file.lines.get(n)).collect();
+    let last = lines.last().copied().unwrap_or("");
+    let span = crate::rewrite::Span {
+        start_byte: m.start_byte,
+        end_byte: m.end_byte,
+        line: m.line,
+        column: m.column,
+        end_line: m.end_line,
+        end_column: m.end_column,
+        text: String::new(),
+    };
+    SgMatch {
+        text: m.text.clone(),
+        range: SgRange::of(&span),
+        file: file.path.clone(),
+        lines: lines.join("\n"),
+        char_count: SgCharCount {
+            leading: m.column.saturating_sub(1),
+            trailing: last
+                .chars()
+                .count()
+                .saturating_sub(m.end_column.saturating_sub(1)),
+        },
+        language: file.lang.to_string(),
+        meta_variables: SgMetaVariables::of(&m.captures),
     }
 }
 

@@ -361,6 +361,108 @@ pub struct LineRange {
     pub end: usize,
 }
 
+/// One match of `grep --json=stream`, in ast-grep's shape (its `--json=stream`
+/// objects: camelCase names, 0-based lines and columns), one object a line.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SgMatch {
+    pub text: String,
+    pub range: SgRange,
+    /// The path, as `grep` prints it (`STDIN` for `--stdin`).
+    pub file: String,
+    /// The whole lines the match spans.
+    pub lines: String,
+    pub char_count: SgCharCount,
+    /// ast-grep's name of the language, e.g. `TypeScript`.
+    pub language: String,
+    pub meta_variables: SgMetaVariables,
+}
+
+/// Where a match or capture is: bytes, and 0-based line and column (characters).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SgRange {
+    pub byte_offset: SgOffsets,
+    pub start: SgPosition,
+    pub end: SgPosition,
+}
+
+/// A byte range: `start` inclusive, `end` exclusive.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SgOffsets {
+    pub start: usize,
+    pub end: usize,
+}
+
+/// A 0-based line and column (the column in characters).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SgPosition {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Characters before the match on its first line, and after it on its last.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SgCharCount {
+    pub leading: usize,
+    pub trailing: usize,
+}
+
+/// The captures, as ast-grep's `metaVariables` (`transformed` is always empty: a
+/// search has no transforms).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct SgMetaVariables {
+    pub single: std::collections::BTreeMap<String, SgCapture>,
+    pub multi: std::collections::BTreeMap<String, Vec<SgCapture>>,
+    pub transformed: std::collections::BTreeMap<String, String>,
+}
+
+/// One captured node.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SgCapture {
+    pub text: String,
+    pub range: SgRange,
+}
+
+impl SgRange {
+    /// From 1-based positions (ours) to ast-grep's 0-based ones.
+    pub fn of(span: &crate::rewrite::Span) -> SgRange {
+        SgRange {
+            byte_offset: SgOffsets {
+                start: span.start_byte,
+                end: span.end_byte,
+            },
+            start: SgPosition {
+                line: span.line.saturating_sub(1),
+                column: span.column.saturating_sub(1),
+            },
+            end: SgPosition {
+                line: span.end_line.saturating_sub(1),
+                column: span.end_column.saturating_sub(1),
+            },
+        }
+    }
+}
+
+impl SgMetaVariables {
+    pub fn of(captures: &[crate::rewrite::Capture]) -> SgMetaVariables {
+        let capture = |n: &crate::rewrite::Span| SgCapture {
+            text: n.text.clone(),
+            range: SgRange::of(n),
+        };
+        let mut out = SgMetaVariables::default();
+        for c in captures {
+            if c.multi {
+                out.multi
+                    .insert(c.name.clone(), c.nodes.iter().map(capture).collect());
+            } else if let Some(n) = c.nodes.first() {
+                out.single.insert(c.name.clone(), capture(n));
+            }
+        }
+        out
+    }
+}
+
 // ------------------------------------------------------------------ staging
 
 /// What `edit`, `patch` (and the `ast_edit`, `apply_patch` tools) staged.

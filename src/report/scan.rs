@@ -78,6 +78,9 @@ pub struct FindingRow {
     pub text: String,
     /// The rule has a fix.
     pub fixable: bool,
+    /// The rule's `metadata`, with `--include-metadata` (when the rule has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
     /// The repository path (`path` is as the front end shows paths).
     #[serde(skip)]
     pub repo_path: String,
@@ -101,6 +104,7 @@ impl FindingRow {
             end_column: f.end_column,
             text: f.text.clone(),
             fixable: f.fixable,
+            metadata: None,
             repo_path: f.path.clone(),
             fix: f.fix.clone(),
         }
@@ -166,9 +170,9 @@ pub struct ScanReport {
     pub applied: Option<bool>,
     #[serde(flatten)]
     pub diagnostics: Diagnostics,
-    /// What loading the rules had to say (on stderr in every format, before the
-    /// result).
-    #[serde(skip)]
+    /// What loading the rules had to say (a key the config has that is not honoured,
+    /// a rule file with no active rule), and how many findings `--max-results` left
+    /// out; in text, on stderr before the result.
     pub notices: Vec<String>,
     /// Files written and deleted by `--apply`.
     #[serde(skip)]

@@ -33,6 +33,7 @@ fn report<T: JsonSchema>() -> ReportSchema {
 pub fn commands() -> Vec<(&'static str, ReportSchema)> {
     vec![
         ("grep", report::<GrepReport>()),
+        ("grep-stream", report::<SgMatch>()),
         ("edit", report::<StageReport>()),
         ("patch", report::<StageReport>()),
         ("scan", report::<ScanReport>()),

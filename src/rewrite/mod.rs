@@ -254,6 +254,103 @@ pub struct ErrorAt {
     pub column: usize,
 }
 
+/// ast-grep's pattern strictness (`--strictness`): which nodes a pattern compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strictness {
+    /// Every node, trivia included.
+    Cst,
+    /// Every node but trivial ones of the source (ast-grep's default).
+    #[default]
+    Smart,
+    /// Named nodes only.
+    Ast,
+    /// Named nodes, comments left out.
+    Relaxed,
+    /// Named nodes without comments, kinds only (no text).
+    Signature,
+    /// Text only, node kinds ignored.
+    Template,
+}
+
+impl From<Strictness> for ast_grep_core::MatchStrictness {
+    fn from(s: Strictness) -> Self {
+        use ast_grep_core::MatchStrictness as M;
+        match s {
+            Strictness::Cst => M::Cst,
+            Strictness::Smart => M::Smart,
+            Strictness::Ast => M::Ast,
+            Strictness::Relaxed => M::Relaxed,
+            Strictness::Signature => M::Signature,
+            Strictness::Template => M::Template,
+        }
+    }
+}
+
+/// How a search pattern is read besides its text (ast-grep's pattern object).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryOptions {
+    /// The node kind inside the pattern that is the actual pattern (`--selector`).
+    pub selector: Option<String>,
+    pub strictness: Option<Strictness>,
+}
+
+/// How [`debug_tree`] prints a pattern's parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeFormat {
+    /// Named nodes, with field names and positions.
+    Ast,
+    /// Every node, named or not.
+    Cst,
+    /// tree-sitter's S-expression.
+    Sexp,
+}
+
+/// The parse of `pattern` in `lang` as ast-grep's `--debug-query` prints it:
+/// `kind (row,col)-(row,col)` a line, indented by depth (0-based rows, byte columns).
+pub fn debug_tree(pattern: &str, lang: SupportLang, format: TreeFormat) -> Result<String, Error> {
+    let processed = lang.pre_process_pattern(pattern);
+    let root = parse(&processed, lang)?;
+    let node = root.root().get_inner_node();
+    if format == TreeFormat::Sexp {
+        return Ok(node.to_sexp() + "\n");
+    }
+    let mut out = String::new();
+    let mut cursor = node.walk();
+    let mut depth = 0usize;
+    loop {
+        let n = cursor.node();
+        if format == TreeFormat::Cst || n.is_named() {
+            let (s, e) = (n.start_position(), n.end_position());
+            let field = cursor
+                .field_name()
+                .map(|f| format!("{f}: "))
+                .unwrap_or_default();
+            let kind = n.kind();
+            out.push_str(&format!(
+                "{}{field}{kind} ({},{})-({},{})\n",
+                "  ".repeat(depth),
+                s.row,
+                s.column,
+                e.row,
+                e.column
+            ));
+        }
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return Ok(out);
+            }
+            depth -= 1;
+        }
+    }
+}
+
 /// A search pattern compiled for one language.
 pub struct Query {
     pattern: Pattern,
@@ -277,9 +374,37 @@ impl Query {
         lang: SupportLang,
         forced: Option<SupportLang>,
     ) -> Result<Query, Error> {
-        let compiled = compile(pattern, lang, forced == Some(lang))?;
-        let prefilter = Prefilter::new(pattern, &compiled, lang);
-        let anchor = Anchor::of(&compiled, &lang);
+        Query::with_options(pattern, lang, forced, &QueryOptions::default())
+    }
+
+    /// [`Query::for_language`] with ast-grep's `--selector` and `--strictness`.
+    pub fn with_options(
+        pattern: &str,
+        lang: SupportLang,
+        forced: Option<SupportLang>,
+        options: &QueryOptions,
+    ) -> Result<Query, Error> {
+        let compiled = match &options.selector {
+            None => compile(pattern, lang, forced == Some(lang))?,
+            Some(selector) => {
+                Pattern::contextual(pattern, selector, lang).map_err(|e| Error::InvalidPattern {
+                    pattern: pattern.to_string(),
+                    detail: format!("selector '{selector}': {}", pattern_error_detail(&e, lang)),
+                })?
+            }
+        };
+        let strictness = options.strictness.unwrap_or(Strictness::Smart);
+        let compiled = compiled.with_strictness(strictness.into());
+        // The literal checks assume ast-grep's default comparison (smart: every named
+        // token's text); another strictness may match without those texts.
+        let (prefilter, anchor) = if strictness == Strictness::Smart {
+            (
+                Prefilter::new(pattern, &compiled, lang),
+                Anchor::of(&compiled, &lang),
+            )
+        } else {
+            (Prefilter::none(), None)
+        };
         Ok(Query {
             pattern: compiled,
             lang,

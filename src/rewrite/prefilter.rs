@@ -91,6 +91,14 @@ impl Prefilter {
         }
     }
 
+    /// No literal checks: every text may match.
+    pub fn none() -> Prefilter {
+        Prefilter {
+            finders: Vec::new(),
+            comments: Comments::None,
+        }
+    }
+
     /// The longest literal, if any (for reporting).
     pub fn literal(&self) -> Option<&str> {
         self.finders

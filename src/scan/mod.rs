@@ -338,7 +338,7 @@ fn scan_with(
         let file_rules: Vec<&Rule> = active
             .iter()
             .copied()
-            .filter(|r| r.applies_to(&cand.path, cand.lang))
+            .filter(|r| rules.runs_in(r, &cand.path, cand.lang))
             .collect();
         if file_rules.is_empty() {
             continue;
@@ -386,8 +386,17 @@ fn scan_with(
         if !judged && !file_rules.iter().any(|r| r.may_match(&text)) {
             return Ok(One::NoMatch);
         }
-        let result = engine::run_file_selecting(
-            &cand.path, &text, cand.lang, file_rules, opts.mode, max_passes, select,
+        let result = engine::run_file_injected(
+            &cand.path,
+            &text,
+            cand.lang,
+            engine::FileRules {
+                rules: file_rules,
+                injections: &rules.injections,
+            },
+            opts.mode,
+            max_passes,
+            select,
         )?;
         Ok(One::Done(
             Box::new(result),

@@ -23,6 +23,7 @@ use ast_grep_config::SerializableGlobalRule;
 use ast_grep_config::SerializableRuleConfig;
 use ast_grep_core::matcher::Matcher;
 use ast_grep_core::replacer::TemplateFix;
+use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::Language;
 use ast_grep_language::SupportLang;
 use globset::GlobBuilder;
@@ -120,6 +121,13 @@ impl Rule {
         !self.config.fixer.is_empty()
     }
 
+    /// Whether the rule runs on a file of this path and language: on the file itself,
+    /// or on the code of its language embedded in it (a JavaScript rule in an HTML
+    /// file's `<script>`, as ast-grep's injections).
+    pub fn runs_in(&self, path: &str, lang: SupportLang) -> bool {
+        self.applies_to(path, lang) || (hosts(lang, self.lang) && self.applies_to(path, self.lang))
+    }
+
     /// Whether the rule applies to a file of this repository path and language.
     pub fn applies_to(&self, path: &str, lang: SupportLang) -> bool {
         if self.lang != lang {
@@ -148,6 +156,17 @@ impl Rule {
     }
 }
 
+/// Whether files of `host` may embed code of `guest` (HTML: JavaScript, TypeScript and
+/// CSS in `<script>` and `<style>`), as ast-grep's language injections.
+pub fn hosts(host: SupportLang, guest: SupportLang) -> bool {
+    host != guest
+        && host.injectable_languages().is_some_and(|names| {
+            names
+                .iter()
+                .any(|n| crate::files::parse_language(n).is_ok_and(|l| l == guest))
+        })
+}
+
 /// Every rule to run, in the order they were declared.
 pub struct RuleSet {
     pub rules: Vec<Rule>,
@@ -163,6 +182,49 @@ pub struct RuleSet {
     pub warnings: Vec<String>,
     /// The sgconfig's `languageGlobs`: which files are which language.
     pub language_globs: crate::files::LanguageGlobs,
+    /// The sgconfig's `languageInjections` (styled templates and the like).
+    pub injections: Vec<Injection>,
+}
+
+impl RuleSet {
+    /// Whether `rule` runs on a file of this path and language: on the file, or on
+    /// code of the rule's language embedded in it (HTML's `<script>`, or where a
+    /// `languageInjections` entry says).
+    pub fn runs_in(&self, rule: &Rule, path: &str, lang: SupportLang) -> bool {
+        rule.runs_in(path, lang)
+            || (self
+                .injections
+                .iter()
+                .any(|i| i.host == lang && i.candidates.contains(&rule.lang))
+                && rule.applies_to(path, rule.lang))
+    }
+}
+
+/// One `languageInjections` entry, compiled: in files of `host`, where `matcher`
+/// matches, its `$CONTENT` is code of the language `$LANG` names, else `default`.
+pub struct Injection {
+    pub host: SupportLang,
+    pub matcher: ast_grep_config::RuleCore,
+    pub default: Option<SupportLang>,
+    /// Every language the entry may inject.
+    pub candidates: Vec<SupportLang>,
+}
+
+/// A `languageInjections` entry as written (ast-grep's schema).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SerializableInjection {
+    #[serde(flatten)]
+    core: ast_grep_config::SerializableRuleCore,
+    host_language: String,
+    injected: Injected,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Injected {
+    Static(String),
+    Dynamic(Vec<String>),
 }
 
 /// `astedit.toml`: rules inline, plus optional ast-grep rule files.
@@ -222,6 +284,9 @@ struct Loader<'r> {
     warnings: Vec<String>,
     /// `languageGlobs`, as (language, globs) in the order read.
     language_globs: Vec<(String, Vec<String>)>,
+    /// `customLanguages`: (name, where its grammar library is said to be).
+    custom_languages: Vec<(String, String)>,
+    injections: Vec<Injection>,
 }
 
 /// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
@@ -236,6 +301,8 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
         sources: Vec::new(),
         max_passes: None,
         language_globs: Vec::new(),
+        custom_languages: Vec::new(),
+        injections: Vec::new(),
     };
     if configs.is_empty() {
         let toml = repo.workdir.join(ASTEDIT_TOML);
@@ -271,6 +338,64 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
         }
     }
     loader.finish()
+}
+
+/// The `languageGlobs` of an ast-grep project, for `grep` and `edit`: from `config`
+/// (an `sgconfig.yml`, relative to the current folder) when given, else from the
+/// `sgconfig.yml` at the root; none without one.
+pub fn project_language_globs(
+    repo: &Repo,
+    config: Option<&Path>,
+) -> Result<crate::files::LanguageGlobs, Error> {
+    let path = match config {
+        Some(path) => {
+            let path = repo.cwd.join(path);
+            if !path.is_file() {
+                return Err(Error::ConfigMissing(display(Some(repo), &path)));
+            }
+            path
+        }
+        None => match SGCONFIG_NAMES
+            .iter()
+            .map(|n| repo.workdir.join(n))
+            .find(|p| p.is_file())
+        {
+            Some(path) => path,
+            None => return Ok(crate::files::LanguageGlobs::default()),
+        },
+    };
+    let mut loader = Loader {
+        repo: Some(repo),
+        docs: Vec::new(),
+        warnings: Vec::new(),
+        texts: Vec::new(),
+        utils: Vec::new(),
+        sources: Vec::new(),
+        max_passes: None,
+        language_globs: Vec::new(),
+        custom_languages: Vec::new(),
+        injections: Vec::new(),
+    };
+    let index = loader.read(&path)?;
+    let file = display(Some(repo), &path);
+    let parsed: SgConfig =
+        ast_grep_config::from_str(&loader.texts[index]).map_err(|e| Error::BadConfigFile {
+            file: file.clone(),
+            detail: e.to_string(),
+        })?;
+    if let Some(globs) = &parsed.language_globs {
+        loader.language_globs(globs, &file)?;
+    }
+    crate::files::LanguageGlobs::new(
+        loader
+            .language_globs
+            .iter()
+            .map(|(lang, globs)| (lang.as_str(), globs.clone())),
+    )
+    .map_err(|detail| Error::BadConfigFile {
+        file,
+        detail: format!("languageGlobs: {detail}"),
+    })
 }
 
 /// The syntax of rules given as text.
@@ -310,6 +435,8 @@ pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, 
         sources: vec![name.to_string()],
         max_passes: None,
         language_globs: Vec::new(),
+        custom_languages: Vec::new(),
+        injections: Vec::new(),
     };
     let bad = |detail: String| Error::BadConfigFile {
         file: name.to_string(),
@@ -446,6 +573,80 @@ impl Loader<'_> {
         Ok(())
     }
 
+    /// Notes the names of `customLanguages` and where their libraries are said to be
+    /// (relative to the config's folder), for the error a rule in one of them gets.
+    fn custom_languages(&mut self, value: &Value, config: &Path) {
+        let Value::Map(map) = value else {
+            return;
+        };
+        let dir = config.parent().unwrap_or(Path::new("."));
+        for (name, spec) in map {
+            let Value::String(name) = name else {
+                continue;
+            };
+            let library = match spec {
+                Value::Map(m) => match m.get(&Value::String("libraryPath".into())) {
+                    Some(Value::String(p)) => Some(p.clone()),
+                    // One path per platform: name the first.
+                    Some(Value::Map(per)) => per.values().find_map(|v| match v {
+                        Value::String(p) => Some(p.clone()),
+                        _ => None,
+                    }),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let detail = match library {
+                Some(lib) if dir.join(&lib).exists() => format!("its grammar is in '{lib}'"),
+                Some(lib) => format!("its library '{lib}' does not exist"),
+                None => "no libraryPath is given".to_string(),
+            };
+            self.custom_languages.push((name.clone(), detail));
+        }
+    }
+
+    /// Compiles `languageInjections`: a list of ast-grep rules with a `hostLanguage`
+    /// and the language (or `$LANG` candidates) `injected` at their `$CONTENT`.
+    fn language_injections(&mut self, value: &Value, file: &str) -> Result<(), Error> {
+        let bad = |detail: String| Error::BadConfigFile {
+            file: file.to_string(),
+            detail: format!("languageInjections: {detail}"),
+        };
+        let Value::Seq(entries) = value else {
+            return Err(bad("expected a list of injections".into()));
+        };
+        for (n, entry) in entries.iter().enumerate() {
+            let parsed = SerializableInjection::deserialize(entry.clone())
+                .map_err(|e| bad(format!("#{}: {e}", n + 1)))?;
+            let host = crate::files::parse_language(&parsed.host_language)
+                .map_err(|e| bad(format!("#{}: hostLanguage: {e}", n + 1)))?;
+            let matcher = parsed
+                .core
+                .get_matcher(DeserializeEnv::new(host))
+                .map_err(|e| bad(format!("#{}: {}", n + 1, chain(&e))))?;
+            let names = match &parsed.injected {
+                Injected::Static(one) => vec![one.clone()],
+                Injected::Dynamic(many) => many.clone(),
+            };
+            let candidates = names
+                .iter()
+                .map(|name| crate::files::parse_language(name))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| bad(format!("#{}: injected: {e}", n + 1)))?;
+            let default = match parsed.injected {
+                Injected::Static(_) => candidates.first().copied(),
+                Injected::Dynamic(_) => None,
+            };
+            self.injections.push(Injection {
+                host,
+                matcher,
+                default,
+                candidates,
+            });
+        }
+        Ok(())
+    }
+
     fn sgconfig_file(&mut self, path: &Path) -> Result<(), Error> {
         let index = self.read(path)?;
         let file = display(self.repo, path);
@@ -457,15 +658,16 @@ impl Loader<'_> {
         if let Some(globs) = &parsed.language_globs {
             self.language_globs(globs, &file)?;
         }
-        for (key, present) in [
-            ("customLanguages", parsed.custom_languages.is_some()),
-            ("languageInjections", parsed.language_injections.is_some()),
-        ] {
-            if present {
-                self.warnings.push(format!(
-                    "{file}: {key} is not supported; files get their language by extension"
-                ));
-            }
+        if let Some(custom) = &parsed.custom_languages {
+            self.custom_languages(custom, path);
+            self.warnings.push(format!(
+                "{file}: customLanguages are not loaded (git-astedit loads no tree-sitter \
+                 grammar from a dynamic library, as ast-grep's default --custom-languages \
+                 ignore); a rule in one of them is refused"
+            ));
+        }
+        if let Some(injections) = &parsed.language_injections {
+            self.language_injections(injections, &file)?;
         }
         let base = self.base_of(path);
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -549,7 +751,11 @@ impl Loader<'_> {
                 detail: chain(&e),
             })?
         };
-        let globals = Globals { rules, needs };
+        let globals = Globals {
+            rules,
+            needs,
+            custom: self.custom_languages,
+        };
         let language_globs = crate::files::LanguageGlobs::new(
             self.language_globs
                 .iter()
@@ -613,6 +819,7 @@ impl Loader<'_> {
             max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
             warnings,
             language_globs,
+            injections: self.injections,
         })
     }
 }
@@ -621,6 +828,8 @@ impl Loader<'_> {
 struct Globals {
     rules: GlobalRules,
     needs: need::GlobalUtils,
+    /// `customLanguages`: (name, where its grammar library is said to be).
+    custom: Vec<(String, String)>,
 }
 
 enum Compiled {
@@ -696,6 +905,18 @@ fn compile(
         }
     }
 
+    if let Some(Value::String(lang)) = map.get(&Value::String("language".into())) {
+        if let Some((_, detail)) = globals.custom.iter().find(|(name, _)| name == lang) {
+            return Err(bad(
+                "language",
+                format!(
+                    "'{lang}' is a custom language of sgconfig.yml's customLanguages ({detail}); \
+                     git-astedit cannot load a tree-sitter grammar from a dynamic library: \
+                     move the rule out of ruleDirs, or run it with ast-grep"
+                ),
+            ));
+        }
+    }
     let serialized = match SerializableRuleConfig::<SupportLang>::deserialize(value.clone()) {
         Ok(s) => s,
         Err(e) => {

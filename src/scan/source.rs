@@ -94,6 +94,8 @@ pub fn collect(repo: &Repo, opts: &Options, globs: &files::LanguageGlobs) -> Res
                 pathspecs: opts.pathspecs.clone(),
                 lang: None,
                 max_file_size: opts.max_file_size,
+                globs: Default::default(),
+                no_ignore: false,
                 language_globs: globs.clone(),
             },
         )?;

@@ -12,6 +12,7 @@ mod firsthour;
 mod flags;
 mod gitstate;
 mod grep;
+mod inject;
 mod interactive;
 mod journal;
 mod js;

@@ -1017,6 +1017,8 @@ fn rerun_all(
             pathspecs,
             lang: ops.forced,
             max_file_size,
+            globs: Default::default(),
+            no_ignore: false,
             language_globs: Default::default(),
         },
     )?;

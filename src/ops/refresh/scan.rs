@@ -63,15 +63,19 @@ impl ScanRules {
             .rules
             .iter()
             .filter(|r| self.only.is_empty() || self.only.contains(&r.id))
-            .filter(|r| r.applies_to(path, lang))
+            .filter(|r| self.rules.runs_in(r, path, lang))
             .collect();
-        let res = crate::scan::engine::run_file(
+        let res = crate::scan::engine::run_file_injected(
             path,
             text,
             lang,
-            &active,
+            crate::scan::engine::FileRules {
+                rules: &active,
+                injections: &self.rules.injections,
+            },
             crate::scan::Mode::Fix,
             self.max_passes.max(1),
+            &mut |_| true,
         )
         .ok()?;
         let mut pairs: Vec<(usize, String, String)> = res

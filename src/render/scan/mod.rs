@@ -30,6 +30,8 @@ pub enum ScanFormat {
     Text,
     /// The report as one JSON document (`--json`).
     Json,
+    /// The same, indented (`--json=pretty`).
+    JsonPretty,
     /// GitHub Actions workflow commands (annotations).
     Github,
     /// A SARIF 2.1.0 log.
@@ -45,6 +47,10 @@ impl ScanFormat {
         match self {
             ScanFormat::Json => {
                 printed.out(serde_json::to_string(report)? + "\n");
+                return Ok(printed);
+            }
+            ScanFormat::JsonPretty => {
+                printed.out(serde_json::to_string_pretty(report)? + "\n");
                 return Ok(printed);
             }
             ScanFormat::Text => text::body(report, style, &mut printed),

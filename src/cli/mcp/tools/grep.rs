@@ -77,6 +77,10 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         offset,
         max_count: cap,
         paths: Paths::Repo,
+        selector: None,
+        strictness: None,
+        stdin: None,
+        keep_lines: false,
     };
     let report = git_astedit::ops::grep::run(&repo, &request, &call.cancel, |file| {
         rows.add(&file);

@@ -222,6 +222,8 @@ fn collect(
         pathspecs: paths.to_vec(),
         lang,
         max_file_size: files::DEFAULT_MAX_FILE_SIZE,
+        globs: Default::default(),
+        no_ignore: false,
         language_globs: Default::default(),
     };
     match files::collect(repo, &opts) {
