@@ -262,13 +262,15 @@ fn write_commit(
 ) -> Result<gix::ObjectId, Error> {
     let git = &repo.git;
     // The given parent, else the staging HEAD when it still exists, else today's HEAD.
-    let parent = parent.or_else(|| preview
-        .meta
-        .base_head
-        .as_deref()
-        .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
-        .filter(|id| git.find_commit(*id).is_ok())
-        .or_else(|| repo.head_commit()));
+    let parent = parent.or_else(|| {
+        preview
+            .meta
+            .base_head
+            .as_deref()
+            .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
+            .filter(|id| git.find_commit(*id).is_ok())
+            .or_else(|| repo.head_commit())
+    });
     let mut message = format!("{title}\n\n");
     if let Some(r) = &preview.meta.reason {
         message.push_str(&format!("{r}\n\n"));

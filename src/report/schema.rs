@@ -51,8 +51,14 @@ pub fn commands() -> Vec<(&'static str, ReportSchema)> {
         ("verify", report::<verify::VerifyReport>()),
         ("pr", report::<PrReport>()),
         ("campaign", report::<campaign::CampaignReport>()),
-        ("campaign-status", report::<campaign::CampaignStatusReport>()),
-        ("campaign-matrix", report::<campaign::CampaignMatrixReport>()),
+        (
+            "campaign-status",
+            report::<campaign::CampaignStatusReport>(),
+        ),
+        (
+            "campaign-matrix",
+            report::<campaign::CampaignMatrixReport>(),
+        ),
         ("recover", report::<RecoverOutput>()),
         ("error", report::<ErrorReport>()),
     ]

@@ -188,7 +188,10 @@ pub fn collect(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
         merged.extend(entries.into_values());
     }
     merged.sort_by_key(|s| s.order);
-    let outcomes = merged.iter().map(|s| outcome(s, "collected", None)).collect();
+    let outcomes = merged
+        .iter()
+        .map(|s| outcome(s, "collected", None))
+        .collect();
     if shards.is_empty() {
         notes.push(format!("no shard refs under {prefix}"));
     } else {

@@ -370,7 +370,10 @@ pub fn record(
             .git
             .find_commit(new)
             .map_err(git_fail("read a state commit"))?;
-        let tree = c.tree_id().map_err(git_fail("read a state commit"))?.detach();
+        let tree = c
+            .tree_id()
+            .map_err(git_fail("read a state commit"))?
+            .detach();
         let sig = repo.signature();
         let commit = gix::objs::Commit {
             tree,

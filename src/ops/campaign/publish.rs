@@ -118,28 +118,27 @@ pub fn publish(repo: &Repo, req: &PublishRequest) -> Result<CampaignReport, Erro
     // How many to publish this run.
     let mut budget = usize::MAX;
     let mut as_canary = false;
-    if canary > 0 && !req.go_on {
-        if published.is_empty() {
-            budget = canary;
-            as_canary = true;
-            notes.push(format!(
-                "canary: publishing {canary} first; run `campaign publish --continue` (or \
-                 again once they are merged) for the rest"
-            ));
-        } else {
-            let waiting: Vec<String> = canaries
-                .iter()
-                .filter(|s| s.status != RepoStatus::Merged)
-                .map(|s| s.key.clone())
-                .collect();
-            if !waiting.is_empty() {
-                notes.push(format!(
-                    "waiting for the canary to be merged: {}; `--continue` publishes the rest now",
-                    waiting.join(", ")
-                ));
-                budget = 0;
-            }
-        }
+    // Canaries published earlier hold the rest until they are merged (or --continue).
+    let waiting: Vec<String> = canaries
+        .iter()
+        .filter(|s| s.status != RepoStatus::Merged)
+        .map(|s| s.key.clone())
+        .collect();
+    if req.go_on {
+        // Asked to go on: no hold.
+    } else if !waiting.is_empty() {
+        notes.push(format!(
+            "waiting for the canary to be merged: {}; `--continue` publishes the rest now",
+            waiting.join(", ")
+        ));
+        budget = 0;
+    } else if canary > 0 && published.is_empty() {
+        budget = canary;
+        as_canary = true;
+        notes.push(format!(
+            "canary: publishing {canary} first; run `campaign publish --continue` (or \
+             again once they are merged) for the rest"
+        ));
     }
     if pr.at_once > 0 {
         let open = state
@@ -381,7 +380,12 @@ fn refresh_one(loaded: &Loaded, mut s: RepoState) -> (RepoOutcome, Option<RepoSt
     }
     let clone = match Repo::discover_from(&dir) {
         Ok(r) => r,
-        Err(e) => return (outcome(&s, "failed", Some(Error::from(e).to_string())), None),
+        Err(e) => {
+            return (
+                outcome(&s, "failed", Some(Error::from(e).to_string())),
+                None,
+            )
+        }
     };
     let request = crate::ops::refresh::RefreshRequest {
         id: s.preview.clone(),
@@ -432,9 +436,7 @@ fn refresh_one(loaded: &Loaded, mut s: RepoState) -> (RepoOutcome, Option<RepoSt
             Ok(r) => s.pushed_commit = Some(r.commit),
             Err(e) => {
                 s.status = RepoStatus::Stale;
-                s.reason = Some(format!(
-                    "refreshed, but the branch could not be moved: {e}"
-                ));
+                s.reason = Some(format!("refreshed, but the branch could not be moved: {e}"));
                 let o = outcome(&s, "failed", s.reason.clone());
                 return (o, Some(s));
             }
@@ -447,7 +449,11 @@ fn refresh_one(loaded: &Loaded, mut s: RepoState) -> (RepoOutcome, Option<RepoSt
         if s.replacements == 1 { "" } else { "s" }
     );
     (
-        outcome(&s, if published { "moved" } else { "refreshed" }, Some(note)),
+        outcome(
+            &s,
+            if published { "moved" } else { "refreshed" },
+            Some(note),
+        ),
         Some(s),
     )
 }

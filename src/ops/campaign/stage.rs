@@ -114,17 +114,18 @@ pub fn stage(repo: &Repo, req: &StageRequest) -> Result<CampaignReport, Error> {
                 entry.file_count = s.files.len();
                 entry.files = s.files;
                 entry.replacements = s.replacements;
+                // A file that does not parse may hide matches: such a repository is
+                // not published (its preview, if any, stays named for a look).
+                entry.preview = s.preview.clone();
                 match (s.preview, s.parse_failure) {
-                    (Some(id), why) => {
-                        entry.preview = Some(id);
-                        entry.status = RepoStatus::Staged;
-                        entry.reason = why;
-                        ("staged", None)
-                    }
-                    (None, Some(why)) => {
+                    (_, Some(why)) => {
                         entry.status = RepoStatus::Failed;
                         entry.reason = Some(why.clone());
                         ("failed", Some(why))
+                    }
+                    (Some(_), None) => {
+                        entry.status = RepoStatus::Staged;
+                        ("staged", None)
                     }
                     (None, None) => {
                         entry.status = RepoStatus::NoChange;
@@ -139,13 +140,21 @@ pub fn stage(repo: &Repo, req: &StageRequest) -> Result<CampaignReport, Error> {
                 ("failed", Some(why))
             }
         };
-        record(
-            repo,
-            &mut state,
-            std::slice::from_ref(&entry),
-            &format!("stage {key}: {action}"),
-            &[],
-        )?;
+        // A rerun that finds the same is not a change of state.
+        let same = previous.as_ref().is_some_and(|p| {
+            let mut p = p.clone();
+            p.updated.clone_from(&entry.updated);
+            serde_json::to_value(&p).ok() == serde_json::to_value(&entry).ok()
+        });
+        if !same {
+            record(
+                repo,
+                &mut state,
+                std::slice::from_ref(&entry),
+                &format!("stage {key}: {action}"),
+                &[],
+            )?;
+        }
         outcomes.push(outcome(&entry, action, note));
     }
     Ok(CampaignReport {
@@ -197,8 +206,11 @@ fn current_base(
 }
 
 fn default_branch(dir: &Path) -> Result<String, String> {
-    let head = git(dir, &["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"])
-        .map_err(|_| "the repository has no default branch: give `base`".to_string())?;
+    let head = git(
+        dir,
+        &["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"],
+    )
+    .map_err(|_| "the repository has no default branch: give `base`".to_string())?;
     Ok(head
         .trim()
         .strip_prefix("refs/remotes/origin/")
@@ -232,7 +244,10 @@ pub(super) fn sync_clone(
     let (base, commit) = current_base(workspace, key, spec)?;
     let (base, commit) = (base.unwrap_or_default(), commit.unwrap_or_default());
     // Only an object id reaches checkout: the tree is exactly the base's.
-    git(&dir, &["checkout", "--quiet", "--force", "--detach", &commit])?;
+    git(
+        &dir,
+        &["checkout", "--quiet", "--force", "--detach", &commit],
+    )?;
     git(&dir, &["clean", "--quiet", "-d", "--force", "-x"])?;
     Ok((dir, base, commit))
 }
