@@ -33,7 +33,12 @@ case "$1 $2" in
   "pr create")
     num=$(( $(ls "$dir/prs" | wc -l) + 1 ))
     echo "$num" > "$dir/prs/$repo"
-    echo "https://github.com/acme/$repo/pull/$num" ;;
+    echo "https://github.com/acme/$repo/pull/$num"
+    # SIGKILL the publisher right after the forge opened the PR.
+    if [ -f "$dir/kill-on-create-$repo" ]; then
+      rm -f "$dir/kill-on-create-$repo"
+      kill -9 "$PPID"
+    fi ;;
   *) echo "unexpected gh call: $*" >&2; exit 9 ;;
 esac
 "#;
@@ -190,6 +195,8 @@ branch = "astedit/log-to-logger"
 title = "Route logs through the logger"
 body = "Automated change for {repo}."
 draft = true
+labels = ["codemod"]
+reviewers = ["octocat"]
 rate_per_minute = 6000
 "#;
 
@@ -313,6 +320,18 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
         .expect("create");
     assert!(create.contains(&"--draft".to_string()), "{create:?}");
     assert!(
+        create.contains(&"--label=codemod".to_string()),
+        "{create:?}"
+    );
+    assert!(
+        create.contains(&"--reviewer=octocat".to_string()),
+        "{create:?}"
+    );
+    assert!(c["notes"].as_array().expect("notes").iter().any(|n| n
+        .as_str()
+        .unwrap_or("")
+        .starts_with("rate limit 6000 per minute")));
+    assert!(
         create.contains(&"--title=Route logs through the logger".to_string()),
         "{create:?}"
     );
@@ -370,6 +389,14 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
         "a reviewer's fix",
     );
     w.push("m05", "main", &[("src/new.ts", "x;\n")], "moved");
+    // In m06 the base rewrites the very line the preview changes: a conflict.
+    w.push(
+        "m06",
+        "main",
+        &[("src/app.ts", "console.log(7);\nconst x = 2;\n")],
+        "edit the call",
+    );
+    let m06_branch = w.bare_rev("m06", "astedit/log-to-logger");
 
     let refreshed = w.run(&["--json", "campaign", "refresh", &spec]);
     refreshed.assert_code(1); // m05 diverged
@@ -385,7 +412,17 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     assert_eq!(action("m03").as_deref(), Some("moved"), "{rr}");
     assert_eq!(action("m04").as_deref(), Some("moved"), "{rr}");
     assert_eq!(action("m05").as_deref(), Some("diverged"), "{rr}");
-    assert_eq!(action("m06").as_deref(), Some("current"), "{rr}");
+    assert_eq!(action("m06").as_deref(), Some("conflict"), "{rr}");
+    assert_eq!(action("m07").as_deref(), Some("current"), "{rr}");
+    assert_eq!(w.bare_rev("m06", "astedit/log-to-logger"), m06_branch);
+    let m06: serde_json::Value = serde_json::from_str(
+        &w.state
+            .git(&["show", "refs/astedit-campaign/log-to-logger:m06.json"]),
+    )
+    .expect("m06");
+    assert_eq!(m06["status"], "stale");
+    let why = m06["reason"].as_str().expect("reason");
+    assert!(why.contains("src/app.ts") && why.contains("line"), "{why}");
     // Moved onto the new base, the new match included (refresh --all).
     assert_eq!(
         w.bare_rev("m03", "astedit/log-to-logger~"),
@@ -451,10 +488,10 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
 }
 
 #[test]
-fn a_publish_cut_short_before_its_record_finds_its_pull_request_again() {
+fn sigkill_during_publish_then_a_rerun_opens_each_pull_request_once() {
     let w = World::new();
     let mut spec = SPEC_HEAD.to_string();
-    for name in ["a", "b"] {
+    for name in ["a", "b", "c"] {
         let b = w.bare(name, &[("x.ts", "console.log(1);\n")]);
         spec.push_str(&format!("[[repos]]\nurl = \"{}\"\n", b.display()));
     }
@@ -462,28 +499,39 @@ fn a_publish_cut_short_before_its_record_finds_its_pull_request_again() {
     let ws = w.workspace();
     w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
         .assert_code(0);
-    let before = w
-        .state
-        .git(&["rev-parse", "refs/astedit-campaign/log-to-logger"]);
-    w.run(&["--json", "campaign", "publish", &spec])
-        .assert_code(0);
+    // Killed after gh opened b's pull request, before the state recorded it.
+    std::fs::create_dir_all(w.gh.path().join("prs")).expect("mkdir");
+    std::fs::write(w.gh.path().join("kill-on-create-b"), "").expect("arm");
+    let killed = w.run(&["--json", "campaign", "publish", &spec]);
+    assert_ne!(killed.code, 0, "killed: {killed:?}");
     assert_eq!(w.creates(), 2);
-    // As if the process died after gh opened the PRs, before the state was written.
-    w.state.git(&[
-        "update-ref",
-        "refs/astedit-campaign/log-to-logger",
-        before.trim(),
-    ]);
+    let mid = w
+        .run(&["--json", "campaign", "status", &spec, "--offline"])
+        .json();
+    assert_eq!(by_key(&mid)["b"]["status"], "staged");
     let rerun = w.run(&["--json", "campaign", "publish", &spec]);
     rerun.assert_code(0);
     let r = rerun.json();
-    assert_eq!(w.creates(), 2, "each PR exactly once");
-    assert!(r["outcomes"]
+    assert_eq!(w.creates(), 3, "each PR exactly once");
+    let actions: Vec<(String, String)> = r["outcomes"]
         .as_array()
         .expect("outcomes")
         .iter()
-        .all(|o| o["action"] == "found"));
-    assert_eq!(r["totals"]["published"], 2);
+        .map(|o| {
+            (
+                o["key"].as_str().unwrap_or("").into(),
+                o["action"].as_str().unwrap_or("").into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("b".to_string(), "found".to_string()),
+            ("c".to_string(), "published".to_string())
+        ]
+    );
+    assert_eq!(r["totals"]["published"], 3);
 }
 
 #[test]
@@ -647,4 +695,117 @@ fn schema_describes_the_spec_and_the_reports() {
     for cmd in ["campaign", "campaign-status", "campaign-matrix"] {
         w.run(&["schema", cmd]).assert_code(0);
     }
+}
+
+#[test]
+fn the_fixture_spec_and_its_repository_list_read_as_written() {
+    let w = World::new();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/campaign/log-to-logger.toml");
+    let out = w.run(&[
+        "--json",
+        "campaign",
+        "matrix",
+        &spec.display().to_string(),
+        "--jobs",
+        "2",
+    ]);
+    out.assert_code(0);
+    let m = out.json();
+    assert_eq!(m["repos"], serde_json::json!([["web", "admin"], ["api"]]));
+}
+
+/// Debian's `chromium` (or another name for it) when installed.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
+        .find(|p| p.is_file())
+}
+
+/// The status page opened in headless Chromium: the browser's DOM holds the table's
+/// rows and the chart's lines. `.ci/run` installs Chromium and sets
+/// ASTEDIT_REQUIRE_CHROMIUM=1; elsewhere the test is skipped without it.
+#[test]
+fn the_status_page_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("ASTEDIT_REQUIRE_CHROMIUM").is_none(),
+            "chromium is required but not on PATH"
+        );
+        eprintln!("skipped: no chromium on PATH");
+        return;
+    };
+    let w = World::new();
+    let mut spec = SPEC_HEAD.to_string();
+    for (name, code) in [
+        ("a", "console.log(1);\n"),
+        ("b", "f();\n"),
+        ("c", "console.log(2);\n"),
+    ] {
+        let b = w.bare(name, &[("x.ts", code)]);
+        spec.push_str(&format!("[[repos]]\nurl = \"{}\"\n", b.display()));
+    }
+    let spec = w.spec(&spec);
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    w.run(&["--json", "campaign", "publish", &spec])
+        .assert_code(0);
+    w.flip("a", "MERGED");
+    let page = w.root.path().join("status.html");
+    let p = page.display().to_string();
+    w.run(&["campaign", "status", &spec, "--html", &p])
+        .assert_code(0);
+    let profile = w.root.path().join("chromium-profile");
+    let out = std::process::Command::new(&browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            &format!("--user-data-dir={}", profile.display()),
+            "--dump-dom",
+            &format!("file://{p}"),
+        ])
+        .env("HOME", w.root.path())
+        .output()
+        .expect("run chromium");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && dom.contains("</html>"),
+        "chromium failed: {}\n{dom}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The table as the browser parsed it: a row per repository, the merged one linked.
+    assert_eq!(dom.matches("<tr class=").count(), 3, "{dom}");
+    assert!(dom.contains("<tr class=\"merged\"><td>a</td>"), "{dom}");
+    assert!(dom.contains("<tr class=\"no-change\"><td>b</td>"), "{dom}");
+    assert!(
+        dom.contains("href=\"https://github.com/acme/a/pull/1\""),
+        "{dom}"
+    );
+    // The chart: both lines, one point per state commit.
+    let commits: usize = w
+        .state
+        .git(&["rev-list", "--count", "refs/astedit-campaign/log-to-logger"])
+        .trim()
+        .parse()
+        .expect("count");
+    for class in ["open", "merged"] {
+        let at = dom
+            .find(&format!("class=\"{class}\""))
+            .unwrap_or_else(|| panic!("no {class} line: {dom}"));
+        let points = dom[at..]
+            .split("points=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .expect("points");
+        assert_eq!(points.split_whitespace().count(), commits, "{points}");
+    }
+    assert!(
+        dom.contains("<li data-status=\"merged\">merged: 1</li>"),
+        "{dom}"
+    );
 }
