@@ -26,6 +26,7 @@ pub enum CampaignCommand {
     },
     /// Each repository's status, totals and the burndown
     Status {
+        /// The campaign spec (TOML)
         spec: PathBuf,
         /// Write one self-contained HTML page (burndown chart and table) to FILE
         #[arg(long, value_name = "FILE")]
@@ -36,6 +37,7 @@ pub enum CampaignCommand {
     },
     /// Push each staged preview as the campaign's branch and open a draft pull request
     Publish {
+        /// The campaign spec (TOML)
         spec: PathBuf,
         /// Publish N first and stop until they are merged (or --continue)
         #[arg(long, value_name = "N")]
@@ -45,24 +47,35 @@ pub enum CampaignCommand {
         go_on: bool,
     },
     /// Re-derive the previews whose base moved; move each branch only over our own commit
-    Refresh { spec: PathBuf },
+    Refresh {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+    },
     /// Apply every staged preview of the campaign's local checkouts
     Apply {
+        /// The campaign spec (TOML)
         spec: PathBuf,
         /// Required: campaigns over clones are published, not applied
         #[arg(long, required = true)]
         local: bool,
     },
     /// Undo what `campaign apply --local` applied
-    Undo { spec: PathBuf },
+    Undo {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+    },
     /// Print a CI matrix (GitHub Actions and GitLab) of N shards of repositories
     Matrix {
+        /// The campaign spec (TOML)
         spec: PathBuf,
         #[arg(long, value_name = "N", default_value_t = 4)]
         jobs: usize,
     },
     /// Merge the shards' states (refs/astedit-campaign-shards/<name>/*) into the state
-    Collect { spec: PathBuf },
+    Collect {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+    },
 }
 
 pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
