@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::path::PathBuf;
 
+use crate::contract::validate;
 use crate::util::Output;
 use crate::util::TestRepo;
 
@@ -241,6 +242,7 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     let staged = w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws]);
     staged.assert_code(1); // two failed
     let r = staged.json();
+    validate(&w.state, "campaign", &r);
     assert_eq!(r["totals"]["staged"], 10, "{r}");
     assert_eq!(r["totals"]["no-change"], 13, "{r}");
     assert_eq!(r["totals"]["failed"], 2, "{r}");
@@ -304,6 +306,7 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     let status = w.run(&["--json", "campaign", "status", &spec, "--offline"]);
     status.assert_code(0);
     let s = status.json();
+    validate(&w.state, "campaign-status", &s);
     assert_eq!(s["burndown"].as_array().expect("burndown").len(), commits2);
     assert_eq!(s["totals"]["staged"], 10);
 
@@ -311,6 +314,7 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     let canary = w.run(&["--json", "campaign", "publish", &spec, "--canary", "2"]);
     canary.assert_code(0);
     let c = canary.json();
+    validate(&w.state, "campaign", &c);
     assert_eq!(c["totals"]["published"], 2, "{c}");
     assert_eq!(w.creates(), 2);
     let create = w
@@ -401,6 +405,7 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     let refreshed = w.run(&["--json", "campaign", "refresh", &spec]);
     refreshed.assert_code(1); // m05 diverged
     let rr = refreshed.json();
+    validate(&w.state, "campaign", &rr);
     let action = |k: &str| {
         rr["outcomes"]
             .as_array()
@@ -453,6 +458,7 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     let after = w.run(&["--json", "campaign", "status", &spec]);
     after.assert_code(0);
     let a = after.json();
+    validate(&w.state, "campaign-status", &a);
     let repos = by_key(&a);
     assert_eq!(repos["m01"]["status"], "merged");
     assert_eq!(repos["m02"]["status"], "closed");
@@ -592,6 +598,7 @@ fn sharded_stages_collected_match_one_unsharded_run() {
     let matrix = w.run(&["--json", "campaign", "matrix", &spec, "--jobs", "3"]);
     matrix.assert_code(0);
     let m = matrix.json();
+    validate(&w.state, "campaign-matrix", &m);
     assert_eq!(
         m["github"]["include"],
         serde_json::json!([{"shard": "1/3"}, {"shard": "2/3"}, {"shard": "3/3"}])
@@ -667,6 +674,7 @@ fn bad_specs_and_option_like_urls_are_refused() {
     let out = w.run(&["--json", "campaign", "stage", &spec]);
     out.assert_code(2);
     assert_eq!(out.json()["error"]["code"], "bad-campaign-spec");
+    validate(&w.state, "campaign", &out.json());
     let spec = w.spec("name = \"x\"\n[change]\nlang = \"ts\"\n");
     w.run(&["campaign", "stage", &spec]).assert_code(2);
     let spec = w.spec(&format!(
@@ -692,6 +700,17 @@ fn schema_describes_the_spec_and_the_reports() {
     spec.assert_code(0);
     let v: serde_json::Value = serde_json::from_str(&spec.stdout).expect("json");
     assert!(v["properties"]["change"].is_object(), "{v}");
+    // The example, as written, fits the spec's schema.
+    let example: serde_json::Value = toml::from_str(&SPEC_HEAD.replace(
+        "[pr]",
+        "[[repos]]\nurl = \"/srv/git/app.git\"\nbase = \"main\"\n[pr]",
+    ))
+    .expect("toml");
+    let validator = jsonschema::draft202012::options()
+        .build(&v)
+        .expect("schema compiles");
+    assert!(validator.is_valid(&example), "{example}");
+    assert!(!validator.is_valid(&serde_json::json!({"name": "x", "change": {}, "colour": 1})));
     for cmd in ["campaign", "campaign-status", "campaign-matrix"] {
         w.run(&["schema", cmd]).assert_code(0);
     }
