@@ -5,7 +5,7 @@
 #   bench/campaign.sh [N] [BINARY]     (BINARY default: target/release/git-astedit)
 set -euo pipefail
 n=${1:-200}
-bin=${2:-$(cd "$(dirname "$0")/.." && pwd)/target/release/git-astedit}
+bin=$(realpath "${2:-$(dirname "$0")/../target/release/git-astedit}")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
@@ -38,7 +38,7 @@ mkdir "$tmp/state"
 git -C "$tmp/state" init -q -b main
 git -C "$tmp/state" commit -q --allow-empty -m init
 cd "$tmp/state"
-/usr/bin/time -f '%e %M' -o "$tmp/time" "$bin" --json campaign stage "$spec" --workspace "$tmp/ws" > "$tmp/out.json" || true
+/usr/bin/time -f '%e %M' -o "$tmp/time" "$bin" --json campaign stage "$spec" --workspace "$tmp/ws" > "$tmp/out.json" 2> "$tmp/err" || { cat "$tmp/err" >&2; }
 read -r wall rss < "$tmp/time"
 staged=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totals"])' "$tmp/out.json")
 python3 - "$n" "$wall" "$rss" "$staged" <<'PY'
