@@ -686,6 +686,19 @@ fn bad_specs_and_option_like_urls_are_refused() {
     let o = &out.json()["outcomes"][0];
     assert_eq!(o["status"], "failed");
     assert!(o["note"].as_str().expect("note").contains("refused"), "{o}");
+    // A shard outside 1..=N is a usage error.
+    let out = w.run(&[
+        "--json",
+        "campaign",
+        "stage",
+        &spec,
+        "--workspace",
+        &ws,
+        "--shard",
+        "0/3",
+    ]);
+    out.assert_code(2);
+    assert_eq!(out.json()["error"]["code"], "usage");
     // No state yet for another campaign.
     let spec = w.spec("name = \"never\"\n[change]\nops = [{ pattern = \"a\", rewrite = \"b\" }]\n");
     let out = w.run(&["--json", "campaign", "publish", &spec]);
