@@ -21,6 +21,7 @@ use git_astedit::repo::Repo;
 use git_astedit::Error;
 
 mod apply;
+mod campaign;
 mod color;
 mod common;
 mod completions;
@@ -143,6 +144,8 @@ pub enum Command {
     Gc(gc::GcArgs),
     Mcp(mcp::McpArgs),
     Pr(pr::PrArgs),
+    #[command(subcommand)]
+    Campaign(campaign::CampaignCommand),
     Schema(schema::SchemaArgs),
     Test(test::TestArgs),
     Verify(verify::VerifyArgs),
@@ -451,6 +454,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Merge(args) => merge::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
         Command::Pr(args) => pr::run(ctx, args),
+        Command::Campaign(cmd) => campaign::run(ctx, cmd),
         Command::Schema(args) => schema::run(ctx, args),
         Command::Test(args) => test::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),

@@ -46,6 +46,7 @@ pub fn run(ctx: &mut Ctx, args: PrArgs) -> Result<Exit, Error> {
         title: args.title,
         ready: args.ready,
         agent: None,
+        branch: None,
     };
     let report = git_astedit::ops::pr::run(repo, &request)?;
     out.emit(&report)?;

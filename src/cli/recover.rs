@@ -76,7 +76,8 @@ pub(super) mod recover_policy {
             | Command::Hook(_)
             | Command::Test(_)
             | Command::Verify(_)
-            | Command::Mcp(_) => Policy::Warn,
+            | Command::Mcp(_)
+            | Command::Campaign(_) => Policy::Warn,
             Command::Scan(args) if !args.stage && !args.apply => Policy::Warn,
             Command::Edit(_)
             | Command::Patch(_)

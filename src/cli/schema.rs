@@ -11,7 +11,8 @@ use super::Ctx;
 ///
 /// With COMMAND: the schema of that command's output (its report, or the error
 /// report). Without: every command's, keyed by name. Draft 2020-12, standard keywords
-/// and formats only; `error` names the error report alone.
+/// and formats only; `error` names the error report alone, `campaign-spec` the
+/// campaign spec (TOML) a user writes.
 #[derive(Debug, clap::Args)]
 pub struct SchemaArgs {
     /// A command with a --json output (e.g. grep, edit, list), or `error`
@@ -25,7 +26,8 @@ pub fn run(ctx: &mut Ctx, args: SchemaArgs) -> Result<Exit, Error> {
         Some(name) => schema::for_command(name).ok_or_else(|| {
             let names: Vec<&str> = schema::commands().iter().map(|(n, _)| *n).collect();
             UsageError(format!(
-                "no schema for '{name}': commands with a --json output are {}",
+                "no schema for '{name}': commands with a --json output are {} \
+                 (and `campaign-spec`, the campaign spec's)",
                 names.join(", ")
             ))
         })?,

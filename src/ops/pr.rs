@@ -46,6 +46,25 @@ pub struct PrRequest {
     /// The MCP client (`name/version`) asking: journalled with the `pr` event and, on
     /// a commit `pr` makes, an `Astedit-Agent` trailer.
     pub agent: Option<String>,
+    /// A campaign's branch (name, body, labels, reviewers, and how to move it);
+    /// `None`: `astedit/<id>` with the generated body.
+    pub branch: Option<BranchPlan>,
+}
+
+/// The branch a campaign publishes a preview on (issue 27).
+#[derive(Debug, Clone, Default)]
+pub struct BranchPlan {
+    pub name: String,
+    /// Put above the generated body (which keeps the audit trail and the marker).
+    pub body: Option<String>,
+    pub labels: Vec<String>,
+    pub reviewers: Vec<String>,
+    /// Rebuild the branch tip on this commit (the base moved), replacing the local
+    /// branch instead of reusing it.
+    pub parent: Option<gix::ObjectId>,
+    /// Push with `--force-with-lease=refs/heads/<name>:<lease>`: the remote branch
+    /// moves only while its head is still the commit we pushed.
+    pub lease: Option<gix::ObjectId>,
 }
 
 /// Why a pull request could not be opened.
@@ -190,7 +209,20 @@ fn branch_tip(
     branch_ref: &str,
     title: &str,
     agent: Option<&str>,
+    rebuild_on: Option<gix::ObjectId>,
 ) -> Result<gix::ObjectId, Error> {
+    if let Some(parent) = rebuild_on {
+        let tip = write_commit(repo, preview, title, agent, Some(parent))?;
+        repo.git
+            .reference(
+                branch_ref,
+                tip,
+                PreviousValue::Any,
+                format!("astedit: campaign refresh {}", preview.id),
+            )
+            .map_err(git_err(format!("move {branch_ref}")))?;
+        return Ok(tip);
+    }
     if let Some(mut r) = repo
         .git
         .try_find_reference(branch_ref)
@@ -208,7 +240,7 @@ fn branch_tip(
         .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
     let tip = match made {
         Some(c) => c,
-        None => write_commit(repo, preview, title, agent)?,
+        None => write_commit(repo, preview, title, agent, None)?,
     };
     repo.git
         .reference(
@@ -226,16 +258,19 @@ fn write_commit(
     preview: &Preview,
     title: &str,
     agent: Option<&str>,
+    parent: Option<gix::ObjectId>,
 ) -> Result<gix::ObjectId, Error> {
     let git = &repo.git;
-    // The staging HEAD when it still exists, else today's HEAD.
-    let parent = preview
-        .meta
-        .base_head
-        .as_deref()
-        .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
-        .filter(|id| git.find_commit(*id).is_ok())
-        .or_else(|| repo.head_commit());
+    // The given parent, else the staging HEAD when it still exists, else today's HEAD.
+    let parent = parent.or_else(|| {
+        preview
+            .meta
+            .base_head
+            .as_deref()
+            .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
+            .filter(|id| git.find_commit(*id).is_ok())
+            .or_else(|| repo.head_commit())
+    });
     let mut message = format!("{title}\n\n");
     if let Some(r) = &preview.meta.reason {
         message.push_str(&format!("{r}\n\n"));
@@ -540,7 +575,19 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
     gh(&workdir, &["--version"])?;
     gh(&workdir, &["auth", "status"])?;
 
-    let branch = format!("astedit/{}", preview.id);
+    let plan = args.branch.clone().unwrap_or_default();
+    for (what, values) in [("label", &plan.labels), ("reviewer", &plan.reviewers)] {
+        for v in values {
+            plain_value(what, v)?;
+        }
+    }
+    let branch = match args.branch.as_ref() {
+        Some(p) => {
+            plain_value("branch", &p.name)?;
+            p.name.clone()
+        }
+        None => format!("astedit/{}", preview.id),
+    };
     let branch_ref = format!("refs/heads/{branch}");
     let title = args.title.clone().unwrap_or_else(|| {
         let t = match &preview.meta.reason {
@@ -560,15 +607,19 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         &branch_ref,
         &title,
         args.agent.as_deref(),
+        plan.parent,
     )?;
 
     // `--` ends git's options: what follows is a remote and a refspec, whatever it is.
-    let push_args: Vec<String> = vec![
-        "push".into(),
+    let mut push_args: Vec<String> = vec!["push".into()];
+    if let Some(lease) = plan.lease {
+        push_args.push(format!("--force-with-lease={branch_ref}:{lease}"));
+    }
+    push_args.extend([
         "--".into(),
         remote.clone(),
         format!("{branch_ref}:{branch_ref}"),
-    ];
+    ]);
     let pushed = spawn(&workdir, "git", &push_args)?;
     if !pushed.status.success() {
         let stderr = stderr_of(&pushed);
@@ -613,9 +664,19 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         }
         None => {
             let loaded = LoadedPreview::load(repo, preview.clone())?;
-            let text = body(&loaded, state_name, &events, &branch);
+            let mut text = body(&loaded, state_name, &events, &branch);
+            if let Some(above) = &plan.body {
+                text = format!("{above}\n\n---\n\n{text}");
+            }
             let (title, text) = (format!("--title={title}"), format!("--body={text}"));
             let mut create: Vec<&str> = vec!["pr", "create", "--head", &branch, &title, &text];
+            let extra: Vec<String> = plan
+                .labels
+                .iter()
+                .map(|l| format!("--label={l}"))
+                .chain(plan.reviewers.iter().map(|r| format!("--reviewer={r}")))
+                .collect();
+            create.extend(extra.iter().map(String::as_str));
             let base = args.base.as_ref().map(|b| format!("--base={b}"));
             if let Some(base) = &base {
                 create.push(base);
@@ -658,4 +719,45 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         created,
         draft,
     })
+}
+
+/// A pull request as `gh pr list` describes it.
+#[derive(Debug, Clone)]
+pub struct FoundPr {
+    pub url: String,
+    pub number: Option<u64>,
+    /// `OPEN`, `MERGED` or `CLOSED`, as gh says it.
+    pub state: String,
+    pub draft: bool,
+}
+
+/// The pull request whose head is `branch` (any state), asked of `gh` in `workdir`.
+pub fn find(workdir: &Path, branch: &str) -> Result<Option<FoundPr>, Error> {
+    plain_value("branch", branch)?;
+    let listed = gh(
+        workdir,
+        &[
+            "pr",
+            "list",
+            "--head",
+            branch,
+            "--state",
+            "all",
+            "--json",
+            "number,url,state,isDraft",
+        ],
+    )?;
+    let existing: Vec<serde_json::Value> =
+        serde_json::from_str(listed.trim()).map_err(|e| PrError::Gh {
+            command: "pr list".into(),
+            stderr: format!("unexpected output ({e}): {}", listed.trim()),
+        })?;
+    Ok(existing.first().and_then(|e| {
+        Some(FoundPr {
+            url: e["url"].as_str()?.to_string(),
+            number: e["number"].as_u64(),
+            state: e["state"].as_str().unwrap_or("OPEN").to_ascii_uppercase(),
+            draft: e["isDraft"].as_bool().unwrap_or(false),
+        })
+    }))
 }

@@ -8,6 +8,7 @@ plain value ([`printer::Style`]), and diffs come as text, made below by
 */
 
 pub mod agent;
+pub mod campaign;
 pub mod error;
 pub mod gc;
 pub mod grep;

@@ -24,6 +24,7 @@ use crate::txn::EventKind;
 use crate::txn::RecoveryAction;
 use crate::txn::TxnOp;
 
+pub mod campaign;
 pub mod ruletest;
 pub mod scan;
 pub mod schema;

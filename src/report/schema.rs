@@ -51,6 +51,15 @@ pub fn commands() -> Vec<(&'static str, ReportSchema)> {
         ("test", report::<ruletest::TestReport>()),
         ("verify", report::<verify::VerifyReport>()),
         ("pr", report::<PrReport>()),
+        ("campaign", report::<campaign::CampaignReport>()),
+        (
+            "campaign-status",
+            report::<campaign::CampaignStatusReport>(),
+        ),
+        (
+            "campaign-matrix",
+            report::<campaign::CampaignMatrixReport>(),
+        ),
         ("recover", report::<RecoverOutput>()),
         ("error", report::<ErrorReport>()),
     ]
@@ -67,6 +76,10 @@ pub fn of<T: JsonSchema>() -> Value {
 
 /// The schema of a command's `--json` output: its report, or the error report.
 pub fn for_command(name: &str) -> Option<Value> {
+    // Not an output: the campaign spec a user writes (TOML), as JSON Schema.
+    if name == "campaign-spec" {
+        return Some(of::<campaign::CampaignSpec>());
+    }
     let (_, report) = commands().into_iter().find(|(n, _)| *n == name)?;
     if name == "error" {
         return Some((report.standalone)());

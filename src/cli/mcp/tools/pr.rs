@@ -54,6 +54,7 @@ pub fn pr(call: &Call, input: PrInput) -> Result<Done, Error> {
             title: non_empty(input.title),
             ready: input.ready,
             agent: call.agent.clone(),
+            branch: None,
         },
     )?;
     Done::new(agent::resolve::pr(&report, &notes), &report)

@@ -1,0 +1,154 @@
+//! `git astedit campaign`: one change across many repositories (the work is
+//! [`git_astedit::ops::campaign`]'s; the state is `refs/astedit-campaign/<name>` in
+//! the current repository).
+
+use std::path::PathBuf;
+
+use git_astedit::error::Exit;
+use git_astedit::ops::campaign;
+use git_astedit::Error;
+
+use super::Ctx;
+
+/// Run one change across many repositories: stage, publish as draft PRs, refresh, track
+#[derive(Debug, clap::Subcommand)]
+pub enum CampaignCommand {
+    /// Clone or fetch each repository of SPEC and stage the change there
+    Stage {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+        /// Where the clones live (default: under the user's cache folder)
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Only shard I of N (1-based); the state goes to the shard's ref
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+    },
+    /// Each repository's status, totals and the burndown
+    Status {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+        /// Write one self-contained HTML page (burndown chart and table) to FILE
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Do not ask gh whether pull requests were merged or closed
+        #[arg(long)]
+        offline: bool,
+    },
+    /// Push each staged preview as the campaign's branch and open a draft pull request
+    Publish {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+        /// Publish N first and stop until they are merged (or --continue)
+        #[arg(long, value_name = "N")]
+        canary: Option<usize>,
+        /// Publish the rest even though the canary is not merged
+        #[arg(long = "continue")]
+        go_on: bool,
+    },
+    /// Re-derive the previews whose base moved; move each branch only over our own commit
+    Refresh {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+    },
+    /// Apply every staged preview of the campaign's local checkouts
+    Apply {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+        /// Required: campaigns over clones are published, not applied
+        #[arg(long, required = true)]
+        local: bool,
+    },
+    /// Undo what `campaign apply --local` applied
+    Undo {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+    },
+    /// Print a CI matrix (GitHub Actions and GitLab) of N shards of repositories
+    Matrix {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+        #[arg(long, value_name = "N", default_value_t = 4)]
+        jobs: usize,
+    },
+    /// Merge the shards' states (refs/astedit-campaign-shards/<name>/*) into the state
+    Collect {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+    },
+}
+
+pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
+    use CampaignCommand as C;
+    if let C::Matrix { spec, jobs } = &cmd {
+        let loaded = campaign::load_spec(spec)?;
+        let report = campaign::matrix(&loaded, *jobs);
+        ctx.out.emit(&report)?;
+        return Ok(Exit::Ok);
+    }
+    let (repo, out) = ctx.parts()?;
+    let report = match cmd {
+        C::Stage {
+            spec,
+            workspace,
+            shard,
+        } => {
+            let loaded = campaign::load_spec(&spec)?;
+            let shard = shard.as_deref().map(campaign::parse_shard).transpose()?;
+            let workspace = workspace
+                .map(|w| repo.cwd.join(w))
+                .unwrap_or_else(|| campaign::default_workspace(&loaded.spec.name));
+            campaign::stage(
+                repo,
+                &campaign::StageRequest {
+                    spec: loaded,
+                    workspace,
+                    shard,
+                },
+            )?
+        }
+        C::Status {
+            spec,
+            html,
+            offline,
+        } => {
+            let loaded = campaign::load_spec(&spec)?;
+            let report = campaign::status(
+                repo,
+                &campaign::StatusRequest {
+                    name: loaded.spec.name.clone(),
+                    offline,
+                },
+            )?;
+            if let Some(file) = html {
+                let page = git_astedit::render::campaign::html(&report);
+                std::fs::write(&file, page).map_err(|e| git_astedit::error::InputError {
+                    action: "write",
+                    path: file.display().to_string(),
+                    source: e,
+                })?;
+            }
+            out.emit(&report)?;
+            return Ok(Exit::Ok);
+        }
+        C::Publish {
+            spec,
+            canary,
+            go_on,
+        } => campaign::publish(
+            repo,
+            &campaign::PublishRequest {
+                spec: campaign::load_spec(&spec)?,
+                canary,
+                go_on,
+            },
+        )?,
+        C::Refresh { spec } => campaign::refresh(repo, &campaign::load_spec(&spec)?)?,
+        C::Apply { spec, .. } => campaign::apply(repo, &campaign::load_spec(&spec)?)?,
+        C::Undo { spec } => campaign::undo(repo, &campaign::load_spec(&spec)?)?,
+        C::Collect { spec } => campaign::collect(repo, &campaign::load_spec(&spec)?)?,
+        C::Matrix { .. } => unreachable!("handled above"),
+    };
+    out.emit(&report)?;
+    Ok(report.exit())
+}

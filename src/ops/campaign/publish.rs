@@ -1,0 +1,459 @@
+//! `campaign publish` (push each preview as the campaign's branch and open a draft pull
+//! request, through [`crate::ops::pr`]: a rerun finds the pull request by branch) and
+//! `campaign refresh` (the base moved: re-derive on the new base with `refresh --all`
+//! semantics, and move the branch only over the commit we pushed).
+
+use std::path::Path;
+
+use super::git;
+use super::outcome;
+use super::record;
+use super::Loaded;
+use super::State;
+use crate::ops::pr::BranchPlan;
+use crate::ops::pr::PrRequest;
+use crate::repo::Repo;
+use crate::report::campaign::CampaignReport;
+use crate::report::campaign::RepoOutcome;
+use crate::report::campaign::RepoState;
+use crate::report::campaign::RepoStatus;
+use crate::report::Version;
+use crate::Error;
+
+pub struct PublishRequest {
+    pub spec: Loaded,
+    /// Publish this many first, then wait (overrides the spec's `canary`).
+    pub canary: Option<usize>,
+    /// Go on past a canary that is not merged yet.
+    pub go_on: bool,
+}
+
+fn report(
+    loaded: &Loaded,
+    command: &str,
+    state: &State,
+    outcomes: Vec<RepoOutcome>,
+    notes: Vec<String>,
+) -> CampaignReport {
+    CampaignReport {
+        schema_version: Version,
+        name: loaded.spec.name.clone(),
+        command: command.into(),
+        state_commit: state.commit.map(|c| c.to_string()),
+        totals: super::totals(state.repos.values()),
+        outcomes,
+        notes,
+    }
+}
+
+fn load(repo: &Repo, loaded: &Loaded) -> Result<State, Error> {
+    let state = super::read_state(repo, &super::state_ref(&loaded.spec.name))?;
+    if state.commit.is_none() {
+        return Err(super::CampaignError::NoState(loaded.spec.name.clone()).into());
+    }
+    Ok(state)
+}
+
+/// Asks gh for the pull request of each published repository and records what moved
+/// (merged, closed); returns the outcomes.
+pub(super) fn sync_prs(
+    repo: &Repo,
+    state: &mut State,
+    only: impl Fn(&RepoState) -> bool,
+) -> Result<Vec<RepoOutcome>, Error> {
+    let mut outcomes = Vec::new();
+    let keys: Vec<String> = state
+        .repos
+        .values()
+        .filter(|s| matches!(s.status, RepoStatus::Published | RepoStatus::Diverged) && only(s))
+        .map(|s| s.key.clone())
+        .collect();
+    for key in keys {
+        let mut s = state.repos[&key].clone();
+        let (Some(dir), Some(branch)) = (s.checkout.clone(), s.branch.clone()) else {
+            continue;
+        };
+        let found = match crate::ops::pr::find(Path::new(&dir), &branch) {
+            Ok(f) => f,
+            Err(e) => {
+                outcomes.push(outcome(&s, "unknown", Some(e.to_string())));
+                continue;
+            }
+        };
+        let Some(found) = found else { continue };
+        let status = match found.state.as_str() {
+            "MERGED" => RepoStatus::Merged,
+            "CLOSED" => RepoStatus::Closed,
+            _ => continue,
+        };
+        s.status = status;
+        s.pr_url = Some(found.url);
+        s.pr_number = found.number.or(s.pr_number);
+        s.updated = super::now();
+        record(
+            repo,
+            state,
+            std::slice::from_ref(&s),
+            &format!("status {key}: {}", status.name()),
+            &[],
+        )?;
+        outcomes.push(outcome(&s, status.name(), None));
+    }
+    Ok(outcomes)
+}
+
+pub fn publish(repo: &Repo, req: &PublishRequest) -> Result<CampaignReport, Error> {
+    let loaded = &req.spec;
+    let pr = &loaded.spec.pr;
+    let mut state = load(repo, loaded)?;
+    let mut notes = Vec::new();
+    let canary = req.canary.unwrap_or(pr.canary);
+    let mut outcomes = sync_prs(repo, &mut state, |s| s.canary)?;
+    let published: Vec<&RepoState> = state
+        .repos
+        .values()
+        .filter(|s| s.status.published())
+        .collect();
+    let canaries: Vec<&RepoState> = published.iter().copied().filter(|s| s.canary).collect();
+    // How many to publish this run.
+    let mut budget = usize::MAX;
+    let mut as_canary = false;
+    // Canaries published earlier hold the rest until they are merged (or --continue).
+    let waiting: Vec<String> = canaries
+        .iter()
+        .filter(|s| s.status != RepoStatus::Merged)
+        .map(|s| s.key.clone())
+        .collect();
+    if req.go_on {
+        // Asked to go on: no hold.
+    } else if !waiting.is_empty() {
+        notes.push(format!(
+            "waiting for the canary to be merged: {}; `--continue` publishes the rest now",
+            waiting.join(", ")
+        ));
+        budget = 0;
+    } else if canary > 0 && published.is_empty() {
+        budget = canary;
+        as_canary = true;
+        notes.push(format!(
+            "canary: publishing {canary} first; run `campaign publish --continue` (or \
+             again once they are merged) for the rest"
+        ));
+    }
+    if pr.at_once > 0 {
+        let open = state
+            .repos
+            .values()
+            .filter(|s| matches!(s.status, RepoStatus::Published | RepoStatus::Diverged))
+            .count();
+        let room = pr.at_once.saturating_sub(open);
+        if room < budget {
+            budget = room;
+            notes.push(format!(
+                "at most {} open at once: {open} open, publishing at most {room}",
+                pr.at_once
+            ));
+        }
+    }
+    let mut todo: Vec<RepoState> = state
+        .repos
+        .values()
+        .filter(|s| s.status == RepoStatus::Staged && s.preview.is_some())
+        .cloned()
+        .collect();
+    todo.sort_by_key(|s| s.order);
+    let interval = (pr.rate_per_minute > 0)
+        .then(|| std::time::Duration::from_secs_f64(60.0 / f64::from(pr.rate_per_minute)));
+    let mut last_open: Option<std::time::Instant> = None;
+    let mut done = 0;
+    for mut s in todo {
+        if done >= budget {
+            outcomes.push(outcome(&s, "waiting", None));
+            continue;
+        }
+        // The rate limit counts requests to the forge: one publish is one.
+        if let (Some(i), Some(t)) = (interval, last_open) {
+            let elapsed = t.elapsed();
+            if elapsed < i {
+                std::thread::sleep(i - elapsed);
+            }
+        }
+        last_open = Some(std::time::Instant::now());
+        match publish_one(loaded, &s, None, None) {
+            Ok(r) => {
+                s.status = RepoStatus::Published;
+                s.pushed_commit = Some(r.commit);
+                s.pr_url = Some(r.url.clone());
+                s.pr_number = pr_number(&r.url);
+                s.canary = as_canary;
+                s.reason = None;
+                s.updated = super::now();
+                record(
+                    repo,
+                    &mut state,
+                    std::slice::from_ref(&s),
+                    &format!(
+                        "publish {}: {} {}",
+                        s.key,
+                        if r.created { "opened" } else { "found" },
+                        r.url
+                    ),
+                    &[],
+                )?;
+                outcomes.push(outcome(
+                    &s,
+                    if r.created { "published" } else { "found" },
+                    Some(r.url),
+                ));
+                done += 1;
+            }
+            Err(e) => {
+                // Stays staged: a rerun tries again.
+                let why = format!("publish failed: {e}");
+                s.reason = Some(why.clone());
+                s.updated = super::now();
+                record(
+                    repo,
+                    &mut state,
+                    std::slice::from_ref(&s),
+                    &format!("publish {}: failed", s.key),
+                    &[],
+                )?;
+                let mut o = outcome(&s, "failed", Some(why));
+                o.status = RepoStatus::Failed;
+                outcomes.push(o);
+            }
+        }
+    }
+    if let Some(i) = interval {
+        notes.push(format!(
+            "rate limit {} per minute: one pull request every {:.1}s",
+            pr.rate_per_minute,
+            i.as_secs_f64()
+        ));
+    }
+    Ok(report(loaded, "publish", &state, outcomes, notes))
+}
+
+fn pr_number(url: &str) -> Option<u64> {
+    url.trim_end_matches('/').rsplit('/').next()?.parse().ok()
+}
+
+/// Publishes one repository's preview through `pr`.
+fn publish_one(
+    loaded: &Loaded,
+    s: &RepoState,
+    parent: Option<gix::ObjectId>,
+    lease: Option<gix::ObjectId>,
+) -> Result<crate::report::PrReport, Error> {
+    let pr = &loaded.spec.pr;
+    let dir = s.checkout.clone().unwrap_or_default();
+    let clone = Repo::discover_from(Path::new(&dir))?;
+    let name = &loaded.spec.name;
+    let request = PrRequest {
+        id: s.preview.clone(),
+        remote: "origin".into(),
+        base: s.base.clone(),
+        title: Some(super::fill(
+            pr.title.as_deref().unwrap_or("astedit campaign {name}"),
+            name,
+            s,
+        )),
+        ready: !pr.draft,
+        agent: None,
+        branch: Some(BranchPlan {
+            name: loaded.branch(),
+            body: pr.body.as_deref().map(|b| super::fill(b, name, s)),
+            labels: pr.labels.clone(),
+            reviewers: pr.reviewers.clone(),
+            parent,
+            lease,
+        }),
+    };
+    crate::ops::pr::run(&clone, &request)
+}
+
+/// `campaign refresh`.
+pub fn refresh(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
+    let mut state = load(repo, loaded)?;
+    let mut outcomes = sync_prs(repo, &mut state, |_| true)?;
+    let mut todo: Vec<RepoState> = state
+        .repos
+        .values()
+        .filter(|s| {
+            !s.local
+                && s.preview.is_some()
+                && matches!(
+                    s.status,
+                    RepoStatus::Staged | RepoStatus::Published | RepoStatus::Stale
+                )
+        })
+        .cloned()
+        .collect();
+    todo.sort_by_key(|s| s.order);
+    for s in todo {
+        let (o, changed) = refresh_one(loaded, s);
+        if let Some(c) = changed {
+            record(
+                repo,
+                &mut state,
+                std::slice::from_ref(&c),
+                &format!("refresh {}: {}", c.key, o.action),
+                &[],
+            )?;
+        }
+        outcomes.push(o);
+    }
+    Ok(report(loaded, "refresh", &state, outcomes, Vec::new()))
+}
+
+/// One repository: the outcome, and the entry to record when it changed.
+fn refresh_one(loaded: &Loaded, mut s: RepoState) -> (RepoOutcome, Option<RepoState>) {
+    let key = s.key.clone();
+    let spec = loaded
+        .repos
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, r)| r.clone())
+        .unwrap_or_else(|| crate::report::campaign::RepoSpec {
+            url: Some(s.source.clone()),
+            base: s.base.clone(),
+            ..Default::default()
+        });
+    let dir = std::path::PathBuf::from(s.checkout.clone().unwrap_or_default());
+    if let Err(e) = git(&dir, &["fetch", "--quiet", "--prune", "origin"]) {
+        return (outcome(&s, "failed", Some(e)), None);
+    }
+    let base = s.base.clone().unwrap_or_default();
+    let now = match git(
+        &dir,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/remotes/origin/{base}^{{commit}}"),
+        ],
+    ) {
+        Ok(c) => c.trim().to_string(),
+        Err(e) => return (outcome(&s, "failed", Some(e)), None),
+    };
+    if Some(now.as_str()) == s.base_commit.as_deref() && s.status != RepoStatus::Stale {
+        return (outcome(&s, "current", None), None);
+    }
+    let published = s.status == RepoStatus::Published;
+    let branch = s.branch.clone().unwrap_or_else(|| loaded.branch());
+    // Someone pushed to the branch: never move it over their commits.
+    if published {
+        let remote_head = git(
+            &dir,
+            &["ls-remote", "--", "origin", &format!("refs/heads/{branch}")],
+        )
+        .map(|o| o.split_whitespace().next().unwrap_or("").to_string());
+        match remote_head {
+            Ok(h) if Some(h.as_str()) != s.pushed_commit.as_deref() => {
+                s.status = RepoStatus::Diverged;
+                s.reason = Some(format!(
+                    "branch {branch} is at {} but we pushed {}: it holds commits we did not \
+                     push, so it was left alone; rebase it onto {base} by hand, or close the \
+                     pull request and publish again",
+                    if h.is_empty() { "nothing" } else { &h },
+                    s.pushed_commit.as_deref().unwrap_or("nothing")
+                ));
+                s.updated = super::now();
+                let o = outcome(&s, "diverged", s.reason.clone());
+                return (o, Some(s));
+            }
+            Err(e) => return (outcome(&s, "failed", Some(e)), None),
+            Ok(_) => {}
+        }
+    }
+    let checkout = super::stage::sync_clone(
+        dir.parent().unwrap_or(Path::new(".")),
+        &key,
+        &crate::report::campaign::RepoSpec {
+            base: Some(base.clone()),
+            ..spec
+        },
+    );
+    if let Err(e) = checkout {
+        return (outcome(&s, "failed", Some(e)), None);
+    }
+    let clone = match Repo::discover_from(&dir) {
+        Ok(r) => r,
+        Err(e) => {
+            return (
+                outcome(&s, "failed", Some(Error::from(e).to_string())),
+                None,
+            )
+        }
+    };
+    let request = crate::ops::refresh::RefreshRequest {
+        id: s.preview.clone(),
+        all: true,
+        agent: None,
+    };
+    let refreshed = match crate::ops::refresh::run(&clone, &request) {
+        Ok(r) => r,
+        Err(e) => {
+            if e.code() == "refresh-empty" {
+                s.status = RepoStatus::NoChange;
+                s.reason = Some(format!("on the new base nothing is left to change: {e}"));
+            } else {
+                s.status = RepoStatus::Stale;
+                s.reason = Some(e.to_string());
+            }
+            s.updated = super::now();
+            let o = outcome(&s, "conflict", s.reason.clone());
+            return (o, Some(s));
+        }
+    };
+    if let Some(next) = &refreshed.successor {
+        s.preview = Some(next.clone());
+    }
+    s.replacements = refreshed.replacements_now;
+    s.files = refreshed
+        .files
+        .iter()
+        .filter(|f| f.now.is_some())
+        .map(|f| f.path.clone())
+        .collect();
+    s.file_count = s.files.len();
+    s.base_commit = Some(now.clone());
+    s.status = if published {
+        RepoStatus::Published
+    } else {
+        RepoStatus::Staged
+    };
+    s.reason = None;
+    s.updated = super::now();
+    if published {
+        let parent = gix::ObjectId::from_hex(now.as_bytes()).ok();
+        let lease = s
+            .pushed_commit
+            .as_deref()
+            .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
+        match publish_one(loaded, &s, parent, lease) {
+            Ok(r) => s.pushed_commit = Some(r.commit),
+            Err(e) => {
+                s.status = RepoStatus::Stale;
+                s.reason = Some(format!("refreshed, but the branch could not be moved: {e}"));
+                let o = outcome(&s, "failed", s.reason.clone());
+                return (o, Some(s));
+            }
+        }
+    }
+    let note = format!(
+        "on {}: {} replacement{}",
+        &now[..now.len().min(12)],
+        s.replacements,
+        if s.replacements == 1 { "" } else { "s" }
+    );
+    (
+        outcome(
+            &s,
+            if published { "moved" } else { "refreshed" },
+            Some(note),
+        ),
+        Some(s),
+    )
+}

@@ -1,0 +1,402 @@
+//! `campaign stage`: clone or fetch each repository and stage the change there through
+//! the same ops as `edit`, `scan --stage` and `patch`; each repository's result is one
+//! state commit, a failure recorded with its reason.
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use super::git;
+use super::outcome;
+use super::plain;
+use super::record;
+use super::Loaded;
+use crate::cancel::Cancel;
+use crate::files;
+use crate::ops::stage::Audience;
+use crate::ops::stage::Staging;
+use crate::repo::Repo;
+use crate::report::campaign::CampaignReport;
+use crate::report::campaign::RepoSpec;
+use crate::report::campaign::RepoState;
+use crate::report::campaign::RepoStatus;
+use crate::report::ScanMode;
+use crate::report::Version;
+use crate::Error;
+
+pub struct StageRequest {
+    pub spec: Loaded,
+    /// Where clones live, one folder per repository key.
+    pub workspace: PathBuf,
+    /// Only shard `(I, N)`; the state goes to the shard's ref.
+    pub shard: Option<(usize, usize)>,
+}
+
+/// What staging one repository found.
+struct Staged {
+    checkout: PathBuf,
+    base: Option<String>,
+    base_commit: Option<String>,
+    preview: Option<String>,
+    files: Vec<String>,
+    replacements: usize,
+    /// Files that do not parse, and nothing staged.
+    parse_failure: Option<String>,
+}
+
+pub fn stage(repo: &Repo, req: &StageRequest) -> Result<CampaignReport, Error> {
+    let name = &req.spec.spec.name;
+    let refname = match req.shard {
+        Some((i, n)) => format!("{}{i}-of-{n}", super::shard_prefix(name)),
+        None => super::state_ref(name),
+    };
+    let mut state = super::read_state(repo, &refname)?;
+    let mut outcomes = Vec::new();
+    let mut notes = Vec::new();
+    if let Some((i, n)) = req.shard {
+        notes.push(format!("shard {i}/{n}: state in {refname}"));
+    }
+    for (order, (key, spec)) in req.spec.repos.iter().enumerate() {
+        if !super::in_shard(order, req.shard) {
+            continue;
+        }
+        let previous = state.repos.get(key).cloned();
+        // A repository past staging is refresh's and publish's business.
+        if let Some(p) = &previous {
+            if !matches!(
+                p.status,
+                RepoStatus::NoChange | RepoStatus::Failed | RepoStatus::Staged
+            ) {
+                outcomes.push(outcome(
+                    p,
+                    "skipped",
+                    Some(format!("already {}", p.status.name())),
+                ));
+                continue;
+            }
+        }
+        let mut entry = RepoState {
+            key: key.clone(),
+            order,
+            source: spec.url.clone().or(spec.path.clone()).unwrap_or_default(),
+            local: spec.path.is_some(),
+            checkout: None,
+            base: spec.base.clone(),
+            base_commit: None,
+            preview: None,
+            files: Vec::new(),
+            file_count: 0,
+            replacements: 0,
+            status: RepoStatus::Failed,
+            reason: None,
+            branch: Some(req.spec.branch()),
+            pushed_commit: None,
+            pr_url: None,
+            pr_number: None,
+            canary: false,
+            updated: super::now(),
+        };
+        // Staged on the same base already: nothing to redo.
+        if let Some(p) = &previous {
+            if p.status == RepoStatus::Staged {
+                if let Ok(now) = current_base(&req.workspace, key, spec) {
+                    if now.1.as_deref() == p.base_commit.as_deref() && now.1.is_some() {
+                        outcomes.push(outcome(p, "skipped", Some("already staged".into())));
+                        continue;
+                    }
+                }
+            }
+        }
+        let (action, note) = match stage_one(&req.spec, &req.workspace, key, spec) {
+            Ok(s) => {
+                entry.checkout = Some(s.checkout.display().to_string());
+                entry.base = s.base;
+                entry.base_commit = s.base_commit;
+                entry.file_count = s.files.len();
+                entry.files = s.files;
+                entry.replacements = s.replacements;
+                // A file that does not parse may hide matches: such a repository is
+                // not published (its preview, if any, stays named for a look).
+                entry.preview = s.preview.clone();
+                match (s.preview, s.parse_failure) {
+                    (_, Some(why)) => {
+                        entry.status = RepoStatus::Failed;
+                        entry.reason = Some(why.clone());
+                        ("failed", Some(why))
+                    }
+                    (Some(_), None) => {
+                        entry.status = RepoStatus::Staged;
+                        ("staged", None)
+                    }
+                    (None, None) => {
+                        entry.status = RepoStatus::NoChange;
+                        entry.reason = Some("nothing matches".into());
+                        ("no-change", None)
+                    }
+                }
+            }
+            Err(why) => {
+                entry.status = RepoStatus::Failed;
+                entry.reason = Some(why.clone());
+                ("failed", Some(why))
+            }
+        };
+        // A rerun that finds the same is not a change of state.
+        let same = previous.as_ref().is_some_and(|p| {
+            let mut p = p.clone();
+            p.updated.clone_from(&entry.updated);
+            serde_json::to_value(&p).ok() == serde_json::to_value(&entry).ok()
+        });
+        if !same {
+            record(
+                repo,
+                &mut state,
+                std::slice::from_ref(&entry),
+                &format!("stage {key}: {action}"),
+                &[],
+            )?;
+        }
+        outcomes.push(outcome(&entry, action, note));
+    }
+    Ok(CampaignReport {
+        schema_version: Version,
+        name: name.clone(),
+        command: "stage".into(),
+        state_commit: state.commit.map(|c| c.to_string()),
+        totals: super::totals(state.repos.values()),
+        outcomes,
+        notes,
+    })
+}
+
+/// The checkout of a repository: the local path, or its clone in the workspace.
+fn checkout_of(workspace: &Path, key: &str, spec: &RepoSpec) -> PathBuf {
+    match &spec.path {
+        Some(p) => std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p)),
+        None => workspace.join(key),
+    }
+}
+
+/// The base branch and the commit it is at now (remote-tracking for clones, without
+/// fetching).
+fn current_base(
+    workspace: &Path,
+    key: &str,
+    spec: &RepoSpec,
+) -> Result<(Option<String>, Option<String>), String> {
+    let dir = checkout_of(workspace, key, spec);
+    if spec.path.is_some() {
+        let head = git(&dir, &["rev-parse", "--verify", "--quiet", "HEAD"])?;
+        return Ok((spec.base.clone(), Some(head.trim().to_string())));
+    }
+    let base = match &spec.base {
+        Some(b) => b.clone(),
+        None => default_branch(&dir)?,
+    };
+    let at = git(
+        &dir,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/remotes/origin/{base}^{{commit}}"),
+        ],
+    )
+    .map_err(|_| format!("the base branch '{base}' does not exist in the repository"))?;
+    Ok((Some(base), Some(at.trim().to_string())))
+}
+
+fn default_branch(dir: &Path) -> Result<String, String> {
+    let head = git(
+        dir,
+        &["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"],
+    )
+    .map_err(|_| "the repository has no default branch: give `base`".to_string())?;
+    Ok(head
+        .trim()
+        .strip_prefix("refs/remotes/origin/")
+        .unwrap_or(head.trim())
+        .to_string())
+}
+
+/// Clones (or fetches) a repository into the workspace and checks out its base.
+pub(super) fn sync_clone(
+    workspace: &Path,
+    key: &str,
+    spec: &RepoSpec,
+) -> Result<(PathBuf, String, String), String> {
+    let url = spec.url.as_deref().unwrap_or_default();
+    plain("url", url)?;
+    if let Some(b) = &spec.base {
+        plain("base branch", b)?;
+    }
+    let dir = workspace.join(key);
+    std::fs::create_dir_all(workspace)
+        .map_err(|e| format!("cannot make the workspace {}: {e}", workspace.display()))?;
+    if dir.join(".git").exists() {
+        git(&dir, &["fetch", "--quiet", "--prune", "origin"])?;
+    } else {
+        let target = dir.display().to_string();
+        git(
+            workspace,
+            &["clone", "--quiet", "--no-checkout", "--", url, &target],
+        )?;
+    }
+    let (base, commit) = current_base(workspace, key, spec)?;
+    let (base, commit) = (base.unwrap_or_default(), commit.unwrap_or_default());
+    // Only an object id reaches checkout: the tree is exactly the base's.
+    git(
+        &dir,
+        &["checkout", "--quiet", "--force", "--detach", &commit],
+    )?;
+    git(&dir, &["clean", "--quiet", "-d", "--force", "-x"])?;
+    Ok((dir, base, commit))
+}
+
+fn stage_one(
+    loaded: &Loaded,
+    workspace: &Path,
+    key: &str,
+    spec: &RepoSpec,
+) -> Result<Staged, String> {
+    let (checkout, base, base_commit) = if spec.path.is_some() {
+        let dir = checkout_of(workspace, key, spec);
+        let (base, commit) = current_base(workspace, key, spec)?;
+        (dir, base, commit)
+    } else {
+        let (dir, base, commit) = sync_clone(workspace, key, spec)?;
+        (dir, Some(base), Some(commit))
+    };
+    let repo = Repo::discover_from(&checkout).map_err(|e| Error::from(e).to_string())?;
+    let (preview, files, replacements, parse_errors) =
+        run_change(&repo, loaded, spec).map_err(|e| e.to_string())?;
+    let parse_failure = (!parse_errors.is_empty()).then(|| {
+        format!(
+            "{} file{} do{} not parse: {}",
+            parse_errors.len(),
+            if parse_errors.len() == 1 { "" } else { "s" },
+            if parse_errors.len() == 1 { "es" } else { "" },
+            parse_errors.join(", ")
+        )
+    });
+    Ok(Staged {
+        checkout,
+        base,
+        base_commit,
+        preview,
+        files,
+        replacements,
+        parse_failure,
+    })
+}
+
+/// The spec's change in `repo`, through the op the change names: the preview id, its
+/// files, replacements, and the files that do not parse.
+#[allow(clippy::type_complexity)]
+fn run_change(
+    repo: &Repo,
+    loaded: &Loaded,
+    spec: &RepoSpec,
+) -> Result<(Option<String>, Vec<String>, usize, Vec<String>), Error> {
+    let change = &loaded.spec.change;
+    let reason = change
+        .reason
+        .clone()
+        .or_else(|| loaded.spec.pr.title.clone())
+        .or_else(|| Some(format!("campaign {}", loaded.spec.name)));
+    let staging = Staging {
+        reason: reason.clone(),
+        agent: None,
+        apply: None,
+        diff: None,
+        audience: Audience::Agent,
+    };
+    let cancel = Cancel::never();
+    if !change.ops.is_empty() {
+        let lang = change
+            .lang
+            .as_deref()
+            .map(files::parse_language)
+            .transpose()?;
+        let set = files::collect(
+            repo,
+            &files::Options {
+                pathspecs: spec.pathspecs.clone(),
+                lang,
+                ..Default::default()
+            },
+        )?;
+        let req = crate::ops::edit::EditRequest {
+            set: &set,
+            ops: change
+                .ops
+                .iter()
+                .map(|o| (o.pattern.clone(), o.rewrite.clone()))
+                .collect(),
+            lang,
+            max_file_size: files::DEFAULT_MAX_FILE_SIZE,
+            staging,
+        };
+        let r = crate::ops::edit::run(
+            repo,
+            &req,
+            crate::ops::edit::EditOptions {
+                cancel: &cancel,
+                select: None,
+            },
+        )?;
+        return Ok((
+            r.id,
+            r.files.iter().map(|f| f.path.clone()).collect(),
+            r.replacements,
+            r.diagnostics.parse_errors.paths,
+        ));
+    }
+    if let Some(rules) = &change.rules {
+        let req = crate::ops::scan::ScanRequest {
+            pathspecs: spec.pathspecs.clone(),
+            configs: vec![loaded.resolve(rules)],
+            mode: ScanMode::Stage,
+            cached: false,
+            shard: None,
+            only_rules: Vec::new(),
+            filter: None,
+            severities: Vec::new(),
+            max_results: None,
+            max_passes: None,
+            reason,
+            max_render: 0,
+            max_file_size: files::DEFAULT_MAX_FILE_SIZE,
+            inline_rules: None,
+            include_metadata: false,
+        };
+        let r = crate::ops::scan::run(repo, &req, None)?;
+        let files: Vec<String> = r
+            .files
+            .as_ref()
+            .map(|f| f.iter().map(|f| f.path.clone()).collect())
+            .unwrap_or_default();
+        return Ok((
+            r.id,
+            files,
+            r.fixes.unwrap_or(0),
+            r.diagnostics.parse_errors.paths,
+        ));
+    }
+    let path = loaded.resolve(change.patch.as_deref().unwrap_or_default());
+    let text = std::fs::read_to_string(&path).map_err(|e| super::CampaignError::Spec {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    })?;
+    let req = crate::ops::patch::PatchRequest {
+        text,
+        base: String::new(),
+        staging,
+    };
+    let r = crate::ops::patch::run(repo, &req, &cancel)?;
+    Ok((
+        r.id,
+        r.files.iter().map(|f| f.path.clone()).collect(),
+        r.replacements,
+        Vec::new(),
+    ))
+}

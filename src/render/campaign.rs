@@ -1,0 +1,212 @@
+//! Campaign reports as text, and `campaign status --html`: one self-contained page (an
+//! inline SVG burndown and a table; no script, no network).
+
+use super::Printed;
+use super::Style;
+use super::TextReport;
+use crate::report::campaign::CampaignMatrixReport;
+use crate::report::campaign::CampaignReport;
+use crate::report::campaign::CampaignStatusReport;
+use crate::report::campaign::RepoStatus;
+use crate::report::campaign::Totals;
+
+fn totals_line(t: &Totals) -> String {
+    let parts: Vec<String> = RepoStatus::ALL
+        .iter()
+        .filter_map(|s| t.get(s).map(|n| format!("{n} {}", s.name())))
+        .collect();
+    if parts.is_empty() {
+        "no repositories".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+impl TextReport for CampaignReport {
+    fn text(&self, _style: &Style) -> Printed {
+        let mut printed = Printed::new();
+        let mut out = String::new();
+        for o in &self.outcomes {
+            out.push_str(&format!("{:<24} {:<10}", o.key, o.action));
+            if let Some(n) = &o.note {
+                out.push_str(&format!(" {}", super::first_line(n)));
+            }
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "campaign {} {}: {}\n",
+            self.name,
+            self.command,
+            totals_line(&self.totals)
+        ));
+        printed.out(out);
+        for n in &self.notes {
+            printed.note(n.clone());
+        }
+        printed
+    }
+}
+
+impl TextReport for CampaignStatusReport {
+    fn text(&self, _style: &Style) -> Printed {
+        let mut printed = Printed::new();
+        let mut out = String::new();
+        for r in &self.repos {
+            out.push_str(&format!("{:<24} {:<10}", r.key, r.status.name()));
+            if let Some(u) = &r.pr_url {
+                out.push_str(&format!(" {u}"));
+            } else if let Some(p) = &r.preview {
+                out.push_str(&format!(" preview {p}"));
+            }
+            if let Some(why) = &r.reason {
+                out.push_str(&format!("  ({})", super::first_line(why)));
+            }
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "campaign {}: {} ({} state commits)\n",
+            self.name,
+            totals_line(&self.totals),
+            self.burndown.len()
+        ));
+        printed.out(out);
+        for n in &self.notes {
+            printed.note(n.clone());
+        }
+        printed
+    }
+}
+
+impl TextReport for CampaignMatrixReport {
+    fn text(&self, _style: &Style) -> Printed {
+        let mut printed = Printed::new();
+        printed.out(format!("{}\n", self.github));
+        printed
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// Only http(s) links are made clickable.
+fn link(url: &str, text: &str) -> String {
+    if url.starts_with("https://") || url.starts_with("http://") {
+        format!("<a href=\"{}\">{}</a>", esc(url), esc(text))
+    } else {
+        esc(text)
+    }
+}
+
+/// The burndown: per state commit, the repositories still to do (staged, stale,
+/// published, diverged) against those merged.
+fn chart(report: &CampaignStatusReport) -> String {
+    let (w, h, pad) = (640.0_f64, 240.0_f64, 30.0_f64);
+    let points = &report.burndown;
+    let open = |t: &Totals| {
+        [
+            RepoStatus::Staged,
+            RepoStatus::Stale,
+            RepoStatus::Published,
+            RepoStatus::Diverged,
+        ]
+        .iter()
+        .map(|s| t.get(s).copied().unwrap_or(0))
+        .sum::<usize>()
+    };
+    let merged = |t: &Totals| t.get(&RepoStatus::Merged).copied().unwrap_or(0);
+    let max = points
+        .iter()
+        .map(|p| open(&p.totals).max(merged(&p.totals)))
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let n = points.len().max(2) as f64 - 1.0;
+    let line = |f: &dyn Fn(&Totals) -> usize| -> String {
+        points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let x = pad + (w - 2.0 * pad) * i as f64 / n;
+                let y = h - pad - (h - 2.0 * pad) * f(&p.totals) as f64 / max;
+                format!("{x:.1},{y:.1}")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    format!(
+        "<svg id=\"burndown\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
+         viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"burndown\">\
+         <line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"#888\"/>\
+         <line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{b}\" stroke=\"#888\"/>\
+         <text x=\"4\" y=\"{t}\" font-size=\"11\">{max}</text>\
+         <polyline class=\"open\" fill=\"none\" stroke=\"#d9534f\" stroke-width=\"2\" points=\"{open}\"/>\
+         <polyline class=\"merged\" fill=\"none\" stroke=\"#5cb85c\" stroke-width=\"2\" points=\"{merged}\"/>\
+         <text x=\"{lx}\" y=\"16\" font-size=\"12\" fill=\"#d9534f\">open</text>\
+         <text x=\"{lx2}\" y=\"16\" font-size=\"12\" fill=\"#5cb85c\">merged</text></svg>",
+        b = h - pad,
+        r = w - pad,
+        t = pad + 4.0,
+        open = line(&open),
+        merged = line(&merged),
+        lx = w - 120.0,
+        lx2 = w - 70.0,
+    )
+}
+
+/// `campaign status --html`: one static page, everything inline.
+pub fn html(report: &CampaignStatusReport) -> String {
+    let mut rows = String::new();
+    for r in &report.repos {
+        let pr = match (&r.pr_url, r.pr_number) {
+            (Some(u), Some(n)) => link(u, &format!("#{n}")),
+            (Some(u), None) => link(u, u),
+            _ => String::new(),
+        };
+        let preview = match (&r.preview, &r.checkout) {
+            (Some(p), Some(c)) => format!(
+                "<code title=\"git -C {} diff refs/astedit/{p}~ refs/astedit/{p}\">{p}</code>",
+                esc(c)
+            ),
+            (Some(p), None) => format!("<code>{}</code>", esc(p)),
+            _ => String::new(),
+        };
+        rows.push_str(&format!(
+            "<tr class=\"{s}\"><td>{}</td><td>{s}</td><td>{}</td><td>{}</td><td>{}</td><td>{pr}</td><td>{}</td></tr>\n",
+            esc(&r.key),
+            r.file_count,
+            r.replacements,
+            preview,
+            esc(r.reason.as_deref().unwrap_or("")),
+            s = r.status.name(),
+        ));
+    }
+    let totals: String = RepoStatus::ALL
+        .iter()
+        .filter_map(|s| {
+            report
+                .totals
+                .get(s)
+                .map(|n| format!("<li data-status=\"{}\">{}: {n}</li>", s.name(), s.name()))
+        })
+        .collect();
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>Campaign {name}</title><style>\
+         body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}\
+         td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}\
+         tr.merged{{background:#eef9ee}}tr.failed,tr.stale,tr.diverged{{background:#fbeaea}}\
+         </style></head><body>\n<h1>Campaign {name}</h1>\n<p>State {commit} ({n} state commits)</p>\n\
+         <ul id=\"totals\">{totals}</ul>\n{chart}\n<table id=\"repos\"><thead><tr><th>repository</th>\
+         <th>status</th><th>files</th><th>replacements</th><th>preview</th><th>pull request</th>\
+         <th>reason</th></tr></thead><tbody>\n{rows}</tbody></table>\n</body></html>\n",
+        name = esc(&report.name),
+        commit = esc(report.state_commit.as_deref().unwrap_or("")),
+        n = report.burndown.len(),
+        chart = chart(report),
+    )
+}

@@ -1,0 +1,843 @@
+//! Campaigns (issue 27): local bare repositories made here, a stand-in `gh` on PATH
+//! that records its argument vectors and answers `pr list`/`pr create` with JSON like
+//! gh's, the state read back from `refs/astedit-campaign/<name>`.
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use crate::contract::validate;
+use crate::util::Output;
+use crate::util::TestRepo;
+
+/// A stand-in `gh`: each call's argv recorded (NUL-separated, one file per call); pull
+/// requests kept per repository (the folder gh runs in) under `$GH_STUB_DIR/prs/`;
+/// a file `prs/<repo>.state` holding MERGED or CLOSED flips one.
+const GH_STUB: &str = r#"#!/bin/sh
+dir="$GH_STUB_DIR"
+mkdir -p "$dir/calls" "$dir/prs"
+n=$(ls "$dir/calls" | wc -l | tr -d ' ')
+: > "$dir/calls/$n"
+for a in "$@"; do printf '%s\0' "$a" >> "$dir/calls/$n"; done
+repo=$(basename "$PWD")
+case "$1 $2" in
+  "--version "*) echo "gh version 2.99.0 (stand-in)" ;;
+  "auth status") ;;
+  "pr list")
+    if [ -f "$dir/prs/$repo" ]; then
+      num=$(cat "$dir/prs/$repo")
+      state=OPEN
+      [ -f "$dir/prs/$repo.state" ] && state=$(cat "$dir/prs/$repo.state")
+      echo "[{\"number\":$num,\"url\":\"https://github.com/acme/$repo/pull/$num\",\"state\":\"$state\",\"isDraft\":true}]"
+    else
+      echo '[]'
+    fi ;;
+  "pr create")
+    num=$(( $(ls "$dir/prs" | wc -l) + 1 ))
+    echo "$num" > "$dir/prs/$repo"
+    echo "https://github.com/acme/$repo/pull/$num"
+    # SIGKILL the publisher right after the forge opened the PR.
+    if [ -f "$dir/kill-on-create-$repo" ]; then
+      rm -f "$dir/kill-on-create-$repo"
+      kill -9 "$PPID"
+    fi ;;
+  *) echo "unexpected gh call: $*" >&2; exit 9 ;;
+esac
+"#;
+
+struct World {
+    state: TestRepo,
+    root: tempfile::TempDir,
+    gh: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        let state = TestRepo::new();
+        state.write("README", "campaign state\n");
+        state.commit_all("init");
+        let gh = tempfile::tempdir().expect("tempdir");
+        let bin = gh.path().join("bin");
+        std::fs::create_dir_all(&bin).expect("mkdir");
+        std::fs::write(bin.join("gh"), GH_STUB).expect("write gh");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(bin.join("gh"), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+        World {
+            state,
+            root: tempfile::tempdir().expect("tempdir"),
+            gh,
+        }
+    }
+
+    fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+        let d = dir.display().to_string();
+        let mut all = vec!["-C", d.as_str()];
+        all.extend_from_slice(args);
+        self.state.git(&all)
+    }
+
+    /// A bare repository `<name>.git` with one commit of `files` on `main`.
+    fn bare(&self, name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let work = self.root.path().join("src").join(name);
+        std::fs::create_dir_all(&work).expect("mkdir");
+        self.git_in(&work, &["init", "-q", "-b", "main"]);
+        for (p, c) in files {
+            let f = work.join(p);
+            std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
+            std::fs::write(f, c).expect("write");
+        }
+        self.git_in(&work, &["add", "-A"]);
+        self.git_in(&work, &["commit", "-q", "-m", "init"]);
+        let bare = self.root.path().join(format!("{name}.git"));
+        let b = bare.display().to_string();
+        self.git_in(&work, &["clone", "-q", "--bare", ".", &b]);
+        self.git_in(&work, &["remote", "add", "origin", &b]);
+        bare
+    }
+
+    /// Commits `files` on top of `branch` in the bare repository (someone else's push).
+    fn push(&self, name: &str, branch: &str, files: &[(&str, &str)], msg: &str) -> String {
+        let tmp = self.root.path().join(format!("push-{name}-{}", msg.len()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let bare = self.root.path().join(format!("{name}.git"));
+        let (b, t) = (bare.display().to_string(), tmp.display().to_string());
+        self.state
+            .git(&["clone", "-q", "--branch", branch, "--", &b, &t]);
+        for (p, c) in files {
+            std::fs::write(tmp.join(p), c).expect("write");
+        }
+        self.git_in(&tmp, &["add", "-A"]);
+        self.git_in(&tmp, &["commit", "-q", "-m", msg]);
+        self.git_in(&tmp, &["push", "-q", "origin", &format!("HEAD:{branch}")]);
+        self.git_in(&tmp, &["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    fn bare_rev(&self, name: &str, rev: &str) -> String {
+        let bare = self.root.path().join(format!("{name}.git"));
+        self.git_in(&bare, &["rev-parse", rev]).trim().to_string()
+    }
+
+    fn bare_show(&self, name: &str, spec: &str) -> String {
+        let bare = self.root.path().join(format!("{name}.git"));
+        self.git_in(&bare, &["show", spec])
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let path = format!(
+            "{}:{}",
+            self.gh.path().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let dir = self.gh.path().display().to_string();
+        self.state.run_with(
+            ".",
+            args,
+            &[("PATH", path.as_str()), ("GH_STUB_DIR", dir.as_str())],
+            None,
+        )
+    }
+
+    fn calls(&self) -> Vec<Vec<String>> {
+        let dir = self.gh.path().join("calls");
+        let n = std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0);
+        (0..n)
+            .map(|i| {
+                let raw = std::fs::read(dir.join(i.to_string())).expect("call");
+                String::from_utf8(raw)
+                    .expect("utf8")
+                    .split_terminator('\0')
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn creates(&self) -> usize {
+        self.calls()
+            .iter()
+            .filter(|c| c.len() > 1 && c[0] == "pr" && c[1] == "create")
+            .count()
+    }
+
+    fn flip(&self, repo: &str, state: &str) {
+        std::fs::write(
+            self.gh.path().join("prs").join(format!("{repo}.state")),
+            state,
+        )
+        .expect("flip");
+    }
+
+    fn workspace(&self) -> String {
+        self.root.path().join("ws").display().to_string()
+    }
+
+    fn spec(&self, body: &str) -> String {
+        let p = self.root.path().join("campaign.toml");
+        std::fs::write(&p, body).expect("spec");
+        p.display().to_string()
+    }
+}
+
+fn by_key(report: &serde_json::Value) -> std::collections::BTreeMap<String, serde_json::Value> {
+    report["repos"]
+        .as_array()
+        .expect("repos")
+        .iter()
+        .map(|r| (r["key"].as_str().expect("key").to_string(), r.clone()))
+        .collect()
+}
+
+const SPEC_HEAD: &str = r#"name = "log-to-logger"
+[change]
+ops = [{ pattern = "console.log($A)", rewrite = "logger.info($A)" }]
+lang = "ts"
+[pr]
+branch = "astedit/log-to-logger"
+title = "Route logs through the logger"
+body = "Automated change for {repo}."
+draft = true
+labels = ["codemod"]
+reviewers = ["octocat"]
+rate_per_minute = 6000
+"#;
+
+/// The 25 repositories of the issue: 10 with matches, 5 without, 1 that does not
+/// parse, 1 unreachable URL and 8 plain (no code at all); the spec over them.
+fn twenty_five(w: &World) -> String {
+    let mut spec = SPEC_HEAD.to_string();
+    let mut add = |url: String| {
+        spec.push_str(&format!("[[repos]]\nurl = \"{url}\"\nbase = \"main\"\n"));
+    };
+    for i in 1..=10 {
+        let b = w.bare(
+            &format!("m{i:02}"),
+            &[("src/app.ts", "console.log(1);\nconst x = 2;\n")],
+        );
+        add(b.display().to_string());
+    }
+    for i in 1..=5 {
+        let b = w.bare(&format!("n{i:02}"), &[("src/app.ts", "logger.info(1);\n")]);
+        add(b.display().to_string());
+    }
+    let b = w.bare(
+        "broken",
+        &[("src/bad.ts", "console.log(1);\nconst = = (;\n")],
+    );
+    add(b.display().to_string());
+    add(w.root.path().join("nowhere.git").display().to_string());
+    for i in 1..=8 {
+        let b = w.bare(&format!("p{i:02}"), &[("README", "plain\n")]);
+        add(b.display().to_string());
+    }
+    w.spec(&spec)
+}
+
+#[test]
+fn stage_status_publish_canary_continue_refresh_and_merge() {
+    let w = World::new();
+    let spec = twenty_five(&w);
+    let ws = w.workspace();
+
+    // Stage: every repository recorded, failures with their reason.
+    let staged = w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws]);
+    staged.assert_code(1); // two failed
+    let r = staged.json();
+    validate(&w.state, "campaign", &r);
+    assert_eq!(r["totals"]["staged"], 10, "{r}");
+    assert_eq!(r["totals"]["no-change"], 13, "{r}");
+    assert_eq!(r["totals"]["failed"], 2, "{r}");
+    let outcomes = r["outcomes"].as_array().expect("outcomes");
+    assert_eq!(outcomes.len(), 25);
+    let broken = outcomes
+        .iter()
+        .find(|o| o["key"] == "broken")
+        .expect("broken");
+    assert!(
+        broken["note"].as_str().expect("note").contains("not parse"),
+        "{broken}"
+    );
+    let nowhere = outcomes
+        .iter()
+        .find(|o| o["key"] == "nowhere")
+        .expect("nowhere");
+    assert!(
+        nowhere["note"].as_str().expect("note").contains("clone"),
+        "{nowhere}"
+    );
+    // The state is in git: one entry per repository, one commit per change.
+    let tree = w.state.git(&[
+        "ls-tree",
+        "--name-only",
+        "refs/astedit-campaign/log-to-logger",
+    ]);
+    assert_eq!(tree.lines().count(), 25);
+    let commits = w
+        .state
+        .git(&["rev-list", "--count", "refs/astedit-campaign/log-to-logger"]);
+    assert_eq!(commits.trim(), "25");
+    // The preview is staged in the clone, as `edit` stages it.
+    let m01 = Path::new(&ws).join("m01");
+    let entry: serde_json::Value = serde_json::from_str(
+        &w.state
+            .git(&["show", "refs/astedit-campaign/log-to-logger:m01.json"]),
+    )
+    .expect("entry");
+    let id = entry["preview"].as_str().expect("preview");
+    let after = w.git_in(&m01, &["show", &format!("refs/astedit/{id}:src/app.ts")]);
+    assert_eq!(after, "logger.info(1);\nconst x = 2;\n");
+    assert_eq!(entry["files"], serde_json::json!(["src/app.ts"]));
+    assert_eq!(entry["replacements"], 1);
+
+    // A second stage changes nothing.
+    let again = w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws]);
+    let commits2: usize = w
+        .state
+        .git(&["rev-list", "--count", "refs/astedit-campaign/log-to-logger"])
+        .trim()
+        .parse()
+        .expect("count");
+    assert!(
+        commits2 <= 26,
+        "only a failure may be recorded again: {}",
+        again.stdout
+    );
+
+    // Status, offline: per repository and the burndown over the state history.
+    let status = w.run(&["--json", "campaign", "status", &spec, "--offline"]);
+    status.assert_code(0);
+    let s = status.json();
+    validate(&w.state, "campaign-status", &s);
+    assert_eq!(s["burndown"].as_array().expect("burndown").len(), commits2);
+    assert_eq!(s["totals"]["staged"], 10);
+
+    // Publish with a canary of 2: two PRs, the rest wait.
+    let canary = w.run(&["--json", "campaign", "publish", &spec, "--canary", "2"]);
+    canary.assert_code(0);
+    let c = canary.json();
+    validate(&w.state, "campaign", &c);
+    assert_eq!(c["totals"]["published"], 2, "{c}");
+    assert_eq!(w.creates(), 2);
+    let create = w
+        .calls()
+        .into_iter()
+        .find(|c| c.len() > 1 && c[1] == "create")
+        .expect("create");
+    assert!(create.contains(&"--draft".to_string()), "{create:?}");
+    assert!(
+        create.contains(&"--label=codemod".to_string()),
+        "{create:?}"
+    );
+    assert!(
+        create.contains(&"--reviewer=octocat".to_string()),
+        "{create:?}"
+    );
+    assert!(c["notes"].as_array().expect("notes").iter().any(|n| n
+        .as_str()
+        .unwrap_or("")
+        .starts_with("rate limit 6000 per minute")));
+    assert!(
+        create.contains(&"--title=Route logs through the logger".to_string()),
+        "{create:?}"
+    );
+    assert!(
+        create
+            .iter()
+            .any(|a| a.starts_with("--body=Automated change for m01.")),
+        "{create:?}"
+    );
+    // The branch holds the change on top of the base.
+    assert_eq!(
+        w.bare_show("m01", "astedit/log-to-logger:src/app.ts"),
+        "logger.info(1);\nconst x = 2;\n"
+    );
+    assert_eq!(
+        w.bare_rev("m01", "astedit/log-to-logger~"),
+        w.bare_rev("m01", "main")
+    );
+
+    // Without --continue, an unmerged canary holds the rest back.
+    let held = w.run(&["--json", "campaign", "publish", &spec]);
+    held.assert_code(0);
+    assert_eq!(w.creates(), 2);
+    assert!(held.json()["notes"][0]
+        .as_str()
+        .expect("note")
+        .contains("waiting for the canary"));
+
+    // --continue publishes the rest; a rerun opens nothing new.
+    w.run(&["--json", "campaign", "publish", &spec, "--continue"])
+        .assert_code(0);
+    assert_eq!(w.creates(), 10);
+    w.run(&["--json", "campaign", "publish", &spec, "--continue"])
+        .assert_code(0);
+    assert_eq!(w.creates(), 10);
+
+    // The base moves in m03 and m04 (with a new match); someone pushes to m05's PR
+    // branch, and its base moves too.
+    w.push(
+        "m03",
+        "main",
+        &[("src/new.ts", "console.log(3);\n")],
+        "more code",
+    );
+    w.push(
+        "m04",
+        "main",
+        &[("src/new.ts", "console.log(4);\n")],
+        "more code",
+    );
+    let foreign = w.push(
+        "m05",
+        "astedit/log-to-logger",
+        &[("src/extra.ts", "// mine\n")],
+        "a reviewer's fix",
+    );
+    w.push("m05", "main", &[("src/new.ts", "x;\n")], "moved");
+    // In m06 the base rewrites the very line the preview changes: a conflict.
+    w.push(
+        "m06",
+        "main",
+        &[("src/app.ts", "console.log(7);\nconst x = 2;\n")],
+        "edit the call",
+    );
+    let m06_branch = w.bare_rev("m06", "astedit/log-to-logger");
+
+    let refreshed = w.run(&["--json", "campaign", "refresh", &spec]);
+    refreshed.assert_code(1); // m05 diverged
+    let rr = refreshed.json();
+    validate(&w.state, "campaign", &rr);
+    let action = |k: &str| {
+        rr["outcomes"]
+            .as_array()
+            .expect("outcomes")
+            .iter()
+            .find(|o| o["key"] == k)
+            .map(|o| o["action"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(action("m03").as_deref(), Some("moved"), "{rr}");
+    assert_eq!(action("m04").as_deref(), Some("moved"), "{rr}");
+    assert_eq!(action("m05").as_deref(), Some("diverged"), "{rr}");
+    assert_eq!(action("m06").as_deref(), Some("conflict"), "{rr}");
+    assert_eq!(action("m07").as_deref(), Some("current"), "{rr}");
+    assert_eq!(w.bare_rev("m06", "astedit/log-to-logger"), m06_branch);
+    let m06: serde_json::Value = serde_json::from_str(
+        &w.state
+            .git(&["show", "refs/astedit-campaign/log-to-logger:m06.json"]),
+    )
+    .expect("m06");
+    assert_eq!(m06["status"], "stale");
+    let why = m06["reason"].as_str().expect("reason");
+    assert!(why.contains("src/app.ts") && why.contains("line"), "{why}");
+    // Moved onto the new base, the new match included (refresh --all).
+    assert_eq!(
+        w.bare_rev("m03", "astedit/log-to-logger~"),
+        w.bare_rev("m03", "main")
+    );
+    assert_eq!(
+        w.bare_show("m03", "astedit/log-to-logger:src/new.ts"),
+        "logger.info(3);\n"
+    );
+    // The branch with someone's commit is untouched.
+    assert_eq!(w.bare_rev("m05", "astedit/log-to-logger"), foreign);
+    let m05: serde_json::Value = serde_json::from_str(
+        &w.state
+            .git(&["show", "refs/astedit-campaign/log-to-logger:m05.json"]),
+    )
+    .expect("m05");
+    assert_eq!(m05["status"], "diverged");
+    assert!(m05["reason"]
+        .as_str()
+        .expect("reason")
+        .contains("left alone"));
+    // Still one PR each.
+    assert_eq!(w.creates(), 10);
+
+    // The forge merges one and closes another: status records it.
+    w.flip("m01", "MERGED");
+    w.flip("m02", "CLOSED");
+    let after = w.run(&["--json", "campaign", "status", &spec]);
+    after.assert_code(0);
+    let a = after.json();
+    validate(&w.state, "campaign-status", &a);
+    let repos = by_key(&a);
+    assert_eq!(repos["m01"]["status"], "merged");
+    assert_eq!(repos["m02"]["status"], "closed");
+    assert_eq!(repos["m03"]["pr_number"], 3);
+    assert_eq!(a["totals"]["merged"], 1);
+    let burndown = a["burndown"].as_array().expect("burndown");
+    let last = burndown.last().expect("point");
+    assert_eq!(last["totals"], a["totals"]);
+    let count = w
+        .state
+        .git(&["rev-list", "--count", "refs/astedit-campaign/log-to-logger"]);
+    assert_eq!(burndown.len().to_string(), count.trim());
+    // The published count over history only ever went 0 → 2 → 10.
+    let published: Vec<u64> = burndown
+        .iter()
+        .map(|p| p["totals"]["published"].as_u64().unwrap_or(0))
+        .collect();
+    assert!(
+        published.contains(&2) && published.contains(&10),
+        "{published:?}"
+    );
+
+    // The page: one self-contained file, chart and table.
+    let page = w.root.path().join("status.html");
+    let p = page.display().to_string();
+    w.run(&["campaign", "status", &spec, "--offline", "--html", &p])
+        .assert_code(0);
+    let html = std::fs::read_to_string(&page).expect("html");
+    assert!(html.contains("<svg id=\"burndown\""));
+    assert_eq!(html.matches("<tr class=").count(), 25);
+    assert!(html.contains("href=\"https://github.com/acme/m01/pull/1\""));
+    assert!(!html.contains("<script"), "no script, no network");
+}
+
+#[test]
+fn sigkill_during_publish_then_a_rerun_opens_each_pull_request_once() {
+    let w = World::new();
+    let mut spec = SPEC_HEAD.to_string();
+    for name in ["a", "b", "c"] {
+        let b = w.bare(name, &[("x.ts", "console.log(1);\n")]);
+        spec.push_str(&format!("[[repos]]\nurl = \"{}\"\n", b.display()));
+    }
+    let spec = w.spec(&spec);
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    // Killed after gh opened b's pull request, before the state recorded it.
+    std::fs::create_dir_all(w.gh.path().join("prs")).expect("mkdir");
+    std::fs::write(w.gh.path().join("kill-on-create-b"), "").expect("arm");
+    let killed = w.run(&["--json", "campaign", "publish", &spec]);
+    assert_ne!(killed.code, 0, "killed: {killed:?}");
+    assert_eq!(w.creates(), 2);
+    let mid = w
+        .run(&["--json", "campaign", "status", &spec, "--offline"])
+        .json();
+    assert_eq!(by_key(&mid)["b"]["status"], "staged");
+    let rerun = w.run(&["--json", "campaign", "publish", &spec]);
+    rerun.assert_code(0);
+    let r = rerun.json();
+    assert_eq!(w.creates(), 3, "each PR exactly once");
+    let actions: Vec<(String, String)> = r["outcomes"]
+        .as_array()
+        .expect("outcomes")
+        .iter()
+        .map(|o| {
+            (
+                o["key"].as_str().unwrap_or("").into(),
+                o["action"].as_str().unwrap_or("").into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("b".to_string(), "found".to_string()),
+            ("c".to_string(), "published".to_string())
+        ]
+    );
+    assert_eq!(r["totals"]["published"], 3);
+}
+
+#[test]
+fn local_checkouts_apply_and_undo_each_as_its_own_transaction() {
+    let w = World::new();
+    let mut spec = SPEC_HEAD.to_string();
+    let mut dirs = Vec::new();
+    for name in ["one", "two"] {
+        w.bare(name, &[("x.ts", "console.log(1);\n")]);
+        let dir = w.root.path().join("src").join(name);
+        spec.push_str(&format!("[[repos]]\npath = \"{}\"\n", dir.display()));
+        dirs.push(dir);
+    }
+    let spec = w.spec(&spec);
+    w.run(&["--json", "campaign", "stage", &spec])
+        .assert_code(0);
+    // Staged in place: nothing written yet.
+    assert_eq!(
+        std::fs::read_to_string(dirs[0].join("x.ts")).expect("read"),
+        "console.log(1);\n"
+    );
+    let applied = w.run(&["--json", "campaign", "apply", &spec, "--local"]);
+    applied.assert_code(0);
+    assert_eq!(applied.json()["totals"]["applied"], 2);
+    for d in &dirs {
+        assert_eq!(
+            std::fs::read_to_string(d.join("x.ts")).expect("read"),
+            "logger.info(1);\n"
+        );
+    }
+    let undone = w.run(&["--json", "campaign", "undo", &spec]);
+    undone.assert_code(0);
+    assert_eq!(undone.json()["totals"]["staged"], 2);
+    for d in &dirs {
+        assert_eq!(
+            std::fs::read_to_string(d.join("x.ts")).expect("read"),
+            "console.log(1);\n"
+        );
+    }
+    // `apply` without --local is a usage error.
+    w.run(&["campaign", "apply", &spec]).assert_code(2);
+}
+
+#[test]
+fn sharded_stages_collected_match_one_unsharded_run() {
+    let w = World::new();
+    let mut spec = SPEC_HEAD.to_string();
+    for i in 0..7 {
+        let files: &[(&str, &str)] = if i % 2 == 0 {
+            &[("x.ts", "console.log(1);\n")]
+        } else {
+            &[("x.ts", "f();\n")]
+        };
+        let b = w.bare(&format!("r{i}"), files);
+        spec.push_str(&format!("[[repos]]\nurl = \"{}\"\n", b.display()));
+    }
+    let spec = w.spec(&spec);
+    let matrix = w.run(&["--json", "campaign", "matrix", &spec, "--jobs", "3"]);
+    matrix.assert_code(0);
+    let m = matrix.json();
+    validate(&w.state, "campaign-matrix", &m);
+    assert_eq!(
+        m["github"]["include"],
+        serde_json::json!([{"shard": "1/3"}, {"shard": "2/3"}, {"shard": "3/3"}])
+    );
+    assert_eq!(
+        m["gitlab"][0]["SHARD"],
+        serde_json::json!(["1/3", "2/3", "3/3"])
+    );
+    let ws = w.workspace();
+    for shard in ["1/3", "2/3", "3/3"] {
+        w.run(&[
+            "--json",
+            "campaign",
+            "stage",
+            &spec,
+            "--workspace",
+            &ws,
+            "--shard",
+            shard,
+        ])
+        .assert_code(0);
+    }
+    let collected = w.run(&["--json", "campaign", "collect", &spec]);
+    collected.assert_code(0);
+    let sharded = w
+        .run(&["--json", "campaign", "status", &spec, "--offline"])
+        .json();
+    // The same campaign, unsharded, in another state repository.
+    let other = TestRepo::new();
+    other.write("README", "x\n");
+    other.commit_all("init");
+    let ws2 = w.root.path().join("ws2").display().to_string();
+    other
+        .run(&["--json", "campaign", "stage", &spec, "--workspace", &ws2])
+        .assert_code(0);
+    let single = other
+        .run(&["--json", "campaign", "status", &spec, "--offline"])
+        .json();
+    let strip = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+        v["repos"]
+            .as_array()
+            .expect("repos")
+            .iter()
+            .map(|r| {
+                serde_json::json!([
+                    r["key"],
+                    r["order"],
+                    r["status"],
+                    r["files"],
+                    r["replacements"],
+                    r["base_commit"]
+                ])
+            })
+            .collect()
+    };
+    assert_eq!(strip(&sharded), strip(&single));
+    assert_eq!(sharded["totals"], single["totals"]);
+    // The collect commit has every shard as a parent.
+    let parents = w.state.git(&[
+        "rev-list",
+        "--parents",
+        "-n",
+        "1",
+        "refs/astedit-campaign/log-to-logger",
+    ]);
+    assert_eq!(parents.split_whitespace().count(), 4, "{parents}");
+}
+
+#[test]
+fn bad_specs_and_option_like_urls_are_refused() {
+    let w = World::new();
+    let spec = w.spec("name = \"-x\"\n[change]\nops = [{ pattern = \"a\", rewrite = \"b\" }]\n");
+    let out = w.run(&["--json", "campaign", "stage", &spec]);
+    out.assert_code(2);
+    assert_eq!(out.json()["error"]["code"], "bad-campaign-spec");
+    validate(&w.state, "campaign", &out.json());
+    let spec = w.spec("name = \"x\"\n[change]\nlang = \"ts\"\n");
+    w.run(&["campaign", "stage", &spec]).assert_code(2);
+    let spec = w.spec(&format!(
+        "{SPEC_HEAD}[[repos]]\nurl = \"--upload-pack=touch /tmp/pwned\"\n"
+    ));
+    let ws = w.workspace();
+    let out = w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws]);
+    out.assert_code(1);
+    let o = &out.json()["outcomes"][0];
+    assert_eq!(o["status"], "failed");
+    assert!(o["note"].as_str().expect("note").contains("refused"), "{o}");
+    // A shard outside 1..=N is a usage error.
+    let out = w.run(&[
+        "--json",
+        "campaign",
+        "stage",
+        &spec,
+        "--workspace",
+        &ws,
+        "--shard",
+        "0/3",
+    ]);
+    out.assert_code(2);
+    assert_eq!(out.json()["error"]["code"], "usage");
+    // No state yet for another campaign.
+    let spec = w.spec("name = \"never\"\n[change]\nops = [{ pattern = \"a\", rewrite = \"b\" }]\n");
+    let out = w.run(&["--json", "campaign", "publish", &spec]);
+    out.assert_code(2);
+    assert_eq!(out.json()["error"]["code"], "no-campaign-state");
+}
+
+#[test]
+fn schema_describes_the_spec_and_the_reports() {
+    let w = World::new();
+    let spec = w.run(&["schema", "campaign-spec"]);
+    spec.assert_code(0);
+    let v: serde_json::Value = serde_json::from_str(&spec.stdout).expect("json");
+    assert!(v["properties"]["change"].is_object(), "{v}");
+    // The issue's example, as written, fits the spec's schema.
+    let example: serde_json::Value = toml::from_str(&SPEC_HEAD.replace(
+        "[pr]",
+        "[[repos]]\nurl = \"/srv/git/app.git\"\nbase = \"main\"\n[pr]",
+    ))
+    .expect("toml");
+    let validator = jsonschema::draft202012::options()
+        .build(&v)
+        .expect("schema compiles");
+    assert!(validator.is_valid(&example), "{example}");
+    assert!(!validator.is_valid(&serde_json::json!({"name": "x", "change": {}, "colour": 1})));
+    for cmd in ["campaign", "campaign-status", "campaign-matrix"] {
+        w.run(&["schema", cmd]).assert_code(0);
+    }
+}
+
+#[test]
+fn the_fixture_spec_and_its_repository_list_read_as_written() {
+    let w = World::new();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/campaign/log-to-logger.toml");
+    let out = w.run(&[
+        "--json",
+        "campaign",
+        "matrix",
+        &spec.display().to_string(),
+        "--jobs",
+        "2",
+    ]);
+    out.assert_code(0);
+    let m = out.json();
+    assert_eq!(m["repos"], serde_json::json!([["web", "admin"], ["api"]]));
+}
+
+/// Debian's `chromium` (or another name for it) when installed.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
+        .find(|p| p.is_file())
+}
+
+/// The status page opened in headless Chromium: the browser's DOM holds the table's
+/// rows and the chart's lines. `.ci/run` installs Chromium and sets
+/// ASTEDIT_REQUIRE_CHROMIUM=1; elsewhere the test is skipped without it.
+#[test]
+fn the_status_page_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("ASTEDIT_REQUIRE_CHROMIUM").is_none(),
+            "chromium is required but not on PATH"
+        );
+        eprintln!("skipped: no chromium on PATH");
+        return;
+    };
+    let w = World::new();
+    let mut spec = SPEC_HEAD.to_string();
+    for (name, code) in [
+        ("a", "console.log(1);\n"),
+        ("b", "f();\n"),
+        ("c", "console.log(2);\n"),
+    ] {
+        let b = w.bare(name, &[("x.ts", code)]);
+        spec.push_str(&format!("[[repos]]\nurl = \"{}\"\n", b.display()));
+    }
+    let spec = w.spec(&spec);
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    w.run(&["--json", "campaign", "publish", &spec])
+        .assert_code(0);
+    w.flip("a", "MERGED");
+    let page = w.root.path().join("status.html");
+    let p = page.display().to_string();
+    w.run(&["campaign", "status", &spec, "--html", &p])
+        .assert_code(0);
+    let profile = w.root.path().join("chromium-profile");
+    let out = std::process::Command::new(&browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            &format!("--user-data-dir={}", profile.display()),
+            "--dump-dom",
+            &format!("file://{p}"),
+        ])
+        .env("HOME", w.root.path())
+        .output()
+        .expect("run chromium");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && dom.contains("</html>"),
+        "chromium failed: {}\n{dom}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The table as the browser parsed it: a row per repository, the merged one linked.
+    assert_eq!(dom.matches("<tr class=").count(), 3, "{dom}");
+    assert!(dom.contains("<tr class=\"merged\"><td>a</td>"), "{dom}");
+    assert!(dom.contains("<tr class=\"no-change\"><td>b</td>"), "{dom}");
+    assert!(
+        dom.contains("href=\"https://github.com/acme/a/pull/1\""),
+        "{dom}"
+    );
+    // The chart: both lines, one point per state commit.
+    let commits: usize = w
+        .state
+        .git(&["rev-list", "--count", "refs/astedit-campaign/log-to-logger"])
+        .trim()
+        .parse()
+        .expect("count");
+    for class in ["open", "merged"] {
+        let at = dom
+            .find(&format!("class=\"{class}\""))
+            .unwrap_or_else(|| panic!("no {class} line: {dom}"));
+        let points = dom[at..]
+            .split("points=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .expect("points");
+        assert_eq!(points.split_whitespace().count(), commits, "{points}");
+    }
+    assert!(
+        dom.contains("<li data-status=\"merged\">merged: 1</li>"),
+        "{dom}"
+    );
+}
