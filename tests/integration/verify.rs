@@ -92,12 +92,23 @@ fn a_killed_verify_leaves_a_worktree_the_next_one_removes() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn");
-    // Wait until its worktree exists, then kill it as a crash would.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while worktrees(&repo) < 2 && Instant::now() < deadline {
+    // Wait until its worktree is checked out (a `git worktree list` during the add can
+    // fail on its half-written metadata), then kill it as a crash would.
+    let checked_out = || {
+        let out = repo.git_output(&["worktree", "list", "--porcelain"]);
+        let paths: Vec<String> = out
+            .stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("worktree "))
+            .map(str::to_string)
+            .collect();
+        out.code == 0 && paths.len() == 2 && std::path::Path::new(&paths[1]).join("a.ts").exists()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !checked_out() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(worktrees(&repo), 2);
+    assert!(checked_out(), "the verify worktree never appeared");
     child.kill().expect("kill");
     child.wait().expect("wait");
     repo.run(&["verify", "--", "true"]).assert_code(0);
