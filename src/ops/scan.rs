@@ -49,6 +49,9 @@ pub struct ScanRequest {
     /// Diff lines to render at most (0: no limit).
     pub max_render: usize,
     pub max_file_size: u64,
+    /// With [`ScanMode::Apply`]: check the staged fixes in a worktree first and apply
+    /// them only if the command passes (`scan --apply --verify`).
+    pub verify: Option<super::apply::VerifyPlan>,
 }
 
 /// A severity a front end can ask for (the engine's levels, named here so that front
@@ -183,6 +186,7 @@ pub fn run(
     // Stage (and apply) before reporting, so that the id reported is real.
     let mut id = None;
     let mut written = None;
+    let mut verified = None;
     if matches!(req.mode, ScanMode::Stage | ScanMode::Apply) && !outcome.changes.is_empty() {
         let mut meta = outcome.meta(&rules, &opts, req.reason.clone());
         super::refresh::record_scan(&mut meta, repo, &rules, &req.configs, &opts);
@@ -192,10 +196,22 @@ pub fn run(
         // The stager, file by file (the changes are held for the diff anyway).
         let preview = txn::stage(repo, &outcome.changes, &meta)?;
         if req.mode == ScanMode::Apply {
-            let apply_opts = txn::ApplyOptions {
+            let mut apply_opts = txn::ApplyOptions {
                 reason: req.reason.clone(),
                 ..Default::default()
             };
+            if let Some(plan) = &req.verify {
+                // A failed check leaves the fixes staged as a pending preview, unwritten.
+                let (check, line) = super::apply::check(
+                    repo,
+                    Some(preview.id.clone()),
+                    plan,
+                    &None,
+                    &crate::cancel::Cancel::never(),
+                )?;
+                apply_opts.verified = Some(line);
+                verified = Some(Box::new(check));
+            }
             let applied = txn::apply(repo, Some(&preview.id), &apply_opts)?;
             written = Some(applied.written.len() + applied.deleted.len());
         }
@@ -285,6 +301,7 @@ pub fn run(
                 .collect()
         }),
         applied: fixing.then_some(written.is_some()),
+        verified,
         id,
         diagnostics,
         notices,

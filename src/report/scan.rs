@@ -164,6 +164,10 @@ pub struct ScanReport {
     pub id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub applied: Option<bool>,
+    /// `--apply --verify`: the check the fixes passed in a worktree of their own
+    /// before they were applied. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<Box<crate::report::verify::VerifyReport>>,
     #[serde(flatten)]
     pub diagnostics: Diagnostics,
     /// What loading the rules had to say (on stderr in every format, before the

@@ -95,6 +95,9 @@ pub fn status(report: &ScanReport, style: &Style, printed: &mut Printed) {
             flagged.join(", ")
         ));
     }
+    if let Some(v) = &report.verified {
+        printed.note(crate::render::verify::verdict(v));
+    }
     let findings = report.open_findings();
     let searched = plural(report.files_searched, "file");
     let mut lines = Vec::new();
