@@ -2093,6 +2093,11 @@ fn resolve_verify_applies_only_what_passes() {
     let err = error_json(&failed);
     assert_eq!(err["error"]["code"], "verify-failed", "{err}");
     assert_eq!(err["error"]["details"]["output"], "nope\n");
+    let hint = err["error"]["hint"].as_str().unwrap_or_default();
+    assert!(
+        !hint.contains("git astedit") && hint.contains(&id),
+        "{hint}"
+    );
     assert_eq!(t.snapshot(), before, "nothing written");
     assert_eq!(t.astedit_refs(), vec![format!("refs/astedit/{id}")]);
     let j = journal(&t);
