@@ -193,6 +193,7 @@ pub fn run_file_selecting(
                     nested_opts,
                     |m| {
                         let mut edit = m.make_edit(matcher, fixer);
+                        edit.inserted_text = rewrite::blank_lines_kept(m, edit.inserted_text);
                         edit.inserted_text =
                             rewrite::tab_indented(m, edit.position, edit.inserted_text);
                         if crlf {

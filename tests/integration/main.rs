@@ -30,4 +30,5 @@ mod scan;
 mod sgconfig;
 mod snapshots;
 mod suppress;
+mod trust;
 mod verify;
