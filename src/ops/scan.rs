@@ -283,6 +283,8 @@ pub fn run(
                         })
                         .collect(),
                     introduces_parse_errors: f.introduces_parse_error,
+                    repeated_kept_text: f.repeated_kept_text,
+                    flags: f.flags.clone(),
                     repo_path: f.path.clone(),
                 })
                 .collect()

@@ -114,6 +114,13 @@ pub struct FixedFile {
     pub count: usize,
     pub rules: Vec<RuleCount>,
     pub introduces_parse_errors: bool,
+    /// Fixes that repeat text their matched node keeps past the rule's pattern (the
+    /// result holds it twice; flag `repeats-kept-text`).
+    #[serde(default)]
+    pub repeated_kept_text: usize,
+    /// `introduces-parse-errors`, `repeats-kept-text`, `leaves-empty-block`.
+    #[serde(default)]
+    pub flags: Vec<crate::change::FileFlag>,
     /// The repository path (`path` is as the front end shows paths).
     #[serde(skip)]
     pub repo_path: String,

@@ -188,3 +188,70 @@ fn grep_json_carries_the_matched_and_the_replaced_range() {
         "fail A, \"m\", bt\nfail B, \"n\"\n"
     );
 }
+
+/// `scan`'s fixes are held to the same checks: a fix that empties a block flags its
+/// file, in the report, the preview and the warnings. A rule's fix replaces the whole
+/// node matched, as in ast-grep, so it keeps no text past the pattern to repeat.
+#[test]
+fn scan_fixes_flag_emptied_blocks_and_replace_whole_nodes() {
+    let repo = TestRepo::new();
+    repo.write(
+        "astedit.toml",
+        r#"
+[[rules]]
+id = "assert-text"
+language = "python"
+rule.pattern = "assert response.status_code == $C"
+fix = "assert response.status_code == $C, response.text"
+
+[[rules]]
+id = "no-log"
+language = "javascript"
+rule.pattern = "log();"
+fix = ""
+"#,
+    );
+    repo.write(
+        "t.py",
+        "assert response.status_code == 200, response.text\nassert response.status_code == 201\n",
+    );
+    repo.write("a.js", "if (y) {\n  log();\n}\n");
+    repo.commit_all("init");
+    let out = repo.run(&["--json", "scan", "--stage"]);
+    out.assert_code(0);
+    let v = out.json();
+    crate::contract::validate(&repo, "scan", &v);
+    let file = |path: &str| {
+        v["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .find(|f| f["path"] == path)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        file("a.js")["flags"],
+        serde_json::json!(["leaves-empty-block"]),
+        "{v}"
+    );
+    assert_eq!(file("t.py")["flags"], serde_json::json!([]), "{v}");
+    assert_eq!(file("t.py")["repeated_kept_text"], 0);
+    let id = v["id"].as_str().expect("id");
+    let after = repo.git(&["cat-file", "blob", &format!("refs/astedit/{id}:t.py")]);
+    assert_eq!(
+        after,
+        "assert response.status_code == 200, response.text\nassert response.status_code == 201, response.text\n"
+    );
+    let shown = repo.run(&["--json", "show", id]).json().to_string();
+    assert!(shown.contains("leaves-empty-block"), "{shown}");
+    repo.run(&["discard", id]).assert_code(0);
+    let out = repo.run(&["scan", "--stage"]);
+    assert!(
+        out.stderr.contains(
+            "a deleting fix leaves an empty block (flag leaves-empty-block) in 1 file: a.js"
+        ),
+        "{}",
+        out.stderr
+    );
+}

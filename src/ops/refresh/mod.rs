@@ -853,11 +853,7 @@ fn derive_file(
                     after: text.into_bytes(),
                     count: now.count,
                     how: How::Rerun,
-                    flags: if now.introduces_parse_error {
-                        vec![crate::change::FileFlag::IntroducesParseErrors]
-                    } else {
-                        Vec::new()
-                    },
+                    flags: now.flags.clone(),
                 },
             })
         }
