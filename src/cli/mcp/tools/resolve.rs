@@ -9,6 +9,7 @@ use git_astedit::Error;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::count;
 use super::pathspecs;
 use super::session_target;
 use super::string_or_list;
@@ -17,7 +18,7 @@ use super::Done;
 
 /// How long `resolve`'s `verify` command may run unless the call says: shorter than the
 /// CLI's ten minutes, since a client waits on the call.
-const DEFAULT_VERIFY_TIMEOUT_SECS: u64 = 300;
+const DEFAULT_VERIFY_TIMEOUT_SECS: usize = 300;
 
 /// What `resolve` does with a pending preview.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -80,8 +81,9 @@ pub struct ResolveInput {
     pub verify: Option<String>,
     /// With `verify`: kill the command (and what it started) after this many seconds
     /// (default 300).
-    #[serde(default)]
-    pub verify_timeout: Option<u64>,
+    #[serde(default, deserialize_with = "count")]
+    #[schemars(with = "usize", extend("default" = DEFAULT_VERIFY_TIMEOUT_SECS))]
+    pub verify_timeout: Option<usize>,
     /// Accepted for callers of older tools: `extra.previewId` is the same as `id`.
     #[serde(default)]
     pub extra: Option<ResolveExtra>,
@@ -188,7 +190,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                         input
                             .verify_timeout
                             .unwrap_or(DEFAULT_VERIFY_TIMEOUT_SECS)
-                            .max(1),
+                            .max(1) as u64,
                     ),
                 }),
             },
