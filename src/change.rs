@@ -176,13 +176,19 @@ pub struct FileMeta {
 }
 
 /// What a reviewer should know about one file of a preview. Written as a string
-/// (`introduces-parse-errors`, `added`, `deleted`, `rescued`, `moved-from:PATH`), in
+/// (`introduces-parse-errors`, `repeats-kept-text`, `leaves-empty-block`, `added`,
+/// `deleted`, `rescued`, `moved-from:PATH`), in
 /// preview metadata as in reports; a string this version does not know is kept as it
 /// is ([`FileFlag::Other`]), so an older or newer preview still reads.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum FileFlag {
     /// The rewritten file parses with errors where the original did not.
     IntroducesParseErrors,
+    /// A replacement repeats text of its matched node that the pattern does not cover
+    /// and that is kept after it (`…, response.text, response.text`).
+    RepeatsKeptText,
+    /// A deletion left a block with no statement in it (`if x:` with nothing under it).
+    LeavesEmptyBlock,
     /// The change creates the file.
     Added,
     /// The change deletes the file.
@@ -201,6 +207,8 @@ impl FileFlag {
         use std::borrow::Cow;
         match self {
             FileFlag::IntroducesParseErrors => Cow::Borrowed("introduces-parse-errors"),
+            FileFlag::RepeatsKeptText => Cow::Borrowed("repeats-kept-text"),
+            FileFlag::LeavesEmptyBlock => Cow::Borrowed("leaves-empty-block"),
             FileFlag::Added => Cow::Borrowed("added"),
             FileFlag::Deleted => Cow::Borrowed("deleted"),
             FileFlag::Rescued => Cow::Borrowed("rescued"),
@@ -213,6 +221,8 @@ impl FileFlag {
     pub fn parse(s: &str) -> FileFlag {
         match s {
             "introduces-parse-errors" => FileFlag::IntroducesParseErrors,
+            "repeats-kept-text" => FileFlag::RepeatsKeptText,
+            "leaves-empty-block" => FileFlag::LeavesEmptyBlock,
             "added" => FileFlag::Added,
             "deleted" => FileFlag::Deleted,
             "rescued" => FileFlag::Rescued,

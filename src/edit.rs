@@ -62,6 +62,8 @@ pub struct FileEdit {
     pub path: String,
     pub replacements: Vec<Replacement>,
     pub introduces_parse_error: bool,
+    /// What a reviewer should know ([`rewrite::FileRewrite::flags`]).
+    pub flags: Vec<crate::change::FileFlag>,
     /// Outer matches that no longer matched once their inner matches were rewritten;
     /// they were left as the inner rewrites made them.
     pub dropped: Vec<rewrite::Dropped>,
@@ -120,11 +122,7 @@ impl EditOutcome {
                 .map(|f| FileMeta {
                     path: f.path.clone(),
                     count: f.replacements.len(),
-                    flags: if f.introduces_parse_error {
-                        vec![crate::change::FileFlag::IntroducesParseErrors]
-                    } else {
-                        Vec::new()
-                    },
+                    flags: f.flags.clone(),
                 })
                 .collect(),
             replacements: self.replacements(),
@@ -259,8 +257,10 @@ fn run_edit(
         if rw.text == text {
             return Ok(One::Unchanged);
         }
+        let flags = rw.flags();
         let edit = FileEdit {
             path: file.path.clone(),
+            flags,
             replacements: rw.replacements,
             introduces_parse_error: rw.introduces_parse_error,
             dropped: rw.dropped,

@@ -465,6 +465,7 @@ mod tests {
             end_byte: 1,
             text: String::new(),
             captures: Vec::new(),
+            replaced_end: None,
         }
     }
 

@@ -95,9 +95,19 @@ pub struct Proposed<'a> {
     /// Changes accepted earlier in the same pass: they lie before `start` and are not
     /// in `text` yet (a pass makes its changes together). See [`Proposed::shown`].
     pub earlier: &'a [Edit<String>],
+    /// The text after `end` that the matched node holds but the pattern does not cover
+    /// (a trailing `, msg` of an `assert`): kept as it is, after `after`. Empty when
+    /// the edit reaches the node's end.
+    pub kept: &'a str,
 }
 
 impl Proposed<'_> {
+    /// The kept text when `after` repeats it (see [`repeats_kept`]): the node would
+    /// then hold the same tokens twice.
+    pub fn repeated_kept(&self) -> Option<&str> {
+        repeats_kept(self.kept, self.after).then_some(self.kept)
+    }
+
     /// The text as it will be when this change is made, with the change's range in
     /// it: `text` with [`Proposed::earlier`] made. For showing a person; O(text).
     pub fn shown(&self) -> (std::borrow::Cow<'_, str>, usize, usize) {
@@ -119,6 +129,51 @@ impl Proposed<'_> {
     }
 }
 
+/// Whether `after`, the replacement of a match, already holds the tokens of `kept`,
+/// the text of the matched node past what the pattern covers, which stays after it:
+/// `assert x == $C` → `assert x == $C, r.text` on `assert x == 200, r.text` keeps
+/// `, r.text` and adds it again. Tokens are words and single other characters,
+/// whitespace aside; the separators kept text starts or ends with (`,`, `)`) do not
+/// count, and kept text without a word never does.
+pub fn repeats_kept(kept: &str, after: &str) -> bool {
+    let mut wanted = tokens(kept);
+    let is_word = |t: &&str| t.chars().any(|c| c.is_alphanumeric());
+    while wanted.first().is_some_and(|t| !is_word(t)) {
+        wanted.remove(0);
+    }
+    while wanted.last().is_some_and(|t| !is_word(t)) {
+        wanted.pop();
+    }
+    if wanted.is_empty() {
+        return false;
+    }
+    let have = tokens(after);
+    have.windows(wanted.len()).any(|w| w == wanted.as_slice())
+}
+
+/// Words (letters, digits, `_`, `$`) and single other characters, without whitespace.
+fn tokens(text: &str) -> Vec<&str> {
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        if word(c) {
+            start.get_or_insert(i);
+            continue;
+        }
+        if let Some(s) = start.take() {
+            out.push(&text[s..i]);
+        }
+        if !c.is_whitespace() {
+            out.push(&text[i..i + c.len_utf8()]);
+        }
+    }
+    if let Some(s) = start {
+        out.push(&text[s..]);
+    }
+    out
+}
+
 /// Applies sorted, disjoint edits to `text` (how a proposal's earlier changes are
 /// made; the rewrite engine makes its passes with it too).
 pub fn apply_edits(text: &str, edits: &[Edit<String>]) -> String {
@@ -137,5 +192,22 @@ pub fn apply_edits(text: &str, edits: &[Edit<String>]) -> String {
     match String::from_utf8(out) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::repeats_kept;
+
+    #[test]
+    fn kept_text_the_replacement_repeats() {
+        let after = "assert response.status_code == 200, response.text";
+        assert!(repeats_kept(", response.text", after));
+        assert!(repeats_kept(",\n    response . text)", after));
+        assert!(!repeats_kept(", other.text", after));
+        assert!(!repeats_kept(", response", "assert x == 200"));
+        // Separators alone never count.
+        assert!(!repeats_kept(";", "f(x);"));
+        assert!(!repeats_kept("", after));
     }
 }

@@ -274,6 +274,19 @@ impl<'a> Prompter<'a> {
             " {}:{line}:{column}{label}\n",
             escape_line(p.path)
         ));
+        if let Some(kept) = p.change.repeated_kept() {
+            // The pattern covers less than the node it matched: the rest stays, and this
+            // replacement says it again (`assert x == 1, msg, msg`).
+            out.push_str(&self.paint(
+                RED,
+                &format!(
+                    "warning: `{}` is kept after this change (the pattern does not cover it) \
+                     and the change repeats it: the result holds it twice",
+                    escape_line(kept.trim())
+                ),
+            ));
+            out.push('\n');
+        }
         for (sign, value) in body {
             let line = value.strip_suffix('\n').unwrap_or(value);
             let line = format!("{sign}{}", line.strip_suffix('\r').unwrap_or(line));
@@ -358,6 +371,7 @@ mod tests {
                 site_start: start,
                 site_end: start + before.len(),
                 earlier: &[],
+                kept: "",
             },
         }
     }
@@ -374,6 +388,21 @@ mod tests {
         let taken = proposals.iter().map(|p| prompter.select(p)).collect();
         drop(prompter);
         (taken, String::from_utf8(shown).expect("utf-8"))
+    }
+
+    #[test]
+    fn a_change_that_repeats_kept_text_says_so_on_its_hunk() {
+        let text = "assert r.code == 200, r.text\n";
+        let after = "assert r.code == 200, r.text";
+        let mut p = proposal(text, "assert r.code == 200", after);
+        p.change.kept = ", r.text";
+        let (_, shown) = session("n\n", &[p]);
+        assert!(
+            shown.contains("warning: `, r.text` is kept after this change"),
+            "{shown}"
+        );
+        let (_, shown) = session("n\n", &[proposal(text, "assert r.code == 200", after)]);
+        assert!(!shown.contains("warning"), "{shown}");
     }
 
     #[test]

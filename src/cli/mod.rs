@@ -120,7 +120,7 @@ pub enum Command {
     Grep(grep::GrepArgs),
     Edit(edit::EditArgs),
     Patch(patch::PatchArgs),
-    Scan(scan::ScanArgs),
+    Scan(Box<scan::ScanArgs>),
     /// Install a git pre-commit hook that runs `scan --check --cached`
     #[command(subcommand)]
     Hook(hook::HookCommand),
@@ -449,7 +449,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Refresh(args) => refresh::run(ctx, args),
         Command::Log(args) => log::run(ctx, args),
         Command::Gc(args) => gc::run(ctx, args),
-        Command::Scan(args) => scan::run(ctx, args),
+        Command::Scan(args) => scan::run(ctx, *args),
         Command::Hook(cmd) => hook::run(ctx, cmd),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),

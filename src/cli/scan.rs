@@ -60,6 +60,15 @@ pub struct ScanArgs {
     #[arg(long)]
     pub apply: bool,
 
+    /// With --apply: first run CMD (a shell command line) in a worktree holding the
+    /// staged fixes; apply them only if it exits 0 (see `verify`)
+    #[arg(long, value_name = "CMD")]
+    pub verify: Option<String>,
+
+    /// With --verify: kill CMD (and what it started) after SECS seconds
+    #[arg(long, value_name = "SECS", default_value_t = 600, requires = "verify")]
+    pub verify_timeout: u64,
+
     /// Ask about each fix (y/n/a/d/q, one answer a line on stdin); stage (or with
     /// --apply, apply) only the accepted ones
     #[arg(short = 'i', long, conflicts_with = "check")]
@@ -156,6 +165,12 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             UsageError("--include-metadata adds to the JSON findings: add --json".into()).into(),
         );
     }
+    if args.verify.is_some() && !args.apply {
+        return Err(UsageError(
+            "--verify checks fixes before they are applied: use it with --apply".into(),
+        )
+        .into());
+    }
     if args.max_passes == Some(0) {
         return Err(UsageError("--max-passes must be at least 1".into()).into());
     }
@@ -234,6 +249,10 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         max_file_size: args.max_filesize,
         inline_rules: args.inline_rules,
         include_metadata: args.include_metadata,
+        verify: args.verify.map(|line| ops::apply::VerifyPlan {
+            command: ops::verify::VerifyCommand::Shell(line),
+            timeout: std::time::Duration::from_secs(args.verify_timeout.max(1)),
+        }),
     };
     let (repo, out) = ctx.parts()?;
     let report = if args.interactive {

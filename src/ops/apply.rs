@@ -84,9 +84,52 @@ pub struct VerifyPlan {
     pub timeout: std::time::Duration,
 }
 
+/// Runs `plan` on the preview `id` (the newest pending when `None`) in a worktree of
+/// it: the report and the line for an `Astedit-Verified` trailer when it passed, a
+/// `verify-failed` error (the preview left pending, nothing written) when not.
+/// `apply --verify`, `scan --apply --verify` and the server's `resolve` share it.
+pub fn check(
+    repo: &Repo,
+    id: Option<String>,
+    plan: &VerifyPlan,
+    agent: &Option<String>,
+    cancel: &crate::cancel::Cancel,
+) -> Result<(crate::report::verify::VerifyReport, String), Error> {
+    let check = crate::ops::verify::run(
+        repo,
+        &crate::ops::verify::VerifyRequest {
+            id,
+            command: plan.command.clone(),
+            timeout: plan.timeout,
+            agent: agent.clone(),
+        },
+        cancel,
+    )?;
+    if !check.passed {
+        return Err(crate::ops::verify::VerifyError::Failed {
+            id: check.id.clone(),
+            command: check.command.clone(),
+            how: crate::ops::verify::how(&check),
+            output: check.output.clone(),
+        }
+        .into());
+    }
+    let line = format!("{} {}", check.command, crate::ops::verify::how(&check));
+    Ok((check, line))
+}
+
 /// Applies a pending preview as `request` says. After a refresh (`ApplyScope::Refreshed`
 /// of a stale preview) the report's `refreshed` tells how.
 pub fn run(repo: &Repo, request: &ApplyRequest) -> Result<ResolveReport, Error> {
+    run_cancellable(repo, request, &crate::cancel::Cancel::never())
+}
+
+/// [`run`], with a verify command (`request.verify`) stopped when `cancel` fires.
+pub fn run_cancellable(
+    repo: &Repo,
+    request: &ApplyRequest,
+    cancel: &crate::cancel::Cancel,
+) -> Result<ResolveReport, Error> {
     let mut id = request.id.as_deref();
     let mut options = txn::ApplyOptions::from(&request.options);
     let mut verified = None;
@@ -100,29 +143,8 @@ pub fn run(repo: &Repo, request: &ApplyRequest) -> Result<ResolveReport, Error> 
             )
             .into());
         }
-        let check = crate::ops::verify::run(
-            repo,
-            &crate::ops::verify::VerifyRequest {
-                id: request.id.clone(),
-                command: plan.command.clone(),
-                timeout: plan.timeout,
-            },
-            &crate::cancel::Cancel::never(),
-        )?;
-        if !check.passed {
-            return Err(crate::ops::verify::VerifyError::Failed {
-                id: check.id.clone(),
-                command: check.command.clone(),
-                how: crate::ops::verify::how(&check),
-                output: check.output.clone(),
-            }
-            .into());
-        }
-        options.verified = Some(format!(
-            "{} {}",
-            check.command,
-            crate::ops::verify::how(&check)
-        ));
+        let (check, line) = check(repo, request.id.clone(), plan, &options.agent, cancel)?;
+        options.verified = Some(line);
         // The preview checked is the one applied, even if another is staged meanwhile
         // (the stale check still guards its files).
         checked_id = check.id.clone();

@@ -130,7 +130,15 @@ pub fn run(
         ops: None,
         apply: None,
         diff: None,
-        diagnostics: diagnostics(repo, &outcome, staging.audience),
+        repeated_kept_text: Some(
+            outcome
+                .files
+                .iter()
+                .flat_map(|f| &f.replacements)
+                .filter(|r| r.repeated_kept.is_some())
+                .count(),
+        ),
+        diagnostics: diagnostics(repo, &outcome, &ops, staging.audience),
         text: StageText::default(),
     };
     if let Some(d) = staging.diff {
@@ -151,11 +159,7 @@ fn staged_files(repo: &Repo, outcome: &EditOutcome) -> Vec<StagedFile> {
         .map(|f| StagedFile {
             path: repo.display_path(&f.path),
             count: f.replacements.len(),
-            flags: if f.introduces_parse_error {
-                vec![crate::change::FileFlag::IntroducesParseErrors]
-            } else {
-                Vec::new()
-            },
+            flags: f.flags.clone(),
             changes: f
                 .replacements
                 .iter()
@@ -165,6 +169,7 @@ fn staged_files(repo: &Repo, outcome: &EditOutcome) -> Vec<StagedFile> {
                     column: r.column,
                     before: r.before.clone(),
                     after: r.after.clone(),
+                    repeated_kept: r.repeated_kept.clone(),
                 })
                 .collect(),
             dropped: f
@@ -181,9 +186,10 @@ fn staged_files(repo: &Repo, outcome: &EditOutcome) -> Vec<StagedFile> {
         .collect()
 }
 
-/// Skip counts, parse errors and skipped languages; for a person, also the files the
-/// rewrite makes parse with errors and the outer matches left alone, in words.
-fn diagnostics(repo: &Repo, outcome: &EditOutcome, audience: Audience) -> Diagnostics {
+/// Skip counts, parse errors and skipped languages, kept text a template repeats and
+/// blocks a deletion emptied; for a person, also the files the rewrite makes parse
+/// with errors and the outer matches left alone, in words.
+fn diagnostics(repo: &Repo, outcome: &EditOutcome, ops: &[Op], audience: Audience) -> Diagnostics {
     let paths = audience.paths();
     let mut diag = Diagnostics::of(
         &outcome.skipped_languages,
@@ -191,6 +197,23 @@ fn diagnostics(repo: &Repo, outcome: &EditOutcome, audience: Audience) -> Diagno
         &outcome.skipped,
         |p| paths.show(repo, p),
     );
+    diag.warnings
+        .extend(repeated_kept_warnings(outcome, ops, |p| {
+            paths.show(repo, p)
+        }));
+    let emptied: Vec<String> = outcome
+        .files
+        .iter()
+        .filter(|f| f.flags.contains(&crate::change::FileFlag::LeavesEmptyBlock))
+        .map(|f| paths.show(repo, &f.path))
+        .collect();
+    if !emptied.is_empty() {
+        diag.warnings.push(format!(
+            "a deletion leaves an empty block (flag leaves-empty-block) in {}: {}",
+            plural(emptied.len(), "file"),
+            emptied.join(", ")
+        ));
+    }
     if audience == Audience::Agent {
         return diag;
     }
@@ -227,4 +250,58 @@ fn diagnostics(repo: &Repo, outcome: &EditOutcome, audience: Audience) -> Diagno
         ));
     }
     diag
+}
+
+/// The sites shown by name in a warning; the rest are counted.
+const SITES_NAMED: usize = 5;
+
+/// One warning per op whose template repeats text its matches keep past the pattern:
+/// the result holds that text twice (`assert x == 200, r.text, r.text`), which the
+/// parser may well accept.
+fn repeated_kept_warnings(
+    outcome: &EditOutcome,
+    ops: &[Op],
+    show: impl Fn(&str) -> String,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (index, op) in ops.iter().enumerate() {
+        let mut sites: Vec<(String, &crate::rewrite::Replacement)> = Vec::new();
+        for f in &outcome.files {
+            for r in &f.replacements {
+                if r.op == index && r.repeated_kept.is_some() {
+                    sites.push((format!("{}:{}:{}", show(&f.path), r.line, r.column), r));
+                }
+            }
+        }
+        let Some((_, first)) = sites.first() else {
+            continue;
+        };
+        let named: Vec<&str> = sites
+            .iter()
+            .take(SITES_NAMED)
+            .map(|(s, _)| s.as_str())
+            .collect();
+        let more = sites.len().saturating_sub(SITES_NAMED);
+        warnings.push(format!(
+            "{}'{}' matches more than it replaces, and its rewrite repeats the text kept after \
+             the match (`{}`), so the result holds it twice, at {}: {}{} (flag \
+             repeats-kept-text); cover that text in the pattern too, or leave it out of the \
+             rewrite",
+            if ops.len() > 1 {
+                format!("op {} ", index + 1)
+            } else {
+                String::new()
+            },
+            crate::text::escape_line(&op.pattern),
+            crate::text::escape_line(first.repeated_kept.as_deref().unwrap_or_default().trim()),
+            plural(sites.len(), "site"),
+            named.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    warnings
 }

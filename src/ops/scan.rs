@@ -53,6 +53,9 @@ pub struct ScanRequest {
     pub inline_rules: Option<String>,
     /// Each finding carries its rule's `metadata` (`--include-metadata`).
     pub include_metadata: bool,
+    /// With [`ScanMode::Apply`]: check the staged fixes in a worktree first and apply
+    /// them only if the command passes (`scan --apply --verify`).
+    pub verify: Option<super::apply::VerifyPlan>,
 }
 
 /// A severity a front end can ask for (the engine's levels, named here so that front
@@ -192,6 +195,7 @@ pub fn run(
     // Stage (and apply) before reporting, so that the id reported is real.
     let mut id = None;
     let mut written = None;
+    let mut verified = None;
     if matches!(req.mode, ScanMode::Stage | ScanMode::Apply) && !outcome.changes.is_empty() {
         let mut meta = outcome.meta(&rules, &opts, req.reason.clone());
         super::refresh::record_scan(&mut meta, repo, &rules, &req.configs, &opts);
@@ -201,10 +205,22 @@ pub fn run(
         // The stager, file by file (the changes are held for the diff anyway).
         let preview = txn::stage(repo, &outcome.changes, &meta)?;
         if req.mode == ScanMode::Apply {
-            let apply_opts = txn::ApplyOptions {
+            let mut apply_opts = txn::ApplyOptions {
                 reason: req.reason.clone(),
                 ..Default::default()
             };
+            if let Some(plan) = &req.verify {
+                // A failed check leaves the fixes staged as a pending preview, unwritten.
+                let (check, line) = super::apply::check(
+                    repo,
+                    Some(preview.id.clone()),
+                    plan,
+                    &None,
+                    &crate::cancel::Cancel::never(),
+                )?;
+                apply_opts.verified = Some(line);
+                verified = Some(Box::new(check));
+            }
             let applied = txn::apply(repo, Some(&preview.id), &apply_opts)?;
             written = Some(applied.written.len() + applied.deleted.len());
         }
@@ -293,6 +309,8 @@ pub fn run(
                         })
                         .collect(),
                     introduces_parse_errors: f.introduces_parse_error,
+                    repeated_kept_text: f.repeated_kept_text,
+                    flags: f.flags.clone(),
                     repo_path: f.path.clone(),
                 })
                 .collect()
@@ -311,6 +329,7 @@ pub fn run(
                 .collect()
         }),
         applied: fixing.then_some(written.is_some()),
+        verified,
         id,
         diagnostics,
         notices,

@@ -77,6 +77,8 @@ pub struct VerifyRequest {
     pub command: VerifyCommand,
     /// Killed (with everything it started) after this long.
     pub timeout: Duration,
+    /// The agent asking (MCP client name/version), for the journal.
+    pub agent: Option<String>,
 }
 
 /// Why a verify could not run.
@@ -236,7 +238,7 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
     for line in &lines[lines.len().saturating_sub(10)..] {
         notes.push(format!("output: {line}"));
     }
-    crate::txn::record_verify(repo, &preview, None, notes)?;
+    crate::txn::record_verify(repo, &preview, req.agent.as_deref(), notes)?;
     Ok(report)
 }
 

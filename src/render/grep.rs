@@ -173,6 +173,7 @@ pub fn rows_of<'a>(file: &'a GrepFile<'_>) -> impl Iterator<Item = GrepMatch> + 
             path: file.path.clone(),
             lang: file.lang.to_string(),
             span: Span::of(m, m.text.clone()),
+            replaced: Span::replaced(m),
             meta_variables: MetaVariables::of(&m.captures),
             context_before: listed(before),
             context_after: listed(after),

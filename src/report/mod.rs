@@ -218,6 +218,22 @@ pub struct Span {
 }
 
 impl Span {
+    /// The part of a match a rewrite replaces, when it ends before the match does
+    /// (its text cut from the match's text as kept).
+    pub fn replaced(m: &crate::rewrite::Match) -> Option<Span> {
+        let end = m.replaced_end?;
+        let len = end.byte - m.start_byte;
+        Some(Span {
+            start_byte: m.start_byte,
+            end_byte: end.byte,
+            line: m.line,
+            column: m.column,
+            end_line: end.line,
+            end_column: end.column,
+            text: m.text.get(..len).unwrap_or(&m.text).to_string(),
+        })
+    }
+
     /// The span of a match, with `text` as the caller shows it (whole, or cut).
     pub fn of(m: &crate::rewrite::Match, text: String) -> Span {
         Span {
@@ -290,6 +306,12 @@ pub struct GrepMatch {
     pub lang: String,
     #[serde(flatten)]
     pub span: Span,
+    /// What a rewrite of this match replaces, when it is less than the match: the
+    /// matched node goes on past the last part the pattern covers (`raise $E, $M` on
+    /// `raise A, "m", bt` replaces `raise A, "m"`), and a rewrite keeps the rest.
+    /// Absent when the two are the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<Span>,
     pub meta_variables: MetaVariables,
     /// With `-B`/`-C`: the lines just above the match (fewer at the top of the file).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -495,6 +517,11 @@ pub struct StageReport {
     /// The apply, with `--apply`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub apply: Option<ResolveReport>,
+    /// `edit`: replacements that repeat text their matched node keeps past the
+    /// pattern (each is a change's `repeated_kept`; its file has the flag
+    /// `repeats-kept-text`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeated_kept_text: Option<usize>,
     /// The diff (the tools always; the CLI leaves it out).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub diff: Option<CappedDiff>,
@@ -568,6 +595,10 @@ pub struct Replacement {
     pub column: usize,
     pub before: String,
     pub after: String,
+    /// The text of the matched node past what the pattern covers, which stays after
+    /// the replacement, when the replacement repeats it (the result holds it twice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeated_kept: Option<String>,
 }
 
 /// An outer match that no longer matched once the matches inside were rewritten.

@@ -118,6 +118,13 @@ pub struct FixedFile {
     pub count: usize,
     pub rules: Vec<RuleCount>,
     pub introduces_parse_errors: bool,
+    /// Fixes that repeat text their matched node keeps past the rule's pattern (the
+    /// result holds it twice; flag `repeats-kept-text`).
+    #[serde(default)]
+    pub repeated_kept_text: usize,
+    /// `introduces-parse-errors`, `repeats-kept-text`, `leaves-empty-block`.
+    #[serde(default)]
+    pub flags: Vec<crate::change::FileFlag>,
     /// The repository path (`path` is as the front end shows paths).
     #[serde(skip)]
     pub repo_path: String,
@@ -168,6 +175,10 @@ pub struct ScanReport {
     pub id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub applied: Option<bool>,
+    /// `--apply --verify`: the check the fixes passed in a worktree of their own
+    /// before they were applied. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<Box<crate::report::verify::VerifyReport>>,
     #[serde(flatten)]
     pub diagnostics: Diagnostics,
     /// What loading the rules had to say (a key the config has that is not honoured,

@@ -64,9 +64,67 @@ pub(crate) fn reindent_tabs(src: &[u8], position: usize, inserted: Vec<u8>) -> V
     out
 }
 
+/// Empties the lines of `inserted` that hold only the indentation ast-grep-core gave
+/// them: it indents every line of a multi-line capture or template, the blank ones too,
+/// so a blank line of a capture moved one level in came out as `    `. A
+/// whitespace-only line the matched text (`matched`) already had is its own and stays;
+/// the first and last lines (which continue text around the edit) are left alone.
+pub(crate) fn keep_blank_lines(matched: &[u8], inserted: Vec<u8>) -> Vec<u8> {
+    let strip_cr = |l: &'_ [u8]| -> usize { l.len() - usize::from(l.last() == Some(&b'\r')) };
+    let blank = |l: &[u8]| !l.is_empty() && l.iter().all(|&b| b == b' ' || b == b'\t');
+    let lines: Vec<&[u8]> = inserted.split(|&b| b == b'\n').collect();
+    if lines.len() < 3
+        || !lines[1..lines.len() - 1]
+            .iter()
+            .any(|l| blank(&l[..strip_cr(l)]))
+    {
+        return inserted;
+    }
+    let own: Vec<&[u8]> = matched
+        .split(|&b| b == b'\n')
+        .map(|l| &l[..strip_cr(l)])
+        .filter(|l| blank(l))
+        .collect();
+    let last = lines.len() - 1;
+    let mut out = Vec::with_capacity(inserted.len());
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        let body = &line[..strip_cr(line)];
+        if i > 0 && i < last && blank(body) && !own.contains(&body) {
+            out.extend_from_slice(&line[body.len()..]);
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    use super::keep_blank_lines;
     use super::reindent_tabs;
+
+    #[test]
+    fn blank_lines_stay_blank() {
+        let run = |matched: &str, inserted: &str| {
+            String::from_utf8(keep_blank_lines(matched.as_bytes(), inserted.into())).expect("utf8")
+        };
+        let matched = "if (x) {\n    a();\n\n    b();\n  }";
+        assert_eq!(
+            run(
+                matched,
+                "try {\n      a();\n  \n      b();\n    } finally {}"
+            ),
+            "try {\n      a();\n\n      b();\n    } finally {}"
+        );
+        // CRLF keeps its CR; a whitespace line the text had is its own.
+        assert_eq!(run("a\r\n\r\nb", "x\r\n  \r\ny"), "x\r\n\r\ny");
+        assert_eq!(run("a\n  \nb", "x\n  \ny"), "x\n  \ny");
+        // The last line is the indentation of what follows the edit.
+        assert_eq!(run("a", "x\n  "), "x\n  ");
+    }
 
     fn run(src: &str, at: &str, inserted: &str) -> String {
         let position = src.find(at).expect("position");

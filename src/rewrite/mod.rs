@@ -204,6 +204,18 @@ pub struct Match {
     pub text: String,
     /// Metavariable captures (with [`MatchText::WithCaptures`] only), by name.
     pub captures: Vec<Capture>,
+    /// Where what a rewrite replaces ends, when that is before the match's end: the
+    /// matched node goes on past the last part the pattern covers (`raise $E, $M` on
+    /// `raise A, "m", bt`), and a rewrite keeps that rest.
+    pub replaced_end: Option<Position>,
+}
+
+/// A position in a source: byte offset, 1-based line and character column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub byte: usize,
+    pub line: usize,
+    pub column: usize,
 }
 
 /// What one metavariable captured: one node (`$A`) or a sequence (`$$$ARGS`).
@@ -507,6 +519,26 @@ impl Query {
                         .trim_end_matches('\r')
                         .to_string(),
                 };
+                // What a rewrite would replace: up to the last node the pattern covers.
+                let replaced_end = self
+                    .pattern
+                    .get_match_len(m.get_node().clone())
+                    .filter(|&len| len < matched.len())
+                    .and_then(|len| matched.get(..len))
+                    .map(|covered| {
+                        let (line, column) = match covered.rfind('\n') {
+                            Some(nl) => (
+                                line + memchr::memchr_iter(b'\n', covered.as_bytes()).count(),
+                                covered[nl + 1..].chars().count() + 1,
+                            ),
+                            None => (line, column + covered.chars().count()),
+                        };
+                        Position {
+                            byte: range.start + covered.len(),
+                            line,
+                            column,
+                        }
+                    });
                 let captures = if keep == MatchText::WithCaptures {
                     captures_of(&m)
                 } else {
@@ -532,6 +564,7 @@ impl Query {
                     end_byte: range.end,
                     text,
                     captures,
+                    replaced_end,
                 })
             })
             .collect();
@@ -692,6 +725,9 @@ pub struct Replacement {
     pub column: usize,
     pub before: String,
     pub after: String,
+    /// The node's text past the match that the pattern does not cover and the
+    /// replacement repeats (it stays after it, so the result holds it twice).
+    pub repeated_kept: Option<String>,
 }
 
 /// A match that stopped matching once the matches nested in it were rewritten, so it
@@ -719,6 +755,28 @@ pub struct FileRewrite {
     /// Outer matches left alone because they no longer matched after their inner
     /// matches were rewritten (rare; worth a warning).
     pub dropped: Vec<Dropped>,
+    /// A deletion (a replacement by nothing) left a block with no statement in it
+    /// that had one (`if x:` with nothing under it, `{}`).
+    pub leaves_empty_block: bool,
+}
+
+impl FileRewrite {
+    /// What a reviewer should know about the file: the parse errors the rewrite
+    /// introduces, kept text a replacement repeats, an emptied block.
+    pub fn flags(&self) -> Vec<crate::change::FileFlag> {
+        use crate::change::FileFlag;
+        let mut flags = Vec::new();
+        if self.introduces_parse_error {
+            flags.push(FileFlag::IntroducesParseErrors);
+        }
+        if self.replacements.iter().any(|r| r.repeated_kept.is_some()) {
+            flags.push(FileFlag::RepeatsKeptText);
+        }
+        if self.leaves_empty_block {
+            flags.push(FileFlag::LeavesEmptyBlock);
+        }
+        flags
+    }
 }
 
 /// One op compiled for one language.
@@ -845,6 +903,7 @@ impl Rewriter {
                 options,
                 |m| {
                     let mut edit = m.make_edit(&op.pattern, &op.fix);
+                    edit.inserted_text = blank_lines_kept(m, edit.inserted_text);
                     edit.inserted_text = tab_indented(m, edit.position, edit.inserted_text);
                     if crlf {
                         edit.inserted_text = lf_to_crlf(edit.inserted_text);
@@ -859,6 +918,7 @@ impl Rewriter {
                 column: c.column,
                 before: c.before,
                 after: c.after,
+                repeated_kept: c.repeated_kept,
             }));
             dropped.extend(out.lost.into_iter().map(|l| Dropped {
                 op: index,
@@ -876,6 +936,9 @@ impl Rewriter {
         } else {
             input_error
         };
+        // Only a deletion can empty a block: then both texts are parsed once more.
+        let leaves_empty_block = replacements.iter().any(|r| r.after.trim().is_empty())
+            && empty_blocks(&parse(&doc.src, self.lang)?) > empty_blocks(&parse(src, self.lang)?);
         Ok(Some(FileRewrite {
             text: doc.src,
             replacements,
@@ -883,8 +946,26 @@ impl Rewriter {
             had_parse_error,
             first_parse_error,
             dropped,
+            leaves_empty_block,
         }))
     }
+}
+
+/// How many blocks of the tree hold no statement (comments aside): a Python `block`
+/// with no child, a `{}` that is a `statement_block`, `compound_statement`, a `body`.
+pub(crate) fn empty_blocks<L: LanguageExt>(root: &AstGrep<StrDoc<L>>) -> usize {
+    root.root()
+        .dfs()
+        .filter(|n| {
+            let kind = n.kind();
+            (kind.contains("block") || kind.contains("body") || kind == "compound_statement")
+                && !kind.contains("comment")
+                && n.is_named()
+                && !n
+                    .children()
+                    .any(|c| c.is_named() && !c.kind().contains("comment"))
+        })
+        .count()
 }
 
 /// Whether the text's first line ends in CRLF: templates are written with `\n`, and a
@@ -897,6 +978,17 @@ pub(crate) fn tab_indented(
 ) -> Vec<u8> {
     use ast_grep_core::Doc;
     indent::reindent_tabs(m.get_doc().get_source().as_bytes(), position, inserted)
+}
+
+/// [`indent::keep_blank_lines`] for a match's edit.
+pub(crate) fn blank_lines_kept(
+    m: &ast_grep_core::NodeMatch<'_, ast_grep_core::tree_sitter::StrDoc<SupportLang>>,
+    inserted: Vec<u8>,
+) -> Vec<u8> {
+    use ast_grep_core::Doc;
+    let src = m.get_doc().get_source().as_bytes();
+    let matched = src.get(m.range()).unwrap_or_default();
+    indent::keep_blank_lines(matched, inserted)
 }
 
 pub(crate) fn uses_crlf(text: &str) -> bool {

@@ -92,6 +92,9 @@ pub struct SiteChange {
     pub before: String,
     /// What replaced it, inner rewrites included.
     pub after: String,
+    /// The text past the edit that the matched node holds and the pattern does not
+    /// cover, when `after` repeats it (see [`crate::select::repeats_kept`]).
+    pub repeated_kept: Option<String>,
 }
 
 /// A site left alone, in input coordinates (see [`Nested::lost`]).
@@ -268,6 +271,7 @@ where
     }
 
     let mut after: Vec<Option<String>> = vec![None; sites.len()];
+    let mut repeated: Vec<Option<String>> = vec![None; sites.len()];
     let mut lost_flags = vec![false; sites.len()];
     let mut declined_flags = vec![false; sites.len()];
     // Whether an earlier pass changed the text: then the edits computed on the input's
@@ -315,6 +319,8 @@ where
                 continue;
             }
             let inserted = String::from_utf8_lossy(&edit.inserted_text).into_owned();
+            // The node's text past the edit stays: what the pattern did not cover.
+            let kept = doc.src.get(end..sites[i].node_end).unwrap_or_default();
             let proposed = Proposed {
                 text: &doc.src,
                 start: edit.position,
@@ -323,11 +329,13 @@ where
                 site_start: sites[i].edit_start,
                 site_end: sites[i].edit_end,
                 earlier: &applied,
+                kept,
             };
             if !select(&proposed) {
                 declined_flags[i] = true;
                 continue;
             }
+            repeated[i] = proposed.repeated_kept().map(str::to_string);
             len = len
                 .saturating_sub(edit.deleted_length)
                 .saturating_add(edit.inserted_text.len());
@@ -373,6 +381,7 @@ where
                 column: site_report.column,
                 before: site_report.text.clone(),
                 after,
+                repeated_kept: repeated[i].take(),
             });
         }
         if lost_flags[i] {

@@ -1131,3 +1131,80 @@ fn declined_sites_are_followed_through_the_changes_made() {
     assert_eq!(out.map_range(accepted.start, accepted.end), None);
     assert_eq!(out.map_range(accepted.start + 1, accepted.end - 1), None);
 }
+
+#[test]
+fn a_deletion_that_empties_a_block_is_flagged() {
+    // Python: `if x:` left with nothing under it (no parse error: the grammar allows it).
+    let out = rewrite(
+        SupportLang::Python,
+        &[("a()", "")],
+        "def f():\n    if x:\n        a()\n    return 1\n",
+    )
+    .expect("rewritten");
+    assert!(out.leaves_empty_block);
+    assert!(!out.introduces_parse_error);
+    // JavaScript: the statement deleted, `{}` left.
+    let out = rewrite(
+        SupportLang::JavaScript,
+        &[("a();", "")],
+        "if (y) {\n  a();\n}\nif (z) {}\n",
+    )
+    .expect("rewritten");
+    assert!(out.leaves_empty_block);
+    // A block that keeps a statement, or one empty before, is no finding; nor is a
+    // rewrite that deletes nothing.
+    let out = rewrite(
+        SupportLang::JavaScript,
+        &[("a();", "")],
+        "if (y) {\n  a();\n  b();\n}\nif (z) {}\n",
+    )
+    .expect("rewritten");
+    assert!(!out.leaves_empty_block);
+    let out = rewrite(
+        SupportLang::JavaScript,
+        &[("a()", "c()")],
+        "if (y) { a(); }\n",
+    )
+    .expect("rewritten");
+    assert!(!out.leaves_empty_block);
+}
+
+#[test]
+fn kept_text_the_template_repeats_is_reported() {
+    let out = rewrite(
+        SupportLang::Python,
+        &[(
+            "assert response.status_code == $C",
+            "assert response.status_code == $C, response.text",
+        )],
+        "assert response.status_code == 200, response.text\nassert response.status_code == 201\n",
+    )
+    .expect("rewritten");
+    assert_eq!(
+        out.text,
+        "assert response.status_code == 200, response.text, response.text\n\
+         assert response.status_code == 201, response.text\n"
+    );
+    let repeated: Vec<_> = out
+        .replacements
+        .iter()
+        .map(|r| r.repeated_kept.as_deref())
+        .collect();
+    assert_eq!(repeated, [Some(", response.text"), None]);
+}
+
+#[test]
+fn blank_lines_of_a_moved_capture_stay_blank() {
+    let out = rewritten(
+        SupportLang::Python,
+        &[(
+            "if $A:\n    $$$B",
+            "if $A:\n    try:\n        $$$B\n    finally:\n        pass",
+        )],
+        "def f():\n    if x:\n        a()\n\n        b()\n",
+    );
+    assert_eq!(
+        out,
+        "def f():\n    if x:\n        try:\n            a()\n\n            b()\n        finally:\n            pass\n"
+    );
+}

@@ -85,9 +85,32 @@ pub struct FileResult {
     pub unconverged: Vec<Unconverged>,
     pub had_parse_error: bool,
     pub introduces_parse_error: bool,
+    /// Fixes that repeat text their matched node keeps past the rule's pattern (see
+    /// [`crate::select::repeats_kept`]).
+    pub repeated_kept_text: usize,
+    /// A fix that deletes (writes nothing) left a block with no statement in it.
+    pub leaves_empty_block: bool,
     /// `ast-grep-ignore` comments in the input that silenced no finding, as findings of
     /// rule `unused-suppression` (the caller reports them when every rule ran).
     pub unused_suppressions: Vec<Finding>,
+}
+
+impl FileResult {
+    /// What a reviewer should know about the fixed file (as [`rewrite::FileRewrite::flags`]).
+    pub fn flags(&self) -> Vec<crate::change::FileFlag> {
+        use crate::change::FileFlag;
+        let mut flags = Vec::new();
+        if self.introduces_parse_error {
+            flags.push(FileFlag::IntroducesParseErrors);
+        }
+        if self.repeated_kept_text > 0 {
+            flags.push(FileFlag::RepeatsKeptText);
+        }
+        if self.leaves_empty_block {
+            flags.push(FileFlag::LeavesEmptyBlock);
+        }
+        flags
+    }
 }
 
 /// Runs `rules` (all applicable to this file, in declaration order) on `text`. A rule
@@ -128,6 +151,8 @@ pub fn run_file_selecting(
     };
     let mut doc = rewrite::parse_doc(text, lang).map_err(fail(first_rule))?;
     let input_tree = AstGrep::doc(doc.clone());
+    // Whether a fix wrote nothing in place of its site (a deletion).
+    let mut deleted = false;
     let silenced = Suppressions::of(&input_tree);
     let mut result = FileResult {
         had_parse_error: rewrite::has_parse_error(&input_tree),
@@ -195,6 +220,7 @@ pub fn run_file_selecting(
                     nested_opts,
                     |m| {
                         let mut edit = m.make_edit(matcher, fixer);
+                        edit.inserted_text = rewrite::blank_lines_kept(m, edit.inserted_text);
                         edit.inserted_text =
                             rewrite::tab_indented(m, edit.position, edit.inserted_text);
                         if crlf {
@@ -242,6 +268,12 @@ pub fn run_file_selecting(
                 }
                 declined = moved;
                 counts[i] += nested.changes.len();
+                result.repeated_kept_text += nested
+                    .changes
+                    .iter()
+                    .filter(|c| c.repeated_kept.is_some())
+                    .count();
+                deleted |= nested.changes.iter().any(|c| c.after.trim().is_empty());
                 changed_last_round[i] = true;
             }
         }
@@ -269,6 +301,9 @@ pub fn run_file_selecting(
     if doc.src != text {
         result.introduces_parse_error =
             !result.had_parse_error && rewrite::has_parse_error(&final_tree);
+        // Only a deletion can empty a block.
+        result.leaves_empty_block =
+            deleted && rewrite::empty_blocks(&final_tree) > rewrite::empty_blocks(&input_tree);
         result.after = Some(doc.src);
     }
     result.counts = rules

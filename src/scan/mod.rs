@@ -176,6 +176,10 @@ pub struct FixedFile {
     /// Fixes per rule id, in rule order.
     pub counts: Vec<(String, usize)>,
     pub introduces_parse_error: bool,
+    /// Fixes that repeat text their node keeps past the pattern.
+    pub repeated_kept_text: usize,
+    /// `introduces-parse-errors`, `repeats-kept-text`, `leaves-empty-block`.
+    pub flags: Vec<crate::change::FileFlag>,
 }
 
 /// A rule that still changed a file when the pass bound was hit.
@@ -265,11 +269,7 @@ impl ScanOutcome {
                 .map(|f| FileMeta {
                     path: f.path.clone(),
                     count: f.counts.iter().map(|(_, n)| n).sum(),
-                    flags: if f.introduces_parse_error {
-                        vec![crate::change::FileFlag::IntroducesParseErrors]
-                    } else {
-                        Vec::new()
-                    },
+                    flags: f.flags.clone(),
                 })
                 .collect(),
             replacements: self.fixes(),
@@ -425,6 +425,7 @@ fn scan_with(
             One::NoMatch => out.files_searched += 1,
             One::Done(result, before) => {
                 let result = *result;
+                let flags = result.flags();
                 out.files_searched += 1;
                 if result.had_parse_error {
                     out.parse_errors.push(cand.path.clone());
@@ -450,6 +451,8 @@ fn scan_with(
                         path: cand.path.clone(),
                         counts: result.counts,
                         introduces_parse_error: result.introduces_parse_error,
+                        repeated_kept_text: result.repeated_kept_text,
+                        flags,
                     });
                     out.changes.changes.push(FileChange {
                         path: cand.path.clone(),

@@ -33,4 +33,5 @@ mod scan;
 mod sgconfig;
 mod snapshots;
 mod suppress;
+mod trust;
 mod verify;

@@ -2091,3 +2091,60 @@ fn a_cancelled_request_stops_and_the_session_goes_on() {
     assert!(journal(&t).is_empty(), "no journal entry");
     assert_eq!(t.git_output(&["fsck", "--strict"]).code, 0);
 }
+
+/// `resolve` with `verify`: the command runs in a worktree of the preview; a failure
+/// writes nothing and keeps the preview, a pass applies it with the check reported;
+/// the journal names the agent that asked.
+#[test]
+fn resolve_verify_applies_only_what_passes() {
+    let t = repo_with_code();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "verifying-agent");
+    let staged = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": ["src/b.rs"]}),
+    );
+    let id = staged["id"].as_str().expect("id").to_string();
+    let before = t.snapshot();
+    let failed = s.call(
+        "resolve",
+        json!({"action": "apply", "reason": "check", "verify": "echo nope; grep -q foo src/b.rs"}),
+    );
+    assert_eq!(failed["isError"], true, "{failed}");
+    let err = error_json(&failed);
+    assert_eq!(err["error"]["code"], "verify-failed", "{err}");
+    assert_eq!(err["error"]["details"]["output"], "nope\n");
+    let hint = err["error"]["hint"].as_str().unwrap_or_default();
+    assert!(
+        !hint.contains("git astedit") && hint.contains(&id),
+        "{hint}"
+    );
+    assert_eq!(t.snapshot(), before, "nothing written");
+    assert_eq!(t.astedit_refs(), vec![format!("refs/astedit/{id}")]);
+    let j = journal(&t);
+    assert_eq!(j[0]["event"], "verified");
+    assert_eq!(j[0]["agent"], "verifying-agent/1.0");
+    // Out of time: killed, nothing written.
+    let hung = s.call(
+        "resolve",
+        json!({"action": "apply", "reason": "check", "verify": "sleep 60", "verify_timeout": 1}),
+    );
+    assert_eq!(error_json(&hung)["error"]["code"], "verify-failed");
+    assert_eq!(t.snapshot(), before, "nothing written");
+    // Bad combinations are the model's to fix.
+    for args in [
+        json!({"action": "discard", "reason": "x", "verify": "true"}),
+        json!({"action": "apply", "reason": "x", "verify_timeout": 5}),
+        json!({"action": "apply", "reason": "x", "verify": "true", "paths": ["src/b.rs"]}),
+    ] {
+        let r = s.call("resolve", args.clone());
+        assert_eq!(error_json(&r)["error"]["code"], "usage", "{args}: {r}");
+    }
+    let applied = s.ok(
+        "resolve",
+        json!({"action": "apply", "reason": "check", "verify": "grep -q bar src/b.rs"}),
+    );
+    assert_eq!(applied["verified"]["passed"], true, "{applied}");
+    assert_eq!(t.read_string("src/b.rs"), "fn b() { bar(3); }\n");
+    s.finish();
+}

@@ -843,3 +843,59 @@ rule.kind = "number"
         "{v}"
     );
 }
+
+#[test]
+fn scan_apply_verify_applies_only_fixes_that_pass() {
+    let repo = repo_with_rules();
+    let before = repo.snapshot();
+    // A failing check: exit 1 verify-failed, nothing written, the fixes kept as a
+    // pending preview the error names.
+    let out = repo.run(&[
+        "--json",
+        "scan",
+        "--apply",
+        "--verify",
+        "echo checked; grep -q '(x == 1)' src/a.js",
+    ]);
+    out.assert_code(1);
+    let err = out.json();
+    assert_eq!(err["error"]["code"], "verify-failed", "{err}");
+    assert_eq!(err["error"]["details"]["output"], "checked\n");
+    let id = err["error"]["details"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(repo.astedit_refs(), vec![format!("refs/astedit/{id}")]);
+    assert_eq!(repo.snapshot(), before);
+    repo.run(&["discard", &id]).assert_code(0);
+    // --verify goes with --apply only.
+    repo.run(&["scan", "--stage", "--verify", "true"])
+        .assert_code(2);
+    // A passing check: applied, the check in the report.
+    let out = repo.run(&[
+        "--json",
+        "scan",
+        "--apply",
+        "--verify",
+        "grep -q '(x === 1)' src/a.js",
+        "--verify-timeout",
+        "60",
+    ]);
+    out.assert_code(1); // files changed: the pre-commit convention
+    let v = out.json();
+    assert_eq!(v["verified"]["passed"], true, "{v}");
+    assert_eq!(v["applied"], true);
+    crate::contract::validate(&repo, "scan", &v);
+    assert_eq!(repo.read_string("src/a.js"), FIXED_JS);
+    assert!(repo.astedit_refs().is_empty());
+    let text = repo.run(&["undo"]);
+    text.assert_code(0);
+    let out = repo.run(&["scan", "--apply", "--verify", "true"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.contains("passed: `true` exited 0"),
+        "{}",
+        out.stderr
+    );
+    repo.fsck();
+}

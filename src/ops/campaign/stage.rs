@@ -368,6 +368,7 @@ fn run_change(
             max_file_size: files::DEFAULT_MAX_FILE_SIZE,
             inline_rules: None,
             include_metadata: false,
+            verify: None,
         };
         let r = crate::ops::scan::run(repo, &req, None)?;
         let files: Vec<String> = r

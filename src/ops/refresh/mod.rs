@@ -846,11 +846,7 @@ fn derive_file(
                 None => Derived::Dropped("the ops no longer match".into()),
                 Some(rw) => Derived::Changed {
                     count: rw.replacements.len(),
-                    flags: if rw.introduces_parse_error {
-                        vec![crate::change::FileFlag::IntroducesParseErrors]
-                    } else {
-                        Vec::new()
-                    },
+                    flags: rw.flags(),
                     after: rw.text.into_bytes(),
                     how: How::Rerun,
                     why,
@@ -929,11 +925,7 @@ fn derive_file(
                     count: now.count,
                     how: How::Rerun,
                     why,
-                    flags: if now.introduces_parse_error {
-                        vec![crate::change::FileFlag::IntroducesParseErrors]
-                    } else {
-                        Vec::new()
-                    },
+                    flags: now.flags.clone(),
                 },
             })
         }
@@ -1033,12 +1025,12 @@ fn rerun_all(
     let outcome = crate::edit::edit(repo, &fresh, &ops.ops, ops.forced, max_file_size)?;
     let mut out = Vec::new();
     for (change, edit) in outcome.changes.changes.into_iter().zip(&outcome.files) {
-        let flags = if edit.introduces_parse_error {
-            vec![crate::change::FileFlag::IntroducesParseErrors]
-        } else {
-            Vec::new()
-        };
-        out.push((change.path.clone(), change, edit.replacements.len(), flags));
+        out.push((
+            change.path.clone(),
+            change,
+            edit.replacements.len(),
+            edit.flags.clone(),
+        ));
     }
     Ok(out)
 }

@@ -88,10 +88,11 @@ impl ScanRules {
             })
             .collect();
         pairs.sort();
+        let flags = res.flags();
         Some(ScanRun {
             after: res.after,
             count: res.counts.iter().map(|(_, n)| n).sum(),
-            introduces_parse_error: res.introduces_parse_error,
+            flags,
             pairs,
         })
     }
@@ -100,7 +101,7 @@ impl ScanRules {
 pub(super) struct ScanRun {
     pub(super) after: Option<String>,
     pub(super) count: usize,
-    pub(super) introduces_parse_error: bool,
+    pub(super) flags: Vec<crate::change::FileFlag>,
     pub(super) pairs: Vec<(usize, String, String)>,
 }
 
@@ -146,11 +147,7 @@ pub(super) fn rescan_all(
         if known.contains(&change.path) {
             continue;
         }
-        let flags = if fixed.introduces_parse_error {
-            vec![crate::change::FileFlag::IntroducesParseErrors]
-        } else {
-            Vec::new()
-        };
+        let flags = fixed.flags.clone();
         let count = fixed.counts.iter().map(|(_, n)| n).sum();
         out.push((change.path.clone(), change, count, flags));
     }

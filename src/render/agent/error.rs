@@ -108,6 +108,12 @@ pub fn tool_hint(err: &Error) -> Option<String> {
              ran; tell the user, who resolves it with git astedit's recover command"
                 .into()
         }
+        "verify-failed" => format!(
+            "the verify command failed in a worktree of preview {}, which stays pending and \
+             unwritten; error.details.output holds the end of its output: fix the cause and \
+             stage again, or resolve with a passing verify",
+            details["id"].as_str().unwrap_or("ID")
+        ),
         "usage" => "see the tool's inputSchema for its fields".into(),
         "stale-read" | "unknown-blob" => format!(
             "read {{\"path\": \"{}\"}} again, then edit_lines with the blob and line numbers it returns",

@@ -36,6 +36,9 @@ fn applied(report: &ResolveReport) -> String {
             s.remainder
         ));
     }
+    if let Some(v) = &report.verified {
+        text.push_str(&format!("{}.\n", crate::render::verify::verdict(v)));
+    }
     text.push_str(&format!(
         "Applied {} ({} written{}). Undo it with undo {{\"id\": \"{}\"}}.\n",
         report.id,

@@ -77,6 +77,7 @@ impl TextReport for ScanReport {
 
 /// The closing warnings and summary, on stderr: stdout stays the result proper.
 pub fn status(report: &ScanReport, style: &Style, printed: &mut Printed) {
+    use crate::change::FileFlag;
     let quoting = style.quoting;
     printed.warn_all(&report.diagnostics.warnings);
     for u in report.unconverged.iter().flatten() {
@@ -100,6 +101,35 @@ pub fn status(report: &ScanReport, style: &Style, printed: &mut Printed) {
             plural(flagged.len(), "file"),
             flagged.join(", ")
         ));
+    }
+    for (flag, what) in [
+        (
+            FileFlag::RepeatsKeptText,
+            "the fixes repeat text their match keeps past the rule's pattern (the result \
+             holds it twice; flag repeats-kept-text) in",
+        ),
+        (
+            FileFlag::LeavesEmptyBlock,
+            "a deleting fix leaves an empty block (flag leaves-empty-block) in",
+        ),
+    ] {
+        let flagged: Vec<String> = report
+            .files
+            .iter()
+            .flatten()
+            .filter(|f| f.flags.contains(&flag))
+            .map(|f| quoting.quote_owned(f.path.clone()))
+            .collect();
+        if !flagged.is_empty() {
+            printed.warn(format!(
+                "{what} {}: {}",
+                plural(flagged.len(), "file"),
+                flagged.join(", ")
+            ));
+        }
+    }
+    if let Some(v) = &report.verified {
+        printed.note(crate::render::verify::verdict(v));
     }
     let findings = report.open_findings();
     let searched = plural(report.files_searched, "file");

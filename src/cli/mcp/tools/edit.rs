@@ -109,6 +109,8 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
                 message: None,
                 refresh: false,
                 paths: Vec::new(),
+                verify: None,
+                verify_timeout: None,
             },
         )
     };

@@ -3,16 +3,22 @@
 use git_astedit::error::UsageError;
 use git_astedit::ops::apply;
 use git_astedit::ops::discard;
+use git_astedit::ops::verify::VerifyCommand;
 use git_astedit::render::agent;
 use git_astedit::Error;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::count;
 use super::pathspecs;
 use super::session_target;
 use super::string_or_list;
 use super::Call;
 use super::Done;
+
+/// How long `resolve`'s `verify` command may run unless the call says: shorter than the
+/// CLI's ten minutes, since a client waits on the call.
+const DEFAULT_VERIFY_TIMEOUT_SECS: usize = 300;
 
 /// What `resolve` does with a pending preview.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -65,6 +71,19 @@ pub struct ResolveInput {
     /// named in `split.remainder` (as `git astedit apply ID -- PATHSPEC…`).
     #[serde(default, deserialize_with = "string_or_list")]
     pub paths: Vec<String>,
+    /// With `apply`: first run this shell command line (`sh -c`, as the agent's own
+    /// shell would) in a temporary worktree holding the preview's base commit and its
+    /// changes, and apply only if it exits 0 (as `git astedit apply --verify`); when it
+    /// fails, nothing is written, the preview stays pending and the error holds the end
+    /// of its output (`details.output`). The server runs the command with the user's
+    /// rights, as the agent's shell does. Not with `paths` or `refresh`.
+    #[serde(default)]
+    pub verify: Option<String>,
+    /// With `verify`: kill the command (and what it started) after this many seconds
+    /// (default 300).
+    #[serde(default, deserialize_with = "count")]
+    #[schemars(with = "usize", extend("default" = DEFAULT_VERIFY_TIMEOUT_SECS))]
+    pub verify_timeout: Option<usize>,
     /// Accepted for callers of older tools: `extra.previewId` is the same as `id`.
     #[serde(default)]
     pub extra: Option<ResolveExtra>,
@@ -96,6 +115,8 @@ pub fn ast_apply(call: &Call, input: AstApplyInput) -> Result<Done, Error> {
             message: None,
             refresh: false,
             paths: Vec::new(),
+            verify: None,
+            verify_timeout: None,
         },
     )
 }
@@ -123,6 +144,20 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
     {
         return Err(UsageError("refresh and paths go with action \"apply\"".into()).into());
     }
+    if input.verify.is_some() && matches!(input.action, ResolveAction::Discard) {
+        return Err(UsageError("verify goes with action \"apply\"".into()).into());
+    }
+    if input.verify_timeout.is_some() && input.verify.is_none() {
+        return Err(UsageError("verify_timeout goes with verify".into()).into());
+    }
+    if input.verify.is_some() && (input.refresh || !input.paths.is_empty()) {
+        return Err(UsageError(
+            "verify checks the whole preview: not with paths or refresh (refresh first, \
+             then verify the successor)"
+                .into(),
+        )
+        .into());
+    }
     if input.refresh && !input.paths.is_empty() {
         return Err(UsageError("refresh and paths cannot be combined".into()).into());
     }
@@ -137,7 +172,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
     };
     call.cancel.check()?;
     let report = match input.action {
-        ResolveAction::Apply => apply::run(
+        ResolveAction::Apply => apply::run_cancellable(
             &repo,
             &apply::ApplyRequest {
                 id: Some(id),
@@ -149,10 +184,17 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
                     index: input.commit,
                     commit: input.commit.then(|| non_empty(input.message.clone())),
                 },
-                // The server runs no command an agent names: verification is the
-                // CLI's (`apply --verify`), where a person chose the command.
-                verify: None,
+                verify: input.verify.clone().map(|line| apply::VerifyPlan {
+                    command: VerifyCommand::Shell(line),
+                    timeout: std::time::Duration::from_secs(
+                        input
+                            .verify_timeout
+                            .unwrap_or(DEFAULT_VERIFY_TIMEOUT_SECS)
+                            .max(1) as u64,
+                    ),
+                }),
             },
+            &call.cancel,
         )?,
         ResolveAction::Discard => discard::run(
             &repo,
