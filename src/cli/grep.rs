@@ -63,6 +63,7 @@ impl GrepArgs {
 }
 
 pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
+    let cache = ctx.cache.clone();
     let (repo, out) = ctx.parts()?;
     let (set, lang) = args.input.collect(repo)?;
     let mut printer = GrepPrinter::new(out.format(), out.style());
@@ -83,6 +84,7 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         offset: 0,
         max_count: args.max_count,
         paths: Paths::Display,
+        cache,
     };
     let report = git_astedit::ops::grep::run(repo, &request, &Cancel::never(), |file| {
         let text = printer.file(&file);

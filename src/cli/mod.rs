@@ -81,6 +81,15 @@ pub struct Cli {
     #[arg(long, global = true, overrides_with = "color")]
     pub no_color: bool,
 
+    /// Keep grep, edit and scan results per file content in DIR (e.g. one a CI job
+    /// restores) instead of the git dir's astedit/cache
+    #[arg(long, global = true, value_name = "DIR", overrides_with = "no_cache")]
+    pub cache_dir: Option<std::path::PathBuf>,
+
+    /// Neither read nor write the result cache: read and parse every file
+    #[arg(long, global = true, overrides_with = "cache_dir")]
+    pub no_cache: bool,
+
     /// Page the output (before the command, as in git), through GIT_PAGER, core.pager,
     /// PAGER or less
     #[arg(short = 'p', long, overrides_with = "no_pager")]
@@ -145,6 +154,8 @@ pub enum ResolveCommand {
 pub struct Ctx {
     pub out: Out,
     pub json: bool,
+    /// The result cache the command's operation uses (`--no-cache`, `--cache-dir`).
+    pub cache: git_astedit::ops::cache::CacheChoice,
     repo: Option<Repo>,
     /// Recovery ran on the opened repository.
     recovered: bool,
@@ -158,6 +169,7 @@ impl Ctx {
         Ctx {
             out: Out::new(),
             json,
+            cache: Default::default(),
             repo: None,
             recovered: false,
             looked_for_repo: false,
@@ -217,6 +229,11 @@ pub fn main() -> ExitCode {
         Err(e) => return clap_error(e, wants_json),
     };
     let mut ctx = Ctx::new(cli.json, recover::recover_policy::of(&cli.command));
+    ctx.cache = match (&cli.cache_dir, cli.no_cache) {
+        (_, true) => git_astedit::ops::cache::CacheChoice::Off,
+        (Some(dir), false) => git_astedit::ops::cache::CacheChoice::Dir(dir.clone()),
+        (None, false) => git_astedit::ops::cache::CacheChoice::Default,
+    };
     ctx.out.set_format(if cli.json {
         git_astedit::render::Format::Json
     } else {

@@ -61,6 +61,8 @@ pub struct GrepRequest<'a> {
     /// At most this many matches are handed out (0: no limit); the rest are counted.
     pub max_count: usize,
     pub paths: Paths,
+    /// The result cache to use.
+    pub cache: super::cache::CacheChoice,
 }
 
 /// Searches `req.set`, handing each file's shown matches to `sink` as it comes; an
@@ -83,6 +85,7 @@ pub fn run(
     let mut skip = req.offset;
     let mut shown = 0usize;
     let mut failed: Option<Error> = None;
+    let cache = req.cache.settings(repo);
     let opts = crate::grep::Options {
         forced_lang: req.lang,
         max_file_size: req.max_file_size,
@@ -92,6 +95,7 @@ pub fn run(
             order: req.order,
         },
         cancel,
+        cache: cache.as_ref(),
     };
     let found = crate::grep::grep(repo, req.set, &req.pattern, &opts, |file| {
         let passed = skip.min(file.matches.len());

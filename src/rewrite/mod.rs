@@ -188,7 +188,7 @@ fn join_and(items: &[&str]) -> String {
 }
 
 /// One match, positions 1-based (column in characters).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Match {
     pub line: usize,
     pub column: usize,
@@ -204,7 +204,7 @@ pub struct Match {
 }
 
 /// What one metavariable captured: one node (`$A`) or a sequence (`$$$ARGS`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Capture {
     /// The name without `$`.
     pub name: String,
@@ -214,7 +214,7 @@ pub struct Capture {
 }
 
 /// A piece of source: byte range, 1-based line/column (columns in characters), text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     pub start_byte: usize,
     pub end_byte: usize,

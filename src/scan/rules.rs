@@ -163,6 +163,9 @@ pub struct RuleSet {
     pub warnings: Vec<String>,
     /// The sgconfig's `languageGlobs`: which files are which language.
     pub language_globs: crate::files::LanguageGlobs,
+    /// A digest of every config text read (rules, utilities, globs): part of the
+    /// result cache's key, so that an edited rule file never reuses old results.
+    pub digest: [u8; 32],
 }
 
 /// `astedit.toml`: rules inline, plus optional ast-grep rule files.
@@ -605,10 +608,20 @@ impl Loader<'_> {
                 }
             }
         }
+        let digest = {
+            use sha2::Digest as _;
+            let mut h = sha2::Sha256::new();
+            for t in self.texts.iter().chain(self.sources.iter()) {
+                h.update((t.len() as u64).to_le_bytes());
+                h.update(t.as_bytes());
+            }
+            h.finalize().into()
+        };
         Ok(RuleSet {
             rules,
             disabled,
             disabled_configs,
+            digest,
             sources: self.sources,
             max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
             warnings,

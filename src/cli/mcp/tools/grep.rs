@@ -77,6 +77,7 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         offset,
         max_count: cap,
         paths: Paths::Repo,
+        cache: Default::default(),
     };
     let report = git_astedit::ops::grep::run(&repo, &request, &call.cancel, |file| {
         rows.add(&file);
