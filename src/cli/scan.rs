@@ -217,6 +217,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         reason: args.reason,
         max_render: args.max_render,
         max_file_size: args.max_filesize,
+        cache: ctx.cache.clone(),
     };
     let (repo, out) = ctx.parts()?;
     let report = if args.interactive {

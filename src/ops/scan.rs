@@ -49,6 +49,8 @@ pub struct ScanRequest {
     /// Diff lines to render at most (0: no limit).
     pub max_render: usize,
     pub max_file_size: u64,
+    /// The result cache to use.
+    pub cache: super::cache::CacheChoice,
 }
 
 /// A severity a front end can ask for (the engine's levels, named here so that front
@@ -167,6 +169,7 @@ pub fn run(
         unused_suppressions,
         max_file_size: req.max_file_size,
         max_passes: req.max_passes,
+        cache: req.cache.settings(repo),
     };
     let (outcome, offered) = match select {
         None => (scan::scan(repo, &rules, &opts)?, None),

@@ -64,7 +64,9 @@ const RULE_FIELDS: &[&str] = &[
 ];
 
 /// How loud a finding is (ast-grep's levels, minus `off`, which disables a rule).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Hint,
