@@ -5,6 +5,7 @@ mod util;
 
 mod apply;
 mod bounds;
+mod cache;
 mod context;
 mod contract;
 mod edit;
