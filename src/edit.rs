@@ -193,16 +193,12 @@ pub fn edit_each(
         Some(select) => Drive::Selecting(select),
         None => Drive::AsReady(opts.cancel),
     };
-    run_edit(
-        repo,
-        set,
-        ops,
-        opts.forced_lang,
-        opts.max_file_size,
-        drive,
-        opts.cache.as_ref(),
-        on_change,
-    )
+    let setup = Setup {
+        forced_lang: opts.forced_lang,
+        max_file_size: opts.max_file_size,
+        cache: opts.cache.as_ref(),
+    };
+    run_edit(repo, set, ops, &setup, drive, on_change)
 }
 
 /// How [`run_edit`] goes over the files.
@@ -216,16 +212,26 @@ enum Drive<'a> {
 /// The payload of a file the ops leave as it is.
 const UNCHANGED: &[u8] = b"unchanged";
 
+/// [`Options`] less what drives the run.
+struct Setup<'a> {
+    forced_lang: Option<SupportLang>,
+    max_file_size: u64,
+    cache: Option<&'a crate::cache::Settings>,
+}
+
 fn run_edit(
     repo: &Repo,
     set: &FileSet,
     ops: &[Op],
-    forced_lang: Option<SupportLang>,
-    max_file_size: u64,
+    setup: &Setup<'_>,
     drive: Drive<'_>,
-    cache: Option<&crate::cache::Settings>,
     mut on_change: impl FnMut(FileChange) -> bool,
 ) -> Result<EditOutcome, Error> {
+    let Setup {
+        forced_lang,
+        max_file_size,
+        cache,
+    } = *setup;
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
     let what = ops
         .iter()

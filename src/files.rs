@@ -692,10 +692,7 @@ pub fn read_named(
     max_file_size: u64,
     hash_kind: gix::hash::Kind,
 ) -> Result<((String, FileMode), gix::ObjectId), SkipReason> {
-    let (bytes, mode) = match load_bytes(workdir, path, max_file_size) {
-        Ok(b) => b,
-        Err(r) => return Err(r),
-    };
+    let (bytes, mode) = load_bytes(workdir, path, max_file_size)?;
     let after = std::fs::symlink_metadata(workdir.join(path)).ok();
     let id = match (tracked, after) {
         (Some(t), Some(meta)) => t.id_if_unchanged(&meta),

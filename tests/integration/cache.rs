@@ -138,6 +138,9 @@ fn damage(dir: &Path, how: impl Fn(Vec<u8>) -> Vec<u8>) {
     }
 }
 
+/// A way to damage a bucket's bytes.
+type Damage = fn(Vec<u8>) -> Vec<u8>;
+
 /// Every case: without cache, cold, warm, then after each kind of damage (twice:
 /// the damaged run, then the run after it rewrote the bucket).
 fn differential(cases: &[&[&str]]) {
@@ -149,7 +152,7 @@ fn differential(cases: &[&[&str]]) {
         assert!(cold.code <= 1, "{args:?}: {}", cold.stderr);
         same(&cold, &run(&repo, Some(&dir), args), "cold cache", args);
         same(&cold, &run(&repo, Some(&dir), args), "warm cache", args);
-        let damages: [(&str, fn(Vec<u8>) -> Vec<u8>); 4] = [
+        let damages: [(&str, Damage); 4] = [
             ("payload byte flipped", |mut b| {
                 for i in (8..b.len().saturating_sub(100)).step_by(7) {
                     b[i] ^= 0x5a;
