@@ -86,7 +86,7 @@ pub struct Bucket {
     path: PathBuf,
     max_bytes: u64,
     old: Option<std::fs::File>,
-    index: HashMap<Key, (u64, u32, u32)>,
+    index: std::sync::Arc<Index>,
     used: std::sync::Mutex<std::collections::HashSet<Key>>,
     new: std::sync::Mutex<Option<Writer>>,
     /// An entry of the old file failed its check: the bucket is rewritten.
@@ -111,13 +111,13 @@ impl Bucket {
             path,
             max_bytes: settings.max_bytes,
             old: None,
-            index: HashMap::new(),
+            index: Default::default(),
             used: Default::default(),
             new: Default::default(),
             damaged: false,
         };
         if let Ok(file) = std::fs::File::open(&bucket.path) {
-            match read_index(&file) {
+            match remembered_index(&bucket.path, &file) {
                 Some(index) => {
                     bucket.index = index;
                     // Recently used: eviction takes the oldest first.
@@ -265,8 +265,40 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Where each entry of a bucket file sits: key → (offset, length, CRC).
+type Index = HashMap<Key, (u64, u32, u32)>;
+
+/// The indexes of the buckets this process read last, by path and file identity: a
+/// long-lived process (the MCP server) reads a bucket's index once, not on every call.
+/// A bucket is only ever replaced by a rename (a new inode), so (device, inode, size)
+/// names one version; payloads are checked against their CRC on every read anyway.
+#[allow(clippy::type_complexity)]
+static REMEMBERED: std::sync::Mutex<Vec<(PathBuf, (u64, u64, u64), std::sync::Arc<Index>)>> =
+    std::sync::Mutex::new(Vec::new());
+const REMEMBER: usize = 16;
+
+fn remembered_index(path: &Path, file: &std::fs::File) -> Option<std::sync::Arc<Index>> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = file.metadata().ok()?;
+    let id = (meta.dev(), meta.ino(), meta.len());
+    {
+        let memo = lock(&REMEMBERED);
+        if let Some((_, _, index)) = memo.iter().find(|(p, i, _)| p == path && *i == id) {
+            return Some(index.clone());
+        }
+    }
+    let index = std::sync::Arc::new(read_index(file)?);
+    let mut memo = lock(&REMEMBERED);
+    memo.retain(|(p, _, _)| p != path);
+    if memo.len() >= REMEMBER {
+        memo.remove(0);
+    }
+    memo.push((path.to_path_buf(), id, index.clone()));
+    Some(index)
+}
+
 /// The index of a bucket file, or `None` when it is short or damaged.
-fn read_index(file: &std::fs::File) -> Option<HashMap<Key, (u64, u32, u32)>> {
+fn read_index(file: &std::fs::File) -> Option<Index> {
     let size = file.metadata().ok()?.len();
     if size < (MAGIC.len() + FOOTER) as u64 {
         return None;
