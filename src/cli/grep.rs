@@ -5,6 +5,7 @@ use git_astedit::error::Exit;
 use git_astedit::ops::grep::GrepRequest;
 use git_astedit::ops::grep::Paths;
 use git_astedit::pipeline::Delivery;
+use git_astedit::render::grep::Finish;
 use git_astedit::render::grep::GrepPrinter;
 use git_astedit::Error;
 
@@ -87,13 +88,16 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         cache,
     };
     let report = git_astedit::ops::grep::run(repo, &request, &Cancel::never(), |file| {
-        let text = printer.file(&file);
+        let text = printer.file(&file, &request.pattern);
         if !text.is_empty() {
             out.print(&text)?;
         }
         Ok(())
     })?;
-    let report = printer.finish(report);
-    out.emit(&report)?;
+    // JSON rows went out as they came; the document ends with the counts.
+    match printer.finish(&report) {
+        Finish::Report => out.emit(&report)?,
+        Finish::Rest(rest) => out.print(&rest)?,
+    }
     Ok(report.exit())
 }
