@@ -162,8 +162,14 @@ class Tools:
         return []
 
     # `-l LANG` searches the files of LANG by extension, like ast-grep's `--lang`.
+    def astedit_no_cache(self) -> list[str]:
+        """`--no-cache` where the binary has a result cache: the rows against ast-grep
+        measure a run that reads and parses every file (the cache has rows of its own)."""
+        return ["--no-cache"] if self.astedit_has("grep", "--no-cache") else []
+
     def astedit_grep(self, pattern: str, lang: str, json_out: bool = False) -> list[str]:
-        cmd = [str(self.astedit), "grep", "-p", pattern, "-l", lang] + self.astedit_threads("grep")
+        cmd = [str(self.astedit), *self.astedit_no_cache(), "grep", "-p", pattern, "-l", lang] + \
+            self.astedit_threads("grep")
         if self.astedit_has("grep", "--max-count"):
             cmd += ["--max-count", "0"]  # unlimited: the same work as ast-grep
         if json_out:
@@ -171,7 +177,8 @@ class Tools:
         return cmd
 
     def astedit_edit(self, pattern: str, rewrite: str, lang: str) -> list[str]:
-        return [str(self.astedit), "edit", "-p", pattern, "-r", rewrite, "-l", lang] + self.astedit_threads("edit")
+        return [str(self.astedit), *self.astedit_no_cache(), "edit", "-p", pattern, "-r", rewrite, "-l", lang] + \
+            self.astedit_threads("edit")
 
 
 def sh(cmd: list[str], cwd: Path | None = None, check: bool = True, **kw) -> str:
@@ -308,7 +315,7 @@ def bench_scan(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], ch
     task = "scan, rule `$A.unwrap()`"
     contenders: list[tuple[Row, list[str]]] = []
     if tools.astedit and tools.astedit_has("scan", "--config"):
-        cmd = [str(tools.astedit), "scan", "--config", conf] + tools.astedit_threads("scan")
+        cmd = [str(tools.astedit), *tools.astedit_no_cache(), "scan", "--config", conf] + tools.astedit_threads("scan")
         contenders.append((Row(STAGE_CORPUS, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
     cmd = [tools.ast_grep, "scan", "-c", conf, "-j", str(tools.threads)]
     contenders.append((Row(STAGE_CORPUS, task, "ast-grep", "ast-grep " + " ".join(cmd[1:]), baseline=True), cmd))
@@ -348,7 +355,8 @@ def bench_collection(tools: Tools, corpora: dict[str, Path], args, rows: list[Ro
         # JSON output in the timed runs too: the agreement check reads the last timed run's
         # output instead of running ast-grep once more (minutes per run on some corpora).
         if tools.astedit and tools.astedit_has("scan", "--config"):
-            cmd = [str(tools.astedit), "--json", "scan", "--config", conf] + tools.astedit_threads("scan")
+            cmd = [str(tools.astedit), *tools.astedit_no_cache(), "--json", "scan", "--config", conf] + \
+                tools.astedit_threads("scan")
             contenders.append((Row(corpus, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
         cmd = [tools.ast_grep, "scan", "-c", conf, "-j", str(tools.threads), "--json=stream"]
         contenders.append((Row(corpus, task, "ast-grep", "ast-grep " + " ".join(cmd[1:]), baseline=True), cmd))
@@ -358,6 +366,101 @@ def bench_collection(tools: Tools, corpora: dict[str, Path], args, rows: list[Ro
         rows.extend(row for row, _ in contenders)
         if not args.no_check:
             check_collection(corpus, outputs, contenders, checks)
+
+
+# The result cache (issue 26): the same command with no cache, a cold (empty) cache, a
+# warm one on an unchanged tree, and a warm one after 1 % of the files were edited, with
+# `git status` beside them (what the warm rows are held against).
+CACHE_GREP = ("rust", "rust", "$A.unwrap()")
+EDIT_SHARE = 0.01
+
+
+def bench_cache(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], checks: list[str]) -> None:
+    if not tools.astedit or not tools.astedit_has("grep", "--cache-dir"):
+        checks.append("- cache rows: this git-astedit has no result cache")
+        return
+    scratch = BENCH_DIR / "out"
+    scratch.mkdir(parents=True, exist_ok=True)
+    jobs: list[tuple[str, str, list[str]]] = []
+    corpus, lang, pattern = CACHE_GREP
+    if corpus in args.corpus and corpus in corpora:
+        jobs.append((corpus, f"cached grep `{pattern}`",
+                     ["grep", "-p", pattern, "-l", lang, "--max-count", "0"] + tools.astedit_threads("grep")))
+    rules_dir = corpora.get("essentials")
+    if rules_dir is not None and "py" in args.corpus and "py" in corpora:
+        n_rules = (rules_dir / ".bench-rules").read_text().strip()
+        jobs.append(("py", f"cached scan, ast-grep-essentials ({n_rules} rule files)",
+                     ["--json", "scan", "--config", str(rules_dir / "sgconfig.yml")] + tools.astedit_threads("scan")))
+    for corpus, task, sub in jobs:
+        # A copy: the 1 % rows edit files.
+        root = fresh_copy(corpora[corpus], BENCH_DIR / "work" / f"cache-{corpus}")
+        cache = BENCH_DIR / "work" / f"cache-{corpus}.cache"
+        exe = str(tools.astedit)
+        tracked = sorted(p for p in sh(["git", "ls-files"], cwd=root).splitlines()
+                         if p.endswith({"rust": ".rs", "py": ".py"}[corpus]))
+        step = max(1, round(1 / EDIT_SHARE))
+        edited = tracked[::step]
+        comment = {"rust": "//", "py": "#"}[corpus]
+        counter = [0]
+
+        def restore() -> None:
+            sh(["git", "checkout", "-q", "--", "."], cwd=root)
+            sh(["git", "update-index", "-q", "--refresh"], cwd=root, check=False)
+
+        def edit_some() -> None:
+            # New text every time: each run meets 1 % of files it has not seen.
+            counter[0] += 1
+            for path in edited:
+                with open(root / path, "a") as f:
+                    f.write(f"\n{comment} bench edit {counter[0]}\n")
+
+        status = Row(corpus, task, "git status", "git status --porcelain", baseline=False)
+        no_cache = Row(corpus, task, "git-astedit --no-cache", "git astedit --no-cache " + " ".join(sub),
+                       baseline=True)
+        cold = Row(corpus, task, "cache cold", "git astedit --cache-dir EMPTY " + " ".join(sub))
+        warm = Row(corpus, task, "cache warm", "git astedit --cache-dir WARM " + " ".join(sub) + " (tree unchanged)")
+        some = Row(corpus, task, f"cache warm, {len(edited)} files ({EDIT_SHARE:.0%}) edited",
+                   "git astedit --cache-dir WARM " + " ".join(sub) + " (after editing 1 % of the files)")
+        cmds = {
+            status.tool: ["git", "status", "--porcelain"],
+            no_cache.tool: [exe, "--no-cache", *sub],
+            cold.tool: [exe, "--cache-dir", str(cache), *sub],
+            warm.tool: [exe, "--cache-dir", str(cache), *sub],
+            some.tool: [exe, "--cache-dir", str(cache), *sub],
+        }
+        outputs = {t: scratch / f"cache-{corpus}-{i}.out" for i, t in enumerate(cmds)}
+
+        def runner(row: Row, cmd: list[str], i: int) -> Run:
+            # Untimed preparation: the state each row is about.
+            restore()
+            if row is cold:
+                shutil.rmtree(cache, ignore_errors=True)
+            elif row is warm or row is some:
+                sh(cmds[cold.tool], cwd=root, check=False, env=tools.env)
+            if row is some:
+                edit_some()
+            # What git status costs on that same tree (refreshing the index first, as
+            # the other rows find it).
+            return measure(cmd, root, tools.env, outputs[row.tool])
+
+        contenders = [(r, cmds[r.tool]) for r in (status, no_cache, cold, warm, some)]
+        log(f"{corpus}: {task}")
+        timed(contenders, runner, args.runs)
+        restore()
+        rows.extend(r for r, _ in contenders)
+        # Same output cold, warm and with no cache.
+        base = outputs[no_cache.tool].read_bytes()
+        for r in (cold, warm):
+            same = outputs[r.tool].read_bytes() == base
+            checks.append(f"- {corpus} {task}: {r.tool} output {'**identical**' if same else '**differs**'} "
+                          f"to --no-cache")
+        st, w, s1 = status.median(), warm.median(), some.median()
+        nc, c = no_cache.median(), cold.median()
+        if st and w and nc and c and s1:
+            checks.append(f"- {corpus} {task}: warm {fmt_s(w)} = {w / st:.1f}× git status ({fmt_s(st)}; "
+                          f"bar 3× for the scan); 1 % edited {fmt_s(s1)} = {s1 / nc:.2f}× of --no-cache "
+                          f"(bar 0.1×); warm {w / nc:.3f}× of --no-cache (bar 0.1× for the grep); cold cache "
+                          f"{c / nc:.2f}× of --no-cache (bar 1.05×)")
 
 
 Finding = tuple[str, str, int, int, int, int]  # rule id, path, start line, column, end line, column: 1-based
@@ -813,8 +916,9 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2, help="threads for every tool (default 2)")
     ap.add_argument("--corpus", default="rust,ts,py,gson", help="comma-separated subset of rust,ts,py,gson "
                     "(gson: only the rule-collection scan)")
-    ap.add_argument("--only", choices=["search", "stage", "scan"],
-                    help="run only the searches, only edit+apply, or only the scans")
+    ap.add_argument("--only", choices=["search", "stage", "scan", "cache"],
+                    help="run only the searches, only edit+apply, only the scans, or only the result "
+                         "cache's rows")
     ap.add_argument("--only-stage", action="store_true", help="time edit but not apply")
     ap.add_argument("--no-build", action="store_true", help="use the existing target/release/git-astedit")
     ap.add_argument("--no-check", action="store_true", help="skip the agreement checks")
@@ -847,6 +951,8 @@ def main() -> int:
     if args.only in (None, "scan"):
         bench_scan(tools, corpora, args, rows, checks)
         bench_collection(tools, corpora, args, rows, checks)
+    if args.only in (None, "cache"):
+        bench_cache(tools, corpora, args, rows, checks)
     elapsed = datetime.datetime.now(datetime.timezone.utc) - started
 
     argv = " ".join(sys.argv[1:])

@@ -147,6 +147,7 @@ pub fn edit(
         max_file_size,
         cancel: &never,
         select: None,
+        cache: None,
     };
     let mut out = edit_each(repo, set, ops, opts, |change| {
         changes.push(change);
@@ -169,6 +170,9 @@ pub struct Options<'a> {
     /// order (so that changes are offered in that order), and once `select` is
     /// [finished](Select::finished) the rest are not read.
     pub select: Option<&'a mut dyn Select>,
+    /// Where to remember which file contents the ops leave unchanged (`None`: no
+    /// cache). Not used while selecting.
+    pub cache: Option<crate::cache::Settings>,
 }
 
 /// Runs `ops` over every file of `set`, handing each changed file to `on_change` as
@@ -187,15 +191,12 @@ pub fn edit_each(
         Some(select) => Drive::Selecting(select),
         None => Drive::AsReady(opts.cancel),
     };
-    run_edit(
-        repo,
-        set,
-        ops,
-        opts.forced_lang,
-        opts.max_file_size,
-        drive,
-        on_change,
-    )
+    let setup = Setup {
+        forced_lang: opts.forced_lang,
+        max_file_size: opts.max_file_size,
+        cache: opts.cache.as_ref(),
+    };
+    run_edit(repo, set, ops, &setup, drive, on_change)
 }
 
 /// How [`run_edit`] goes over the files.
@@ -206,15 +207,29 @@ enum Drive<'a> {
     Selecting(&'a mut dyn Select),
 }
 
+/// The payload of a file the ops leave as it is.
+const UNCHANGED: &[u8] = b"unchanged";
+
+/// [`Options`] less what drives the run.
+struct Setup<'a> {
+    forced_lang: Option<SupportLang>,
+    max_file_size: u64,
+    cache: Option<&'a crate::cache::Settings>,
+}
+
 fn run_edit(
     repo: &Repo,
     set: &FileSet,
     ops: &[Op],
-    forced_lang: Option<SupportLang>,
-    max_file_size: u64,
+    setup: &Setup<'_>,
     drive: Drive<'_>,
     mut on_change: impl FnMut(FileChange) -> bool,
 ) -> Result<EditOutcome, Error> {
+    let Setup {
+        forced_lang,
+        max_file_size,
+        cache,
+    } = *setup;
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
     let what = ops
         .iter()
@@ -235,13 +250,76 @@ fn run_edit(
         NoLanguage,
     }
     let workdir = repo.workdir.as_path();
+    // Whether the ops change a file depends on its bytes, its language, the ops and
+    // the forced language.
+    let query_key = {
+        let mut k = crate::cache::KeyBuilder::new("edit");
+        for op in ops {
+            k.add(op.pattern.as_bytes()).add(op.rewrite.as_bytes());
+        }
+        k.add(format!("{forced_lang:?}").as_bytes());
+        k.finish()
+    };
+    let bucket = match (&drive, cache) {
+        (Drive::AsReady(_), Some(settings)) => {
+            Some(crate::cache::Bucket::open(settings, &query_key))
+        }
+        _ => None,
+    };
+    let hash_kind = repo.git.object_hash();
     let work = |file: &files::Candidate,
                 select: &mut dyn FnMut(usize, &rewrite::Proposed<'_>) -> bool|
      -> Result<One, Error> {
         let Some(rewriter) = rewriters.get(&file.lang.to_string()) else {
             return Ok(One::NoLanguage);
         };
-        let (text, mode) = match files::load(workdir, &file.path, max_file_size) {
+        // Only "unchanged" is remembered: a changed file's text is read anyway.
+        let mut store = None;
+        let loaded = match &bucket {
+            None => files::load(workdir, &file.path, max_file_size),
+            Some(b) => {
+                let key_of = |id: &gix::oid| {
+                    let mut k = crate::cache::KeyBuilder::new("file");
+                    k.add(&query_key)
+                        .add(id.as_bytes())
+                        .add(file.lang.to_string().as_bytes());
+                    k.finish()
+                };
+                match files::load_cached(
+                    workdir,
+                    &file.path,
+                    file.tracked.as_ref(),
+                    max_file_size,
+                    hash_kind,
+                    b,
+                    key_of,
+                ) {
+                    files::CachedLoad::Skipped(r) => Loaded::Skipped(r),
+                    files::CachedLoad::Hit { key, payload, .. } if payload == UNCHANGED => {
+                        b.touch(&key);
+                        return Ok(One::Unchanged);
+                    }
+                    files::CachedLoad::Hit { key, text, .. } => {
+                        store = Some(key);
+                        match text {
+                            Some((t, m)) => Loaded::Text(t, m),
+                            None => files::load(workdir, &file.path, max_file_size),
+                        }
+                    }
+                    files::CachedLoad::Miss { key, text } => {
+                        store = Some(key);
+                        Loaded::Text(text.0, text.1)
+                    }
+                }
+            }
+        };
+        let unchanged = || {
+            if let (Some(b), Some(key)) = (&bucket, &store) {
+                b.put(key, UNCHANGED);
+            }
+            Ok(One::Unchanged)
+        };
+        let (text, mode) = match loaded {
             Loaded::Text(t, m) => (t, m),
             Loaded::Skipped(r) => return Ok(One::Skipped(r)),
         };
@@ -252,10 +330,10 @@ fn run_edit(
                 source,
             })?;
         let Some(rw) = rewritten else {
-            return Ok(One::Unchanged);
+            return unchanged();
         };
         if rw.text == text {
-            return Ok(One::Unchanged);
+            return unchanged();
         }
         let flags = rw.flags();
         let edit = FileEdit {
@@ -360,6 +438,9 @@ fn run_edit(
                 }
             }
         }
+    }
+    if let Some(bucket) = bucket {
+        bucket.finish();
     }
     out.files.sort_by(|a, b| a.path.cmp(&b.path));
     out.parse_errors.sort();

@@ -330,6 +330,9 @@ pub struct Candidate {
     /// The size the index recorded (the file's size when untracked): a hint for
     /// scheduling only.
     pub size_hint: u64,
+    /// Its index entry, when that entry's id may name the file's bytes while its stat
+    /// data match (the result cache's key, without reading the file).
+    pub tracked: Option<crate::cache::IndexStat>,
 }
 
 /// The files to work on, sorted by path, and what was skipped.
@@ -590,6 +593,7 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
         return Err(Error::PathspecNoMatch(unmatched));
     }
 
+    let trust = crate::cache::IndexTrust::new(git, &index);
     let mut set = FileSet {
         pathspecs: opts.pathspecs.clone(),
         ..FileSet::default()
@@ -645,7 +649,8 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
                 continue;
             }
         };
-        let size_hint = match index.entry_by_path(path.into()) {
+        let entry = index.entry_by_path(path.into());
+        let size_hint = match entry {
             Some(e) => u64::from(e.stat.size),
             None => std::fs::metadata(repo.workdir.join(path)).map_or(0, |m| m.len()),
         };
@@ -653,6 +658,7 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
             path: path.to_string(),
             lang,
             size_hint,
+            tracked: entry.and_then(|e| trust.entry(e)),
         });
     }
     Ok(set)
@@ -722,4 +728,112 @@ pub fn classify_bytes(bytes: Vec<u8>, mode: FileMode) -> Loaded {
         Ok(s) => Loaded::Text(s, mode),
         Err(_) => Loaded::Skipped(SkipReason::NonUtf8),
     }
+}
+
+/// A candidate looked up in the result cache.
+pub enum CachedLoad {
+    Skipped(SkipReason),
+    /// An intact entry; `text` when the file had to be read to name its content.
+    Hit {
+        key: crate::cache::Key,
+        payload: Vec<u8>,
+        text: Option<(String, FileMode)>,
+    },
+    /// No entry (or a damaged one): the result is computed from `text` and stored
+    /// under `key`.
+    Miss {
+        key: crate::cache::Key,
+        text: (String, FileMode),
+    },
+}
+
+/// Like [`load`], through the cache: a tracked file whose stat data match its index
+/// entry is named by the entry's id and not read on a hit; any other file is read and
+/// hashed. `key_of` turns the content's id into the entry's key.
+pub fn load_cached(
+    workdir: &std::path::Path,
+    path: &str,
+    tracked: Option<&crate::cache::IndexStat>,
+    max_file_size: u64,
+    hash_kind: gix::hash::Kind,
+    bucket: &crate::cache::Bucket,
+    key_of: impl Fn(&gix::oid) -> crate::cache::Key,
+) -> CachedLoad {
+    let abs = workdir.join(path);
+    let meta = match std::fs::symlink_metadata(&abs) {
+        Ok(m) => m,
+        Err(_) => return CachedLoad::Skipped(SkipReason::Unreadable),
+    };
+    if meta.file_type().is_symlink() {
+        return CachedLoad::Skipped(SkipReason::Symlink);
+    }
+    if meta.len() > max_file_size.min(MAX_FILE_SIZE_CEILING) {
+        return CachedLoad::Skipped(SkipReason::TooLarge);
+    }
+    if let Some(id) = tracked.and_then(|t| t.id_if_unchanged(&meta)) {
+        let key = key_of(&id);
+        if let Some(payload) = bucket.get(&key) {
+            return CachedLoad::Hit {
+                key,
+                payload,
+                text: None,
+            };
+        }
+    }
+    let (text, id) = match read_named(workdir, path, tracked, max_file_size, hash_kind) {
+        Ok(read) => read,
+        Err(reason) => return CachedLoad::Skipped(reason),
+    };
+    let key = key_of(&id);
+    match bucket.get(&key) {
+        Some(payload) => CachedLoad::Hit {
+            key,
+            payload,
+            text: Some(text),
+        },
+        None => CachedLoad::Miss { key, text },
+    }
+}
+
+/// Reads a file and names its content: the index entry's id when the file's stat
+/// data, taken after the read, still match the entry (a later change would have moved
+/// the mtime past the entry's, which is older than the index); else the bytes' hash.
+pub fn read_named(
+    workdir: &std::path::Path,
+    path: &str,
+    tracked: Option<&crate::cache::IndexStat>,
+    max_file_size: u64,
+    hash_kind: gix::hash::Kind,
+) -> Result<((String, FileMode), gix::ObjectId), SkipReason> {
+    let (bytes, mode) = load_bytes(workdir, path, max_file_size)?;
+    let after = std::fs::symlink_metadata(workdir.join(path)).ok();
+    let id = match (tracked, after) {
+        (Some(t), Some(meta)) => t.id_if_unchanged(&meta),
+        _ => None,
+    };
+    let id = match id {
+        Some(id) => id,
+        None => crate::cache::blob_id(hash_kind, &bytes).ok_or(SkipReason::Unreadable)?,
+    };
+    match classify_bytes(bytes, mode) {
+        Loaded::Text(t, m) => Ok(((t, m), id)),
+        Loaded::Skipped(r) => Err(r),
+    }
+}
+
+fn load_bytes(
+    workdir: &std::path::Path,
+    path: &str,
+    max_file_size: u64,
+) -> Result<(Vec<u8>, FileMode), SkipReason> {
+    let abs = workdir.join(path);
+    let meta = std::fs::symlink_metadata(&abs).map_err(|_| SkipReason::Unreadable)?;
+    if meta.file_type().is_symlink() {
+        return Err(SkipReason::Symlink);
+    }
+    if meta.len() > max_file_size.min(MAX_FILE_SIZE_CEILING) {
+        return Err(SkipReason::TooLarge);
+    }
+    let bytes = std::fs::read(&abs).map_err(|_| SkipReason::Unreadable)?;
+    Ok((bytes, FileMode::from_metadata(&meta)))
 }

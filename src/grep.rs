@@ -163,6 +163,8 @@ pub struct Options<'a> {
     pub cancel: &'a crate::cancel::Cancel,
     /// `--selector`, `--strictness`.
     pub query: &'a rewrite::QueryOptions,
+    /// Where to keep and find each file's matches between runs (`None`: no cache).
+    pub cache: Option<&'a crate::cache::Settings>,
 }
 
 /// Searches every file of `set` for `pattern`, in parallel, handing each file with
@@ -184,6 +186,7 @@ pub fn grep(
         keep,
         cancel,
         query,
+        cache,
     } = *opts;
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
     let PerLanguage {
@@ -206,6 +209,19 @@ pub fn grep(
         ..Default::default()
     };
     let mut too_large: Option<String> = None;
+    // The matches of a file depend on its bytes, its language, the pattern and its
+    // selector and strictness, the forced language and what of a match is kept (the
+    // context lines do not).
+    let query_key = {
+        let mut k = crate::cache::KeyBuilder::new("grep");
+        k.add(pattern.as_bytes())
+            .add(format!("{forced_lang:?}").as_bytes())
+            .add(format!("{:?}", keep.text).as_bytes())
+            .add(format!("{:?}/{:?}", query.selector, query.strictness).as_bytes());
+        k.finish()
+    };
+    let bucket = cache.map(|c| crate::cache::Bucket::open(c, &query_key));
+    let hash_kind = repo.git.object_hash();
     let _phase = crate::progress::phase(crate::progress::Phase::Search, set.files.len());
     crate::pipeline::map_sized(
         &set.files,
@@ -214,11 +230,103 @@ pub fn grep(
             let Some(query) = queries.get(&file.lang.to_string()) else {
                 return One::NoLanguage;
             };
-            let text = match files::load(workdir, &file.path, max_file_size) {
-                Loaded::Text(t, _) => t,
-                Loaded::Skipped(r) => return One::Skipped(r),
+            let hits = |matches: Vec<Match>, source: Option<String>| {
+                (!matches.is_empty()).then(|| FileHits {
+                    path: file.path.clone(),
+                    lang: file.lang,
+                    matches,
+                    source,
+                })
+            };
+            let key_of = |id: &gix::oid| {
+                let mut k = crate::cache::KeyBuilder::new("file");
+                k.add(&query_key)
+                    .add(id.as_bytes())
+                    .add(file.lang.to_string().as_bytes());
+                k.finish()
+            };
+            let (text, store) = match &bucket {
+                None => match files::load(workdir, &file.path, max_file_size) {
+                    Loaded::Text(t, _) => (t, None),
+                    Loaded::Skipped(r) => return One::Skipped(r),
+                },
+                Some(b) => {
+                    let loaded = files::load_cached(
+                        workdir,
+                        &file.path,
+                        file.tracked.as_ref(),
+                        max_file_size,
+                        hash_kind,
+                        b,
+                        key_of,
+                    );
+                    match loaded {
+                        files::CachedLoad::Skipped(r) => return One::Skipped(r),
+                        files::CachedLoad::Miss { key, text } => (text.0, Some((b, key))),
+                        files::CachedLoad::Hit { key, payload, text } => {
+                            match serde_json::from_slice::<(bool, Vec<Match>)>(&payload) {
+                                Ok((parse_error, matches))
+                                    if !keep.source || matches.is_empty() =>
+                                {
+                                    b.touch(&key);
+                                    return One::Searched(hits(matches, None), parse_error);
+                                }
+                                Ok((parse_error, matches)) => {
+                                    // Context lines need the text: the text named
+                                    // by the key, or a fresh search of what is there.
+                                    let named = match text {
+                                        Some((t, _)) => {
+                                            Ok(((t, crate::change::FileMode::Regular), key))
+                                        }
+                                        None => files::read_named(
+                                            workdir,
+                                            &file.path,
+                                            file.tracked.as_ref(),
+                                            max_file_size,
+                                            hash_kind,
+                                        )
+                                        .map(|(t, id)| (t, key_of(&id))),
+                                    };
+                                    match named {
+                                        Ok(((t, _), k)) if k == key => {
+                                            b.touch(&key);
+                                            return One::Searched(
+                                                hits(matches, Some(t)),
+                                                parse_error,
+                                            );
+                                        }
+                                        Ok(((t, _), k)) => (t, Some((b, k))),
+                                        Err(r) => return One::Skipped(r),
+                                    }
+                                }
+                                // An entry that does not decode: recompute, store again.
+                                Err(_) => match text {
+                                    Some((t, _)) => (t, Some((b, key))),
+                                    None => match files::read_named(
+                                        workdir,
+                                        &file.path,
+                                        file.tracked.as_ref(),
+                                        max_file_size,
+                                        hash_kind,
+                                    ) {
+                                        Ok(((t, _), id)) => (t, Some((b, key_of(&id)))),
+                                        Err(r) => return One::Skipped(r),
+                                    },
+                                },
+                            }
+                        }
+                    }
+                }
+            };
+            let put = |parse_error: bool, matches: &[Match]| {
+                if let Some((b, key)) = &store {
+                    if let Ok(payload) = serde_json::to_vec(&(parse_error, matches)) {
+                        b.put(key, &payload);
+                    }
+                }
             };
             if !query.may_match(&text) {
+                put(false, &[]);
                 return One::Searched(None, false);
             }
             // Only a search that prints context pays for the copy.
@@ -227,13 +335,8 @@ pub fn grep(
             if found.text_too_large {
                 return One::TooLarge;
             }
-            let hits = (!found.matches.is_empty()).then(|| FileHits {
-                path: file.path.clone(),
-                lang: file.lang,
-                matches: found.matches,
-                source,
-            });
-            One::Searched(hits, found.has_parse_error)
+            put(found.has_parse_error, &found.matches);
+            One::Searched(hits(found.matches, source), found.has_parse_error)
         },
         keep.order,
         |i, one| {
@@ -268,6 +371,10 @@ pub fn grep(
             true
         },
     );
+    // A search stopped early stores what it computed; the index is written whole.
+    if let Some(bucket) = bucket {
+        bucket.finish();
+    }
     if let Some(path) = too_large {
         return Err(Error::MatchesTooLarge {
             path,

@@ -15,6 +15,7 @@ library, and print a report; they hold no gix calls and start no processes.
 */
 
 pub mod alloc;
+pub mod cache;
 pub mod cancel;
 pub mod change;
 pub mod diff;

@@ -74,6 +74,7 @@ const LAYERS: &[(&str, Layer)] = &[
     // 2. the repository, which files, the `-i` selection interface.
     ("repo", Layer::Repo),
     ("files", Layer::Repo),
+    ("cache", Layer::Repo),
     ("select", Layer::Repo),
     // 3. engines: they know nothing of git objects, printers or operations.
     ("rewrite", Layer::Engine),

@@ -89,6 +89,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     if args.interactive && ctx.json {
         return Err(UsageError("-i/--interactive cannot be combined with --json".into()).into());
     }
+    let cache = ctx.cache.clone();
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let (set, lang) = args.input.collect(repo)?;
@@ -100,6 +101,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
         max_file_size: args.input.max_filesize,
         // After `-i` every accepted change has been shown already.
         staging: args.stage.staging(!args.interactive, color),
+        cache,
     };
     let never = Cancel::never();
     let report = if args.interactive {

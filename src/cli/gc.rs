@@ -15,7 +15,8 @@ pub struct GcArgs {
 
 pub fn run(ctx: &mut Ctx, args: GcArgs) -> Result<Exit, Error> {
     // A bad age is refused before the repository is opened (and recovered).
-    let request = GcRequest::parse(&args.expire)?;
+    let mut request = GcRequest::parse(&args.expire)?;
+    request.cache = ctx.cache.clone();
     let (repo, out) = ctx.parts()?;
     let report = git_astedit::ops::gc::run(repo, &request)?;
     out.emit(&report)?;

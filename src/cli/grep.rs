@@ -8,6 +8,7 @@ use git_astedit::ops::grep::GrepRequest;
 use git_astedit::ops::grep::Paths;
 use git_astedit::ops::grep::Strictness;
 use git_astedit::pipeline::Delivery;
+use git_astedit::render::grep::Finish;
 use git_astedit::render::grep::GrepOutput;
 use git_astedit::render::grep::GrepPrinter;
 use git_astedit::Error;
@@ -205,6 +206,8 @@ fn check(args: &GrepArgs, json: bool, stream: bool) -> Result<(), UsageError> {
 pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
     let stream = ctx.json_style == JsonStyle::Stream;
     check(&args, ctx.json, stream)?;
+    let ctx_pretty = ctx.json_style == JsonStyle::Pretty;
+    let cache = ctx.cache.clone();
     let (repo, out) = ctx.parts()?;
     let (set, lang) = if args.stdin {
         let lang = args
@@ -243,6 +246,8 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         GrepOutput::Stream
     } else if args.files_with_matches {
         GrepOutput::Files
+    } else if ctx_pretty {
+        GrepOutput::Document
     } else {
         GrepOutput::Matches
     };
@@ -263,7 +268,7 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         },
         offset: 0,
         max_count: args.max_count.unwrap_or(match output {
-            GrepOutput::Matches => 200,
+            GrepOutput::Matches | GrepOutput::Document => 200,
             GrepOutput::Stream | GrepOutput::Files => 0,
         }),
         paths: Paths::Display,
@@ -271,22 +276,27 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         strictness: args.strictness.map(Into::into),
         stdin,
         keep_lines: stream,
+        cache,
     };
     let report = git_astedit::ops::grep::run(repo, &request, &Cancel::never(), |file| {
-        let text = printer.file(&file);
+        let text = printer.file(&file, &request.pattern);
         if !text.is_empty() {
             out.print(&text)?;
         }
         Ok(())
     })?;
+    let exit = report.exit();
     if !printer.reports() {
         // ast-grep's stream readers take every line for a match: warnings go to stderr.
         for warning in &report.diagnostics.warnings {
             out.warn(warning);
         }
-        return Ok(report.exit());
+        return Ok(exit);
     }
-    let report = printer.finish(report);
-    out.emit(&report)?;
-    Ok(report.exit())
+    // JSON rows went out as they came; the document ends with the counts.
+    match printer.finish(report) {
+        Finish::Report(report) => out.emit(&report)?,
+        Finish::Rest(rest) => out.print(&rest)?,
+    }
+    Ok(exit)
 }

@@ -91,6 +91,15 @@ pub struct Cli {
     #[arg(long, global = true, overrides_with = "color")]
     pub no_color: bool,
 
+    /// Keep grep, edit and scan results per file content in DIR (e.g. one a CI job
+    /// restores) instead of the git dir's astedit/cache
+    #[arg(long, global = true, value_name = "DIR", overrides_with = "no_cache")]
+    pub cache_dir: Option<std::path::PathBuf>,
+
+    /// Neither read nor write the result cache: read and parse every file
+    #[arg(long, global = true, overrides_with = "cache_dir")]
+    pub no_cache: bool,
+
     /// Page the output (before the command, as in git), through GIT_PAGER, core.pager,
     /// PAGER or less
     #[arg(short = 'p', long, overrides_with = "no_pager")]
@@ -168,6 +177,8 @@ pub struct Ctx {
     pub json: bool,
     /// `--json=STYLE` (compact when not given).
     pub json_style: JsonStyle,
+    /// The result cache the command's operation uses (`--no-cache`, `--cache-dir`).
+    pub cache: git_astedit::ops::cache::CacheChoice,
     repo: Option<Repo>,
     /// Recovery ran on the opened repository.
     recovered: bool,
@@ -182,6 +193,7 @@ impl Ctx {
             out: Out::new(),
             json,
             json_style: JsonStyle::Compact,
+            cache: Default::default(),
             repo: None,
             recovered: false,
             looked_for_repo: false,
@@ -246,6 +258,11 @@ pub fn main() -> ExitCode {
     );
     ctx.json_style = cli.json.unwrap_or(JsonStyle::Compact);
     ctx.out.set_pretty(ctx.json_style == JsonStyle::Pretty);
+    ctx.cache = match (&cli.cache_dir, cli.no_cache) {
+        (_, true) => git_astedit::ops::cache::CacheChoice::Off,
+        (Some(dir), false) => git_astedit::ops::cache::CacheChoice::Dir(dir.clone()),
+        (None, false) => git_astedit::ops::cache::CacheChoice::Default,
+    };
     ctx.out.set_format(if cli.json.is_some() {
         git_astedit::render::Format::Json
     } else {

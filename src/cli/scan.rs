@@ -253,6 +253,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             command: ops::verify::VerifyCommand::Shell(line),
             timeout: std::time::Duration::from_secs(args.verify_timeout.max(1)),
         }),
+        cache: ctx.cache.clone(),
     };
     let (repo, out) = ctx.parts()?;
     let report = if args.interactive {

@@ -36,6 +36,8 @@ pub struct EditRequest<'a> {
     pub lang: Option<SupportLang>,
     pub max_file_size: u64,
     pub staging: Staging,
+    /// The result cache to use.
+    pub cache: super::cache::CacheChoice,
 }
 
 /// How an edit runs.
@@ -80,6 +82,7 @@ pub fn run(
     };
     let selecting = opts.select.is_some();
     let engine = crate::edit::Options {
+        cache: req.cache.settings(repo),
         forced_lang: req.lang,
         max_file_size: req.max_file_size,
         cancel,

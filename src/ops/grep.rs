@@ -68,6 +68,8 @@ pub struct GrepRequest<'a> {
     pub stdin: Option<String>,
     /// Keep each matching file's lines (for ast-grep's `lines` in `--json=stream`).
     pub keep_lines: bool,
+    /// The result cache to use.
+    pub cache: super::cache::CacheChoice,
 }
 
 /// The name a search of standard input gives its one file, as ast-grep's.
@@ -145,6 +147,7 @@ pub fn run(
     let mut skip = req.offset;
     let mut shown = 0usize;
     let mut failed: Option<Error> = None;
+    let cache = req.cache.settings(repo);
     let opts = crate::grep::Options {
         forced_lang: req.lang,
         max_file_size: req.max_file_size,
@@ -158,6 +161,7 @@ pub fn run(
             selector: req.selector.clone(),
             strictness: req.strictness.map(Into::into),
         },
+        cache: cache.as_ref(),
     };
     let mut on_file = |file: crate::grep::FileHits| {
         let passed = skip.min(file.matches.len());

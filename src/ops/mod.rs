@@ -7,6 +7,7 @@ here, and the shapes they print live in [`crate::report`].
 */
 
 pub mod apply;
+pub mod cache;
 pub mod campaign;
 pub mod discard;
 pub mod edit;

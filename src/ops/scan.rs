@@ -56,6 +56,8 @@ pub struct ScanRequest {
     /// With [`ScanMode::Apply`]: check the staged fixes in a worktree first and apply
     /// them only if the command passes (`scan --apply --verify`).
     pub verify: Option<super::apply::VerifyPlan>,
+    /// The result cache to use.
+    pub cache: super::cache::CacheChoice,
 }
 
 /// A severity a front end can ask for (the engine's levels, named here so that front
@@ -179,6 +181,7 @@ pub fn run(
         unused_suppressions,
         max_file_size: req.max_file_size,
         max_passes: req.max_passes,
+        cache: req.cache.settings(repo),
     };
     let (outcome, offered) = match select {
         None => (scan::scan(repo, &rules, &opts)?, None),

@@ -22,6 +22,16 @@ impl TextReport for GcReport {
             if self.pruned_events == 1 { "y" } else { "ies" },
             self.kept_events
         ));
+        if let Some(c) = &self.cache {
+            if c.removed > 0 {
+                printed.out(format!(
+                    "Pruned the result cache: {} removed ({} bytes), {} kept.\n",
+                    plural(c.removed, "file"),
+                    c.freed_bytes,
+                    c.kept
+                ));
+            }
+        }
         printed
     }
 }

@@ -27,8 +27,13 @@ use crate::rewrite::MatchText;
 pub enum GrepPrinter {
     /// Lines as each file's turn comes.
     Text(TextPrinter),
-    /// Rows kept (up to the cap) for the one JSON document at the end.
-    Json(Vec<GrepMatch>),
+    /// The one JSON document, written as it goes: its head and each row as the rows
+    /// come, the rest of the report at the end (so memory does not grow with the
+    /// matches). `true` once the head is written.
+    Json(bool),
+    /// Rows kept (up to the cap) for one document printed at the end: `--json=pretty`,
+    /// whose indentation only the whole report's printer knows.
+    JsonKept(Vec<GrepMatch>),
     /// `--json=stream`: each match as ast-grep prints it, one object a line, at once.
     Stream,
     /// `--files-with-matches`: each matching file's path, once.
@@ -45,7 +50,12 @@ pub enum GrepOutput {
     Stream,
     /// Paths of the files with a match.
     Files,
+    /// Matches as one JSON document printed whole at the end (`--json=pretty`).
+    Document,
 }
+
+/// The JSON key the rows are written under (the report's field, in its order).
+const MATCHES_KEY: &str = "\"matches\":[";
 
 /// The text printer's state across files.
 pub struct TextPrinter {
@@ -64,11 +74,14 @@ impl GrepPrinter {
         match (output, format) {
             (GrepOutput::Stream, _) => GrepPrinter::Stream,
             (GrepOutput::Files, _) => GrepPrinter::Files(style),
-            (GrepOutput::Matches, Format::Text) => GrepPrinter::Text(TextPrinter {
-                style,
-                any_group: false,
-            }),
-            (GrepOutput::Matches, Format::Json) => GrepPrinter::Json(Vec::new()),
+            (GrepOutput::Matches | GrepOutput::Document, Format::Text) => {
+                GrepPrinter::Text(TextPrinter {
+                    style,
+                    any_group: false,
+                })
+            }
+            (GrepOutput::Matches, Format::Json) => GrepPrinter::Json(false),
+            (GrepOutput::Document, Format::Json) => GrepPrinter::JsonKept(Vec::new()),
         }
     }
 
@@ -77,14 +90,16 @@ impl GrepPrinter {
     pub fn match_text(&self) -> MatchText {
         match self {
             GrepPrinter::Text(_) | GrepPrinter::Files(_) => MatchText::FirstLine,
-            GrepPrinter::Json(_) | GrepPrinter::Stream => MatchText::WithCaptures,
+            GrepPrinter::Json(_) | GrepPrinter::JsonKept(_) | GrepPrinter::Stream => {
+                MatchText::WithCaptures
+            }
         }
     }
 
-    /// Whether files may be printed in completion order: JSON is one object at the
-    /// end, so it has nothing to gain from it.
+    /// Whether files may be printed in completion order: JSON rows stay in path order
+    /// (as the document lists them).
     pub fn streams(&self) -> bool {
-        !matches!(self, GrepPrinter::Json(_))
+        !matches!(self, GrepPrinter::Json(_) | GrepPrinter::JsonKept(_))
     }
 
     /// Whether the report follows the matches: not after ast-grep's stream (its
@@ -93,11 +108,29 @@ impl GrepPrinter {
         !matches!(self, GrepPrinter::Stream)
     }
 
-    /// One file's matches: the text to print now (empty for JSON, which keeps rows).
-    pub fn file(&mut self, file: &GrepFile<'_>) -> String {
+    /// One file's matches: the text to print now. For JSON, the document's head
+    /// (`{"schema_version":…,"pattern":…,"matches":[`) before the first row, then the
+    /// rows; `pattern` is the search's. Nothing for kept rows.
+    pub fn file(&mut self, file: &GrepFile<'_>, pattern: &str) -> String {
         match self {
             GrepPrinter::Text(p) => p.file(file),
-            GrepPrinter::Json(rows) => {
+            GrepPrinter::Json(started) => {
+                let mut buf = String::new();
+                for row in rows_of(file) {
+                    if *started {
+                        buf.push(',');
+                    } else {
+                        buf.push_str(&json_head(pattern));
+                        *started = true;
+                    }
+                    // A row of strings and numbers always serializes.
+                    if let Ok(text) = serde_json::to_string(&row) {
+                        buf.push_str(&text);
+                    }
+                }
+                buf
+            }
+            GrepPrinter::JsonKept(rows) => {
                 rows.extend(rows_of(file));
                 String::new()
             }
@@ -116,12 +149,55 @@ impl GrepPrinter {
         }
     }
 
-    /// The report with the rows kept, to print at the end.
-    pub fn finish(self, mut report: GrepReport) -> GrepReport {
-        if let GrepPrinter::Json(rows) = self {
-            report.matches = rows;
+    /// What to print at the end: for text, the report (its summary lines); for JSON
+    /// whose rows were written already, the document's rest (`],"total":…}` and a
+    /// newline); else the whole document, with the rows kept.
+    pub fn finish(self, mut report: GrepReport) -> Finish {
+        match self {
+            GrepPrinter::Json(true) => {
+                let whole = serde_json::to_string(&report).unwrap_or_default();
+                match whole.find(MATCHES_KEY) {
+                    // `"matches":[]` in the report: the rows went before it.
+                    Some(at) => Finish::Rest(format!("{}\n", &whole[at + MATCHES_KEY.len()..])),
+                    None => Finish::Report(report),
+                }
+            }
+            GrepPrinter::JsonKept(rows) => {
+                report.matches = rows;
+                Finish::Report(report)
+            }
+            _ => Finish::Report(report),
         }
-        report
+    }
+}
+
+/// What [`GrepPrinter::finish`] leaves to print.
+pub enum Finish {
+    /// The report, as any command's.
+    Report(GrepReport),
+    /// The rest of a JSON document whose head and rows are out.
+    Rest(String),
+}
+
+/// `{"schema_version":…,"pattern":…,"matches":[`: the report's fields before the rows,
+/// serialized as the whole report would be.
+fn json_head(pattern: &str) -> String {
+    let empty = GrepReport {
+        schema_version: crate::report::Version,
+        pattern: pattern.to_string(),
+        matches: Vec::new(),
+        total: 0,
+        shown: 0,
+        capped: false,
+        files_searched: 0,
+        files_matched: 0,
+        diagnostics: Default::default(),
+        max_count: 0,
+    };
+    let whole = serde_json::to_string(&empty).unwrap_or_default();
+    match whole.find(MATCHES_KEY) {
+        Some(at) => whole[..at + MATCHES_KEY.len()].to_string(),
+        None => whole,
     }
 }
 

@@ -1074,6 +1074,18 @@ pub struct GcReport {
     /// Refs under `refs/astedit/` that were not readable previews, removed (each
     /// journalled as `discarded`).
     pub removed_refs: Vec<UnreadableRef>,
+    /// What was pruned from the result cache (`null` with `--no-cache`).
+    pub cache: Option<CachePruned>,
+}
+
+/// The result cache's pruning by `gc`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CachePruned {
+    /// Buckets and stale temporary files deleted.
+    pub removed: usize,
+    pub freed_bytes: u64,
+    /// Buckets kept.
+    pub kept: usize,
 }
 
 impl GcReport {

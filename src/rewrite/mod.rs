@@ -191,7 +191,7 @@ fn join_and(items: &[&str]) -> String {
 }
 
 /// One match, positions 1-based (column in characters).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Match {
     pub line: usize,
     pub column: usize,
@@ -211,7 +211,7 @@ pub struct Match {
 }
 
 /// A position in a source: byte offset, 1-based line and character column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Position {
     pub byte: usize,
     pub line: usize,
@@ -219,7 +219,7 @@ pub struct Position {
 }
 
 /// What one metavariable captured: one node (`$A`) or a sequence (`$$$ARGS`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Capture {
     /// The name without `$`.
     pub name: String,
@@ -229,7 +229,7 @@ pub struct Capture {
 }
 
 /// A piece of source: byte range, 1-based line/column (columns in characters), text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     pub start_byte: usize,
     pub end_byte: usize,

@@ -18,6 +18,7 @@ Printing findings (text, GitHub annotations, SARIF) is `render::scan`'s business
 staging and applying the fixes `ops::scan`'s.
 */
 
+mod cached;
 pub mod engine;
 pub mod hook;
 pub mod merge;
@@ -167,6 +168,9 @@ pub struct Options {
     pub max_file_size: u64,
     /// Overrides the config's bound on fix re-runs.
     pub max_passes: Option<usize>,
+    /// Where to keep and find each file's result between runs (`None`: no cache).
+    /// An interactive scan (`-i`) never uses it.
+    pub cache: Option<crate::cache::Settings>,
 }
 
 /// A fixed file: its change and what produced it.
@@ -350,12 +354,6 @@ fn scan_with(
         work.push((i, file_rules, std::sync::Mutex::new(pre)));
     }
 
-    enum One {
-        Done(Box<engine::FileResult>, FileContent),
-        /// No rule can match: read, not parsed.
-        NoMatch,
-        Skipped(files::SkipReason),
-    }
     let workdir = repo.workdir.as_path();
     let mut out = ScanOutcome {
         skipped: inputs.skipped.clone(),
@@ -366,14 +364,123 @@ fn scan_with(
     // Each file is read, parsed and gone again before much else piles up: the text of
     // a file that needs no fix is dropped as soon as its findings are in, and large
     // files are parsed one at a time (see `pipeline::Schedule`).
+    // A file's result depends on its bytes, its language, the rules that apply to it
+    // (their texts, ids and severities), the mode, the pass bound and whether unused
+    // suppressions are judged.
+    let query_key = {
+        let mut k = crate::cache::KeyBuilder::new("scan");
+        k.add(&rules.digest).add(
+            format!(
+                "{:?} {max_passes} {:?}",
+                opts.mode, opts.unused_suppressions
+            )
+            .as_bytes(),
+        );
+        k.finish()
+    };
+    let bucket = match (&opts.cache, &select) {
+        (Some(settings), None) => Some(crate::cache::Bucket::open(settings, &query_key)),
+        _ => None,
+    };
+    let hash_kind = repo.git.object_hash();
+    let key_of = |id: &gix::oid, lang: ast_grep_language::SupportLang, file_rules: &[&Rule]| {
+        let mut k = crate::cache::KeyBuilder::new("file");
+        k.add(&query_key)
+            .add(id.as_bytes())
+            .add(lang.to_string().as_bytes());
+        for r in file_rules {
+            k.add(r.id.as_bytes()).add(r.severity.as_str().as_bytes());
+        }
+        k.finish()
+    };
     let work_on = |(i, file_rules, pre): &Work<'_>,
                    select: &mut dyn FnMut(&crate::select::Proposal<'_>) -> bool|
      -> Result<One, Error> {
         let cand = &inputs.files[*i];
         let pre = pre.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let loaded = match pre {
-            Some(pre) => pre,
-            None => files::load(workdir, &cand.path, opts.max_file_size),
+        let key_of = |id: &gix::oid| key_of(id, cand.lang, file_rules);
+        // The key to store this file's result under, when it is computed.
+        let mut store = None;
+        let loaded = match (pre, &bucket) {
+            (Some(pre), None) => pre,
+            (None, None) => files::load(workdir, &cand.path, opts.max_file_size),
+            (Some(pre), Some(b)) => {
+                // A staged blob: its id is the key.
+                let key = cand.staged.map(|(id, _)| key_of(&id));
+                if let (Some(key), files::Loaded::Text(t, m)) = (key, &pre) {
+                    if let Some(one) = b
+                        .get(&key)
+                        .and_then(|p| cached_one(&p, &cand.path, || Some((t.clone(), *m))))
+                    {
+                        b.touch(&key);
+                        return Ok(one);
+                    }
+                }
+                store = key;
+                pre
+            }
+            (None, Some(b)) => match files::load_cached(
+                workdir,
+                &cand.path,
+                cand.tracked.as_ref(),
+                opts.max_file_size,
+                hash_kind,
+                b,
+                key_of,
+            ) {
+                files::CachedLoad::Skipped(r) => return Ok(One::Skipped(r)),
+                files::CachedLoad::Miss { key, text } => {
+                    store = Some(key);
+                    files::Loaded::Text(text.0, text.1)
+                }
+                files::CachedLoad::Hit { key, payload, text } => {
+                    // The text, when a fix needs it: the one read, or one read now
+                    // and named again (it may have changed since the lookup).
+                    let mut fresh = None;
+                    let hit = cached_one(&payload, &cand.path, || match &text {
+                        Some(t) => Some(t.clone()),
+                        None => match files::read_named(
+                            workdir,
+                            &cand.path,
+                            cand.tracked.as_ref(),
+                            opts.max_file_size,
+                            hash_kind,
+                        ) {
+                            Ok((t, id)) if key_of(&id) == key => Some(t),
+                            Ok((t, id)) => {
+                                fresh = Some((t, key_of(&id)));
+                                None
+                            }
+                            Err(_) => None,
+                        },
+                    });
+                    if let Some(one) = hit {
+                        b.touch(&key);
+                        return Ok(one);
+                    }
+                    match (fresh, text) {
+                        (Some((t, k)), _) => {
+                            store = Some(k);
+                            files::Loaded::Text(t.0, t.1)
+                        }
+                        (None, Some(t)) => {
+                            store = Some(key);
+                            files::Loaded::Text(t.0, t.1)
+                        }
+                        (None, None) => {
+                            store = Some(key);
+                            files::load(workdir, &cand.path, opts.max_file_size)
+                        }
+                    }
+                }
+            },
+        };
+        let put = |entry: &cached::Entry| {
+            if let (Some(b), Some(key)) = (&bucket, &store) {
+                if let Ok(payload) = serde_json::to_vec(entry) {
+                    b.put(key, &payload);
+                }
+            }
         };
         let (text, mode) = match loaded {
             files::Loaded::Text(t, m) => (t, m),
@@ -384,6 +491,7 @@ fn scan_with(
         // (Unless it holds a suppression comment whose use is to be judged.)
         let judged = judge_suppressions && text.contains(suppress::IGNORE_TEXT);
         if !judged && !file_rules.iter().any(|r| r.may_match(&text)) {
+            put(&cached::Entry(None));
             return Ok(One::NoMatch);
         }
         let result = engine::run_file_injected(
@@ -398,6 +506,7 @@ fn scan_with(
             max_passes,
             select,
         )?;
+        put(&cached::Entry(Some(cached::Result::of(&result))));
         Ok(One::Done(
             Box::new(result),
             FileContent {
@@ -492,10 +601,47 @@ fn scan_with(
             }
         }
     }
+    if let Some(bucket) = bucket {
+        bucket.finish();
+    }
     if let Some(e) = first_error {
         return Err(e);
     }
     Ok(out)
+}
+
+/// A file's result from a cache entry, or `None` when the entry does not decode or
+/// its fix needs the file's text and `text` cannot give the text the entry is of.
+fn cached_one(
+    payload: &[u8],
+    path: &str,
+    text: impl FnOnce() -> Option<(String, crate::change::FileMode)>,
+) -> Option<One> {
+    let cached::Entry(result) = serde_json::from_slice(payload).ok()?;
+    let Some(result) = result else {
+        return Some(One::NoMatch);
+    };
+    let before = if result.changes_text() {
+        let (t, mode) = text()?;
+        FileContent {
+            bytes: t.into_bytes(),
+            mode,
+        }
+    } else {
+        FileContent {
+            bytes: Vec::new(),
+            mode: crate::change::FileMode::Regular,
+        }
+    };
+    Some(One::Done(Box::new(result.into_file_result(path)), before))
+}
+
+/// What became of one file of a scan.
+enum One {
+    Done(Box<engine::FileResult>, FileContent),
+    /// No rule can match: read, not parsed.
+    NoMatch,
+    Skipped(files::SkipReason),
 }
 
 /// `1 fix`, `3 fixes` (the shared `plural` only appends an `s`).

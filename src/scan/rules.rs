@@ -65,7 +65,9 @@ const RULE_FIELDS: &[&str] = &[
 ];
 
 /// How loud a finding is (ast-grep's levels, minus `off`, which disables a rule).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Hint,
@@ -184,6 +186,9 @@ pub struct RuleSet {
     pub language_globs: crate::files::LanguageGlobs,
     /// The sgconfig's `languageInjections` (styled templates and the like).
     pub injections: Vec<Injection>,
+    /// A digest of every config text read (rules, utilities, globs): part of the
+    /// result cache's key, so that an edited rule file never reuses old results.
+    pub digest: [u8; 32],
 }
 
 impl RuleSet {
@@ -811,10 +816,20 @@ impl Loader<'_> {
                 }
             }
         }
+        let digest = {
+            use sha2::Digest as _;
+            let mut h = sha2::Sha256::new();
+            for t in self.texts.iter().chain(self.sources.iter()) {
+                h.update((t.len() as u64).to_le_bytes());
+                h.update(t.as_bytes());
+            }
+            h.finalize().into()
+        };
         Ok(RuleSet {
             rules,
             disabled,
             disabled_configs,
+            digest,
             sources: self.sources,
             max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
             warnings,

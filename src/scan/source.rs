@@ -72,6 +72,8 @@ pub struct Candidate {
     pub staged: Option<(gix::ObjectId, FileMode)>,
     /// The size the index recorded (see [`files::Candidate::size_hint`]).
     pub size_hint: u64,
+    /// See [`files::Candidate::tracked`].
+    pub tracked: Option<crate::cache::IndexStat>,
 }
 
 /// The files to scan, in path order, and what was left out.
@@ -108,6 +110,7 @@ pub fn collect(repo: &Repo, opts: &Options, globs: &files::LanguageGlobs) -> Res
                     lang: f.lang,
                     staged: None,
                     size_hint: f.size_hint,
+                    tracked: f.tracked,
                 })
                 .collect(),
             skipped: set.skipped,
@@ -196,6 +199,7 @@ fn collect_index(
             lang,
             staged: Some((entry.id, mode)),
             size_hint: u64::from(entry.stat.size),
+            tracked: None,
         });
     }
     // Conflicted paths appear once per stage; stage-0 entries are unique and sorted.

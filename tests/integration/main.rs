@@ -5,6 +5,7 @@ mod util;
 
 mod apply;
 mod bounds;
+mod cache;
 mod campaign;
 mod context;
 mod contract;

@@ -335,6 +335,7 @@ fn run_change(
             lang,
             max_file_size: files::DEFAULT_MAX_FILE_SIZE,
             staging,
+            cache: Default::default(),
         };
         let r = crate::ops::edit::run(
             repo,
@@ -369,6 +370,7 @@ fn run_change(
             inline_rules: None,
             include_metadata: false,
             verify: None,
+            cache: Default::default(),
         };
         let r = crate::ops::scan::run(repo, &req, None)?;
         let files: Vec<String> = r

@@ -140,6 +140,8 @@ pub(super) fn rescan_all(
             .and_then(|m| m.as_u64())
             .unwrap_or(crate::files::DEFAULT_MAX_FILE_SIZE),
         max_passes: Some(rules.max_passes),
+        // A refresh runs on a worktree of the preview's base: nothing to reuse.
+        cache: None,
     };
     let outcome = crate::scan::scan(&at, &rules.rules, &opts)?;
     let mut out = Vec::new();

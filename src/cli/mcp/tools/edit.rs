@@ -147,6 +147,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
                 reason: Some(input.reason.unwrap_or_else(|| "ast_edit apply".into())),
             }),
         ),
+        cache: Default::default(),
     };
     let options = EditOptions {
         cancel: &call.cancel,

@@ -81,6 +81,7 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         strictness: None,
         stdin: None,
         keep_lines: false,
+        cache: Default::default(),
     };
     let report = git_astedit::ops::grep::run(&repo, &request, &call.cancel, |file| {
         rows.add(&file);

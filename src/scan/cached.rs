@@ -1,0 +1,142 @@
+//! A file's scan result as the result cache stores it: everything but the path
+//! (entries are keyed by content, and the same content may sit at several paths).
+
+use serde::Deserialize;
+use serde::Serialize;
+
+use super::engine::FileResult;
+use super::Finding;
+use super::FindingFix;
+use super::Severity;
+use super::Unconverged;
+
+/// `None`: no rule can match in the file (read, not parsed).
+#[derive(Serialize, Deserialize)]
+pub(super) struct Entry(pub Option<Result>);
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct Result {
+    findings: Vec<Row>,
+    remaining: Vec<Row>,
+    after: Option<String>,
+    counts: Vec<(String, usize)>,
+    /// (rule, passes).
+    unconverged: Vec<(String, usize)>,
+    had_parse_error: bool,
+    introduces_parse_error: bool,
+    unused_suppressions: Vec<Row>,
+    /// Sites whose kept text the fix repeats, and whether a deleting fix emptied a
+    /// block (the file's flags).
+    repeated_kept_text: usize,
+    leaves_empty_block: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Row {
+    rule: String,
+    severity: Severity,
+    message: String,
+    note: Option<String>,
+    url: Option<String>,
+    at: [usize; 4],
+    text: String,
+    fixable: bool,
+    fix: Option<([usize; 4], String)>,
+}
+
+impl Row {
+    fn of(f: &Finding) -> Row {
+        Row {
+            rule: f.rule.clone(),
+            severity: f.severity,
+            message: f.message.clone(),
+            note: f.note.clone(),
+            url: f.url.clone(),
+            at: [f.line, f.column, f.end_line, f.end_column],
+            text: f.text.clone(),
+            fixable: f.fixable,
+            fix: f.fix.as_ref().map(|x| {
+                (
+                    [x.start_line, x.start_column, x.end_line, x.end_column],
+                    x.inserted.clone(),
+                )
+            }),
+        }
+    }
+
+    fn finding(self, path: &str) -> Finding {
+        let [line, column, end_line, end_column] = self.at;
+        Finding {
+            path: path.to_string(),
+            rule: self.rule,
+            severity: self.severity,
+            message: self.message,
+            note: self.note,
+            url: self.url,
+            line,
+            column,
+            end_line,
+            end_column,
+            text: self.text,
+            fixable: self.fixable,
+            fix: self.fix.map(|([sl, sc, el, ec], inserted)| FindingFix {
+                start_line: sl,
+                start_column: sc,
+                end_line: el,
+                end_column: ec,
+                inserted,
+            }),
+        }
+    }
+}
+
+impl Result {
+    pub fn of(r: &FileResult) -> Result {
+        let rows = |fs: &[Finding]| fs.iter().map(Row::of).collect();
+        Result {
+            findings: rows(&r.findings),
+            remaining: rows(&r.remaining),
+            after: r.after.clone(),
+            counts: r.counts.clone(),
+            unconverged: r
+                .unconverged
+                .iter()
+                .map(|u| (u.rule.clone(), u.passes))
+                .collect(),
+            had_parse_error: r.had_parse_error,
+            introduces_parse_error: r.introduces_parse_error,
+            unused_suppressions: rows(&r.unused_suppressions),
+            repeated_kept_text: r.repeated_kept_text,
+            leaves_empty_block: r.leaves_empty_block,
+        }
+    }
+
+    /// Whether using it needs the file's text (its fix replaces the text).
+    pub fn changes_text(&self) -> bool {
+        self.after.is_some()
+    }
+
+    pub fn into_file_result(self, path: &str) -> FileResult {
+        let rows = |rs: Vec<Row>| rs.into_iter().map(|r| r.finding(path)).collect();
+        FileResult {
+            findings: rows(self.findings),
+            remaining: rows(self.remaining),
+            after: self.after,
+            counts: self.counts,
+            unconverged: self
+                .unconverged
+                .into_iter()
+                .map(|(rule, passes)| Unconverged {
+                    path: path.to_string(),
+                    rule,
+                    passes,
+                })
+                .collect(),
+            had_parse_error: self.had_parse_error,
+            introduces_parse_error: self.introduces_parse_error,
+            unused_suppressions: rows(self.unused_suppressions),
+            repeated_kept_text: self.repeated_kept_text,
+            leaves_empty_block: self.leaves_empty_block,
+        }
+    }
+}

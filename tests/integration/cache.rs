@@ -1,0 +1,319 @@
+//! Integration tests: the result cache (`--no-cache`, `--cache-dir`, `gc`). The
+//! differential tests run every grep, scan and edit case without the cache, with it
+//! cold, warm, and with its buckets corrupted and truncated, and compare the bytes.
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use crate::util::Output;
+use crate::util::TestRepo;
+
+const RULES: &str = r#"
+[[rules]]
+id = "strict-equality"
+language = "javascript"
+severity = "error"
+message = "use === instead of =="
+rule.pattern = "$A == $B"
+fix = "$A === $B"
+files = ["src/**"]
+
+[[rules]]
+id = "redundant-parens"
+language = "javascript"
+severity = "warning"
+message = "redundant parentheses around $X"
+rule.pattern = "($X)"
+constraints.X.kind = "identifier"
+fix = "$X"
+
+[[rules]]
+id = "no-print"
+language = "python"
+severity = "hint"
+message = "print of $$$A"
+rule.pattern = "print($$$A)"
+"#;
+
+/// A repository with files in three languages, committed, plus an untracked file and
+/// an uncommitted change (both hashed, not taken from the index).
+fn repo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("astedit.toml", RULES);
+    repo.write(
+        "src/a.js",
+        "let y = ((a));\nif (x == 1) { f(((b))) }\nconsole.log(x);\n",
+    );
+    repo.write("src/b.js", "if (a == b) { console.log(a, b) }\n");
+    repo.write("lib/c.js", "let z = (q);\nconsole.log(z == 2);\n");
+    repo.write(
+        "lib/same.js",
+        "let y = ((a));\nif (x == 1) { f(((b))) }\nconsole.log(x);\n",
+    );
+    repo.write("tool.py", "def f():\n    print(1, 2)\n    return print\n");
+    repo.write("plain.py", "x = 1\n");
+    repo.write("main.rs", "fn main() {\n    let v = foo().unwrap();\n}\n");
+    repo.write("data.bin.js", b"\0\x01binary".as_slice());
+    repo.commit_all("init");
+    age(&repo);
+    repo.write("untracked.py", "print('new')\n");
+    repo.write("lib/c.js", "let z = (q);\nconsole.log(z == 3);\n");
+    repo
+}
+
+/// Moves every file's mtime a minute back and refreshes the index, so that the index
+/// entries are not racy and their ids name the files unread (the path a warm run on a
+/// real tree takes).
+fn age(repo: &TestRepo) {
+    let files = repo.git(&["ls-files", "-z"]);
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for f in files.split('\0').filter(|f| !f.is_empty()) {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(repo.path().join(f))
+            .expect("open");
+        file.set_modified(past).expect("set mtime");
+    }
+    // The index is rewritten with fresh stat data and a newer timestamp.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    repo.git(&["update-index", "--really-refresh"]);
+    repo.git(&["status", "--porcelain"]);
+}
+
+const GREPS: &[&[&str]] = &[
+    &["grep", "-p", "console.log($$$A)"],
+    &["grep", "-p", "console.log($$$A)", "-C", "1"],
+    &["grep", "-p", "console.log($$$A)", "-A", "1", "--json"],
+    &["grep", "-p", "print($$$A)"],
+    &["grep", "-p", "print($$$A)", "--json"],
+    &["grep", "-p", "$A.unwrap()", "--json"],
+    &["grep", "-p", "$A == $B", "-l", "js", "src"],
+    &["grep", "-p", "($X)", "--max-count", "2"],
+];
+
+const SCANS: &[&[&str]] = &[
+    &["scan"],
+    &["scan", "--json"],
+    &["scan", "--format", "sarif"],
+    &["scan", "--check"],
+    &["scan", "--check", "--json"],
+    &["scan", "--rule-id", "redundant-parens"],
+    &["scan", "--error", "src"],
+    &["scan", "--cached"],
+];
+
+/// Runs `args` with the cache in `dir` (`None`: `--no-cache`).
+fn run(repo: &TestRepo, dir: Option<&Path>, args: &[&str]) -> Output {
+    let mut full: Vec<String> = match dir {
+        Some(d) => vec!["--cache-dir".into(), d.display().to_string()],
+        None => vec!["--no-cache".into()],
+    };
+    full.extend(args.iter().map(|a| a.to_string()));
+    let full: Vec<&str> = full.iter().map(String::as_str).collect();
+    repo.run(&full)
+}
+
+fn same(a: &Output, b: &Output, what: &str, args: &[&str]) {
+    assert_eq!(a.code, b.code, "{what}: exit of {args:?}\n{}", b.stderr);
+    assert_eq!(a.stdout, b.stdout, "{what}: stdout of {args:?}");
+    assert_eq!(a.stderr, b.stderr, "{what}: stderr of {args:?}");
+}
+
+fn buckets(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    out.retain(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'));
+    out.sort();
+    out
+}
+
+/// Damages every bucket: `how` gets the bytes and returns what is written back.
+fn damage(dir: &Path, how: impl Fn(Vec<u8>) -> Vec<u8>) {
+    let all = buckets(dir);
+    assert!(!all.is_empty(), "no bucket to damage in {}", dir.display());
+    for b in all {
+        let bytes = std::fs::read(&b).expect("read bucket");
+        std::fs::write(&b, how(bytes)).expect("write bucket");
+    }
+}
+
+/// A way to damage a bucket's bytes.
+type Damage = fn(Vec<u8>) -> Vec<u8>;
+
+/// Every case: without cache, cold, warm, then after each kind of damage (twice:
+/// the damaged run, then the run after it rewrote the bucket).
+fn differential(cases: &[&[&str]]) {
+    let repo = repo();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    for args in cases {
+        let cold = run(&repo, None, args);
+        assert!(cold.code <= 1, "{args:?}: {}", cold.stderr);
+        same(&cold, &run(&repo, Some(&dir), args), "cold cache", args);
+        same(&cold, &run(&repo, Some(&dir), args), "warm cache", args);
+        let damages: [(&str, Damage); 4] = [
+            ("payload byte flipped", |mut b| {
+                for i in (8..b.len().saturating_sub(100)).step_by(7) {
+                    b[i] ^= 0x5a;
+                }
+                b
+            }),
+            ("truncated", |b| b[..b.len() / 2].to_vec()),
+            ("tail cut", |b| b[..b.len().saturating_sub(1)].to_vec()),
+            ("emptied", |_| Vec::new()),
+        ];
+        for (what, how) in damages {
+            damage(&dir, how);
+            same(&cold, &run(&repo, Some(&dir), args), what, args);
+            same(&cold, &run(&repo, Some(&dir), args), "rewritten", args);
+        }
+    }
+    // A change after the warm runs: results follow the new content.
+    repo.write("src/b.js", "if (a == c) { console.log(((a))) }\n");
+    repo.write("tool.py", "def f():\n    print(3)\n");
+    for args in cases {
+        let cold = run(&repo, None, args);
+        same(&cold, &run(&repo, Some(&dir), args), "after an edit", args);
+    }
+}
+
+#[test]
+fn grep_is_the_same_without_cold_warm_and_damaged_cache() {
+    differential(GREPS);
+}
+
+#[test]
+fn scan_is_the_same_without_cold_warm_and_damaged_cache() {
+    differential(SCANS);
+}
+
+/// The staged preview's diff and summary, for comparing edits.
+fn edit_result(repo: &TestRepo, dir: Option<&Path>, args: &[&str]) -> (i32, String, String) {
+    let out = run(repo, dir, args);
+    let show = repo.run(&["show", "--stat"]);
+    let diff = repo.run(&["show"]);
+    repo.run(&["discard"]);
+    // Without the id and time line.
+    let body = |s: String| s.split_once('\n').map(|(_, b)| b.to_string()).unwrap_or(s);
+    (
+        out.code,
+        body(show.stdout + &show.stderr),
+        body(diff.stdout),
+    )
+}
+
+#[test]
+fn edit_is_the_same_without_cold_warm_and_damaged_cache() {
+    let repo = repo();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    let cases: &[&[&str]] = &[
+        &["edit", "-p", "console.log($$$A)", "-r", "log($$$A)"],
+        &["edit", "-p", "print($$$A)", "-r", "log($$$A)"],
+        &["edit", "-p", "$A == $B", "-r", "$A === $B", "src"],
+        &["edit", "-p", "nothing($A)", "-r", "x"],
+    ];
+    for args in cases {
+        let cold = edit_result(&repo, None, args);
+        assert_eq!(cold, edit_result(&repo, Some(&dir), args), "cold {args:?}");
+        assert_eq!(cold, edit_result(&repo, Some(&dir), args), "warm {args:?}");
+        damage(&dir, |mut b| {
+            let n = b.len();
+            b[n / 2] ^= 1;
+            b
+        });
+        assert_eq!(
+            cold,
+            edit_result(&repo, Some(&dir), args),
+            "damaged {args:?}"
+        );
+    }
+    // A file the ops left unchanged changes: the cached "unchanged" is not reused.
+    repo.write("plain.py", "print(2)\n");
+    let args: &[&str] = &["edit", "-p", "print($$$A)", "-r", "log($$$A)"];
+    let cold = edit_result(&repo, None, args);
+    assert!(cold.2.contains("plain.py"), "{}", cold.2);
+    assert_eq!(cold, edit_result(&repo, Some(&dir), args));
+}
+
+#[test]
+fn a_tracked_file_changed_within_the_index_second_is_hashed_not_trusted() {
+    let repo = TestRepo::new();
+    repo.write("a.py", "print(1)\n");
+    repo.commit_all("init");
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    let args: &[&str] = &["grep", "-p", "print($$$A)"];
+    assert_eq!(run(&repo, Some(&dir), args).stdout, "a.py:1:1: print(1)\n");
+    // Same size, same second as the index: racy, so read and hashed.
+    repo.write("a.py", "print(2)\n");
+    assert_eq!(run(&repo, Some(&dir), args).stdout, "a.py:1:1: print(2)\n");
+}
+
+#[test]
+fn the_default_cache_is_under_the_git_dir_and_no_cache_writes_nothing() {
+    let repo = repo();
+    let cache = repo.path().join(".git/astedit/cache");
+    repo.run(&["--no-cache", "grep", "-p", "print($$$A)"])
+        .assert_code(0);
+    assert!(!cache.exists());
+    repo.run(&["grep", "-p", "print($$$A)"]).assert_code(0);
+    repo.run(&["scan"]);
+    assert_eq!(buckets(&cache).len(), 2, "{:?}", buckets(&cache));
+    // `gc` keeps the current buckets and drops another version's.
+    std::fs::write(cache.join("v0.0.0-old"), b"x").expect("write");
+    let gc = repo.run(&["gc", "--json"]);
+    gc.assert_code(0);
+    assert_eq!(buckets(&cache).len(), 2, "{:?}", buckets(&cache));
+    assert_eq!(gc.json()["cache"]["removed"], 1, "{}", gc.stdout);
+}
+
+#[test]
+fn racing_processes_share_a_cache_and_all_print_the_cold_result() {
+    let repo = repo();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    let cases: Vec<&[&str]> = GREPS.iter().chain(SCANS.iter()).copied().collect();
+    let cold: Vec<Output> = cases.iter().map(|a| run(&repo, None, a)).collect();
+    for round in 0..3 {
+        let children: Vec<_> = (0..6)
+            .map(|k| {
+                let args = cases[(k + round) % cases.len()];
+                let mut full = vec!["--cache-dir", dir.to_str().expect("utf-8")];
+                full.extend_from_slice(args);
+                let child = repo
+                    .command(".", &full)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("spawn");
+                ((k + round) % cases.len(), child)
+            })
+            .collect();
+        for (i, child) in children {
+            let out = child.wait_with_output().expect("wait");
+            let got = Output {
+                code: out.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            };
+            same(&cold[i], &got, "racing", cases[i]);
+        }
+    }
+    // No temporary file is left behind, and the survivors read back intact.
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    for (i, args) in cases.iter().enumerate() {
+        same(
+            &cold[i],
+            &run(&repo, Some(&dir), args),
+            "after the race",
+            args,
+        );
+    }
+}
