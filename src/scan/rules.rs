@@ -297,18 +297,7 @@ struct Loader<'r> {
 /// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
 /// rule YAML file), else `astedit.toml` and `sgconfig.yml` at the repository root.
 pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
-    let mut loader = Loader {
-        repo: Some(repo),
-        docs: Vec::new(),
-        warnings: Vec::new(),
-        texts: Vec::new(),
-        utils: Vec::new(),
-        sources: Vec::new(),
-        max_passes: None,
-        language_globs: Vec::new(),
-        custom_languages: Vec::new(),
-        injections: Vec::new(),
-    };
+    let mut loader = Loader::new(Some(repo));
     if configs.is_empty() {
         let toml = repo.workdir.join(ASTEDIT_TOML);
         if toml.is_file() {
@@ -369,18 +358,7 @@ pub fn project_language_globs(
             None => return Ok(crate::files::LanguageGlobs::default()),
         },
     };
-    let mut loader = Loader {
-        repo: Some(repo),
-        docs: Vec::new(),
-        warnings: Vec::new(),
-        texts: Vec::new(),
-        utils: Vec::new(),
-        sources: Vec::new(),
-        max_passes: None,
-        language_globs: Vec::new(),
-        custom_languages: Vec::new(),
-        injections: Vec::new(),
-    };
+    let mut loader = Loader::new(Some(repo));
     let index = loader.read(&path)?;
     let file = display(Some(repo), &path);
     let parsed: SgConfig =
@@ -431,18 +409,9 @@ pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<
 /// Compiles rules given as text rather than files (tests, agents). Globs are relative to
 /// the repository root; `rule-files` and `util-dirs` need files on disk and are refused.
 pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, Error> {
-    let mut loader = Loader {
-        repo: None,
-        docs: Vec::new(),
-        warnings: Vec::new(),
-        texts: vec![text.to_string()],
-        utils: Vec::new(),
-        sources: vec![name.to_string()],
-        max_passes: None,
-        language_globs: Vec::new(),
-        custom_languages: Vec::new(),
-        injections: Vec::new(),
-    };
+    let mut loader = Loader::new(None);
+    loader.texts.push(text.to_string());
+    loader.sources.push(name.to_string());
     let bad = |detail: String| Error::BadConfigFile {
         file: name.to_string(),
         detail,
@@ -473,7 +442,23 @@ pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, 
     loader.finish()
 }
 
-impl Loader<'_> {
+impl<'r> Loader<'r> {
+    /// Nothing read yet; `repo` is `None` for rules given as text.
+    fn new(repo: Option<&'r Repo>) -> Loader<'r> {
+        Loader {
+            repo,
+            docs: Vec::new(),
+            warnings: Vec::new(),
+            texts: Vec::new(),
+            utils: Vec::new(),
+            sources: Vec::new(),
+            max_passes: None,
+            language_globs: Vec::new(),
+            custom_languages: Vec::new(),
+            injections: Vec::new(),
+        }
+    }
+
     fn read(&mut self, path: &Path) -> Result<usize, Error> {
         let text = std::fs::read_to_string(path).map_err(|source| Error::ReadConfig {
             file: display(self.repo, path),

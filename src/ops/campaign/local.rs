@@ -15,24 +15,6 @@ use crate::report::campaign::RepoStatus;
 use crate::report::Version;
 use crate::Error;
 
-fn finish(
-    loaded: &Loaded,
-    command: &str,
-    state: &super::State,
-    outcomes: Vec<crate::report::campaign::RepoOutcome>,
-    notes: Vec<String>,
-) -> CampaignReport {
-    CampaignReport {
-        schema_version: Version,
-        name: loaded.spec.name.clone(),
-        command: command.into(),
-        state_commit: state.commit.map(|c| c.to_string()),
-        totals: super::totals(state.repos.values()),
-        outcomes,
-        notes,
-    }
-}
-
 /// Applies every staged preview of a local checkout (`campaign apply --local`).
 pub fn apply(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
     each_local(repo, loaded, "apply", RepoStatus::Staged, |clone, s| {
@@ -125,7 +107,7 @@ fn each_local(
     if outcomes.is_empty() {
         notes.push(format!("no repository is {}", from.name()));
     }
-    Ok(finish(loaded, command, &state, outcomes, notes))
+    Ok(super::report(loaded, command, &state, outcomes, notes))
 }
 
 /// `campaign matrix SPEC --jobs N`.
@@ -204,5 +186,5 @@ pub fn collect(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
             &parents,
         )?;
     }
-    Ok(finish(loaded, "collect", &state, outcomes, notes))
+    Ok(super::report(loaded, "collect", &state, outcomes, notes))
 }

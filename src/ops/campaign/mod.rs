@@ -27,11 +27,13 @@ use crate::change::FileMode;
 use crate::error::Classify;
 use crate::error::Exit;
 use crate::repo::Repo;
+use crate::report::campaign::CampaignReport;
 use crate::report::campaign::CampaignSpec;
 use crate::report::campaign::RepoOutcome;
 use crate::report::campaign::RepoSpec;
 use crate::report::campaign::RepoState;
 use crate::report::campaign::Totals;
+use crate::report::Version;
 use crate::txn;
 use crate::Error;
 
@@ -419,6 +421,25 @@ pub fn now() -> String {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
     crate::text::rfc3339(secs)
+}
+
+/// The report of a campaign command that went over the repositories.
+pub(super) fn report(
+    loaded: &Loaded,
+    command: &str,
+    state: &State,
+    outcomes: Vec<RepoOutcome>,
+    notes: Vec<String>,
+) -> CampaignReport {
+    CampaignReport {
+        schema_version: Version,
+        name: loaded.spec.name.clone(),
+        command: command.into(),
+        state_commit: state.commit.map(|c| c.to_string()),
+        totals: totals(state.repos.values()),
+        outcomes,
+        notes,
+    }
 }
 
 pub fn totals<'a>(states: impl IntoIterator<Item = &'a RepoState>) -> Totals {

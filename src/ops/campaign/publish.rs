@@ -17,7 +17,6 @@ use crate::report::campaign::CampaignReport;
 use crate::report::campaign::RepoOutcome;
 use crate::report::campaign::RepoState;
 use crate::report::campaign::RepoStatus;
-use crate::report::Version;
 use crate::Error;
 
 pub struct PublishRequest {
@@ -26,24 +25,6 @@ pub struct PublishRequest {
     pub canary: Option<usize>,
     /// Go on past a canary that is not merged yet.
     pub go_on: bool,
-}
-
-fn report(
-    loaded: &Loaded,
-    command: &str,
-    state: &State,
-    outcomes: Vec<RepoOutcome>,
-    notes: Vec<String>,
-) -> CampaignReport {
-    CampaignReport {
-        schema_version: Version,
-        name: loaded.spec.name.clone(),
-        command: command.into(),
-        state_commit: state.commit.map(|c| c.to_string()),
-        totals: super::totals(state.repos.values()),
-        outcomes,
-        notes,
-    }
 }
 
 fn load(repo: &Repo, loaded: &Loaded) -> Result<State, Error> {
@@ -232,7 +213,7 @@ pub fn publish(repo: &Repo, req: &PublishRequest) -> Result<CampaignReport, Erro
             i.as_secs_f64()
         ));
     }
-    Ok(report(loaded, "publish", &state, outcomes, notes))
+    Ok(super::report(loaded, "publish", &state, outcomes, notes))
 }
 
 fn pr_number(url: &str) -> Option<u64> {
@@ -304,7 +285,13 @@ pub fn refresh(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
         }
         outcomes.push(o);
     }
-    Ok(report(loaded, "refresh", &state, outcomes, Vec::new()))
+    Ok(super::report(
+        loaded,
+        "refresh",
+        &state,
+        outcomes,
+        Vec::new(),
+    ))
 }
 
 /// One repository: the outcome, and the entry to record when it changed.
