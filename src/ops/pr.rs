@@ -657,18 +657,31 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
     // A pull request found is reported as it is (a draft stays a draft whatever this
     // call asked for); one opened is a draft unless asked to be ready.
     let mut draft = !args.ready;
+    let described = || -> Result<(String, String), Error> {
+        let loaded = LoadedPreview::load(repo, preview.clone())?;
+        let mut text = body(&loaded, state_name, &events, &branch);
+        if let Some(above) = &plan.body {
+            text = format!("{above}\n\n---\n\n{text}");
+        }
+        Ok((format!("--title={title}"), format!("--body={text}")))
+    };
     let (url, created) = match existing.first().and_then(|e| e["url"].as_str()) {
         Some(url) => {
             draft = existing[0]["isDraft"].as_bool().unwrap_or(false);
+            // A campaign's open pull request follows its preview (a refresh moved the
+            // branch): its title and body are written again. `pr` itself leaves a
+            // found one as it is.
+            let open = existing[0]["state"]
+                .as_str()
+                .is_none_or(|s| s.eq_ignore_ascii_case("open"));
+            if args.branch.is_some() && open {
+                let (title, text) = described()?;
+                gh(&workdir, &["pr", "edit", url, &title, &text])?;
+            }
             (url.to_string(), false)
         }
         None => {
-            let loaded = LoadedPreview::load(repo, preview.clone())?;
-            let mut text = body(&loaded, state_name, &events, &branch);
-            if let Some(above) = &plan.body {
-                text = format!("{above}\n\n---\n\n{text}");
-            }
-            let (title, text) = (format!("--title={title}"), format!("--body={text}"));
+            let (title, text) = described()?;
             let mut create: Vec<&str> = vec!["pr", "create", "--head", &branch, &title, &text];
             let extra: Vec<String> = plan
                 .labels

@@ -40,6 +40,7 @@ case "$1 $2" in
       rm -f "$dir/kill-on-create-$repo"
       kill -9 "$PPID"
     fi ;;
+  "pr edit") ;;
   *) echo "unexpected gh call: $*" >&2; exit 9 ;;
 esac
 "#;
@@ -449,8 +450,22 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
         .as_str()
         .expect("reason")
         .contains("left alone"));
-    // Still one PR each.
+    // Still one PR each; the two moved ones had title and body written again (their
+    // previews changed), no other.
     assert_eq!(w.creates(), 10);
+    let edited: Vec<String> = w
+        .calls()
+        .iter()
+        .filter(|c| c.len() > 4 && c[0] == "pr" && c[1] == "edit")
+        .map(|c| {
+            assert!(
+                c[3].starts_with("--title=") && c[4].starts_with("--body="),
+                "{c:?}"
+            );
+            c[2].rsplit('/').nth(2).unwrap_or("").to_string()
+        })
+        .collect();
+    assert_eq!(edited, ["m03", "m04"], "{:?}", w.calls());
 
     // The forge merges one and closes another: status records it.
     w.flip("m01", "MERGED");
