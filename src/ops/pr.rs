@@ -742,6 +742,44 @@ pub struct FoundPr {
     /// `OPEN`, `MERGED` or `CLOSED`, as gh says it.
     pub state: String,
     pub draft: bool,
+    /// Its checks in one word: `passing`, `failing` or `pending` (`None`: none ran).
+    pub checks: Option<String>,
+    /// gh's `reviewDecision`: `APPROVED`, `CHANGES_REQUESTED`, `REVIEW_REQUIRED`.
+    pub review: Option<String>,
+}
+
+/// gh's `statusCheckRollup` in one word: `failing` if any check failed, else
+/// `pending` if any has not finished, else `passing`; `None` without checks. Check runs
+/// say `status` and `conclusion`, commit statuses a `state`.
+fn checks_of(rollup: &serde_json::Value) -> Option<String> {
+    let checks = rollup.as_array().filter(|a| !a.is_empty())?;
+    let word = |c: &serde_json::Value, key: &str| {
+        c[key]
+            .as_str()
+            .map(str::to_ascii_uppercase)
+            .unwrap_or_default()
+    };
+    let failed = checks.iter().any(|c| {
+        matches!(
+            word(c, "conclusion").as_str(),
+            "FAILURE" | "CANCELLED" | "TIMED_OUT" | "ACTION_REQUIRED" | "STARTUP_FAILURE"
+        ) || matches!(word(c, "state").as_str(), "FAILURE" | "ERROR")
+    });
+    let pending = checks.iter().any(|c| {
+        let status = word(c, "status");
+        (!status.is_empty() && status != "COMPLETED")
+            || matches!(word(c, "state").as_str(), "PENDING" | "EXPECTED")
+    });
+    Some(
+        if failed {
+            "failing"
+        } else if pending {
+            "pending"
+        } else {
+            "passing"
+        }
+        .to_string(),
+    )
 }
 
 /// The pull request whose head is `branch` (any state), asked of `gh` in `workdir`.
@@ -757,7 +795,7 @@ pub fn find(workdir: &Path, branch: &str) -> Result<Option<FoundPr>, Error> {
             "--state",
             "all",
             "--json",
-            "number,url,state,isDraft",
+            "number,url,state,isDraft,statusCheckRollup,reviewDecision",
         ],
     )?;
     let existing: Vec<serde_json::Value> =
@@ -771,6 +809,11 @@ pub fn find(workdir: &Path, branch: &str) -> Result<Option<FoundPr>, Error> {
             number: e["number"].as_u64(),
             state: e["state"].as_str().unwrap_or("OPEN").to_ascii_uppercase(),
             draft: e["isDraft"].as_bool().unwrap_or(false),
+            checks: checks_of(&e["statusCheckRollup"]),
+            review: e["reviewDecision"]
+                .as_str()
+                .filter(|r| !r.is_empty())
+                .map(str::to_string),
         })
     }))
 }

@@ -55,6 +55,13 @@ impl TextReport for CampaignStatusReport {
             out.push_str(&format!("{:<24} {:<10}", r.key, r.status.name()));
             if let Some(u) = &r.pr_url {
                 out.push_str(&format!(" {u}"));
+                let said: Vec<&str> = [r.checks.as_deref(), r.review.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                if !said.is_empty() {
+                    out.push_str(&format!(" [{}]", said.join(", ")));
+                }
             } else if let Some(p) = &r.preview {
                 out.push_str(&format!(" preview {p}"));
             }
@@ -162,11 +169,17 @@ fn chart(report: &CampaignStatusReport) -> String {
 pub fn html(report: &CampaignStatusReport) -> String {
     let mut rows = String::new();
     for r in &report.repos {
-        let pr = match (&r.pr_url, r.pr_number) {
+        let mut pr = match (&r.pr_url, r.pr_number) {
             (Some(u), Some(n)) => link(u, &format!("#{n}")),
             (Some(u), None) => link(u, u),
             _ => String::new(),
         };
+        for said in [r.checks.as_deref(), r.review.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            pr.push_str(&format!(" <small>{}</small>", esc(said)));
+        }
         let preview = match (&r.preview, &r.checkout) {
             (Some(p), Some(c)) => format!(
                 "<code title=\"git -C {} diff refs/astedit/{p}~ refs/astedit/{p}\">{p}</code>",

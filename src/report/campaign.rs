@@ -215,6 +215,13 @@ pub struct RepoState {
     pub pushed_commit: Option<String>,
     pub pr_url: Option<String>,
     pub pr_number: Option<u64>,
+    /// The open pull request's checks as last seen: `passing`, `failing`, `pending`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<String>,
+    /// Its review decision as last seen (`APPROVED`, `CHANGES_REQUESTED`,
+    /// `REVIEW_REQUIRED`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
     /// Published as one of the canaries.
     #[serde(default)]
     pub canary: bool,

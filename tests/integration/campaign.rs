@@ -27,7 +27,11 @@ case "$1 $2" in
       num=$(cat "$dir/prs/$repo")
       state=OPEN
       [ -f "$dir/prs/$repo.state" ] && state=$(cat "$dir/prs/$repo.state")
-      echo "[{\"number\":$num,\"url\":\"https://github.com/acme/$repo/pull/$num\",\"state\":\"$state\",\"isDraft\":true}]"
+      checks='[]'
+      [ -f "$dir/prs/$repo.checks" ] && checks=$(cat "$dir/prs/$repo.checks")
+      review=''
+      [ -f "$dir/prs/$repo.review" ] && review=$(cat "$dir/prs/$repo.review")
+      echo "[{\"number\":$num,\"url\":\"https://github.com/acme/$repo/pull/$num\",\"state\":\"$state\",\"isDraft\":true,\"statusCheckRollup\":$checks,\"reviewDecision\":\"$review\"}]"
     else
       echo '[]'
     fi ;;
@@ -470,6 +474,25 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     // The forge merges one and closes another: status records it.
     w.flip("m01", "MERGED");
     w.flip("m02", "CLOSED");
+    // Checks and reviews of open ones, as gh's `statusCheckRollup`/`reviewDecision`.
+    let prs = w.gh.path().join("prs");
+    std::fs::write(
+        prs.join("m03.checks"),
+        r#"[{"status":"COMPLETED","conclusion":"SUCCESS"},{"status":"COMPLETED","conclusion":"FAILURE"}]"#,
+    )
+    .expect("checks");
+    std::fs::write(prs.join("m03.review"), "CHANGES_REQUESTED").expect("review");
+    std::fs::write(
+        prs.join("m04.checks"),
+        r#"[{"status":"COMPLETED","conclusion":"SUCCESS"},{"state":"PENDING"}]"#,
+    )
+    .expect("checks");
+    std::fs::write(
+        prs.join("m07.checks"),
+        r#"[{"status":"COMPLETED","conclusion":"SUCCESS"},{"state":"SUCCESS"}]"#,
+    )
+    .expect("checks");
+    std::fs::write(prs.join("m07.review"), "APPROVED").expect("review");
     let after = w.run(&["--json", "campaign", "status", &spec]);
     after.assert_code(0);
     let a = after.json();
@@ -478,6 +501,19 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     assert_eq!(repos["m01"]["status"], "merged");
     assert_eq!(repos["m02"]["status"], "closed");
     assert_eq!(repos["m03"]["pr_number"], 3);
+    assert_eq!(repos["m03"]["checks"], "failing", "{a}");
+    assert_eq!(repos["m03"]["review"], "CHANGES_REQUESTED");
+    assert_eq!(repos["m04"]["checks"], "pending");
+    assert_eq!(repos["m04"].get("review"), None);
+    assert_eq!(repos["m07"]["checks"], "passing");
+    assert_eq!(repos["m07"]["review"], "APPROVED");
+    assert_eq!(repos["m08"].get("checks"), None);
+    let text = w.run(&["campaign", "status", &spec, "--offline"]);
+    assert!(
+        text.stdout.contains("pull/3 [failing, CHANGES_REQUESTED]"),
+        "{}",
+        text.stdout
+    );
     assert_eq!(a["totals"]["merged"], 1);
     let burndown = a["burndown"].as_array().expect("burndown");
     let last = burndown.last().expect("point");

@@ -65,7 +65,30 @@ pub(super) fn sync_prs(
         let status = match found.state.as_str() {
             "MERGED" => RepoStatus::Merged,
             "CLOSED" => RepoStatus::Closed,
-            _ => continue,
+            _ => {
+                // Open: its checks and review, recorded when they changed.
+                if (&found.checks, &found.review) != (&s.checks, &s.review) {
+                    s.checks = found.checks;
+                    s.review = found.review;
+                    s.updated = super::now();
+                    let said = [s.checks.as_deref(), s.review.as_deref()]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    record(
+                        repo,
+                        state,
+                        std::slice::from_ref(&s),
+                        &format!(
+                            "status {key}: open, {}",
+                            if said.is_empty() { "no checks" } else { &said }
+                        ),
+                        &[],
+                    )?;
+                }
+                continue;
+            }
         };
         s.status = status;
         s.pr_url = Some(found.url);

@@ -92,6 +92,8 @@ pub fn stage(repo: &Repo, req: &StageRequest) -> Result<CampaignReport, Error> {
             pushed_commit: None,
             pr_url: None,
             pr_number: None,
+            checks: None,
+            review: None,
             canary: false,
             updated: super::now(),
         };
