@@ -14,8 +14,9 @@ pub use many::LimitedDiff;
 
 use std::fmt::Write;
 
-use similar::ChangeTag;
-use similar::TextDiff;
+use imara_diff::Algorithm;
+use imara_diff::Diff;
+use imara_diff::InternedInput;
 
 use crate::change::FileMode;
 
@@ -130,40 +131,187 @@ pub fn file_diff(
     let _ = writeln!(header, "+++ {b_name}");
     paint(out, color, META, &header);
 
-    let diff = TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .diff_lines(old, new);
+    let lines = LineDiff::new(old, new);
     let mut counts = LineCounts::default();
-    let unified = diff.unified_diff();
-    for hunk in unified.iter_hunks() {
-        paint(out, color, FRAG, &format!("{}", hunk.header()));
+    for group in lines.groups(CONTEXT) {
+        let (old_range, new_range) = group.spans();
+        let header = HunkHeader {
+            old: old_range.clone(),
+            new: new_range.clone(),
+        };
+        paint(out, color, FRAG, &header.to_string());
         out.push('\n');
-        for change in hunk.iter_changes() {
-            let (sign, style) = match change.tag() {
-                ChangeTag::Equal => (' ', None),
-                ChangeTag::Delete => {
-                    counts.removed += 1;
-                    ('-', Some(OLD))
-                }
-                ChangeTag::Insert => {
-                    counts.added += 1;
-                    ('+', Some(NEW))
-                }
-            };
-            let value = change.value();
-            let line = value.strip_suffix('\n').unwrap_or(value);
-            let text = format!("{sign}{line}");
-            match style {
-                None => out.push_str(&text),
-                Some(style) => paint(out, color, style, &text),
+        let mut old_at = old_range.start;
+        for hunk in &group.hunks {
+            for i in old_at..hunk.before.start {
+                lines.push_line(out, ' ', None, Line::Old(i), color);
             }
-            out.push('\n');
-            if change.missing_newline() {
-                out.push_str("\\ No newline at end of file\n");
+            for i in hunk.before.clone() {
+                counts.removed += 1;
+                lines.push_line(out, '-', Some(OLD), Line::Old(i), color);
             }
+            for i in hunk.after.clone() {
+                counts.added += 1;
+                lines.push_line(out, '+', Some(NEW), Line::New(i), color);
+            }
+            old_at = hunk.before.end;
+        }
+        for i in old_at..old_range.end {
+            lines.push_line(out, ' ', None, Line::Old(i), color);
         }
     }
     counts
+}
+
+/// Lines of context around each change, as git's default `-U3`.
+const CONTEXT: u32 = 3;
+
+/// A line diff of two texts: git's Myers with its cost heuristics (through imara-diff),
+/// so that tens of thousands of scattered changes in one file take milliseconds rather
+/// than the minutes a strict O(ND) Myers takes, then git's indent heuristic for where an
+/// ambiguous hunk sits.
+struct LineDiff<'a> {
+    input: InternedInput<&'a str>,
+    hunks: Vec<imara_diff::Hunk>,
+}
+
+#[derive(Clone, Copy)]
+enum Line {
+    Old(u32),
+    New(u32),
+}
+
+/// Changes close enough to share their context, printed as one `@@` hunk.
+struct HunkGroup {
+    hunks: Vec<imara_diff::Hunk>,
+    old_len: u32,
+    new_len: u32,
+    context: u32,
+}
+
+impl HunkGroup {
+    /// The old and new line ranges the group prints, context included.
+    fn spans(&self) -> (std::ops::Range<u32>, std::ops::Range<u32>) {
+        let (Some(first), Some(last)) = (self.hunks.first(), self.hunks.last()) else {
+            return (0..0, 0..0);
+        };
+        let lead = self.context.min(first.before.start);
+        let trail = self
+            .context
+            .min(self.old_len - last.before.end)
+            .min(self.new_len - last.after.end);
+        (
+            first.before.start - lead..last.before.end + trail,
+            first.after.start - lead..last.after.end + trail,
+        )
+    }
+}
+
+impl<'a> LineDiff<'a> {
+    fn new(old: &'a str, new: &'a str) -> LineDiff<'a> {
+        let input = InternedInput::new(old, new);
+        let mut diff = Diff::compute(Algorithm::Myers, &input);
+        diff.postprocess_lines(&input);
+        let hunks = diff.hunks().collect();
+        LineDiff { input, hunks }
+    }
+
+    fn counts(&self) -> LineCounts {
+        let mut counts = LineCounts::default();
+        for hunk in &self.hunks {
+            counts.removed += hunk.before.len();
+            counts.added += hunk.after.len();
+        }
+        counts
+    }
+
+    /// Hunks grouped as `git diff` groups them: two changes share one `@@` when at most
+    /// twice the context lies between them.
+    fn groups(&self, context: u32) -> Vec<HunkGroup> {
+        let old_len = self.input.before.len() as u32;
+        let new_len = self.input.after.len() as u32;
+        let mut groups: Vec<HunkGroup> = Vec::new();
+        for hunk in &self.hunks {
+            if let Some(group) = groups.last_mut() {
+                let gap = group
+                    .hunks
+                    .last()
+                    .map_or(u32::MAX, |prev| hunk.before.start - prev.before.end);
+                if gap <= 2 * context {
+                    group.hunks.push(hunk.clone());
+                    continue;
+                }
+            }
+            groups.push(HunkGroup {
+                hunks: vec![hunk.clone()],
+                old_len,
+                new_len,
+                context,
+            });
+        }
+        groups
+    }
+
+    fn push_line(
+        &self,
+        out: &mut String,
+        sign: char,
+        style: Option<anstyle::Style>,
+        line: Line,
+        color: bool,
+    ) {
+        let (token, is_last) = match line {
+            Line::Old(i) => (
+                self.input.before[i as usize],
+                i as usize + 1 == self.input.before.len(),
+            ),
+            Line::New(i) => (
+                self.input.after[i as usize],
+                i as usize + 1 == self.input.after.len(),
+            ),
+        };
+        let value: &str = self.input.interner[token];
+        let (body, missing_newline) = match value.strip_suffix('\n') {
+            Some(body) => (body, false),
+            None => (value, is_last),
+        };
+        match style {
+            None => {
+                out.push(sign);
+                out.push_str(body);
+            }
+            Some(style) => paint(out, color, style, &format!("{sign}{body}")),
+        }
+        out.push('\n');
+        if missing_newline {
+            out.push_str("\\ No newline at end of file\n");
+        }
+    }
+}
+
+/// `@@ -a,b +c,d @@` as git writes it: a count of one is left out, and an empty side
+/// names the line before it.
+struct HunkHeader {
+    old: std::ops::Range<u32>,
+    new: std::ops::Range<u32>,
+}
+
+impl std::fmt::Display for HunkHeader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn side(f: &mut std::fmt::Formatter<'_>, range: &std::ops::Range<u32>) -> std::fmt::Result {
+            let len = range.end - range.start;
+            match len {
+                0 => write!(f, "{},0", range.start),
+                1 => write!(f, "{}", range.start + 1),
+                _ => write!(f, "{},{}", range.start + 1, len),
+            }
+        }
+        f.write_str("@@ -")?;
+        side(f, &self.old)?;
+        f.write_str(" +")?;
+        side(f, &self.new)?;
+        f.write_str(" @@")
+    }
 }
 
 /// Line counts of a change without rendering it.
@@ -171,18 +319,7 @@ pub fn line_counts(before: &[u8], after: &[u8]) -> LineCounts {
     let (Ok(old), Ok(new)) = (std::str::from_utf8(before), std::str::from_utf8(after)) else {
         return LineCounts::default();
     };
-    let diff = TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .diff_lines(old, new);
-    let mut counts = LineCounts::default();
-    for change in diff.iter_all_changes() {
-        match change.tag() {
-            ChangeTag::Delete => counts.removed += 1,
-            ChangeTag::Insert => counts.added += 1,
-            ChangeTag::Equal => {}
-        }
-    }
-    counts
+    LineDiff::new(old, new).counts()
 }
 
 /// One `--stat` line: ` path | 3 ++-`.
@@ -238,5 +375,72 @@ mod tests {
         file_diff(&mut out, "n.py", None, side(b"print(1)"), false);
         assert!(out.contains("new file mode 100644\n--- /dev/null\n+++ b/n.py\n"));
         assert!(out.ends_with("+print(1)\n\\ No newline at end of file\n"));
+    }
+
+    fn numbered(lines: u32, changed: impl Fn(u32) -> bool) -> (String, String) {
+        let (mut old, mut new) = (String::new(), String::new());
+        for i in 0..lines {
+            let _ = writeln!(old, "line {i}");
+            if changed(i) {
+                let _ = writeln!(new, "LINE {i}");
+            } else {
+                let _ = writeln!(new, "line {i}");
+            }
+        }
+        (old, new)
+    }
+
+    fn headers(old: &str, new: &str) -> Vec<String> {
+        let mut out = String::new();
+        file_diff(
+            &mut out,
+            "f",
+            side(old.as_bytes()),
+            side(new.as_bytes()),
+            false,
+        );
+        out.lines()
+            .filter(|l| l.starts_with("@@"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn changes_six_lines_apart_share_a_hunk_and_seven_apart_do_not() {
+        // git merges two changes when at most twice the context lies between them.
+        let (old, new) = numbered(30, |i| i == 10 || i == 17);
+        assert_eq!(headers(&old, &new), ["@@ -8,14 +8,14 @@"]);
+        let (old, new) = numbered(30, |i| i == 10 || i == 18);
+        assert_eq!(
+            headers(&old, &new),
+            ["@@ -8,7 +8,7 @@", "@@ -16,7 +16,7 @@"]
+        );
+    }
+
+    #[test]
+    fn hunks_at_the_edges_and_pure_insertions_number_as_git_does() {
+        assert_eq!(headers("a\n", "b\n"), ["@@ -1 +1 @@"]);
+        assert_eq!(headers("a\nb\n", "a\nx\nb\n"), ["@@ -1,2 +1,3 @@"]);
+        assert_eq!(headers("", "a\n"), ["@@ -0,0 +1 @@"]);
+        assert_eq!(headers("a\n", ""), ["@@ -1 +0,0 @@"]);
+    }
+
+    #[test]
+    fn tens_of_thousands_of_scattered_changes_diff_exactly() {
+        // A strict O(ND) Myers took minutes on this shape (issue 21's leftover); the
+        // diff must still be exact: every ninth line changed, one hunk each.
+        let (old, new) = numbered(100_000, |i| i % 9 == 0);
+        let counts = line_counts(old.as_bytes(), new.as_bytes());
+        assert_eq!(
+            counts,
+            LineCounts {
+                added: 11_112,
+                removed: 11_112
+            }
+        );
+        let hunks = headers(&old, &new);
+        assert_eq!(hunks.len(), 11_112);
+        assert_eq!(hunks[0], "@@ -1,4 +1,4 @@");
+        assert_eq!(hunks[1], "@@ -7,7 +7,7 @@");
     }
 }
