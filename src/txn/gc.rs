@@ -84,6 +84,12 @@ pub fn gc(repo: &Repo, expire: i64) -> Result<Pruned, Error> {
     let Some(tip) = journal::tip(repo)? else {
         return Ok(report);
     };
+    // The clock is read again for the journal: the events this run just wrote are dated
+    // after the first reading, so with `--expire now` whether they went too used to
+    // depend on the second ticking during the run. Against the second reading they go
+    // with `now` and stay with any longer age, every time.
+    let now = journal::now_secs();
+    let old = |t: i64| t.saturating_add(expire) <= now;
     let entries = journal::read(repo)?;
     let (pruned, kept): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| old(e.event.time));
     report.pruned_events = pruned.len();

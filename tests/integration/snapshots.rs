@@ -348,9 +348,8 @@ fn cli_flow(json: bool) {
 
     f.shot("hook_install", &["hook", "install"]);
     f.shot("recover_status", &["recover", "--status"]);
-    // Nothing pending before `gc --expire now`: the events gc writes when it expires a
-    // preview are dated by the clock after gc's own `now` (src/txn/gc.rs), so whether
-    // they are pruned too depends on the second ticking during the run.
+    // Nothing pending before `gc --expire now`, so the snapshot has no expired ids
+    // (preview ids are not stable).
     f.shot("discard_scanned", &["discard", &scanned]);
     f.shot("discard_undone", &["discard", &rename]);
     f.shot("log_final", &["log"]);
