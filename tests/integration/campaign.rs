@@ -201,6 +201,41 @@ impl World {
             .count()
     }
 
+    /// How many entries of state commit `commit` have each status, read with git.
+    fn statuses_at(&self, commit: &str) -> serde_json::Value {
+        let blobs: String = self
+            .state
+            .git(&["ls-tree", commit])
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(2))
+            .map(|id| format!("{id}\n"))
+            .collect();
+        let mut cmd = std::process::Command::new("git");
+        self.state.env(&mut cmd);
+        cmd.current_dir(self.state.path())
+            .args(["cat-file", "--batch"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("git cat-file");
+        {
+            use std::io::Write;
+            let mut input = child.stdin.take().expect("stdin");
+            input.write_all(blobs.as_bytes()).expect("write");
+        }
+        let out = child.wait_with_output().expect("cat-file");
+        let text = String::from_utf8(out.stdout).expect("utf8");
+        let mut counts = serde_json::Map::new();
+        // Each entry is pretty JSON with its status on a line of its own.
+        for line in text.lines() {
+            if let Some(status) = line.trim().strip_prefix("\"status\": \"") {
+                let status = status.trim_end_matches([',', '"']).to_string();
+                let n = counts.get(&status).and_then(|v| v.as_u64()).unwrap_or(0);
+                counts.insert(status, (n + 1).into());
+            }
+        }
+        serde_json::Value::Object(counts)
+    }
+
     /// The number the stand-in gave `repo`'s pull request.
     fn pr_of(&self, repo: &str) -> u64 {
         std::fs::read_to_string(self.gh.path().join("prs").join(repo))
@@ -597,7 +632,10 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     assert_eq!(repos["m08"].get("checks"), None);
     let text = w.run(&["campaign", "status", &spec, "--offline"]);
     assert!(
-        text.stdout.contains("pull/3 [failing, CHANGES_REQUESTED]"),
+        text.stdout.contains(&format!(
+            "pull/{} [failing, CHANGES_REQUESTED]",
+            w.pr_of("m03")
+        )),
         "{}",
         text.stdout
     );
@@ -618,6 +656,29 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
         published.contains(&2) && published.contains(&10),
         "{published:?}"
     );
+    // Point by point, the burndown is the history: each state commit (first parents,
+    // oldest first), its subject, and the statuses its tree holds, read here with git.
+    let history: Vec<(String, String)> = w
+        .state
+        .git(&[
+            "log",
+            "--first-parent",
+            "--reverse",
+            "--format=%H %s",
+            "refs/astedit-campaign/log-to-logger",
+        ])
+        .lines()
+        .map(|l| {
+            let (c, subject) = l.split_once(' ').expect("line");
+            (c.to_string(), subject.to_string())
+        })
+        .collect();
+    assert_eq!(history.len(), burndown.len());
+    for ((commit, subject), point) in history.iter().zip(burndown) {
+        assert_eq!(point["commit"], commit.as_str());
+        assert_eq!(point["what"], subject.as_str());
+        assert_eq!(point["totals"], w.statuses_at(commit), "at {subject}");
+    }
 
     // The page: one self-contained file, chart and table.
     let page = w.root.path().join("status.html");
