@@ -23,7 +23,7 @@ pub enum CampaignCommand {
         /// Only shard I of N (1-based); the state goes to the shard's ref
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
-        /// Work on N repositories at the same time (default: the spec's at_once, else 4)
+        /// Repositories at the same time (default: the spec's at_once, else 4)
         #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         at_once: Option<u64>,
     },
@@ -37,7 +37,7 @@ pub enum CampaignCommand {
         /// Do not ask gh whether pull requests were merged or closed
         #[arg(long)]
         offline: bool,
-        /// Work on N repositories at the same time (default: the spec's at_once, else 4)
+        /// Repositories at the same time (default: the spec's at_once, else 4)
         #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         at_once: Option<u64>,
     },
@@ -51,7 +51,7 @@ pub enum CampaignCommand {
         /// Publish the rest even though the canary is not merged
         #[arg(long = "continue")]
         go_on: bool,
-        /// Work on N repositories at the same time (default: the spec's at_once, else 4)
+        /// Repositories at the same time (default: the spec's at_once, else 4)
         #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         at_once: Option<u64>,
     },
@@ -59,7 +59,7 @@ pub enum CampaignCommand {
     Refresh {
         /// The campaign spec (TOML)
         spec: PathBuf,
-        /// Work on N repositories at the same time (default: the spec's at_once, else 4)
+        /// Repositories at the same time (default: the spec's at_once, else 4)
         #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         at_once: Option<u64>,
     },
