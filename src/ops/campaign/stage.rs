@@ -86,7 +86,7 @@ pub fn stage(repo: &Repo, req: &StageRequest) -> Result<CampaignReport, Error> {
                         record(
                             repo,
                             &mut state,
-                            std::slice::from_ref(&entry),
+                            std::slice::from_ref(entry.as_ref()),
                             &format!("stage {key}: {action}"),
                             &[],
                         )?;
@@ -115,7 +115,7 @@ enum Step {
     Skipped(RepoOutcome),
     /// Its new entry; `same` when it equals the one recorded (nothing to record).
     Done {
-        entry: RepoState,
+        entry: Box<RepoState>,
         action: &'static str,
         note: Option<String>,
         same: bool,
@@ -217,7 +217,7 @@ fn stage_entry(
         serde_json::to_value(&p).ok() == serde_json::to_value(&entry).ok()
     });
     Step::Done {
-        entry,
+        entry: Box::new(entry),
         action,
         note,
         same,
