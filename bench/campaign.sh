@@ -3,8 +3,11 @@
 # repositories (default 200, each a few TypeScript files, half of them with matches)
 # and reports wall time, peak RSS and the cost per repository.
 #   bench/campaign.sh [N] [BINARY]     (BINARY default: target/release/git-astedit)
+# AT_ONCE="1 4 8" (the default "1 4") stages the campaign once per value, each time
+# from scratch (a fresh state repository and workspace): one at a time vs at once.
 set -euo pipefail
 n=${1:-200}
+AT_ONCE=${AT_ONCE:-1 4}
 bin=$(realpath "${2:-$(dirname "$0")/../target/release/git-astedit}")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -34,16 +37,21 @@ for i in $(seq 1 "$n"); do
   git clone -q --bare -- "$w" "$tmp/r$i.git"
   printf '[[repos]]\nurl = "%s"\n' "$tmp/r$i.git" >> "$spec"
 done
-mkdir "$tmp/state"
-git -C "$tmp/state" init -q -b main
-git -C "$tmp/state" commit -q --allow-empty -m init
-cd "$tmp/state"
-/usr/bin/time -f '%e %M' -o "$tmp/time" "$bin" --json campaign stage "$spec" --workspace "$tmp/ws" > "$tmp/out.json" 2> "$tmp/err" || { cat "$tmp/err" >&2; }
-read -r wall rss < "$tmp/time"
-staged=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totals"])' "$tmp/out.json")
-python3 - "$n" "$wall" "$rss" "$staged" <<'PY'
+# One fresh state repository and workspace per run: each clones every repository.
+for k in $AT_ONCE; do
+  rm -rf "$tmp/state" "$tmp/ws"
+  mkdir "$tmp/state"
+  git -C "$tmp/state" init -q -b main
+  git -C "$tmp/state" commit -q --allow-empty -m init
+  (cd "$tmp/state" && /usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "$bin" --json campaign stage "$spec" --workspace "$tmp/ws" --at-once "$k" > "$tmp/out.json" 2> "$tmp/err") || { cat "$tmp/err" >&2; }
+  read -r wall rss user sys < "$tmp/time"
+  totals=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totals"])' "$tmp/out.json")
+  commits=$(git -C "$tmp/state" rev-list --count refs/astedit-campaign/bench)
+  python3 - "$n" "$k" "$wall" "$rss" "$totals" "$commits" "$user" "$sys" <<'PY'
 import sys
-n, wall, rss, totals = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-print(f"repositories: {n}  totals: {totals}")
-print(f"wall: {wall:.2f} s  peak RSS: {rss/1024:.1f} MiB  per repository: {1000*wall/n:.1f} ms")
+n, k, wall, rss, totals, commits = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
+cpu = float(sys.argv[7]) + float(sys.argv[8])
+print(f"at once {k}: repositories {n}  totals {totals}  state commits {commits}")
+print(f"  wall {wall:.2f} s  CPU (user+system, git children included) {cpu:.2f} s  peak RSS {rss/1024:.1f} MiB  per repository {1000*wall/n:.1f} ms")
 PY
+done

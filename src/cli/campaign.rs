@@ -23,6 +23,9 @@ pub enum CampaignCommand {
         /// Only shard I of N (1-based); the state goes to the shard's ref
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
+        /// Repositories at the same time (default: the spec's at_once, else 4)
+        #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        at_once: Option<u64>,
     },
     /// Each repository's status, totals and the burndown
     Status {
@@ -34,6 +37,9 @@ pub enum CampaignCommand {
         /// Do not ask gh whether pull requests were merged or closed
         #[arg(long)]
         offline: bool,
+        /// Repositories at the same time (default: the spec's at_once, else 4)
+        #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        at_once: Option<u64>,
     },
     /// Push each staged preview as the campaign's branch and open a draft pull request
     Publish {
@@ -45,11 +51,17 @@ pub enum CampaignCommand {
         /// Publish the rest even though the canary is not merged
         #[arg(long = "continue")]
         go_on: bool,
+        /// Repositories at the same time (default: the spec's at_once, else 4)
+        #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        at_once: Option<u64>,
     },
     /// Re-derive the previews whose base moved; move each branch only over our own commit
     Refresh {
         /// The campaign spec (TOML)
         spec: PathBuf,
+        /// Repositories at the same time (default: the spec's at_once, else 4)
+        #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        at_once: Option<u64>,
     },
     /// Apply every staged preview of the campaign's local checkouts
     Apply {
@@ -92,6 +104,7 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
             spec,
             workspace,
             shard,
+            at_once,
         } => {
             let loaded = campaign::load_spec(&spec)?;
             let shard = shard.as_deref().map(campaign::parse_shard).transpose()?;
@@ -101,9 +114,10 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
             campaign::stage(
                 repo,
                 &campaign::StageRequest {
-                    spec: loaded,
                     workspace,
                     shard,
+                    at_once: loaded.at_once(count(at_once)),
+                    spec: loaded,
                 },
             )?
         }
@@ -111,6 +125,7 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
             spec,
             html,
             offline,
+            at_once,
         } => {
             let loaded = campaign::load_spec(&spec)?;
             let report = campaign::status(
@@ -118,6 +133,7 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
                 &campaign::StatusRequest {
                     name: loaded.spec.name.clone(),
                     offline,
+                    at_once: loaded.at_once(count(at_once)),
                 },
             )?;
             if let Some(file) = html {
@@ -135,15 +151,23 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
             spec,
             canary,
             go_on,
-        } => campaign::publish(
-            repo,
-            &campaign::PublishRequest {
-                spec: campaign::load_spec(&spec)?,
-                canary,
-                go_on,
-            },
-        )?,
-        C::Refresh { spec } => campaign::refresh(repo, &campaign::load_spec(&spec)?)?,
+            at_once,
+        } => {
+            let loaded = campaign::load_spec(&spec)?;
+            campaign::publish(
+                repo,
+                &campaign::PublishRequest {
+                    at_once: loaded.at_once(count(at_once)),
+                    spec: loaded,
+                    canary,
+                    go_on,
+                },
+            )?
+        }
+        C::Refresh { spec, at_once } => {
+            let loaded = campaign::load_spec(&spec)?;
+            campaign::refresh(repo, &loaded, loaded.at_once(count(at_once)))?
+        }
         C::Apply { spec, .. } => campaign::apply(repo, &campaign::load_spec(&spec)?)?,
         C::Undo { spec } => campaign::undo(repo, &campaign::load_spec(&spec)?)?,
         C::Collect { spec } => campaign::collect(repo, &campaign::load_spec(&spec)?)?,
@@ -151,4 +175,9 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
     };
     out.emit(&report)?;
     Ok(report.exit())
+}
+
+/// `--at-once N` (clap refused 0) as a count.
+fn count(n: Option<u64>) -> Option<usize> {
+    n.map(|n| usize::try_from(n).unwrap_or(usize::MAX))
 }

@@ -349,12 +349,13 @@ fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
 
 /// A progress bar for a run whose stderr is a terminal of its own: not under `--json`,
 /// nor under a pager (ours or git's, which holds the terminal), nor for the MCP server
-/// (concurrent requests, stdout a protocol).
+/// (concurrent requests, stdout a protocol) or a campaign (repositories at once).
 fn progress_bar(ctx: &Ctx, command: &str) -> Option<progress::Bar> {
     let wanted = !ctx.json
         && !ctx.out.paging()
         && !color::git_pager_in_use()
         && command != "mcp"
+        && command != "campaign"
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
     wanted.then(progress::Bar::new)
 }

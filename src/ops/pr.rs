@@ -65,6 +65,46 @@ pub struct BranchPlan {
     /// Push with `--force-with-lease=refs/heads/<name>:<lease>`: the remote branch
     /// moves only while its head is still the commit we pushed.
     pub lease: Option<gix::ObjectId>,
+    /// Spaces the writes to the forge (`gh pr create`, `gh pr edit`) of every
+    /// repository a campaign works on at once.
+    pub pace: Option<std::sync::Arc<Pace>>,
+}
+
+/// A campaign's rate limit: each write to the forge waits for its own slot, at least
+/// `interval` after the slot before, whichever thread asks.
+#[derive(Debug)]
+pub struct Pace {
+    interval: std::time::Duration,
+    last: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl Pace {
+    pub fn new(interval: std::time::Duration) -> Pace {
+        Pace {
+            interval,
+            last: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Waits for the next slot and returns it.
+    pub fn wait(&self) -> std::time::Instant {
+        let slot = {
+            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            let now = std::time::Instant::now();
+            let slot = match *last {
+                Some(t) if t + self.interval > now => t + self.interval,
+                _ => now,
+            };
+            *last = Some(slot);
+            slot
+        };
+        // Slept outside the lock: the next caller takes the slot after this one.
+        let now = std::time::Instant::now();
+        if slot > now {
+            std::thread::sleep(slot - now);
+        }
+        slot
+    }
 }
 
 /// Why a pull request could not be opened.
@@ -676,6 +716,9 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
                 .is_none_or(|s| s.eq_ignore_ascii_case("open"));
             if args.branch.is_some() && open {
                 let (title, text) = described()?;
+                if let Some(pace) = &plan.pace {
+                    pace.wait();
+                }
                 gh(&workdir, &["pr", "edit", url, &title, &text])?;
             }
             (url.to_string(), false)
@@ -696,6 +739,9 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
             }
             if !args.ready {
                 create.push("--draft");
+            }
+            if let Some(pace) = &plan.pace {
+                pace.wait();
             }
             let created = gh(&workdir, &create)?;
             let url = created

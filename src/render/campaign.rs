@@ -110,7 +110,7 @@ fn link(url: &str, text: &str) -> String {
 }
 
 /// The burndown: per state commit, the repositories still to do (staged, stale,
-/// published, diverged) against those merged.
+/// published, diverged, undone) against those merged.
 fn chart(report: &CampaignStatusReport) -> String {
     let (w, h, pad) = (640.0_f64, 240.0_f64, 30.0_f64);
     let points = &report.burndown;
@@ -120,6 +120,7 @@ fn chart(report: &CampaignStatusReport) -> String {
             RepoStatus::Stale,
             RepoStatus::Published,
             RepoStatus::Diverged,
+            RepoStatus::Undone,
         ]
         .iter()
         .map(|s| t.get(s).copied().unwrap_or(0))
@@ -212,7 +213,7 @@ pub fn html(report: &CampaignStatusReport) -> String {
          <title>Campaign {name}</title><style>\
          body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}\
          td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}\
-         tr.merged{{background:#eef9ee}}tr.failed,tr.stale,tr.diverged{{background:#fbeaea}}\
+         tr.merged{{background:#eef9ee}}tr.failed,tr.stale,tr.diverged{{background:#fbeaea}}tr.undone{{background:#fdf6e3}}\
          </style></head><body>\n<h1>Campaign {name}</h1>\n<p>State {commit} ({n} state commits)</p>\n\
          <ul id=\"totals\">{totals}</ul>\n{chart}\n<table id=\"repos\"><thead><tr><th>repository</th>\
          <th>status</th><th>files</th><th>replacements</th><th>preview</th><th>pull request</th>\

@@ -25,6 +25,12 @@ pub struct CampaignSpec {
     pub repos_file: Option<String>,
     #[serde(default)]
     pub pr: PrSpec,
+    /// How many repositories `stage`, `publish`, `refresh` and `status` work on at the
+    /// same time (default 4; `--at-once N` overrides it). The state is recorded in the
+    /// repositories' order whatever the number.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub at_once: Option<usize>,
 }
 
 /// The change: `ops` (as `edit`), `rules` (as `scan --config`) or `patch` (as `patch`).
@@ -100,12 +106,14 @@ pub struct PrSpec {
     /// Publish this many first and wait until they are merged (or `--continue`).
     #[serde(default)]
     pub canary: usize,
-    /// At most this many pull requests opened per minute (0: no limit).
+    /// At most this many writes to the forge per minute — pull requests opened, or
+    /// found and described again — however many repositories are worked on at once
+    /// (0: no limit).
     #[serde(default)]
     pub rate_per_minute: u32,
-    /// At most this many published pull requests open at once (0: no limit).
+    /// At most this many published pull requests open at the same time (0: no limit).
     #[serde(default)]
-    pub at_once: usize,
+    pub max_open: usize,
 }
 
 fn yes() -> bool {
@@ -123,7 +131,7 @@ impl Default for PrSpec {
             reviewers: Vec::new(),
             canary: 0,
             rate_per_minute: 0,
-            at_once: 0,
+            max_open: 0,
         }
     }
 }
@@ -149,12 +157,15 @@ pub enum RepoStatus {
     Closed,
     /// Applied to a local checkout (`campaign apply --local`).
     Applied,
+    /// Applied, then undone (`campaign undo`): the checkout is as before and the
+    /// preview still staged (`campaign apply --local` applies it again).
+    Undone,
     /// Could not clone, parse, stage or publish: `reason` says why.
     Failed,
 }
 
 impl RepoStatus {
-    pub const ALL: [RepoStatus; 9] = [
+    pub const ALL: [RepoStatus; 10] = [
         RepoStatus::NoChange,
         RepoStatus::Staged,
         RepoStatus::Stale,
@@ -163,6 +174,7 @@ impl RepoStatus {
         RepoStatus::Merged,
         RepoStatus::Closed,
         RepoStatus::Applied,
+        RepoStatus::Undone,
         RepoStatus::Failed,
     ];
     pub fn name(self) -> &'static str {
@@ -175,6 +187,7 @@ impl RepoStatus {
             RepoStatus::Merged => "merged",
             RepoStatus::Closed => "closed",
             RepoStatus::Applied => "applied",
+            RepoStatus::Undone => "undone",
             RepoStatus::Failed => "failed",
         }
     }

@@ -1,6 +1,6 @@
 //! Campaigns (issue 27): local bare repositories made here, a stand-in `gh` on PATH
-//! that records its argument vectors and answers `pr list`/`pr create` with JSON like
-//! gh's, the state read back from `refs/astedit-campaign/<name>`.
+//! that records its argument vectors and answers `pr list`/`pr view`/`pr create` with
+//! JSON like gh's, the state read back from `refs/astedit-campaign/<name>`.
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -9,45 +9,82 @@ use crate::contract::validate;
 use crate::util::Output;
 use crate::util::TestRepo;
 
-/// A stand-in `gh`: each call's argv recorded (NUL-separated, one file per call); pull
-/// requests kept per repository (the folder gh runs in) under `$GH_STUB_DIR/prs/`;
-/// a file `prs/<repo>.state` holding MERGED or CLOSED flips one.
+/// A stand-in `gh`: each call's argv recorded (NUL-separated, one file per call, numbered
+/// under a lock: a campaign runs gh from several threads); pull requests kept per
+/// repository (the folder gh runs in) under `$GH_STUB_DIR/prs/`, numbered from a
+/// counter; a file `prs/<repo>.state` holding MERGED or CLOSED flips one. Each write
+/// (`pr create`, `pr edit`) appends its start time to `writes`. `hold-create-<repo>`
+/// makes that repository's `pr create` wait (after `held-<repo>` appears) until the file
+/// is removed; `kill-on-create-<repo>` SIGKILLs the publisher right after the forge
+/// opened the PR. A file per running call sits in `running/`.
 const GH_STUB: &str = r#"#!/bin/sh
 dir="$GH_STUB_DIR"
-mkdir -p "$dir/calls" "$dir/prs"
+started=$(date +%s.%N)
+mkdir -p "$dir/calls" "$dir/prs" "$dir/running"
+: > "$dir/running/$$"
+trap 'rm -f "$dir/running/$$"' EXIT
+lock() { while ! mkdir "$dir/lock" 2>/dev/null; do sleep 0.01; done; }
+unlock() { rmdir "$dir/lock"; }
+lock
 n=$(ls "$dir/calls" | wc -l | tr -d ' ')
 : > "$dir/calls/$n"
 for a in "$@"; do printf '%s\0' "$a" >> "$dir/calls/$n"; done
+unlock
 repo=$(basename "$PWD")
+pr_json() {
+  num=$(cat "$dir/prs/$repo")
+  state=OPEN
+  [ -f "$dir/prs/$repo.state" ] && state=$(cat "$dir/prs/$repo.state")
+  checks='[]'
+  [ -f "$dir/prs/$repo.checks" ] && checks=$(cat "$dir/prs/$repo.checks")
+  review=''
+  [ -f "$dir/prs/$repo.review" ] && review=$(cat "$dir/prs/$repo.review")
+  echo "{\"number\":$num,\"url\":\"https://github.com/acme/$repo/pull/$num\",\"state\":\"$state\",\"isDraft\":true,\"headRefName\":\"astedit/log-to-logger\",\"statusCheckRollup\":$checks,\"reviewDecision\":\"$review\"}"
+}
 case "$1 $2" in
   "--version "*) echo "gh version 2.99.0 (stand-in)" ;;
   "auth status") ;;
   "pr list")
-    if [ -f "$dir/prs/$repo" ]; then
-      num=$(cat "$dir/prs/$repo")
-      state=OPEN
-      [ -f "$dir/prs/$repo.state" ] && state=$(cat "$dir/prs/$repo.state")
-      checks='[]'
-      [ -f "$dir/prs/$repo.checks" ] && checks=$(cat "$dir/prs/$repo.checks")
-      review=''
-      [ -f "$dir/prs/$repo.review" ] && review=$(cat "$dir/prs/$repo.review")
-      echo "[{\"number\":$num,\"url\":\"https://github.com/acme/$repo/pull/$num\",\"state\":\"$state\",\"isDraft\":true,\"statusCheckRollup\":$checks,\"reviewDecision\":\"$review\"}]"
-    else
-      echo '[]'
+    if [ -f "$dir/prs/$repo" ]; then echo "[$(pr_json)]"; else echo '[]'; fi ;;
+  "pr view")
+    if [ -f "$dir/prs/$repo" ]; then pr_json; else
+      echo "no pull requests found for branch \"$3\"" >&2; exit 1
     fi ;;
   "pr create")
-    num=$(( $(ls "$dir/prs" | wc -l) + 1 ))
+    if [ -f "$dir/hold-create-$repo" ]; then
+      : > "$dir/held-$repo"
+      while [ -f "$dir/hold-create-$repo" ]; do sleep 0.05; done
+    fi
+    lock
+    num=$(( $(cat "$dir/counter" 2>/dev/null || echo 0) + 1 ))
+    echo "$num" > "$dir/counter"
     echo "$num" > "$dir/prs/$repo"
+    echo "$started $repo create" >> "$dir/writes"
+    unlock
     echo "https://github.com/acme/$repo/pull/$num"
-    # SIGKILL the publisher right after the forge opened the PR.
     if [ -f "$dir/kill-on-create-$repo" ]; then
       rm -f "$dir/kill-on-create-$repo"
       kill -9 "$PPID"
     fi ;;
-  "pr edit") ;;
+  "pr edit")
+    lock
+    echo "$started $repo edit" >> "$dir/writes"
+    unlock ;;
   *) echo "unexpected gh call: $*" >&2; exit 9 ;;
 esac
 "#;
+
+/// Removes the stand-in's hold files when dropped: a failing test must not leave a
+/// publisher waiting forever.
+struct Release(Vec<PathBuf>);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        for f in &self.0 {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
 
 struct World {
     state: TestRepo,
@@ -162,6 +199,90 @@ impl World {
             .iter()
             .filter(|c| c.len() > 1 && c[0] == "pr" && c[1] == "create")
             .count()
+    }
+
+    /// How many entries of state commit `commit` have each status, read with git.
+    fn statuses_at(&self, commit: &str) -> serde_json::Value {
+        let blobs: String = self
+            .state
+            .git(&["ls-tree", commit])
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(2))
+            .map(|id| format!("{id}\n"))
+            .collect();
+        let mut cmd = std::process::Command::new("git");
+        self.state.env(&mut cmd);
+        cmd.current_dir(self.state.path())
+            .args(["cat-file", "--batch"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("git cat-file");
+        {
+            use std::io::Write;
+            let mut input = child.stdin.take().expect("stdin");
+            input.write_all(blobs.as_bytes()).expect("write");
+        }
+        let out = child.wait_with_output().expect("cat-file");
+        let text = String::from_utf8(out.stdout).expect("utf8");
+        let mut counts = serde_json::Map::new();
+        // Each entry is pretty JSON with its status on a line of its own.
+        for line in text.lines() {
+            if let Some(status) = line.trim().strip_prefix("\"status\": \"") {
+                let status = status.trim_end_matches([',', '"']).to_string();
+                let n = counts.get(&status).and_then(|v| v.as_u64()).unwrap_or(0);
+                counts.insert(status, (n + 1).into());
+            }
+        }
+        serde_json::Value::Object(counts)
+    }
+
+    /// The number the stand-in gave `repo`'s pull request.
+    fn pr_of(&self, repo: &str) -> u64 {
+        std::fs::read_to_string(self.gh.path().join("prs").join(repo))
+            .expect("a pull request")
+            .trim()
+            .parse()
+            .expect("number")
+    }
+
+    /// Waits (at most a minute) until `ready` holds.
+    #[track_caller]
+    fn wait_for(&self, ready: impl Fn() -> bool) {
+        for _ in 0..1200 {
+            if ready() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("waited a minute in vain; gh calls: {:?}", self.calls());
+    }
+
+    /// Waits until no stand-in call runs (a killed publisher's children finish; one
+    /// killed by SIGPIPE leaves its file behind, but not its process).
+    fn settle(&self) {
+        let running = self.gh.path().join("running");
+        self.wait_for(|| {
+            std::fs::read_dir(&running).map_or(true, |d| {
+                d.flatten()
+                    .all(|e| !Path::new("/proc").join(e.file_name()).exists())
+            })
+        });
+    }
+
+    /// The stand-in's writes (`pr create`, `pr edit`): start time, repository, kind.
+    fn writes(&self) -> Vec<(f64, String, String)> {
+        std::fs::read_to_string(self.gh.path().join("writes"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                let mut w = l.split_whitespace();
+                (
+                    w.next().and_then(|t| t.parse().ok()).expect("time"),
+                    w.next().expect("repo").to_string(),
+                    w.next().expect("kind").to_string(),
+                )
+            })
+            .collect()
     }
 
     fn flip(&self, repo: &str, state: &str) {
@@ -325,7 +446,7 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     let create = w
         .calls()
         .into_iter()
-        .find(|c| c.len() > 1 && c[1] == "create")
+        .find(|c| c.len() > 1 && c[1] == "create" && c.iter().any(|a| a.contains("for m01.")))
         .expect("create");
     assert!(create.contains(&"--draft".to_string()), "{create:?}");
     assert!(
@@ -457,7 +578,7 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     // Still one PR each; the two moved ones had title and body written again (their
     // previews changed), no other.
     assert_eq!(w.creates(), 10);
-    let edited: Vec<String> = w
+    let mut edited: Vec<String> = w
         .calls()
         .iter()
         .filter(|c| c.len() > 4 && c[0] == "pr" && c[1] == "edit")
@@ -469,6 +590,7 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
             c[2].rsplit('/').nth(2).unwrap_or("").to_string()
         })
         .collect();
+    edited.sort(); // refreshed at the same time: any order
     assert_eq!(edited, ["m03", "m04"], "{:?}", w.calls());
 
     // The forge merges one and closes another: status records it.
@@ -500,7 +622,7 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     let repos = by_key(&a);
     assert_eq!(repos["m01"]["status"], "merged");
     assert_eq!(repos["m02"]["status"], "closed");
-    assert_eq!(repos["m03"]["pr_number"], 3);
+    assert_eq!(repos["m03"]["pr_number"], w.pr_of("m03"));
     assert_eq!(repos["m03"]["checks"], "failing", "{a}");
     assert_eq!(repos["m03"]["review"], "CHANGES_REQUESTED");
     assert_eq!(repos["m04"]["checks"], "pending");
@@ -510,7 +632,10 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     assert_eq!(repos["m08"].get("checks"), None);
     let text = w.run(&["campaign", "status", &spec, "--offline"]);
     assert!(
-        text.stdout.contains("pull/3 [failing, CHANGES_REQUESTED]"),
+        text.stdout.contains(&format!(
+            "pull/{} [failing, CHANGES_REQUESTED]",
+            w.pr_of("m03")
+        )),
         "{}",
         text.stdout
     );
@@ -531,6 +656,29 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
         published.contains(&2) && published.contains(&10),
         "{published:?}"
     );
+    // Point by point, the burndown is the history: each state commit (first parents,
+    // oldest first), its subject, and the statuses its tree holds, read here with git.
+    let history: Vec<(String, String)> = w
+        .state
+        .git(&[
+            "log",
+            "--first-parent",
+            "--reverse",
+            "--format=%H %s",
+            "refs/astedit-campaign/log-to-logger",
+        ])
+        .lines()
+        .map(|l| {
+            let (c, subject) = l.split_once(' ').expect("line");
+            (c.to_string(), subject.to_string())
+        })
+        .collect();
+    assert_eq!(history.len(), burndown.len());
+    for ((commit, subject), point) in history.iter().zip(burndown) {
+        assert_eq!(point["commit"], commit.as_str());
+        assert_eq!(point["what"], subject.as_str());
+        assert_eq!(point["totals"], w.statuses_at(commit), "at {subject}");
+    }
 
     // The page: one self-contained file, chart and table.
     let page = w.root.path().join("status.html");
@@ -540,7 +688,10 @@ fn stage_status_publish_canary_continue_refresh_and_merge() {
     let html = std::fs::read_to_string(&page).expect("html");
     assert!(html.contains("<svg id=\"burndown\""));
     assert_eq!(html.matches("<tr class=").count(), 25);
-    assert!(html.contains("href=\"https://github.com/acme/m01/pull/1\""));
+    assert!(html.contains(&format!(
+        "href=\"https://github.com/acme/m01/pull/{}\"",
+        w.pr_of("m01")
+    )));
     assert!(!html.contains("<script"), "no script, no network");
 }
 
@@ -559,7 +710,7 @@ fn sigkill_during_publish_then_a_rerun_opens_each_pull_request_once() {
     // Killed after gh opened b's pull request, before the state recorded it.
     std::fs::create_dir_all(w.gh.path().join("prs")).expect("mkdir");
     std::fs::write(w.gh.path().join("kill-on-create-b"), "").expect("arm");
-    let killed = w.run(&["--json", "campaign", "publish", &spec]);
+    let killed = w.run(&["--json", "campaign", "publish", &spec, "--at-once", "1"]);
     assert_ne!(killed.code, 0, "killed: {killed:?}");
     assert_eq!(w.creates(), 2);
     let mid = w
@@ -589,6 +740,81 @@ fn sigkill_during_publish_then_a_rerun_opens_each_pull_request_once() {
         ]
     );
     assert_eq!(r["totals"]["published"], 3);
+}
+
+/// The same kill while every repository is published at once: whichever were opened
+/// or recorded when it struck, the rerun leaves exactly one pull request each, and the
+/// state names it.
+#[test]
+fn sigkill_during_a_parallel_publish_then_a_rerun_opens_each_pull_request_once() {
+    let w = World::new();
+    let mut spec = SPEC_HEAD.to_string();
+    let names = ["a", "b", "c", "d", "e"];
+    for name in names {
+        let b = w.bare(name, &[("x.ts", "console.log(1);\n")]);
+        spec.push_str(&format!("[[repos]]\nurl = \"{}\"\n", b.display()));
+    }
+    let spec = w.spec(&spec);
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    // Every repository's `gh pr create` waits until all five are under way; then c's
+    // opens its PR and kills the publisher, while the other four are still opening.
+    let gh = w.gh.path();
+    std::fs::create_dir_all(gh.join("prs")).expect("mkdir");
+    for name in names {
+        std::fs::write(gh.join(format!("hold-create-{name}")), "").expect("hold");
+    }
+    std::fs::write(gh.join("kill-on-create-c"), "").expect("arm");
+    let killed = std::thread::scope(|scope| {
+        let _release = Release(
+            names
+                .iter()
+                .map(|n| gh.join(format!("hold-create-{n}")))
+                .collect(),
+        );
+        let publisher =
+            scope.spawn(|| w.run(&["--json", "campaign", "publish", &spec, "--at-once", "5"]));
+        w.wait_for(|| names.iter().all(|n| gh.join(format!("held-{n}")).exists()));
+        std::fs::remove_file(gh.join("hold-create-c")).expect("release c");
+        publisher.join().expect("publisher")
+    });
+    assert_ne!(killed.code, 0, "killed: {killed:?}");
+    // The killed run's children go on: four more pull requests opened, none recorded.
+    for name in names {
+        let _ = std::fs::remove_file(gh.join(format!("hold-create-{name}")));
+    }
+    w.settle();
+    assert_eq!(w.creates(), 5);
+    let mid = w
+        .run(&["--json", "campaign", "status", &spec, "--offline"])
+        .json();
+    assert_eq!(mid["totals"]["staged"], 5, "{mid}");
+    w.run(&["--json", "campaign", "publish", &spec, "--at-once", "5"])
+        .assert_code(0);
+    let creates: Vec<String> = w
+        .calls()
+        .into_iter()
+        .filter(|c| c.len() > 1 && c[0] == "pr" && c[1] == "create")
+        .map(|c| {
+            let body = c.iter().find(|a| a.starts_with("--body=")).expect("body");
+            body.trim_start_matches("--body=Automated change for ")
+                .split('.')
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    let mut sorted = creates.clone();
+    sorted.sort();
+    assert_eq!(sorted, names, "each PR exactly once: {creates:?}");
+    let status = w
+        .run(&["--json", "campaign", "status", &spec, "--offline"])
+        .json();
+    assert_eq!(status["totals"]["published"], 5, "{status}");
+    for (key, r) in by_key(&status) {
+        assert_eq!(r["pr_number"], w.pr_of(&key), "{r}");
+    }
 }
 
 #[test]
@@ -621,13 +847,89 @@ fn local_checkouts_apply_and_undo_each_as_its_own_transaction() {
     }
     let undone = w.run(&["--json", "campaign", "undo", &spec]);
     undone.assert_code(0);
-    assert_eq!(undone.json()["totals"]["staged"], 2);
+    let u = undone.json();
+    validate(&w.state, "campaign", &u);
+    assert_eq!(u["totals"], serde_json::json!({"undone": 2}), "{u}");
     for d in &dirs {
         assert_eq!(
             std::fs::read_to_string(d.join("x.ts")).expect("read"),
             "console.log(1);\n"
         );
     }
+    // Status shows them undone, in the totals, the text, the page and the burndown.
+    let status = w.run(&["--json", "campaign", "status", &spec]);
+    status.assert_code(0);
+    let st = status.json();
+    validate(&w.state, "campaign-status", &st);
+    assert_eq!(st["totals"], serde_json::json!({"undone": 2}), "{st}");
+    assert!(
+        by_key(&st).values().all(|r| r["status"] == "undone"),
+        "{st}"
+    );
+    let points: Vec<&serde_json::Value> = st["burndown"]
+        .as_array()
+        .expect("burndown")
+        .iter()
+        .map(|p| &p["totals"])
+        .collect();
+    assert_eq!(
+        points,
+        [
+            &serde_json::json!({"staged": 1}),
+            &serde_json::json!({"staged": 2}),
+            &serde_json::json!({"applied": 1, "staged": 1}),
+            &serde_json::json!({"applied": 2}),
+            &serde_json::json!({"applied": 1, "undone": 1}),
+            &serde_json::json!({"undone": 2}),
+        ]
+    );
+    let text = w.run(&["campaign", "status", &spec, "--offline"]);
+    assert!(
+        text.stdout
+            .lines()
+            .filter(|l| l.split_whitespace().nth(1) == Some("undone"))
+            .count()
+            == 2
+            && text
+                .stdout
+                .contains("campaign log-to-logger: 2 undone (6 state commits)"),
+        "{}",
+        text.stdout
+    );
+    let page = w.root.path().join("status.html");
+    let p = page.display().to_string();
+    w.run(&["campaign", "status", &spec, "--offline", "--html", &p])
+        .assert_code(0);
+    let html = std::fs::read_to_string(&page).expect("html");
+    assert_eq!(html.matches("<tr class=\"undone\">").count(), 2, "{html}");
+    assert!(
+        html.contains("<li data-status=\"undone\">undone: 2</li>"),
+        "{html}"
+    );
+    // Undone is not done: the page's open line ends at 2.
+    let open = html
+        .split("class=\"open\"")
+        .nth(1)
+        .and_then(|s| s.split("points=\"").nth(1))
+        .and_then(|s| s.split('"').next())
+        .expect("open line");
+    let ys: Vec<&str> = open
+        .split_whitespace()
+        .map(|p| p.split(',').nth(1).expect("y"))
+        .collect();
+    assert_eq!(
+        ys,
+        ["120.0", "30.0", "120.0", "210.0", "120.0", "30.0"],
+        "{open}"
+    );
+    // An undone preview is applied again.
+    let again = w.run(&["--json", "campaign", "apply", &spec, "--local"]);
+    again.assert_code(0);
+    assert_eq!(again.json()["totals"]["applied"], 2, "{}", again.stdout);
+    assert_eq!(
+        std::fs::read_to_string(dirs[1].join("x.ts")).expect("read"),
+        "logger.info(1);\n"
+    );
     // `apply` without --local is a usage error.
     w.run(&["campaign", "apply", &spec]).assert_code(2);
 }
@@ -866,7 +1168,10 @@ fn the_status_page_renders_in_headless_chromium() {
     assert!(dom.contains("<tr class=\"merged\"><td>a</td>"), "{dom}");
     assert!(dom.contains("<tr class=\"no-change\"><td>b</td>"), "{dom}");
     assert!(
-        dom.contains("href=\"https://github.com/acme/a/pull/1\""),
+        dom.contains(&format!(
+            "href=\"https://github.com/acme/a/pull/{}\"",
+            w.pr_of("a")
+        )),
         "{dom}"
     );
     // The chart: both lines, one point per state commit.
@@ -891,4 +1196,203 @@ fn the_status_page_renders_in_headless_chromium() {
         dom.contains("<li data-status=\"merged\">merged: 1</li>"),
         "{dom}"
     );
+}
+
+/// Every entry of the state at `refname` in `repo`, without what differs from one run
+/// to another (when, where the clone is, the preview's id).
+fn normalized_state(repo: &TestRepo, refname: &str) -> Vec<serde_json::Value> {
+    repo.git(&["ls-tree", "--name-only", refname])
+        .lines()
+        .map(|name| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&repo.git(&["show", &format!("{refname}:{name}")]))
+                    .expect("entry");
+            let o = v.as_object_mut().expect("object");
+            for volatile in ["updated", "checkout", "preview"] {
+                o.remove(volatile);
+            }
+            v
+        })
+        .collect()
+}
+
+/// Staging the 25 repositories eight at a time writes the same state, commit by
+/// commit (subjects in spec order, the same final entries), as one at a time; one
+/// failure stops none of the others.
+#[test]
+fn a_parallel_stage_records_the_same_state_as_one_at_a_time() {
+    let w = World::new();
+    let spec = twenty_five(&w);
+    let refname = "refs/astedit-campaign/log-to-logger";
+    let ws1 = w.root.path().join("ws-one").display().to_string();
+    let one = w.run(&[
+        "--json",
+        "campaign",
+        "stage",
+        &spec,
+        "--workspace",
+        &ws1,
+        "--at-once",
+        "1",
+    ]);
+    one.assert_code(1);
+    let other = TestRepo::new();
+    other.write("README", "x\n");
+    other.commit_all("init");
+    let ws8 = w.root.path().join("ws-eight").display().to_string();
+    let eight = other.run(&[
+        "--json",
+        "campaign",
+        "stage",
+        &spec,
+        "--workspace",
+        &ws8,
+        "--at-once",
+        "8",
+    ]);
+    eight.assert_code(1);
+    let (one, eight) = (one.json(), eight.json());
+    validate(&other, "campaign", &eight);
+    let actions = |r: &serde_json::Value| -> Vec<(String, String)> {
+        r["outcomes"]
+            .as_array()
+            .expect("outcomes")
+            .iter()
+            .map(|o| (o["key"].to_string(), o["action"].to_string()))
+            .collect()
+    };
+    assert_eq!(actions(&one), actions(&eight));
+    assert_eq!(one["totals"], eight["totals"]);
+    assert_eq!(eight["totals"]["failed"], 2, "{eight}");
+    let subjects = |r: &TestRepo| r.git(&["log", "--format=%s", "--first-parent", refname]);
+    assert_eq!(subjects(&w.state), subjects(&other));
+    assert_eq!(subjects(&other).lines().count(), 25);
+    assert_eq!(
+        normalized_state(&w.state, refname),
+        normalized_state(&other, refname)
+    );
+    // Status asks gh about the open pull requests (none yet) at once too.
+    let s = other.run(&["--json", "campaign", "status", &spec, "--at-once", "3"]);
+    s.assert_code(0);
+    assert_eq!(s.json()["totals"], eight["totals"]);
+}
+
+/// Two campaign commands on one state: the one whose ref moved under it loses with the
+/// typed `concurrent` error (exit 6), writes nothing, and the state stays the winner's;
+/// the rerun goes on from there.
+#[test]
+fn a_run_whose_state_moved_under_it_fails_with_concurrent_and_leaves_the_state_whole() {
+    let w = World::new();
+    let mut spec = SPEC_HEAD.to_string();
+    for name in ["a", "b", "c"] {
+        let b = w.bare(name, &[("x.ts", "console.log(1);\n")]);
+        spec.push_str(&format!("[[repos]]\nurl = \"{}\"\n", b.display()));
+    }
+    let spec = w.spec(&spec);
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    let refname = "refs/astedit-campaign/log-to-logger";
+    let gh = w.gh.path();
+    std::fs::create_dir_all(gh.join("prs")).expect("mkdir");
+    std::fs::write(gh.join("hold-create-b"), "").expect("hold");
+    let (loser, winner_tip) = std::thread::scope(|scope| {
+        let _release = Release(vec![gh.join("hold-create-b")]);
+        let publisher =
+            scope.spawn(|| w.run(&["--json", "campaign", "publish", &spec, "--at-once", "1"]));
+        // One at a time: a is published and recorded before b's gh runs.
+        w.wait_for(|| gh.join("held-b").exists());
+        // Meanwhile the forge merged a, and a status run records it.
+        w.flip("a", "MERGED");
+        let status = w.run(&["--json", "campaign", "status", &spec]);
+        status.assert_code(0);
+        assert_eq!(by_key(&status.json())["a"]["status"], "merged");
+        let tip = w.state.git(&["rev-parse", refname]);
+        std::fs::remove_file(gh.join("hold-create-b")).expect("release");
+        (publisher.join().expect("publisher"), tip)
+    });
+    loser.assert_code(6);
+    let err = loser.json();
+    validate(&w.state, "campaign", &err);
+    assert_eq!(err["error"]["code"], "concurrent", "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains(refname),
+        "{err}"
+    );
+    // Nothing of the loser's landed: the ref is where the winner left it, whole.
+    assert_eq!(w.state.git(&["rev-parse", refname]), winner_tip);
+    w.state.fsck();
+    let mid = w
+        .run(&["--json", "campaign", "status", &spec, "--offline"])
+        .json();
+    let m = by_key(&mid);
+    assert_eq!(
+        [&m["a"]["status"], &m["b"]["status"], &m["c"]["status"]],
+        ["merged", "staged", "staged"]
+    );
+    assert_eq!(
+        w.state.git(&["log", "-1", "--format=%s", refname]).trim(),
+        "status a: merged"
+    );
+    // The rerun finds b's pull request (opened before the loss) and opens c's.
+    let rerun = w.run(&["--json", "campaign", "publish", &spec]);
+    rerun.assert_code(0);
+    assert_eq!(w.creates(), 3, "each PR exactly once");
+    let r = rerun.json();
+    assert_eq!(r["totals"]["published"], 2, "{r}");
+    assert_eq!(r["totals"]["merged"], 1, "{r}");
+}
+
+/// Four repositories published at once under `rate_per_minute = 120`: the writes to
+/// the forge still come one every half second; `max_open` holds the fifth back.
+#[test]
+fn the_rate_limit_spaces_forge_writes_across_parallel_workers() {
+    let w = World::new();
+    let mut spec = SPEC_HEAD
+        .replace(
+            "rate_per_minute = 6000",
+            "rate_per_minute = 120\nmax_open = 4",
+        )
+        .replace(
+            "name = \"log-to-logger\"",
+            "name = \"log-to-logger\"\nat_once = 4",
+        );
+    for name in ["a", "b", "c", "d", "e"] {
+        let b = w.bare(name, &[("x.ts", "console.log(1);\n")]);
+        spec.push_str(&format!("[[repos]]\nurl = \"{}\"\n", b.display()));
+    }
+    let spec = w.spec(&spec);
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    let out = w.run(&["--json", "campaign", "publish", &spec]);
+    out.assert_code(0);
+    let r = out.json();
+    assert_eq!(r["totals"]["published"], 4, "{r}");
+    assert_eq!(r["outcomes"][4]["action"], "waiting", "{r}");
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("at most 4 open at the same time") && notes.contains("every 0.5s"),
+        "{notes}"
+    );
+    let mut times: Vec<f64> = w.writes().iter().map(|(t, _, _)| *t).collect();
+    times.sort_by(f64::total_cmp);
+    assert_eq!(times.len(), 4);
+    // Three gaps of half a second at least (less a margin for the stand-in's start).
+    assert!(times[3] - times[0] >= 1.0, "{times:?}");
+    // A spec that asks for nothing at once is refused, as is the flag.
+    let zero = w.spec(
+        &std::fs::read_to_string(&spec)
+            .expect("spec")
+            .replace("at_once = 4", "at_once = 0"),
+    );
+    let out = w.run(&["--json", "campaign", "stage", &zero]);
+    out.assert_code(2);
+    assert_eq!(out.json()["error"]["code"], "bad-campaign-spec");
+    let out = w.run(&["--json", "campaign", "publish", &spec, "--at-once", "0"]);
+    out.assert_code(2);
+    assert_eq!(out.json()["error"]["code"], "usage");
 }

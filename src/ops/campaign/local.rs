@@ -17,7 +17,8 @@ use crate::Error;
 
 /// Applies every staged preview of a local checkout (`campaign apply --local`).
 pub fn apply(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
-    each_local(repo, loaded, "apply", RepoStatus::Staged, |clone, s| {
+    let from = [RepoStatus::Staged, RepoStatus::Undone];
+    each_local(repo, loaded, "apply", &from, |clone, s| {
         let req = crate::ops::apply::ApplyRequest {
             id: s.preview.clone(),
             options: crate::ops::apply::ApplyOptions {
@@ -33,14 +34,14 @@ pub fn apply(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
 
 /// Undoes every preview `campaign apply --local` applied (`campaign undo`).
 pub fn undo(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
-    each_local(repo, loaded, "undo", RepoStatus::Applied, |clone, s| {
+    each_local(repo, loaded, "undo", &[RepoStatus::Applied], |clone, s| {
         let req = crate::ops::undo::UndoRequest {
             id: s.preview.clone(),
             reason: Some(format!("campaign {} undone", loaded.spec.name)),
             ..Default::default()
         };
         crate::ops::undo::run(clone, &req)?;
-        Ok(RepoStatus::Staged)
+        Ok(RepoStatus::Undone)
     })
 }
 
@@ -48,7 +49,7 @@ fn each_local(
     repo: &Repo,
     loaded: &Loaded,
     command: &str,
-    from: RepoStatus,
+    from: &[RepoStatus],
     act: impl Fn(&Repo, &RepoState) -> Result<RepoStatus, Error>,
 ) -> Result<CampaignReport, Error> {
     let mut state = super::read_state(repo, &super::state_ref(&loaded.spec.name))?;
@@ -58,7 +59,7 @@ fn each_local(
     let mut todo: Vec<RepoState> = state
         .repos
         .values()
-        .filter(|s| s.status == from)
+        .filter(|s| from.contains(&s.status))
         .cloned()
         .collect();
     todo.sort_by_key(|s| s.order);
@@ -105,7 +106,8 @@ fn each_local(
         }
     }
     if outcomes.is_empty() {
-        notes.push(format!("no repository is {}", from.name()));
+        let names: Vec<&str> = from.iter().map(|s| s.name()).collect();
+        notes.push(format!("no repository is {}", names.join(" or ")));
     }
     Ok(super::report(loaded, command, &state, outcomes, notes))
 }

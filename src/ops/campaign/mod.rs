@@ -38,6 +38,7 @@ use crate::txn;
 use crate::Error;
 
 mod local;
+mod pool;
 mod publish;
 mod stage;
 mod status;
@@ -46,6 +47,7 @@ pub use local::apply;
 pub use local::collect;
 pub use local::matrix;
 pub use local::undo;
+pub use pool::DEFAULT_AT_ONCE;
 pub use publish::publish;
 pub use publish::refresh;
 pub use publish::PublishRequest;
@@ -123,6 +125,14 @@ impl Loaded {
     pub fn resolve(&self, p: &str) -> PathBuf {
         self.dir.join(p)
     }
+    /// How many repositories to work on at once: `asked` (`--at-once`), else the
+    /// spec's `at_once`, else [`DEFAULT_AT_ONCE`].
+    pub fn at_once(&self, asked: Option<usize>) -> usize {
+        asked
+            .or(self.spec.at_once)
+            .unwrap_or(DEFAULT_AT_ONCE)
+            .max(1)
+    }
 }
 
 /// Reads and checks a spec.
@@ -147,6 +157,9 @@ pub fn load_spec(path: &Path) -> Result<Loaded, Error> {
             spec.name
         ))
         .into());
+    }
+    if spec.at_once == Some(0) {
+        return Err(bad("at_once must be at least 1".into()).into());
     }
     let c = &spec.change;
     let kinds = usize::from(!c.ops.is_empty())

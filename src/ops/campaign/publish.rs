@@ -4,6 +4,7 @@
 //! semantics, and move the branch only over the commit we pushed).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::git;
 use super::outcome;
@@ -11,6 +12,7 @@ use super::record;
 use super::Loaded;
 use super::State;
 use crate::ops::pr::BranchPlan;
+use crate::ops::pr::Pace;
 use crate::ops::pr::PrRequest;
 use crate::repo::Repo;
 use crate::report::campaign::CampaignReport;
@@ -25,6 +27,8 @@ pub struct PublishRequest {
     pub canary: Option<usize>,
     /// Go on past a canary that is not merged yet.
     pub go_on: bool,
+    /// How many repositories are pushed and opened at the same time.
+    pub at_once: usize,
 }
 
 fn load(repo: &Repo, loaded: &Loaded) -> Result<State, Error> {
@@ -35,75 +39,98 @@ fn load(repo: &Repo, loaded: &Loaded) -> Result<State, Error> {
     Ok(state)
 }
 
-/// Asks gh for the pull request of each published repository and records what moved
-/// (merged, closed); returns the outcomes.
+/// Asks gh for the pull request of each published repository (`at_once` at a time)
+/// and records what moved (merged, closed; an open one's checks and review); returns
+/// the outcomes.
 pub(super) fn sync_prs(
     repo: &Repo,
     state: &mut State,
+    at_once: usize,
     only: impl Fn(&RepoState) -> bool,
 ) -> Result<Vec<RepoOutcome>, Error> {
     let mut outcomes = Vec::new();
-    let keys: Vec<String> = state
+    let mut asked: Vec<RepoState> = state
         .repos
         .values()
         .filter(|s| matches!(s.status, RepoStatus::Published | RepoStatus::Diverged) && only(s))
-        .map(|s| s.key.clone())
+        .cloned()
         .collect();
-    for key in keys {
-        let mut s = state.repos[&key].clone();
-        let (Some(dir), Some(branch)) = (s.checkout.clone(), s.branch.clone()) else {
-            continue;
-        };
-        let found = match crate::ops::pr::find(Path::new(&dir), &branch) {
-            Ok(f) => f,
-            Err(e) => {
-                outcomes.push(outcome(&s, "unknown", Some(e.to_string())));
-                continue;
-            }
-        };
-        let Some(found) = found else { continue };
-        let status = match found.state.as_str() {
-            "MERGED" => RepoStatus::Merged,
-            "CLOSED" => RepoStatus::Closed,
-            _ => {
-                // Open: its checks and review, recorded when they changed.
-                if (&found.checks, &found.review) != (&s.checks, &s.review) {
-                    s.checks = found.checks;
-                    s.review = found.review;
-                    s.updated = super::now();
-                    let said = [s.checks.as_deref(), s.review.as_deref()]
-                        .into_iter()
-                        .flatten()
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    record(
-                        repo,
-                        state,
-                        std::slice::from_ref(&s),
-                        &format!(
-                            "status {key}: open, {}",
-                            if said.is_empty() { "no checks" } else { &said }
-                        ),
-                        &[],
-                    )?;
+    asked.sort_by_key(|s| s.order);
+    super::pool::in_order(
+        &asked,
+        at_once,
+        None,
+        |s| match (&s.checkout, &s.branch) {
+            (Some(dir), Some(branch)) => Some(crate::ops::pr::find(Path::new(dir), branch)),
+            _ => None,
+        },
+        |_| true,
+        |s, found| {
+            let mut s = s.clone();
+            let key = s.key.clone();
+            let found = match found.flatten() {
+                None => return Ok(()),
+                Some(Ok(f)) => f,
+                Some(Err(e)) => {
+                    outcomes.push(outcome(&s, "unknown", Some(e.to_string())));
+                    return Ok(());
                 }
-                continue;
-            }
-        };
-        s.status = status;
-        s.pr_url = Some(found.url);
-        s.pr_number = found.number.or(s.pr_number);
-        s.updated = super::now();
-        record(
-            repo,
-            state,
-            std::slice::from_ref(&s),
-            &format!("status {key}: {}", status.name()),
-            &[],
-        )?;
-        outcomes.push(outcome(&s, status.name(), None));
-    }
+            };
+            let Some(found) = found else { return Ok(()) };
+            let status = match found.state.as_str() {
+                "MERGED" => RepoStatus::Merged,
+                "CLOSED" => RepoStatus::Closed,
+                _ => {
+                    // Open: its checks and review, recorded when they changed.
+                    if (&found.checks, &found.review) != (&s.checks, &s.review) {
+                        s.checks = found.checks;
+                        s.review = found.review;
+                        s.updated = super::now();
+                        let said = [s.checks.as_deref(), s.review.as_deref()]
+                            .into_iter()
+                            .flatten()
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        record(
+                            repo,
+                            state,
+                            std::slice::from_ref(&s),
+                            &format!(
+                                "status {key}: open, {}",
+                                if said.is_empty() { "no checks" } else { &said }
+                            ),
+                            &[],
+                        )?;
+                    }
+                    return Ok(());
+                }
+            };
+            s.status = status;
+            s.pr_url = Some(found.url);
+            s.pr_number = found.number.or(s.pr_number);
+            s.updated = super::now();
+            record(
+                repo,
+                state,
+                std::slice::from_ref(&s),
+                &format!("status {key}: {}", status.name()),
+                &[],
+            )?;
+            outcomes.push(outcome(&s, status.name(), None));
+            Ok(())
+        },
+    )?;
     Ok(outcomes)
+}
+
+/// The spec's rate limit as a pace shared by every repository of one run.
+fn pace(loaded: &Loaded) -> Option<Arc<Pace>> {
+    let rate = loaded.spec.pr.rate_per_minute;
+    (rate > 0).then(|| {
+        Arc::new(Pace::new(std::time::Duration::from_secs_f64(
+            60.0 / f64::from(rate),
+        )))
+    })
 }
 
 pub fn publish(repo: &Repo, req: &PublishRequest) -> Result<CampaignReport, Error> {
@@ -112,7 +139,7 @@ pub fn publish(repo: &Repo, req: &PublishRequest) -> Result<CampaignReport, Erro
     let mut state = load(repo, loaded)?;
     let mut notes = Vec::new();
     let canary = req.canary.unwrap_or(pr.canary);
-    let mut outcomes = sync_prs(repo, &mut state, |s| s.canary)?;
+    let mut outcomes = sync_prs(repo, &mut state, req.at_once, |s| s.canary)?;
     let published: Vec<&RepoState> = state
         .repos
         .values()
@@ -144,18 +171,18 @@ pub fn publish(repo: &Repo, req: &PublishRequest) -> Result<CampaignReport, Erro
              again once they are merged) for the rest"
         ));
     }
-    if pr.at_once > 0 {
+    if pr.max_open > 0 {
         let open = state
             .repos
             .values()
             .filter(|s| matches!(s.status, RepoStatus::Published | RepoStatus::Diverged))
             .count();
-        let room = pr.at_once.saturating_sub(open);
+        let room = pr.max_open.saturating_sub(open);
         if room < budget {
             budget = room;
             notes.push(format!(
-                "at most {} open at once: {open} open, publishing at most {room}",
-                pr.at_once
+                "at most {} open at the same time: {open} open, publishing at most {room}",
+                pr.max_open
             ));
         }
     }
@@ -166,74 +193,70 @@ pub fn publish(repo: &Repo, req: &PublishRequest) -> Result<CampaignReport, Erro
         .cloned()
         .collect();
     todo.sort_by_key(|s| s.order);
-    let interval = (pr.rate_per_minute > 0)
-        .then(|| std::time::Duration::from_secs_f64(60.0 / f64::from(pr.rate_per_minute)));
-    let mut last_open: Option<std::time::Instant> = None;
-    let mut done = 0;
-    for mut s in todo {
-        if done >= budget {
-            outcomes.push(outcome(&s, "waiting", None));
-            continue;
-        }
-        // The rate limit counts requests to the forge: one publish is one.
-        if let (Some(i), Some(t)) = (interval, last_open) {
-            let elapsed = t.elapsed();
-            if elapsed < i {
-                std::thread::sleep(i - elapsed);
+    let pace = pace(loaded);
+    // A failure leaves its place in the budget to the next repository, as one at a
+    // time would.
+    super::pool::in_order(
+        &todo,
+        req.at_once,
+        (budget != usize::MAX).then_some(budget),
+        |s| publish_one(loaded, s, None, None, pace.clone()),
+        |r| r.is_ok(),
+        |s, result| {
+            let mut s = s.clone();
+            match result {
+                None => outcomes.push(outcome(&s, "waiting", None)),
+                Some(Ok(r)) => {
+                    s.status = RepoStatus::Published;
+                    s.pushed_commit = Some(r.commit);
+                    s.pr_url = Some(r.url.clone());
+                    s.pr_number = pr_number(&r.url);
+                    s.canary = as_canary;
+                    s.reason = None;
+                    s.updated = super::now();
+                    record(
+                        repo,
+                        &mut state,
+                        std::slice::from_ref(&s),
+                        &format!(
+                            "publish {}: {} {}",
+                            s.key,
+                            if r.created { "opened" } else { "found" },
+                            r.url
+                        ),
+                        &[],
+                    )?;
+                    outcomes.push(outcome(
+                        &s,
+                        if r.created { "published" } else { "found" },
+                        Some(r.url),
+                    ));
+                }
+                Some(Err(e)) => {
+                    // Stays staged: a rerun tries again.
+                    let why = format!("publish failed: {e}");
+                    s.reason = Some(why.clone());
+                    s.updated = super::now();
+                    record(
+                        repo,
+                        &mut state,
+                        std::slice::from_ref(&s),
+                        &format!("publish {}: failed", s.key),
+                        &[],
+                    )?;
+                    let mut o = outcome(&s, "failed", Some(why));
+                    o.status = RepoStatus::Failed;
+                    outcomes.push(o);
+                }
             }
-        }
-        last_open = Some(std::time::Instant::now());
-        match publish_one(loaded, &s, None, None) {
-            Ok(r) => {
-                s.status = RepoStatus::Published;
-                s.pushed_commit = Some(r.commit);
-                s.pr_url = Some(r.url.clone());
-                s.pr_number = pr_number(&r.url);
-                s.canary = as_canary;
-                s.reason = None;
-                s.updated = super::now();
-                record(
-                    repo,
-                    &mut state,
-                    std::slice::from_ref(&s),
-                    &format!(
-                        "publish {}: {} {}",
-                        s.key,
-                        if r.created { "opened" } else { "found" },
-                        r.url
-                    ),
-                    &[],
-                )?;
-                outcomes.push(outcome(
-                    &s,
-                    if r.created { "published" } else { "found" },
-                    Some(r.url),
-                ));
-                done += 1;
-            }
-            Err(e) => {
-                // Stays staged: a rerun tries again.
-                let why = format!("publish failed: {e}");
-                s.reason = Some(why.clone());
-                s.updated = super::now();
-                record(
-                    repo,
-                    &mut state,
-                    std::slice::from_ref(&s),
-                    &format!("publish {}: failed", s.key),
-                    &[],
-                )?;
-                let mut o = outcome(&s, "failed", Some(why));
-                o.status = RepoStatus::Failed;
-                outcomes.push(o);
-            }
-        }
-    }
-    if let Some(i) = interval {
+            Ok(())
+        },
+    )?;
+    if pr.rate_per_minute > 0 {
         notes.push(format!(
-            "rate limit {} per minute: one pull request every {:.1}s",
+            "rate limit {} per minute: one write to the forge every {:.1}s",
             pr.rate_per_minute,
-            i.as_secs_f64()
+            60.0 / f64::from(pr.rate_per_minute)
         ));
     }
     Ok(super::report(loaded, "publish", &state, outcomes, notes))
@@ -249,6 +272,7 @@ fn publish_one(
     s: &RepoState,
     parent: Option<gix::ObjectId>,
     lease: Option<gix::ObjectId>,
+    pace: Option<Arc<Pace>>,
 ) -> Result<crate::report::PrReport, Error> {
     let pr = &loaded.spec.pr;
     let dir = s.checkout.clone().unwrap_or_default();
@@ -272,15 +296,16 @@ fn publish_one(
             reviewers: pr.reviewers.clone(),
             parent,
             lease,
+            pace,
         }),
     };
     crate::ops::pr::run(&clone, &request)
 }
 
-/// `campaign refresh`.
-pub fn refresh(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
+/// `campaign refresh` (`at_once` repositories at a time).
+pub fn refresh(repo: &Repo, loaded: &Loaded, at_once: usize) -> Result<CampaignReport, Error> {
     let mut state = load(repo, loaded)?;
-    let mut outcomes = sync_prs(repo, &mut state, |_| true)?;
+    let mut outcomes = sync_prs(repo, &mut state, at_once, |_| true)?;
     let mut todo: Vec<RepoState> = state
         .repos
         .values()
@@ -295,19 +320,30 @@ pub fn refresh(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
         .cloned()
         .collect();
     todo.sort_by_key(|s| s.order);
-    for s in todo {
-        let (o, changed) = refresh_one(loaded, s);
-        if let Some(c) = changed {
-            record(
-                repo,
-                &mut state,
-                std::slice::from_ref(&c),
-                &format!("refresh {}: {}", c.key, o.action),
-                &[],
-            )?;
-        }
-        outcomes.push(o);
-    }
+    let pace = pace(loaded);
+    super::pool::in_order(
+        &todo,
+        at_once,
+        None,
+        |s| refresh_one(loaded, s.clone(), pace.clone()),
+        |_| true,
+        |_, result| {
+            let Some((o, changed)) = result else {
+                return Ok(());
+            };
+            if let Some(c) = changed {
+                record(
+                    repo,
+                    &mut state,
+                    std::slice::from_ref(&c),
+                    &format!("refresh {}: {}", c.key, o.action),
+                    &[],
+                )?;
+            }
+            outcomes.push(o);
+            Ok(())
+        },
+    )?;
     Ok(super::report(
         loaded,
         "refresh",
@@ -318,7 +354,11 @@ pub fn refresh(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
 }
 
 /// One repository: the outcome, and the entry to record when it changed.
-fn refresh_one(loaded: &Loaded, mut s: RepoState) -> (RepoOutcome, Option<RepoState>) {
+fn refresh_one(
+    loaded: &Loaded,
+    mut s: RepoState,
+    pace: Option<Arc<Pace>>,
+) -> (RepoOutcome, Option<RepoState>) {
     let key = s.key.clone();
     let spec = loaded
         .repos
@@ -442,7 +482,7 @@ fn refresh_one(loaded: &Loaded, mut s: RepoState) -> (RepoOutcome, Option<RepoSt
             .pushed_commit
             .as_deref()
             .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
-        match publish_one(loaded, &s, parent, lease) {
+        match publish_one(loaded, &s, parent, lease, pace) {
             Ok(r) => s.pushed_commit = Some(r.commit),
             Err(e) => {
                 s.status = RepoStatus::Stale;

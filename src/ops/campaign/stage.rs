@@ -16,6 +16,7 @@ use crate::ops::stage::Audience;
 use crate::ops::stage::Staging;
 use crate::repo::Repo;
 use crate::report::campaign::CampaignReport;
+use crate::report::campaign::RepoOutcome;
 use crate::report::campaign::RepoSpec;
 use crate::report::campaign::RepoState;
 use crate::report::campaign::RepoStatus;
@@ -29,6 +30,8 @@ pub struct StageRequest {
     pub workspace: PathBuf,
     /// Only shard `(I, N)`; the state goes to the shard's ref.
     pub shard: Option<(usize, usize)>,
+    /// How many repositories are cloned and staged at the same time.
+    pub at_once: usize,
 }
 
 /// What staging one repository found.
@@ -55,110 +58,46 @@ pub fn stage(repo: &Repo, req: &StageRequest) -> Result<CampaignReport, Error> {
     if let Some((i, n)) = req.shard {
         notes.push(format!("shard {i}/{n}: state in {refname}"));
     }
-    for (order, (key, spec)) in req.spec.repos.iter().enumerate() {
-        if !super::in_shard(order, req.shard) {
-            continue;
-        }
-        let previous = state.repos.get(key).cloned();
-        // A repository past staging is refresh's and publish's business.
-        if let Some(p) = &previous {
-            if !matches!(
-                p.status,
-                RepoStatus::NoChange | RepoStatus::Failed | RepoStatus::Staged
-            ) {
-                outcomes.push(outcome(
-                    p,
-                    "skipped",
-                    Some(format!("already {}", p.status.name())),
-                ));
-                continue;
-            }
-        }
-        let mut entry = RepoState {
-            key: key.clone(),
-            order,
-            source: spec.url.clone().or(spec.path.clone()).unwrap_or_default(),
-            local: spec.path.is_some(),
-            checkout: None,
-            base: spec.base.clone(),
-            base_commit: None,
-            preview: None,
-            files: Vec::new(),
-            file_count: 0,
-            replacements: 0,
-            status: RepoStatus::Failed,
-            reason: None,
-            branch: Some(req.spec.branch()),
-            pushed_commit: None,
-            pr_url: None,
-            pr_number: None,
-            checks: None,
-            review: None,
-            canary: false,
-            updated: super::now(),
-        };
-        // Staged on the same base already: nothing to redo.
-        if let Some(p) = &previous {
-            if p.status == RepoStatus::Staged {
-                if let Ok(now) = current_base(&req.workspace, key, spec) {
-                    if now.1.as_deref() == p.base_commit.as_deref() && now.1.is_some() {
-                        outcomes.push(outcome(p, "skipped", Some("already staged".into())));
-                        continue;
+    // Each repository with its entry as this run found it.
+    let items: Vec<(usize, &String, &RepoSpec, Option<RepoState>)> = req
+        .spec
+        .repos
+        .iter()
+        .enumerate()
+        .filter(|(order, _)| super::in_shard(*order, req.shard))
+        .map(|(order, (key, spec))| (order, key, spec, state.repos.get(key).cloned()))
+        .collect();
+    super::pool::in_order(
+        &items,
+        req.at_once,
+        None,
+        |(order, key, spec, previous)| stage_entry(req, *order, key, spec, previous.as_ref()),
+        |_| true,
+        |(_, key, _, _), result| {
+            match result {
+                Some(Step::Skipped(o)) => outcomes.push(o),
+                Some(Step::Done {
+                    entry,
+                    action,
+                    note,
+                    same,
+                }) => {
+                    if !same {
+                        record(
+                            repo,
+                            &mut state,
+                            std::slice::from_ref(entry.as_ref()),
+                            &format!("stage {key}: {action}"),
+                            &[],
+                        )?;
                     }
+                    outcomes.push(outcome(&entry, action, note));
                 }
+                None => {}
             }
-        }
-        let (action, note) = match stage_one(&req.spec, &req.workspace, key, spec) {
-            Ok(s) => {
-                entry.checkout = Some(s.checkout.display().to_string());
-                entry.base = s.base;
-                entry.base_commit = s.base_commit;
-                entry.file_count = s.files.len();
-                entry.files = s.files;
-                entry.replacements = s.replacements;
-                // A file that does not parse may hide matches: such a repository is
-                // not published (its preview, if any, stays named for a look).
-                entry.preview = s.preview.clone();
-                match (s.preview, s.parse_failure) {
-                    (_, Some(why)) => {
-                        entry.status = RepoStatus::Failed;
-                        entry.reason = Some(why.clone());
-                        ("failed", Some(why))
-                    }
-                    (Some(_), None) => {
-                        entry.status = RepoStatus::Staged;
-                        ("staged", None)
-                    }
-                    (None, None) => {
-                        entry.status = RepoStatus::NoChange;
-                        entry.reason = Some("nothing matches".into());
-                        ("no-change", None)
-                    }
-                }
-            }
-            Err(why) => {
-                entry.status = RepoStatus::Failed;
-                entry.reason = Some(why.clone());
-                ("failed", Some(why))
-            }
-        };
-        // A rerun that finds the same is not a change of state.
-        let same = previous.as_ref().is_some_and(|p| {
-            let mut p = p.clone();
-            p.updated.clone_from(&entry.updated);
-            serde_json::to_value(&p).ok() == serde_json::to_value(&entry).ok()
-        });
-        if !same {
-            record(
-                repo,
-                &mut state,
-                std::slice::from_ref(&entry),
-                &format!("stage {key}: {action}"),
-                &[],
-            )?;
-        }
-        outcomes.push(outcome(&entry, action, note));
-    }
+            Ok(())
+        },
+    )?;
     Ok(CampaignReport {
         schema_version: Version,
         name: name.clone(),
@@ -168,6 +107,121 @@ pub fn stage(repo: &Repo, req: &StageRequest) -> Result<CampaignReport, Error> {
         outcomes,
         notes,
     })
+}
+
+/// What staging one repository came to.
+enum Step {
+    /// Left as it was (past staging, or staged on the same base).
+    Skipped(RepoOutcome),
+    /// Its new entry; `same` when it equals the one recorded (nothing to record).
+    Done {
+        entry: Box<RepoState>,
+        action: &'static str,
+        note: Option<String>,
+        same: bool,
+    },
+}
+
+/// Stages one repository (on a worker thread: no access to the state).
+fn stage_entry(
+    req: &StageRequest,
+    order: usize,
+    key: &str,
+    spec: &RepoSpec,
+    previous: Option<&RepoState>,
+) -> Step {
+    // A repository past staging is refresh's and publish's business.
+    if let Some(p) = previous {
+        if !matches!(
+            p.status,
+            RepoStatus::NoChange | RepoStatus::Failed | RepoStatus::Staged
+        ) {
+            return Step::Skipped(outcome(
+                p,
+                "skipped",
+                Some(format!("already {}", p.status.name())),
+            ));
+        }
+    }
+    let mut entry = RepoState {
+        key: key.to_string(),
+        order,
+        source: spec.url.clone().or(spec.path.clone()).unwrap_or_default(),
+        local: spec.path.is_some(),
+        checkout: None,
+        base: spec.base.clone(),
+        base_commit: None,
+        preview: None,
+        files: Vec::new(),
+        file_count: 0,
+        replacements: 0,
+        status: RepoStatus::Failed,
+        reason: None,
+        branch: Some(req.spec.branch()),
+        pushed_commit: None,
+        pr_url: None,
+        pr_number: None,
+        checks: None,
+        review: None,
+        canary: false,
+        updated: super::now(),
+    };
+    // Staged on the same base already: nothing to redo.
+    if let Some(p) = previous {
+        if p.status == RepoStatus::Staged {
+            if let Ok(now) = current_base(&req.workspace, key, spec) {
+                if now.1.as_deref() == p.base_commit.as_deref() && now.1.is_some() {
+                    return Step::Skipped(outcome(p, "skipped", Some("already staged".into())));
+                }
+            }
+        }
+    }
+    let (action, note) = match stage_one(&req.spec, &req.workspace, key, spec) {
+        Ok(s) => {
+            entry.checkout = Some(s.checkout.display().to_string());
+            entry.base = s.base;
+            entry.base_commit = s.base_commit;
+            entry.file_count = s.files.len();
+            entry.files = s.files;
+            entry.replacements = s.replacements;
+            // A file that does not parse may hide matches: such a repository is
+            // not published (its preview, if any, stays named for a look).
+            entry.preview = s.preview.clone();
+            match (s.preview, s.parse_failure) {
+                (_, Some(why)) => {
+                    entry.status = RepoStatus::Failed;
+                    entry.reason = Some(why.clone());
+                    ("failed", Some(why))
+                }
+                (Some(_), None) => {
+                    entry.status = RepoStatus::Staged;
+                    ("staged", None)
+                }
+                (None, None) => {
+                    entry.status = RepoStatus::NoChange;
+                    entry.reason = Some("nothing matches".into());
+                    ("no-change", None)
+                }
+            }
+        }
+        Err(why) => {
+            entry.status = RepoStatus::Failed;
+            entry.reason = Some(why.clone());
+            ("failed", Some(why))
+        }
+    };
+    // A rerun that finds the same is not a change of state.
+    let same = previous.is_some_and(|p| {
+        let mut p = p.clone();
+        p.updated.clone_from(&entry.updated);
+        serde_json::to_value(&p).ok() == serde_json::to_value(&entry).ok()
+    });
+    Step::Done {
+        entry: Box::new(entry),
+        action,
+        note,
+        same,
+    }
 }
 
 /// The checkout of a repository: the local path, or its clone in the workspace.

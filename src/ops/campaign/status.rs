@@ -12,6 +12,8 @@ pub struct StatusRequest {
     pub name: String,
     /// Do not ask `gh` for the pull requests' state (no state commit then).
     pub offline: bool,
+    /// How many pull requests are asked about at the same time.
+    pub at_once: usize,
 }
 
 pub fn status(repo: &Repo, req: &StatusRequest) -> Result<CampaignStatusReport, Error> {
@@ -22,7 +24,7 @@ pub fn status(repo: &Repo, req: &StatusRequest) -> Result<CampaignStatusReport, 
     }
     let mut notes = Vec::new();
     if !req.offline {
-        for o in super::publish::sync_prs(repo, &mut state, |_| true)? {
+        for o in super::publish::sync_prs(repo, &mut state, req.at_once, |_| true)? {
             if let Some(n) = &o.note {
                 notes.push(format!("{}: {n}", o.key));
             }
