@@ -4,7 +4,7 @@ on each file (in parallel), and the result turned into a [`ChangeSet`] whose bef
 is the work tree's bytes as read — uncommitted edits included.
 */
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 
 use crate::change::ChangeSet;
 use crate::change::FileChange;
@@ -98,12 +98,7 @@ impl EditOutcome {
     }
 
     /// The preview metadata of this edit.
-    pub fn meta(
-        &self,
-        ops: &[Op],
-        lang: Option<SupportLang>,
-        reason: Option<String>,
-    ) -> PreviewMeta {
+    pub fn meta(&self, ops: &[Op], lang: Option<Lang>, reason: Option<String>) -> PreviewMeta {
         PreviewMeta {
             kind: crate::change::PreviewKind::Edit,
             summary: self.summary(),
@@ -137,7 +132,7 @@ pub fn edit(
     repo: &Repo,
     set: &FileSet,
     ops: &[Op],
-    forced_lang: Option<SupportLang>,
+    forced_lang: Option<Lang>,
     max_file_size: u64,
 ) -> Result<EditOutcome, Error> {
     let mut changes = Vec::new();
@@ -161,7 +156,7 @@ pub fn edit(
 /// How an edit runs, besides its ops and its files.
 pub struct Options<'a> {
     /// Parse every file as this language.
-    pub forced_lang: Option<SupportLang>,
+    pub forced_lang: Option<Lang>,
     pub max_file_size: u64,
     /// Checked as each file is done (the outcome is then partial: a caller that passes
     /// a `cancel` checks it before using the outcome). Files go in parallel.
@@ -212,7 +207,7 @@ const UNCHANGED: &[u8] = b"unchanged";
 
 /// [`Options`] less what drives the run.
 struct Setup<'a> {
-    forced_lang: Option<SupportLang>,
+    forced_lang: Option<Lang>,
     max_file_size: u64,
     cache: Option<&'a crate::cache::Settings>,
 }

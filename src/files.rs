@@ -9,8 +9,7 @@ silently: the caller reports the counts.
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 
-use ast_grep_language::Language;
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 use gix::dir::entry::Kind;
 use gix::dir::entry::Status;
 
@@ -202,7 +201,7 @@ pub struct Options {
     pub pathspecs: Vec<String>,
     /// Only files of this language (by extension), plus files named exactly by a
     /// pathspec, which are parsed as this language whatever their extension.
-    pub lang: Option<SupportLang>,
+    pub lang: Option<Lang>,
     pub max_file_size: u64,
     /// A project's `languageGlobs`, taken before extensions.
     pub language_globs: LanguageGlobs,
@@ -286,7 +285,7 @@ impl PathGlobs {
 /// folders, so `*.blk` matches `src/a.blk`.
 #[derive(Debug, Clone, Default)]
 pub struct LanguageGlobs {
-    by_language: Vec<(SupportLang, globset::GlobSet)>,
+    by_language: Vec<(Lang, globset::GlobSet)>,
 }
 
 impl LanguageGlobs {
@@ -312,7 +311,7 @@ impl LanguageGlobs {
     }
 
     /// The language of `path`: by glob first, then by extension.
-    pub fn language_of(&self, path: &str) -> Option<SupportLang> {
+    pub fn language_of(&self, path: &str) -> Option<Lang> {
         self.by_language
             .iter()
             .find(|(_, set)| set.is_match(path))
@@ -326,7 +325,7 @@ impl LanguageGlobs {
 pub struct Candidate {
     /// Repository path.
     pub path: String,
-    pub lang: SupportLang,
+    pub lang: Lang,
     /// The size the index recorded (the file's size when untracked): a hint for
     /// scheduling only.
     pub size_hint: u64,
@@ -345,14 +344,14 @@ pub struct FileSet {
 }
 
 /// Parses a language name or alias (`ts`, `python`, `rs`, …).
-pub fn parse_language(name: &str) -> Result<SupportLang, Error> {
-    name.parse::<SupportLang>()
+pub fn parse_language(name: &str) -> Result<Lang, Error> {
+    name.parse::<Lang>()
         .map_err(|_| Error::UnknownLanguage(name.to_string()))
 }
 
 /// The languages we know, for error hints.
 pub fn language_names() -> String {
-    SupportLang::all_langs()
+    Lang::all_langs()
         .iter()
         .map(|l| l.to_string())
         .collect::<Vec<_>>()
@@ -360,13 +359,13 @@ pub fn language_names() -> String {
 }
 
 /// The language of a path by its extension (case-insensitively, unlike ast-grep).
-pub fn language_of(path: &str) -> Option<SupportLang> {
+pub fn language_of(path: &str) -> Option<Lang> {
     let p = std::path::Path::new(path);
-    if let Some(l) = SupportLang::from_path(p) {
+    if let Some(l) = Lang::from_path(p) {
         return Some(l);
     }
     let lower = path.to_ascii_lowercase();
-    SupportLang::from_path(std::path::Path::new(&lower))
+    Lang::from_path(std::path::Path::new(&lower))
 }
 
 /// Whether `GIT_LITERAL_PATHSPECS` is on (git's boolean spelling): every pathspec is

@@ -6,7 +6,7 @@ return the hits in path order (the same on every run).
 
 use std::collections::BTreeMap;
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 
 use crate::error::Classify;
 use crate::error::Exit;
@@ -71,7 +71,7 @@ impl Classify for Error {
 #[derive(Debug, Clone)]
 pub struct FileHits {
     pub path: String,
-    pub lang: SupportLang,
+    pub lang: Lang,
     pub matches: Vec<Match>,
     /// The file's text, kept only when asked for (context lines need it).
     pub source: Option<String>,
@@ -100,8 +100,8 @@ pub struct PerLanguage<T> {
 /// none of the languages, is an error.
 pub fn compile_per_language<T>(
     what: &str,
-    langs: impl IntoIterator<Item = SupportLang>,
-    compile: impl Fn(SupportLang) -> Result<T, rewrite::Error>,
+    langs: impl IntoIterator<Item = Lang>,
+    compile: impl Fn(Lang) -> Result<T, rewrite::Error>,
 ) -> Result<PerLanguage<T>, Error> {
     let mut out = PerLanguage {
         compiled: BTreeMap::new(),
@@ -155,7 +155,7 @@ pub struct GrepSummary {
 #[derive(Debug, Clone, Copy)]
 pub struct Options<'a> {
     /// Parse every file as this language.
-    pub forced_lang: Option<SupportLang>,
+    pub forced_lang: Option<Lang>,
     pub max_file_size: u64,
     pub keep: Keep,
     /// Checked as each file is done: once it says stop, the search stops and the
@@ -389,7 +389,7 @@ pub fn grep(
 pub fn grep_text(
     name: &str,
     text: String,
-    lang: SupportLang,
+    lang: Lang,
     pattern: &str,
     opts: &Options<'_>,
     sink: impl FnOnce(FileHits) -> bool,
@@ -428,7 +428,7 @@ pub fn grep_text(
 pub struct GrepFile<'a> {
     /// The path, written as the caller asked.
     pub path: String,
-    pub lang: SupportLang,
+    pub lang: Lang,
     /// The matches to show, in position order.
     pub matches: &'a [Match],
     /// The file's lines (empty unless context was asked for).

@@ -1,9 +1,9 @@
 //! Flag groups shared by the commands that read files (`grep`, `edit`) and stage
 //! previews (`edit`, `patch`).
 
-use ast_grep_language::SupportLang;
 use git_astedit::error::UsageError;
 use git_astedit::files;
+use git_astedit::lang::Lang;
 use git_astedit::ops::stage::Apply;
 use git_astedit::ops::stage::Audience;
 use git_astedit::ops::stage::DiffOptions;
@@ -66,7 +66,7 @@ pub enum NoIgnore {
 
 impl InputArgs {
     /// Sets up the thread pool and lists the files.
-    pub fn collect(&self, repo: &Repo) -> Result<(files::FileSet, Option<SupportLang>), Error> {
+    pub fn collect(&self, repo: &Repo) -> Result<(files::FileSet, Option<Lang>), Error> {
         if let Some(n) = self.threads {
             // Fails only when a pool already exists, which cannot happen this early.
             let _ = rayon::ThreadPoolBuilder::new()

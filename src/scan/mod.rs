@@ -383,7 +383,7 @@ fn scan_with(
         _ => None,
     };
     let hash_kind = repo.git.object_hash();
-    let key_of = |id: &gix::oid, lang: ast_grep_language::SupportLang, file_rules: &[&Rule]| {
+    let key_of = |id: &gix::oid, lang: crate::lang::Lang, file_rules: &[&Rule]| {
         let mut k = crate::cache::KeyBuilder::new("file");
         k.add(&query_key)
             .add(id.as_bytes())

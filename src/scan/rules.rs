@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::path::PathBuf;
 
+use crate::lang::Lang;
 use ast_grep_config::DeserializeEnv;
 use ast_grep_config::GlobalRules;
 use ast_grep_config::RuleConfig;
@@ -25,7 +26,6 @@ use ast_grep_core::matcher::Matcher;
 use ast_grep_core::replacer::TemplateFix;
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::Language;
-use ast_grep_language::SupportLang;
 use globset::GlobBuilder;
 use globset::GlobSet;
 use globset::GlobSetBuilder;
@@ -90,7 +90,7 @@ impl Severity {
 /// One compiled rule and where it came from.
 pub struct Rule {
     pub id: String,
-    pub lang: SupportLang,
+    pub lang: Lang,
     pub severity: Severity,
     /// The message template as written (metavariables unexpanded).
     pub message: String,
@@ -100,7 +100,7 @@ pub struct Rule {
     pub source: String,
     /// 1-based line of the rule's `id` in that file, when found.
     pub line: Option<usize>,
-    pub config: RuleConfig<SupportLang>,
+    pub config: RuleConfig<Lang>,
     pub(crate) message_template: TemplateFix,
     files: Option<GlobSet>,
     ignores: Option<GlobSet>,
@@ -126,12 +126,12 @@ impl Rule {
     /// Whether the rule runs on a file of this path and language: on the file itself,
     /// or on the code of its language embedded in it (a JavaScript rule in an HTML
     /// file's `<script>`, as ast-grep's injections).
-    pub fn runs_in(&self, path: &str, lang: SupportLang) -> bool {
+    pub fn runs_in(&self, path: &str, lang: Lang) -> bool {
         self.applies_to(path, lang) || (hosts(lang, self.lang) && self.applies_to(path, self.lang))
     }
 
     /// Whether the rule applies to a file of this repository path and language.
-    pub fn applies_to(&self, path: &str, lang: SupportLang) -> bool {
+    pub fn applies_to(&self, path: &str, lang: Lang) -> bool {
         if self.lang != lang {
             return false;
         }
@@ -160,7 +160,7 @@ impl Rule {
 
 /// Whether files of `host` may embed code of `guest` (HTML: JavaScript, TypeScript and
 /// CSS in `<script>` and `<style>`), as ast-grep's language injections.
-pub fn hosts(host: SupportLang, guest: SupportLang) -> bool {
+pub fn hosts(host: Lang, guest: Lang) -> bool {
     host != guest
         && host.injectable_languages().is_some_and(|names| {
             names
@@ -175,7 +175,7 @@ pub struct RuleSet {
     /// Ids of rules with `severity: off` (loaded, checked, not run).
     pub disabled: Vec<String>,
     /// Those rules compiled, in the same order (`test --include-off` runs them).
-    pub disabled_configs: Vec<RuleConfig<SupportLang>>,
+    pub disabled_configs: Vec<RuleConfig<Lang>>,
     /// The config files read, as displayed.
     pub sources: Vec<String>,
     /// Bound on fix re-runs (`max-passes` in astedit.toml).
@@ -195,7 +195,7 @@ impl RuleSet {
     /// Whether `rule` runs on a file of this path and language: on the file, or on
     /// code of the rule's language embedded in it (HTML's `<script>`, or where a
     /// `languageInjections` entry says).
-    pub fn runs_in(&self, rule: &Rule, path: &str, lang: SupportLang) -> bool {
+    pub fn runs_in(&self, rule: &Rule, path: &str, lang: Lang) -> bool {
         rule.runs_in(path, lang)
             || (self
                 .injections
@@ -208,11 +208,11 @@ impl RuleSet {
 /// One `languageInjections` entry, compiled: in files of `host`, where `matcher`
 /// matches, its `$CONTENT` is code of the language `$LANG` names, else `default`.
 pub struct Injection {
-    pub host: SupportLang,
+    pub host: Lang,
     pub matcher: ast_grep_config::RuleCore,
-    pub default: Option<SupportLang>,
+    pub default: Option<Lang>,
     /// Every language the entry may inject.
-    pub candidates: Vec<SupportLang>,
+    pub candidates: Vec<Lang>,
 }
 
 /// A `languageInjections` entry as written (ast-grep's schema).
@@ -283,7 +283,7 @@ struct Loader<'r> {
     docs: Vec<Doc>,
     /// Source texts, indexed by `Doc::text_index`, to find a rule's line.
     texts: Vec<String>,
-    utils: Vec<SerializableGlobalRule<SupportLang>>,
+    utils: Vec<SerializableGlobalRule<Lang>>,
     sources: Vec<String>,
     max_passes: Option<usize>,
     warnings: Vec<String>,
@@ -719,7 +719,7 @@ impl<'r> Loader<'r> {
     fn util_dir(&mut self, dir: &Path) -> Result<(), Error> {
         for file in self.list_yaml(dir)? {
             let index = self.read(&file)?;
-            let utils: Vec<SerializableGlobalRule<SupportLang>> =
+            let utils: Vec<SerializableGlobalRule<Lang>> =
                 ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
                     Error::BadConfigFile {
                         file: display(self.repo, &file),
@@ -838,7 +838,7 @@ enum Compiled {
     Off {
         id: String,
         line: Option<usize>,
-        config: Box<RuleConfig<SupportLang>>,
+        config: Box<RuleConfig<Lang>>,
     },
 }
 
@@ -917,7 +917,7 @@ fn compile(
             ));
         }
     }
-    let serialized = match SerializableRuleConfig::<SupportLang>::deserialize(value.clone()) {
+    let serialized = match SerializableRuleConfig::<Lang>::deserialize(value.clone()) {
         Ok(s) => s,
         Err(e) => {
             let (field, detail) = blame_field(map, e.to_string());
@@ -1034,12 +1034,12 @@ fn blame_field(map: &BTreeMap<Value, Value>, whole: String) -> (String, String) 
                 part.insert(key(f), v.clone());
             }
         }
-        SerializableRuleConfig::<SupportLang>::deserialize(Value::Map(part))
+        SerializableRuleConfig::<Lang>::deserialize(Value::Map(part))
             .map(|_| ())
             .map_err(|e| e.to_string())
     };
     if let Some(lang) = map.get(&key("language")) {
-        if let Err(e) = SupportLang::deserialize(lang.clone()) {
+        if let Err(e) = Lang::deserialize(lang.clone()) {
             return ("language".into(), e.to_string());
         }
     }

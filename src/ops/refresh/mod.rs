@@ -34,7 +34,7 @@ and nothing is staged. The old preview stays pending.
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 
 use crate::change::FileChange;
 use crate::change::FileContent;
@@ -447,7 +447,7 @@ enum Derived {
 /// The edit ops recorded in a preview, and the language forced at staging.
 struct EditOps {
     ops: Vec<Op>,
-    forced: Option<SupportLang>,
+    forced: Option<Lang>,
 }
 
 impl EditOps {
@@ -493,7 +493,7 @@ fn pairs(rw: &Option<crate::rewrite::FileRewrite>) -> Vec<(usize, String, String
 /// Whether two re-runs' replacements are the same sites but for layout: pairwise,
 /// the matched texts and the results are the same tokens (a formatter ran between).
 fn same_sites(
-    lang: SupportLang,
+    lang: Lang,
     now: &[(usize, String, String)],
     then: &[(usize, String, String)],
 ) -> bool {
