@@ -73,6 +73,8 @@ impl InputArgs {
                 .num_threads(n.max(1))
                 .build_global();
         }
+        // The project's config first: `--lang` may name one of its customLanguages.
+        let language_globs = git_astedit::ops::grep::language_globs(repo, self.config.as_deref())?;
         let lang = self
             .lang
             .as_deref()
@@ -96,7 +98,7 @@ impl InputArgs {
             pathspecs: self.pathspecs.clone(),
             lang,
             max_file_size: self.max_filesize,
-            language_globs: git_astedit::ops::grep::language_globs(repo, self.config.as_deref())?,
+            language_globs,
             globs: files::PathGlobs::new(&self.globs, &folder_prefix(repo))?,
             no_ignore,
         };

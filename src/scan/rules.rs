@@ -289,8 +289,9 @@ struct Loader<'r> {
     warnings: Vec<String>,
     /// `languageGlobs`, as (language, globs) in the order read.
     language_globs: Vec<(String, Vec<String>)>,
-    /// `customLanguages`: (name, where its grammar library is said to be).
-    custom_languages: Vec<(String, String)>,
+    /// `customLanguages`, loaded: (name, `*.ext` globs), taken after `languageGlobs`
+    /// and before the built-in extensions, as ast-grep does.
+    custom_languages: Vec<(String, Vec<String>)>,
     injections: Vec<Injection>,
 }
 
@@ -366,6 +367,9 @@ pub fn project_language_globs(
             file: file.clone(),
             detail: e.to_string(),
         })?;
+    if let Some(custom) = &parsed.custom_languages {
+        loader.custom_languages(custom, &path, &file)?;
+    }
     if let Some(globs) = &parsed.language_globs {
         loader.language_globs(globs, &file)?;
     }
@@ -373,6 +377,7 @@ pub fn project_language_globs(
         loader
             .language_globs
             .iter()
+            .chain(&loader.custom_languages)
             .map(|(lang, globs)| (lang.as_str(), globs.clone())),
     )
     .map_err(|detail| Error::BadConfigFile {
@@ -563,36 +568,90 @@ impl<'r> Loader<'r> {
         Ok(())
     }
 
-    /// Notes the names of `customLanguages` and where their libraries are said to be
-    /// (relative to the config's folder), for the error a rule in one of them gets.
-    fn custom_languages(&mut self, value: &Value, config: &Path) {
+    /// Loads `customLanguages` (ast-grep's schema: `{name: {libraryPath, extensions,
+    /// languageSymbol, metaVarChar, expandoChar}}`, `libraryPath` relative to the
+    /// config's folder, or a map from target triple to path).
+    fn custom_languages(&mut self, value: &Value, config: &Path, file: &str) -> Result<(), Error> {
+        let bad = |detail: String| Error::BadConfigFile {
+            file: file.to_string(),
+            detail: format!("customLanguages: {detail}"),
+        };
         let Value::Map(map) = value else {
-            return;
+            return Err(bad("expected a mapping of language names".into()));
         };
         let dir = config.parent().unwrap_or(Path::new("."));
         for (name, spec) in map {
             let Value::String(name) = name else {
-                continue;
+                return Err(bad("language names must be strings".into()));
             };
-            let library = match spec {
-                Value::Map(m) => match m.get(&Value::String("libraryPath".into())) {
-                    Some(Value::String(p)) => Some(p.clone()),
-                    // One path per platform: name the first.
-                    Some(Value::Map(per)) => per.values().find_map(|v| match v {
-                        Value::String(p) => Some(p.clone()),
-                        _ => None,
-                    }),
-                    _ => None,
-                },
-                _ => None,
+            let Value::Map(spec) = spec else {
+                return Err(bad(format!("{name}: expected a mapping")));
             };
-            let detail = match library {
-                Some(lib) if dir.join(&lib).exists() => format!("its grammar is in '{lib}'"),
-                Some(lib) => format!("its library '{lib}' does not exist"),
-                None => "no libraryPath is given".to_string(),
+            let field = |key: &str| spec.get(&Value::String(key.into()));
+            let text = |key: &str| -> Result<Option<String>, Error> {
+                match field(key) {
+                    None | Some(Value::Unit) | Some(Value::Option(None)) => Ok(None),
+                    Some(Value::String(s)) => Ok(Some(s.clone())),
+                    Some(_) => Err(bad(format!("{name}: {key} must be a string"))),
+                }
             };
-            self.custom_languages.push((name.clone(), detail));
+            let one_char = |key: &str| -> Result<Option<char>, Error> {
+                match text(key)? {
+                    None => Ok(None),
+                    Some(s) => {
+                        let mut chars = s.chars();
+                        match (chars.next(), chars.next()) {
+                            (Some(c), None) => Ok(Some(c)),
+                            _ => Err(bad(format!("{name}: {key} must be one character"))),
+                        }
+                    }
+                }
+            };
+            let library = match field("libraryPath") {
+                Some(Value::String(p)) => p.clone(),
+                Some(Value::Map(per)) => {
+                    let target = env!("ASTEDIT_TARGET");
+                    match per.get(&Value::String(target.into())) {
+                        Some(Value::String(p)) => p.clone(),
+                        _ => {
+                            return Err(bad(format!(
+                                "{name}: libraryPath names no library for this platform \
+                                 ({target})"
+                            )))
+                        }
+                    }
+                }
+                None => return Err(bad(format!("{name}: libraryPath is missing"))),
+                Some(_) => return Err(bad(format!("{name}: libraryPath must be a path"))),
+            };
+            let extensions = match field("extensions") {
+                None => Vec::new(),
+                Some(Value::Seq(items)) => items
+                    .iter()
+                    .map(|v| match v {
+                        Value::String(e) => Ok(e.trim_start_matches('.').to_string()),
+                        _ => Err(bad(format!("{name}: extensions must be strings"))),
+                    })
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err(bad(format!("{name}: extensions must be a list"))),
+            };
+            let spec = crate::lang::CustomSpec {
+                name: name.clone(),
+                library: dir.join(&library),
+                library_shown: library,
+                symbol: text("languageSymbol")?,
+                meta_var: one_char("metaVarChar")?,
+                expando: one_char("expandoChar")?,
+                extensions: extensions.clone(),
+            };
+            crate::lang::load_custom(&spec).map_err(|e| Error::CustomLanguage {
+                file: file.to_string(),
+                error: e,
+            })?;
+            let globs = extensions.iter().map(|e| format!("*.{e}")).collect();
+            self.custom_languages.push((name.clone(), globs));
         }
+        Ok(())
     }
 
     /// Compiles `languageInjections`: a list of ast-grep rules with a `hostLanguage`
@@ -645,16 +704,12 @@ impl<'r> Loader<'r> {
                 file: file.clone(),
                 detail: e.to_string(),
             })?;
+        // Custom languages first: globs, injections and rules may name them.
+        if let Some(custom) = &parsed.custom_languages {
+            self.custom_languages(custom, path, &file)?;
+        }
         if let Some(globs) = &parsed.language_globs {
             self.language_globs(globs, &file)?;
-        }
-        if let Some(custom) = &parsed.custom_languages {
-            self.custom_languages(custom, path);
-            self.warnings.push(format!(
-                "{file}: customLanguages are not loaded (git-astedit loads no tree-sitter \
-                 grammar from a dynamic library, as ast-grep's default --custom-languages \
-                 ignore); a rule in one of them is refused"
-            ));
         }
         if let Some(injections) = &parsed.language_injections {
             self.language_injections(injections, &file)?;
@@ -741,14 +796,11 @@ impl<'r> Loader<'r> {
                 detail: chain(&e),
             })?
         };
-        let globals = Globals {
-            rules,
-            needs,
-            custom: self.custom_languages,
-        };
+        let globals = Globals { rules, needs };
         let language_globs = crate::files::LanguageGlobs::new(
             self.language_globs
                 .iter()
+                .chain(&self.custom_languages)
                 .map(|(lang, globs)| (lang.as_str(), globs.clone())),
         )
         .map_err(|detail| Error::BadConfigFile {
@@ -828,8 +880,6 @@ impl<'r> Loader<'r> {
 struct Globals {
     rules: GlobalRules,
     needs: need::GlobalUtils,
-    /// `customLanguages`: (name, where its grammar library is said to be).
-    custom: Vec<(String, String)>,
 }
 
 enum Compiled {
@@ -905,18 +955,6 @@ fn compile(
         }
     }
 
-    if let Some(Value::String(lang)) = map.get(&Value::String("language".into())) {
-        if let Some((_, detail)) = globals.custom.iter().find(|(name, _)| name == lang) {
-            return Err(bad(
-                "language",
-                format!(
-                    "'{lang}' is a custom language of sgconfig.yml's customLanguages ({detail}); \
-                     git-astedit cannot load a tree-sitter grammar from a dynamic library: \
-                     move the rule out of ruleDirs, or run it with ast-grep"
-                ),
-            ));
-        }
-    }
     let serialized = match SerializableRuleConfig::<Lang>::deserialize(value.clone()) {
         Ok(s) => s,
         Err(e) => {

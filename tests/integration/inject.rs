@@ -77,50 +77,6 @@ fn fixes_in_embedded_code_are_written_in_place_and_undone() {
 }
 
 #[test]
-fn a_rule_in_a_custom_language_is_refused_with_the_reason() {
-    let repo = project();
-    repo.write(
-        "sgconfig.yml",
-        "ruleDirs: [rules]\ncustomLanguages:\n  mylang:\n    libraryPath: mylang.so\n    \
-         extensions: [my]\n",
-    );
-    // Only warned about while no rule uses it.
-    let out = repo.run(&["--json", "scan"]);
-    out.assert_code(1);
-    let notices = out.json()["notices"].to_string();
-    assert!(
-        notices.contains("customLanguages are not loaded"),
-        "{notices}"
-    );
-    // A rule in it: exit 2, saying the library is missing.
-    repo.write(
-        "rules/my.yml",
-        "id: my-rule\nlanguage: mylang\nrule: {pattern: 'x'}\n",
-    );
-    let out = repo.run(&["--json", "scan"]);
-    out.assert_code(2);
-    let message = out.json()["error"].to_string();
-    assert!(
-        message.contains("library 'mylang.so' does not exist"),
-        "{message}"
-    );
-    assert!(message.contains("custom language"), "{message}");
-    // A library that is there cannot be loaded either: said so, never a crash.
-    repo.write("mylang.so", "not a library");
-    let out = repo.run(&["--json", "scan"]);
-    out.assert_code(2);
-    let message = out.json()["error"].to_string();
-    assert!(
-        message.contains("its grammar is in 'mylang.so'"),
-        "{message}"
-    );
-    assert!(
-        message.contains("cannot load a tree-sitter grammar"),
-        "{message}"
-    );
-}
-
-#[test]
 fn a_styled_template_declared_in_language_injections_is_scanned_and_fixed() {
     let repo = project();
     repo.write(
