@@ -426,6 +426,7 @@ fn run_edit(
                         path: &file.path,
                         origin: Origin::Op(op),
                         change: *p,
+                        around: None,
                     })
                 });
                 if !deliver(i, one) {

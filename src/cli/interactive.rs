@@ -24,7 +24,7 @@ use similar::TextDiff;
 use super::Out;
 
 /// The question, as `git add -p` words its own.
-const QUESTION: &str = "Apply this change [y,n,a,d,q,?]? ";
+const QUESTION: &str = "Apply this change [y,n,a,d,q,e,?]? ";
 
 const HELP: &str = "\
 y - apply this change
@@ -32,6 +32,8 @@ n - do not apply this change
 a - apply this change and all later ones in this file
 d - do not apply this change or any later one in this file
 q - quit; do not apply this change or any later one (those accepted so far are kept)
+e - edit this change's replacement in your editor; what you save is made instead
+    (saved unchanged: as y; saved empty: as n)
 ? - print help
 ";
 
@@ -53,15 +55,17 @@ pub struct Asked {
 }
 
 /// Runs `run` with a prompter on stdin/stdout. What stdout holds so far is written
-/// first, so the questions come after it.
+/// first, so the questions come after it. `repo` says which editor `e` opens.
 pub fn session<T>(
     out: &mut Out,
     color: bool,
     several_ops: bool,
+    repo: &git_astedit::repo::Repo,
     run: impl FnOnce(&mut Prompter<'static>) -> Result<T, Error>,
 ) -> Result<(T, Asked), Error> {
     out.flush()?;
     let mut prompter = Prompter::stdio(color, several_ops);
+    prompter.editor = editor(|key| repo.config_value(key).flatten());
     let result = run(&mut prompter);
     let asked = Asked {
         offered: prompter.offered,
@@ -92,6 +96,52 @@ pub struct Prompter<'a> {
     /// Changes offered and accepted, whether asked or answered by `a`/`d`/`q`.
     pub offered: usize,
     pub accepted: usize,
+    /// The editor `e` runs (a shell command, as git runs it), or why there is none.
+    pub editor: Result<String, String>,
+}
+
+/// The editor as git chooses it: `GIT_EDITOR`, `core.editor`, `VISUAL` (unless the
+/// terminal is dumb), `EDITOR`, else `vi` (none on a dumb terminal).
+pub fn editor(config: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let dumb = std::env::var("TERM").map_or(true, |t| t == "dumb");
+    env("GIT_EDITOR")
+        .or_else(|| config("core.editor").filter(|v| !v.is_empty()))
+        .or_else(|| if dumb { None } else { env("VISUAL") })
+        .or_else(|| env("EDITOR"))
+        .or_else(|| (!dumb).then(|| "vi".to_string()))
+        .ok_or_else(|| "the terminal is dumb, but EDITOR is unset".to_string())
+}
+
+/// Runs `editor` on `file` as git runs its editor: through the shell, the file as
+/// `"$@"`, so the command may hold arguments and the path is never re-parsed.
+fn run_editor(editor: &str, file: &std::path::Path) -> Result<(), String> {
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$@\""))
+        .arg(editor)
+        .arg(file)
+        .status()
+        .map_err(|e| format!("cannot run the editor '{editor}': {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the editor '{editor}' failed ({status})"))
+    }
+}
+
+/// What the person saved for a replacement: the text, without the one newline an
+/// editor adds at the end when the proposed text had none.
+fn saved_replacement(proposed: &str, saved: String) -> String {
+    if proposed.ends_with('\n') {
+        return saved;
+    }
+    for end in ["\r\n", "\n"] {
+        if let Some(cut) = saved.strip_suffix(end) {
+            return cut.to_string();
+        }
+    }
+    saved
 }
 
 impl<'a> Prompter<'a> {
@@ -125,7 +175,34 @@ impl<'a> Prompter<'a> {
             quit: false,
             offered: 0,
             accepted: 0,
+            editor: Err("no editor".into()),
         }
+    }
+
+    /// `e`: the proposed replacement in a temporary file (named like the file, for the
+    /// editor's highlighting) opened in the editor. `Ok(None)`: saved empty.
+    fn edit(&mut self, p: &Proposal<'_>) -> Result<Option<String>, String> {
+        let editor = self.editor.clone()?;
+        let name = std::path::Path::new(p.path)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = tempfile::Builder::new()
+            .prefix("astedit-edit-")
+            .tempdir()
+            .map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+        let file = dir
+            .path()
+            .join(if name.is_empty() { "change" } else { &name });
+        std::fs::write(&file, p.after())
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        run_editor(&editor, &file)?;
+        let saved =
+            std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let saved =
+            String::from_utf8(saved).map_err(|_| "the saved text is not UTF-8".to_string())?;
+        let saved = saved_replacement(p.after(), saved);
+        Ok((!saved.is_empty()).then_some(saved))
     }
 
     fn paint(&self, style: &str, text: &str) -> String {
@@ -179,6 +256,7 @@ impl<'a> Prompter<'a> {
                 "a" => return 'a',
                 "d" => return 'd',
                 "q" => return 'q',
+                "e" => return 'e',
                 "?" => {}
                 _ => {
                     let why =
@@ -323,8 +401,29 @@ impl Select for Prompter<'_> {
                 if !self.write(&shown) {
                     return false;
                 }
-                match self.ask() {
-                    'y' => true,
+                let mut answer = self.ask();
+                while answer == 'e' {
+                    match self.edit(p) {
+                        Ok(Some(own)) => {
+                            *p.change.replaced.borrow_mut() = Some(own);
+                            break;
+                        }
+                        Ok(None) => {
+                            let note = self.paint(RED, "Saved empty: this change is not made.");
+                            self.write(&format!("{note}\n"));
+                            answer = 'n';
+                        }
+                        Err(why) => {
+                            let why = self.paint(RED, &format!("error: {why}"));
+                            if !self.write(&format!("{why}\n")) {
+                                return false;
+                            }
+                            answer = self.ask();
+                        }
+                    }
+                }
+                match answer {
+                    'y' | 'e' => true,
                     'a' => {
                         self.choice = FileChoice::AcceptRest;
                         true
@@ -372,7 +471,9 @@ mod tests {
                 site_end: start + before.len(),
                 earlier: &[],
                 kept: "",
+                replaced: Box::leak(Box::new(std::cell::RefCell::new(None))),
             },
+            around: None,
         }
     }
 

@@ -258,7 +258,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let report = if args.interactive {
         let color = out.color();
-        interactive::session(out, color, false, |prompter| {
+        interactive::session(out, color, false, repo, |prompter| {
             ops::scan::run(repo, &request, Some(prompter))
         })?
         .0

@@ -242,6 +242,7 @@ pub fn run_file_selecting(
                                 path,
                                 origin: Origin::Rule(&rule.id),
                                 change: *p,
+                                around: None,
                             })
                     },
                 )
@@ -495,6 +496,15 @@ pub fn run_file_injected(
         if rules.is_empty() {
             continue;
         }
+        // Offered in the host's terms: shown with the file around the region, at its
+        // place in the file (lines, context).
+        let around = (&current[..region.start], &current[region.end..]);
+        let mut in_host = |p: &Proposal<'_>| {
+            select(&Proposal {
+                around: Some(around),
+                ..*p
+            })
+        };
         let part = run_file_selecting(
             path,
             &current[region.start..region.end],
@@ -502,7 +512,7 @@ pub fn run_file_injected(
             &rules,
             mode,
             max_passes,
-            select,
+            &mut in_host,
         )?;
         let at = Base::of(&current, region.start);
         remaining.extend(part.remaining.into_iter().map(|f| at.shift(f)));
