@@ -286,6 +286,9 @@ impl PathGlobs {
 #[derive(Debug, Clone, Default)]
 pub struct LanguageGlobs {
     by_language: Vec<(Lang, globset::GlobSet)>,
+    /// The project's `languageInjections` (where code of one language sits inside
+    /// another's files), for `grep` and `edit`.
+    pub injections: std::sync::Arc<Vec<crate::lang::Injection>>,
 }
 
 impl LanguageGlobs {
@@ -303,7 +306,10 @@ impl LanguageGlobs {
             }
             by_language.push((lang, set.build().map_err(|e| format!("{name}: {e}"))?));
         }
-        Ok(LanguageGlobs { by_language })
+        Ok(LanguageGlobs {
+            by_language,
+            injections: Default::default(),
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -338,6 +344,12 @@ pub struct Candidate {
 #[derive(Debug, Default)]
 pub struct FileSet {
     pub files: Vec<Candidate>,
+    /// With a language asked for (`-l`): files of other languages that may embed code
+    /// of it (HTML's `<script>`, a project's `languageInjections`), each with its own
+    /// language. Searched only where they embed it.
+    pub hosts: Vec<Candidate>,
+    /// The project's `languageInjections`.
+    pub injections: std::sync::Arc<Vec<crate::lang::Injection>>,
     pub skipped: Skipped,
     /// The pathspecs it was collected by, as typed (a refresh re-collects by them).
     pub pathspecs: Vec<String>,
@@ -595,8 +607,12 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
     let trust = crate::cache::IndexTrust::new(git, &index);
     let mut set = FileSet {
         pathspecs: opts.pathspecs.clone(),
+        injections: opts.language_globs.injections.clone(),
         ..FileSet::default()
     };
+    let hosts = opts.lang.map_or_else(Vec::new, |l| {
+        crate::lang::Injection::hosts_of(l, &opts.language_globs.injections)
+    });
     // `--no-ignore`: an ignored folder comes as one entry; its files are listed here.
     let mut listed: Vec<(String, Option<Kind>)> = Vec::new();
     for entry in entries.into_values() {
@@ -637,9 +653,15 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
             _ => continue,
         }
         let by_name = opts.language_globs.language_of(path);
+        let mut host = false;
         let lang = match (opts.lang, by_name) {
             (Some(forced), _) if named.contains(path) => forced,
             (Some(forced), Some(l)) if l == forced => l,
+            // A file that may embed the language: searched where it does.
+            (Some(_), Some(l)) if hosts.contains(&l) => {
+                host = true;
+                l
+            }
             // Another language's file: not part of a `-l` search.
             (Some(_), _) => continue,
             (None, Some(l)) => l,
@@ -653,12 +675,17 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
             Some(e) => u64::from(e.stat.size),
             None => std::fs::metadata(repo.workdir.join(path)).map_or(0, |m| m.len()),
         };
-        set.files.push(Candidate {
+        let candidate = Candidate {
             path: path.to_string(),
             lang,
             size_hint,
             tracked: entry.and_then(|e| trust.entry(e)),
-        });
+        };
+        if host {
+            set.hosts.push(candidate);
+        } else {
+            set.files.push(candidate);
+        }
     }
     Ok(set)
 }

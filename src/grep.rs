@@ -222,11 +222,44 @@ pub fn grep(
     };
     let bucket = cache.map(|c| crate::cache::Bucket::open(c, &query_key));
     let hash_kind = repo.git.object_hash();
-    let _phase = crate::progress::phase(crate::progress::Phase::Search, set.files.len());
+    // With `-l`, the files that embed the language (HTML's `<script>`, a project's
+    // injections) are searched where they do, in path order with the rest.
+    let files: std::borrow::Cow<'_, [files::Candidate]> = match forced_lang {
+        Some(_) if !set.hosts.is_empty() => {
+            let mut all: Vec<files::Candidate> =
+                set.files.iter().chain(&set.hosts).cloned().collect();
+            all.sort_by(|a, b| a.path.cmp(&b.path));
+            std::borrow::Cow::Owned(all)
+        }
+        _ => std::borrow::Cow::Borrowed(&set.files),
+    };
+    let _phase = crate::progress::phase(crate::progress::Phase::Search, files.len());
     crate::pipeline::map_sized(
-        &set.files,
+        &files,
         |f| f.size_hint,
         |file| {
+            if let Some(guest) = forced_lang.filter(|l| *l != file.lang) {
+                let Some(query) = queries.get(&guest.to_string()) else {
+                    return One::NoLanguage;
+                };
+                let text = match files::load(workdir, &file.path, max_file_size) {
+                    Loaded::Text(t, _) => t,
+                    Loaded::Skipped(r) => return One::Skipped(r),
+                };
+                let found =
+                    search_embedded(&text, file.lang, guest, query, &set.injections, keep.text);
+                if found.text_too_large {
+                    return One::TooLarge;
+                }
+                let source = keep.source.then_some(text);
+                let hits = (!found.matches.is_empty()).then(|| FileHits {
+                    path: file.path.clone(),
+                    lang: guest,
+                    matches: found.matches,
+                    source,
+                });
+                return One::Searched(hits, found.has_parse_error);
+            }
             let Some(query) = queries.get(&file.lang.to_string()) else {
                 return One::NoLanguage;
             };
@@ -343,7 +376,7 @@ pub fn grep(
             if cancel.is_cancelled() {
                 return false;
             }
-            let file = &set.files[i];
+            let file = &files[i];
             let found = match &one {
                 One::Searched(Some(hits), _) => hits.matches.len(),
                 _ => 0,
@@ -382,6 +415,35 @@ pub fn grep(
         });
     }
     Ok(out)
+}
+
+/// The matches of `query` (a pattern of `guest`) in the regions of `text`, a file of
+/// `host`, that hold `guest` code, with host positions.
+fn search_embedded(
+    text: &str,
+    host: Lang,
+    guest: Lang,
+    query: &Query,
+    injections: &[crate::lang::Injection],
+    keep: MatchText,
+) -> rewrite::FileMatches {
+    let mut out = rewrite::FileMatches::default();
+    for region in crate::scan::engine::injected_regions(text, host, injections) {
+        if region.lang != guest {
+            continue;
+        }
+        let part = &text[region.start..region.end];
+        if !query.may_match(part) {
+            continue;
+        }
+        let found = query.find_owned(part.to_string(), keep);
+        out.has_parse_error |= found.has_parse_error;
+        out.text_too_large |= found.text_too_large;
+        let base = rewrite::HostBase::of(text, region.start);
+        out.matches
+            .extend(found.matches.into_iter().map(|m| base.shift_match(m)));
+    }
+    out
 }
 
 /// Searches `text` (standard input, `--stdin`) as a file named `name` in `lang`,

@@ -73,6 +73,47 @@ impl Custom {
     }
 }
 
+/// One `languageInjections` entry, compiled: in files of `host`, where `matcher`
+/// matches, its `$CONTENT` is code of the language `$LANG` names, else `default`.
+pub struct Injection {
+    pub host: Lang,
+    pub matcher: ast_grep_config::RuleCore,
+    pub default: Option<Lang>,
+    /// Every language the entry may inject.
+    pub candidates: Vec<Lang>,
+}
+
+impl fmt::Debug for Injection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Injection")
+            .field("host", &self.host)
+            .field("default", &self.default)
+            .field("candidates", &self.candidates)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Injection {
+    /// The languages whose files may hold code of `guest`: HTML for what its
+    /// `<script>` and `<style>` hold, and the hosts of `injections` that name it.
+    pub fn hosts_of(guest: Lang, injections: &[Injection]) -> Vec<Lang> {
+        let mut out = Vec::new();
+        for host in SupportLang::all_langs() {
+            let names = host.injectable_languages().unwrap_or(&[]);
+            if names.iter().any(|n| n.parse::<Lang>().ok() == Some(guest)) {
+                out.push(Lang::Builtin(*host));
+            }
+        }
+        for i in injections {
+            if i.candidates.contains(&guest) && !out.contains(&i.host) {
+                out.push(i.host);
+            }
+        }
+        out.retain(|h| *h != guest);
+        out
+    }
+}
+
 /// A custom language that could not be loaded.
 #[derive(Debug, thiserror::Error)]
 #[error("custom language '{name}': cannot load its grammar from '{library}': {reason}")]

@@ -118,8 +118,9 @@ pub fn debug_query(pattern: &str, lang: Lang, format: DebugFormat) -> Result<Str
     Ok(crate::rewrite::debug_tree(pattern, lang, format)?)
 }
 
-/// An ast-grep project's `languageGlobs` for `grep` and `edit`: from `config` (an
-/// `sgconfig.yml`) when given, else from the `sgconfig.yml` at the root, if any.
+/// An ast-grep project's `languageGlobs`, `customLanguages` and `languageInjections`
+/// for `grep` and `edit`: from `config` (an `sgconfig.yml`) when given, else from the
+/// `sgconfig.yml` at the root, if any.
 pub fn language_globs(
     repo: &Repo,
     config: Option<&std::path::Path>,

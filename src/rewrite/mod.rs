@@ -240,6 +240,57 @@ pub struct Span {
     pub text: String,
 }
 
+/// Where an embedded region starts in its host file (a `<script>` block in HTML): to
+/// move positions found in the region's own text to the host's.
+#[derive(Debug, Clone, Copy)]
+pub struct HostBase {
+    /// Byte offset, 1-based line and character column of the region's start.
+    pub byte: usize,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl HostBase {
+    pub fn of(text: &str, at: usize) -> HostBase {
+        let before = &text[..at];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        HostBase {
+            byte: at,
+            line: memchr::memchr_iter(b'\n', before.as_bytes()).count() + 1,
+            column: before[line_start..].chars().count() + 1,
+        }
+    }
+
+    /// A (line, column) of the region as the host's.
+    pub fn pos(&self, line: usize, column: usize) -> (usize, usize) {
+        if line == 1 {
+            (self.line, column + self.column - 1)
+        } else {
+            (line + self.line - 1, column)
+        }
+    }
+
+    pub fn shift_match(&self, mut m: Match) -> Match {
+        (m.line, m.column) = self.pos(m.line, m.column);
+        (m.end_line, m.end_column) = self.pos(m.end_line, m.end_column);
+        m.start_byte += self.byte;
+        m.end_byte += self.byte;
+        for c in &mut m.captures {
+            for n in &mut c.nodes {
+                (n.line, n.column) = self.pos(n.line, n.column);
+                (n.end_line, n.end_column) = self.pos(n.end_line, n.end_column);
+                n.start_byte += self.byte;
+                n.end_byte += self.byte;
+            }
+        }
+        if let Some(p) = &mut m.replaced_end {
+            (p.line, p.column) = self.pos(p.line, p.column);
+            p.byte += self.byte;
+        }
+        m
+    }
+}
+
 /// The result of searching one file.
 #[derive(Debug, Clone, Default)]
 pub struct FileMatches {

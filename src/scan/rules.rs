@@ -205,15 +205,7 @@ impl RuleSet {
     }
 }
 
-/// One `languageInjections` entry, compiled: in files of `host`, where `matcher`
-/// matches, its `$CONTENT` is code of the language `$LANG` names, else `default`.
-pub struct Injection {
-    pub host: Lang,
-    pub matcher: ast_grep_config::RuleCore,
-    pub default: Option<Lang>,
-    /// Every language the entry may inject.
-    pub candidates: Vec<Lang>,
-}
+pub use crate::lang::Injection;
 
 /// A `languageInjections` entry as written (ast-grep's schema).
 #[derive(Deserialize)]
@@ -335,9 +327,10 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
     loader.finish()
 }
 
-/// The `languageGlobs` of an ast-grep project, for `grep` and `edit`: from `config`
-/// (an `sgconfig.yml`, relative to the current folder) when given, else from the
-/// `sgconfig.yml` at the root; none without one.
+/// The `languageGlobs`, `customLanguages` (loaded) and `languageInjections` of an
+/// ast-grep project, for `grep` and `edit`: from `config` (an `sgconfig.yml`, relative
+/// to the current folder) when given, else from the `sgconfig.yml` at the root; none
+/// without one.
 pub fn project_language_globs(
     repo: &Repo,
     config: Option<&Path>,
@@ -373,7 +366,10 @@ pub fn project_language_globs(
     if let Some(globs) = &parsed.language_globs {
         loader.language_globs(globs, &file)?;
     }
-    crate::files::LanguageGlobs::new(
+    if let Some(injections) = &parsed.language_injections {
+        loader.language_injections(injections, &file)?;
+    }
+    let mut globs = crate::files::LanguageGlobs::new(
         loader
             .language_globs
             .iter()
@@ -383,7 +379,9 @@ pub fn project_language_globs(
     .map_err(|detail| Error::BadConfigFile {
         file,
         detail: format!("languageGlobs: {detail}"),
-    })
+    })?;
+    globs.injections = std::sync::Arc::new(loader.injections);
+    Ok(globs)
 }
 
 /// The syntax of rules given as text.
