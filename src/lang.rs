@@ -62,6 +62,25 @@ struct Entry {
 
 static TABLE: RwLock<Vec<&'static Entry>> = RwLock::new(Vec::new());
 
+/// Whether `customLanguages` libraries may be loaded: loading one runs its code, so,
+/// as ast-grep's default (`--custom-languages ignore`), not unless the person allows it.
+static ALLOWED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Allows (or forbids) loading `customLanguages` libraries from now on.
+pub fn allow_custom(allow: bool) {
+    ALLOWED.store(allow, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether `customLanguages` libraries are loaded.
+pub fn custom_allowed() -> bool {
+    ALLOWED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// What a project's `customLanguages` that were not loaded leave: the advice.
+pub const NOT_LOADED: &str = "customLanguages are not loaded unless allowed (a \
+     tree-sitter library runs code when loaded): pass --custom-languages=allow, or run \
+     `git config astedit.customLanguages allow` in this repository";
+
 fn table() -> std::sync::RwLockReadGuard<'static, Vec<&'static Entry>> {
     TABLE.read().unwrap_or_else(|e| e.into_inner())
 }

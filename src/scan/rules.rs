@@ -284,6 +284,8 @@ struct Loader<'r> {
     /// `customLanguages`, loaded: (name, `*.ext` globs), taken after `languageGlobs`
     /// and before the built-in extensions, as ast-grep does.
     custom_languages: Vec<(String, Vec<String>)>,
+    /// `customLanguages` left unloaded (not allowed): a rule in one is refused saying so.
+    ignored_custom: Vec<String>,
     injections: Vec<Injection>,
 }
 
@@ -458,6 +460,7 @@ impl<'r> Loader<'r> {
             max_passes: None,
             language_globs: Vec::new(),
             custom_languages: Vec::new(),
+            ignored_custom: Vec::new(),
             injections: Vec::new(),
         }
     }
@@ -578,10 +581,15 @@ impl<'r> Loader<'r> {
             return Err(bad("expected a mapping of language names".into()));
         };
         let dir = config.parent().unwrap_or(Path::new("."));
+        let allowed = crate::lang::custom_allowed();
         for (name, spec) in map {
             let Value::String(name) = name else {
                 return Err(bad("language names must be strings".into()));
             };
+            if !allowed {
+                self.ignored_custom.push(name.clone());
+                continue;
+            }
             let Value::Map(spec) = spec else {
                 return Err(bad(format!("{name}: expected a mapping")));
             };
@@ -705,6 +713,10 @@ impl<'r> Loader<'r> {
         // Custom languages first: globs, injections and rules may name them.
         if let Some(custom) = &parsed.custom_languages {
             self.custom_languages(custom, path, &file)?;
+            if !crate::lang::custom_allowed() {
+                self.warnings
+                    .push(format!("{file}: {}", crate::lang::NOT_LOADED));
+            }
         }
         if let Some(globs) = &parsed.language_globs {
             self.language_globs(globs, &file)?;
@@ -794,7 +806,11 @@ impl<'r> Loader<'r> {
                 detail: chain(&e),
             })?
         };
-        let globals = Globals { rules, needs };
+        let globals = Globals {
+            rules,
+            needs,
+            ignored_custom: self.ignored_custom,
+        };
         let language_globs = crate::files::LanguageGlobs::new(
             self.language_globs
                 .iter()
@@ -878,6 +894,8 @@ impl<'r> Loader<'r> {
 struct Globals {
     rules: GlobalRules,
     needs: need::GlobalUtils,
+    /// `customLanguages` not loaded (not allowed).
+    ignored_custom: Vec<String>,
 }
 
 enum Compiled {
@@ -953,6 +971,17 @@ fn compile(
         }
     }
 
+    if let Some(Value::String(lang)) = map.get(&Value::String("language".into())) {
+        if globals.ignored_custom.contains(lang) {
+            return Err(bad(
+                "language",
+                format!(
+                    "'{lang}' is one of sgconfig.yml's customLanguages, which are not loaded: {}",
+                    crate::lang::NOT_LOADED
+                ),
+            ));
+        }
+    }
     let serialized = match SerializableRuleConfig::<Lang>::deserialize(value.clone()) {
         Ok(s) => s,
         Err(e) => {

@@ -67,6 +67,8 @@ fn project() -> Option<TestRepo> {
         return None;
     }
     let repo = TestRepo::new();
+    // Loading a library runs its code: allowed for this repository.
+    repo.git(&["config", "astedit.customLanguages", "allow"]);
     std::fs::create_dir_all(repo.path().join("lib")).expect("mkdir");
     build_library(&repo.path().join("lib/myjson.so"), &[json_parser_c()]);
     repo.write(
@@ -162,7 +164,9 @@ fn a_custom_language_library_that_cannot_be_loaded_is_refused() {
     repo.write("a.my", "x\n");
     repo.commit_all("p");
     let refused = |repo: &TestRepo, args: &[&str], words: &[&str]| {
-        let out = repo.run(args);
+        let mut all = vec!["--custom-languages=allow"];
+        all.extend_from_slice(args);
+        let out = repo.run(&all);
         out.assert_code(2);
         let text = out.stderr.clone();
         for w in words {
@@ -178,7 +182,7 @@ fn a_custom_language_library_that_cannot_be_loaded_is_refused() {
         &["custom language 'mylang'", "'mylang.so'"],
     );
     refused(&repo, &["grep", "-p", "x"], &["custom language 'mylang'"]);
-    let out = repo.run(&["--json", "scan"]);
+    let out = repo.run(&["--json", "scan", "--custom-languages", "allow"]);
     out.assert_code(2);
     assert_eq!(
         out.json()["error"]["code"],
@@ -218,4 +222,70 @@ fn a_custom_language_library_that_cannot_be_loaded_is_refused() {
     build_library(&repo.path().join("mylang.so"), &[c]);
     repo.write("sgconfig.yml", config("mylang.so", ""));
     refused(&repo, &["scan"], &["ABI version is 9"]);
+}
+
+#[test]
+fn custom_languages_are_not_loaded_unless_allowed() {
+    let Some(repo) = project() else { return };
+    repo.git(&["config", "--unset", "astedit.customLanguages"]);
+    // As ast-grep's default (ignore): not loaded, said so, and a rule in one is refused.
+    let out = repo.run(&["--json", "scan"]);
+    out.assert_code(2);
+    let message = out.json()["error"].to_string();
+    assert!(
+        message.contains("customLanguages, which are not loaded"),
+        "{message}"
+    );
+    assert!(message.contains("--custom-languages=allow"), "{message}");
+    let out = repo.run(&["grep", "-p", "true", "-l", "myjson"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("myjson"), "{}", out.stderr);
+    // Without a rule in it, the scan runs and notes it.
+    std::fs::remove_file(repo.path().join("rules/no-true.yml")).expect("rm");
+    repo.write(
+        "rules/other.yml",
+        "id: other\nlanguage: json\nseverity: error\nrule: {pattern: 'true'}\n",
+    );
+    let out = repo.run(&["--json", "scan"]);
+    out.assert_code(1);
+    let notices = out.json()["notices"].to_string();
+    assert!(
+        notices.contains("customLanguages are not loaded"),
+        "{notices}"
+    );
+    // Allowed for one run, by the flag (ast-grep's spelling).
+    let out = repo.run(&[
+        "grep",
+        "-p",
+        "true",
+        "-l",
+        "myjson",
+        "--custom-languages=allow",
+    ]);
+    out.assert_code(0);
+    // ignore wins over the config; trust and revoke say what to type instead.
+    repo.git(&["config", "astedit.customLanguages", "allow"]);
+    let out = repo.run(&[
+        "grep",
+        "-p",
+        "true",
+        "-l",
+        "myjson",
+        "--custom-languages",
+        "ignore",
+    ]);
+    out.assert_code(2);
+    for (value, want) in [("trust", "allow"), ("revoke", "ignore")] {
+        let out = repo.run(&["scan", &format!("--custom-languages={value}")]);
+        out.assert_code(2);
+        assert!(
+            out.stderr
+                .contains(&format!("git config astedit.customLanguages {want}")),
+            "{}",
+            out.stderr
+        );
+    }
+    let out = repo.run(&["scan", "--custom-languages=maybe"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("use allow or ignore"), "{}", out.stderr);
 }

@@ -473,6 +473,13 @@ impl EditOps {
     }
 
     fn rewriter(&self, path: &str) -> Option<Rewriter> {
+        // A file that embeds the forced language (HTML under `-l js`) was edited in its
+        // embedded regions only: not re-run as a whole, merged instead.
+        if let (Some(forced), Some(own)) = (self.forced, crate::files::language_of(path)) {
+            if own != forced && crate::lang::Injection::hosts_of(forced, &[]).contains(&own) {
+                return None;
+            }
+        }
         let lang = self.forced.or_else(|| crate::files::language_of(path))?;
         Rewriter::for_language(&self.ops, lang, self.forced).ok()
     }
