@@ -2,7 +2,7 @@
 `edit -i` / `scan -i`: one change at a time, as `git add -p` asks about hunks.
 
 The library offers each change just before making it ([`Select`]); here it is shown as
-a small diff with its file and the question `Apply this change [y,n,a,d,q,?]?`, and the
+a small diff with its file and the question `Apply this change [y,n,a,d,q,e,?]?`, and the
 answer is read as one line of stdin. Like `git add -p`, the diff and the question go to
 stdout (they are what the person reads and answers), so `printf 'y\nn\n' | git astedit
 edit -i …` works, and so does piping the output. End of input is `q`. When stdin is not
@@ -515,7 +515,7 @@ mod tests {
             shown,
             "diff --git a/a.js b/a.js\n--- a/a.js\n+++ b/a.js\n\
              @@ -2,7 +2,7 @@ a.js:5:1\n 2\n 3\n 4\n-foo(x);\n+bar(x);\n 6\n 7\n 8\n\
-             Apply this change [y,n,a,d,q,?]? y\n"
+             Apply this change [y,n,a,d,q,e,?]? y\n"
         );
     }
 
@@ -529,6 +529,16 @@ mod tests {
             shown.contains("@@ -1,2 +1,1 @@ a.js:1:1\n-x = 'é';\n y = 1;\n"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn the_newline_an_editor_adds_is_not_part_of_the_replacement() {
+        assert_eq!(saved_replacement("bar(1)", "baz(1)\n".into()), "baz(1)");
+        assert_eq!(saved_replacement("bar(1)", "baz(1)\r\n".into()), "baz(1)");
+        assert_eq!(saved_replacement("bar(1)", "baz(1)\n\n".into()), "baz(1)\n");
+        // A replacement that ends in a newline keeps what was saved.
+        assert_eq!(saved_replacement("x;\n", "y;\n".into()), "y;\n");
+        assert_eq!(saved_replacement("bar(1)", "\n".into()), "");
     }
 
     #[test]
@@ -549,7 +559,7 @@ mod tests {
         assert!(shown.contains("Unknown answer 'maybe'."), "{shown}");
         assert_eq!(shown.matches("d - do not apply").count(), 2, "{shown}");
         assert!(
-            shown.ends_with("\\ No newline at end of file\nApply this change [y,n,a,d,q,?]? n\n"),
+            shown.ends_with("\\ No newline at end of file\nApply this change [y,n,a,d,q,e,?]? n\n"),
             "{shown}"
         );
     }
