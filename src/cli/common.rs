@@ -49,6 +49,12 @@ pub struct InputArgs {
     /// language (default: sgconfig.yml at the root, when there is one)
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: Option<std::path::PathBuf>,
+
+    /// Load the tree-sitter libraries of sgconfig.yml's customLanguages (allow) or not
+    /// (ignore, the default, as in ast-grep: a library runs code when loaded); git config
+    /// astedit.customLanguages=allow remembers it
+    #[arg(long, value_name = "POLICY")]
+    pub custom_languages: Option<String>,
 }
 
 /// ast-grep's `--no-ignore` values.

@@ -65,7 +65,7 @@ pub fn session<T>(
 ) -> Result<(T, Asked), Error> {
     out.flush()?;
     let mut prompter = Prompter::stdio(color, several_ops);
-    prompter.editor = editor(|key| repo.config_value(key).flatten());
+    prompter.editor = git_astedit::ops::editor::command(repo);
     let result = run(&mut prompter);
     let asked = Asked {
         offered: prompter.offered,
@@ -98,50 +98,6 @@ pub struct Prompter<'a> {
     pub accepted: usize,
     /// The editor `e` runs (a shell command, as git runs it), or why there is none.
     pub editor: Result<String, String>,
-}
-
-/// The editor as git chooses it: `GIT_EDITOR`, `core.editor`, `VISUAL` (unless the
-/// terminal is dumb), `EDITOR`, else `vi` (none on a dumb terminal).
-pub fn editor(config: impl Fn(&str) -> Option<String>) -> Result<String, String> {
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let dumb = std::env::var("TERM").map_or(true, |t| t == "dumb");
-    env("GIT_EDITOR")
-        .or_else(|| config("core.editor").filter(|v| !v.is_empty()))
-        .or_else(|| if dumb { None } else { env("VISUAL") })
-        .or_else(|| env("EDITOR"))
-        .or_else(|| (!dumb).then(|| "vi".to_string()))
-        .ok_or_else(|| "the terminal is dumb, but EDITOR is unset".to_string())
-}
-
-/// Runs `editor` on `file` as git runs its editor: through the shell, the file as
-/// `"$@"`, so the command may hold arguments and the path is never re-parsed.
-fn run_editor(editor: &str, file: &std::path::Path) -> Result<(), String> {
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{editor} \"$@\""))
-        .arg(editor)
-        .arg(file)
-        .status()
-        .map_err(|e| format!("cannot run the editor '{editor}': {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("the editor '{editor}' failed ({status})"))
-    }
-}
-
-/// What the person saved for a replacement: the text, without the one newline an
-/// editor adds at the end when the proposed text had none.
-fn saved_replacement(proposed: &str, saved: String) -> String {
-    if proposed.ends_with('\n') {
-        return saved;
-    }
-    for end in ["\r\n", "\n"] {
-        if let Some(cut) = saved.strip_suffix(end) {
-            return cut.to_string();
-        }
-    }
-    saved
 }
 
 impl<'a> Prompter<'a> {
@@ -179,30 +135,14 @@ impl<'a> Prompter<'a> {
         }
     }
 
-    /// `e`: the proposed replacement in a temporary file (named like the file, for the
-    /// editor's highlighting) opened in the editor. `Ok(None)`: saved empty.
+    /// `e`: the proposed replacement edited in the editor. `Ok(None)`: saved empty.
     fn edit(&mut self, p: &Proposal<'_>) -> Result<Option<String>, String> {
         let editor = self.editor.clone()?;
         let name = std::path::Path::new(p.path)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let dir = tempfile::Builder::new()
-            .prefix("astedit-edit-")
-            .tempdir()
-            .map_err(|e| format!("cannot make a temporary folder: {e}"))?;
-        let file = dir
-            .path()
-            .join(if name.is_empty() { "change" } else { &name });
-        std::fs::write(&file, p.after())
-            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-        run_editor(&editor, &file)?;
-        let saved =
-            std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        let saved =
-            String::from_utf8(saved).map_err(|_| "the saved text is not UTF-8".to_string())?;
-        let saved = saved_replacement(p.after(), saved);
-        Ok((!saved.is_empty()).then_some(saved))
+        git_astedit::ops::editor::edit(&editor, &name, p.after())
     }
 
     fn paint(&self, style: &str, text: &str) -> String {
@@ -529,16 +469,6 @@ mod tests {
             shown.contains("@@ -1,2 +1,1 @@ a.js:1:1\n-x = 'é';\n y = 1;\n"),
             "{shown}"
         );
-    }
-
-    #[test]
-    fn the_newline_an_editor_adds_is_not_part_of_the_replacement() {
-        assert_eq!(saved_replacement("bar(1)", "baz(1)\n".into()), "baz(1)");
-        assert_eq!(saved_replacement("bar(1)", "baz(1)\r\n".into()), "baz(1)");
-        assert_eq!(saved_replacement("bar(1)", "baz(1)\n\n".into()), "baz(1)\n");
-        // A replacement that ends in a newline keeps what was saved.
-        assert_eq!(saved_replacement("x;\n", "y;\n".into()), "y;\n");
-        assert_eq!(saved_replacement("bar(1)", "\n".into()), "");
     }
 
     #[test]

@@ -100,12 +100,6 @@ pub struct Cli {
     #[arg(long, global = true, overrides_with = "cache_dir")]
     pub no_cache: bool,
 
-    /// Load the tree-sitter libraries of sgconfig.yml's customLanguages (allow) or not
-    /// (ignore, the default, as in ast-grep: a library runs code when loaded); git
-    /// config astedit.customLanguages=allow remembers it
-    #[arg(long, global = true, value_name = "POLICY")]
-    pub custom_languages: Option<String>,
-
     /// Page the output (before the command, as in git), through GIT_PAGER, core.pager,
     /// PAGER or less
     #[arg(short = 'p', long, overrides_with = "no_pager")]
@@ -300,7 +294,14 @@ pub fn main() -> ExitCode {
         return report_error(&mut ctx, &Error::from(err));
     }
     setup_output(&mut ctx, &cli, name);
-    if let Err(err) = custom_languages(&mut ctx, cli.custom_languages.as_deref()) {
+    let policy = match &cli.command {
+        Command::Grep(a) => a.input.custom_languages.clone(),
+        Command::Edit(a) => a.input.custom_languages.clone(),
+        Command::Scan(a) => a.custom_languages.clone(),
+        Command::Test(a) => a.custom_languages.clone(),
+        _ => None,
+    };
+    if let Err(err) = custom_languages(&mut ctx, policy.as_deref()) {
         return report_error(&mut ctx, &err);
     }
     // Engines report progress to the bar only while it is installed.

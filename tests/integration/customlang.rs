@@ -164,8 +164,8 @@ fn a_custom_language_library_that_cannot_be_loaded_is_refused() {
     repo.write("a.my", "x\n");
     repo.commit_all("p");
     let refused = |repo: &TestRepo, args: &[&str], words: &[&str]| {
-        let mut all = vec!["--custom-languages=allow"];
-        all.extend_from_slice(args);
+        let mut all = args.to_vec();
+        all.push("--custom-languages=allow");
         let out = repo.run(&all);
         out.assert_code(2);
         let text = out.stderr.clone();
