@@ -7,6 +7,11 @@
 use std::path::PathBuf;
 
 fn main() {
+    // customLanguages' per-platform libraryPath is keyed by target triple, as in ast-grep.
+    println!(
+        "cargo:rustc-env=ASTEDIT_TARGET={}",
+        std::env::var("TARGET").unwrap_or_default()
+    );
     println!("cargo:rerun-if-changed=src/rewrite/walk.c");
     let include = PathBuf::from(
         std::env::var("DEP_TREE_SITTER_INCLUDE")

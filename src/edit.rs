@@ -4,7 +4,7 @@ on each file (in parallel), and the result turned into a [`ChangeSet`] whose bef
 is the work tree's bytes as read — uncommitted edits included.
 */
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 
 use crate::change::ChangeSet;
 use crate::change::FileChange;
@@ -98,12 +98,7 @@ impl EditOutcome {
     }
 
     /// The preview metadata of this edit.
-    pub fn meta(
-        &self,
-        ops: &[Op],
-        lang: Option<SupportLang>,
-        reason: Option<String>,
-    ) -> PreviewMeta {
+    pub fn meta(&self, ops: &[Op], lang: Option<Lang>, reason: Option<String>) -> PreviewMeta {
         PreviewMeta {
             kind: crate::change::PreviewKind::Edit,
             summary: self.summary(),
@@ -137,7 +132,7 @@ pub fn edit(
     repo: &Repo,
     set: &FileSet,
     ops: &[Op],
-    forced_lang: Option<SupportLang>,
+    forced_lang: Option<Lang>,
     max_file_size: u64,
 ) -> Result<EditOutcome, Error> {
     let mut changes = Vec::new();
@@ -161,7 +156,7 @@ pub fn edit(
 /// How an edit runs, besides its ops and its files.
 pub struct Options<'a> {
     /// Parse every file as this language.
-    pub forced_lang: Option<SupportLang>,
+    pub forced_lang: Option<Lang>,
     pub max_file_size: u64,
     /// Checked as each file is done (the outcome is then partial: a caller that passes
     /// a `cancel` checks it before using the outcome). Files go in parallel.
@@ -212,7 +207,7 @@ const UNCHANGED: &[u8] = b"unchanged";
 
 /// [`Options`] less what drives the run.
 struct Setup<'a> {
-    forced_lang: Option<SupportLang>,
+    forced_lang: Option<Lang>,
     max_file_size: u64,
     cache: Option<&'a crate::cache::Settings>,
 }
@@ -267,9 +262,39 @@ fn run_edit(
         _ => None,
     };
     let hash_kind = repo.git.object_hash();
-    let work = |file: &files::Candidate,
-                select: &mut dyn FnMut(usize, &rewrite::Proposed<'_>) -> bool|
-     -> Result<One, Error> {
+    // With `-l`, the files that embed the language (HTML's `<script>`, a project's
+    // injections) are rewritten where they do, in path order with the rest.
+    let files: std::borrow::Cow<'_, [files::Candidate]> = match forced_lang {
+        Some(_) if !set.hosts.is_empty() => {
+            let mut all: Vec<files::Candidate> =
+                set.files.iter().chain(&set.hosts).cloned().collect();
+            all.sort_by(|a, b| a.path.cmp(&b.path));
+            std::borrow::Cow::Owned(all)
+        }
+        _ => std::borrow::Cow::Borrowed(&set.files),
+    };
+    let work = |file: &files::Candidate, select: &mut Offer<'_>| -> Result<One, Error> {
+        if let Some(guest) = forced_lang.filter(|l| *l != file.lang) {
+            let Some(rewriter) = rewriters.get(&guest.to_string()) else {
+                return Ok(One::NoLanguage);
+            };
+            let (text, mode) = match files::load(workdir, &file.path, max_file_size) {
+                Loaded::Text(t, m) => (t, m),
+                Loaded::Skipped(r) => return Ok(One::Skipped(r)),
+            };
+            let rewritten =
+                rewrite_embedded(rewriter, &text, file.lang, guest, &set.injections, select)
+                    .map_err(|source| Error::InFile {
+                        path: file.path.clone(),
+                        source,
+                    })?;
+            return Ok(match rewritten {
+                Some(rw) if rw.text != text => {
+                    One::Rewritten(Box::new(changed(file, text, mode, rw)))
+                }
+                _ => One::Unchanged,
+            });
+        }
         let Some(rewriter) = rewriters.get(&file.lang.to_string()) else {
             return Ok(One::NoLanguage);
         };
@@ -324,7 +349,7 @@ fn run_edit(
             Loaded::Skipped(r) => return Ok(One::Skipped(r)),
         };
         let rewritten = rewriter
-            .rewrite_selecting(&text, select)
+            .rewrite_selecting(&text, &mut |op, p| select(op, p, None))
             .map_err(|source| Error::InFile {
                 path: file.path.clone(),
                 source,
@@ -335,26 +360,7 @@ fn run_edit(
         if rw.text == text {
             return unchanged();
         }
-        let flags = rw.flags();
-        let edit = FileEdit {
-            path: file.path.clone(),
-            flags,
-            replacements: rw.replacements,
-            introduces_parse_error: rw.introduces_parse_error,
-            dropped: rw.dropped,
-        };
-        let change = FileChange {
-            path: file.path.clone(),
-            before: Some(FileContent {
-                bytes: text.into_bytes(),
-                mode,
-            }),
-            after: Some(FileContent {
-                bytes: rw.text.into_bytes(),
-                mode,
-            }),
-        };
-        Ok(One::Rewritten(Box::new((change, edit, rw.had_parse_error))))
+        Ok(One::Rewritten(Box::new(changed(file, text, mode, rw))))
     };
 
     let mut out = EditOutcome {
@@ -372,7 +378,7 @@ fn run_edit(
         if cancel.is_cancelled() {
             return false;
         }
-        let file = &set.files[i];
+        let file = &files[i];
         let found = match &one {
             Ok(One::Rewritten(boxed)) => boxed.1.replacements.len(),
             _ => 0,
@@ -408,29 +414,30 @@ fn run_edit(
         // may compress it away) at once instead of waiting beside a large file's parse.
         Drive::AsReady(_) => {
             // No bar while a person answers questions (below).
-            let _phase = crate::progress::phase(crate::progress::Phase::Search, set.files.len());
+            let _phase = crate::progress::phase(crate::progress::Phase::Search, files.len());
             crate::pipeline::map_sized(
-                &set.files,
+                &files,
                 |f| f.size_hint,
-                |f| work(f, &mut |_, _| true),
+                |f| work(f, &mut |_, _, _| true),
                 crate::pipeline::Delivery::AsReady,
                 &mut deliver,
             )
         }
         // One file at a time, in path order: a person answers for each change.
         Drive::Selecting(select) => {
-            let mut order: Vec<usize> = (0..set.files.len()).collect();
-            order.sort_by(|&a, &b| set.files[a].path.cmp(&set.files[b].path));
+            let mut order: Vec<usize> = (0..files.len()).collect();
+            order.sort_by(|&a, &b| files[a].path.cmp(&files[b].path));
             for i in order {
                 if select.finished() {
                     break;
                 }
-                let file = &set.files[i];
-                let one = work(file, &mut |op, p| {
+                let file = &files[i];
+                let one = work(file, &mut |op, p, around| {
                     select.select(&Proposal {
                         path: &file.path,
                         origin: Origin::Op(op),
                         change: *p,
+                        around,
                     })
                 });
                 if !deliver(i, one) {
@@ -448,4 +455,94 @@ fn run_edit(
         Some(e) => Err(e),
         None => Ok(out),
     }
+}
+
+/// Offers a change (op index, the change, the host text around an embedded region).
+type Offer<'s> = dyn FnMut(usize, &rewrite::Proposed<'_>, Option<(&str, &str)>) -> bool + 's;
+
+/// A file's rewrite as the change and the edit report.
+fn changed(
+    file: &files::Candidate,
+    text: String,
+    mode: crate::change::FileMode,
+    rw: rewrite::FileRewrite,
+) -> (FileChange, FileEdit, bool) {
+    let flags = rw.flags();
+    let edit = FileEdit {
+        path: file.path.clone(),
+        flags,
+        replacements: rw.replacements,
+        introduces_parse_error: rw.introduces_parse_error,
+        dropped: rw.dropped,
+    };
+    let change = FileChange {
+        path: file.path.clone(),
+        before: Some(FileContent {
+            bytes: text.into_bytes(),
+            mode,
+        }),
+        after: Some(FileContent {
+            bytes: rw.text.into_bytes(),
+            mode,
+        }),
+    };
+    (change, edit, rw.had_parse_error)
+}
+
+/// Rewrites the regions of `text` (a file of `host`) that hold `guest` code, each as a
+/// text of its own put back in place, the last first so that the earlier keep their
+/// places; positions reported are the host's. `None` when no region changes.
+fn rewrite_embedded(
+    rewriter: &Rewriter,
+    text: &str,
+    host: Lang,
+    guest: Lang,
+    injections: &[crate::lang::Injection],
+    select: &mut Offer<'_>,
+) -> Result<Option<rewrite::FileRewrite>, rewrite::Error> {
+    let mut regions = crate::scan::engine::injected_regions(text, host, injections);
+    regions.retain(|r| r.lang == guest);
+    regions.reverse();
+    let mut current = text.to_string();
+    let mut out: Option<rewrite::FileRewrite> = None;
+    for region in regions {
+        let part = current[region.start..region.end].to_string();
+        let base = rewrite::HostBase::of(&current, region.start);
+        let rewritten = {
+            let around = (&current[..region.start], &current[region.end..]);
+            rewriter.rewrite_selecting(&part, &mut |op, p| select(op, p, Some(around)))?
+        };
+        let Some(mut rw) = rewritten else { continue };
+        if rw.text == part {
+            continue;
+        }
+        for r in &mut rw.replacements {
+            (r.line, r.column) = base.pos(r.line, r.column);
+        }
+        for d in &mut rw.dropped {
+            (d.line, d.column) = base.pos(d.line, d.column);
+        }
+        if let Some(e) = &mut rw.first_parse_error {
+            (e.line, e.column) = base.pos(e.line, e.column);
+        }
+        current.replace_range(region.start..region.end, &rw.text);
+        out = Some(match out.take() {
+            None => rw,
+            Some(mut all) => {
+                all.replacements.extend(rw.replacements);
+                all.dropped.extend(rw.dropped);
+                all.introduces_parse_error |= rw.introduces_parse_error;
+                all.had_parse_error |= rw.had_parse_error;
+                all.leaves_empty_block |= rw.leaves_empty_block;
+                all.first_parse_error = rw.first_parse_error.or(all.first_parse_error);
+                all
+            }
+        });
+    }
+    Ok(out.map(|mut all| {
+        all.text = current;
+        all.replacements.sort_by_key(|r| (r.line, r.column));
+        all.dropped.sort_by_key(|d| (d.line, d.column));
+        all
+    }))
 }

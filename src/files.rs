@@ -9,8 +9,7 @@ silently: the caller reports the counts.
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 
-use ast_grep_language::Language;
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 use gix::dir::entry::Kind;
 use gix::dir::entry::Status;
 
@@ -202,7 +201,7 @@ pub struct Options {
     pub pathspecs: Vec<String>,
     /// Only files of this language (by extension), plus files named exactly by a
     /// pathspec, which are parsed as this language whatever their extension.
-    pub lang: Option<SupportLang>,
+    pub lang: Option<Lang>,
     pub max_file_size: u64,
     /// A project's `languageGlobs`, taken before extensions.
     pub language_globs: LanguageGlobs,
@@ -286,7 +285,10 @@ impl PathGlobs {
 /// folders, so `*.blk` matches `src/a.blk`.
 #[derive(Debug, Clone, Default)]
 pub struct LanguageGlobs {
-    by_language: Vec<(SupportLang, globset::GlobSet)>,
+    by_language: Vec<(Lang, globset::GlobSet)>,
+    /// The project's `languageInjections` (where code of one language sits inside
+    /// another's files), for `grep` and `edit`.
+    pub injections: std::sync::Arc<Vec<crate::lang::Injection>>,
 }
 
 impl LanguageGlobs {
@@ -304,7 +306,10 @@ impl LanguageGlobs {
             }
             by_language.push((lang, set.build().map_err(|e| format!("{name}: {e}"))?));
         }
-        Ok(LanguageGlobs { by_language })
+        Ok(LanguageGlobs {
+            by_language,
+            injections: Default::default(),
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -312,7 +317,7 @@ impl LanguageGlobs {
     }
 
     /// The language of `path`: by glob first, then by extension.
-    pub fn language_of(&self, path: &str) -> Option<SupportLang> {
+    pub fn language_of(&self, path: &str) -> Option<Lang> {
         self.by_language
             .iter()
             .find(|(_, set)| set.is_match(path))
@@ -326,7 +331,7 @@ impl LanguageGlobs {
 pub struct Candidate {
     /// Repository path.
     pub path: String,
-    pub lang: SupportLang,
+    pub lang: Lang,
     /// The size the index recorded (the file's size when untracked): a hint for
     /// scheduling only.
     pub size_hint: u64,
@@ -339,20 +344,26 @@ pub struct Candidate {
 #[derive(Debug, Default)]
 pub struct FileSet {
     pub files: Vec<Candidate>,
+    /// With a language asked for (`-l`): files of other languages that may embed code
+    /// of it (HTML's `<script>`, a project's `languageInjections`), each with its own
+    /// language. Searched only where they embed it.
+    pub hosts: Vec<Candidate>,
+    /// The project's `languageInjections`.
+    pub injections: std::sync::Arc<Vec<crate::lang::Injection>>,
     pub skipped: Skipped,
     /// The pathspecs it was collected by, as typed (a refresh re-collects by them).
     pub pathspecs: Vec<String>,
 }
 
 /// Parses a language name or alias (`ts`, `python`, `rs`, …).
-pub fn parse_language(name: &str) -> Result<SupportLang, Error> {
-    name.parse::<SupportLang>()
+pub fn parse_language(name: &str) -> Result<Lang, Error> {
+    name.parse::<Lang>()
         .map_err(|_| Error::UnknownLanguage(name.to_string()))
 }
 
 /// The languages we know, for error hints.
 pub fn language_names() -> String {
-    SupportLang::all_langs()
+    Lang::all_langs()
         .iter()
         .map(|l| l.to_string())
         .collect::<Vec<_>>()
@@ -360,13 +371,13 @@ pub fn language_names() -> String {
 }
 
 /// The language of a path by its extension (case-insensitively, unlike ast-grep).
-pub fn language_of(path: &str) -> Option<SupportLang> {
+pub fn language_of(path: &str) -> Option<Lang> {
     let p = std::path::Path::new(path);
-    if let Some(l) = SupportLang::from_path(p) {
+    if let Some(l) = Lang::from_path(p) {
         return Some(l);
     }
     let lower = path.to_ascii_lowercase();
-    SupportLang::from_path(std::path::Path::new(&lower))
+    Lang::from_path(std::path::Path::new(&lower))
 }
 
 /// Whether `GIT_LITERAL_PATHSPECS` is on (git's boolean spelling): every pathspec is
@@ -596,8 +607,12 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
     let trust = crate::cache::IndexTrust::new(git, &index);
     let mut set = FileSet {
         pathspecs: opts.pathspecs.clone(),
+        injections: opts.language_globs.injections.clone(),
         ..FileSet::default()
     };
+    let hosts = opts.lang.map_or_else(Vec::new, |l| {
+        crate::lang::Injection::hosts_of(l, &opts.language_globs.injections)
+    });
     // `--no-ignore`: an ignored folder comes as one entry; its files are listed here.
     let mut listed: Vec<(String, Option<Kind>)> = Vec::new();
     for entry in entries.into_values() {
@@ -638,9 +653,15 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
             _ => continue,
         }
         let by_name = opts.language_globs.language_of(path);
+        let mut host = false;
         let lang = match (opts.lang, by_name) {
             (Some(forced), _) if named.contains(path) => forced,
             (Some(forced), Some(l)) if l == forced => l,
+            // A file that may embed the language: searched where it does.
+            (Some(_), Some(l)) if hosts.contains(&l) => {
+                host = true;
+                l
+            }
             // Another language's file: not part of a `-l` search.
             (Some(_), _) => continue,
             (None, Some(l)) => l,
@@ -654,12 +675,17 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
             Some(e) => u64::from(e.stat.size),
             None => std::fs::metadata(repo.workdir.join(path)).map_or(0, |m| m.len()),
         };
-        set.files.push(Candidate {
+        let candidate = Candidate {
             path: path.to_string(),
             lang,
             size_hint,
             tracked: entry.and_then(|e| trust.entry(e)),
-        });
+        };
+        if host {
+            set.hosts.push(candidate);
+        } else {
+            set.files.push(candidate);
+        }
     }
     Ok(set)
 }

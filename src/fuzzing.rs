@@ -6,7 +6,7 @@ below. Each function must return (never panic, abort or run away) whatever the b
 Not an API.
 */
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 
 use crate::patch;
 use crate::rewrite::Query;
@@ -33,13 +33,13 @@ pub fn patch(data: &[u8]) {
 }
 
 /// The languages the pattern target picks from (first byte of the input).
-const LANGS: [SupportLang; 6] = [
-    SupportLang::JavaScript,
-    SupportLang::TypeScript,
-    SupportLang::Rust,
-    SupportLang::Python,
-    SupportLang::Go,
-    SupportLang::Html,
+const LANGS: [Lang; 6] = [
+    Lang::JavaScript,
+    Lang::TypeScript,
+    Lang::Rust,
+    Lang::Python,
+    Lang::Go,
+    Lang::Html,
 ];
 
 /// `pattern`: `LANG-BYTE PATTERN [NUL SOURCE]`: the pattern compiled for the language
@@ -75,20 +75,13 @@ pub fn rules(data: &[u8]) {
     let js: Vec<&scan::rules::Rule> = set
         .rules
         .iter()
-        .filter(|r| r.lang == SupportLang::JavaScript)
+        .filter(|r| r.lang == Lang::JavaScript)
         .collect();
     if js.is_empty() {
         return;
     }
     const SAMPLE: &str = "import x from 'y';\nfunction f(a, b) { if (a == b) { console.log(a); } return [a, b]; }\nlet s = `t${f(1, 2)}`;\n";
-    let _ = scan::engine::run_file(
-        "a.js",
-        SAMPLE,
-        SupportLang::JavaScript,
-        &js,
-        scan::Mode::Fix,
-        3,
-    );
+    let _ = scan::engine::run_file("a.js", SAMPLE, Lang::JavaScript, &js, scan::Mode::Fix, 3);
 }
 
 /// `journal`: a journal commit's message read as an event.

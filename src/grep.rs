@@ -6,7 +6,7 @@ return the hits in path order (the same on every run).
 
 use std::collections::BTreeMap;
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 
 use crate::error::Classify;
 use crate::error::Exit;
@@ -71,7 +71,7 @@ impl Classify for Error {
 #[derive(Debug, Clone)]
 pub struct FileHits {
     pub path: String,
-    pub lang: SupportLang,
+    pub lang: Lang,
     pub matches: Vec<Match>,
     /// The file's text, kept only when asked for (context lines need it).
     pub source: Option<String>,
@@ -100,8 +100,8 @@ pub struct PerLanguage<T> {
 /// none of the languages, is an error.
 pub fn compile_per_language<T>(
     what: &str,
-    langs: impl IntoIterator<Item = SupportLang>,
-    compile: impl Fn(SupportLang) -> Result<T, rewrite::Error>,
+    langs: impl IntoIterator<Item = Lang>,
+    compile: impl Fn(Lang) -> Result<T, rewrite::Error>,
 ) -> Result<PerLanguage<T>, Error> {
     let mut out = PerLanguage {
         compiled: BTreeMap::new(),
@@ -155,7 +155,7 @@ pub struct GrepSummary {
 #[derive(Debug, Clone, Copy)]
 pub struct Options<'a> {
     /// Parse every file as this language.
-    pub forced_lang: Option<SupportLang>,
+    pub forced_lang: Option<Lang>,
     pub max_file_size: u64,
     pub keep: Keep,
     /// Checked as each file is done: once it says stop, the search stops and the
@@ -222,11 +222,44 @@ pub fn grep(
     };
     let bucket = cache.map(|c| crate::cache::Bucket::open(c, &query_key));
     let hash_kind = repo.git.object_hash();
-    let _phase = crate::progress::phase(crate::progress::Phase::Search, set.files.len());
+    // With `-l`, the files that embed the language (HTML's `<script>`, a project's
+    // injections) are searched where they do, in path order with the rest.
+    let files: std::borrow::Cow<'_, [files::Candidate]> = match forced_lang {
+        Some(_) if !set.hosts.is_empty() => {
+            let mut all: Vec<files::Candidate> =
+                set.files.iter().chain(&set.hosts).cloned().collect();
+            all.sort_by(|a, b| a.path.cmp(&b.path));
+            std::borrow::Cow::Owned(all)
+        }
+        _ => std::borrow::Cow::Borrowed(&set.files),
+    };
+    let _phase = crate::progress::phase(crate::progress::Phase::Search, files.len());
     crate::pipeline::map_sized(
-        &set.files,
+        &files,
         |f| f.size_hint,
         |file| {
+            if let Some(guest) = forced_lang.filter(|l| *l != file.lang) {
+                let Some(query) = queries.get(&guest.to_string()) else {
+                    return One::NoLanguage;
+                };
+                let text = match files::load(workdir, &file.path, max_file_size) {
+                    Loaded::Text(t, _) => t,
+                    Loaded::Skipped(r) => return One::Skipped(r),
+                };
+                let found =
+                    search_embedded(&text, file.lang, guest, query, &set.injections, keep.text);
+                if found.text_too_large {
+                    return One::TooLarge;
+                }
+                let source = keep.source.then_some(text);
+                let hits = (!found.matches.is_empty()).then(|| FileHits {
+                    path: file.path.clone(),
+                    lang: guest,
+                    matches: found.matches,
+                    source,
+                });
+                return One::Searched(hits, found.has_parse_error);
+            }
             let Some(query) = queries.get(&file.lang.to_string()) else {
                 return One::NoLanguage;
             };
@@ -343,7 +376,7 @@ pub fn grep(
             if cancel.is_cancelled() {
                 return false;
             }
-            let file = &set.files[i];
+            let file = &files[i];
             let found = match &one {
                 One::Searched(Some(hits), _) => hits.matches.len(),
                 _ => 0,
@@ -384,12 +417,41 @@ pub fn grep(
     Ok(out)
 }
 
+/// The matches of `query` (a pattern of `guest`) in the regions of `text`, a file of
+/// `host`, that hold `guest` code, with host positions.
+fn search_embedded(
+    text: &str,
+    host: Lang,
+    guest: Lang,
+    query: &Query,
+    injections: &[crate::lang::Injection],
+    keep: MatchText,
+) -> rewrite::FileMatches {
+    let mut out = rewrite::FileMatches::default();
+    for region in crate::scan::engine::injected_regions(text, host, injections) {
+        if region.lang != guest {
+            continue;
+        }
+        let part = &text[region.start..region.end];
+        if !query.may_match(part) {
+            continue;
+        }
+        let found = query.find_owned(part.to_string(), keep);
+        out.has_parse_error |= found.has_parse_error;
+        out.text_too_large |= found.text_too_large;
+        let base = rewrite::HostBase::of(text, region.start);
+        out.matches
+            .extend(found.matches.into_iter().map(|m| base.shift_match(m)));
+    }
+    out
+}
+
 /// Searches `text` (standard input, `--stdin`) as a file named `name` in `lang`,
 /// handing its matches to `sink` when there are any.
 pub fn grep_text(
     name: &str,
     text: String,
-    lang: SupportLang,
+    lang: Lang,
     pattern: &str,
     opts: &Options<'_>,
     sink: impl FnOnce(FileHits) -> bool,
@@ -428,7 +490,7 @@ pub fn grep_text(
 pub struct GrepFile<'a> {
     /// The path, written as the caller asked.
     pub path: String,
-    pub lang: SupportLang,
+    pub lang: Lang,
     /// The matches to show, in position order.
     pub matches: &'a [Match],
     /// The file's lines (empty unless context was asked for).

@@ -25,6 +25,7 @@ pub mod files;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grep;
+pub mod lang;
 pub mod ops;
 pub mod patch;
 pub mod pipeline;

@@ -29,6 +29,9 @@ pub struct Proposal<'a> {
     /// The change in the engine's terms: its text is the file as the pass it belongs
     /// to found it.
     pub change: Proposed<'a>,
+    /// For a change in an embedded region (a `<script>` block): the host file's text
+    /// before and after the region, so that it is shown where it is in the file.
+    pub around: Option<(&'a str, &'a str)>,
 }
 
 impl Proposal<'_> {
@@ -36,7 +39,14 @@ impl Proposal<'_> {
     /// before it made), and the byte range the change replaces in it: what to show.
     pub fn shown(&self) -> Shown<'_> {
         let (text, start, end) = self.change.shown();
-        Shown { text, start, end }
+        match self.around {
+            None => Shown { text, start, end },
+            Some((head, tail)) => Shown {
+                text: std::borrow::Cow::Owned(format!("{head}{text}{tail}")),
+                start: start + head.len(),
+                end: end + head.len(),
+            },
+        }
     }
 
     /// What replaces the range.
@@ -99,6 +109,9 @@ pub struct Proposed<'a> {
     /// (a trailing `, msg` of an `assert`): kept as it is, after `after`. Empty when
     /// the edit reaches the node's end.
     pub kept: &'a str,
+    /// Set by a selection that accepts the change with a replacement of its own
+    /// (`e` in `-i`: what the person saved in their editor): made instead of `after`.
+    pub replaced: &'a std::cell::RefCell<Option<String>>,
 }
 
 impl Proposed<'_> {

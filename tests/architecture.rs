@@ -68,6 +68,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("change", Layer::Base),
     ("diff", Layer::Base),
     ("error", Layer::Base),
+    ("lang", Layer::Base),
     ("pipeline", Layer::Base),
     ("progress", Layer::Base),
     ("text", Layer::Base),

@@ -1,9 +1,9 @@
 //! Flag groups shared by the commands that read files (`grep`, `edit`) and stage
 //! previews (`edit`, `patch`).
 
-use ast_grep_language::SupportLang;
 use git_astedit::error::UsageError;
 use git_astedit::files;
+use git_astedit::lang::Lang;
 use git_astedit::ops::stage::Apply;
 use git_astedit::ops::stage::Audience;
 use git_astedit::ops::stage::DiffOptions;
@@ -49,6 +49,12 @@ pub struct InputArgs {
     /// language (default: sgconfig.yml at the root, when there is one)
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: Option<std::path::PathBuf>,
+
+    /// Load the tree-sitter libraries of sgconfig.yml's customLanguages (allow) or not
+    /// (ignore, the default, as in ast-grep: a library runs code when loaded); git config
+    /// astedit.customLanguages=allow remembers it
+    #[arg(long, value_name = "POLICY")]
+    pub custom_languages: Option<String>,
 }
 
 /// ast-grep's `--no-ignore` values.
@@ -66,13 +72,15 @@ pub enum NoIgnore {
 
 impl InputArgs {
     /// Sets up the thread pool and lists the files.
-    pub fn collect(&self, repo: &Repo) -> Result<(files::FileSet, Option<SupportLang>), Error> {
+    pub fn collect(&self, repo: &Repo) -> Result<(files::FileSet, Option<Lang>), Error> {
         if let Some(n) = self.threads {
             // Fails only when a pool already exists, which cannot happen this early.
             let _ = rayon::ThreadPoolBuilder::new()
                 .num_threads(n.max(1))
                 .build_global();
         }
+        // The project's config first: `--lang` may name one of its customLanguages.
+        let language_globs = git_astedit::ops::grep::language_globs(repo, self.config.as_deref())?;
         let lang = self
             .lang
             .as_deref()
@@ -96,7 +104,7 @@ impl InputArgs {
             pathspecs: self.pathspecs.clone(),
             lang,
             max_file_size: self.max_filesize,
-            language_globs: git_astedit::ops::grep::language_globs(repo, self.config.as_deref())?,
+            language_globs,
             globs: files::PathGlobs::new(&self.globs, &folder_prefix(repo))?,
             no_ignore,
         };

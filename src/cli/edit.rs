@@ -105,13 +105,14 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     };
     let never = Cancel::never();
     let report = if args.interactive {
-        let (mut report, asked) = interactive::session(out, color, several_ops, |prompter| {
-            let options = EditOptions {
-                cancel: &never,
-                select: Some(prompter),
-            };
-            git_astedit::ops::edit::run(repo, &request, options)
-        })?;
+        let (mut report, asked) =
+            interactive::session(out, color, several_ops, repo, |prompter| {
+                let options = EditOptions {
+                    cancel: &never,
+                    select: Some(prompter),
+                };
+                git_astedit::ops::edit::run(repo, &request, options)
+            })?;
         report.text.offered = Some(asked.offered);
         report
     } else {

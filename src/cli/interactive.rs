@@ -2,7 +2,7 @@
 `edit -i` / `scan -i`: one change at a time, as `git add -p` asks about hunks.
 
 The library offers each change just before making it ([`Select`]); here it is shown as
-a small diff with its file and the question `Apply this change [y,n,a,d,q,?]?`, and the
+a small diff with its file and the question `Apply this change [y,n,a,d,q,e,?]?`, and the
 answer is read as one line of stdin. Like `git add -p`, the diff and the question go to
 stdout (they are what the person reads and answers), so `printf 'y\nn\n' | git astedit
 edit -i …` works, and so does piping the output. End of input is `q`. When stdin is not
@@ -24,7 +24,7 @@ use similar::TextDiff;
 use super::Out;
 
 /// The question, as `git add -p` words its own.
-const QUESTION: &str = "Apply this change [y,n,a,d,q,?]? ";
+const QUESTION: &str = "Apply this change [y,n,a,d,q,e,?]? ";
 
 const HELP: &str = "\
 y - apply this change
@@ -32,6 +32,8 @@ n - do not apply this change
 a - apply this change and all later ones in this file
 d - do not apply this change or any later one in this file
 q - quit; do not apply this change or any later one (those accepted so far are kept)
+e - edit this change's replacement in your editor; what you save is made instead
+    (saved unchanged: as y; saved empty: as n)
 ? - print help
 ";
 
@@ -53,15 +55,17 @@ pub struct Asked {
 }
 
 /// Runs `run` with a prompter on stdin/stdout. What stdout holds so far is written
-/// first, so the questions come after it.
+/// first, so the questions come after it. `repo` says which editor `e` opens.
 pub fn session<T>(
     out: &mut Out,
     color: bool,
     several_ops: bool,
+    repo: &git_astedit::repo::Repo,
     run: impl FnOnce(&mut Prompter<'static>) -> Result<T, Error>,
 ) -> Result<(T, Asked), Error> {
     out.flush()?;
     let mut prompter = Prompter::stdio(color, several_ops);
+    prompter.editor = git_astedit::ops::editor::command(repo);
     let result = run(&mut prompter);
     let asked = Asked {
         offered: prompter.offered,
@@ -92,6 +96,8 @@ pub struct Prompter<'a> {
     /// Changes offered and accepted, whether asked or answered by `a`/`d`/`q`.
     pub offered: usize,
     pub accepted: usize,
+    /// The editor `e` runs (a shell command, as git runs it), or why there is none.
+    pub editor: Result<String, String>,
 }
 
 impl<'a> Prompter<'a> {
@@ -125,7 +131,18 @@ impl<'a> Prompter<'a> {
             quit: false,
             offered: 0,
             accepted: 0,
+            editor: Err("no editor".into()),
         }
+    }
+
+    /// `e`: the proposed replacement edited in the editor. `Ok(None)`: saved empty.
+    fn edit(&mut self, p: &Proposal<'_>) -> Result<Option<String>, String> {
+        let editor = self.editor.clone()?;
+        let name = std::path::Path::new(p.path)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        git_astedit::ops::editor::edit(&editor, &name, p.after())
     }
 
     fn paint(&self, style: &str, text: &str) -> String {
@@ -179,6 +196,7 @@ impl<'a> Prompter<'a> {
                 "a" => return 'a',
                 "d" => return 'd',
                 "q" => return 'q',
+                "e" => return 'e',
                 "?" => {}
                 _ => {
                     let why =
@@ -323,8 +341,29 @@ impl Select for Prompter<'_> {
                 if !self.write(&shown) {
                     return false;
                 }
-                match self.ask() {
-                    'y' => true,
+                let mut answer = self.ask();
+                while answer == 'e' {
+                    match self.edit(p) {
+                        Ok(Some(own)) => {
+                            *p.change.replaced.borrow_mut() = Some(own);
+                            break;
+                        }
+                        Ok(None) => {
+                            let note = self.paint(RED, "Saved empty: this change is not made.");
+                            self.write(&format!("{note}\n"));
+                            answer = 'n';
+                        }
+                        Err(why) => {
+                            let why = self.paint(RED, &format!("error: {why}"));
+                            if !self.write(&format!("{why}\n")) {
+                                return false;
+                            }
+                            answer = self.ask();
+                        }
+                    }
+                }
+                match answer {
+                    'y' | 'e' => true,
                     'a' => {
                         self.choice = FileChoice::AcceptRest;
                         true
@@ -372,7 +411,9 @@ mod tests {
                 site_end: start + before.len(),
                 earlier: &[],
                 kept: "",
+                replaced: Box::leak(Box::new(std::cell::RefCell::new(None))),
             },
+            around: None,
         }
     }
 
@@ -414,7 +455,7 @@ mod tests {
             shown,
             "diff --git a/a.js b/a.js\n--- a/a.js\n+++ b/a.js\n\
              @@ -2,7 +2,7 @@ a.js:5:1\n 2\n 3\n 4\n-foo(x);\n+bar(x);\n 6\n 7\n 8\n\
-             Apply this change [y,n,a,d,q,?]? y\n"
+             Apply this change [y,n,a,d,q,e,?]? y\n"
         );
     }
 
@@ -448,7 +489,7 @@ mod tests {
         assert!(shown.contains("Unknown answer 'maybe'."), "{shown}");
         assert_eq!(shown.matches("d - do not apply").count(), 2, "{shown}");
         assert!(
-            shown.ends_with("\\ No newline at end of file\nApply this change [y,n,a,d,q,?]? n\n"),
+            shown.ends_with("\\ No newline at end of file\nApply this change [y,n,a,d,q,e,?]? n\n"),
             "{shown}"
         );
     }

@@ -294,6 +294,16 @@ pub fn main() -> ExitCode {
         return report_error(&mut ctx, &Error::from(err));
     }
     setup_output(&mut ctx, &cli, name);
+    let policy = match &cli.command {
+        Command::Grep(a) => a.input.custom_languages.clone(),
+        Command::Edit(a) => a.input.custom_languages.clone(),
+        Command::Scan(a) => a.custom_languages.clone(),
+        Command::Test(a) => a.custom_languages.clone(),
+        _ => None,
+    };
+    if let Err(err) = custom_languages(&mut ctx, policy.as_deref()) {
+        return report_error(&mut ctx, &err);
+    }
     // Engines report progress to the bar only while it is installed.
     let installed = progress_bar(&ctx, name).map(|bar| {
         ctx.out.start_progress(bar.clone());
@@ -448,6 +458,43 @@ impl git_astedit::error::Classify for ClapUsage {
     fn details(&self) -> Option<serde_json::Value> {
         Some(serde_json::json!({ "kind": self.kind, "usage": self.usage }))
     }
+}
+
+/// Whether customLanguages' libraries are loaded: `--custom-languages`, else git
+/// config `astedit.customLanguages`, else not (ast-grep's default, `ignore`).
+fn custom_languages(ctx: &mut Ctx, flag: Option<&str>) -> Result<(), Error> {
+    let from_config;
+    let (value, source) = match flag {
+        Some(v) => (v, "--custom-languages"),
+        None => {
+            from_config = ctx.config_value("astedit.customLanguages").flatten();
+            match from_config.as_deref() {
+                Some(v) => (v, "astedit.customLanguages"),
+                None => return Ok(()),
+            }
+        }
+    };
+    let allow = match value {
+        "allow" => true,
+        "ignore" => false,
+        "trust" | "revoke" => {
+            let want = if value == "trust" { "allow" } else { "ignore" };
+            return Err(git_astedit::error::UsageError(format!(
+                "{source}={value}: git-astedit remembers the choice in git config: run \
+                 `git config astedit.customLanguages {want}` (this repository's .git/config, \
+                 which a clone never carries), or pass --custom-languages={want} each time"
+            ))
+            .into());
+        }
+        other => {
+            return Err(git_astedit::error::UsageError(format!(
+                "{source}: '{other}' is not a policy: use allow or ignore"
+            ))
+            .into())
+        }
+    };
+    git_astedit::lang::allow_custom(allow);
+    Ok(())
 }
 
 fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {

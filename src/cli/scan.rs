@@ -137,6 +137,12 @@ pub struct ScanArgs {
     /// Number of worker threads (default: the number of cores)
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
+
+    /// Load the tree-sitter libraries of sgconfig.yml's customLanguages (allow) or not
+    /// (ignore, the default, as in ast-grep: a library runs code when loaded); git config
+    /// astedit.customLanguages=allow remembers it
+    #[arg(long, value_name = "POLICY")]
+    pub custom_languages: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -258,7 +264,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let report = if args.interactive {
         let color = out.color();
-        interactive::session(out, color, false, |prompter| {
+        interactive::session(out, color, false, repo, |prompter| {
             ops::scan::run(repo, &request, Some(prompter))
         })?
         .0

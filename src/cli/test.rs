@@ -53,6 +53,12 @@ pub struct TestArgs {
     /// Also test rules with `severity: off`
     #[arg(long)]
     pub include_off: bool,
+
+    /// Load the tree-sitter libraries of sgconfig.yml's customLanguages (allow) or not
+    /// (ignore, the default, as in ast-grep: a library runs code when loaded); git config
+    /// astedit.customLanguages=allow remembers it
+    #[arg(long, value_name = "POLICY")]
+    pub custom_languages: Option<String>,
 }
 
 pub fn run(ctx: &mut Ctx, args: TestArgs) -> Result<Exit, Error> {

@@ -3,7 +3,7 @@
 //! engine into the preview's objects as they are rewritten (nothing holds every
 //! file's text).
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 
 use super::stage::settle;
 use super::stage::Audience;
@@ -33,7 +33,7 @@ pub struct EditRequest<'a> {
     /// one's result.
     pub ops: Vec<(String, String)>,
     /// Parse every file as this language.
-    pub lang: Option<SupportLang>,
+    pub lang: Option<Lang>,
     pub max_file_size: u64,
     pub staging: Staging,
     /// The result cache to use.

@@ -5,7 +5,7 @@
 //! file at a time (issue 26). What the front end does with a file (print its lines,
 //! keep its JSON rows, keep rows within a byte budget) is the sink's business.
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 
 use crate::cancel::Cancel;
 use crate::files::FileSet;
@@ -45,7 +45,7 @@ pub struct GrepRequest<'a> {
     pub set: &'a FileSet,
     pub pattern: String,
     /// Parse every file as this language.
-    pub lang: Option<SupportLang>,
+    pub lang: Option<Lang>,
     pub max_file_size: u64,
     /// What of each match is kept: its first line (text), or its whole text with the
     /// captures (JSON rows).
@@ -109,7 +109,7 @@ pub enum DebugFormat {
 }
 
 /// The tree of `pattern` parsed in `lang`, for `--debug-query`.
-pub fn debug_query(pattern: &str, lang: SupportLang, format: DebugFormat) -> Result<String, Error> {
+pub fn debug_query(pattern: &str, lang: Lang, format: DebugFormat) -> Result<String, Error> {
     let format = match format {
         DebugFormat::Ast => crate::rewrite::TreeFormat::Ast,
         DebugFormat::Cst => crate::rewrite::TreeFormat::Cst,
@@ -118,8 +118,9 @@ pub fn debug_query(pattern: &str, lang: SupportLang, format: DebugFormat) -> Res
     Ok(crate::rewrite::debug_tree(pattern, lang, format)?)
 }
 
-/// An ast-grep project's `languageGlobs` for `grep` and `edit`: from `config` (an
-/// `sgconfig.yml`) when given, else from the `sgconfig.yml` at the root, if any.
+/// An ast-grep project's `languageGlobs`, `customLanguages` and `languageInjections`
+/// for `grep` and `edit`: from `config` (an `sgconfig.yml`) when given, else from the
+/// `sgconfig.yml` at the root, if any.
 pub fn language_globs(
     repo: &Repo,
     config: Option<&std::path::Path>,

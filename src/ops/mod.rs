@@ -11,6 +11,7 @@ pub mod cache;
 pub mod campaign;
 pub mod discard;
 pub mod edit;
+pub mod editor;
 pub mod gc;
 pub mod grep;
 pub mod hook;

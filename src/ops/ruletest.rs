@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::path::PathBuf;
 
+use crate::lang::Lang;
 use ast_grep_config::RuleConfig;
-use ast_grep_language::SupportLang;
 use rayon::prelude::*;
 
 use crate::error::UsageError;
@@ -89,7 +89,7 @@ pub fn run(
     let keep = |id: &str| req.filter.as_ref().is_none_or(|f| f.is_match(id));
     let harness = ruletest::load_harness(&base, &configs, &keep, &display)?;
 
-    let mut by_id: HashMap<&str, &RuleConfig<SupportLang>> = rule_set
+    let mut by_id: HashMap<&str, &RuleConfig<Lang>> = rule_set
         .rules
         .iter()
         .map(|r| (r.id.as_str(), &r.config))

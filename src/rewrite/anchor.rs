@@ -144,10 +144,10 @@ impl Anchor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ast_grep_language::SupportLang;
+    use crate::lang::Lang;
 
     /// The anchored search and the full walk agree, match for match, in order.
-    fn agree(pattern: &str, lang: SupportLang, src: &str) -> usize {
+    fn agree(pattern: &str, lang: Lang, src: &str) -> usize {
         let compiled = Pattern::try_new(pattern, lang).expect("pattern compiles");
         let anchor = Anchor::of(&compiled, &lang).expect("pattern has a word");
         let root = lang.ast_grep(src);
@@ -168,40 +168,40 @@ mod tests {
     #[test]
     fn nested_and_chained_matches_come_in_pre_order() {
         let src = "fn f() { a.unwrap().b.unwrap(); g(x.unwrap()).unwrap();\n// y.unwrap()\n let s = \"z.unwrap()\"; unwrap_or(q.unwrap_or(1)); }";
-        assert_eq!(agree("$A.unwrap()", SupportLang::Rust, src), 4);
+        assert_eq!(agree("$A.unwrap()", Lang::Rust, src), 4);
     }
 
     #[test]
     fn words_that_occur_inside_longer_words_and_strings() {
         let src = "console.log(a); consolex.log(b); console.logger(c); `${console.log(d)}`;\nconsole.log(console.log(e));";
-        assert_eq!(agree("console.log($$$A)", SupportLang::TypeScript, src), 4);
+        assert_eq!(agree("console.log($$$A)", Lang::TypeScript, src), 4);
         let py = "print(1)\nprinted = print\nprint(print(2), 'print(3)')\nx = f'{print(4)}'\n";
-        assert_eq!(agree("print($$$A)", SupportLang::Python, py), 4);
+        assert_eq!(agree("print($$$A)", Lang::Python, py), 4);
     }
 
     #[test]
     fn a_file_without_the_word_or_with_errors() {
-        assert_eq!(agree("$A.unwrap()", SupportLang::Rust, "fn f() {}"), 0);
+        assert_eq!(agree("$A.unwrap()", Lang::Rust, "fn f() {}"), 0);
         let broken = "fn f( { a.unwrap(); b.unwrap( } struct";
-        agree("$A.unwrap()", SupportLang::Rust, broken);
-        agree("$A.unwrap()", SupportLang::Rust, "");
+        agree("$A.unwrap()", Lang::Rust, broken);
+        agree("$A.unwrap()", Lang::Rust, "");
     }
 
     #[test]
     fn only_named_words_anchor() {
         // `return` is an unnamed keyword token: no anchor, the caller walks.
-        let p = Pattern::try_new("return $A", SupportLang::Rust).expect("compiles");
-        assert!(Anchor::of(&p, &SupportLang::Rust).is_none());
-        let p = Pattern::try_new("$A.expect($B)", SupportLang::Rust).expect("compiles");
-        assert!(Anchor::of(&p, &SupportLang::Rust).is_some());
+        let p = Pattern::try_new("return $A", Lang::Rust).expect("compiles");
+        assert!(Anchor::of(&p, &Lang::Rust).is_none());
+        let p = Pattern::try_new("$A.expect($B)", Lang::Rust).expect("compiles");
+        assert!(Anchor::of(&p, &Lang::Rust).is_some());
     }
 
     #[test]
     fn multi_line_matches_and_whole_statements() {
         let src =
             "function f() {\n  if (x) {\n    foo(1,\n      2);\n  }\n  foo(foo(3));\n}\nfoo(4)";
-        assert_eq!(agree("foo($$$A)", SupportLang::JavaScript, src), 4);
+        assert_eq!(agree("foo($$$A)", Lang::JavaScript, src), 4);
         let go = "package p\nfunc f() { defer mu.Unlock(); mu.Lock(); defer mu.Unlock() }\n";
-        assert_eq!(agree("defer $M.Unlock()", SupportLang::Go, go), 2);
+        assert_eq!(agree("defer $M.Unlock()", Lang::Go, go), 2);
     }
 }

@@ -4,12 +4,12 @@
 //! tokens that is not whitespace (a grammar that leaves string contents outside its
 //! leaves), so `"a b"` and `"a  b"` stay different.
 
+use crate::lang::Lang;
 use ast_grep_core::tree_sitter::LanguageExt;
-use ast_grep_language::SupportLang;
 
 /// The layout-free form of `text` in `lang`: its leaf tokens, and any text between
 /// them that is not only whitespace, in order.
-pub fn layout_key(lang: SupportLang, text: &str) -> Vec<String> {
+pub fn layout_key(lang: Lang, text: &str) -> Vec<String> {
     let root = lang.ast_grep(text);
     let mut out = Vec::new();
     let mut at = 0usize;
@@ -38,7 +38,7 @@ pub fn layout_key(lang: SupportLang, text: &str) -> Vec<String> {
 }
 
 /// Whether `a` and `b` are the same code in `lang` but for whitespace between tokens.
-pub fn same_but_layout(lang: SupportLang, a: &str, b: &str) -> bool {
+pub fn same_but_layout(lang: Lang, a: &str, b: &str) -> bool {
     a == b || layout_key(lang, a) == layout_key(lang, b)
 }
 
@@ -48,16 +48,16 @@ mod tests {
 
     #[test]
     fn whitespace_between_tokens_is_layout_inside_them_is_not() {
-        let rs = SupportLang::Rust;
+        let rs = Lang::Rust;
         assert!(same_but_layout(rs, "foo(1);", "foo( 1 );"));
         assert!(same_but_layout(rs, "foo(1, 2)", "foo(\n    1,\n    2\n)"));
         assert!(!same_but_layout(rs, "foo(1)", "foo(2)"));
         assert!(!same_but_layout(rs, "a b", "ab"));
         assert!(!same_but_layout(rs, "f(\"a b\")", "f(\"a  b\")"));
-        let py = SupportLang::Python;
+        let py = Lang::Python;
         assert!(same_but_layout(py, "print( x )", "print(x)"));
         assert!(!same_but_layout(py, "print('a b')", "print('a  b')"));
-        let js = SupportLang::JavaScript;
+        let js = Lang::JavaScript;
         assert!(!same_but_layout(js, "f(`a b`)", "f(`a  b`)"));
     }
 }

@@ -21,6 +21,7 @@ mod walk;
 
 use std::cell::Cell;
 
+use crate::lang::Lang;
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::replacer::TemplateFix;
 use ast_grep_core::tree_sitter::LanguageExt;
@@ -30,7 +31,6 @@ use ast_grep_core::Language;
 use ast_grep_core::Matcher;
 use ast_grep_core::Pattern;
 use ast_grep_core::PatternError;
-use ast_grep_language::SupportLang;
 
 pub use anchor::Anchor;
 pub use layout::layout_key;
@@ -240,6 +240,57 @@ pub struct Span {
     pub text: String,
 }
 
+/// Where an embedded region starts in its host file (a `<script>` block in HTML): to
+/// move positions found in the region's own text to the host's.
+#[derive(Debug, Clone, Copy)]
+pub struct HostBase {
+    /// Byte offset, 1-based line and character column of the region's start.
+    pub byte: usize,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl HostBase {
+    pub fn of(text: &str, at: usize) -> HostBase {
+        let before = &text[..at];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        HostBase {
+            byte: at,
+            line: memchr::memchr_iter(b'\n', before.as_bytes()).count() + 1,
+            column: before[line_start..].chars().count() + 1,
+        }
+    }
+
+    /// A (line, column) of the region as the host's.
+    pub fn pos(&self, line: usize, column: usize) -> (usize, usize) {
+        if line == 1 {
+            (self.line, column + self.column - 1)
+        } else {
+            (line + self.line - 1, column)
+        }
+    }
+
+    pub fn shift_match(&self, mut m: Match) -> Match {
+        (m.line, m.column) = self.pos(m.line, m.column);
+        (m.end_line, m.end_column) = self.pos(m.end_line, m.end_column);
+        m.start_byte += self.byte;
+        m.end_byte += self.byte;
+        for c in &mut m.captures {
+            for n in &mut c.nodes {
+                (n.line, n.column) = self.pos(n.line, n.column);
+                (n.end_line, n.end_column) = self.pos(n.end_line, n.end_column);
+                n.start_byte += self.byte;
+                n.end_byte += self.byte;
+            }
+        }
+        if let Some(p) = &mut m.replaced_end {
+            (p.line, p.column) = self.pos(p.line, p.column);
+            p.byte += self.byte;
+        }
+        m
+    }
+}
+
 /// The result of searching one file.
 #[derive(Debug, Clone, Default)]
 pub struct FileMatches {
@@ -319,7 +370,7 @@ pub enum TreeFormat {
 
 /// The parse of `pattern` in `lang` as ast-grep's `--debug-query` prints it:
 /// `kind (row,col)-(row,col)` a line, indented by depth (0-based rows, byte columns).
-pub fn debug_tree(pattern: &str, lang: SupportLang, format: TreeFormat) -> Result<String, Error> {
+pub fn debug_tree(pattern: &str, lang: Lang, format: TreeFormat) -> Result<String, Error> {
     let processed = lang.pre_process_pattern(pattern);
     let root = parse(&processed, lang)?;
     let node = root.root().get_inner_node();
@@ -366,7 +417,7 @@ pub fn debug_tree(pattern: &str, lang: SupportLang, format: TreeFormat) -> Resul
 /// A search pattern compiled for one language.
 pub struct Query {
     pattern: Pattern,
-    lang: SupportLang,
+    lang: Lang,
     prefilter: Prefilter,
     anchor: Option<Anchor>,
 }
@@ -374,26 +425,22 @@ pub struct Query {
 impl Query {
     /// Compiles `pattern` for `lang`, chosen by file extension. `PatternDoesNotParse`
     /// means: skip this language.
-    pub fn new(pattern: &str, lang: SupportLang) -> Result<Query, Error> {
+    pub fn new(pattern: &str, lang: Lang) -> Result<Query, Error> {
         Query::for_language(pattern, lang, None)
     }
 
     /// Compiles `pattern` for `lang`, where `forced` is the language the user forced
     /// (`-l`), if any: a pattern that is only text is accepted in a forced language
     /// (the user asked for it), and skipped in one chosen by file extension.
-    pub fn for_language(
-        pattern: &str,
-        lang: SupportLang,
-        forced: Option<SupportLang>,
-    ) -> Result<Query, Error> {
+    pub fn for_language(pattern: &str, lang: Lang, forced: Option<Lang>) -> Result<Query, Error> {
         Query::with_options(pattern, lang, forced, &QueryOptions::default())
     }
 
     /// [`Query::for_language`] with ast-grep's `--selector` and `--strictness`.
     pub fn with_options(
         pattern: &str,
-        lang: SupportLang,
-        forced: Option<SupportLang>,
+        lang: Lang,
+        forced: Option<Lang>,
         options: &QueryOptions,
     ) -> Result<Query, Error> {
         let compiled = match &options.selector {
@@ -465,7 +512,7 @@ impl Query {
 
     fn find_in(
         &self,
-        parsed: Result<AstGrep<StrDoc<SupportLang>>, Error>,
+        parsed: Result<AstGrep<StrDoc<Lang>>, Error>,
         keep: MatchText,
     ) -> FileMatches {
         let Ok(root) = parsed else {
@@ -579,10 +626,10 @@ impl Query {
 
 /// The captures of one match, sorted by name. Positions are computed from the node
 /// (captures are few, so no line index is needed).
-fn captures_of(m: &ast_grep_core::NodeMatch<'_, StrDoc<SupportLang>>) -> Vec<Capture> {
+fn captures_of(m: &ast_grep_core::NodeMatch<'_, StrDoc<Lang>>) -> Vec<Capture> {
     use ast_grep_core::meta_var::MetaVariable;
     let env = m.get_env();
-    let span = |n: &ast_grep_core::Node<'_, StrDoc<SupportLang>>| {
+    let span = |n: &ast_grep_core::Node<'_, StrDoc<Lang>>| {
         let r = n.range();
         let (start, end) = (n.start_pos(), n.end_pos());
         let text = n.text().to_string();
@@ -790,30 +837,26 @@ struct CompiledOp {
 /// All ops compiled for one language.
 pub struct Rewriter {
     ops: Vec<CompiledOp>,
-    lang: SupportLang,
+    lang: Lang,
     nested: NestedOptions,
 }
 
 impl Rewriter {
     /// Compiles every op for `lang`, chosen by file extension; validates templates
     /// against patterns.
-    pub fn new(ops: &[Op], lang: SupportLang) -> Result<Rewriter, Error> {
+    pub fn new(ops: &[Op], lang: Lang) -> Result<Rewriter, Error> {
         Rewriter::for_language(ops, lang, None)
     }
 
     /// The language the ops were compiled for.
-    pub fn language(&self) -> SupportLang {
+    pub fn language(&self) -> Lang {
         self.lang
     }
 
     /// Like [`Rewriter::new`], `forced` being the language the user forced (`-l`), if
     /// any (see [`Query::for_language`]). Every pattern is compiled before any template
     /// is checked, so that a language skipped for one op is skipped, not an error.
-    pub fn for_language(
-        ops: &[Op],
-        lang: SupportLang,
-        forced: Option<SupportLang>,
-    ) -> Result<Rewriter, Error> {
+    pub fn for_language(ops: &[Op], lang: Lang, forced: Option<Lang>) -> Result<Rewriter, Error> {
         let patterns = ops
             .iter()
             .map(|op| compile(&op.pattern, lang, forced == Some(lang)))
@@ -869,7 +912,7 @@ impl Rewriter {
     ) -> Result<Option<FileRewrite>, Error> {
         // Parsed lazily (an op whose literal is absent needs no tree), then kept in
         // step with the text by `rewrite_nested`'s incremental re-parses.
-        let mut doc: Option<StrDoc<SupportLang>> = None;
+        let mut doc: Option<StrDoc<Lang>> = None;
         let mut had_parse_error = false;
         let mut input_error = None;
         let mut replacements = Vec::new();
@@ -972,7 +1015,7 @@ pub(crate) fn empty_blocks<L: LanguageExt>(root: &AstGrep<StrDoc<L>>) -> usize {
 /// CRLF file should not come out with mixed line endings.
 /// [`indent::reindent_tabs`] for a match's edit.
 pub(crate) fn tab_indented(
-    m: &ast_grep_core::NodeMatch<'_, ast_grep_core::tree_sitter::StrDoc<SupportLang>>,
+    m: &ast_grep_core::NodeMatch<'_, ast_grep_core::tree_sitter::StrDoc<Lang>>,
     position: usize,
     inserted: Vec<u8>,
 ) -> Vec<u8> {
@@ -982,7 +1025,7 @@ pub(crate) fn tab_indented(
 
 /// [`indent::keep_blank_lines`] for a match's edit.
 pub(crate) fn blank_lines_kept(
-    m: &ast_grep_core::NodeMatch<'_, ast_grep_core::tree_sitter::StrDoc<SupportLang>>,
+    m: &ast_grep_core::NodeMatch<'_, ast_grep_core::tree_sitter::StrDoc<Lang>>,
     inserted: Vec<u8>,
 ) -> Vec<u8> {
     use ast_grep_core::Doc;
@@ -1013,7 +1056,7 @@ pub(crate) fn lf_to_crlf(text: Vec<u8>) -> Vec<u8> {
 /// Compiles `text` for `lang`, telling a pattern bad everywhere from one that is
 /// not code in this language (to skip). `forced`: the user chose this language, so a
 /// pattern that is only text there is taken as such.
-fn compile(text: &str, lang: SupportLang, forced: bool) -> Result<Pattern, Error> {
+fn compile(text: &str, lang: Lang, forced: bool) -> Result<Pattern, Error> {
     let not_code = |why| Error::PatternDoesNotParse {
         pattern: text.to_string(),
         lang: lang.to_string(),
@@ -1100,11 +1143,11 @@ pub(crate) fn metavariable_names(text: &str) -> Vec<&str> {
 /// Whether the pattern is a run of prose in a markup or data language (Markdown's
 /// inline text, HTML's text, a YAML plain scalar): it would match only that literal
 /// text, so it is no code pattern in that language.
-fn is_prose(pattern: &Pattern, lang: SupportLang) -> bool {
+fn is_prose(pattern: &Pattern, lang: Lang) -> bool {
     let prose_kind = match lang {
-        SupportLang::Markdown => "inline",
-        SupportLang::Html => "text",
-        SupportLang::Yaml => "string_scalar",
+        Lang::Markdown => "inline",
+        Lang::Html => "text",
+        Lang::Yaml => "string_scalar",
         _ => return false,
     };
     let kind_id = match &pattern.node {
@@ -1118,8 +1161,8 @@ fn is_prose(pattern: &Pattern, lang: SupportLang) -> bool {
 /// as in real files, as a call, so such a pattern would never match (ast-grep#646).
 /// Parse it in a function body and take the call from there; keep the original when
 /// the text is no call there either (`[]byte($A)` is a conversion everywhere).
-fn go_call_not_conversion(text: &str, pattern: Pattern, lang: SupportLang) -> Pattern {
-    if lang != SupportLang::Go || !root_kind_is(&pattern, lang, "type_conversion_expression") {
+fn go_call_not_conversion(text: &str, pattern: Pattern, lang: Lang) -> Pattern {
+    if lang != Lang::Go || !root_kind_is(&pattern, lang, "type_conversion_expression") {
         return pattern;
     }
     match Pattern::contextual(&format!("func _() {{ {text} }}"), "call_expression", lang) {
@@ -1129,7 +1172,7 @@ fn go_call_not_conversion(text: &str, pattern: Pattern, lang: SupportLang) -> Pa
 }
 
 /// Whether the pattern's root can only be a node of `kind`.
-fn root_kind_is(pattern: &Pattern, lang: SupportLang, kind: &str) -> bool {
+fn root_kind_is(pattern: &Pattern, lang: Lang, kind: &str) -> bool {
     let id = usize::from(lang.kind_to_id(kind));
     pattern
         .potential_kinds()
@@ -1140,7 +1183,7 @@ fn root_kind_is(pattern: &Pattern, lang: SupportLang, kind: &str) -> bool {
 /// Whether the first ERROR node of the pattern's parse holds code: a named node that is
 /// neither an error nor missing, in a text whose brackets balance. A pattern that is
 /// only error (`}}}`), or a typo (`foo($A`), holds none.
-fn code_inside_error(text: &str, lang: SupportLang) -> bool {
+fn code_inside_error(text: &str, lang: Lang) -> bool {
     let processed = lang.pre_process_pattern(text);
     let Ok(root) = parse(&processed, lang) else {
         return false;
@@ -1191,14 +1234,14 @@ fn brackets_balance(text: &str) -> bool {
     open.is_empty() && quote.is_none()
 }
 
-fn parses_with_errors(text: &str, lang: SupportLang) -> bool {
+fn parses_with_errors(text: &str, lang: Lang) -> bool {
     let processed = lang.pre_process_pattern(text);
     parse(&processed, lang).map_or(true, |root| has_parse_error(&root))
 }
 
 /// The reason a pattern failed, in our words: ast-grep's messages repeat the pattern
 /// in its internal form (`µµµX` for `$$$X`), which the user never typed.
-fn pattern_error_detail(err: &PatternError, lang: SupportLang) -> String {
+fn pattern_error_detail(err: &PatternError, lang: Lang) -> String {
     match err {
         PatternError::Parse(_) => "it cannot be parsed".to_string(),
         PatternError::NoContent(_) => "it is empty".to_string(),

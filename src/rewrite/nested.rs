@@ -301,7 +301,7 @@ where
         let mut applied: Vec<Edit<String>> = Vec::with_capacity(pass.len());
         // The length of the text once `applied` is made.
         let mut len = doc.src.len();
-        for (i, edit) in pass {
+        for (i, mut edit) in pass {
             let end = edit.position + edit.deleted_length;
             let Some(current) = doc.src.get(edit.position..end) else {
                 lost_flags[i] = true;
@@ -318,9 +318,10 @@ where
             if current.as_bytes() == edit.inserted_text.as_slice() {
                 continue;
             }
-            let inserted = String::from_utf8_lossy(&edit.inserted_text).into_owned();
+            let mut inserted = String::from_utf8_lossy(&edit.inserted_text).into_owned();
             // The node's text past the edit stays: what the pattern did not cover.
             let kept = doc.src.get(end..sites[i].node_end).unwrap_or_default();
+            let replaced = std::cell::RefCell::new(None);
             let proposed = Proposed {
                 text: &doc.src,
                 start: edit.position,
@@ -330,12 +331,18 @@ where
                 site_end: sites[i].edit_end,
                 earlier: &applied,
                 kept,
+                replaced: &replaced,
             };
             if !select(&proposed) {
                 declined_flags[i] = true;
                 continue;
             }
             repeated[i] = proposed.repeated_kept().map(str::to_string);
+            if let Some(own) = replaced.take() {
+                // The person's own replacement for this site.
+                edit.inserted_text = own.as_bytes().to_vec();
+                inserted = own;
+            }
             len = len
                 .saturating_sub(edit.deleted_length)
                 .saturating_add(edit.inserted_text.len());

@@ -17,10 +17,10 @@ selective pattern. Two checks, both only ever answer "cannot match" when that is
    may match a comment, so for it comment lines count like any other.
 */
 
+use crate::lang::Lang;
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::Pattern;
 use ast_grep_language::Language;
-use ast_grep_language::SupportLang;
 use memchr::memmem;
 
 /// How a language writes the comments the prefilter recognizes.
@@ -34,8 +34,11 @@ enum Comments {
     None,
 }
 
-fn comments_of(lang: SupportLang) -> Comments {
-    use SupportLang::*;
+fn comments_of(lang: Lang) -> Comments {
+    use crate::lang::SupportLang::*;
+    let Some(lang) = lang.builtin() else {
+        return Comments::None;
+    };
     match lang {
         Rust | JavaScript | TypeScript | Tsx | Go | Java | C | Cpp | CSharp | Kotlin | Scala
         | Swift | Dart | Solidity | Zig | Css => Comments::Slashes,
@@ -55,8 +58,8 @@ pub struct Prefilter {
 impl Prefilter {
     /// Collects the identifiers and keywords of `pattern` (compiled from `source`). In
     /// languages whose keywords are case-insensitive (PHP) only named tokens count.
-    pub fn new(source: &str, pattern: &Pattern, lang: SupportLang) -> Prefilter {
-        let exact_keywords = lang != SupportLang::Php;
+    pub fn new(source: &str, pattern: &Pattern, lang: Lang) -> Prefilter {
+        let exact_keywords = lang != Lang::Php;
         let expando = lang.expando_char();
         let mut texts: Vec<String> = Vec::new();
         let mut stack = vec![&pattern.node];
@@ -216,22 +219,22 @@ fn may_interpolate(line: &[u8], style: Comments) -> bool {
 mod tests {
     use super::*;
 
-    fn filter(pattern: &str, lang: SupportLang) -> Prefilter {
+    fn filter(pattern: &str, lang: Lang) -> Prefilter {
         let p = Pattern::try_new(pattern, lang).expect("pattern");
         Prefilter::new(pattern, &p, lang)
     }
 
     #[test]
     fn a_pattern_holding_a_comment_may_match_in_comment_lines() {
-        let p = filter("# TODO later", SupportLang::Python);
+        let p = filter("# TODO later", Lang::Python);
         assert!(p.may_match("# TODO later\nx = 1\n"));
-        let r = filter("/* TODO */", SupportLang::Rust);
+        let r = filter("/* TODO */", Lang::Rust);
         assert!(r.may_match("fn f() {}\n/* TODO */\n"));
     }
 
     #[test]
     fn every_identifier_must_occur() {
-        let f = filter("console.log($A)", SupportLang::TypeScript);
+        let f = filter("console.log($A)", Lang::TypeScript);
         assert!(f.may_match("console.log(1)"));
         assert!(f.may_match("console\n  .log(1)"));
         assert!(!f.may_match("console.error(1)"));
@@ -240,7 +243,7 @@ mod tests {
 
     #[test]
     fn occurrences_in_comment_lines_do_not_count() {
-        let f = filter("console.log($A)", SupportLang::TypeScript);
+        let f = filter("console.log($A)", Lang::TypeScript);
         assert!(!f.may_match("// console.log(1)\nlet x = 1;\n"));
         assert!(!f.may_match("/**\n * @example\n * console.log(1)\n */\nexport const a = 1;\n"));
         assert!(f.may_match("/**\n * docs\n */\nconsole.log(1)\n"));
@@ -250,13 +253,13 @@ mod tests {
 
     #[test]
     fn interpolating_lines_always_count() {
-        let f = filter("console.log($A)", SupportLang::TypeScript);
+        let f = filter("console.log($A)", Lang::TypeScript);
         assert!(f.may_match("const s = `\n// ${console.log(1)}\n`;\n"));
-        let p = filter("print($A)", SupportLang::Python);
+        let p = filter("print($A)", Lang::Python);
         assert!(p.may_match("s = f'''\n# {print(1)}\n'''\n"));
         assert!(!p.may_match("# print(1)\nx = 1\n"));
         // Each two-byte opener, anywhere on the line; a lone `$`, `#` or `\` is not one.
-        let r = filter("$A.unwrap()", SupportLang::Rust);
+        let r = filter("$A.unwrap()", Lang::Rust);
         assert!(r.may_match("// #{x.unwrap()}\n"));
         assert!(r.may_match("/// \\(x.unwrap())\n"));
         assert!(r.may_match("/**\n * a ${x.unwrap()}\n */\n"));
@@ -266,13 +269,13 @@ mod tests {
 
     #[test]
     fn block_of_unknown_shape_is_not_trusted() {
-        let f = filter("$A.unwrap()", SupportLang::Rust);
+        let f = filter("$A.unwrap()", Lang::Rust);
         // A `/*` line inside a string must not hide the code after it.
         assert!(f.may_match("let s = \"\n/* not a comment\n\";\nx.unwrap();\n"));
         assert!(!f.may_match("/// x.unwrap()\nfn f() {}\n"));
         // A `/*` line that ends a multi-line string, then a `*`-led line of code.
         assert!(f.may_match("fn f() -> usize {\n    2 * \"\n/*\".len()\n    * y.unwrap()\n}\n"));
-        let t = filter("console.log($A)", SupportLang::TypeScript);
+        let t = filter("console.log($A)", Lang::TypeScript);
         assert!(t.may_match("const n = 2 * `\n/*`.length\n  * console.log(1);\n"));
         // Doc blocks whose opening line quotes something are still trusted when closed.
         assert!(!t.may_match("/** Returns \"x\" */\n// console.log(1)\nlet a = 1;\n"));
@@ -280,7 +283,7 @@ mod tests {
 
     #[test]
     fn pattern_without_identifiers_always_may_match() {
-        let f = filter("$A + $B", SupportLang::JavaScript);
+        let f = filter("$A + $B", Lang::JavaScript);
         assert!(f.may_match("1 - 2"));
         assert_eq!(f.literal(), None);
     }

@@ -1,6 +1,6 @@
 //! Engine tests across the five languages the issue names.
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 
 use super::*;
 
@@ -14,18 +14,18 @@ fn ops(pairs: &[(&str, &str)]) -> Vec<Op> {
         .collect()
 }
 
-fn rewrite(lang: SupportLang, pairs: &[(&str, &str)], src: &str) -> Option<FileRewrite> {
+fn rewrite(lang: Lang, pairs: &[(&str, &str)], src: &str) -> Option<FileRewrite> {
     let rw = Rewriter::new(&ops(pairs), lang).expect("ops compile");
     rw.rewrite(src).expect("rewrite succeeds")
 }
 
-fn rewritten(lang: SupportLang, pairs: &[(&str, &str)], src: &str) -> String {
+fn rewritten(lang: Lang, pairs: &[(&str, &str)], src: &str) -> String {
     rewrite(lang, pairs, src).map_or_else(|| src.to_string(), |r| r.text)
 }
 
 #[test]
 fn search_single_and_multi_metavariables() {
-    let q = Query::new("console.log($A)", SupportLang::TypeScript).expect("compiles");
+    let q = Query::new("console.log($A)", Lang::TypeScript).expect("compiles");
     assert_eq!(q.literal(), Some("console"));
     let found = q.find("const x = 1;\n  console.log(x + 1);\n");
     assert_eq!(found.matches.len(), 1);
@@ -34,7 +34,7 @@ fn search_single_and_multi_metavariables() {
     assert_eq!(m.text, "console.log(x + 1)");
     assert!(!found.has_parse_error);
 
-    let q = Query::new("print($$$ARGS)", SupportLang::Python).expect("compiles");
+    let q = Query::new("print($$$ARGS)", Lang::Python).expect("compiles");
     let found = q.find("print()\nprint(1, 2, sep='')\n");
     assert_eq!(found.matches.len(), 2);
     assert_eq!(found.matches[1].text, "print(1, 2, sep='')");
@@ -42,7 +42,7 @@ fn search_single_and_multi_metavariables() {
 
 #[test]
 fn search_includes_nested_in_document_order() {
-    let q = Query::new("foo($A)", SupportLang::JavaScript).expect("compiles");
+    let q = Query::new("foo($A)", Lang::JavaScript).expect("compiles");
     let found = q.find("foo(foo(x)); foo(y)");
     let texts: Vec<_> = found.matches.iter().map(|m| m.text.as_str()).collect();
     assert_eq!(texts, ["foo(foo(x))", "foo(x)", "foo(y)"]);
@@ -52,13 +52,13 @@ fn search_includes_nested_in_document_order() {
 fn positions_on_one_long_line() {
     // A minified file: every match on line 1, columns counted in characters.
     let src = "é;foo(1);".repeat(5000);
-    let q = Query::new("foo($A)", SupportLang::JavaScript).expect("compiles");
+    let q = Query::new("foo($A)", Lang::JavaScript).expect("compiles");
     let found = q.find(&src);
     assert_eq!(found.matches.len(), 5000);
     let last = &found.matches[4999];
     assert_eq!((last.line, last.column), (1, 4999 * 9 + 3));
     assert_eq!((last.end_line, last.end_column), (1, 4999 * 9 + 9));
-    let out = rewrite(SupportLang::JavaScript, &[("foo($A)", "bar($A)")], &src).expect("changes");
+    let out = rewrite(Lang::JavaScript, &[("foo($A)", "bar($A)")], &src).expect("changes");
     assert_eq!(out.replacements[4999].column, 4999 * 9 + 3);
     // A multi-line match ends on its last line.
     let found = q.find("x;\nfoo(\n  ü\n);");
@@ -68,7 +68,7 @@ fn positions_on_one_long_line() {
 
 #[test]
 fn search_reports_parse_errors() {
-    let q = Query::new("$A.unwrap()", SupportLang::Rust).expect("compiles");
+    let q = Query::new("$A.unwrap()", Lang::Rust).expect("compiles");
     let found = q.find("fn main() { let x = y.unwrap(); \n");
     assert!(found.has_parse_error);
     assert_eq!(found.matches.len(), 1);
@@ -89,16 +89,16 @@ fn search_reports_parse_errors() {
 #[test]
 fn swap_arguments_in_five_languages() {
     let cases = [
-        (SupportLang::TypeScript, "foo(1, 'a');", "bar('a', 1);"),
-        (SupportLang::JavaScript, "foo(a, b)", "bar(b, a)"),
-        (SupportLang::Python, "foo(a, b)\n", "bar(b, a)\n"),
+        (Lang::TypeScript, "foo(1, 'a');", "bar('a', 1);"),
+        (Lang::JavaScript, "foo(a, b)", "bar(b, a)"),
+        (Lang::Python, "foo(a, b)\n", "bar(b, a)\n"),
         (
-            SupportLang::Rust,
+            Lang::Rust,
             "fn main() { foo(a, b); }",
             "fn main() { bar(b, a); }",
         ),
         (
-            SupportLang::Go,
+            Lang::Go,
             "package main\nfunc main() { foo(a, b) }\n",
             "package main\nfunc main() { bar(b, a) }\n",
         ),
@@ -114,7 +114,7 @@ fn swap_arguments_in_five_languages() {
 #[test]
 fn nested_matches_are_all_rewritten() {
     let op = [("foo($A)", "bar($A)")];
-    let out = rewrite(SupportLang::JavaScript, &op, "foo(foo(x));").expect("changes");
+    let out = rewrite(Lang::JavaScript, &op, "foo(foo(x));").expect("changes");
     assert_eq!(out.text, "bar(bar(x));");
     assert_eq!(out.replacements.len(), 2);
     // Outer first, with the input text before and the final text after.
@@ -128,13 +128,13 @@ fn nested_matches_are_all_rewritten() {
     );
 
     assert_eq!(
-        rewritten(SupportLang::Python, &op, "y = foo(foo(foo(x)))\n"),
+        rewritten(Lang::Python, &op, "y = foo(foo(foo(x)))\n"),
         "y = bar(bar(bar(x)))\n"
     );
     // Siblings inside an outer match, and a match after it.
     assert_eq!(
         rewritten(
-            SupportLang::TypeScript,
+            Lang::TypeScript,
             &[("foo($$$A)", "bar($$$A)")],
             "foo(foo(1), 2, foo(foo(3)));\nfoo();\n"
         ),
@@ -142,7 +142,7 @@ fn nested_matches_are_all_rewritten() {
     );
     assert_eq!(
         rewritten(
-            SupportLang::Rust,
+            Lang::Rust,
             &[("Some($A)", "Ok($A)")],
             "fn f() { Some(Some(Some(1))) }"
         ),
@@ -150,7 +150,7 @@ fn nested_matches_are_all_rewritten() {
     );
     assert_eq!(
         rewritten(
-            SupportLang::Go,
+            Lang::Go,
             &[("foo($A, $B)", "bar($B, $A)")],
             "package p\nvar x = foo(foo(1, 2), foo(3, 4))\n"
         ),
@@ -163,7 +163,7 @@ fn nested_matches_sharing_their_start() {
     // Method chains: the inner match starts where the outer one does.
     assert_eq!(
         rewritten(
-            SupportLang::Rust,
+            Lang::Rust,
             &[("$A.unwrap()", "$A.expect(\"ok\")")],
             "fn f() { x.unwrap().unwrap().len() }"
         ),
@@ -171,7 +171,7 @@ fn nested_matches_sharing_their_start() {
     );
     assert_eq!(
         rewritten(
-            SupportLang::TypeScript,
+            Lang::TypeScript,
             &[("$X.then($F)", "$X.finally($F)")],
             "p.then(a).then(b);"
         ),
@@ -182,12 +182,7 @@ fn nested_matches_sharing_their_start() {
 #[test]
 fn rewritten_text_is_not_searched_again() {
     // The output matches the pattern again; a loop would never end.
-    let out = rewrite(
-        SupportLang::JavaScript,
-        &[("foo($A)", "foo(foo($A))")],
-        "foo(x)",
-    )
-    .expect("changes");
+    let out = rewrite(Lang::JavaScript, &[("foo($A)", "foo(foo($A))")], "foo(x)").expect("changes");
     assert_eq!(out.text, "foo(foo(x))");
     assert_eq!(out.replacements.len(), 1);
 }
@@ -195,7 +190,7 @@ fn rewritten_text_is_not_searched_again() {
 #[test]
 fn ops_run_in_sequence() {
     let out = rewrite(
-        SupportLang::Python,
+        Lang::Python,
         &[("foo($A)", "bar($A)"), ("bar($A)", "baz($A, 1)")],
         "foo(x)\nbar(y)\n",
     )
@@ -207,14 +202,9 @@ fn ops_run_in_sequence() {
 
 #[test]
 fn identity_rewrites_are_not_counted() {
-    assert!(rewrite(
-        SupportLang::TypeScript,
-        &[("foo($A)", "foo($A)")],
-        "foo(1);"
-    )
-    .is_none());
+    assert!(rewrite(Lang::TypeScript, &[("foo($A)", "foo($A)")], "foo(1);").is_none());
     let out = rewrite(
-        SupportLang::TypeScript,
+        Lang::TypeScript,
         &[("foo($A)", "foo(1)")],
         "foo(1); foo(2);",
     )
@@ -228,7 +218,7 @@ fn identity_rewrites_are_not_counted() {
 fn multi_line_match_is_reindented() {
     let src = "function f() {\n  if (x) {\n    foo(\n      a,\n      b\n    );\n  }\n}\n";
     let out = rewrite(
-        SupportLang::JavaScript,
+        Lang::JavaScript,
         &[("foo($A, $B)", "wrap(\n  bar($B,\n    $A)\n)")],
         src,
     )
@@ -238,8 +228,7 @@ fn multi_line_match_is_reindented() {
         "function f() {\n  if (x) {\n    wrap(\n      bar(b,\n        a)\n    );\n  }\n}\n"
     );
     let src = "def f():\n    if x:\n        foo([\n            1,\n        ])\n";
-    let out =
-        rewrite(SupportLang::Python, &[("foo($A)", "bar(\n    $A\n)")], src).expect("changes");
+    let out = rewrite(Lang::Python, &[("foo($A)", "bar(\n    $A\n)")], src).expect("changes");
     assert_eq!(
         out.text,
         "def f():\n    if x:\n        bar(\n            [\n                1,\n            ]\n        )\n"
@@ -254,7 +243,7 @@ fn undefined_template_variable_is_refused() {
         ("foo($_)", "bar($_)", "_"),
         ("foo($$$)", "bar($A)", "A"),
     ] {
-        let err = Rewriter::new(&ops(&[(pattern, template)]), SupportLang::TypeScript)
+        let err = Rewriter::new(&ops(&[(pattern, template)]), Lang::TypeScript)
             .err()
             .expect("refused");
         match &err {
@@ -267,7 +256,7 @@ fn undefined_template_variable_is_refused() {
     // Both kinds of capture are usable in either form.
     assert!(Rewriter::new(
         &ops(&[("foo($$$ARGS, $LAST)", "bar($LAST, $$$ARGS) // $$$")]),
-        SupportLang::TypeScript
+        Lang::TypeScript
     )
     .is_ok());
 }
@@ -275,18 +264,14 @@ fn undefined_template_variable_is_refused() {
 #[test]
 fn invalid_patterns_show_the_user_text() {
     for pattern in ["", "$$$X", "  "] {
-        let err = Query::new(pattern, SupportLang::Python)
-            .err()
-            .expect("invalid");
+        let err = Query::new(pattern, Lang::Python).err().expect("invalid");
         assert!(matches!(err, Error::InvalidPattern { .. }), "{err:?}");
         let msg = err.to_string();
         assert!(!msg.contains('µ'), "{msg}");
         assert!(msg.contains(&format!("'{pattern}'")), "{msg}");
         assert_eq!(err.code(), "bad-pattern");
     }
-    let err = Query::new("a; b", SupportLang::JavaScript)
-        .err()
-        .expect("invalid");
+    let err = Query::new("a; b", Lang::JavaScript).err().expect("invalid");
     assert!(matches!(err, Error::InvalidPattern { .. }), "{err:?}");
 }
 
@@ -294,10 +279,8 @@ fn invalid_patterns_show_the_user_text() {
 fn pattern_that_does_not_parse_for_one_language() {
     // Valid Rust, not Python.
     let pattern = "fn $F() {}";
-    assert!(Query::new(pattern, SupportLang::Rust).is_ok());
-    let err = Query::new(pattern, SupportLang::Python)
-        .err()
-        .expect("skipped");
+    assert!(Query::new(pattern, Lang::Rust).is_ok());
+    let err = Query::new(pattern, Lang::Python).err().expect("skipped");
     assert!(matches!(err, Error::PatternDoesNotParse { .. }), "{err:?}");
     assert_eq!(err.code(), "pattern-does-not-parse");
 }
@@ -305,7 +288,7 @@ fn pattern_that_does_not_parse_for_one_language() {
 #[test]
 fn introduced_parse_error_is_flagged() {
     let out = rewrite(
-        SupportLang::Rust,
+        Lang::Rust,
         &[("foo($A)", "foo($A")],
         "fn main() { foo(1); }",
     )
@@ -315,7 +298,7 @@ fn introduced_parse_error_is_flagged() {
     assert!(out.first_parse_error.is_some());
 
     let out = rewrite(
-        SupportLang::Rust,
+        Lang::Rust,
         &[("foo($A)", "bar($A)")],
         "fn main() { foo(1); ",
     )
@@ -329,12 +312,12 @@ fn file_with_parse_errors_is_rewritten_without_a_final_reparse() {
     // The last op's last pass of a file that already had errors skips its re-parse:
     // the text, the nested rewrite and the input's first error must not change.
     let src = "fn main() {\n    f(f(1));\n    let = ;\n}\n";
-    let out = rewrite(SupportLang::Rust, &[("f($A)", "g($A)")], src).expect("changes");
+    let out = rewrite(Lang::Rust, &[("f($A)", "g($A)")], src).expect("changes");
     assert_eq!(out.text, "fn main() {\n    g(g(1));\n    let = ;\n}\n");
     assert_eq!(out.replacements.len(), 2);
     assert!(out.had_parse_error);
     assert!(!out.introduces_parse_error);
-    let input_error = Query::new("$A", SupportLang::Rust)
+    let input_error = Query::new("$A", Lang::Rust)
         .expect("compiles")
         .find(src)
         .first_parse_error;
@@ -342,12 +325,7 @@ fn file_with_parse_errors_is_rewritten_without_a_final_reparse() {
     assert_eq!(out.first_parse_error, input_error);
 
     // An op after the first still runs on the first op's output (its tree is kept).
-    let out = rewrite(
-        SupportLang::Rust,
-        &[("f($A)", "g($A)"), ("g($A)", "h($A)")],
-        src,
-    )
-    .expect("changes");
+    let out = rewrite(Lang::Rust, &[("f($A)", "g($A)"), ("g($A)", "h($A)")], src).expect("changes");
     assert_eq!(out.text, "fn main() {\n    h(h(1));\n    let = ;\n}\n");
     assert!(!out.introduces_parse_error);
 }
@@ -356,18 +334,13 @@ fn file_with_parse_errors_is_rewritten_without_a_final_reparse() {
 fn introduced_parse_error_is_flagged_after_nested_passes_and_later_ops() {
     // The check reads the tree of the final text: after two nesting levels, and after
     // a second op that runs on the first op's output.
-    let out = rewrite(
-        SupportLang::Rust,
-        &[("f($A)", "g($A")],
-        "fn m() { f(f(1)); }",
-    )
-    .expect("changes");
+    let out = rewrite(Lang::Rust, &[("f($A)", "g($A")], "fn m() { f(f(1)); }").expect("changes");
     assert!(!out.had_parse_error);
     assert!(out.introduces_parse_error);
     assert!(out.first_parse_error.is_some());
 
     let out = rewrite(
-        SupportLang::Rust,
+        Lang::Rust,
         &[("f($A)", "g($A)"), ("g($A)", "h($A")],
         "fn m() { f(1); }",
     )
@@ -375,7 +348,7 @@ fn introduced_parse_error_is_flagged_after_nested_passes_and_later_ops() {
     assert!(out.introduces_parse_error);
 
     let out = rewrite(
-        SupportLang::Rust,
+        Lang::Rust,
         &[("f($A)", "g($A"), ("x", "y")],
         "fn m() { f(1); }",
     )
@@ -385,7 +358,7 @@ fn introduced_parse_error_is_flagged_after_nested_passes_and_later_ops() {
 
 #[test]
 fn prefilter_skips_parsing_and_reports_nothing() {
-    let rw = Rewriter::new(&ops(&[("foo($A)", "bar($A)")]), SupportLang::Go).expect("compiles");
+    let rw = Rewriter::new(&ops(&[("foo($A)", "bar($A)")]), Lang::Go).expect("compiles");
     assert!(rw
         .rewrite("package p\nvar x = baz(1)\n")
         .expect("ok")
@@ -408,11 +381,11 @@ fn odd_inputs_never_panic_and_positions_count_characters() {
         "\0foo(1)",
     ];
     for lang in [
-        SupportLang::TypeScript,
-        SupportLang::JavaScript,
-        SupportLang::Python,
-        SupportLang::Rust,
-        SupportLang::Go,
+        Lang::TypeScript,
+        Lang::JavaScript,
+        Lang::Python,
+        Lang::Rust,
+        Lang::Go,
     ] {
         let rw = Rewriter::new(&ops(&op), lang).expect("compiles");
         let q = Query::new("foo($A)", lang).expect("compiles");
@@ -429,12 +402,7 @@ fn odd_inputs_never_panic_and_positions_count_characters() {
             }
         }
     }
-    let out = rewrite(
-        SupportLang::Python,
-        &op,
-        "ünï = foo(\"日本\")\r\nfoo(1)\r\n",
-    )
-    .expect("changes");
+    let out = rewrite(Lang::Python, &op, "ünï = foo(\"日本\")\r\nfoo(1)\r\n").expect("changes");
     assert_eq!(out.text, "ünï = bar(\"日本\")\r\nbar(1)\r\n");
     let pos: Vec<_> = out
         .replacements
@@ -452,7 +420,7 @@ fn overlapping_matches_are_an_error() {
     let src = "fn f() { if a { 1 } else if b { 2 } else if c { 3 } else { 4 } }";
     let rw = Rewriter::new(
         &ops(&[("if $C { $D } else if $E { $F }", "g($D, $F)")]),
-        SupportLang::Rust,
+        Lang::Rust,
     )
     .expect("compiles");
     let err = rw.rewrite(src).expect_err("overlap");
@@ -475,7 +443,7 @@ fn overlapping_matches_are_an_error() {
 #[test]
 fn overlapping_matches_can_be_skipped_instead() {
     let src = "fn f() { if a { 1 } else if b { 2 } else if c { 3 } else { 4 } }";
-    let lang = SupportLang::Rust;
+    let lang = Lang::Rust;
     let pattern = Pattern::try_new("if $C { $D } else if $E { $F }", lang).expect("compiles");
     let fix = TemplateFix::try_new("g($D, $F)", &lang).expect("compiles");
     let mut doc = parse_doc(src, lang).expect("parses");
@@ -498,7 +466,7 @@ fn overlapping_matches_can_be_skipped_instead() {
 #[test]
 fn outer_match_that_stops_matching_is_dropped() {
     let out = rewrite(
-        SupportLang::JavaScript,
+        Lang::JavaScript,
         &[("foo(foo($A))", "$A")],
         "foo(foo(foo(foo(x))));",
     )
@@ -546,21 +514,21 @@ fn node_positions<L: ast_grep_core::tree_sitter::LanguageExt>(
 fn incremental_reparse_equals_a_fresh_parse() {
     let cases = [
         (
-            SupportLang::TypeScript,
+            Lang::TypeScript,
             "foo($A)",
             "bar($A, 2)",
             "foo(foo(1));\nlet x = foo(\n  foo(2),\n);\n",
         ),
-        (SupportLang::Python, "foo($A)", "bar($A", "foo(1)\nfoo(2)\n"),
+        (Lang::Python, "foo($A)", "bar($A", "foo(1)\nfoo(2)\n"),
         (
-            SupportLang::Go,
+            Lang::Go,
             "foo($A)",
             "ü($A)",
             "package p\nvar x = foo(foo(\"日本\"))\n",
         ),
         // Several edits on one line, after multi-byte text, inserting line breaks.
         (
-            SupportLang::TypeScript,
+            Lang::TypeScript,
             "foo($A)",
             "bar(\n  $A\n)",
             "let ü = '日本'; foo(1); foo(2);\nfoo(3); foo(foo(4));\n",
@@ -592,7 +560,7 @@ fn incremental_reparse_equals_a_fresh_parse() {
 #[test]
 fn many_edits_take_the_fresh_parse_path() {
     let src = "foo(1);\n".repeat(3000);
-    let out = rewrite(SupportLang::JavaScript, &[("foo($A)", "bar($A)")], &src).expect("changes");
+    let out = rewrite(Lang::JavaScript, &[("foo($A)", "bar($A)")], &src).expect("changes");
     assert_eq!(out.text, "bar(1);\n".repeat(3000));
     assert_eq!(out.replacements.len(), 3000);
     assert_eq!(out.replacements[2999].line, 3000);
@@ -627,7 +595,7 @@ fn bench_rust_tree() {
     }
     files.retain(|s| s.contains("unwrap"));
     files.truncate(400);
-    let lang = SupportLang::Rust;
+    let lang = Lang::Rust;
     let pattern = ast_grep_core::Pattern::try_new("$A.unwrap()", lang).expect("p");
     let fix = ast_grep_core::replacer::TemplateFix::try_new("$A.expect(\"x\")", &lang).expect("f");
     let rw = Rewriter::new(&ops(&[("$A.unwrap()", "$A.expect(\"x\")")]), lang).expect("rw");
@@ -675,8 +643,7 @@ fn bench_rust_tree() {
 #[test]
 fn crlf_files_keep_crlf_line_endings() {
     let src = "def f():\r\n    foo([\r\n        1,\r\n    ])\r\n";
-    let out =
-        rewrite(SupportLang::Python, &[("foo($A)", "bar(\n    $A\n)")], src).expect("changes");
+    let out = rewrite(Lang::Python, &[("foo($A)", "bar(\n    $A\n)")], src).expect("changes");
     assert_eq!(
         out.text,
         "def f():\r\n    bar(\r\n        [\r\n            1,\r\n        ]\r\n    )\r\n"
@@ -724,11 +691,11 @@ fn random_inputs_never_panic_and_positions_hold() {
     let mut rewritten = 0;
     let mut nested = 0;
     for lang in [
-        SupportLang::TypeScript,
-        SupportLang::JavaScript,
-        SupportLang::Python,
-        SupportLang::Rust,
-        SupportLang::Go,
+        Lang::TypeScript,
+        Lang::JavaScript,
+        Lang::Python,
+        Lang::Rust,
+        Lang::Go,
     ] {
         let rw = Rewriter::new(&ops(&[("foo($A)", "bar(\n$A)")]), lang).expect("compiles");
         let q = Query::new("foo($A)", lang).expect("compiles");
@@ -767,19 +734,14 @@ fn random_inputs_never_panic_and_positions_hold() {
 fn go_calls_on_a_package_member_match() {
     // Alone, `fmt.Println(x)` parses as a type conversion; in a file it is a call.
     let src = "package main\nfunc main() { fmt.Println(1); fmt.Println(1, 2); b := []byte(s) }\n";
-    let q = Query::new("fmt.Println($$$A)", SupportLang::Go).expect("compiles");
+    let q = Query::new("fmt.Println($$$A)", Lang::Go).expect("compiles");
     let texts: Vec<_> = q.find(src).matches.into_iter().map(|m| m.text).collect();
     assert_eq!(texts, ["fmt.Println(1)", "fmt.Println(1, 2)"]);
     assert_eq!(q.literal(), Some("Println"));
-    let out = rewrite(
-        SupportLang::Go,
-        &[("fmt.Println($A)", "log.Print($A)")],
-        src,
-    )
-    .expect("changes");
+    let out = rewrite(Lang::Go, &[("fmt.Println($A)", "log.Print($A)")], src).expect("changes");
     assert!(out.text.contains("log.Print(1); fmt.Println(1, 2)"));
     // A real conversion stays a conversion pattern.
-    let q = Query::new("[]byte($A)", SupportLang::Go).expect("compiles");
+    let q = Query::new("[]byte($A)", Lang::Go).expect("compiles");
     assert_eq!(q.find(src).matches.len(), 1);
 }
 
@@ -787,11 +749,11 @@ fn go_calls_on_a_package_member_match() {
 fn deep_nesting_is_bounded() {
     let nest = |depth: usize| format!("x = {}1{}\n", "foo(".repeat(depth), ")".repeat(depth));
     let op = [("foo($A)", "bar($A)")];
-    let out = rewrite(SupportLang::Python, &op, &nest(100)).expect("changes");
+    let out = rewrite(Lang::Python, &op, &nest(100)).expect("changes");
     assert_eq!(out.replacements.len(), 100);
     assert_eq!(out.text, nest(100).replace("foo", "bar"));
 
-    let rw = Rewriter::new(&ops(&op), SupportLang::Python)
+    let rw = Rewriter::new(&ops(&op), Lang::Python)
         .expect("compiles")
         .with_max_depth(10);
     assert!(rw.rewrite(&nest(10)).expect("within the limit").is_some());
@@ -815,7 +777,7 @@ fn deep_nesting_is_bounded() {
 fn nested_routine_takes_any_matcher_and_edit() {
     // What `scan` will do with rule matchers and fixers: here a kind matcher and a
     // closure that wraps each call's current text.
-    let lang = SupportLang::JavaScript;
+    let lang = Lang::JavaScript;
     let calls = ast_grep_core::matcher::KindMatcher::new("call_expression", lang);
     let mut doc = parse_doc("a(b(1), c(2));", lang).expect("parses");
     let out = rewrite_nested(&mut doc, &calls, |m| {
@@ -834,7 +796,7 @@ fn nested_routine_takes_any_matcher_and_edit() {
 
 #[test]
 fn malformed_edits_from_a_custom_closure_stay_utf8() {
-    let lang = SupportLang::JavaScript;
+    let lang = Lang::JavaScript;
     let calls = ast_grep_core::matcher::KindMatcher::new("call_expression", lang);
     let mut doc = parse_doc("a(1);", lang).expect("parses");
     rewrite_nested(&mut doc, &calls, |m| ast_grep_core::source::Edit {
@@ -849,20 +811,19 @@ fn malformed_edits_from_a_custom_closure_stay_utf8() {
 #[test]
 fn literal_respects_case_insensitive_keywords() {
     let src = "<?php\nECHO 1;\n";
-    let q = Query::new("echo $A;", SupportLang::Php).expect("compiles");
+    let q = Query::new("echo $A;", Lang::Php).expect("compiles");
     // The keyword cannot be the literal: `ECHO` matches `echo`.
     assert!(q.literal().is_none_or(|lit| src.contains(lit)));
     assert_eq!(q.find(src).matches.len(), 1);
-    let rw =
-        Rewriter::new(&ops(&[("echo $A;", "print($A);")]), SupportLang::Php).expect("compiles");
+    let rw = Rewriter::new(&ops(&[("echo $A;", "print($A);")]), Lang::Php).expect("compiles");
     assert_eq!(
         rw.rewrite(src).expect("ok").map(|r| r.text).as_deref(),
         Some("<?php\nprint(1);\n")
     );
     // Elsewhere keywords are fine literals.
-    let q = Query::new("return $A", SupportLang::Rust).expect("compiles");
+    let q = Query::new("return $A", Lang::Rust).expect("compiles");
     assert_eq!(q.literal(), Some("return"));
-    let q = Query::new("$A.unwrap()", SupportLang::Rust).expect("compiles");
+    let q = Query::new("$A.unwrap()", Lang::Rust).expect("compiles");
     assert_eq!(q.literal(), Some("unwrap"));
 }
 
@@ -871,10 +832,10 @@ fn a_pattern_never_matches_a_missing_token() {
     // tree-sitter recovers from `foo(x;` by inventing a zero-width `)`: the pattern's
     // `)` must not match it.
     for (lang, src) in [
-        (SupportLang::TypeScript, "let y = foo(x;\n"),
-        (SupportLang::Rust, "fn main() { foo(x; }\n"),
-        (SupportLang::Go, "package p\nfunc f() { foo(x }\n"),
-        (SupportLang::Java, "class C { void f() { foo(x; } }\n"),
+        (Lang::TypeScript, "let y = foo(x;\n"),
+        (Lang::Rust, "fn main() { foo(x; }\n"),
+        (Lang::Go, "package p\nfunc f() { foo(x }\n"),
+        (Lang::Java, "class C { void f() { foo(x; } }\n"),
     ] {
         let q = Query::new("foo($A)", lang).expect("compiles");
         let found = q.find(src);
@@ -889,7 +850,7 @@ fn a_pattern_never_matches_a_missing_token() {
         assert_eq!(q.find(&fixed).matches.len(), 1, "{lang}: {fixed}");
     }
     // A MISSING node inside a capture belongs to the capture: the outer call matches.
-    let q = Query::new("outer($A)", SupportLang::Rust).expect("compiles");
+    let q = Query::new("outer($A)", Lang::Rust).expect("compiles");
     let found = q.find("fn main() { outer(|| { foo(x; }); }\n");
     assert!(found.has_parse_error);
     assert_eq!(found.matches.len(), 1, "{:?}", found.matches);
@@ -897,7 +858,7 @@ fn a_pattern_never_matches_a_missing_token() {
 
 #[test]
 fn a_pattern_is_skipped_where_it_is_only_text() {
-    for lang in [SupportLang::Markdown, SupportLang::Yaml, SupportLang::Html] {
+    for lang in [Lang::Markdown, Lang::Yaml, Lang::Html] {
         for pattern in ["console.log($$$A)", "$A.unwrap()"] {
             let err = Query::new(pattern, lang).err().expect("skipped");
             assert!(
@@ -931,7 +892,7 @@ fn a_pattern_is_skipped_where_it_is_only_text() {
         );
         assert!(Query::for_language("console.log(x)", lang, Some(lang)).is_ok());
     }
-    let err = Query::new("console.log($$$A)", SupportLang::Json)
+    let err = Query::new("console.log($$$A)", Lang::Json)
         .err()
         .expect("skipped");
     assert!(matches!(
@@ -942,12 +903,7 @@ fn a_pattern_is_skipped_where_it_is_only_text() {
         }
     ));
     // Code languages keep the pattern.
-    for lang in [
-        SupportLang::TypeScript,
-        SupportLang::Rust,
-        SupportLang::Python,
-        SupportLang::Bash,
-    ] {
+    for lang in [Lang::TypeScript, Lang::Rust, Lang::Python, Lang::Bash] {
         assert!(Query::new("console.log($$$A)", lang).is_ok(), "{lang}");
     }
 }
@@ -965,9 +921,9 @@ fn metavariable_names_as_ast_grep_reads_them() {
 #[test]
 fn one_note_names_every_skipped_language() {
     let skipped: Vec<(String, String)> = [
-        (SupportLang::Markdown, "$A.f()"),
-        (SupportLang::Json, "$A.f()"),
-        (SupportLang::Yaml, "$A.f()"),
+        (Lang::Markdown, "$A.f()"),
+        (Lang::Json, "$A.f()"),
+        (Lang::Yaml, "$A.f()"),
     ]
     .iter()
     .map(|(lang, p)| {
@@ -995,7 +951,7 @@ fn a_misread_doc_block_is_skipped_though_its_parse_would_match() {
     // comment and the file is never parsed. Chosen: the text was meant as a comment.
     let src =
         "int f(void) {\n  int v = 0; // see below \\\n/**\n * v = foo(x);\n */\n  return v;\n}\n";
-    let q = Query::new("$V = foo($A)", SupportLang::C).expect("compiles");
+    let q = Query::new("$V = foo($A)", Lang::C).expect("compiles");
     assert!(!q.may_match(src));
     let found = q.find(src);
     assert!(found.has_parse_error);
@@ -1012,7 +968,7 @@ fn a_misread_doc_block_is_skipped_though_its_parse_would_match() {
 /// Runs one op, accepting the changes whose `before` text (as shown) is in `take`, and
 /// returns the text with the (before, after) pairs offered, in the order offered.
 fn rewrite_choosing(
-    lang: SupportLang,
+    lang: Lang,
     pairs: &[(&str, &str)],
     src: &str,
     take: &[&str],
@@ -1032,7 +988,7 @@ fn rewrite_choosing(
 
 #[test]
 fn only_the_accepted_changes_are_made() {
-    let lang = SupportLang::JavaScript;
+    let lang = Lang::JavaScript;
     let op = [("foo($A)", "bar($A)")];
     let src = "foo(1);\nfoo(2);\nfoo(3);\n";
     let (text, offered) = rewrite_choosing(lang, &op, src, &["foo(1)", "foo(3)"]);
@@ -1050,7 +1006,7 @@ fn only_the_accepted_changes_are_made() {
 
 #[test]
 fn nested_changes_are_offered_inner_first_and_decided_apart() {
-    let lang = SupportLang::JavaScript;
+    let lang = Lang::JavaScript;
     let op = [("foo($A)", "bar($A)")];
     let src = "foo(foo(x));\n";
     // Inner declined: the outer captures it as it was.
@@ -1072,7 +1028,7 @@ fn nested_changes_are_offered_inner_first_and_decided_apart() {
 
 #[test]
 fn a_later_op_runs_on_what_the_accepted_changes_left() {
-    let lang = SupportLang::JavaScript;
+    let lang = Lang::JavaScript;
     let pairs = [("foo($A)", "bar($A)"), ("bar($A)", "baz($A)")];
     let (text, offered) = rewrite_choosing(lang, &pairs, "foo(1); foo(2);", &["foo(1)", "bar(1)"]);
     assert_eq!(text, "baz(1); foo(2);");
@@ -1084,7 +1040,7 @@ fn a_later_op_runs_on_what_the_accepted_changes_left() {
 
 #[test]
 fn a_change_offered_after_an_accepted_one_of_its_pass_is_shown_after_it() {
-    let lang = SupportLang::JavaScript;
+    let lang = Lang::JavaScript;
     let op = [("$A == $B", "$A === $B")];
     let (text, offered) = rewrite_choosing(lang, &op, "f(a == 1, b == 2);", &["a == 1", "b == 2"]);
     assert_eq!(text, "f(a === 1, b === 2);");
@@ -1102,7 +1058,7 @@ fn a_change_offered_after_an_accepted_one_of_its_pass_is_shown_after_it() {
 
 #[test]
 fn declined_sites_are_followed_through_the_changes_made() {
-    let lang = SupportLang::JavaScript;
+    let lang = Lang::JavaScript;
     let pattern = Pattern::try_new("foo($A)", lang).expect("compiles");
     let fix = TemplateFix::try_new("longer_name($A)", &lang).expect("compiles");
     let src = "foo(1); foo(2); foo(foo(3));";
@@ -1136,7 +1092,7 @@ fn declined_sites_are_followed_through_the_changes_made() {
 fn a_deletion_that_empties_a_block_is_flagged() {
     // Python: `if x:` left with nothing under it (no parse error: the grammar allows it).
     let out = rewrite(
-        SupportLang::Python,
+        Lang::Python,
         &[("a()", "")],
         "def f():\n    if x:\n        a()\n    return 1\n",
     )
@@ -1145,7 +1101,7 @@ fn a_deletion_that_empties_a_block_is_flagged() {
     assert!(!out.introduces_parse_error);
     // JavaScript: the statement deleted, `{}` left.
     let out = rewrite(
-        SupportLang::JavaScript,
+        Lang::JavaScript,
         &[("a();", "")],
         "if (y) {\n  a();\n}\nif (z) {}\n",
     )
@@ -1154,25 +1110,20 @@ fn a_deletion_that_empties_a_block_is_flagged() {
     // A block that keeps a statement, or one empty before, is no finding; nor is a
     // rewrite that deletes nothing.
     let out = rewrite(
-        SupportLang::JavaScript,
+        Lang::JavaScript,
         &[("a();", "")],
         "if (y) {\n  a();\n  b();\n}\nif (z) {}\n",
     )
     .expect("rewritten");
     assert!(!out.leaves_empty_block);
-    let out = rewrite(
-        SupportLang::JavaScript,
-        &[("a()", "c()")],
-        "if (y) { a(); }\n",
-    )
-    .expect("rewritten");
+    let out = rewrite(Lang::JavaScript, &[("a()", "c()")], "if (y) { a(); }\n").expect("rewritten");
     assert!(!out.leaves_empty_block);
 }
 
 #[test]
 fn kept_text_the_template_repeats_is_reported() {
     let out = rewrite(
-        SupportLang::Python,
+        Lang::Python,
         &[(
             "assert response.status_code == $C",
             "assert response.status_code == $C, response.text",
@@ -1196,7 +1147,7 @@ fn kept_text_the_template_repeats_is_reported() {
 #[test]
 fn blank_lines_of_a_moved_capture_stay_blank() {
     let out = rewritten(
-        SupportLang::Python,
+        Lang::Python,
         &[(
             "if $A:\n    $$$B",
             "if $A:\n    try:\n        $$$B\n    finally:\n        pass",

@@ -97,11 +97,11 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lang::Lang;
     use ast_grep_core::Pattern;
-    use ast_grep_language::SupportLang;
 
     /// The C walk and `find_all` agree, match for match, in order.
-    fn agree(pattern: &str, lang: SupportLang, src: &str) -> usize {
+    fn agree(pattern: &str, lang: Lang, src: &str) -> usize {
         let compiled = Pattern::try_new(pattern, lang).expect("pattern compiles");
         let root = lang.ast_grep(src);
         let walked: Vec<_> = root
@@ -131,9 +131,9 @@ mod tests {
     #[test]
     fn calls_at_every_depth_in_pre_order() {
         let py = "def f(x):\n    return g(h(x), *[k(y) for y in x], key=lambda z: z(1))\n\nprint(f(f(1)))  # c(2)\nx = f'{p(3)}'\n@d(4)\nclass C(B(5)):\n    pass\n";
-        assert_eq!(agree("$F($$$A)", SupportLang::Python, py), 10);
+        assert_eq!(agree("$F($$$A)", Lang::Python, py), 10);
         let ts = "const a = f(g(1), (x) => h(x)); new C(d(2)); `${t(3)}`; a?.b(4)!;\n";
-        assert!(agree("$F($$$A)", SupportLang::TypeScript, ts) >= 5);
+        assert!(agree("$F($$$A)", Lang::TypeScript, ts) >= 5);
     }
 
     #[test]
@@ -141,22 +141,22 @@ mod tests {
         // TypeScript and Rust alias many nodes (type_identifier, field_identifier,
         // shorthand properties); comments are extras inside any node.
         let ts = "interface I { a: T; }\nconst { a, b: c } = o; type U = A<B>;\nf(/* x */ a, // y\n  b);\n";
-        agree("$A", SupportLang::TypeScript, ts);
-        agree("$F($$$A)", SupportLang::TypeScript, ts);
+        agree("$A", Lang::TypeScript, ts);
+        agree("$F($$$A)", Lang::TypeScript, ts);
         let rs = "struct S { f: T }\nfn g() { let s = S { f }; s.f.h(/* c */ 1); m!(x); }\n";
-        agree("$A", SupportLang::Rust, rs);
-        agree("$A.$B($$$C)", SupportLang::Rust, rs);
-        agree("$X", SupportLang::Python, "a = 1\n# c\nif a:\n    b(a)\n");
+        agree("$A", Lang::Rust, rs);
+        agree("$A.$B($$$C)", Lang::Rust, rs);
+        agree("$X", Lang::Python, "a = 1\n# c\nif a:\n    b(a)\n");
     }
 
     #[test]
     fn broken_empty_and_deep_files() {
-        agree("$F($$$A)", SupportLang::Python, "broken(1, \nf(2\n)) ]\n");
-        agree("$F($$$A)", SupportLang::Python, "");
-        agree("$F($$$A)", SupportLang::JavaScript, "f(");
+        agree("$F($$$A)", Lang::Python, "broken(1, \nf(2\n)) ]\n");
+        agree("$F($$$A)", Lang::Python, "");
+        agree("$F($$$A)", Lang::JavaScript, "f(");
         // Deeper than the walk's first stack allocation.
         let deep = format!("x = {}1{}\n", "f(".repeat(300), ")".repeat(300));
-        assert_eq!(agree("$F($$$A)", SupportLang::Python, &deep), 300);
+        assert_eq!(agree("$F($$$A)", Lang::Python, &deep), 300);
         let chain = format!(
             "x = {}\n",
             (0..400)
@@ -164,6 +164,6 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join(" + ")
         );
-        agree("$A + $B", SupportLang::Python, &chain);
+        agree("$A + $B", Lang::Python, &chain);
     }
 }

@@ -12,12 +12,12 @@ is reported, never silent. The goal is the property CI relies on: after one
 `scan --apply`, `scan --check` passes.
 */
 
+use crate::lang::Lang;
 use ast_grep_core::matcher::MatcherExt;
 use ast_grep_core::replacer::Replacer;
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::AstGrep;
-use ast_grep_language::SupportLang;
 
 use super::rules::Injection;
 use super::suppress::Suppressions;
@@ -33,7 +33,7 @@ use crate::rewrite::Overlap;
 use crate::select::Origin;
 use crate::select::Proposal;
 
-type Tree = AstGrep<StrDoc<SupportLang>>;
+type Tree = AstGrep<StrDoc<Lang>>;
 
 /// One match of a rule. Positions are 1-based, columns in characters.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -118,7 +118,7 @@ impl FileResult {
 pub fn run_file(
     path: &str,
     text: &str,
-    lang: SupportLang,
+    lang: Lang,
     rules: &[&Rule],
     mode: Mode,
     max_passes: usize,
@@ -132,7 +132,7 @@ pub fn run_file(
 pub fn run_file_selecting(
     path: &str,
     text: &str,
-    lang: SupportLang,
+    lang: Lang,
     rules: &[&Rule],
     mode: Mode,
     max_passes: usize,
@@ -242,6 +242,7 @@ pub fn run_file_selecting(
                                 path,
                                 origin: Origin::Rule(&rule.id),
                                 change: *p,
+                                around: None,
                             })
                     },
                 )
@@ -329,7 +330,7 @@ pub fn run_file_selecting(
 /// Code of another language inside a host file: its language and byte range there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Region {
-    pub lang: SupportLang,
+    pub lang: Lang,
     pub start: usize,
     pub end: usize,
 }
@@ -338,7 +339,7 @@ pub struct Region {
 /// `<script>` (JavaScript, or the language its `lang` attribute names) and `<style>`
 /// (CSS), found as ast-grep finds them. Regions of a language we do not know
 /// (`scss`, `coffee`) are left out.
-pub fn injected_regions(text: &str, lang: SupportLang, custom: &[Injection]) -> Vec<Region> {
+pub fn injected_regions(text: &str, lang: Lang, custom: &[Injection]) -> Vec<Region> {
     let custom: Vec<&Injection> = custom.iter().filter(|i| i.host == lang).collect();
     if lang.injectable_languages().is_none() && custom.is_empty() {
         return Vec::new();
@@ -441,7 +442,7 @@ pub struct FileRules<'a> {
 pub fn run_file_injected(
     path: &str,
     text: &str,
-    lang: SupportLang,
+    lang: Lang,
     FileRules { rules, injections }: FileRules<'_>,
     mode: Mode,
     max_passes: usize,
@@ -454,7 +455,7 @@ pub fn run_file_injected(
         return Ok(result);
     }
     let rules_of =
-        |l: SupportLang| -> Vec<&Rule> { guests.iter().copied().filter(|r| r.lang == l).collect() };
+        |l: Lang| -> Vec<&Rule> { guests.iter().copied().filter(|r| r.lang == l).collect() };
     // Findings of the input.
     for region in injected_regions(text, lang, injections) {
         let rules = rules_of(region.lang);
@@ -495,6 +496,15 @@ pub fn run_file_injected(
         if rules.is_empty() {
             continue;
         }
+        // Offered in the host's terms: shown with the file around the region, at its
+        // place in the file (lines, context).
+        let around = (&current[..region.start], &current[region.end..]);
+        let mut in_host = |p: &Proposal<'_>| {
+            select(&Proposal {
+                around: Some(around),
+                ..*p
+            })
+        };
         let part = run_file_selecting(
             path,
             &current[region.start..region.end],
@@ -502,7 +512,7 @@ pub fn run_file_injected(
             &rules,
             mode,
             max_passes,
-            select,
+            &mut in_host,
         )?;
         let at = Base::of(&current, region.start);
         remaining.extend(part.remaining.into_iter().map(|f| at.shift(f)));
@@ -607,7 +617,7 @@ impl<'a> FixContext<'a> {
 fn finding(
     path: &str,
     rule: &Rule,
-    m: &ast_grep_core::NodeMatch<'_, StrDoc<SupportLang>>,
+    m: &ast_grep_core::NodeMatch<'_, StrDoc<Lang>>,
     lines: &FixContext<'_>,
 ) -> Finding {
     let fix = rule.config.fixer.first().map(|fixer| {
@@ -830,7 +840,7 @@ rule: { kind: identifier }
         let rules: Vec<&Rule> = set.rules.iter().collect();
         assert!(rules.iter().all(|r| r.kinds.is_some()));
         for (n, text) in SOURCES.iter().enumerate() {
-            let doc = rewrite::parse_doc(text, SupportLang::JavaScript).expect("parse");
+            let doc = rewrite::parse_doc(text, Lang::JavaScript).expect("parse");
             let tree = AstGrep::doc(doc);
             let expected = per_rule("a.js", &tree, &rules);
             let got = findings("a.js", &tree, &rules, None);
@@ -851,7 +861,7 @@ rule: { kind: identifier }
         let all: Vec<Finding> = SOURCES
             .iter()
             .flat_map(|t| {
-                let tree = AstGrep::doc(rewrite::parse_doc(t, SupportLang::JavaScript).unwrap());
+                let tree = AstGrep::doc(rewrite::parse_doc(t, Lang::JavaScript).unwrap());
                 findings("a.js", &tree, &rules, None)
             })
             .collect();
@@ -875,7 +885,7 @@ rule: { kind: identifier }
         }
         let refs: Vec<&Rule> = unknown.rules.iter().collect();
         for text in SOURCES {
-            let tree = AstGrep::doc(rewrite::parse_doc(text, SupportLang::JavaScript).unwrap());
+            let tree = AstGrep::doc(rewrite::parse_doc(text, Lang::JavaScript).unwrap());
             assert_eq!(
                 findings("a.js", &tree, &refs, None),
                 per_rule("a.js", &tree, &refs)
@@ -905,8 +915,7 @@ rule: { kind: identifier }
         let rules: Vec<&Rule> = set.rules.iter().collect();
         let text = "a(1);\n";
         assert_eq!(live_rules(&rules, text).len(), 1);
-        let result =
-            run_file("x.js", text, SupportLang::JavaScript, &rules, Mode::Fix, 10).expect("runs");
+        let result = run_file("x.js", text, Lang::JavaScript, &rules, Mode::Fix, 10).expect("runs");
         assert_eq!(result.findings.len(), 1);
         assert_eq!(result.after.as_deref(), Some("c(1);\n"));
         assert!(result.remaining.is_empty());

@@ -73,6 +73,11 @@ pub enum Error {
         field: String,
         detail: String,
     },
+    #[error("{file}: {error}")]
+    CustomLanguage {
+        file: String,
+        error: crate::lang::LoadError,
+    },
     #[error("no rule has the id '{0}'")]
     UnknownRule(String),
     #[error("invalid shard '{0}': use I/N with 1 <= I <= N, e.g. 2/4")]
@@ -106,6 +111,7 @@ impl Classify for Error {
             }
             Error::BadConfigFile { .. } => "bad-rule-file",
             Error::BadRule { .. } => "bad-rule",
+            Error::CustomLanguage { error, .. } => error.code(),
             Error::UnknownRule(_) => "unknown-rule",
             Error::BadShard(_) => "bad-shard",
             Error::Files(e) => e.code(),
@@ -138,6 +144,7 @@ impl Classify for Error {
                     .into(),
             ),
             Error::Files(e) => e.hint(),
+            Error::CustomLanguage { error, .. } => error.hint(),
             Error::Rewrite { source, .. } => source.hint(),
             _ => None,
         }
@@ -383,7 +390,7 @@ fn scan_with(
         _ => None,
     };
     let hash_kind = repo.git.object_hash();
-    let key_of = |id: &gix::oid, lang: ast_grep_language::SupportLang, file_rules: &[&Rule]| {
+    let key_of = |id: &gix::oid, lang: crate::lang::Lang, file_rules: &[&Rule]| {
         let mut k = crate::cache::KeyBuilder::new("file");
         k.add(&query_key)
             .add(id.as_bytes())

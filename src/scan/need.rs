@@ -27,7 +27,7 @@ need, `secret` and `express-jwt`, rules the file out before a parse.
 
 use std::collections::HashMap;
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 use memchr::memmem;
 use regex_syntax::hir::literal::ExtractKind;
 use regex_syntax::hir::literal::Extractor;
@@ -70,7 +70,7 @@ impl Need {
 /// A global utility rule (from `utilDirs`) in serialized form.
 #[derive(Debug, Clone)]
 pub(crate) struct GlobalUtil {
-    lang: SupportLang,
+    lang: Lang,
     rule: Value,
     /// Its own `utils`, which its `matches` look in first.
     utils: Map<String, Value>,
@@ -83,7 +83,7 @@ pub(crate) struct GlobalUtil {
 pub(crate) struct GlobalUtils(HashMap<String, GlobalUtil>);
 
 impl GlobalUtils {
-    pub(crate) fn new(utils: &[ast_grep_config::SerializableGlobalRule<SupportLang>]) -> Self {
+    pub(crate) fn new(utils: &[ast_grep_config::SerializableGlobalRule<Lang>]) -> Self {
         let mut by_id = HashMap::new();
         for util in utils {
             let Ok(rule) = serde_json::to_value(&util.core.rule) else {
@@ -116,7 +116,7 @@ impl GlobalUtils {
 /// Where a rule object sits: its language and the utils its `matches` can name.
 #[derive(Clone, Copy)]
 struct Scope<'a> {
-    lang: SupportLang,
+    lang: Lang,
     locals: &'a Map<String, Value>,
     /// Inside a parameterized global util, where a `matches` may name an argument.
     parameterized: bool,
@@ -157,7 +157,7 @@ pub(crate) enum TooLarge {
 pub(crate) fn of_rule(
     rule: &Value,
     utils: Option<&Value>,
-    lang: SupportLang,
+    lang: Lang,
     globals: &GlobalUtils,
 ) -> Result<Option<Need>, TooLarge> {
     let empty = Map::new();
@@ -310,7 +310,7 @@ mod tests {
         of_rule(
             &rule,
             Some(&utils),
-            SupportLang::JavaScript,
+            Lang::JavaScript,
             &GlobalUtils::default(),
         )
         .expect("small rule")
@@ -343,7 +343,7 @@ mod tests {
         let out = of_rule(
             &rule,
             Some(&utils),
-            SupportLang::JavaScript,
+            Lang::JavaScript,
             &GlobalUtils::default(),
         );
         assert!(out.is_err());
@@ -381,7 +381,7 @@ mod tests {
 
     #[test]
     fn matches_follows_global_utils_after_local_ones() {
-        let globals: Vec<ast_grep_config::SerializableGlobalRule<SupportLang>> =
+        let globals: Vec<ast_grep_config::SerializableGlobalRule<Lang>> =
             ast_grep_config::from_multiple(
                 "id: jwt\nlanguage: javascript\nrule: { regex: ^express-jwt$ }\n---\n\
                  id: shadowed\nlanguage: javascript\nrule: { regex: ^global$ }\n---\n\
@@ -391,12 +391,12 @@ mod tests {
         let globals = GlobalUtils::new(&globals);
         let rule = serde_yaml_value("all:\n  - matches: jwt\n  - matches: shadowed");
         let utils = serde_yaml_value("shadowed: { regex: ^local$ }");
-        let n = of_rule(&rule, Some(&utils), SupportLang::JavaScript, &globals).expect("small");
+        let n = of_rule(&rule, Some(&utils), Lang::JavaScript, &globals).expect("small");
         assert!(holds(&n, "express-jwt local"));
         assert!(!holds(&n, "express-jwt global"));
         // A parameterized util's `matches` may name an argument: no need from it.
         let rule = serde_yaml_value("matches: param");
-        let n = of_rule(&rule, None, SupportLang::JavaScript, &globals).expect("small");
+        let n = of_rule(&rule, None, Lang::JavaScript, &globals).expect("small");
         assert!(holds(&n, "anything"));
     }
 

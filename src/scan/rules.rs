@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::path::PathBuf;
 
+use crate::lang::Lang;
 use ast_grep_config::DeserializeEnv;
 use ast_grep_config::GlobalRules;
 use ast_grep_config::RuleConfig;
@@ -25,7 +26,6 @@ use ast_grep_core::matcher::Matcher;
 use ast_grep_core::replacer::TemplateFix;
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::Language;
-use ast_grep_language::SupportLang;
 use globset::GlobBuilder;
 use globset::GlobSet;
 use globset::GlobSetBuilder;
@@ -90,7 +90,7 @@ impl Severity {
 /// One compiled rule and where it came from.
 pub struct Rule {
     pub id: String,
-    pub lang: SupportLang,
+    pub lang: Lang,
     pub severity: Severity,
     /// The message template as written (metavariables unexpanded).
     pub message: String,
@@ -100,7 +100,7 @@ pub struct Rule {
     pub source: String,
     /// 1-based line of the rule's `id` in that file, when found.
     pub line: Option<usize>,
-    pub config: RuleConfig<SupportLang>,
+    pub config: RuleConfig<Lang>,
     pub(crate) message_template: TemplateFix,
     files: Option<GlobSet>,
     ignores: Option<GlobSet>,
@@ -126,12 +126,12 @@ impl Rule {
     /// Whether the rule runs on a file of this path and language: on the file itself,
     /// or on the code of its language embedded in it (a JavaScript rule in an HTML
     /// file's `<script>`, as ast-grep's injections).
-    pub fn runs_in(&self, path: &str, lang: SupportLang) -> bool {
+    pub fn runs_in(&self, path: &str, lang: Lang) -> bool {
         self.applies_to(path, lang) || (hosts(lang, self.lang) && self.applies_to(path, self.lang))
     }
 
     /// Whether the rule applies to a file of this repository path and language.
-    pub fn applies_to(&self, path: &str, lang: SupportLang) -> bool {
+    pub fn applies_to(&self, path: &str, lang: Lang) -> bool {
         if self.lang != lang {
             return false;
         }
@@ -160,7 +160,7 @@ impl Rule {
 
 /// Whether files of `host` may embed code of `guest` (HTML: JavaScript, TypeScript and
 /// CSS in `<script>` and `<style>`), as ast-grep's language injections.
-pub fn hosts(host: SupportLang, guest: SupportLang) -> bool {
+pub fn hosts(host: Lang, guest: Lang) -> bool {
     host != guest
         && host.injectable_languages().is_some_and(|names| {
             names
@@ -175,7 +175,7 @@ pub struct RuleSet {
     /// Ids of rules with `severity: off` (loaded, checked, not run).
     pub disabled: Vec<String>,
     /// Those rules compiled, in the same order (`test --include-off` runs them).
-    pub disabled_configs: Vec<RuleConfig<SupportLang>>,
+    pub disabled_configs: Vec<RuleConfig<Lang>>,
     /// The config files read, as displayed.
     pub sources: Vec<String>,
     /// Bound on fix re-runs (`max-passes` in astedit.toml).
@@ -195,7 +195,7 @@ impl RuleSet {
     /// Whether `rule` runs on a file of this path and language: on the file, or on
     /// code of the rule's language embedded in it (HTML's `<script>`, or where a
     /// `languageInjections` entry says).
-    pub fn runs_in(&self, rule: &Rule, path: &str, lang: SupportLang) -> bool {
+    pub fn runs_in(&self, rule: &Rule, path: &str, lang: Lang) -> bool {
         rule.runs_in(path, lang)
             || (self
                 .injections
@@ -205,15 +205,7 @@ impl RuleSet {
     }
 }
 
-/// One `languageInjections` entry, compiled: in files of `host`, where `matcher`
-/// matches, its `$CONTENT` is code of the language `$LANG` names, else `default`.
-pub struct Injection {
-    pub host: SupportLang,
-    pub matcher: ast_grep_config::RuleCore,
-    pub default: Option<SupportLang>,
-    /// Every language the entry may inject.
-    pub candidates: Vec<SupportLang>,
-}
+pub use crate::lang::Injection;
 
 /// A `languageInjections` entry as written (ast-grep's schema).
 #[derive(Deserialize)]
@@ -283,14 +275,17 @@ struct Loader<'r> {
     docs: Vec<Doc>,
     /// Source texts, indexed by `Doc::text_index`, to find a rule's line.
     texts: Vec<String>,
-    utils: Vec<SerializableGlobalRule<SupportLang>>,
+    utils: Vec<SerializableGlobalRule<Lang>>,
     sources: Vec<String>,
     max_passes: Option<usize>,
     warnings: Vec<String>,
     /// `languageGlobs`, as (language, globs) in the order read.
     language_globs: Vec<(String, Vec<String>)>,
-    /// `customLanguages`: (name, where its grammar library is said to be).
-    custom_languages: Vec<(String, String)>,
+    /// `customLanguages`, loaded: (name, `*.ext` globs), taken after `languageGlobs`
+    /// and before the built-in extensions, as ast-grep does.
+    custom_languages: Vec<(String, Vec<String>)>,
+    /// `customLanguages` left unloaded (not allowed): a rule in one is refused saying so.
+    ignored_custom: Vec<String>,
     injections: Vec<Injection>,
 }
 
@@ -334,9 +329,10 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
     loader.finish()
 }
 
-/// The `languageGlobs` of an ast-grep project, for `grep` and `edit`: from `config`
-/// (an `sgconfig.yml`, relative to the current folder) when given, else from the
-/// `sgconfig.yml` at the root; none without one.
+/// The `languageGlobs`, `customLanguages` (loaded) and `languageInjections` of an
+/// ast-grep project, for `grep` and `edit`: from `config` (an `sgconfig.yml`, relative
+/// to the current folder) when given, else from the `sgconfig.yml` at the root; none
+/// without one.
 pub fn project_language_globs(
     repo: &Repo,
     config: Option<&Path>,
@@ -366,19 +362,28 @@ pub fn project_language_globs(
             file: file.clone(),
             detail: e.to_string(),
         })?;
+    if let Some(custom) = &parsed.custom_languages {
+        loader.custom_languages(custom, &path, &file)?;
+    }
     if let Some(globs) = &parsed.language_globs {
         loader.language_globs(globs, &file)?;
     }
-    crate::files::LanguageGlobs::new(
+    if let Some(injections) = &parsed.language_injections {
+        loader.language_injections(injections, &file)?;
+    }
+    let mut globs = crate::files::LanguageGlobs::new(
         loader
             .language_globs
             .iter()
+            .chain(&loader.custom_languages)
             .map(|(lang, globs)| (lang.as_str(), globs.clone())),
     )
     .map_err(|detail| Error::BadConfigFile {
         file,
         detail: format!("languageGlobs: {detail}"),
-    })
+    })?;
+    globs.injections = std::sync::Arc::new(loader.injections);
+    Ok(globs)
 }
 
 /// The syntax of rules given as text.
@@ -455,6 +460,7 @@ impl<'r> Loader<'r> {
             max_passes: None,
             language_globs: Vec::new(),
             custom_languages: Vec::new(),
+            ignored_custom: Vec::new(),
             injections: Vec::new(),
         }
     }
@@ -563,36 +569,95 @@ impl<'r> Loader<'r> {
         Ok(())
     }
 
-    /// Notes the names of `customLanguages` and where their libraries are said to be
-    /// (relative to the config's folder), for the error a rule in one of them gets.
-    fn custom_languages(&mut self, value: &Value, config: &Path) {
+    /// Loads `customLanguages` (ast-grep's schema: `{name: {libraryPath, extensions,
+    /// languageSymbol, metaVarChar, expandoChar}}`, `libraryPath` relative to the
+    /// config's folder, or a map from target triple to path).
+    fn custom_languages(&mut self, value: &Value, config: &Path, file: &str) -> Result<(), Error> {
+        let bad = |detail: String| Error::BadConfigFile {
+            file: file.to_string(),
+            detail: format!("customLanguages: {detail}"),
+        };
         let Value::Map(map) = value else {
-            return;
+            return Err(bad("expected a mapping of language names".into()));
         };
         let dir = config.parent().unwrap_or(Path::new("."));
+        let allowed = crate::lang::custom_allowed();
         for (name, spec) in map {
             let Value::String(name) = name else {
+                return Err(bad("language names must be strings".into()));
+            };
+            if !allowed {
+                self.ignored_custom.push(name.clone());
                 continue;
+            }
+            let Value::Map(spec) = spec else {
+                return Err(bad(format!("{name}: expected a mapping")));
             };
-            let library = match spec {
-                Value::Map(m) => match m.get(&Value::String("libraryPath".into())) {
-                    Some(Value::String(p)) => Some(p.clone()),
-                    // One path per platform: name the first.
-                    Some(Value::Map(per)) => per.values().find_map(|v| match v {
-                        Value::String(p) => Some(p.clone()),
-                        _ => None,
-                    }),
-                    _ => None,
-                },
-                _ => None,
+            let field = |key: &str| spec.get(&Value::String(key.into()));
+            let text = |key: &str| -> Result<Option<String>, Error> {
+                match field(key) {
+                    None | Some(Value::Unit) | Some(Value::Option(None)) => Ok(None),
+                    Some(Value::String(s)) => Ok(Some(s.clone())),
+                    Some(_) => Err(bad(format!("{name}: {key} must be a string"))),
+                }
             };
-            let detail = match library {
-                Some(lib) if dir.join(&lib).exists() => format!("its grammar is in '{lib}'"),
-                Some(lib) => format!("its library '{lib}' does not exist"),
-                None => "no libraryPath is given".to_string(),
+            let one_char = |key: &str| -> Result<Option<char>, Error> {
+                match text(key)? {
+                    None => Ok(None),
+                    Some(s) => {
+                        let mut chars = s.chars();
+                        match (chars.next(), chars.next()) {
+                            (Some(c), None) => Ok(Some(c)),
+                            _ => Err(bad(format!("{name}: {key} must be one character"))),
+                        }
+                    }
+                }
             };
-            self.custom_languages.push((name.clone(), detail));
+            let library = match field("libraryPath") {
+                Some(Value::String(p)) => p.clone(),
+                Some(Value::Map(per)) => {
+                    let target = env!("ASTEDIT_TARGET");
+                    match per.get(&Value::String(target.into())) {
+                        Some(Value::String(p)) => p.clone(),
+                        _ => {
+                            return Err(bad(format!(
+                                "{name}: libraryPath names no library for this platform \
+                                 ({target})"
+                            )))
+                        }
+                    }
+                }
+                None => return Err(bad(format!("{name}: libraryPath is missing"))),
+                Some(_) => return Err(bad(format!("{name}: libraryPath must be a path"))),
+            };
+            let extensions = match field("extensions") {
+                None => Vec::new(),
+                Some(Value::Seq(items)) => items
+                    .iter()
+                    .map(|v| match v {
+                        Value::String(e) => Ok(e.trim_start_matches('.').to_string()),
+                        _ => Err(bad(format!("{name}: extensions must be strings"))),
+                    })
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err(bad(format!("{name}: extensions must be a list"))),
+            };
+            let spec = crate::lang::CustomSpec {
+                name: name.clone(),
+                library: dir.join(&library),
+                library_shown: library,
+                symbol: text("languageSymbol")?,
+                meta_var: one_char("metaVarChar")?,
+                expando: one_char("expandoChar")?,
+                extensions: extensions.clone(),
+            };
+            crate::lang::load_custom(&spec).map_err(|e| Error::CustomLanguage {
+                file: file.to_string(),
+                error: e,
+            })?;
+            let globs = extensions.iter().map(|e| format!("*.{e}")).collect();
+            self.custom_languages.push((name.clone(), globs));
         }
+        Ok(())
     }
 
     /// Compiles `languageInjections`: a list of ast-grep rules with a `hostLanguage`
@@ -645,16 +710,16 @@ impl<'r> Loader<'r> {
                 file: file.clone(),
                 detail: e.to_string(),
             })?;
+        // Custom languages first: globs, injections and rules may name them.
+        if let Some(custom) = &parsed.custom_languages {
+            self.custom_languages(custom, path, &file)?;
+            if !crate::lang::custom_allowed() {
+                self.warnings
+                    .push(format!("{file}: {}", crate::lang::NOT_LOADED));
+            }
+        }
         if let Some(globs) = &parsed.language_globs {
             self.language_globs(globs, &file)?;
-        }
-        if let Some(custom) = &parsed.custom_languages {
-            self.custom_languages(custom, path);
-            self.warnings.push(format!(
-                "{file}: customLanguages are not loaded (git-astedit loads no tree-sitter \
-                 grammar from a dynamic library, as ast-grep's default --custom-languages \
-                 ignore); a rule in one of them is refused"
-            ));
         }
         if let Some(injections) = &parsed.language_injections {
             self.language_injections(injections, &file)?;
@@ -719,7 +784,7 @@ impl<'r> Loader<'r> {
     fn util_dir(&mut self, dir: &Path) -> Result<(), Error> {
         for file in self.list_yaml(dir)? {
             let index = self.read(&file)?;
-            let utils: Vec<SerializableGlobalRule<SupportLang>> =
+            let utils: Vec<SerializableGlobalRule<Lang>> =
                 ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
                     Error::BadConfigFile {
                         file: display(self.repo, &file),
@@ -744,11 +809,12 @@ impl<'r> Loader<'r> {
         let globals = Globals {
             rules,
             needs,
-            custom: self.custom_languages,
+            ignored_custom: self.ignored_custom,
         };
         let language_globs = crate::files::LanguageGlobs::new(
             self.language_globs
                 .iter()
+                .chain(&self.custom_languages)
                 .map(|(lang, globs)| (lang.as_str(), globs.clone())),
         )
         .map_err(|detail| Error::BadConfigFile {
@@ -828,8 +894,8 @@ impl<'r> Loader<'r> {
 struct Globals {
     rules: GlobalRules,
     needs: need::GlobalUtils,
-    /// `customLanguages`: (name, where its grammar library is said to be).
-    custom: Vec<(String, String)>,
+    /// `customLanguages` not loaded (not allowed).
+    ignored_custom: Vec<String>,
 }
 
 enum Compiled {
@@ -838,7 +904,7 @@ enum Compiled {
     Off {
         id: String,
         line: Option<usize>,
-        config: Box<RuleConfig<SupportLang>>,
+        config: Box<RuleConfig<Lang>>,
     },
 }
 
@@ -906,18 +972,17 @@ fn compile(
     }
 
     if let Some(Value::String(lang)) = map.get(&Value::String("language".into())) {
-        if let Some((_, detail)) = globals.custom.iter().find(|(name, _)| name == lang) {
+        if globals.ignored_custom.contains(lang) {
             return Err(bad(
                 "language",
                 format!(
-                    "'{lang}' is a custom language of sgconfig.yml's customLanguages ({detail}); \
-                     git-astedit cannot load a tree-sitter grammar from a dynamic library: \
-                     move the rule out of ruleDirs, or run it with ast-grep"
+                    "'{lang}' is one of sgconfig.yml's customLanguages, which are not loaded: {}",
+                    crate::lang::NOT_LOADED
                 ),
             ));
         }
     }
-    let serialized = match SerializableRuleConfig::<SupportLang>::deserialize(value.clone()) {
+    let serialized = match SerializableRuleConfig::<Lang>::deserialize(value.clone()) {
         Ok(s) => s,
         Err(e) => {
             let (field, detail) = blame_field(map, e.to_string());
@@ -1034,12 +1099,12 @@ fn blame_field(map: &BTreeMap<Value, Value>, whole: String) -> (String, String) 
                 part.insert(key(f), v.clone());
             }
         }
-        SerializableRuleConfig::<SupportLang>::deserialize(Value::Map(part))
+        SerializableRuleConfig::<Lang>::deserialize(Value::Map(part))
             .map(|_| ())
             .map_err(|e| e.to_string())
     };
     if let Some(lang) = map.get(&key("language")) {
-        if let Err(e) = SupportLang::deserialize(lang.clone()) {
+        if let Err(e) = Lang::deserialize(lang.clone()) {
             return ("language".into(), e.to_string());
         }
     }

@@ -21,10 +21,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::path::PathBuf;
 
+use crate::lang::Lang;
 use ast_grep_config::LabelStyle;
 use ast_grep_config::RuleConfig;
 use ast_grep_core::tree_sitter::LanguageExt;
-use ast_grep_language::SupportLang;
 use serde::Deserialize;
 use serde::Serialize;
 
@@ -326,7 +326,7 @@ pub fn load_harness(
 /// given (`None`: `--skip-snapshot-tests`, an invalid case only has to be reported).
 pub fn verify(
     case: &TestCase,
-    rule: &RuleConfig<SupportLang>,
+    rule: &RuleConfig<Lang>,
     snapshots: Option<Option<&SnapshotFile>>,
 ) -> RuleResult {
     let mut cases = Vec::with_capacity(case.valid.len() + case.invalid.len());
@@ -377,7 +377,7 @@ pub fn verify(
 
 /// What `rule` reports on `code`: the labels of its first match, and the code with
 /// that match fixed (the first fix, as ast-grep applies it). `None`: no match.
-pub fn snapshot_of(rule: &RuleConfig<SupportLang>, code: &str) -> Result<Option<Snapshot>, String> {
+pub fn snapshot_of(rule: &RuleConfig<Lang>, code: &str) -> Result<Option<Snapshot>, String> {
     let mut root = rule.language.ast_grep(code);
     let labels = {
         let node = root.root();
@@ -460,9 +460,9 @@ pub fn write_accepted(
 mod tests {
     use super::*;
 
-    fn rule(yaml: &str) -> RuleConfig<SupportLang> {
+    fn rule(yaml: &str) -> RuleConfig<Lang> {
         let full = format!("id: t\nlanguage: TypeScript\n{yaml}");
-        let ser: ast_grep_config::SerializableRuleConfig<SupportLang> =
+        let ser: ast_grep_config::SerializableRuleConfig<Lang> =
             ast_grep_config::from_str(&full).expect("rule parses");
         RuleConfig::try_from(ser, &Default::default()).expect("rule compiles")
     }

@@ -7,7 +7,7 @@ tree the same way on every machine without talking to each other.
 
 use std::fmt;
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 use gix::bstr::ByteSlice;
 
 use super::Error;
@@ -67,7 +67,7 @@ fn path_hash(bytes: &[u8]) -> u64 {
 #[derive(Debug, Clone)]
 pub struct Candidate {
     pub path: String,
-    pub lang: SupportLang,
+    pub lang: Lang,
     /// For `--cached`: the staged blob and its mode.
     pub staged: Option<(gix::ObjectId, FileMode)>,
     /// The size the index recorded (see [`files::Candidate::size_hint`]).

@@ -19,12 +19,12 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::collections::HashSet;
 
+use crate::lang::Lang;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::AstGrep;
 use ast_grep_core::Node;
-use ast_grep_language::SupportLang;
 
-type Tree = AstGrep<StrDoc<SupportLang>>;
+type Tree = AstGrep<StrDoc<Lang>>;
 
 /// The word a suppression comment starts with.
 pub const IGNORE_TEXT: &str = "ast-grep-ignore";
@@ -125,7 +125,7 @@ enum Covers {
 }
 
 /// A suppression comment's reach and content, if `node` is one.
-fn directive(node: &Node<'_, StrDoc<SupportLang>>) -> Option<(Covers, Directive)> {
+fn directive(node: &Node<'_, StrDoc<Lang>>) -> Option<(Covers, Directive)> {
     if !node.kind().contains("comment") {
         return None;
     }
@@ -189,14 +189,14 @@ mod tests {
     use super::*;
     use ast_grep_core::tree_sitter::LanguageExt;
 
-    fn sup(lang: SupportLang, code: &str) -> Suppressions {
+    fn sup(lang: Lang, code: &str) -> Suppressions {
         Suppressions::of(&lang.ast_grep(code)).expect("directives")
     }
 
     #[test]
     fn next_line_same_line_and_lists() {
         let code = "// ast-grep-ignore\nvar a = 1;\nvar b = 2; // ast-grep-ignore: no-var, other\n// ast-grep-ignore: x\nvar c = 3;\n";
-        let s = sup(SupportLang::TypeScript, code);
+        let s = sup(Lang::TypeScript, code);
         assert!(s.silences("anything", 1));
         assert!(s.silences("no-var", 2));
         assert!(s.silences("other", 2));
@@ -209,24 +209,21 @@ mod tests {
 
     #[test]
     fn first_line_with_a_blank_line_after_covers_the_file() {
-        let s = sup(
-            SupportLang::Python,
-            "# ast-grep-ignore: r1\n\nx = 1\n\ny = 2\n",
-        );
+        let s = sup(Lang::Python, "# ast-grep-ignore: r1\n\nx = 1\n\ny = 2\n");
         assert!(s.silences("r1", 4));
         assert!(!s.silences("r2", 4));
         // Without the blank line it covers the next line only.
-        let s = sup(SupportLang::Python, "# ast-grep-ignore\nx = 1\ny = 2\n");
+        let s = sup(Lang::Python, "# ast-grep-ignore\nx = 1\ny = 2\n");
         assert!(s.silences("r", 1));
         assert!(!s.silences("r", 2));
     }
 
     #[test]
     fn prose_is_not_a_directive_and_unused_ones_are_listed() {
-        let tree = SupportLang::TypeScript.ast_grep("// see ast-grep-ignore docs\nlet a = 1;\n");
+        let tree = Lang::TypeScript.ast_grep("// see ast-grep-ignore docs\nlet a = 1;\n");
         assert!(Suppressions::of(&tree).is_none());
         let s = sup(
-            SupportLang::TypeScript,
+            Lang::TypeScript,
             "let a = 1;\n/* ast-grep-ignore: r */\nlet b = 2;\n",
         );
         let unused: Vec<_> = s.unused().collect();
@@ -240,7 +237,7 @@ mod tests {
     #[test]
     fn a_comment_trailing_a_multi_line_statement_covers_its_first_line() {
         let code = "let a = f(\n  1,\n); // ast-grep-ignore\nlet b = 2;\n";
-        let s = sup(SupportLang::TypeScript, code);
+        let s = sup(Lang::TypeScript, code);
         assert!(s.silences("r", 0));
         assert!(!s.silences("r", 3));
     }

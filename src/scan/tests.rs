@@ -1,6 +1,6 @@
 //! Library tests of rule loading, the fix loop and sharding (no processes, no git).
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 
 use super::engine::run_file;
 use super::rules::from_text;
@@ -55,16 +55,9 @@ fn fix(rules: &super::RuleSet, path: &str, text: &str, passes: usize) -> super::
     let active: Vec<&super::Rule> = rules
         .rules
         .iter()
-        .filter(|r| r.applies_to(path, SupportLang::JavaScript))
+        .filter(|r| r.applies_to(path, Lang::JavaScript))
         .collect();
-    match run_file(
-        path,
-        text,
-        SupportLang::JavaScript,
-        &active,
-        Mode::Fix,
-        passes,
-    ) {
+    match run_file(path, text, Lang::JavaScript, &active, Mode::Fix, passes) {
         Ok(r) => r,
         Err(e) => panic!("run_file: {e}"),
     }
@@ -111,12 +104,12 @@ fn toml_and_yaml_rules_are_the_same_rules() {
 fn globs_select_files_relative_to_the_config() {
     let rules = load(TOML, TextFormat::Toml);
     let strict = &rules.rules[1];
-    assert!(strict.applies_to("src/a.js", SupportLang::JavaScript));
-    assert!(strict.applies_to("src/deep/a.js", SupportLang::JavaScript));
-    assert!(!strict.applies_to("lib/a.js", SupportLang::JavaScript));
-    assert!(!strict.applies_to("src/vendor/a.js", SupportLang::JavaScript));
-    assert!(!strict.applies_to("src/a.ts", SupportLang::TypeScript));
-    assert!(rules.rules[0].applies_to("lib/a.js", SupportLang::JavaScript));
+    assert!(strict.applies_to("src/a.js", Lang::JavaScript));
+    assert!(strict.applies_to("src/deep/a.js", Lang::JavaScript));
+    assert!(!strict.applies_to("lib/a.js", Lang::JavaScript));
+    assert!(!strict.applies_to("src/vendor/a.js", Lang::JavaScript));
+    assert!(!strict.applies_to("src/a.ts", Lang::TypeScript));
+    assert!(rules.rules[0].applies_to("lib/a.js", Lang::JavaScript));
 }
 
 #[test]
@@ -373,7 +366,7 @@ fn declined_fixes_are_not_offered_again_when_the_rules_re_run() {
     let result = run_file_selecting(
         "x.js",
         text,
-        SupportLang::JavaScript,
+        Lang::JavaScript,
         &rules,
         Mode::Fix,
         10,

@@ -6,8 +6,8 @@
 use std::sync::Once;
 
 use ast_grep_core::tree_sitter::LanguageExt;
-use ast_grep_language::SupportLang;
 use git_astedit::alloc::ParseArena;
+use git_astedit::lang::Lang as SupportLang;
 use git_astedit::rewrite::FileMatches;
 use git_astedit::rewrite::MatchText;
 use git_astedit::rewrite::Query;

@@ -84,6 +84,19 @@ fn severity_overrides_and_max_results() {
     );
     // --off=unused-suppression silences the judgement.
     assert_eq!(scan(&repo, &["--off=unused-suppression"]).len(), 3);
+    // --info and --hint, for one rule or all.
+    assert_eq!(
+        scan(&repo, &["--info=no-var", "--hint=no-log"]),
+        [
+            "a.ts no-var 1:1 info",
+            "a.ts no-log 2:1 hint",
+            "a.ts unused-suppression 3:1 hint",
+            "a.ts no-var 4:1 info",
+        ]
+    );
+    let out = repo.run(&["--json", "scan", "--info"]);
+    out.assert_code(0);
+    assert!(findings(&out.json()).iter().all(|f| f.ends_with(" info")));
     // --max-results keeps the first N and says how many more.
     let out = repo.run(&["--json", "scan", "--max-results", "1"]);
     let v = out.json();

@@ -77,50 +77,6 @@ fn fixes_in_embedded_code_are_written_in_place_and_undone() {
 }
 
 #[test]
-fn a_rule_in_a_custom_language_is_refused_with_the_reason() {
-    let repo = project();
-    repo.write(
-        "sgconfig.yml",
-        "ruleDirs: [rules]\ncustomLanguages:\n  mylang:\n    libraryPath: mylang.so\n    \
-         extensions: [my]\n",
-    );
-    // Only warned about while no rule uses it.
-    let out = repo.run(&["--json", "scan"]);
-    out.assert_code(1);
-    let notices = out.json()["notices"].to_string();
-    assert!(
-        notices.contains("customLanguages are not loaded"),
-        "{notices}"
-    );
-    // A rule in it: exit 2, saying the library is missing.
-    repo.write(
-        "rules/my.yml",
-        "id: my-rule\nlanguage: mylang\nrule: {pattern: 'x'}\n",
-    );
-    let out = repo.run(&["--json", "scan"]);
-    out.assert_code(2);
-    let message = out.json()["error"].to_string();
-    assert!(
-        message.contains("library 'mylang.so' does not exist"),
-        "{message}"
-    );
-    assert!(message.contains("custom language"), "{message}");
-    // A library that is there cannot be loaded either: said so, never a crash.
-    repo.write("mylang.so", "not a library");
-    let out = repo.run(&["--json", "scan"]);
-    out.assert_code(2);
-    let message = out.json()["error"].to_string();
-    assert!(
-        message.contains("its grammar is in 'mylang.so'"),
-        "{message}"
-    );
-    assert!(
-        message.contains("cannot load a tree-sitter grammar"),
-        "{message}"
-    );
-}
-
-#[test]
 fn a_styled_template_declared_in_language_injections_is_scanned_and_fixed() {
     let repo = project();
     repo.write(
@@ -154,4 +110,93 @@ fn a_styled_template_declared_in_language_injections_is_scanned_and_fixed() {
         "{}",
         out.stdout
     );
+}
+
+#[test]
+fn grep_with_a_language_searches_its_code_embedded_in_html_at_host_positions() {
+    let repo = project();
+    repo.write("b.js", "var z = 1;\n");
+    repo.commit_all("js");
+    // As `ast-grep run -l js`: the script blocks of a.html too, with host lines.
+    let out = repo.run(&["grep", "-p", "var $A = $B", "-l", "js"]);
+    out.assert_code(0);
+    assert_eq!(
+        out.stdout,
+        "a.html:6:11: var a = 1;\na.html:7:5: var b = 2;\nb.js:1:1: var z = 1;\n"
+    );
+    let out = repo.run(&["--json", "grep", "-p", "var $A = $B", "-l", "js"]);
+    let m = &out.json()["matches"][0];
+    assert_eq!(m["path"], "a.html");
+    assert_eq!(m["lang"], "JavaScript");
+    // Byte offsets are the host file's.
+    let start = m["start_byte"].as_u64().expect("start") as usize;
+    assert_eq!(&PAGE[start..start + 10], "var a = 1;");
+    assert_eq!(m["meta_variables"]["single"]["A"]["line"], 6);
+    // CSS in <style>.
+    let out = repo.run(&["grep", "-p", "color: $C;", "-l", "css"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "a.html:3:7: color: red;\n");
+    // Without -l, files are searched in their own language only.
+    let out = repo.run(&["grep", "-p", "var $A = $B"]);
+    assert_eq!(out.stdout, "b.js:1:1: var z = 1;\n");
+}
+
+#[test]
+fn edit_with_a_language_rewrites_embedded_code_in_place() {
+    let repo = project();
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "var $A = $B",
+        "-r",
+        "let $A = $B",
+        "-l",
+        "js",
+        "--apply",
+    ]);
+    out.assert_code(0);
+    let fixed = PAGE
+        .replace("var a = 1;", "let a = 1;")
+        .replace("var b = 2;", "let b = 2;");
+    assert_eq!(repo.read_string("a.html"), fixed);
+    repo.run(&["undo"]).assert_code(0);
+    assert_eq!(repo.read_string("a.html"), PAGE);
+}
+
+#[test]
+fn grep_and_edit_honour_the_projects_language_injections_and_c_config() {
+    let repo = TestRepo::new();
+    let config = "languageInjections:\n- hostLanguage: js\n  rule:\n    \
+                  pattern: styled.$TAG`$CONTENT`\n  injected: css\n";
+    repo.write("conf/sg.yml", config);
+    let source = "const Button = styled.button`\n  color: red;\n`;\nconst x = `color: red;`;\n";
+    repo.write("s.js", source);
+    repo.commit_all("p");
+    // Not at the root: found only when -c names it.
+    let out = repo.run(&["grep", "-p", "color: $C;", "-l", "css"]);
+    out.assert_code(1);
+    let out = repo.run(&["grep", "-p", "color: $C;", "-l", "css", "-c", "conf/sg.yml"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "s.js:2:3: color: red;\n");
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "color: $C;",
+        "-r",
+        "color: blue;",
+        "-l",
+        "css",
+        "--config",
+        "conf/sg.yml",
+        "--apply",
+    ]);
+    out.assert_code(0);
+    assert_eq!(
+        repo.read_string("s.js"),
+        source.replacen("color: red", "color: blue", 1)
+    );
+    // At the root, without -c.
+    repo.write("sgconfig.yml", config);
+    let out = repo.run(&["grep", "-p", "color: $C;", "-l", "css"]);
+    assert_eq!(out.stdout, "s.js:2:3: color: blue;\n");
 }

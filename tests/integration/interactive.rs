@@ -5,7 +5,7 @@
 use crate::util::Output;
 use crate::util::TestRepo;
 
-const QUESTION: &str = "Apply this change [y,n,a,d,q,?]? ";
+const QUESTION: &str = "Apply this change [y,n,a,d,q,e,?]? ";
 
 /// `foo($A)` → `bar($A)`: three changes in a.js, two in b.js.
 fn two_files() -> TestRepo {
@@ -378,7 +378,7 @@ fn answers_typed_on_a_terminal_work_too() {
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{shown}");
     assert!(
-        shown.contains("Apply this change [y,n,a,d,q,?]? "),
+        shown.contains("Apply this change [y,n,a,d,q,e,?]? "),
         "{shown}"
     );
     let id = only_id(&repo);
@@ -387,4 +387,160 @@ fn answers_typed_on_a_terminal_work_too() {
         Some("foo(1);\nbar(2);\nfoo(3);\n")
     );
     assert_eq!(staged(&repo, &id, "b.js"), None);
+}
+
+/// A scripted editor: `printf`s `text` over the file it is given (with `-` as the text,
+/// leaves it alone), and notes each file it was given in `log`.
+fn scripted_editor(repo: &TestRepo, name: &str, body: &str) -> String {
+    let path = repo.path().join(format!(".git/{name}"));
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write editor");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    path.display().to_string()
+}
+
+#[test]
+fn e_stages_what_the_editor_saved_as_that_sites_replacement() {
+    let repo = two_files();
+    // The editor sees the proposed replacement, in a file named like the source file.
+    let editor = scripted_editor(
+        &repo,
+        "ed.sh",
+        "case \"$1\" in *a.js) ;; *) exit 3;; esac\n\
+         [ \"$(cat \"$1\")\" = 'bar(1)' ] || exit 4\n\
+         printf 'baz(1, \"edited\")\\n' > \"$1\"",
+    );
+    let out = repo.run_with(
+        ".",
+        &["edit", "-i", "-p", "foo($A)", "-r", "bar($A)"],
+        &[("GIT_EDITOR", editor.as_str())],
+        Some(b"e\nn\ny\nd\n"),
+    );
+    out.assert_code(0);
+    assert!(
+        out.stdout.contains("e - edit") || out.stdout.contains(QUESTION),
+        "{}",
+        out.stdout
+    );
+    let id = only_id(&repo);
+    // The newline the editor added is not part of the replacement.
+    assert_eq!(
+        staged(&repo, &id, "a.js").as_deref(),
+        Some("baz(1, \"edited\");\nfoo(2);\nbar(3);\n")
+    );
+    assert_eq!(staged(&repo, &id, "b.js"), None);
+    repo.run(&["apply", &id]).assert_code(0);
+    assert_eq!(
+        repo.read_string("a.js"),
+        "baz(1, \"edited\");\nfoo(2);\nbar(3);\n"
+    );
+}
+
+#[test]
+fn e_saved_unchanged_is_yes_saved_empty_is_no_and_a_failing_editor_asks_again() {
+    let repo = two_files();
+    let keep = scripted_editor(&repo, "keep.sh", "exit 0");
+    let empty = scripted_editor(&repo, "empty.sh", ": > \"$1\"");
+    let fail = scripted_editor(&repo, "fail.sh", "exit 1");
+    // Unchanged: the proposed replacement, as `y`.
+    let out = repo.run_with(
+        ".",
+        &["edit", "-i", "-p", "foo($A)", "-r", "bar($A)", "a.js"],
+        &[("GIT_EDITOR", keep.as_str())],
+        Some(b"e\nd\n"),
+    );
+    out.assert_code(0);
+    let id = only_id(&repo);
+    assert_eq!(
+        staged(&repo, &id, "a.js").as_deref(),
+        Some("bar(1);\nfoo(2);\nfoo(3);\n")
+    );
+    repo.run(&["discard", &id]).assert_code(0);
+    // Empty: not made, as `n`, and said so.
+    let out = repo.run_with(
+        ".",
+        &["edit", "-i", "-p", "foo($A)", "-r", "bar($A)", "a.js"],
+        &[("GIT_EDITOR", empty.as_str())],
+        Some(b"e\ny\nd\n"),
+    );
+    out.assert_code(0);
+    assert!(
+        out.stdout.contains("Saved empty: this change is not made."),
+        "{}",
+        out.stdout
+    );
+    let id = only_id(&repo);
+    assert_eq!(
+        staged(&repo, &id, "a.js").as_deref(),
+        Some("foo(1);\nbar(2);\nfoo(3);\n")
+    );
+    repo.run(&["discard", &id]).assert_code(0);
+    // A failing editor: said so, and the same change is asked about again. core.editor
+    // is read when GIT_EDITOR is unset.
+    repo.git(&["config", "core.editor", &fail]);
+    let out = repo.run_with(
+        ".",
+        &["edit", "-i", "-p", "foo($A)", "-r", "bar($A)", "a.js"],
+        &[],
+        Some(b"e\ny\nd\n"),
+    );
+    out.assert_code(0);
+    assert!(out.stdout.contains("error: the editor"), "{}", out.stdout);
+    let id = only_id(&repo);
+    assert_eq!(
+        staged(&repo, &id, "a.js").as_deref(),
+        Some("bar(1);\nfoo(2);\nfoo(3);\n")
+    );
+}
+
+#[test]
+fn scan_i_shows_a_change_in_an_embedded_block_at_its_lines_in_the_file() {
+    let repo = TestRepo::new();
+    repo.write("sgconfig.yml", "ruleDirs: [rules]\n");
+    repo.write(
+        "rules/no-var.yml",
+        "id: no-var\nlanguage: JavaScript\nseverity: error\nmessage: use let\n\
+         rule: {pattern: 'var $A = $B'}\nfix: 'let $A = $B'\n",
+    );
+    repo.write(
+        "a.html",
+        "<html>\n<head>\n</head>\n<body>\n  <script>var a = 1;\n    var b = 2;\n  \
+         </script>\n</body>\n</html>\n",
+    );
+    repo.commit_all("page");
+    let editor = scripted_editor(&repo, "ed.sh", "printf 'const b = 20' > \"$1\"");
+    let out = repo.run_with(
+        ".",
+        &["scan", "-i"],
+        &[("GIT_EDITOR", editor.as_str())],
+        Some(b"y\ne\n"),
+    );
+    out.assert_code(0);
+    // Host lines and context, not the block's own.
+    assert!(
+        out.stdout.contains(
+            "@@ -2,7 +2,7 @@ a.html:5:11 rule no-var\n <head>\n </head>\n <body>\n\
+             -  <script>var a = 1;\n+  <script>let a = 1\n     var b = 2;\n   </script>\n \
+             </body>\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("@@ -3,7 +3,7 @@ a.html:6:5 rule no-var\n"),
+        "{}",
+        out.stdout
+    );
+    let id = only_id(&repo);
+    assert_eq!(
+        staged(&repo, &id, "a.html").as_deref(),
+        Some(
+            "<html>\n<head>\n</head>\n<body>\n  <script>let a = 1\n    const b = 20\n  \
+             </script>\n</body>\n</html>\n"
+        )
+    );
 }

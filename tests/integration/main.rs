@@ -9,6 +9,7 @@ mod cache;
 mod campaign;
 mod context;
 mod contract;
+mod customlang;
 mod edit;
 mod firsthour;
 mod flags;

@@ -71,7 +71,9 @@ fn help_tree() -> Vec<HelpNode> {
                         pending.push(sub);
                     }
                 }
-                "Options:" if item.starts_with('-') => {
+                // An option starts at most 6 columns in (`  -c, --x`, `      --x`); a
+                // wrapped help line that starts with a `--flag` mention is deeper.
+                "Options:" if item.starts_with('-') && line.len() - item.len() <= 6 => {
                     for token in head.split([' ', ',']) {
                         if let Some(flag) = token.strip_prefix("--") {
                             // `--color[=<WHEN>]`: a flag whose value is optional.

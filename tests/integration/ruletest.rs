@@ -66,6 +66,22 @@ fn public_projects_pass_as_in_ast_grep() {
         assert_eq!(v["passed"], rules, "{name}");
         assert_eq!(v["failed"], 0, "{name}");
         assert_eq!(v["not_found"].as_array().map(Vec::len), Some(0), "{name}");
+        // `scan` finds what ast-grep 0.51.1's `scan` finds there: nothing (measured
+        // with `ast-grep scan --json=stream` on both copies).
+        let scan = repo.run(&["--json", "scan"]);
+        scan.assert_code(0);
+        let v = scan.json();
+        assert_eq!(
+            v["findings"].as_array().map(Vec::len),
+            Some(0),
+            "{name}: {v}"
+        );
+        assert_eq!(v["error_count"], 0, "{name}");
+        assert!(
+            v["rules"].as_array().is_some_and(|r| r.len() >= rules),
+            "{name}: {}",
+            v["rules"]
+        );
         // Nothing written, nothing changed.
         assert_eq!(repo.git(&["status", "--porcelain"]), "", "{name}");
     }
@@ -258,4 +274,21 @@ fn test_dir_flag_and_missing_config() {
     let out = repo.run(&["test", "--test-dir", "t", "--skip-snapshot-tests"]);
     out.assert_code(0);
     assert!(out.stdout.contains("PASS no-var  ..\n"));
+}
+
+#[test]
+fn snapshot_dir_names_the_snapshot_folder_and_update_all_writes_there() {
+    let repo = small_project("id: no-var\nvalid: ['let a = 1']\ninvalid: ['var c = 3']\n");
+    // No snapshot yet: --update-all (the long -U) writes it under --snapshot-dir.
+    let out = repo.run(&["test", "--snapshot-dir", "snaps", "--update-all"]);
+    out.assert_code(0);
+    let written = repo.path().join("tests/snaps/no-var-snapshot.yml");
+    assert!(written.is_file(), "{}", out.stdout);
+    assert!(!repo.path().join("tests/__snapshots__").exists());
+    // Read back from there: passes; from the default folder it is missing.
+    let out = repo.run(&["test", "--snapshot-dir", "snaps"]);
+    out.assert_code(0);
+    assert!(out.stdout.contains("1 passed; 0 failed"), "{}", out.stdout);
+    let out = repo.run(&["test"]);
+    out.assert_code(1);
 }

@@ -34,7 +34,7 @@ and nothing is staged. The old preview stays pending.
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 
-use ast_grep_language::SupportLang;
+use crate::lang::Lang;
 
 use crate::change::FileChange;
 use crate::change::FileContent;
@@ -447,7 +447,7 @@ enum Derived {
 /// The edit ops recorded in a preview, and the language forced at staging.
 struct EditOps {
     ops: Vec<Op>,
-    forced: Option<SupportLang>,
+    forced: Option<Lang>,
 }
 
 impl EditOps {
@@ -473,6 +473,13 @@ impl EditOps {
     }
 
     fn rewriter(&self, path: &str) -> Option<Rewriter> {
+        // A file that embeds the forced language (HTML under `-l js`) was edited in its
+        // embedded regions only: not re-run as a whole, merged instead.
+        if let (Some(forced), Some(own)) = (self.forced, crate::files::language_of(path)) {
+            if own != forced && crate::lang::Injection::hosts_of(forced, &[]).contains(&own) {
+                return None;
+            }
+        }
         let lang = self.forced.or_else(|| crate::files::language_of(path))?;
         Rewriter::for_language(&self.ops, lang, self.forced).ok()
     }
@@ -493,7 +500,7 @@ fn pairs(rw: &Option<crate::rewrite::FileRewrite>) -> Vec<(usize, String, String
 /// Whether two re-runs' replacements are the same sites but for layout: pairwise,
 /// the matched texts and the results are the same tokens (a formatter ran between).
 fn same_sites(
-    lang: SupportLang,
+    lang: Lang,
     now: &[(usize, String, String)],
     then: &[(usize, String, String)],
 ) -> bool {

@@ -209,14 +209,7 @@ fn collect(
     repo: &Repo,
     lang: Option<&str>,
     paths: &[String],
-) -> Result<
-    (
-        files::FileSet,
-        Option<ast_grep_language::SupportLang>,
-        Vec<String>,
-    ),
-    Error,
-> {
+) -> Result<(files::FileSet, Option<git_astedit::lang::Lang>, Vec<String>), Error> {
     let lang = lang.map(files::parse_language).transpose()?;
     let mut opts = files::Options {
         pathspecs: paths.to_vec(),
