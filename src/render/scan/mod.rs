@@ -320,3 +320,171 @@ fn severity_counts(findings: &Tally) -> String {
     }
     parts.join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::ScanRule;
+    use crate::scan::FindingFix;
+
+    fn rule(id: &str, severity: Severity) -> ScanRule {
+        ScanRule {
+            id: id.into(),
+            language: "python".into(),
+            severity,
+            fixable: id == "fixme",
+            source: "astedit.toml".into(),
+            message: format!("{id}: \"quoted\"\nsecond line"),
+            note: Some("a note".into()),
+            url: Some("https://example.com/r".into()),
+        }
+    }
+
+    fn row(path: &str, line: usize, rule: &str, severity: Severity, text: &str) -> FindingRow {
+        FindingRow {
+            rule: rule.into(),
+            severity,
+            message: format!("{rule} at {line}: \"q\"\tand\nmore"),
+            note: None,
+            url: None,
+            path: format!("../{path}"),
+            line,
+            column: 3,
+            end_line: line + 1,
+            end_column: 5,
+            text: text.into(),
+            fixable: rule == "fixme",
+            metadata: (rule == "fixme").then(|| serde_json::json!({"cwe": [1, 2]})),
+            repo_path: path.into(),
+            fix: (rule == "fixme").then(|| FindingFix {
+                start_line: line,
+                start_column: 3,
+                end_line: line + 1,
+                end_column: 5,
+                inserted: "new\ntext".into(),
+            }),
+        }
+    }
+
+    /// Three files' findings, in path order: repeated texts (fingerprint occurrences),
+    /// fixes, every severity, a path that needs quoting.
+    fn files() -> Vec<Vec<FindingRow>> {
+        vec![
+            vec![
+                row("a.py", 1, "fixme", Severity::Error, "x  = 1"),
+                row("a.py", 4, "fixme", Severity::Error, "x = 1"),
+                row("a.py", 9, "style", Severity::Warning, "y"),
+            ],
+            vec![row("b é.py", 2, "info", Severity::Info, "z\n  w")],
+            vec![
+                row("c/d.py", 1, "style", Severity::Hint, "y"),
+                row("c/d.py", 1, "fixme", Severity::Error, "y"),
+            ],
+        ]
+    }
+
+    fn report(findings: Vec<FindingRow>, notices: Vec<String>) -> ScanReport {
+        ScanReport {
+            schema_version: crate::report::Version,
+            mode: ScanMode::Report,
+            rules: vec![
+                rule("fixme", Severity::Error),
+                rule("style", Severity::Warning),
+                rule("info", Severity::Info),
+            ],
+            error_count: findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .count(),
+            findings,
+            files_searched: 7,
+            remaining: None,
+            summary: None,
+            fixes: None,
+            files: None,
+            diff: None,
+            unconverged: None,
+            id: None,
+            applied: None,
+            verified: None,
+            diagnostics: crate::report::Diagnostics {
+                warnings: vec!["a warning".into()],
+                ..Default::default()
+            },
+            notices,
+            written: 0,
+            offered: None,
+            other_shards: 2,
+            changes: Default::default(),
+            max_render: 0,
+            workdir: "/tmp/the repo".into(),
+            streamed: None,
+        }
+    }
+
+    /// `printed` as (stdout, the stderr pieces).
+    fn split(printed: &[Printed]) -> (String, Vec<crate::render::printer::Piece>) {
+        let out = printed.iter().map(Printed::stdout).collect();
+        let err = printed
+            .iter()
+            .flat_map(|p| p.pieces.iter())
+            .filter(|p| !matches!(p, crate::render::printer::Piece::Out(_)))
+            .cloned()
+            .collect();
+        (out, err)
+    }
+
+    /// Printed file by file, then finished, a scan gives the bytes the whole report
+    /// gives (stdout and stderr), in every streamed format, with no finding too.
+    #[test]
+    fn streamed_scan_prints_the_bytes_of_the_whole_report() {
+        let notices = vec!["rule notice".to_string()];
+        for files in [files(), Vec::new()] {
+            let all: Vec<FindingRow> = files.iter().flatten().cloned().collect();
+            let held = report(all.clone(), notices.clone());
+            let mut head = report(Vec::new(), notices.clone());
+            head.error_count = 0;
+            head.streamed = Some(Tally::default());
+            let mut done = report(Vec::new(), notices.clone());
+            done.error_count = held.error_count;
+            done.streamed = Some(Tally::of(&all));
+            for format in [
+                ScanFormat::Text,
+                ScanFormat::Github,
+                ScanFormat::Json,
+                ScanFormat::Sarif,
+            ] {
+                let style = Style::default();
+                let whole = format.print(&held, &style).unwrap();
+                let mut printer = ScanStream::new(format, style).unwrap();
+                let mut parts: Vec<Printed> = files
+                    .iter()
+                    .map(|rows| printer.file(&head, rows).unwrap())
+                    .collect();
+                parts.push(printer.finish(&done).unwrap());
+                assert_eq!(split(&parts), split(&[whole]), "{format:?}");
+            }
+        }
+        assert!(ScanStream::new(ScanFormat::JsonPretty, Style::default()).is_none());
+    }
+
+    /// `--max-results`' notice, known only at the end, follows the rules' notices.
+    #[test]
+    fn a_late_notice_keeps_its_place_on_stderr() {
+        let files = files();
+        let all: Vec<FindingRow> = files.iter().flatten().cloned().collect();
+        let notices = vec!["rule notice".to_string(), "3 more findings".to_string()];
+        let held = report(all.clone(), notices.clone());
+        let head = report(Vec::new(), notices[..1].to_vec());
+        let mut done = report(Vec::new(), notices);
+        done.streamed = Some(Tally::of(&all));
+        let mut printer = ScanStream::new(ScanFormat::Sarif, Style::default()).unwrap();
+        let mut parts: Vec<Printed> = files
+            .iter()
+            .map(|rows| printer.file(&head, rows).unwrap())
+            .collect();
+        parts.push(printer.finish(&done).unwrap());
+        let whole = ScanFormat::Sarif.print(&held, &Style::default()).unwrap();
+        assert_eq!(split(&parts), split(&[whole]));
+    }
+}
