@@ -319,7 +319,7 @@ fn streamed_scan_json_and_sarif_equal_the_whole_report() {
     for i in 0..40 {
         repo.write(
             &format!("many/f{i:02}.ts"),
-            &"console.log(1);\neval(s);\n".repeat(i % 4),
+            "console.log(1);\neval(s);\n".repeat(i % 4),
         );
     }
     repo.commit_all("more");
