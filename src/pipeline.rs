@@ -69,7 +69,10 @@ pub fn map_sized<T, R, W, S>(
     }
     let schedule = Schedule::new(items.iter().map(size_of));
     std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::channel::<(usize, R)>();
+        // Bounded: when the sink is the slower side (JSON written with every match's
+        // captures), workers wait instead of piling finished results up unread, so
+        // memory stays with the work in flight, not with the output's size (issue 26).
+        let (tx, rx) = mpsc::sync_channel::<(usize, R)>(2 * n);
         // The calling thread only takes results in: were it a worker too, results
         // would queue up unread for as long as it parsed a large file.
         for _ in 0..n {

@@ -10,7 +10,10 @@ use git_astedit::ops::scan::Level;
 use git_astedit::ops::scan::ScanRequest;
 use git_astedit::ops::scan::SeverityOverride;
 use git_astedit::render::scan::ScanFormat;
+use git_astedit::render::scan::ScanStream;
+use git_astedit::report::FindingRow;
 use git_astedit::report::ScanMode;
+use git_astedit::report::ScanReport;
 use git_astedit::Error;
 
 use super::interactive;
@@ -262,6 +265,19 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         cache: ctx.cache.clone(),
     };
     let (repo, out) = ctx.parts()?;
+    // Findings are printed as they come (issue 26), unless a person answers questions
+    // or the fixes are computed (held for staging anyway).
+    let stream = match ScanStream::new(format, out.style()) {
+        Some(printer) if !args.interactive && mode == ScanMode::Report => Some(printer),
+        _ => None,
+    };
+    if let Some(printer) = stream {
+        let mut sink = Sink { printer, out };
+        let report = ops::scan::run_streaming(repo, &request, &mut sink)?;
+        let printed = sink.printer.finish(&report).map_err(OutputError::Encode)?;
+        sink.out.printed(&printed)?;
+        return Ok(report.exit());
+    }
     let report = if args.interactive {
         let color = out.color();
         interactive::session(out, color, false, repo, |prompter| {
@@ -276,4 +292,18 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         .map_err(OutputError::Encode)?;
     out.printed(&printed)?;
     Ok(report.exit())
+}
+
+/// A streamed scan's findings, printed as each file's come.
+struct Sink<'a> {
+    printer: ScanStream,
+    out: &'a mut super::output::Out,
+}
+
+impl ops::scan::ScanSink for Sink<'_> {
+    fn file(&mut self, head: &ScanReport, rows: &[FindingRow]) -> Result<(), Error> {
+        let printed = self.printer.file(head, rows).map_err(OutputError::Encode)?;
+        self.out.printed(&printed)?;
+        Ok(())
+    }
 }

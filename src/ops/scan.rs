@@ -106,12 +106,42 @@ fn override_for(overrides: &[SeverityOverride], id: &str) -> Option<Option<scan:
         .map(|o| o.severity.map(scan::Severity::from))
 }
 
+/// Where the findings of a streamed scan go, as they come (see [`run_streaming`]).
+pub trait ScanSink {
+    /// One file's findings (files in path order, findings in position order). `head`
+    /// is the report before any finding: its mode, rules and the rules' notices, no
+    /// findings and no counts.
+    fn file(&mut self, head: &ScanReport, rows: &[FindingRow]) -> Result<(), Error>;
+}
+
 /// Runs the scan `req` asks for. With `select` (`scan -i`), only the fixes it accepts
 /// are made, and the report says how many were offered.
 pub fn run(
     repo: &Repo,
     req: &ScanRequest,
     select: Option<&mut dyn Select>,
+) -> Result<ScanReport, Error> {
+    run_with(repo, req, select, None)
+}
+
+/// Like [`run`], but in `report` mode each file's findings go to `sink` as the scan
+/// reaches that file, in path order, and are not held: the report's `findings` are
+/// empty and its [`streamed`](ScanReport::streamed) counts stand for them (issue 26).
+/// The fix modes hold their findings (the fixes are held for staging anyway) and
+/// `sink` is not called.
+pub fn run_streaming(
+    repo: &Repo,
+    req: &ScanRequest,
+    sink: &mut dyn ScanSink,
+) -> Result<ScanReport, Error> {
+    run_with(repo, req, None, Some(sink))
+}
+
+fn run_with(
+    repo: &Repo,
+    req: &ScanRequest,
+    select: Option<&mut dyn Select>,
+    sink: Option<&mut dyn ScanSink>,
 ) -> Result<ScanReport, Error> {
     let shard = req.shard.as_deref().map(scan::Shard::parse).transpose()?;
     let mut rules = match &req.inline_rules {
@@ -183,9 +213,76 @@ pub fn run(
         max_passes: req.max_passes,
         cache: req.cache.settings(repo),
     };
-    let (outcome, offered) = match select {
-        None => (scan::scan(repo, &rules, &opts)?, None),
-        Some(select) => {
+    // `--include-metadata`: each rule's metadata, as JSON, by id.
+    let metadata: std::collections::HashMap<&str, serde_json::Value> = if req.include_metadata {
+        rules
+            .rules
+            .iter()
+            .filter_map(|r| {
+                let value = serde_json::to_value(r.config.metadata.as_ref()?).ok()?;
+                Some((r.id.as_str(), value))
+            })
+            .collect()
+    } else {
+        Default::default()
+    };
+    let row = |f: &Finding| -> FindingRow {
+        let mut row = FindingRow::of(f, repo.display_path(&f.path));
+        row.metadata = metadata.get(f.rule.as_str()).cloned();
+        row
+    };
+    let rows = |fs: &[Finding]| -> Vec<FindingRow> { fs.iter().map(row).collect() };
+    let scan_rules: Vec<ScanRule> = rules
+        .rules
+        .iter()
+        .map(|r| ScanRule {
+            id: r.id.clone(),
+            language: r.lang.to_string(),
+            severity: r.severity,
+            fixable: r.fixable(),
+            source: r.source.to_string(),
+            message: r.message.clone(),
+            note: r.note.clone(),
+            url: r.url.clone(),
+        })
+        .collect();
+    // Streamed: what went to the sink, counted.
+    let mut streamed: Option<Streamed> = None;
+    let (outcome, offered) = match (select, sink) {
+        (None, Some(sink)) if !req.mode.fixing() => {
+            let head = head_report(repo, req, scan_rules.clone(), notices.clone());
+            let mut state = Streamed::default();
+            let mut on_file = |findings: Vec<Finding>| -> bool {
+                state.total += findings.len();
+                state.errors += findings
+                    .iter()
+                    .filter(|f| f.severity == scan::Severity::Error)
+                    .count();
+                let room = req.max_results.map_or(usize::MAX, |max| max - state.shown);
+                let shown = rows(&findings[..findings.len().min(room)]);
+                if shown.is_empty() {
+                    return true;
+                }
+                state.shown += shown.len();
+                state.tally.add(&shown);
+                match sink.file(&head, &shown) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        // The reader left (or the disk is full): stop scanning.
+                        state.failed = Some(e);
+                        false
+                    }
+                }
+            };
+            let outcome = scan::scan_streaming(repo, &rules, &opts, &mut on_file)?;
+            if let Some(e) = state.failed.take() {
+                return Err(e);
+            }
+            streamed = Some(state);
+            (outcome, None)
+        }
+        (None, _) => (scan::scan(repo, &rules, &opts)?, None),
+        (Some(select), _) => {
             let mut counting = Counting {
                 inner: select,
                 offered: 0,
@@ -231,28 +328,6 @@ pub fn run(
     }
 
     let fixing = req.mode.fixing();
-    // `--include-metadata`: each rule's metadata, as JSON, by id.
-    let metadata: std::collections::HashMap<&str, serde_json::Value> = if req.include_metadata {
-        rules
-            .rules
-            .iter()
-            .filter_map(|r| {
-                let value = serde_json::to_value(r.config.metadata.as_ref()?).ok()?;
-                Some((r.id.as_str(), value))
-            })
-            .collect()
-    } else {
-        Default::default()
-    };
-    let rows = |fs: &[Finding]| -> Vec<FindingRow> {
-        fs.iter()
-            .map(|f| {
-                let mut row = FindingRow::of(f, repo.display_path(&f.path));
-                row.metadata = metadata.get(f.rule.as_str()).cloned();
-                row
-            })
-            .collect()
-    };
     let diagnostics =
         crate::report::Diagnostics::of(&[], &outcome.parse_errors, &outcome.skipped, |p| {
             repo.display_path(p)
@@ -267,31 +342,23 @@ pub fn run(
     Ok(ScanReport {
         schema_version: Version,
         mode: req.mode,
-        rules: rules
-            .rules
-            .iter()
-            .map(|r| ScanRule {
-                id: r.id.clone(),
-                language: r.lang.to_string(),
-                severity: r.severity,
-                fixable: r.fixable(),
-                source: r.source.to_string(),
-                message: r.message.clone(),
-                note: r.note.clone(),
-                url: r.url.clone(),
-            })
-            .collect(),
-        findings: match req.max_results {
-            Some(max) if outcome.findings.len() > max => {
-                notices.push(format!(
-                    "{} more findings not shown (--max-results {max})",
-                    outcome.findings.len() - max
-                ));
+        rules: scan_rules,
+        findings: match (&streamed, req.max_results) {
+            (Some(s), Some(max)) if s.total > max => {
+                notices.push(more_findings(s.total - max, max));
+                Vec::new()
+            }
+            (Some(_), _) => Vec::new(),
+            (None, Some(max)) if outcome.findings.len() > max => {
+                notices.push(more_findings(outcome.findings.len() - max, max));
                 rows(&outcome.findings[..max])
             }
-            _ => rows(&outcome.findings),
+            (None, _) => rows(&outcome.findings),
         },
-        error_count: outcome.errors(),
+        error_count: match &streamed {
+            Some(s) => s.errors,
+            None => outcome.errors(),
+        },
         files_searched: outcome.files_searched,
         remaining: fixing.then(|| rows(&outcome.remaining)),
         summary: fixing.then(|| outcome.summary()),
@@ -342,7 +409,61 @@ pub fn run(
         changes: outcome.changes,
         max_render: req.max_render,
         workdir: repo.workdir.clone(),
+        streamed: streamed.map(|s| s.tally),
     })
+}
+
+/// What a streamed scan handed out.
+#[derive(Default)]
+struct Streamed {
+    /// Findings found, and of severity error (shown or not).
+    total: usize,
+    errors: usize,
+    /// Findings handed out (up to `--max-results`), and their counts.
+    shown: usize,
+    tally: crate::report::scan::Tally,
+    /// Why the sink stopped the scan.
+    failed: Option<Error>,
+}
+
+/// The notice of findings `--max-results` left out.
+fn more_findings(left_out: usize, max: usize) -> String {
+    format!("{left_out} more findings not shown (--max-results {max})")
+}
+
+/// A `report`-mode report before any file is scanned: the rules and their notices.
+fn head_report(
+    repo: &Repo,
+    req: &ScanRequest,
+    rules: Vec<ScanRule>,
+    notices: Vec<String>,
+) -> ScanReport {
+    ScanReport {
+        schema_version: Version,
+        mode: req.mode,
+        rules,
+        findings: Vec::new(),
+        error_count: 0,
+        files_searched: 0,
+        remaining: None,
+        summary: None,
+        fixes: None,
+        files: None,
+        diff: None,
+        unconverged: None,
+        id: None,
+        applied: None,
+        verified: None,
+        diagnostics: Default::default(),
+        notices,
+        written: 0,
+        offered: None,
+        other_shards: 0,
+        changes: Default::default(),
+        max_render: req.max_render,
+        workdir: repo.workdir.clone(),
+        streamed: Some(Default::default()),
+    }
 }
 
 /// Passes proposals on to the person's selection, counting those offered while it

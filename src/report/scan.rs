@@ -204,6 +204,56 @@ pub struct ScanReport {
     /// The work tree, the base of SARIF's paths.
     #[serde(skip)]
     pub workdir: PathBuf,
+    /// When the findings were printed as they came (`findings` is then empty): what
+    /// the summary and the exit status need of them.
+    #[serde(skip)]
+    pub streamed: Option<Tally>,
+}
+
+/// Counts of the findings a person is left with, kept when the rows themselves were
+/// streamed out and not held.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// By severity: error, warning, info, hint.
+    pub by_severity: [usize; 4],
+    /// Findings whose rule has a fix.
+    pub fixable: usize,
+}
+
+impl Tally {
+    /// The counts of `rows`.
+    pub fn of(rows: &[FindingRow]) -> Tally {
+        let mut tally = Tally::default();
+        tally.add(rows);
+        tally
+    }
+
+    /// Adds `rows` to the counts.
+    pub fn add(&mut self, rows: &[FindingRow]) {
+        for f in rows {
+            self.by_severity[Tally::slot(f.severity)] += 1;
+            self.fixable += usize::from(f.fixable);
+        }
+    }
+
+    /// The findings of `severity`.
+    pub fn count(&self, severity: Severity) -> usize {
+        self.by_severity[Tally::slot(severity)]
+    }
+
+    /// All the findings.
+    pub fn total(&self) -> usize {
+        self.by_severity.iter().sum()
+    }
+
+    fn slot(severity: Severity) -> usize {
+        match severity {
+            Severity::Error => 0,
+            Severity::Warning => 1,
+            Severity::Info => 2,
+            Severity::Hint => 3,
+        }
+    }
 }
 
 impl ScanReport {
@@ -216,6 +266,14 @@ impl ScanReport {
         }
     }
 
+    /// The counts of [`ScanReport::open_findings`], also when they were streamed.
+    pub fn open_tally(&self) -> Tally {
+        match self.streamed {
+            Some(tally) => tally,
+            None => Tally::of(self.open_findings()),
+        }
+    }
+
     /// Whether there is no fix (none needed, or none accepted).
     pub fn no_fixes(&self) -> bool {
         self.changes.is_empty()
@@ -225,11 +283,7 @@ impl ScanReport {
     /// would change or changed a file or an error finding remains (`--check`,
     /// `--apply`, the pre-commit convention), when `-i` staged nothing (as `edit`).
     pub fn exit(&self) -> Exit {
-        let remaining_errors = self
-            .open_findings()
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .count();
+        let remaining_errors = self.open_tally().count(Severity::Error);
         let failed = match self.mode {
             ScanMode::Report => self.error_count > 0,
             ScanMode::Stage => self.offered.is_some() && self.no_fixes(),

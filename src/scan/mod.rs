@@ -298,7 +298,20 @@ impl ScanOutcome {
 
 /// Runs `rules` over the files chosen by `opts`.
 pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome, Error> {
-    scan_with(repo, rules, opts, None)
+    scan_with(repo, rules, opts, None, None)
+}
+
+/// Like [`scan`], but each file's findings go to `sink` as that file's turn comes (in
+/// path order), instead of into the outcome, whose `findings` stay empty: memory does
+/// not grow with the findings (issue 26). When `sink` returns `false` the scan stops
+/// (the outcome is then partial).
+pub fn scan_streaming(
+    repo: &Repo,
+    rules: &RuleSet,
+    opts: &Options,
+    sink: &mut dyn FnMut(Vec<Finding>) -> bool,
+) -> Result<ScanOutcome, Error> {
+    scan_with(repo, rules, opts, None, Some(sink))
 }
 
 /// Like [`scan`] in fix mode, making only the fixes `select` accepts (`scan -i`): files
@@ -310,7 +323,7 @@ pub fn scan_selecting(
     opts: &Options,
     select: &mut dyn crate::select::Select,
 ) -> Result<ScanOutcome, Error> {
-    scan_with(repo, rules, opts, Some(select))
+    scan_with(repo, rules, opts, Some(select), None)
 }
 
 fn scan_with(
@@ -318,6 +331,7 @@ fn scan_with(
     rules: &RuleSet,
     opts: &Options,
     select: Option<&mut dyn crate::select::Select>,
+    mut sink: Option<&mut dyn FnMut(Vec<Finding>) -> bool>,
 ) -> Result<ScanOutcome, Error> {
     for id in &opts.only_rules {
         if !rules.rules.iter().any(|r| r.id == *id) {
@@ -546,8 +560,8 @@ fn scan_with(
                 if result.had_parse_error {
                     out.parse_errors.push(cand.path.clone());
                 }
+                let mut findings = result.findings;
                 if judge_suppressions && !result.unused_suppressions.is_empty() {
-                    let mut findings = result.findings;
                     let severity = opts.unused_suppressions.unwrap_or(Severity::Hint);
                     findings.extend(
                         result
@@ -556,9 +570,15 @@ fn scan_with(
                             .map(|f| Finding { severity, ..f }),
                     );
                     findings.sort_by_key(|f| (f.line, f.column));
-                    out.findings.extend(findings);
-                } else {
-                    out.findings.extend(result.findings);
+                }
+                match sink.as_mut() {
+                    Some(sink) if !findings.is_empty() => {
+                        if !sink(findings) {
+                            return false;
+                        }
+                    }
+                    Some(_) => {}
+                    None => out.findings.extend(findings),
                 }
                 out.remaining.extend(result.remaining);
                 out.unconverged.extend(result.unconverged);

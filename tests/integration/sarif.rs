@@ -308,3 +308,53 @@ fn sarif_has_fixes_and_rule_metadata() {
         + &chars[16..].iter().collect::<String>();
     assert_eq!(replaced, "  logger.debug(1);");
 }
+
+/// `scan --json` and SARIF are written as the files' findings come (issue 26): over
+/// many files the one-line document holds what the whole report (`--json=pretty`,
+/// printed at the end) holds, the SARIF log validates, and the bytes do not depend on
+/// the number of threads; `--max-results` cuts the stream where it cuts the report.
+#[test]
+fn streamed_scan_json_and_sarif_equal_the_whole_report() {
+    let repo = repo();
+    for i in 0..40 {
+        repo.write(
+            &format!("many/f{i:02}.ts"),
+            "console.log(1);\neval(s);\n".repeat(i % 4),
+        );
+    }
+    repo.commit_all("more");
+    let compact = repo.run(&["--json", "scan"]);
+    compact.assert_code(1);
+    assert_eq!(compact.stdout.lines().count(), 1, "one line");
+    let pretty = repo.run(&["--json=pretty", "scan"]);
+    assert_eq!(compact.json(), pretty.json());
+    let total = pretty.json()["findings"].as_array().map_or(0, Vec::len);
+    assert!(total > 60, "{total}");
+    let one = repo.run(&["--json", "scan", "-j", "1"]);
+    assert_eq!(one.stdout, compact.stdout);
+
+    let sarif = repo.run(&["scan", "--format", "sarif"]);
+    sarif.assert_code(1);
+    let v = sarif.json();
+    assert_valid(&v);
+    assert_eq!(
+        v["runs"][0]["results"].as_array().map(Vec::len),
+        Some(total)
+    );
+    let one = repo.run(&["scan", "--format", "sarif", "-j", "1"]);
+    assert_eq!(one.stdout, sarif.stdout);
+    assert_eq!(one.stderr, sarif.stderr);
+
+    // Cut by --max-results: the first five, the rest counted on stderr.
+    let cut = repo.run(&["--json", "scan", "--max-results", "5"]);
+    let findings = cut.json()["findings"].clone();
+    assert_eq!(
+        findings,
+        serde_json::json!(pretty.json()["findings"].as_array().expect("rows")[..5])
+    );
+    let more = format!("{} more findings not shown (--max-results 5)", total - 5);
+    assert!(cut.stderr.contains(&more), "{}", cut.stderr);
+    let text = repo.run(&["scan", "--max-results", "5"]);
+    assert_eq!(text.stdout.lines().count(), 5, "{}", text.stdout);
+    assert!(text.stderr.contains(&more), "{}", text.stderr);
+}

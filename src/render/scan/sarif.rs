@@ -231,48 +231,11 @@ pub fn log(report: &ScanReport) -> Log {
             },
         })
         .collect();
-    let rule_index: HashMap<&str, usize> = report
-        .rules
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.id.as_str(), i))
-        .collect();
-    let fingerprints = fingerprints(findings);
+    let rule_index = rule_index(report);
     let results = findings
         .iter()
-        .zip(fingerprints)
-        .map(|(f, fingerprint)| {
-            let location = artifact_location(&f.repo_path);
-            SarifResult {
-                rule_id: f.rule.clone(),
-                rule_index: rule_index.get(f.rule.as_str()).copied(),
-                level: f.severity.into(),
-                message: Message {
-                    text: f.message.clone(),
-                },
-                locations: vec![Location {
-                    physical_location: PhysicalLocation {
-                        artifact_location: location.clone(),
-                        region: Region {
-                            start_line: f.line,
-                            start_column: f.column,
-                            end_line: f.end_line,
-                            end_column: f.end_column,
-                            snippet: Some(ArtifactContent {
-                                text: f.text.clone(),
-                            }),
-                        },
-                    },
-                }],
-                partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY, fingerprint)]),
-                fixes: f
-                    .fix
-                    .as_ref()
-                    .map(|fix| vec![sarif_fix(&f.rule, location, fix)])
-                    .unwrap_or_default(),
-                properties: ResultProperties { fixable: f.fixable },
-            }
-        })
+        .zip(fingerprints(findings))
+        .map(|(f, fingerprint)| result(f, fingerprint, &rule_index))
         .collect();
     let original_uri_base_ids = root
         .and_then(root_uri)
@@ -302,6 +265,122 @@ pub fn log(report: &ScanReport) -> Log {
             column_kind: "unicodeCodePoints",
             results,
         }],
+    }
+}
+
+/// Each rule's index in the run's rule list, by id.
+fn rule_index(report: &ScanReport) -> HashMap<String, usize> {
+    report
+        .rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.id.clone(), i))
+        .collect()
+}
+
+/// One finding as a SARIF result.
+fn result(f: &FindingRow, fingerprint: String, rule_index: &HashMap<String, usize>) -> SarifResult {
+    let location = artifact_location(&f.repo_path);
+    SarifResult {
+        rule_id: f.rule.clone(),
+        rule_index: rule_index.get(f.rule.as_str()).copied(),
+        level: f.severity.into(),
+        message: Message {
+            text: f.message.clone(),
+        },
+        locations: vec![Location {
+            physical_location: PhysicalLocation {
+                artifact_location: location.clone(),
+                region: Region {
+                    start_line: f.line,
+                    start_column: f.column,
+                    end_line: f.end_line,
+                    end_column: f.end_column,
+                    snippet: Some(ArtifactContent {
+                        text: f.text.clone(),
+                    }),
+                },
+            },
+        }],
+        partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY, fingerprint)]),
+        fixes: f
+            .fix
+            .as_ref()
+            .map(|fix| vec![sarif_fix(&f.rule, location, fix)])
+            .unwrap_or_default(),
+        properties: ResultProperties { fixable: f.fixable },
+    }
+}
+
+/// The key the results are written under, as the indented log has it.
+const RESULTS_KEY: &str = "\"results\": [";
+
+/// The log written as it goes: its head (the tool and rules, up to `"results": [`),
+/// each file's results as they come, and the rest at the end; the same bytes as
+/// [`log`] indented whole. A file's fingerprints depend on that file's findings
+/// alone (the occurrence count is per path), so they are computed file by file.
+pub struct Streamed {
+    rule_index: HashMap<String, usize>,
+    /// The indentation of the results' key line.
+    indent: String,
+    any: bool,
+}
+
+impl Streamed {
+    /// The writer, and the log's head for `head` (a report with its rules, no
+    /// findings).
+    pub fn start(head: &ScanReport) -> Result<(Streamed, String), serde_json::Error> {
+        let whole = serde_json::to_string_pretty(&log(head))?;
+        let at = whole
+            .find(RESULTS_KEY)
+            .map_or(whole.len(), |at| at + RESULTS_KEY.len());
+        let text = whole[..at].to_string();
+        // The whitespace the key's line starts with.
+        let line = text.rsplit('\n').next().unwrap_or("");
+        let indent = line[..line.len() - line.trim_start().len()].to_string();
+        let streamed = Streamed {
+            rule_index: rule_index(head),
+            indent,
+            any: false,
+        };
+        Ok((streamed, text))
+    }
+
+    /// One file's results, each an element of the results array, indented as the
+    /// whole log's printer would.
+    pub fn file(&mut self, rows: &[FindingRow]) -> Result<String, serde_json::Error> {
+        let inner = format!("{}  ", self.indent);
+        let mut out = String::new();
+        for (f, fingerprint) in rows.iter().zip(fingerprints(rows)) {
+            let text = serde_json::to_string_pretty(&result(f, fingerprint, &self.rule_index))?;
+            out.push_str(if self.any { ",\n" } else { "\n" });
+            self.any = true;
+            // serde_json escapes newlines inside strings: every line break is the
+            // printer's, so each line takes the element's indentation.
+            for (i, line) in text.split('\n').enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                out.push_str(&inner);
+                out.push_str(line);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The log's rest after the results, for `report` (the whole scan's, no findings
+    /// held), with the closing newline.
+    pub fn finish(self, report: &ScanReport) -> Result<String, serde_json::Error> {
+        let whole = serde_json::to_string_pretty(&log(report))?;
+        let rest = match whole.find(RESULTS_KEY) {
+            Some(at) => &whole[at + RESULTS_KEY.len()..],
+            None => "",
+        };
+        Ok(if self.any {
+            format!("\n{}{rest}\n", self.indent)
+        } else {
+            format!("{rest}\n")
+        })
     }
 }
 
