@@ -87,9 +87,13 @@ impl Severity {
     }
 }
 
-/// One compiled rule and where it came from.
-pub struct Rule {
+/// What a scan needs of a rule before any file is parsed: enough to choose its files,
+/// key its results in the cache and report it. A scan whose files all hit the result
+/// cache reads these from the cache's *plan* of the rule set and compiles no rule.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub struct RuleHead {
     pub id: String,
+    #[serde(with = "lang_index")]
     pub lang: SupportLang,
     pub severity: Severity,
     /// The message template as written (metavariables unexpanded).
@@ -100,16 +104,50 @@ pub struct Rule {
     pub source: String,
     /// 1-based line of the rule's `id` in that file, when found.
     pub line: Option<usize>,
-    pub config: RuleConfig<SupportLang>,
-    pub(crate) message_template: TemplateFix,
-    files: Option<GlobSet>,
-    ignores: Option<GlobSet>,
+    /// The rule has a fix (the first one is used when ast-grep lists several).
+    fixable: bool,
+    /// The rule's `metadata`, as JSON (`--include-metadata`).
+    pub metadata: Option<serde_json::Value>,
+    files: Option<Globs>,
+    ignores: Option<Globs>,
     /// Repository folder the globs are relative to (`""` for the root).
     base: String,
+}
+
+/// One compiled rule and where it came from (its [`RuleHead`], which it derefs to).
+pub struct Rule {
+    pub head: RuleHead,
+    pub config: RuleConfig<SupportLang>,
+    pub(crate) message_template: TemplateFix,
     /// Text a file must hold before the rule can match in it; `None`: no telling.
     need: Option<Need>,
     /// The node kinds the rule can match (`None`: any), for dispatching nodes by kind.
     pub(crate) kinds: Option<Vec<u16>>,
+}
+
+impl std::ops::Deref for Rule {
+    type Target = RuleHead;
+    fn deref(&self) -> &RuleHead {
+        &self.head
+    }
+}
+
+impl std::ops::DerefMut for Rule {
+    fn deref_mut(&mut self) -> &mut RuleHead {
+        &mut self.head
+    }
+}
+
+impl std::borrow::Borrow<RuleHead> for Rule {
+    fn borrow(&self) -> &RuleHead {
+        &self.head
+    }
+}
+
+impl std::borrow::BorrowMut<RuleHead> for Rule {
+    fn borrow_mut(&mut self) -> &mut RuleHead {
+        &mut self.head
+    }
 }
 
 impl Rule {
@@ -117,10 +155,12 @@ impl Rule {
     pub fn may_match(&self, text: &str) -> bool {
         self.need.as_ref().is_none_or(|n| n.holds(text))
     }
+}
 
+impl RuleHead {
     /// Whether the rule has a fix (the first one is used when ast-grep lists several).
     pub fn fixable(&self) -> bool {
-        !self.config.fixer.is_empty()
+        self.fixable
     }
 
     /// Whether the rule runs on a file of this path and language: on the file itself,
@@ -146,14 +186,89 @@ impl Rule {
                 .and_then(|p| p.strip_prefix('/'))
         };
         if let (Some(ignores), Some(rel)) = (&self.ignores, rel) {
-            if ignores.is_match(rel) {
+            if ignores.set.is_match(rel) {
                 return false;
             }
         }
         match (&self.files, rel) {
-            (Some(files), Some(rel)) => files.is_match(rel),
+            (Some(files), Some(rel)) => files.set.is_match(rel),
             (Some(_), None) => false,
             (None, _) => true,
+        }
+    }
+}
+
+/// A rule's `files` or `ignores`: the globs as written (what the plan keeps) and built.
+#[derive(Clone)]
+struct Globs {
+    specs: Vec<(String, bool)>,
+    set: GlobSet,
+}
+
+impl serde::Serialize for Globs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.specs.serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Globs {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Globs, D::Error> {
+        let specs = Vec::<(String, bool)>::deserialize(d)?;
+        build_globs(specs).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A language in a plan: its place in ast-grep's list (the plan is only read back by
+/// the same version, which the cache's key includes).
+mod lang_index {
+    use ast_grep_language::SupportLang;
+    use serde::Deserialize as _;
+
+    pub fn serialize<S: serde::Serializer>(lang: &SupportLang, s: S) -> Result<S::Ok, S::Error> {
+        let i = SupportLang::all_langs()
+            .iter()
+            .position(|l| l == lang)
+            .unwrap_or(usize::MAX);
+        s.serialize_u64(i as u64)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SupportLang, D::Error> {
+        let i = u64::deserialize(d)?;
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| SupportLang::all_langs().get(i).copied())
+            .ok_or_else(|| serde::de::Error::custom("unknown language"))
+    }
+
+    pub mod list {
+        use ast_grep_language::SupportLang;
+        use serde::Deserialize as _;
+        use serde::Serialize as _;
+
+        pub fn serialize<S: serde::Serializer>(
+            langs: &[SupportLang],
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            let all = SupportLang::all_langs();
+            langs
+                .iter()
+                .map(|l| all.iter().position(|a| a == l).unwrap_or(usize::MAX) as u64)
+                .collect::<Vec<u64>>()
+                .serialize(s)
+        }
+
+        pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+            d: D,
+        ) -> Result<Vec<SupportLang>, D::Error> {
+            Vec::<u64>::deserialize(d)?
+                .into_iter()
+                .map(|i| {
+                    usize::try_from(i)
+                        .ok()
+                        .and_then(|i| SupportLang::all_langs().get(i).copied())
+                        .ok_or_else(|| serde::de::Error::custom("unknown language"))
+                })
+                .collect()
         }
     }
 }
@@ -189,19 +304,94 @@ pub struct RuleSet {
     /// A digest of every config text read (rules, utilities, globs): part of the
     /// result cache's key, so that an edited rule file never reuses old results.
     pub digest: [u8; 32],
+    /// `languageGlobs` as written, for the plan.
+    language_glob_specs: Vec<(String, Vec<String>)>,
 }
 
 impl RuleSet {
     /// Whether `rule` runs on a file of this path and language: on the file, or on
     /// code of the rule's language embedded in it (HTML's `<script>`, or where a
     /// `languageInjections` entry says).
-    pub fn runs_in(&self, rule: &Rule, path: &str, lang: SupportLang) -> bool {
+    pub fn runs_in(&self, rule: &RuleHead, path: &str, lang: SupportLang) -> bool {
         rule.runs_in(path, lang)
             || (self
                 .injections
                 .iter()
                 .any(|i| i.host == lang && i.candidates.contains(&rule.lang))
                 && rule.applies_to(path, rule.lang))
+    }
+
+    /// The set without its compiled matchers.
+    pub fn plan(&self) -> Plan {
+        Plan {
+            rules: self.rules.iter().map(|r| r.head.clone()).collect(),
+            disabled: self.disabled.clone(),
+            sources: self.sources.clone(),
+            max_passes: self.max_passes,
+            warnings: self.warnings.clone(),
+            language_glob_specs: self.language_glob_specs.clone(),
+            language_globs: self.language_globs.clone(),
+            injected: self
+                .injections
+                .iter()
+                .map(|i| InjectedLangs {
+                    host: i.host,
+                    candidates: i.candidates.clone(),
+                })
+                .collect(),
+            digest: self.digest,
+        }
+    }
+}
+
+/// A rule set without its compiled matchers: which rules run on which files, and what
+/// the report says of them. The result cache keeps it beside the results (see
+/// [`Rules`]).
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub struct Plan {
+    pub rules: Vec<RuleHead>,
+    pub disabled: Vec<String>,
+    pub sources: Vec<String>,
+    pub max_passes: usize,
+    pub warnings: Vec<String>,
+    language_glob_specs: Vec<(String, Vec<String>)>,
+    /// Built from `language_glob_specs` (again, when read from the cache).
+    #[serde(skip)]
+    pub language_globs: crate::files::LanguageGlobs,
+    injected: Vec<InjectedLangs>,
+    pub digest: [u8; 32],
+}
+
+/// Which languages a `languageInjections` entry may embed in which host.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct InjectedLangs {
+    #[serde(with = "lang_index")]
+    host: SupportLang,
+    #[serde(with = "lang_index::list")]
+    candidates: Vec<SupportLang>,
+}
+
+impl Plan {
+    /// As [`RuleSet::runs_in`].
+    pub fn runs_in(&self, rule: &RuleHead, path: &str, lang: SupportLang) -> bool {
+        rule.runs_in(path, lang)
+            || (self
+                .injected
+                .iter()
+                .any(|i| i.host == lang && i.candidates.contains(&rule.lang))
+                && rule.applies_to(path, rule.lang))
+    }
+
+    /// A plan read back from the cache, its globs built; `None` if they do not build.
+    fn decode(bytes: &[u8]) -> Option<Plan> {
+        let mut plan: Plan = serde_json::from_slice(bytes).ok()?;
+        plan.language_globs = crate::files::LanguageGlobs::new(
+            plan.language_glob_specs
+                .iter()
+                .map(|(lang, globs)| (lang.as_str(), globs.clone())),
+        )
+        .ok()?;
+        Some(plan)
     }
 }
 
@@ -283,6 +473,8 @@ struct Loader<'r> {
     docs: Vec<Doc>,
     /// Source texts, indexed by `Doc::text_index`, to find a rule's line.
     texts: Vec<String>,
+    /// The file of each text (empty for a text not read from a file).
+    paths: Vec<PathBuf>,
     utils: Vec<SerializableGlobalRule<SupportLang>>,
     sources: Vec<String>,
     max_passes: Option<usize>,
@@ -297,6 +489,164 @@ struct Loader<'r> {
 /// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
 /// rule YAML file), else `astedit.toml` and `sgconfig.yml` at the repository root.
 pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
+    read(repo, configs)?.finish()
+}
+
+/// Rules for a scan: their [`Plan`] at once, the compiled set when a file needs it.
+///
+/// With a result cache, the plan of a rule set is kept in the cache under a digest of
+/// every config file's path and bytes (and the tool's version): a scan that finds it
+/// reads and digests the config files but parses and compiles no rule until a file
+/// misses the cache, so a scan of an unchanged tree costs what listing its files
+/// costs. A plan is only ever written from a set that compiled.
+pub struct Rules {
+    pub plan: Plan,
+    set: std::sync::OnceLock<RuleSet>,
+    /// The config files read, not yet compiled.
+    pending: std::sync::Mutex<Option<Loader<'static>>>,
+    /// Severities set after loading (`None`: off), by rule id, for the compiled set too.
+    overrides: Vec<(String, Option<Severity>)>,
+}
+
+impl From<RuleSet> for Rules {
+    fn from(set: RuleSet) -> Rules {
+        Rules {
+            plan: set.plan(),
+            set: std::sync::OnceLock::from(set),
+            pending: Default::default(),
+            overrides: Vec::new(),
+        }
+    }
+}
+
+impl Rules {
+    /// Sets severities: `decide(id)` gives `Some(None)` to turn a rule off,
+    /// `Some(Some(s))` for severity `s`, `None` to leave it. Off rules leave the run.
+    pub fn set_severities(&mut self, decide: impl Fn(&str) -> Option<Option<Severity>>) {
+        for head in &self.plan.rules {
+            if let Some(decision) = decide(&head.id) {
+                self.overrides.push((head.id.clone(), decision));
+            }
+        }
+        apply_overrides(&mut self.plan.rules, &mut self.plan.disabled, &self.overrides, |_| {});
+        if let Some(set) = self.set.get_mut() {
+            override_set(set, &self.overrides);
+        }
+    }
+
+    /// Whether the rules are compiled already (no cost to [`Rules::compiled`]).
+    pub fn is_compiled(&self) -> bool {
+        self.set.get().is_some()
+    }
+
+    /// The compiled rules, in the plan's order (compiled now if they were not).
+    pub fn compiled(&self) -> Result<&RuleSet, Error> {
+        if let Some(set) = self.set.get() {
+            return Ok(set);
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        // Another thread may have compiled them while this one waited.
+        if let Some(set) = self.set.get() {
+            return Ok(set);
+        }
+        let loader = pending.take().ok_or(Error::StalePlan)?;
+        let mut set = loader.finish()?;
+        override_set(&mut set, &self.overrides);
+        let same = set.rules.len() == self.plan.rules.len()
+            && set.rules.iter().zip(&self.plan.rules).all(|(r, h)| {
+                r.id == h.id && r.lang == h.lang && r.severity == h.severity
+            });
+        if !same {
+            return Err(Error::StalePlan);
+        }
+        Ok(self.set.get_or_init(|| set))
+    }
+}
+
+/// Applies severity overrides to a compiled set: off rules move to `disabled`.
+fn override_set(set: &mut RuleSet, overrides: &[(String, Option<Severity>)]) {
+    let mut configs = Vec::new();
+    let mut rules = std::mem::take(&mut set.rules);
+    apply_overrides(&mut rules, &mut set.disabled, overrides, |off| {
+        configs.push(off)
+    });
+    set.rules = rules;
+    set.disabled_configs
+        .extend(configs.into_iter().map(|r: Rule| r.config));
+}
+
+/// The overrides on a list of rules (heads or compiled), in order: the last override
+/// of a rule wins; off rules are handed to `off` and their ids added to `disabled`.
+fn apply_overrides<R: std::borrow::BorrowMut<RuleHead>>(
+    rules: &mut Vec<R>,
+    disabled: &mut Vec<String>,
+    overrides: &[(String, Option<Severity>)],
+    mut off: impl FnMut(R),
+) {
+    let mut kept = Vec::with_capacity(rules.len());
+    for mut rule in std::mem::take(rules) {
+        let head: &mut RuleHead = rule.borrow_mut();
+        match overrides.iter().rev().find(|(id, _)| *id == head.id) {
+            Some((_, None)) => {
+                disabled.push(head.id.clone());
+                off(rule);
+            }
+            Some((_, Some(severity))) => {
+                head.severity = *severity;
+                kept.push(rule);
+            }
+            None => kept.push(rule),
+        }
+    }
+    *rules = kept;
+}
+
+/// Loads the rules for a scan (see [`Rules`]): from the cache's plan when it has one
+/// for these config files, compiling them only when a file needs it; else compiled
+/// now, and their plan stored.
+pub fn open(
+    repo: &Repo,
+    configs: &[PathBuf],
+    cache: Option<&crate::cache::Settings>,
+) -> Result<Rules, Error> {
+    let loader = read(repo, configs)?;
+    let Some(settings) = cache else {
+        return Ok(Rules::from(loader.finish()?));
+    };
+    let key = {
+        let mut k = crate::cache::KeyBuilder::new("rule-plan");
+        // Where the rules are shown from (sources and rule files are displayed
+        // relative to the current folder) and every file read, by path and bytes.
+        k.add(repo.workdir.as_os_str().as_encoded_bytes())
+            .add(repo.cwd.as_os_str().as_encoded_bytes());
+        for s in &loader.sources {
+            k.add(s.as_bytes());
+        }
+        for (path, text) in loader.paths.iter().zip(&loader.texts) {
+            k.add(path.as_os_str().as_encoded_bytes())
+                .add(text.as_bytes());
+        }
+        k.finish()
+    };
+    let bucket = crate::cache::Bucket::open(settings, &key);
+    if let Some(plan) = bucket.get(&key).and_then(|bytes| Plan::decode(&bytes)) {
+        return Ok(Rules {
+            plan,
+            set: Default::default(),
+            pending: std::sync::Mutex::new(Some(loader.detach())),
+            overrides: Vec::new(),
+        });
+    }
+    let set = loader.finish()?;
+    if let Ok(bytes) = serde_json::to_vec(&set.plan()) {
+        bucket.put(&key, &bytes);
+        bucket.finish();
+    }
+    Ok(Rules::from(set))
+}
+
+/// Reads the config files (see [`load`]), compiling nothing yet.
+fn read<'r>(repo: &'r Repo, configs: &[PathBuf]) -> Result<Loader<'r>, Error> {
     let mut loader = Loader::new(Some(repo));
     if configs.is_empty() {
         let toml = repo.workdir.join(ASTEDIT_TOML);
@@ -331,7 +681,7 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
             }
         }
     }
-    loader.finish()
+    Ok(loader)
 }
 
 /// The `languageGlobs` of an ast-grep project, for `grep` and `edit`: from `config`
@@ -411,6 +761,7 @@ pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<
 pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, Error> {
     let mut loader = Loader::new(None);
     loader.texts.push(text.to_string());
+    loader.paths.push(PathBuf::new());
     loader.sources.push(name.to_string());
     let bad = |detail: String| Error::BadConfigFile {
         file: name.to_string(),
@@ -450,6 +801,7 @@ impl<'r> Loader<'r> {
             docs: Vec::new(),
             warnings: Vec::new(),
             texts: Vec::new(),
+            paths: Vec::new(),
             utils: Vec::new(),
             sources: Vec::new(),
             max_passes: None,
@@ -465,7 +817,25 @@ impl<'r> Loader<'r> {
             source,
         })?;
         self.texts.push(text);
+        self.paths.push(path.to_path_buf());
         Ok(self.texts.len() - 1)
+    }
+
+    /// The same, with no repository to show paths from: compiling needs none.
+    fn detach(self) -> Loader<'static> {
+        Loader {
+            repo: None,
+            docs: self.docs,
+            texts: self.texts,
+            paths: self.paths,
+            utils: self.utils,
+            sources: self.sources,
+            max_passes: self.max_passes,
+            warnings: self.warnings,
+            language_globs: self.language_globs,
+            custom_languages: self.custom_languages,
+            injections: self.injections,
+        }
     }
 
     /// The repository folder of a config file: where its globs are rooted.
@@ -820,6 +1190,7 @@ impl<'r> Loader<'r> {
             warnings,
             language_globs,
             injections: self.injections,
+            language_glob_specs: self.language_globs,
         })
     }
 }
@@ -1000,19 +1371,27 @@ fn compile(
             unknown.join(", $")
         ));
     }
+    let metadata = config
+        .metadata
+        .as_ref()
+        .and_then(|m| serde_json::to_value(m).ok());
     Ok(Some(Compiled::Active(Box::new(Rule {
-        id,
-        lang,
-        severity,
-        message: config.message.clone(),
-        note: config.note.clone(),
-        url: config.url.clone(),
-        source: file.into(),
-        line,
+        head: RuleHead {
+            id,
+            lang,
+            severity,
+            message: config.message.clone(),
+            note: config.note.clone(),
+            url: config.url.clone(),
+            source: file.into(),
+            line,
+            fixable: !config.fixer.is_empty(),
+            metadata,
+            files,
+            ignores,
+            base: base.into(),
+        },
         message_template,
-        files,
-        ignores,
-        base: base.into(),
         need,
         kinds: config
             .matcher
@@ -1104,26 +1483,39 @@ enum GlobSpec {
     },
 }
 
-fn globs(value: Option<&Value>) -> Result<Option<GlobSet>, String> {
+fn globs(value: Option<&Value>) -> Result<Option<Globs>, String> {
     let Some(value) = value else {
         return Ok(None);
     };
     let list = Vec::<GlobSpec>::deserialize(value.clone()).map_err(|e| e.to_string())?;
-    let mut builder = GlobSetBuilder::new();
-    for glob in list {
-        // The same construction as ast-grep's RuleCollection, so globs mean the same.
-        let built = match glob {
-            GlobSpec::Glob(g) => globset::Glob::new(&g),
+    let specs = list
+        .into_iter()
+        .map(|glob| match glob {
+            GlobSpec::Glob(g) => (g, false),
             GlobSpec::Config {
                 glob,
                 case_insensitive,
-            } => GlobBuilder::new(&glob)
-                .case_insensitive(case_insensitive)
-                .build(),
+            } => (glob, case_insensitive),
+        })
+        .collect();
+    build_globs(specs).map(Some)
+}
+
+/// (glob, case-insensitive) pairs built into a set.
+fn build_globs(specs: Vec<(String, bool)>) -> Result<Globs, String> {
+    let mut builder = GlobSetBuilder::new();
+    for (glob, case_insensitive) in &specs {
+        // The same construction as ast-grep's RuleCollection, so globs mean the same
+        // (`Glob::new` is a builder with the defaults).
+        let built = if *case_insensitive {
+            GlobBuilder::new(glob).case_insensitive(true).build()
+        } else {
+            globset::Glob::new(glob)
         };
         builder.add(built.map_err(|e| e.to_string())?);
     }
-    builder.build().map(Some).map_err(|e| e.to_string())
+    let set = builder.build().map_err(|e| e.to_string())?;
+    Ok(Globs { specs, set })
 }
 
 /// The closest known field name, for typos like `pattrn` or `langauge`.

@@ -176,6 +176,17 @@ fn differential(cases: &[&[&str]]) {
         let cold = run(&repo, None, args);
         same(&cold, &run(&repo, Some(&dir), args), "after an edit", args);
     }
+    // An edited rule: a scan neither reuses the old plan of the rules nor their
+    // results, and a warm run of the new rules gives the same again.
+    repo.write(
+        "astedit.toml",
+        &RULES.replace("redundant parentheses around $X", "parens around $X"),
+    );
+    for args in cases {
+        let cold = run(&repo, None, args);
+        same(&cold, &run(&repo, Some(&dir), args), "after a rule edit", args);
+        same(&cold, &run(&repo, Some(&dir), args), "warm after a rule edit", args);
+    }
 }
 
 #[test]
@@ -260,12 +271,13 @@ fn the_default_cache_is_under_the_git_dir_and_no_cache_writes_nothing() {
     assert!(!cache.exists());
     repo.run(&["grep", "-p", "print($$$A)"]).assert_code(0);
     repo.run(&["scan"]);
-    assert_eq!(buckets(&cache).len(), 2, "{:?}", buckets(&cache));
+    // The grep's results, the scan's, and the scan's plan of its rules.
+    assert_eq!(buckets(&cache).len(), 3, "{:?}", buckets(&cache));
     // `gc` keeps the current buckets and drops another version's.
     std::fs::write(cache.join("v0.0.0-old"), b"x").expect("write");
     let gc = repo.run(&["gc", "--json"]);
     gc.assert_code(0);
-    assert_eq!(buckets(&cache).len(), 2, "{:?}", buckets(&cache));
+    assert_eq!(buckets(&cache).len(), 3, "{:?}", buckets(&cache));
     assert_eq!(gc.json()["cache"]["removed"], 1, "{}", gc.stdout);
 }
 
