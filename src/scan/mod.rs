@@ -399,12 +399,29 @@ fn scan_with(
     let mut lists: std::collections::HashMap<Vec<usize>, (std::sync::Arc<[usize]>, crate::cache::Key)> =
         Default::default();
     let mut work: Vec<Work> = Vec::new();
+    // The rules that may run on a language's files; when none has path globs, every
+    // file of the language gets them all.
+    let mut by_lang: std::collections::HashMap<ast_grep_language::SupportLang, (Vec<usize>, bool)> =
+        Default::default();
     for (i, cand) in inputs.files.iter().enumerate() {
-        let file_rules: Vec<usize> = active
-            .iter()
-            .copied()
-            .filter(|&k| plan.runs_in(&plan.rules[k], &cand.path, cand.lang))
-            .collect();
+        let (candidates, path_free) = by_lang.entry(cand.lang).or_insert_with(|| {
+            let list: Vec<usize> = active
+                .iter()
+                .copied()
+                .filter(|&k| plan.runs_on_language(&plan.rules[k], cand.lang))
+                .collect();
+            let path_free = list.iter().all(|&k| !plan.rules[k].has_globs());
+            (list, path_free)
+        });
+        let file_rules: Vec<usize> = if *path_free {
+            candidates.clone()
+        } else {
+            candidates
+                .iter()
+                .copied()
+                .filter(|&k| plan.runs_in(&plan.rules[k], &cand.path, cand.lang))
+                .collect()
+        };
         if file_rules.is_empty() {
             continue;
         }

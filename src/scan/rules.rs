@@ -158,6 +158,12 @@ impl Rule {
 }
 
 impl RuleHead {
+    /// Whether the rule has `files` or `ignores` globs (which files of its language it
+    /// runs on depends on their paths).
+    pub fn has_globs(&self) -> bool {
+        self.files.is_some() || self.ignores.is_some()
+    }
+
     /// Whether the rule has a fix (the first one is used when ast-grep lists several).
     pub fn fixable(&self) -> bool {
         self.fixable
@@ -382,6 +388,17 @@ impl Plan {
                 && rule.applies_to(path, rule.lang))
     }
 
+    /// Whether `rule` runs on some file of `lang`; on every one when it has no
+    /// `files` or `ignores` (then [`Plan::runs_in`] does not depend on the path).
+    pub fn runs_on_language(&self, rule: &RuleHead, lang: SupportLang) -> bool {
+        rule.lang == lang
+            || hosts(lang, rule.lang)
+            || self
+                .injected
+                .iter()
+                .any(|i| i.host == lang && i.candidates.contains(&rule.lang))
+    }
+
     /// A plan read back from the cache, its globs built; `None` if they do not build.
     fn decode(bytes: &[u8]) -> Option<Plan> {
         let mut plan: Plan = serde_json::from_slice(bytes).ok()?;
@@ -456,7 +473,8 @@ struct SgConfig {
 
 /// A rule document before compilation: its value and where it came from.
 struct Doc {
-    value: Value,
+    /// `None`: every document of the text, not parsed yet.
+    value: Option<Value>,
     /// The file, as displayed.
     file: String,
     text_index: usize,
@@ -476,6 +494,8 @@ struct Loader<'r> {
     /// The file of each text (empty for a text not read from a file).
     paths: Vec<PathBuf>,
     utils: Vec<SerializableGlobalRule<SupportLang>>,
+    /// Utility rule files read, not parsed yet: (text index, file as displayed).
+    util_texts: Vec<(usize, String)>,
     sources: Vec<String>,
     max_passes: Option<usize>,
     warnings: Vec<String>,
@@ -783,7 +803,7 @@ pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, 
     };
     for (ordinal, value) in values.into_iter().enumerate() {
         loader.docs.push(Doc {
-            value,
+            value: Some(value),
             file: name.to_string(),
             text_index: 0,
             ordinal,
@@ -803,6 +823,7 @@ impl<'r> Loader<'r> {
             texts: Vec::new(),
             paths: Vec::new(),
             utils: Vec::new(),
+            util_texts: Vec::new(),
             sources: Vec::new(),
             max_passes: None,
             language_globs: Vec::new(),
@@ -829,6 +850,7 @@ impl<'r> Loader<'r> {
             texts: self.texts,
             paths: self.paths,
             utils: self.utils,
+            util_texts: self.util_texts,
             sources: self.sources,
             max_passes: self.max_passes,
             warnings: self.warnings,
@@ -865,7 +887,7 @@ impl<'r> Loader<'r> {
         let base = self.base_of(path);
         for (ordinal, value) in parsed.rules.into_iter().enumerate() {
             self.docs.push(Doc {
-                value,
+                value: Some(value),
                 file: file.clone(),
                 text_index: index,
                 ordinal,
@@ -1064,44 +1086,68 @@ impl<'r> Loader<'r> {
         Ok(())
     }
 
+    /// Notes a rule file's documents, parsed when the rules are compiled (a scan whose
+    /// plan is cached reads the file for its digest only).
     fn yaml_rule_file(&mut self, path: &Path, base: &str) -> Result<(), Error> {
         let index = self.read(path)?;
-        let values: Vec<Value> =
-            ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
-                Error::BadConfigFile {
-                    file: display(self.repo, path),
-                    detail: e.to_string(),
-                }
-            })?;
-        let file = display(self.repo, path);
-        for (ordinal, value) in values.into_iter().enumerate() {
-            self.docs.push(Doc {
-                value,
-                file: file.clone(),
-                text_index: index,
-                ordinal,
-                base: base.to_string(),
-            });
+        self.docs.push(Doc {
+            value: None,
+            file: display(self.repo, path),
+            text_index: index,
+            ordinal: 0,
+            base: base.to_string(),
+        });
+        Ok(())
+    }
+
+    /// Notes a folder's utility rule files, parsed when the rules are compiled.
+    fn util_dir(&mut self, dir: &Path) -> Result<(), Error> {
+        for file in self.list_yaml(dir)? {
+            let index = self.read(&file)?;
+            self.util_texts.push((index, display(self.repo, &file)));
         }
         Ok(())
     }
 
-    fn util_dir(&mut self, dir: &Path) -> Result<(), Error> {
-        for file in self.list_yaml(dir)? {
-            let index = self.read(&file)?;
+    /// Parses the rule and utility files read: every document in the order read.
+    fn parse(&mut self) -> Result<(), Error> {
+        for (index, file) in std::mem::take(&mut self.util_texts) {
             let utils: Vec<SerializableGlobalRule<SupportLang>> =
                 ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
                     Error::BadConfigFile {
-                        file: display(self.repo, &file),
+                        file,
                         detail: e.to_string(),
                     }
                 })?;
             self.utils.extend(utils);
         }
+        let mut docs = Vec::with_capacity(self.docs.len());
+        for doc in std::mem::take(&mut self.docs) {
+            if doc.value.is_some() {
+                docs.push(doc);
+                continue;
+            }
+            let values: Vec<Value> = ast_grep_config::from_multiple(&self.texts[doc.text_index])
+                .map_err(|e| Error::BadConfigFile {
+                    file: doc.file.clone(),
+                    detail: e.to_string(),
+                })?;
+            for (ordinal, value) in values.into_iter().enumerate() {
+                docs.push(Doc {
+                    value: Some(value),
+                    file: doc.file.clone(),
+                    text_index: doc.text_index,
+                    ordinal,
+                    base: doc.base.clone(),
+                });
+            }
+        }
+        self.docs = docs;
         Ok(())
     }
 
-    fn finish(self) -> Result<RuleSet, Error> {
+    fn finish(mut self) -> Result<RuleSet, Error> {
+        self.parse()?;
         let needs = need::GlobalUtils::new(&self.utils);
         let rules = if self.utils.is_empty() {
             GlobalRules::default()
@@ -1133,8 +1179,9 @@ impl<'r> Loader<'r> {
         for doc in self.docs {
             let file = doc.file;
             let text = &self.texts[doc.text_index];
+            let Some(value) = doc.value else { continue };
             let Some(rule) = compile(
-                doc.value,
+                value,
                 doc.ordinal,
                 &file,
                 text,
