@@ -310,9 +310,13 @@ pub fn scan_rules(repo: &Repo, rules: &rules::Rules, opts: &Options) -> Result<S
     match scan_with(repo, &rules.plan, Compiled::Later(rules), opts, None) {
         // A file changed (or an entry broke) between the look-up and its read: again,
         // compiled.
-        Err(Error::StalePlan) if !rules.is_compiled() => {
-            scan_with(repo, &rules.plan, Compiled::Ready(rules.compiled()?), opts, None)
-        }
+        Err(Error::StalePlan) if !rules.is_compiled() => scan_with(
+            repo,
+            &rules.plan,
+            Compiled::Ready(rules.compiled(repo)?),
+            opts,
+            None,
+        ),
         other => other,
     }
 }
@@ -329,7 +333,7 @@ pub fn scan_selecting(
     scan_with(
         repo,
         &rules.plan,
-        Compiled::Ready(rules.compiled()?),
+        Compiled::Ready(rules.compiled(repo)?),
         opts,
         Some(select),
     )
@@ -457,17 +461,18 @@ fn scan_with(
         k.finish()
     };
 
-    // The compiled rules, unless every file's result is (by the index's stat data) in
-    // the cache: then none is compiled, and a file that misses after all stops the run
-    // (`StalePlan`), which `scan_rules` runs again compiled.
+    // The compiled rules, or only those the files whose results are not cached (by
+    // the index's stat data) need: the others' entries are read without them. A file
+    // whose entry turns out missing after all stops the run (`StalePlan`), which
+    // `scan_rules` runs again with every rule compiled.
     let workdir = repo.workdir.as_path();
     let set: Option<&RuleSet> = match (compiled, &bucket) {
         (Compiled::Ready(set), _) => Some(set),
-        (Compiled::Later(rules), _) if rules.is_compiled() => Some(rules.compiled()?),
-        (Compiled::Later(rules), None) => Some(rules.compiled()?),
+        (Compiled::Later(rules), _) if rules.is_compiled() => Some(rules.compiled(repo)?),
+        (Compiled::Later(rules), None) => Some(rules.compiled(repo)?),
         (Compiled::Later(rules), Some(b)) => {
-            let mut probes = Vec::with_capacity(work.len());
-            for (i, _, list_key, _, _) in &work {
+            let mut needed: std::collections::HashSet<&str> = Default::default();
+            for (i, list, list_key, _, probe) in &mut work {
                 let cand = &inputs.files[*i];
                 let id = match cand.staged {
                     Some((id, _)) => Some(id),
@@ -476,23 +481,31 @@ fn scan_with(
                         .filter(|m| m.is_file())
                         .and_then(|m| cand.tracked.as_ref()?.id_if_unchanged(&m)),
                 };
-                let key = id
+                *probe = id
                     .map(|id| key_of(&id, cand.lang, list_key))
                     .filter(|k| b.contains(k));
-                let Some(key) = key else {
-                    break;
-                };
-                probes.push(key);
-            }
-            if probes.len() == work.len() {
-                for (item, key) in work.iter_mut().zip(probes) {
-                    item.4 = Some(key);
+                if probe.is_none() {
+                    needed.extend(list.iter().map(|&r| plan.rules[r].id.as_str()));
                 }
+            }
+            if needed.is_empty() {
                 None
             } else {
-                Some(rules.compiled()?)
+                Some(rules.compiled_some(repo, &needed)?)
             }
         }
+    };
+    // Each plan rule's compiled rule, where there is one.
+    let resolved: Vec<Option<&Rule>> = match set {
+        Some(set) => {
+            let by_id: std::collections::HashMap<&str, &Rule> =
+                set.rules.iter().map(|r| (r.id.as_str(), r)).collect();
+            plan.rules
+                .iter()
+                .map(|h| by_id.get(h.id.as_str()).copied())
+                .collect()
+        }
+        None => Vec::new(),
     };
 
     let mut out = ScanOutcome {
@@ -536,7 +549,13 @@ fn scan_with(
         let Some(set) = set else {
             return Err(Error::StalePlan);
         };
-        let file_rules: Vec<&Rule> = list.iter().map(|&r| &set.rules[r]).collect();
+        let Some(file_rules) = list
+            .iter()
+            .map(|&r| resolved.get(r).copied().flatten())
+            .collect::<Option<Vec<&Rule>>>()
+        else {
+            return Err(Error::StalePlan);
+        };
         let file_rules = file_rules.as_slice();
         // The key to store this file's result under, when it is computed.
         let mut store = None;

@@ -509,7 +509,7 @@ struct Loader<'r> {
 /// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
 /// rule YAML file), else `astedit.toml` and `sgconfig.yml` at the repository root.
 pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
-    read(repo, configs)?.finish()
+    read(repo, configs)?.finish(None)
 }
 
 /// Rules for a scan: their [`Plan`] at once, the compiled set when a file needs it.
@@ -521,9 +521,15 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
 /// costs. A plan is only ever written from a set that compiled.
 pub struct Rules {
     pub plan: Plan,
+    /// Every rule, compiled.
     set: std::sync::OnceLock<RuleSet>,
+    /// Only the rules some files needed (the others' results were cached).
+    some: std::sync::OnceLock<RuleSet>,
     /// The config files read, not yet compiled.
     pending: std::sync::Mutex<Option<Loader<'static>>>,
+    /// The config files given, to read them again should all rules be needed after
+    /// some were compiled.
+    configs: Vec<PathBuf>,
     /// Severities set after loading (`None`: off), by rule id, for the compiled set too.
     overrides: Vec<(String, Option<Severity>)>,
 }
@@ -533,7 +539,9 @@ impl From<RuleSet> for Rules {
         Rules {
             plan: set.plan(),
             set: std::sync::OnceLock::from(set),
+            some: Default::default(),
             pending: Default::default(),
+            configs: Vec::new(),
             overrides: Vec::new(),
         }
     }
@@ -554,33 +562,71 @@ impl Rules {
         }
     }
 
-    /// Whether the rules are compiled already (no cost to [`Rules::compiled`]).
+    /// Whether every rule is compiled already (no cost to [`Rules::compiled`]).
     pub fn is_compiled(&self) -> bool {
         self.set.get().is_some()
     }
 
-    /// The compiled rules, in the plan's order (compiled now if they were not).
-    pub fn compiled(&self) -> Result<&RuleSet, Error> {
+    /// Every rule compiled, in the plan's order (compiled now if they were not).
+    pub fn compiled(&self, repo: &Repo) -> Result<&RuleSet, Error> {
         if let Some(set) = self.set.get() {
             return Ok(set);
         }
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        // Another thread may have compiled them while this one waited.
         if let Some(set) = self.set.get() {
             return Ok(set);
         }
-        let loader = pending.take().ok_or(Error::StalePlan)?;
-        let mut set = loader.finish()?;
+        let loader = match pending.take() {
+            Some(loader) => loader,
+            None => read(repo, &self.configs)?.detach(),
+        };
+        let mut set = loader.finish(None)?;
         override_set(&mut set, &self.overrides);
         let same = set.rules.len() == self.plan.rules.len()
-            && set.rules.iter().zip(&self.plan.rules).all(|(r, h)| {
-                r.id == h.id && r.lang == h.lang && r.severity == h.severity
-            });
+            && set
+                .rules
+                .iter()
+                .zip(&self.plan.rules)
+                .all(|(r, h)| same_rule(r, h));
         if !same {
             return Err(Error::StalePlan);
         }
         Ok(self.set.get_or_init(|| set))
     }
+
+    /// The rules named by `ids` compiled (others may be too): all of them when they
+    /// are, else only these, once.
+    pub fn compiled_some(
+        &self,
+        repo: &Repo,
+        ids: &std::collections::HashSet<&str>,
+    ) -> Result<&RuleSet, Error> {
+        if let Some(set) = self.set.get().or(self.some.get()) {
+            return Ok(set);
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(loader) = pending.take() else {
+            drop(pending);
+            return self.compiled(repo);
+        };
+        let mut set = loader.finish(Some(ids))?;
+        override_set(&mut set, &self.overrides);
+        let found = set.rules.iter().all(|r| {
+            self.plan
+                .rules
+                .iter()
+                .any(|h| h.id == r.id && same_rule(r, h))
+        }) && ids.iter().all(|id| set.rules.iter().any(|r| r.id == *id));
+        if !found {
+            return Err(Error::StalePlan);
+        }
+        Ok(self.some.get_or_init(|| set))
+    }
+}
+
+/// Whether a compiled rule is the one a plan's head describes.
+fn same_rule(rule: &Rule, head: &RuleHead) -> bool {
+    rule.id == head.id && rule.lang == head.lang && rule.severity == head.severity
 }
 
 /// Applies severity overrides to a compiled set: off rules move to `disabled`.
@@ -631,7 +677,7 @@ pub fn open(
 ) -> Result<Rules, Error> {
     let loader = read(repo, configs)?;
     let Some(settings) = cache else {
-        return Ok(Rules::from(loader.finish()?));
+        return Ok(Rules::from(loader.finish(None)?));
     };
     let key = {
         let mut k = crate::cache::KeyBuilder::new("rule-plan");
@@ -653,11 +699,13 @@ pub fn open(
         return Ok(Rules {
             plan,
             set: Default::default(),
+            some: Default::default(),
             pending: std::sync::Mutex::new(Some(loader.detach())),
+            configs: configs.to_vec(),
             overrides: Vec::new(),
         });
     }
-    let set = loader.finish()?;
+    let set = loader.finish(None)?;
     if let Ok(bytes) = serde_json::to_vec(&set.plan()) {
         bucket.put(&key, &bytes);
         bucket.finish();
@@ -810,7 +858,7 @@ pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, 
             base: String::new(),
         });
     }
-    loader.finish()
+    loader.finish(None)
 }
 
 impl<'r> Loader<'r> {
@@ -1146,7 +1194,10 @@ impl<'r> Loader<'r> {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<RuleSet, Error> {
+    /// Compiles the rules read: all of them, or (`only`) those with these ids (a
+    /// partial set for files whose results are not cached: ids are not checked for
+    /// duplicates, the rest is not checked at all).
+    fn finish(mut self, only: Option<&std::collections::HashSet<&str>>) -> Result<RuleSet, Error> {
         self.parse()?;
         let needs = need::GlobalUtils::new(&self.utils);
         let rules = if self.utils.is_empty() {
@@ -1180,6 +1231,15 @@ impl<'r> Loader<'r> {
             let file = doc.file;
             let text = &self.texts[doc.text_index];
             let Some(value) = doc.value else { continue };
+            if let Some(only) = only {
+                let id = match &value {
+                    Value::Map(map) => map.get(&Value::String("id".into())),
+                    _ => None,
+                };
+                if !matches!(id, Some(Value::String(id)) if only.contains(id.as_str())) {
+                    continue;
+                }
+            }
             let Some(rule) = compile(
                 value,
                 doc.ordinal,
