@@ -553,9 +553,7 @@ pub fn collect_remembered(repo: &Repo, opts: &Options) -> Result<FileSet, Error>
         literal_pathspecs()
     );
     {
-        let memo = REMEMBERED_SETS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let memo = REMEMBERED_SETS.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, witness, set)) = memo.iter().find(|(k, _, _)| *k == key) {
             if witness.unchanged() {
                 return Ok(set.clone());
@@ -602,9 +600,7 @@ pub fn collect_remembered(repo: &Repo, opts: &Options) -> Result<FileSet, Error>
     witness.note(repo.workdir.join(".gitignore"));
     let set = collect_watched(repo, opts, Some(&mut witness))?;
     if witness.settled() {
-        let mut memo = REMEMBERED_SETS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut memo = REMEMBERED_SETS.lock().unwrap_or_else(|e| e.into_inner());
         memo.retain(|(k, _, _)| *k != key);
         if memo.len() >= 4 {
             memo.remove(0);
@@ -672,9 +668,9 @@ impl Witness {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64)
             - 2;
-        self.seen.iter().all(|(_, snap)| {
-            snap.is_none_or(|s| s.mtime.0 < limit && s.ctime.0 < limit)
-        })
+        self.seen
+            .iter()
+            .all(|(_, snap)| snap.is_none_or(|s| s.mtime.0 < limit && s.ctime.0 < limit))
     }
 }
 

@@ -124,10 +124,9 @@ impl Classify for Error {
             {
                 Exit::BadInput
             }
-            Error::ReadConfig { .. }
-            | Error::Index(_)
-            | Error::Blob { .. }
-            | Error::StalePlan => Exit::Internal,
+            Error::ReadConfig { .. } | Error::Index(_) | Error::Blob { .. } | Error::StalePlan => {
+                Exit::Internal
+            }
             Error::Files(e) => e.exit(),
             Error::Rewrite { source, .. } => source.exit(),
             _ => Exit::BadInput,
@@ -143,9 +142,9 @@ impl Classify for Error {
                 "the rule schema is ast-grep's: https://ast-grep.github.io/reference/rule.html"
                     .into(),
             ),
-            Error::StalePlan => Some(
-                "delete the cache folder (git astedit gc), or run with --no-cache".into(),
-            ),
+            Error::StalePlan => {
+                Some("delete the cache folder (git astedit gc), or run with --no-cache".into())
+            }
             Error::Files(e) => e.hint(),
             Error::Rewrite { source, .. } => source.hint(),
             _ => None,
@@ -400,8 +399,10 @@ fn scan_with(
         Option<crate::cache::Key>,
     );
     // Files mostly share their rules: each distinct list is keyed once.
-    let mut lists: std::collections::HashMap<Vec<usize>, (std::sync::Arc<[usize]>, crate::cache::Key)> =
-        Default::default();
+    let mut lists: std::collections::HashMap<
+        Vec<usize>,
+        (std::sync::Arc<[usize]>, crate::cache::Key),
+    > = Default::default();
     let mut work: Vec<Work> = Vec::new();
     // The rules that may run on a language's files; when none has path globs, every
     // file of the language gets them all.
@@ -453,13 +454,14 @@ fn scan_with(
         k.add(&query_key);
         k
     };
-    let key_of = |id: &gix::oid, lang: ast_grep_language::SupportLang, list_key: &crate::cache::Key| {
-        let mut k = file_key.clone();
-        k.add(list_key)
-            .add(id.as_bytes())
-            .add(lang.to_string().as_bytes());
-        k.finish()
-    };
+    let key_of =
+        |id: &gix::oid, lang: ast_grep_language::SupportLang, list_key: &crate::cache::Key| {
+            let mut k = file_key.clone();
+            k.add(list_key)
+                .add(id.as_bytes())
+                .add(lang.to_string().as_bytes());
+            k.finish()
+        };
 
     // The compiled rules, or only those the files whose results are not cached (by
     // the index's stat data) need: the others' entries are read without them. A file

@@ -556,7 +556,12 @@ impl Rules {
                 self.overrides.push((head.id.clone(), decision));
             }
         }
-        apply_overrides(&mut self.plan.rules, &mut self.plan.disabled, &self.overrides, |_| {});
+        apply_overrides(
+            &mut self.plan.rules,
+            &mut self.plan.disabled,
+            &self.overrides,
+            |_| {},
+        );
         if let Some(set) = self.set.get_mut() {
             override_set(set, &self.overrides);
         }
@@ -827,6 +832,11 @@ pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<
 /// Compiles rules given as text rather than files (tests, agents). Globs are relative to
 /// the repository root; `rule-files` and `util-dirs` need files on disk and are refused.
 pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, Error> {
+    text_loader(text, format, name)?.finish(None)
+}
+
+/// Rules given as text, read and not compiled.
+fn text_loader(text: &str, format: TextFormat, name: &str) -> Result<Loader<'static>, Error> {
     let mut loader = Loader::new(None);
     loader.texts.push(text.to_string());
     loader.paths.push(PathBuf::new());
@@ -858,7 +868,7 @@ pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, 
             base: String::new(),
         });
     }
-    loader.finish(None)
+    Ok(loader)
 }
 
 impl<'r> Loader<'r> {
@@ -1691,5 +1701,78 @@ fn display(repo: Option<&Repo>, path: &Path) -> String {
     match canonical.strip_prefix(&repo.workdir) {
         Ok(rel) => repo.display_path(&rel.to_string_lossy().replace('\\', "/")),
         Err(_) => path.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    const RULES: &str = "
+id: a
+language: python
+severity: warning
+message: print of $$$A
+rule: {pattern: print($$$A)}
+files: ['src/**', {glob: 'LIB/**', caseInsensitive: true}]
+---
+id: b
+language: rust
+rule: {pattern: $A.unwrap()}
+fix: $A.expect(\"b\")
+";
+
+    fn lazy(plan: Plan) -> Rules {
+        let loader = text_loader(RULES, TextFormat::Yaml, "rules.yml").expect("read");
+        Rules {
+            plan,
+            set: Default::default(),
+            some: Default::default(),
+            pending: std::sync::Mutex::new(Some(loader)),
+            configs: Vec::new(),
+            overrides: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_plan_reads_back_as_written() {
+        let set = from_text(RULES, TextFormat::Yaml, "rules.yml").expect("load");
+        let bytes = serde_json::to_vec(&set.plan()).expect("json");
+        let plan = Plan::decode(&bytes).expect("decode");
+        assert_eq!(plan.rules.len(), 2);
+        let (a, b) = (&plan.rules[0], &plan.rules[1]);
+        assert_eq!(
+            (a.id.as_str(), a.lang, a.severity),
+            ("a", SupportLang::Python, Severity::Warning)
+        );
+        assert!(a.applies_to("src/x.py", SupportLang::Python));
+        assert!(a.applies_to("lib/x.py", SupportLang::Python));
+        assert!(!a.applies_to("x.py", SupportLang::Python));
+        assert!(b.fixable() && !a.fixable());
+        assert_eq!(b.lang, SupportLang::Rust);
+        assert_eq!(plan.digest, set.digest);
+    }
+
+    #[test]
+    fn some_rules_compile_alone_and_a_plan_that_does_not_match_is_refused() {
+        let set = from_text(RULES, TextFormat::Yaml, "rules.yml").expect("load");
+        let repo = crate::repo::Repo::discover_from(std::path::Path::new("."));
+        let Ok(repo) = repo else { return };
+        let rules = lazy(set.plan());
+        let only: std::collections::HashSet<&str> = ["b"].into_iter().collect();
+        let some = rules.compiled_some(&repo, &only).expect("compile b");
+        assert_eq!(some.rules.len(), 1);
+        assert_eq!(some.rules[0].id, "b");
+        // A plan whose rules are not these: refused, never run with the wrong rules.
+        let mut forged = set.plan();
+        forged.rules[1].severity = Severity::Error;
+        assert!(matches!(
+            lazy(forged.clone()).compiled(&repo),
+            Err(Error::StalePlan)
+        ));
+        assert!(matches!(
+            lazy(forged).compiled_some(&repo, &only),
+            Err(Error::StalePlan)
+        ));
     }
 }

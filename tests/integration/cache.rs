@@ -184,8 +184,18 @@ fn differential(cases: &[&[&str]]) {
     );
     for args in cases {
         let cold = run(&repo, None, args);
-        same(&cold, &run(&repo, Some(&dir), args), "after a rule edit", args);
-        same(&cold, &run(&repo, Some(&dir), args), "warm after a rule edit", args);
+        same(
+            &cold,
+            &run(&repo, Some(&dir), args),
+            "after a rule edit",
+            args,
+        );
+        same(
+            &cold,
+            &run(&repo, Some(&dir), args),
+            "warm after a rule edit",
+            args,
+        );
     }
 }
 
