@@ -539,7 +539,10 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
 /// entered (a file added, removed or renamed in a folder changes its mtime) with its
 /// `.gitignore`. Anything changed (or changed too recently to tell) walks again.
 pub fn collect_remembered(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
-    if !opts.globs.globs.is_empty() || !opts.language_globs.is_empty() {
+    // With pathspecs, the walk may start below folders it never reports entering:
+    // such sets are walked every time.
+    if !opts.pathspecs.is_empty() || !opts.globs.globs.is_empty() || !opts.language_globs.is_empty()
+    {
         return collect(repo, opts);
     }
     let key = format!(
@@ -596,8 +599,18 @@ pub fn collect_remembered(repo: &Repo, opts: &Options) -> Result<FileSet, Error>
     for path in sources {
         witness.note(path);
     }
-    witness.note(repo.workdir.clone());
-    witness.note(repo.workdir.join(".gitignore"));
+    // The folders from the top down to the current one (where the walk starts).
+    let mut dir = repo.workdir.clone();
+    witness.note(dir.clone());
+    witness.note(dir.join(".gitignore"));
+    for part in repo.prefix.as_deref().unwrap_or("").split('/') {
+        if part.is_empty() {
+            continue;
+        }
+        dir.push(part);
+        witness.note(dir.clone());
+        witness.note(dir.join(".gitignore"));
+    }
     let set = collect_watched(repo, opts, Some(&mut witness))?;
     if witness.settled() {
         let mut memo = REMEMBERED_SETS.lock().unwrap_or_else(|e| e.into_inner());
