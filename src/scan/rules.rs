@@ -614,7 +614,14 @@ impl Rules {
             drop(pending);
             return self.compiled(repo);
         };
-        let mut set = loader.finish(Some(ids))?;
+        let files: std::collections::HashSet<&str> = self
+            .plan
+            .rules
+            .iter()
+            .filter(|h| ids.contains(h.id.as_str()))
+            .map(|h| h.source.as_str())
+            .collect();
+        let mut set = loader.finish_some(ids, &files)?;
         override_set(&mut set, &self.overrides);
         let found = set.rules.iter().all(|r| {
             self.plan
@@ -1167,8 +1174,9 @@ impl<'r> Loader<'r> {
         Ok(())
     }
 
-    /// Parses the rule and utility files read: every document in the order read.
-    fn parse(&mut self) -> Result<(), Error> {
+    /// Parses the rule and utility files read: every document in the order read
+    /// (only the rule files named in `files`, when given).
+    fn parse(&mut self, files: Option<&std::collections::HashSet<&str>>) -> Result<(), Error> {
         for (index, file) in std::mem::take(&mut self.util_texts) {
             let utils: Vec<SerializableGlobalRule<SupportLang>> =
                 ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
@@ -1183,6 +1191,9 @@ impl<'r> Loader<'r> {
         for doc in std::mem::take(&mut self.docs) {
             if doc.value.is_some() {
                 docs.push(doc);
+                continue;
+            }
+            if files.is_some_and(|f| !f.contains(doc.file.as_str())) {
                 continue;
             }
             let values: Vec<Value> = ast_grep_config::from_multiple(&self.texts[doc.text_index])
@@ -1208,7 +1219,25 @@ impl<'r> Loader<'r> {
     /// partial set for files whose results are not cached: ids are not checked for
     /// duplicates, the rest is not checked at all).
     fn finish(mut self, only: Option<&std::collections::HashSet<&str>>) -> Result<RuleSet, Error> {
-        self.parse()?;
+        self.parse(None)?;
+        self.compile_parsed(only)
+    }
+
+    /// Like [`Loader::finish`] with `only`, parsing only the rule files in `files`
+    /// (where the plan says those rules were read from).
+    fn finish_some(
+        mut self,
+        only: &std::collections::HashSet<&str>,
+        files: &std::collections::HashSet<&str>,
+    ) -> Result<RuleSet, Error> {
+        self.parse(Some(files))?;
+        self.compile_parsed(Some(only))
+    }
+
+    fn compile_parsed(
+        self,
+        only: Option<&std::collections::HashSet<&str>>,
+    ) -> Result<RuleSet, Error> {
         let needs = need::GlobalUtils::new(&self.utils);
         let rules = if self.utils.is_empty() {
             GlobalRules::default()
