@@ -595,7 +595,6 @@ pub fn collect_remembered(repo: &Repo, opts: &Options) -> Result<FileSet, Error>
         sources.push(xdg.join("config"));
         sources.push(xdg.join("ignore"));
     }
-    drop(config);
     for path in sources {
         witness.note(path);
     }

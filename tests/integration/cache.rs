@@ -180,7 +180,7 @@ fn differential(cases: &[&[&str]]) {
     // results, and a warm run of the new rules gives the same again.
     repo.write(
         "astedit.toml",
-        &RULES.replace("redundant parentheses around $X", "parens around $X"),
+        RULES.replace("redundant parentheses around $X", "parens around $X"),
     );
     for args in cases {
         let cold = run(&repo, None, args);
