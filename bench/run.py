@@ -454,6 +454,17 @@ def bench_cache(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], c
             same = outputs[r.tool].read_bytes() == base
             checks.append(f"- {corpus} {task}: {r.tool} output {'**identical**' if same else '**differs**'} "
                           f"to --no-cache")
+        # The 1 % row against --no-cache on the same edited tree (untimed).
+        restore()
+        sh(cmds[cold.tool], cwd=root, check=False, env=tools.env)
+        edit_some()
+        edited_out, edited_base = scratch / f"cache-{corpus}-edited.out", scratch / f"cache-{corpus}-edited-base.out"
+        measure(cmds[some.tool], root, tools.env, edited_out)
+        measure(cmds[no_cache.tool], root, tools.env, edited_base)
+        restore()
+        same = edited_out.read_bytes() == edited_base.read_bytes()
+        checks.append(f"- {corpus} {task}: {some.tool} output {'**identical**' if same else '**differs**'} "
+                      f"to --no-cache on the same edited tree")
         st, w, s1 = status.median(), warm.median(), some.median()
         nc, c = no_cache.median(), cold.median()
         if st and w and nc and c and s1:
@@ -461,6 +472,43 @@ def bench_cache(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], c
                           f"bar 3× for the scan); 1 % edited {fmt_s(s1)} = {s1 / nc:.2f}× of --no-cache "
                           f"(bar 0.1×); warm {w / nc:.3f}× of --no-cache (bar 0.1× for the grep); cold cache "
                           f"{c / nc:.2f}× of --no-cache (bar 1.05×)")
+        stc, wc, s1c, ncc, cc = status.cpu(), warm.cpu(), some.cpu(), no_cache.cpu(), cold.cpu()
+        if stc and wc and s1c and ncc and cc:
+            checks.append(f"- {corpus} {task}, CPU (user + system): warm {fmt_s(wc)} = {wc / stc:.1f}× git status "
+                          f"({fmt_s(stc)}); 1 % edited {s1c / ncc:.2f}× of --no-cache; warm {wc / ncc:.3f}× of "
+                          f"--no-cache; cold cache {cc / ncc:.2f}× of --no-cache")
+    bench_mcp_repeat(tools, corpora, args, rows, checks)
+
+
+MCP_SEARCH = ("py", "python", "print($$$A)")
+
+
+def bench_mcp_repeat(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], checks: list[str]) -> None:
+    """The MCP server's repeated search (bench/mcp-repeat.py: one server, the same
+    `ast_grep` call N times) against a cold CLI run of the same search (`--no-cache`)."""
+    corpus, lang, pattern = MCP_SEARCH
+    if corpus not in args.corpus or corpus not in corpora:
+        return
+    root = fresh_copy(corpora[corpus], BENCH_DIR / "work" / f"mcp-{corpus}")
+    exe = str(tools.astedit)
+    task = f"MCP `ast_grep` `{pattern}` repeated"
+    cli = Row(corpus, task, "cold CLI --no-cache", f"git astedit --no-cache grep -p '{pattern}' -l {lang}",
+              baseline=True)
+    cmd = [exe, "--no-cache", "grep", "-p", pattern, "-l", lang, "--max-count", "0"] + tools.astedit_threads("grep")
+    out = BENCH_DIR / "out" / f"mcp-{corpus}-cli.out"
+    log(f"{corpus}: {task}")
+    timed([(cli, cmd)], lambda row, c, i: measure(c, root, tools.env, out), args.runs)
+    rows.append(cli)
+    n = 1 + 2 * max(args.runs, 2)
+    res = subprocess.run([sys.executable, str(Path(__file__).parent / "mcp-repeat.py"), exe, str(root), pattern,
+                          lang, str(n)], capture_output=True, text=True, env=tools.env)
+    m = re.search(r"later p50 ([\d.]+) s", res.stdout)
+    if res.returncode != 0 or not m or not cli.median():
+        checks.append(f"- {task}: not measured ({(res.stderr or res.stdout).strip()[:200]})")
+        return
+    p50 = float(m.group(1))
+    checks.append(f"- {corpus} {task}: {res.stdout.strip()}; second-call p50 {fmt_s(p50)} = "
+                  f"{p50 / cli.median():.3f}× of a cold CLI run ({fmt_s(cli.median())}; bar 0.1×)")
 
 
 Finding = tuple[str, str, int, int, int, int]  # rule id, path, start line, column, end line, column: 1-based

@@ -130,6 +130,11 @@ impl Bucket {
         bucket
     }
 
+    /// Whether the bucket's index has an entry under `key` (not read, so not checked).
+    pub fn contains(&self, key: &Key) -> bool {
+        self.old.is_some() && self.index.contains_key(key)
+    }
+
     /// The payload stored under `key`, if it is there and intact.
     pub fn get(&self, key: &Key) -> Option<Vec<u8>> {
         let &(offset, len, crc) = self.index.get(key)?;

@@ -341,7 +341,7 @@ pub struct Candidate {
 }
 
 /// The files to work on, sorted by path, and what was skipped.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct FileSet {
     pub files: Vec<Candidate>,
     /// With a language asked for (`-l`): files of other languages that may embed code
@@ -541,6 +541,211 @@ fn is_exclude(spec: &str) -> bool {
 /// A pathspec that matches no file at all is an error naming it
 /// ([`Error::PathspecNoMatch`]).
 pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
+    collect_watched(repo, opts, None)
+}
+
+/// Like [`collect`], for a long-lived process (the MCP server): the set of an earlier
+/// call with the same options is handed out again while nothing it was made from
+/// changed — the index, the git config and exclude files, and every folder the walk
+/// entered (a file added, removed or renamed in a folder changes its mtime) with its
+/// `.gitignore`. Anything changed (or changed too recently to tell) walks again.
+pub fn collect_remembered(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
+    // With pathspecs, the walk may start below folders it never reports entering:
+    // such sets are walked every time.
+    if !opts.pathspecs.is_empty() || !opts.globs.globs.is_empty() || !opts.language_globs.is_empty()
+    {
+        return collect(repo, opts);
+    }
+    let key = format!(
+        "{:?}\0{:?}\0{:?}\0{:?}\0{}\0{}\0{}",
+        repo.workdir,
+        repo.prefix,
+        opts.pathspecs,
+        opts.lang,
+        opts.max_file_size,
+        opts.no_ignore,
+        literal_pathspecs()
+    );
+    {
+        let memo = REMEMBERED_SETS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, witness, set)) = memo.iter().find(|(k, _, _)| *k == key) {
+            if witness.unchanged() {
+                return Ok(set.clone());
+            }
+        }
+    }
+    let mut witness = Witness::default();
+    // What the walk reads besides the folders, looked at before it reads them.
+    let git_dir = repo.git.git_dir();
+    let mut sources = vec![
+        repo.git.index_path(),
+        git_dir.join("config"),
+        git_dir.join("info").join("exclude"),
+        git_dir.join("info").join("attributes"),
+        repo.git.common_dir().join("config"),
+    ];
+    let config = repo.git.config_snapshot();
+    for key in ["core.excludesFile", "core.attributesFile"] {
+        if let Some(value) = config.string(key) {
+            let value = value.to_string();
+            let path = match (value.strip_prefix("~/"), std::env::var_os("HOME")) {
+                (Some(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
+                _ => repo.workdir.join(value),
+            };
+            sources.push(path);
+        }
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        let home = std::path::PathBuf::from(home);
+        sources.push(home.join(".gitconfig"));
+        sources.push(home.join(".config").join("git").join("config"));
+        sources.push(home.join(".config").join("git").join("ignore"));
+    }
+    if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME") {
+        let xdg = std::path::PathBuf::from(xdg).join("git");
+        sources.push(xdg.join("config"));
+        sources.push(xdg.join("ignore"));
+    }
+    for path in sources {
+        witness.note(path);
+    }
+    // The folders from the top down to the current one (where the walk starts).
+    let mut dir = repo.workdir.clone();
+    witness.note(dir.clone());
+    witness.note(dir.join(".gitignore"));
+    for part in repo.prefix.as_deref().unwrap_or("").split('/') {
+        if part.is_empty() {
+            continue;
+        }
+        dir.push(part);
+        witness.note(dir.clone());
+        witness.note(dir.join(".gitignore"));
+    }
+    let set = collect_watched(repo, opts, Some(&mut witness))?;
+    if witness.settled() {
+        let mut memo = REMEMBERED_SETS.lock().unwrap_or_else(|e| e.into_inner());
+        memo.retain(|(k, _, _)| *k != key);
+        if memo.len() >= 4 {
+            memo.remove(0);
+        }
+        memo.push((key, witness, set.clone()));
+    }
+    Ok(set)
+}
+
+/// The file sets [`collect_remembered`] keeps: (options, what they were made from, set).
+static REMEMBERED_SETS: std::sync::Mutex<Vec<(String, Witness, FileSet)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The stat data of the files and folders a file set was made from, each taken
+/// before it was read (`None`: it did not exist).
+#[derive(Default)]
+struct Witness {
+    seen: Vec<(std::path::PathBuf, Option<Snapshot>)>,
+    /// When the first was taken.
+    started: Option<std::time::SystemTime>,
+}
+
+#[derive(PartialEq, Eq, Clone, Copy)]
+struct Snapshot {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+fn snapshot(path: &std::path::Path) -> Option<Snapshot> {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::symlink_metadata(path).ok()?;
+    Some(Snapshot {
+        dev: m.dev(),
+        ino: m.ino(),
+        size: m.size(),
+        mtime: (m.mtime(), m.mtime_nsec()),
+        ctime: (m.ctime(), m.ctime_nsec()),
+    })
+}
+
+impl Witness {
+    fn note(&mut self, path: std::path::PathBuf) {
+        if self.started.is_none() {
+            self.started = Some(std::time::SystemTime::now());
+        }
+        let snap = snapshot(&path);
+        self.seen.push((path, snap));
+    }
+
+    /// Whether every snapshot still holds.
+    fn unchanged(&self) -> bool {
+        self.seen.iter().all(|(path, snap)| snapshot(path) == *snap)
+    }
+
+    /// Whether no snapshot is so recent that a change in the same clock tick could
+    /// hide behind it (as git's racy index entries): only then is the set kept.
+    fn settled(&self) -> bool {
+        let Some(started) = self.started else {
+            return false;
+        };
+        let limit = started
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64)
+            - 2;
+        self.seen
+            .iter()
+            .all(|(_, snap)| snap.is_none_or(|s| s.mtime.0 < limit && s.ctime.0 < limit))
+    }
+}
+
+/// The walk's delegate: collects entries and, with a witness, notes each folder (and
+/// its `.gitignore`) as the walk is about to enter it.
+struct Watching<'w> {
+    collect: gix::dir::walk::delegate::Collect,
+    workdir: &'w std::path::Path,
+    witness: Option<&'w mut Witness>,
+}
+
+impl gix::dir::walk::Delegate for Watching<'_> {
+    fn emit(
+        &mut self,
+        entry: gix::dir::EntryRef<'_>,
+        collapsed_directory_status: Option<Status>,
+    ) -> gix::dir::walk::Action {
+        self.collect.emit(entry, collapsed_directory_status)
+    }
+
+    fn can_recurse(
+        &mut self,
+        entry: gix::dir::EntryRef<'_>,
+        for_deletion: Option<gix::dir::walk::ForDeletionMode>,
+        worktree_root_is_repository: bool,
+    ) -> bool {
+        // The default decision, as `Collect` makes it.
+        let recurse = entry.status.can_recurse(
+            entry.disk_kind,
+            entry.pathspec_match,
+            for_deletion,
+            worktree_root_is_repository,
+        );
+        if recurse {
+            if let (Some(w), Ok(rel)) = (
+                self.witness.as_deref_mut(),
+                std::str::from_utf8(entry.rela_path.as_ref()),
+            ) {
+                let dir = self.workdir.join(rel);
+                w.note(dir.join(".gitignore"));
+                w.note(dir);
+            }
+        }
+        recurse
+    }
+}
+
+fn collect_watched(
+    repo: &Repo,
+    opts: &Options,
+    mut witness: Option<&mut Witness>,
+) -> Result<FileSet, Error> {
     check_max_file_size(opts.max_file_size)?;
     let specs = Pathspecs::new(repo, &opts.pathspecs)?;
     let git = &specs.repository(repo);
@@ -581,15 +786,20 @@ pub fn collect(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
     let mut unmatched: Vec<String> = Vec::new();
     for (specs, typed) in walks {
         let interrupt = AtomicBool::new(false);
-        let mut collect = gix::dir::walk::delegate::Collect::default();
+        let mut watching = Watching {
+            collect: Default::default(),
+            workdir: &repo.workdir,
+            witness: witness.as_deref_mut(),
+        };
         git.dirwalk(
             &index,
             specs.iter().map(|s| gix::bstr::BString::from(s.as_str())),
             &interrupt,
             walk_opts,
-            &mut collect,
+            &mut watching,
         )
         .map_err(|e| Error::Walk(Box::new(e)))?;
+        let collect = watching.collect;
         let mut matched = false;
         for (entry, _) in collect.unorded_entries {
             matched |= matches!(entry.status, Status::Tracked | Status::Untracked)

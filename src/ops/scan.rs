@@ -144,33 +144,26 @@ fn run_with(
     sink: Option<&mut dyn ScanSink>,
 ) -> Result<ScanReport, Error> {
     let shard = req.shard.as_deref().map(scan::Shard::parse).transpose()?;
+    let cache = req.cache.settings(repo);
     let mut rules = match &req.inline_rules {
         Some(text) => {
-            scan::rules::from_text(text, scan::rules::TextFormat::Yaml, "--inline-rules")?
+            scan::rules::from_text(text, scan::rules::TextFormat::Yaml, "--inline-rules")?.into()
         }
-        None => scan::rules::load(repo, &req.configs)?,
+        // Interactive scans use no cache (a person's answers are not cached).
+        None => scan::rules::open(
+            repo,
+            &req.configs,
+            cache.as_ref().filter(|_| select.is_none()),
+        )?,
     };
     // Severities from the command line; `off` rules leave the run.
     if !req.severities.is_empty() {
-        let mut kept = Vec::with_capacity(rules.rules.len());
-        for mut rule in std::mem::take(&mut rules.rules) {
-            match override_for(&req.severities, &rule.id) {
-                Some(None) => {
-                    rules.disabled.push(rule.id.clone());
-                    rules.disabled_configs.push(rule.config);
-                }
-                Some(Some(severity)) => {
-                    rule.severity = severity;
-                    kept.push(rule);
-                }
-                None => kept.push(rule),
-            }
-        }
-        rules.rules = kept;
+        rules.set_severities(|id| override_for(&req.severities, id));
     }
     let mut only_rules = req.only_rules.clone();
     if let Some(filter) = &req.filter {
         let matched: Vec<String> = rules
+            .plan
             .rules
             .iter()
             .filter(|r| filter.is_match(&r.id))
@@ -194,9 +187,12 @@ fn run_with(
             Some(severity) => severity,
             None => every_rule.then_some(scan::Severity::Hint),
         };
-    let mut notices = rules.warnings.clone();
-    if rules.rules.is_empty() {
-        notices.push(format!("no active rules in {}", rules.sources.join(", ")));
+    let mut notices = rules.plan.warnings.clone();
+    if rules.plan.rules.is_empty() {
+        notices.push(format!(
+            "no active rules in {}",
+            rules.plan.sources.join(", ")
+        ));
     }
     let opts = scan::Options {
         pathspecs: req.pathspecs.clone(),
@@ -211,17 +207,15 @@ fn run_with(
         unused_suppressions,
         max_file_size: req.max_file_size,
         max_passes: req.max_passes,
-        cache: req.cache.settings(repo),
+        cache,
     };
     // `--include-metadata`: each rule's metadata, as JSON, by id.
     let metadata: std::collections::HashMap<&str, serde_json::Value> = if req.include_metadata {
         rules
+            .plan
             .rules
             .iter()
-            .filter_map(|r| {
-                let value = serde_json::to_value(r.config.metadata.as_ref()?).ok()?;
-                Some((r.id.as_str(), value))
-            })
+            .filter_map(|r| Some((r.id.as_str(), r.metadata.clone()?)))
             .collect()
     } else {
         Default::default()
@@ -233,6 +227,7 @@ fn run_with(
     };
     let rows = |fs: &[Finding]| -> Vec<FindingRow> { fs.iter().map(row).collect() };
     let scan_rules: Vec<ScanRule> = rules
+        .plan
         .rules
         .iter()
         .map(|r| ScanRule {
@@ -281,7 +276,7 @@ fn run_with(
             streamed = Some(state);
             (outcome, None)
         }
-        (None, _) => (scan::scan(repo, &rules, &opts)?, None),
+        (None, _) => (scan::scan_rules(repo, &rules, &opts)?, None),
         (Some(select), _) => {
             let mut counting = Counting {
                 inner: select,
@@ -297,8 +292,8 @@ fn run_with(
     let mut written = None;
     let mut verified = None;
     if matches!(req.mode, ScanMode::Stage | ScanMode::Apply) && !outcome.changes.is_empty() {
-        let mut meta = outcome.meta(&rules, &opts, req.reason.clone());
-        super::refresh::record_scan(&mut meta, repo, &rules, &req.configs, &opts);
+        let mut meta = outcome.meta(&rules.plan, &opts, req.reason.clone());
+        super::refresh::record_scan(&mut meta, repo, &rules.plan, &req.configs, &opts);
         if offered.is_some() {
             super::refresh::record_selection(&mut meta);
         }

@@ -78,6 +78,8 @@ pub enum Error {
         file: String,
         error: crate::lang::LoadError,
     },
+    #[error("the result cache's plan of the rules does not match the rules")]
+    StalePlan,
     #[error("no rule has the id '{0}'")]
     UnknownRule(String),
     #[error("invalid shard '{0}': use I/N with 1 <= I <= N, e.g. 2/4")]
@@ -113,6 +115,7 @@ impl Classify for Error {
             Error::BadRule { .. } => "bad-rule",
             Error::CustomLanguage { error, .. } => error.code(),
             Error::UnknownRule(_) => "unknown-rule",
+            Error::StalePlan => "stale-cache",
             Error::BadShard(_) => "bad-shard",
             Error::Files(e) => e.code(),
             Error::Index(_) | Error::Blob { .. } => "index",
@@ -127,7 +130,9 @@ impl Classify for Error {
             {
                 Exit::BadInput
             }
-            Error::ReadConfig { .. } | Error::Index(_) | Error::Blob { .. } => Exit::Internal,
+            Error::ReadConfig { .. } | Error::Index(_) | Error::Blob { .. } | Error::StalePlan => {
+                Exit::Internal
+            }
             Error::Files(e) => e.exit(),
             Error::Rewrite { source, .. } => source.exit(),
             _ => Exit::BadInput,
@@ -143,6 +148,9 @@ impl Classify for Error {
                 "the rule schema is ast-grep's: https://ast-grep.github.io/reference/rule.html"
                     .into(),
             ),
+            Error::StalePlan => {
+                Some("delete the cache folder (git astedit gc), or run with --no-cache".into())
+            }
             Error::Files(e) => e.hint(),
             Error::CustomLanguage { error, .. } => error.hint(),
             Error::Rewrite { source, .. } => source.hint(),
@@ -238,7 +246,7 @@ impl ScanOutcome {
     }
 
     /// Fix counts per rule, in rule order, rules with no fix left out.
-    pub fn rule_counts(&self, rules: &RuleSet) -> Vec<RuleCount> {
+    pub fn rule_counts(&self, rules: &rules::Plan) -> Vec<RuleCount> {
         rules
             .rules
             .iter()
@@ -268,7 +276,7 @@ impl ScanOutcome {
     }
 
     /// The preview metadata of the fixes.
-    pub fn meta(&self, rules: &RuleSet, opts: &Options, reason: Option<String>) -> PreviewMeta {
+    pub fn meta(&self, rules: &rules::Plan, opts: &Options, reason: Option<String>) -> PreviewMeta {
         PreviewMeta {
             kind: crate::change::PreviewKind::Scan,
             summary: self.summary(),
@@ -298,20 +306,79 @@ impl ScanOutcome {
 
 /// Runs `rules` over the files chosen by `opts`.
 pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome, Error> {
-    scan_with(repo, rules, opts, None, None)
+    let plan = rules.plan();
+    scan_with(repo, &plan, Compiled::Ready(rules), opts, None, None)
 }
 
-/// Like [`scan`], but each file's findings go to `sink` as that file's turn comes (in
-/// path order), instead of into the outcome, whose `findings` stay empty: memory does
-/// not grow with the findings (issue 26). When `sink` returns `false` the scan stops
-/// (the outcome is then partial).
+/// Like [`scan`], with rules that may not be compiled yet: they are compiled only if
+/// some file's result is not in the cache.
+pub fn scan_rules(repo: &Repo, rules: &rules::Rules, opts: &Options) -> Result<ScanOutcome, Error> {
+    scan_rules_with(repo, rules, opts, None)
+}
+
+/// Like [`scan_rules`], but each file's findings go to `sink` as that file's turn comes
+/// (in path order), instead of into the outcome, whose `findings` stay empty: memory
+/// does not grow with the findings (issue 26). When `sink` returns `false` the scan
+/// stops (the outcome is then partial).
 pub fn scan_streaming(
     repo: &Repo,
-    rules: &RuleSet,
+    rules: &rules::Rules,
     opts: &Options,
     sink: &mut dyn FnMut(Vec<Finding>) -> bool,
 ) -> Result<ScanOutcome, Error> {
-    scan_with(repo, rules, opts, None, Some(sink))
+    scan_rules_with(repo, rules, opts, Some(sink))
+}
+
+fn scan_rules_with(
+    repo: &Repo,
+    rules: &rules::Rules,
+    opts: &Options,
+    mut sink: Option<&mut dyn FnMut(Vec<Finding>) -> bool>,
+) -> Result<ScanOutcome, Error> {
+    // The files whose findings reached the sink: a second attempt (below) must not
+    // send them again. Files arrive in path order, so these are the ones before the
+    // file that stopped the first attempt.
+    let mut sent: std::collections::HashSet<String> = Default::default();
+    let streaming = sink.is_some();
+    let first = {
+        let mut record = |findings: Vec<Finding>| -> bool {
+            if let Some(f) = findings.first() {
+                sent.insert(f.path.clone());
+            }
+            sink.as_mut().is_none_or(|s| s(findings))
+        };
+        let tee: Option<&mut dyn FnMut(Vec<Finding>) -> bool> = match streaming {
+            true => Some(&mut record),
+            false => None,
+        };
+        scan_with(repo, &rules.plan, Compiled::Later(rules), opts, None, tee)
+    };
+    match first {
+        // A file changed (or an entry broke) between the look-up and its read: again,
+        // compiled.
+        Err(Error::StalePlan) if !rules.is_compiled() => {
+            let compiled = rules.compiled(repo)?;
+            let mut rest = |findings: Vec<Finding>| -> bool {
+                if findings.first().is_some_and(|f| sent.contains(&f.path)) {
+                    return true;
+                }
+                sink.as_mut().is_none_or(|s| s(findings))
+            };
+            let tee: Option<&mut dyn FnMut(Vec<Finding>) -> bool> = match streaming {
+                true => Some(&mut rest),
+                false => None,
+            };
+            scan_with(
+                repo,
+                &rules.plan,
+                Compiled::Ready(compiled),
+                opts,
+                None,
+                tee,
+            )
+        }
+        other => other,
+    }
 }
 
 /// Like [`scan`] in fix mode, making only the fixes `select` accepts (`scan -i`): files
@@ -319,78 +386,55 @@ pub fn scan_streaming(
 /// [finished](crate::select::Select::finished) the rest are not read.
 pub fn scan_selecting(
     repo: &Repo,
-    rules: &RuleSet,
+    rules: &rules::Rules,
     opts: &Options,
     select: &mut dyn crate::select::Select,
 ) -> Result<ScanOutcome, Error> {
-    scan_with(repo, rules, opts, Some(select), None)
+    scan_with(
+        repo,
+        &rules.plan,
+        Compiled::Ready(rules.compiled(repo)?),
+        opts,
+        Some(select),
+        None,
+    )
+}
+
+/// The compiled rules of a scan, or where to get them.
+#[derive(Clone, Copy)]
+enum Compiled<'a> {
+    Ready(&'a RuleSet),
+    Later(&'a rules::Rules),
 }
 
 fn scan_with(
     repo: &Repo,
-    rules: &RuleSet,
+    plan: &rules::Plan,
+    compiled: Compiled<'_>,
     opts: &Options,
     select: Option<&mut dyn crate::select::Select>,
     mut sink: Option<&mut dyn FnMut(Vec<Finding>) -> bool>,
 ) -> Result<ScanOutcome, Error> {
     for id in &opts.only_rules {
-        if !rules.rules.iter().any(|r| r.id == *id) {
+        if !plan.rules.iter().any(|r| r.id == *id) {
             return Err(Error::UnknownRule(id.clone()));
         }
     }
-    let active: Vec<&Rule> = rules
-        .rules
-        .iter()
-        .filter(|r| opts.only_rules.is_empty() || opts.only_rules.contains(&r.id))
+    let active: Vec<usize> = (0..plan.rules.len())
+        .filter(|&k| opts.only_rules.is_empty() || opts.only_rules.contains(&plan.rules[k].id))
         .collect();
-    let max_passes = opts.max_passes.unwrap_or(rules.max_passes).max(1);
+    let max_passes = opts.max_passes.unwrap_or(plan.max_passes).max(1);
     // A suppression comment is unused only when every rule ran (one meant for a rule
     // left out is not), as ast-grep judges.
     let judge_suppressions = opts.unused_suppressions.is_some();
-    let inputs = source::collect(repo, opts, &rules.language_globs)?;
+    let inputs = source::collect(repo, opts, &plan.language_globs)?;
 
-    // (candidate index, its rules, its text when already read). Staged blobs are read
-    // here; work-tree files are read by the workers.
-    // (The text sits in a mutex only so that the worker that takes the item can take
-    // the text out of it.)
-    type Work<'r> = (
-        usize,
-        Vec<&'r Rule>,
-        std::sync::Mutex<Option<files::Loaded>>,
-    );
-    let mut work: Vec<Work<'_>> = Vec::new();
-    for (i, cand) in inputs.files.iter().enumerate() {
-        let file_rules: Vec<&Rule> = active
-            .iter()
-            .copied()
-            .filter(|r| rules.runs_in(r, &cand.path, cand.lang))
-            .collect();
-        if file_rules.is_empty() {
-            continue;
-        }
-        let pre = match cand.staged {
-            Some(_) => Some(source::load(repo, cand, opts.max_file_size)?),
-            None => None,
-        };
-        work.push((i, file_rules, std::sync::Mutex::new(pre)));
-    }
-
-    let workdir = repo.workdir.as_path();
-    let mut out = ScanOutcome {
-        skipped: inputs.skipped.clone(),
-        other_shards: inputs.other_shards,
-        ..Default::default()
-    };
-    let mut first_error = None;
-    // Each file is read, parsed and gone again before much else piles up: the text of
-    // a file that needs no fix is dropped as soon as its findings are in, and large
-    // files are parsed one at a time (see `pipeline::Schedule`).
     // A file's result depends on its bytes, its language, the rules that apply to it
     // (their texts, ids and severities), the mode, the pass bound and whether unused
     // suppressions are judged.
     let query_key = {
         let mut k = crate::cache::KeyBuilder::new("scan");
-        k.add(&rules.digest).add(
+        k.add(&plan.digest).add(
             format!(
                 "{:?} {max_passes} {:?}",
                 opts.mode, opts.unused_suppressions
@@ -403,23 +447,180 @@ fn scan_with(
         (Some(settings), None) => Some(crate::cache::Bucket::open(settings, &query_key)),
         _ => None,
     };
+
+    // (candidate index, its rules (indices into the plan), their part of the cache
+    // key, its text when already read, its entry's key when looked up before the
+    // rules were compiled). Staged blobs are read here; work-tree files are read by
+    // the workers.
+    // (The text sits in a mutex only so that the worker that takes the item can take
+    // the text out of it.)
+    type Work = (
+        usize,
+        std::sync::Arc<[usize]>,
+        crate::cache::Key,
+        std::sync::Mutex<Option<files::Loaded>>,
+        Option<crate::cache::Key>,
+    );
+    // Files mostly share their rules: each distinct list is keyed once.
+    let mut lists: std::collections::HashMap<
+        Vec<usize>,
+        (std::sync::Arc<[usize]>, crate::cache::Key),
+    > = Default::default();
+    let mut work: Vec<Work> = Vec::new();
+    // The rules that may run on a language's files; when none has path globs, every
+    // file of the language gets them all.
+    let mut by_lang: std::collections::HashMap<crate::lang::Lang, (Vec<usize>, bool)> =
+        Default::default();
+    for (i, cand) in inputs.files.iter().enumerate() {
+        let (candidates, path_free) = by_lang.entry(cand.lang).or_insert_with(|| {
+            let list: Vec<usize> = active
+                .iter()
+                .copied()
+                .filter(|&k| plan.runs_on_language(&plan.rules[k], cand.lang))
+                .collect();
+            let path_free = list.iter().all(|&k| !plan.rules[k].has_globs());
+            (list, path_free)
+        });
+        let file_rules: Vec<usize> = if *path_free {
+            candidates.clone()
+        } else {
+            candidates
+                .iter()
+                .copied()
+                .filter(|&k| plan.runs_in(&plan.rules[k], &cand.path, cand.lang))
+                .collect()
+        };
+        if file_rules.is_empty() {
+            continue;
+        }
+        let (list, list_key) = lists
+            .entry(file_rules)
+            .or_insert_with_key(|list| {
+                let mut k = crate::cache::KeyBuilder::new("rules");
+                for &r in list {
+                    k.add(plan.rules[r].id.as_bytes())
+                        .add(plan.rules[r].severity.as_str().as_bytes());
+                }
+                (list.clone().into(), k.finish())
+            })
+            .clone();
+        let pre = match cand.staged {
+            Some(_) => Some(source::load(repo, cand, opts.max_file_size)?),
+            None => None,
+        };
+        work.push((i, list, list_key, std::sync::Mutex::new(pre), None));
+    }
+
     let hash_kind = repo.git.object_hash();
-    let key_of = |id: &gix::oid, lang: crate::lang::Lang, file_rules: &[&Rule]| {
+    let file_key = {
         let mut k = crate::cache::KeyBuilder::new("file");
-        k.add(&query_key)
+        k.add(&query_key);
+        k
+    };
+    let key_of = |id: &gix::oid, lang: crate::lang::Lang, list_key: &crate::cache::Key| {
+        let mut k = file_key.clone();
+        k.add(list_key)
             .add(id.as_bytes())
             .add(lang.to_string().as_bytes());
-        for r in file_rules {
-            k.add(r.id.as_bytes()).add(r.severity.as_str().as_bytes());
-        }
         k.finish()
     };
-    let work_on = |(i, file_rules, pre): &Work<'_>,
+
+    // The compiled rules, or only those the files whose results are not cached (by
+    // the index's stat data) need: the others' entries are read without them. A file
+    // whose entry turns out missing after all stops the run (`StalePlan`), which
+    // `scan_rules` runs again with every rule compiled.
+    let workdir = repo.workdir.as_path();
+    let set: Option<&RuleSet> = match (compiled, &bucket) {
+        (Compiled::Ready(set), _) => Some(set),
+        (Compiled::Later(rules), _) if rules.is_compiled() => Some(rules.compiled(repo)?),
+        (Compiled::Later(rules), None) => Some(rules.compiled(repo)?),
+        (Compiled::Later(rules), Some(b)) => {
+            let mut needed: std::collections::HashSet<&str> = Default::default();
+            for (i, list, list_key, _, probe) in &mut work {
+                let cand = &inputs.files[*i];
+                let id = match cand.staged {
+                    Some((id, _)) => Some(id),
+                    None => std::fs::symlink_metadata(workdir.join(&cand.path))
+                        .ok()
+                        .filter(|m| m.is_file())
+                        .and_then(|m| cand.tracked.as_ref()?.id_if_unchanged(&m)),
+                };
+                *probe = id
+                    .map(|id| key_of(&id, cand.lang, list_key))
+                    .filter(|k| b.contains(k));
+                if probe.is_none() {
+                    needed.extend(list.iter().map(|&r| plan.rules[r].id.as_str()));
+                }
+            }
+            if needed.is_empty() {
+                None
+            } else {
+                Some(rules.compiled_some(repo, &needed)?)
+            }
+        }
+    };
+    // Each plan rule's compiled rule, where there is one.
+    let resolved: Vec<Option<&Rule>> = match set {
+        Some(set) => {
+            let by_id: std::collections::HashMap<&str, &Rule> =
+                set.rules.iter().map(|r| (r.id.as_str(), r)).collect();
+            plan.rules
+                .iter()
+                .map(|h| by_id.get(h.id.as_str()).copied())
+                .collect()
+        }
+        None => Vec::new(),
+    };
+
+    let mut out = ScanOutcome {
+        skipped: inputs.skipped.clone(),
+        other_shards: inputs.other_shards,
+        ..Default::default()
+    };
+    let mut first_error = None;
+    // Each file is read, parsed and gone again before much else piles up: the text of
+    // a file that needs no fix is dropped as soon as its findings are in, and large
+    // files are parsed one at a time (see `pipeline::Schedule`).
+    let work_on = |(i, list, list_key, pre, probe): &Work,
                    select: &mut dyn FnMut(&crate::select::Proposal<'_>) -> bool|
      -> Result<One, Error> {
         let cand = &inputs.files[*i];
         let pre = pre.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let key_of = |id: &gix::oid| key_of(id, cand.lang, file_rules);
+        let key_of = |id: &gix::oid| key_of(id, cand.lang, list_key);
+        // A file the look-up above found (no rule compiled): its entry, or a stop.
+        if let (Some(key), Some(b)) = (probe, &bucket) {
+            let hit = b.get(key).and_then(|p| {
+                cached_one(&p, &cand.path, || match &pre {
+                    Some(files::Loaded::Text(t, m)) => Some((t.clone(), *m)),
+                    Some(files::Loaded::Skipped(_)) => None,
+                    None => match files::read_named(
+                        workdir,
+                        &cand.path,
+                        cand.tracked.as_ref(),
+                        opts.max_file_size,
+                        hash_kind,
+                    ) {
+                        Ok((t, id)) if key_of(&id) == *key => Some(t),
+                        _ => None,
+                    },
+                })
+            });
+            if let Some(one) = hit {
+                b.touch(key);
+                return Ok(one);
+            }
+        }
+        let Some(set) = set else {
+            return Err(Error::StalePlan);
+        };
+        let Some(file_rules) = list
+            .iter()
+            .map(|&r| resolved.get(r).copied().flatten())
+            .collect::<Option<Vec<&Rule>>>()
+        else {
+            return Err(Error::StalePlan);
+        };
+        let file_rules = file_rules.as_slice();
         // The key to store this file's result under, when it is computed.
         let mut store = None;
         let loaded = match (pre, &bucket) {
@@ -521,7 +722,7 @@ fn scan_with(
             cand.lang,
             engine::FileRules {
                 rules: file_rules,
-                injections: &rules.injections,
+                injections: &set.injections,
             },
             opts.mode,
             max_passes,
@@ -609,7 +810,7 @@ fn scan_with(
             let _phase = crate::progress::phase(crate::progress::Phase::Search, work.len());
             crate::pipeline::map_sized(
                 &work,
-                |(i, _, _)| inputs.files[*i].size_hint,
+                |(i, _, _, _, _)| inputs.files[*i].size_hint,
                 |item| work_on(item, &mut |_| true),
                 crate::pipeline::Delivery::InOrder,
                 &mut deliver,

@@ -87,8 +87,11 @@ impl Severity {
     }
 }
 
-/// One compiled rule and where it came from.
-pub struct Rule {
+/// What a scan needs of a rule before any file is parsed: enough to choose its files,
+/// key its results in the cache and report it. A scan whose files all hit the result
+/// cache reads these from the cache's *plan* of the rule set and compiles no rule.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub struct RuleHead {
     pub id: String,
     pub lang: Lang,
     pub severity: Severity,
@@ -100,16 +103,50 @@ pub struct Rule {
     pub source: String,
     /// 1-based line of the rule's `id` in that file, when found.
     pub line: Option<usize>,
-    pub config: RuleConfig<Lang>,
-    pub(crate) message_template: TemplateFix,
-    files: Option<GlobSet>,
-    ignores: Option<GlobSet>,
+    /// The rule has a fix (the first one is used when ast-grep lists several).
+    fixable: bool,
+    /// The rule's `metadata`, as JSON (`--include-metadata`).
+    pub metadata: Option<serde_json::Value>,
+    files: Option<Globs>,
+    ignores: Option<Globs>,
     /// Repository folder the globs are relative to (`""` for the root).
     base: String,
+}
+
+/// One compiled rule and where it came from (its [`RuleHead`], which it derefs to).
+pub struct Rule {
+    pub head: RuleHead,
+    pub config: RuleConfig<Lang>,
+    pub(crate) message_template: TemplateFix,
     /// Text a file must hold before the rule can match in it; `None`: no telling.
     need: Option<Need>,
     /// The node kinds the rule can match (`None`: any), for dispatching nodes by kind.
     pub(crate) kinds: Option<Vec<u16>>,
+}
+
+impl std::ops::Deref for Rule {
+    type Target = RuleHead;
+    fn deref(&self) -> &RuleHead {
+        &self.head
+    }
+}
+
+impl std::ops::DerefMut for Rule {
+    fn deref_mut(&mut self) -> &mut RuleHead {
+        &mut self.head
+    }
+}
+
+impl std::borrow::Borrow<RuleHead> for Rule {
+    fn borrow(&self) -> &RuleHead {
+        &self.head
+    }
+}
+
+impl std::borrow::BorrowMut<RuleHead> for Rule {
+    fn borrow_mut(&mut self) -> &mut RuleHead {
+        &mut self.head
+    }
 }
 
 impl Rule {
@@ -117,10 +154,18 @@ impl Rule {
     pub fn may_match(&self, text: &str) -> bool {
         self.need.as_ref().is_none_or(|n| n.holds(text))
     }
+}
+
+impl RuleHead {
+    /// Whether the rule has `files` or `ignores` globs (which files of its language it
+    /// runs on depends on their paths).
+    pub fn has_globs(&self) -> bool {
+        self.files.is_some() || self.ignores.is_some()
+    }
 
     /// Whether the rule has a fix (the first one is used when ast-grep lists several).
     pub fn fixable(&self) -> bool {
-        !self.config.fixer.is_empty()
+        self.fixable
     }
 
     /// Whether the rule runs on a file of this path and language: on the file itself,
@@ -146,15 +191,35 @@ impl Rule {
                 .and_then(|p| p.strip_prefix('/'))
         };
         if let (Some(ignores), Some(rel)) = (&self.ignores, rel) {
-            if ignores.is_match(rel) {
+            if ignores.set.is_match(rel) {
                 return false;
             }
         }
         match (&self.files, rel) {
-            (Some(files), Some(rel)) => files.is_match(rel),
+            (Some(files), Some(rel)) => files.set.is_match(rel),
             (Some(_), None) => false,
             (None, _) => true,
         }
+    }
+}
+
+/// A rule's `files` or `ignores`: the globs as written (what the plan keeps) and built.
+#[derive(Clone)]
+struct Globs {
+    specs: Vec<(String, bool)>,
+    set: GlobSet,
+}
+
+impl serde::Serialize for Globs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.specs.serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Globs {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Globs, D::Error> {
+        let specs = Vec::<(String, bool)>::deserialize(d)?;
+        build_globs(specs).map_err(serde::de::Error::custom)
     }
 }
 
@@ -189,19 +254,103 @@ pub struct RuleSet {
     /// A digest of every config text read (rules, utilities, globs): part of the
     /// result cache's key, so that an edited rule file never reuses old results.
     pub digest: [u8; 32],
+    /// `languageGlobs` as written, for the plan.
+    language_glob_specs: Vec<(String, Vec<String>)>,
 }
 
 impl RuleSet {
     /// Whether `rule` runs on a file of this path and language: on the file, or on
     /// code of the rule's language embedded in it (HTML's `<script>`, or where a
     /// `languageInjections` entry says).
-    pub fn runs_in(&self, rule: &Rule, path: &str, lang: Lang) -> bool {
+    pub fn runs_in(&self, rule: &RuleHead, path: &str, lang: Lang) -> bool {
         rule.runs_in(path, lang)
             || (self
                 .injections
                 .iter()
                 .any(|i| i.host == lang && i.candidates.contains(&rule.lang))
                 && rule.applies_to(path, rule.lang))
+    }
+
+    /// The set without its compiled matchers.
+    pub fn plan(&self) -> Plan {
+        Plan {
+            rules: self.rules.iter().map(|r| r.head.clone()).collect(),
+            disabled: self.disabled.clone(),
+            sources: self.sources.clone(),
+            max_passes: self.max_passes,
+            warnings: self.warnings.clone(),
+            language_glob_specs: self.language_glob_specs.clone(),
+            language_globs: self.language_globs.clone(),
+            injected: self
+                .injections
+                .iter()
+                .map(|i| InjectedLangs {
+                    host: i.host,
+                    candidates: i.candidates.clone(),
+                })
+                .collect(),
+            digest: self.digest,
+        }
+    }
+}
+
+/// A rule set without its compiled matchers: which rules run on which files, and what
+/// the report says of them. The result cache keeps it beside the results (see
+/// [`Rules`]).
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub struct Plan {
+    pub rules: Vec<RuleHead>,
+    pub disabled: Vec<String>,
+    pub sources: Vec<String>,
+    pub max_passes: usize,
+    pub warnings: Vec<String>,
+    language_glob_specs: Vec<(String, Vec<String>)>,
+    /// Built from `language_glob_specs` (again, when read from the cache).
+    #[serde(skip)]
+    pub language_globs: crate::files::LanguageGlobs,
+    injected: Vec<InjectedLangs>,
+    pub digest: [u8; 32],
+}
+
+/// Which languages a `languageInjections` entry may embed in which host.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct InjectedLangs {
+    host: Lang,
+    candidates: Vec<Lang>,
+}
+
+impl Plan {
+    /// As [`RuleSet::runs_in`].
+    pub fn runs_in(&self, rule: &RuleHead, path: &str, lang: Lang) -> bool {
+        rule.runs_in(path, lang)
+            || (self
+                .injected
+                .iter()
+                .any(|i| i.host == lang && i.candidates.contains(&rule.lang))
+                && rule.applies_to(path, rule.lang))
+    }
+
+    /// Whether `rule` runs on some file of `lang`; on every one when it has no
+    /// `files` or `ignores` (then [`Plan::runs_in`] does not depend on the path).
+    pub fn runs_on_language(&self, rule: &RuleHead, lang: Lang) -> bool {
+        rule.lang == lang
+            || hosts(lang, rule.lang)
+            || self
+                .injected
+                .iter()
+                .any(|i| i.host == lang && i.candidates.contains(&rule.lang))
+    }
+
+    /// A plan read back from the cache, its globs built; `None` if they do not build.
+    fn decode(bytes: &[u8]) -> Option<Plan> {
+        let mut plan: Plan = serde_json::from_slice(bytes).ok()?;
+        plan.language_globs = crate::files::LanguageGlobs::new(
+            plan.language_glob_specs
+                .iter()
+                .map(|(lang, globs)| (lang.as_str(), globs.clone())),
+        )
+        .ok()?;
+        Some(plan)
     }
 }
 
@@ -258,7 +407,8 @@ struct SgConfig {
 
 /// A rule document before compilation: its value and where it came from.
 struct Doc {
-    value: Value,
+    /// `None`: every document of the text, not parsed yet.
+    value: Option<Value>,
     /// The file, as displayed.
     file: String,
     text_index: usize,
@@ -275,7 +425,11 @@ struct Loader<'r> {
     docs: Vec<Doc>,
     /// Source texts, indexed by `Doc::text_index`, to find a rule's line.
     texts: Vec<String>,
+    /// The file of each text (empty for a text not read from a file).
+    paths: Vec<PathBuf>,
     utils: Vec<SerializableGlobalRule<Lang>>,
+    /// Utility rule files read, not parsed yet: (text index, file as displayed).
+    util_texts: Vec<(usize, String)>,
     sources: Vec<String>,
     max_passes: Option<usize>,
     warnings: Vec<String>,
@@ -292,6 +446,224 @@ struct Loader<'r> {
 /// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
 /// rule YAML file), else `astedit.toml` and `sgconfig.yml` at the repository root.
 pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
+    read(repo, configs)?.finish(None)
+}
+
+/// Rules for a scan: their [`Plan`] at once, the compiled set when a file needs it.
+///
+/// With a result cache, the plan of a rule set is kept in the cache under a digest of
+/// every config file's path and bytes (and the tool's version): a scan that finds it
+/// reads and digests the config files but parses and compiles no rule until a file
+/// misses the cache, so a scan of an unchanged tree costs what listing its files
+/// costs. A plan is only ever written from a set that compiled.
+pub struct Rules {
+    pub plan: Plan,
+    /// Every rule, compiled.
+    set: std::sync::OnceLock<RuleSet>,
+    /// Only the rules some files needed (the others' results were cached).
+    some: std::sync::OnceLock<RuleSet>,
+    /// The config files read, not yet compiled.
+    pending: std::sync::Mutex<Option<Loader<'static>>>,
+    /// The config files given, to read them again should all rules be needed after
+    /// some were compiled.
+    configs: Vec<PathBuf>,
+    /// Severities set after loading (`None`: off), by rule id, for the compiled set too.
+    overrides: Vec<(String, Option<Severity>)>,
+}
+
+impl From<RuleSet> for Rules {
+    fn from(set: RuleSet) -> Rules {
+        Rules {
+            plan: set.plan(),
+            set: std::sync::OnceLock::from(set),
+            some: Default::default(),
+            pending: Default::default(),
+            configs: Vec::new(),
+            overrides: Vec::new(),
+        }
+    }
+}
+
+impl Rules {
+    /// Sets severities: `decide(id)` gives `Some(None)` to turn a rule off,
+    /// `Some(Some(s))` for severity `s`, `None` to leave it. Off rules leave the run.
+    pub fn set_severities(&mut self, decide: impl Fn(&str) -> Option<Option<Severity>>) {
+        for head in &self.plan.rules {
+            if let Some(decision) = decide(&head.id) {
+                self.overrides.push((head.id.clone(), decision));
+            }
+        }
+        apply_overrides(
+            &mut self.plan.rules,
+            &mut self.plan.disabled,
+            &self.overrides,
+            |_| {},
+        );
+        if let Some(set) = self.set.get_mut() {
+            override_set(set, &self.overrides);
+        }
+    }
+
+    /// Whether every rule is compiled already (no cost to [`Rules::compiled`]).
+    pub fn is_compiled(&self) -> bool {
+        self.set.get().is_some()
+    }
+
+    /// Every rule compiled, in the plan's order (compiled now if they were not).
+    pub fn compiled(&self, repo: &Repo) -> Result<&RuleSet, Error> {
+        if let Some(set) = self.set.get() {
+            return Ok(set);
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(set) = self.set.get() {
+            return Ok(set);
+        }
+        let loader = match pending.take() {
+            Some(loader) => loader,
+            None => read(repo, &self.configs)?.detach(),
+        };
+        let mut set = loader.finish(None)?;
+        override_set(&mut set, &self.overrides);
+        let same = set.rules.len() == self.plan.rules.len()
+            && set
+                .rules
+                .iter()
+                .zip(&self.plan.rules)
+                .all(|(r, h)| same_rule(r, h));
+        if !same {
+            return Err(Error::StalePlan);
+        }
+        Ok(self.set.get_or_init(|| set))
+    }
+
+    /// The rules named by `ids` compiled (others may be too): all of them when they
+    /// are, else only these, once.
+    pub fn compiled_some(
+        &self,
+        repo: &Repo,
+        ids: &std::collections::HashSet<&str>,
+    ) -> Result<&RuleSet, Error> {
+        if let Some(set) = self.set.get().or(self.some.get()) {
+            return Ok(set);
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(loader) = pending.take() else {
+            drop(pending);
+            return self.compiled(repo);
+        };
+        let files: std::collections::HashSet<&str> = self
+            .plan
+            .rules
+            .iter()
+            .filter(|h| ids.contains(h.id.as_str()))
+            .map(|h| h.source.as_str())
+            .collect();
+        let mut set = loader.finish_some(ids, &files)?;
+        override_set(&mut set, &self.overrides);
+        let found = set.rules.iter().all(|r| {
+            self.plan
+                .rules
+                .iter()
+                .any(|h| h.id == r.id && same_rule(r, h))
+        }) && ids.iter().all(|id| set.rules.iter().any(|r| r.id == *id));
+        if !found {
+            return Err(Error::StalePlan);
+        }
+        Ok(self.some.get_or_init(|| set))
+    }
+}
+
+/// Whether a compiled rule is the one a plan's head describes.
+fn same_rule(rule: &Rule, head: &RuleHead) -> bool {
+    rule.id == head.id && rule.lang == head.lang && rule.severity == head.severity
+}
+
+/// Applies severity overrides to a compiled set: off rules move to `disabled`.
+fn override_set(set: &mut RuleSet, overrides: &[(String, Option<Severity>)]) {
+    let mut configs = Vec::new();
+    let mut rules = std::mem::take(&mut set.rules);
+    apply_overrides(&mut rules, &mut set.disabled, overrides, |off| {
+        configs.push(off)
+    });
+    set.rules = rules;
+    set.disabled_configs
+        .extend(configs.into_iter().map(|r: Rule| r.config));
+}
+
+/// The overrides on a list of rules (heads or compiled), in order: the last override
+/// of a rule wins; off rules are handed to `off` and their ids added to `disabled`.
+fn apply_overrides<R: std::borrow::BorrowMut<RuleHead>>(
+    rules: &mut Vec<R>,
+    disabled: &mut Vec<String>,
+    overrides: &[(String, Option<Severity>)],
+    mut off: impl FnMut(R),
+) {
+    let mut kept = Vec::with_capacity(rules.len());
+    for mut rule in std::mem::take(rules) {
+        let head: &mut RuleHead = rule.borrow_mut();
+        match overrides.iter().rev().find(|(id, _)| *id == head.id) {
+            Some((_, None)) => {
+                disabled.push(head.id.clone());
+                off(rule);
+            }
+            Some((_, Some(severity))) => {
+                head.severity = *severity;
+                kept.push(rule);
+            }
+            None => kept.push(rule),
+        }
+    }
+    *rules = kept;
+}
+
+/// Loads the rules for a scan (see [`Rules`]): from the cache's plan when it has one
+/// for these config files, compiling them only when a file needs it; else compiled
+/// now, and their plan stored.
+pub fn open(
+    repo: &Repo,
+    configs: &[PathBuf],
+    cache: Option<&crate::cache::Settings>,
+) -> Result<Rules, Error> {
+    let loader = read(repo, configs)?;
+    let Some(settings) = cache else {
+        return Ok(Rules::from(loader.finish(None)?));
+    };
+    let key = {
+        let mut k = crate::cache::KeyBuilder::new("rule-plan");
+        // Where the rules are shown from (sources and rule files are displayed
+        // relative to the current folder) and every file read, by path and bytes.
+        k.add(repo.workdir.as_os_str().as_encoded_bytes())
+            .add(repo.cwd.as_os_str().as_encoded_bytes());
+        for s in &loader.sources {
+            k.add(s.as_bytes());
+        }
+        for (path, text) in loader.paths.iter().zip(&loader.texts) {
+            k.add(path.as_os_str().as_encoded_bytes())
+                .add(text.as_bytes());
+        }
+        k.finish()
+    };
+    let bucket = crate::cache::Bucket::open(settings, &key);
+    if let Some(plan) = bucket.get(&key).and_then(|bytes| Plan::decode(&bytes)) {
+        return Ok(Rules {
+            plan,
+            set: Default::default(),
+            some: Default::default(),
+            pending: std::sync::Mutex::new(Some(loader.detach())),
+            configs: configs.to_vec(),
+            overrides: Vec::new(),
+        });
+    }
+    let set = loader.finish(None)?;
+    if let Ok(bytes) = serde_json::to_vec(&set.plan()) {
+        bucket.put(&key, &bytes);
+        bucket.finish();
+    }
+    Ok(Rules::from(set))
+}
+
+/// Reads the config files (see [`load`]), compiling nothing yet.
+fn read<'r>(repo: &'r Repo, configs: &[PathBuf]) -> Result<Loader<'r>, Error> {
     let mut loader = Loader::new(Some(repo));
     if configs.is_empty() {
         let toml = repo.workdir.join(ASTEDIT_TOML);
@@ -326,7 +698,7 @@ pub fn load(repo: &Repo, configs: &[PathBuf]) -> Result<RuleSet, Error> {
             }
         }
     }
-    loader.finish()
+    Ok(loader)
 }
 
 /// The `languageGlobs`, `customLanguages` (loaded) and `languageInjections` of an
@@ -414,8 +786,14 @@ pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<
 /// Compiles rules given as text rather than files (tests, agents). Globs are relative to
 /// the repository root; `rule-files` and `util-dirs` need files on disk and are refused.
 pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, Error> {
+    text_loader(text, format, name)?.finish(None)
+}
+
+/// Rules given as text, read and not compiled.
+fn text_loader(text: &str, format: TextFormat, name: &str) -> Result<Loader<'static>, Error> {
     let mut loader = Loader::new(None);
     loader.texts.push(text.to_string());
+    loader.paths.push(PathBuf::new());
     loader.sources.push(name.to_string());
     let bad = |detail: String| Error::BadConfigFile {
         file: name.to_string(),
@@ -437,14 +815,14 @@ pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, 
     };
     for (ordinal, value) in values.into_iter().enumerate() {
         loader.docs.push(Doc {
-            value,
+            value: Some(value),
             file: name.to_string(),
             text_index: 0,
             ordinal,
             base: String::new(),
         });
     }
-    loader.finish()
+    Ok(loader)
 }
 
 impl<'r> Loader<'r> {
@@ -455,7 +833,9 @@ impl<'r> Loader<'r> {
             docs: Vec::new(),
             warnings: Vec::new(),
             texts: Vec::new(),
+            paths: Vec::new(),
             utils: Vec::new(),
+            util_texts: Vec::new(),
             sources: Vec::new(),
             max_passes: None,
             language_globs: Vec::new(),
@@ -471,7 +851,27 @@ impl<'r> Loader<'r> {
             source,
         })?;
         self.texts.push(text);
+        self.paths.push(path.to_path_buf());
         Ok(self.texts.len() - 1)
+    }
+
+    /// The same, with no repository to show paths from: compiling needs none.
+    fn detach(self) -> Loader<'static> {
+        Loader {
+            repo: None,
+            docs: self.docs,
+            texts: self.texts,
+            paths: self.paths,
+            utils: self.utils,
+            util_texts: self.util_texts,
+            sources: self.sources,
+            max_passes: self.max_passes,
+            warnings: self.warnings,
+            language_globs: self.language_globs,
+            custom_languages: self.custom_languages,
+            ignored_custom: self.ignored_custom,
+            injections: self.injections,
+        }
     }
 
     /// The repository folder of a config file: where its globs are rooted.
@@ -501,7 +901,7 @@ impl<'r> Loader<'r> {
         let base = self.base_of(path);
         for (ordinal, value) in parsed.rules.into_iter().enumerate() {
             self.docs.push(Doc {
-                value,
+                value: Some(value),
                 file: file.clone(),
                 text_index: index,
                 ordinal,
@@ -759,44 +1159,93 @@ impl<'r> Loader<'r> {
         Ok(())
     }
 
+    /// Notes a rule file's documents, parsed when the rules are compiled (a scan whose
+    /// plan is cached reads the file for its digest only).
     fn yaml_rule_file(&mut self, path: &Path, base: &str) -> Result<(), Error> {
         let index = self.read(path)?;
-        let values: Vec<Value> =
-            ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
-                Error::BadConfigFile {
-                    file: display(self.repo, path),
-                    detail: e.to_string(),
-                }
-            })?;
-        let file = display(self.repo, path);
-        for (ordinal, value) in values.into_iter().enumerate() {
-            self.docs.push(Doc {
-                value,
-                file: file.clone(),
-                text_index: index,
-                ordinal,
-                base: base.to_string(),
-            });
+        self.docs.push(Doc {
+            value: None,
+            file: display(self.repo, path),
+            text_index: index,
+            ordinal: 0,
+            base: base.to_string(),
+        });
+        Ok(())
+    }
+
+    /// Notes a folder's utility rule files, parsed when the rules are compiled.
+    fn util_dir(&mut self, dir: &Path) -> Result<(), Error> {
+        for file in self.list_yaml(dir)? {
+            let index = self.read(&file)?;
+            self.util_texts.push((index, display(self.repo, &file)));
         }
         Ok(())
     }
 
-    fn util_dir(&mut self, dir: &Path) -> Result<(), Error> {
-        for file in self.list_yaml(dir)? {
-            let index = self.read(&file)?;
+    /// Parses the rule and utility files read: every document in the order read
+    /// (only the rule files named in `files`, when given).
+    fn parse(&mut self, files: Option<&std::collections::HashSet<&str>>) -> Result<(), Error> {
+        for (index, file) in std::mem::take(&mut self.util_texts) {
             let utils: Vec<SerializableGlobalRule<Lang>> =
                 ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
                     Error::BadConfigFile {
-                        file: display(self.repo, &file),
+                        file,
                         detail: e.to_string(),
                     }
                 })?;
             self.utils.extend(utils);
         }
+        let mut docs = Vec::with_capacity(self.docs.len());
+        for doc in std::mem::take(&mut self.docs) {
+            if doc.value.is_some() {
+                docs.push(doc);
+                continue;
+            }
+            if files.is_some_and(|f| !f.contains(doc.file.as_str())) {
+                continue;
+            }
+            let values: Vec<Value> = ast_grep_config::from_multiple(&self.texts[doc.text_index])
+                .map_err(|e| Error::BadConfigFile {
+                    file: doc.file.clone(),
+                    detail: e.to_string(),
+                })?;
+            for (ordinal, value) in values.into_iter().enumerate() {
+                docs.push(Doc {
+                    value: Some(value),
+                    file: doc.file.clone(),
+                    text_index: doc.text_index,
+                    ordinal,
+                    base: doc.base.clone(),
+                });
+            }
+        }
+        self.docs = docs;
         Ok(())
     }
 
-    fn finish(self) -> Result<RuleSet, Error> {
+    /// Compiles the rules read: all of them, or (`only`) those with these ids (a
+    /// partial set for files whose results are not cached: ids are not checked for
+    /// duplicates, the rest is not checked at all).
+    fn finish(mut self, only: Option<&std::collections::HashSet<&str>>) -> Result<RuleSet, Error> {
+        self.parse(None)?;
+        self.compile_parsed(only)
+    }
+
+    /// Like [`Loader::finish`] with `only`, parsing only the rule files in `files`
+    /// (where the plan says those rules were read from).
+    fn finish_some(
+        mut self,
+        only: &std::collections::HashSet<&str>,
+        files: &std::collections::HashSet<&str>,
+    ) -> Result<RuleSet, Error> {
+        self.parse(Some(files))?;
+        self.compile_parsed(Some(only))
+    }
+
+    fn compile_parsed(
+        self,
+        only: Option<&std::collections::HashSet<&str>>,
+    ) -> Result<RuleSet, Error> {
         let needs = need::GlobalUtils::new(&self.utils);
         let rules = if self.utils.is_empty() {
             GlobalRules::default()
@@ -829,8 +1278,18 @@ impl<'r> Loader<'r> {
         for doc in self.docs {
             let file = doc.file;
             let text = &self.texts[doc.text_index];
+            let Some(value) = doc.value else { continue };
+            if let Some(only) = only {
+                let id = match &value {
+                    Value::Map(map) => map.get(&Value::String("id".into())),
+                    _ => None,
+                };
+                if !matches!(id, Some(Value::String(id)) if only.contains(id.as_str())) {
+                    continue;
+                }
+            }
             let Some(rule) = compile(
-                doc.value,
+                value,
                 doc.ordinal,
                 &file,
                 text,
@@ -886,6 +1345,13 @@ impl<'r> Loader<'r> {
             warnings,
             language_globs,
             injections: self.injections,
+            // A custom language's extensions are globs too: a plan read back from the
+            // cache must find those files as this run does.
+            language_glob_specs: self
+                .language_globs
+                .into_iter()
+                .chain(self.custom_languages)
+                .collect(),
         })
     }
 }
@@ -1065,19 +1531,27 @@ fn compile(
             unknown.join(", $")
         ));
     }
+    let metadata = config
+        .metadata
+        .as_ref()
+        .and_then(|m| serde_json::to_value(m).ok());
     Ok(Some(Compiled::Active(Box::new(Rule {
-        id,
-        lang,
-        severity,
-        message: config.message.clone(),
-        note: config.note.clone(),
-        url: config.url.clone(),
-        source: file.into(),
-        line,
+        head: RuleHead {
+            id,
+            lang,
+            severity,
+            message: config.message.clone(),
+            note: config.note.clone(),
+            url: config.url.clone(),
+            source: file.into(),
+            line,
+            fixable: !config.fixer.is_empty(),
+            metadata,
+            files,
+            ignores,
+            base: base.into(),
+        },
         message_template,
-        files,
-        ignores,
-        base: base.into(),
         need,
         kinds: config
             .matcher
@@ -1169,26 +1643,39 @@ enum GlobSpec {
     },
 }
 
-fn globs(value: Option<&Value>) -> Result<Option<GlobSet>, String> {
+fn globs(value: Option<&Value>) -> Result<Option<Globs>, String> {
     let Some(value) = value else {
         return Ok(None);
     };
     let list = Vec::<GlobSpec>::deserialize(value.clone()).map_err(|e| e.to_string())?;
-    let mut builder = GlobSetBuilder::new();
-    for glob in list {
-        // The same construction as ast-grep's RuleCollection, so globs mean the same.
-        let built = match glob {
-            GlobSpec::Glob(g) => globset::Glob::new(&g),
+    let specs = list
+        .into_iter()
+        .map(|glob| match glob {
+            GlobSpec::Glob(g) => (g, false),
             GlobSpec::Config {
                 glob,
                 case_insensitive,
-            } => GlobBuilder::new(&glob)
-                .case_insensitive(case_insensitive)
-                .build(),
+            } => (glob, case_insensitive),
+        })
+        .collect();
+    build_globs(specs).map(Some)
+}
+
+/// (glob, case-insensitive) pairs built into a set.
+fn build_globs(specs: Vec<(String, bool)>) -> Result<Globs, String> {
+    let mut builder = GlobSetBuilder::new();
+    for (glob, case_insensitive) in &specs {
+        // The same construction as ast-grep's RuleCollection, so globs mean the same
+        // (`Glob::new` is a builder with the defaults).
+        let built = if *case_insensitive {
+            GlobBuilder::new(glob).case_insensitive(true).build()
+        } else {
+            globset::Glob::new(glob)
         };
         builder.add(built.map_err(|e| e.to_string())?);
     }
-    builder.build().map(Some).map_err(|e| e.to_string())
+    let set = builder.build().map_err(|e| e.to_string())?;
+    Ok(Globs { specs, set })
 }
 
 /// The closest known field name, for typos like `pattrn` or `langauge`.
@@ -1257,5 +1744,78 @@ fn display(repo: Option<&Repo>, path: &Path) -> String {
     match canonical.strip_prefix(&repo.workdir) {
         Ok(rel) => repo.display_path(&rel.to_string_lossy().replace('\\', "/")),
         Err(_) => path.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    const RULES: &str = "
+id: a
+language: python
+severity: warning
+message: print of $$$A
+rule: {pattern: print($$$A)}
+files: ['src/**', {glob: 'LIB/**', caseInsensitive: true}]
+---
+id: b
+language: rust
+rule: {pattern: $A.unwrap()}
+fix: $A.expect(\"b\")
+";
+
+    fn lazy(plan: Plan) -> Rules {
+        let loader = text_loader(RULES, TextFormat::Yaml, "rules.yml").expect("read");
+        Rules {
+            plan,
+            set: Default::default(),
+            some: Default::default(),
+            pending: std::sync::Mutex::new(Some(loader)),
+            configs: Vec::new(),
+            overrides: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_plan_reads_back_as_written() {
+        let set = from_text(RULES, TextFormat::Yaml, "rules.yml").expect("load");
+        let bytes = serde_json::to_vec(&set.plan()).expect("json");
+        let plan = Plan::decode(&bytes).expect("decode");
+        assert_eq!(plan.rules.len(), 2);
+        let (a, b) = (&plan.rules[0], &plan.rules[1]);
+        assert_eq!(
+            (a.id.as_str(), a.lang, a.severity),
+            ("a", Lang::Python, Severity::Warning)
+        );
+        assert!(a.applies_to("src/x.py", Lang::Python));
+        assert!(a.applies_to("lib/x.py", Lang::Python));
+        assert!(!a.applies_to("x.py", Lang::Python));
+        assert!(b.fixable() && !a.fixable());
+        assert_eq!(b.lang, Lang::Rust);
+        assert_eq!(plan.digest, set.digest);
+    }
+
+    #[test]
+    fn some_rules_compile_alone_and_a_plan_that_does_not_match_is_refused() {
+        let set = from_text(RULES, TextFormat::Yaml, "rules.yml").expect("load");
+        let repo = crate::repo::Repo::discover_from(std::path::Path::new("."));
+        let Ok(repo) = repo else { return };
+        let rules = lazy(set.plan());
+        let only: std::collections::HashSet<&str> = ["b"].into_iter().collect();
+        let some = rules.compiled_some(&repo, &only).expect("compile b");
+        assert_eq!(some.rules.len(), 1);
+        assert_eq!(some.rules[0].id, "b");
+        // A plan whose rules are not these: refused, never run with the wrong rules.
+        let mut forged = set.plan();
+        forged.rules[1].severity = Severity::Error;
+        assert!(matches!(
+            lazy(forged.clone()).compiled(&repo),
+            Err(Error::StalePlan)
+        ));
+        assert!(matches!(
+            lazy(forged).compiled_some(&repo, &only),
+            Err(Error::StalePlan)
+        ));
     }
 }

@@ -176,6 +176,27 @@ fn differential(cases: &[&[&str]]) {
         let cold = run(&repo, None, args);
         same(&cold, &run(&repo, Some(&dir), args), "after an edit", args);
     }
+    // An edited rule: a scan neither reuses the old plan of the rules nor their
+    // results, and a warm run of the new rules gives the same again.
+    repo.write(
+        "astedit.toml",
+        RULES.replace("redundant parentheses around $X", "parens around $X"),
+    );
+    for args in cases {
+        let cold = run(&repo, None, args);
+        same(
+            &cold,
+            &run(&repo, Some(&dir), args),
+            "after a rule edit",
+            args,
+        );
+        same(
+            &cold,
+            &run(&repo, Some(&dir), args),
+            "warm after a rule edit",
+            args,
+        );
+    }
 }
 
 #[test]
@@ -260,12 +281,13 @@ fn the_default_cache_is_under_the_git_dir_and_no_cache_writes_nothing() {
     assert!(!cache.exists());
     repo.run(&["grep", "-p", "print($$$A)"]).assert_code(0);
     repo.run(&["scan"]);
-    assert_eq!(buckets(&cache).len(), 2, "{:?}", buckets(&cache));
+    // The grep's results, the scan's, and the scan's plan of its rules.
+    assert_eq!(buckets(&cache).len(), 3, "{:?}", buckets(&cache));
     // `gc` keeps the current buckets and drops another version's.
     std::fs::write(cache.join("v0.0.0-old"), b"x").expect("write");
     let gc = repo.run(&["gc", "--json"]);
     gc.assert_code(0);
-    assert_eq!(buckets(&cache).len(), 2, "{:?}", buckets(&cache));
+    assert_eq!(buckets(&cache).len(), 3, "{:?}", buckets(&cache));
     assert_eq!(gc.json()["cache"]["removed"], 1, "{}", gc.stdout);
 }
 
@@ -313,6 +335,59 @@ fn racing_processes_share_a_cache_and_all_print_the_cold_result() {
             &cold[i],
             &run(&repo, Some(&dir), args),
             "after the race",
+            args,
+        );
+    }
+}
+
+/// An ast-grep project (rule files in a folder): a warm scan after one file changed
+/// compiles only that file's rules, read from their own rule file, and gives what a
+/// scan without the cache gives; so does one after a rule file changed.
+#[test]
+fn a_warm_project_scan_after_an_edit_is_the_same_as_without_cache() {
+    let repo = TestRepo::new();
+    repo.write("sgconfig.yml", "ruleDirs: [rules]\n");
+    repo.write(
+        "rules/py.yml",
+        "id: no-print\nlanguage: python\nseverity: warning\nmessage: print\nrule: {pattern: print($$$A)}\n",
+    );
+    repo.write(
+        "rules/js.yml",
+        "id: no-log\nlanguage: javascript\nseverity: error\nmessage: log $A\nrule: {pattern: console.log($A)}\nfix: log($A)\n---\nid: eq\nlanguage: javascript\nrule: {pattern: $A == $B}\n",
+    );
+    repo.write("a.py", "print(1)\n");
+    repo.write("b.py", "x = 1\n");
+    repo.write("c.js", "console.log(a == b)\n");
+    repo.commit_all("init");
+    age(&repo);
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    let cases: &[&[&str]] = &[
+        &["scan", "--json"],
+        &["scan", "--check"],
+        &["scan", "--warning=eq"],
+    ];
+    for args in cases {
+        let cold = run(&repo, None, args);
+        same(&cold, &run(&repo, Some(&dir), args), "cold", args);
+        same(&cold, &run(&repo, Some(&dir), args), "warm", args);
+    }
+    repo.write("b.py", "print(2)\n");
+    repo.write("c.js", "console.log(a == c)\n");
+    for args in cases {
+        let cold = run(&repo, None, args);
+        same(&cold, &run(&repo, Some(&dir), args), "after an edit", args);
+    }
+    repo.write(
+        "rules/py.yml",
+        "id: no-print\nlanguage: python\nseverity: error\nmessage: print\nrule: {pattern: print($$$A)}\n",
+    );
+    for args in cases {
+        let cold = run(&repo, None, args);
+        same(
+            &cold,
+            &run(&repo, Some(&dir), args),
+            "after a rule edit",
             args,
         );
     }

@@ -2148,3 +2148,35 @@ fn resolve_verify_applies_only_what_passes() {
     assert_eq!(t.read_string("src/b.rs"), "fn b() { bar(3); }\n");
     s.finish();
 }
+
+/// The server keeps a search's file set between calls (issue 26): the set follows a
+/// file added to a folder, a folder added, a `.gitignore` edited and a file's new
+/// content. (The server keeps a set only once what it was made from is over two
+/// seconds old, hence the pauses.)
+#[test]
+fn repeated_searches_follow_the_tree() {
+    let t = repo_with_code();
+    t.write(".gitignore", "*.tmp\n");
+    t.commit_all("ignore");
+    let settle = || std::thread::sleep(Duration::from_millis(2200));
+    settle();
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "inspector");
+    let total = |s: &mut Server| {
+        let grep = s.ok("ast_grep", json!({"pattern": "foo($A)"}));
+        grep["total"].as_u64().unwrap_or_else(|| panic!("{grep}"))
+    };
+    assert_eq!(total(&mut s), 4);
+    assert_eq!(total(&mut s), 4);
+    t.write("src/c.rs", "fn c() { foo(9); }\n");
+    assert_eq!(total(&mut s), 5, "a new file in a folder");
+    t.write("lib/d.rs", "fn d() { foo(10); }\n");
+    assert_eq!(total(&mut s), 6, "a new folder");
+    settle();
+    assert_eq!(total(&mut s), 6);
+    t.write(".gitignore", "*.tmp\nc.rs\n");
+    assert_eq!(total(&mut s), 5, "an edited .gitignore");
+    t.write("src/b.rs", "fn b() { foo(3); foo(4); }\n");
+    assert_eq!(total(&mut s), 6, "new content");
+    s.finish();
+}

@@ -49,7 +49,7 @@ pub fn is_selection(meta: &PreviewMeta) -> bool {
 pub fn record_scan(
     meta: &mut PreviewMeta,
     repo: &Repo,
-    rules: &crate::scan::RuleSet,
+    rules: &crate::scan::rules::Plan,
     configs: &[std::path::PathBuf],
     opts: &crate::scan::Options,
 ) {
@@ -68,7 +68,7 @@ pub fn record_scan(
         meta,
         serde_json::json!({
             "configs": configs,
-            "rules_digest": rules_digest(&repo.cwd, rules),
+            "rules_digest": rules_digest(&repo.cwd, &rules.sources),
             "only_rules": opts.only_rules,
             "max_passes": opts.max_passes.unwrap_or(rules.max_passes),
             "pathspecs": opts.pathspecs,
@@ -81,10 +81,10 @@ pub fn record_scan(
 
 /// SHA-256 over the bytes of every file `rules` were read from (`sources` are shown
 /// relative to `cwd`), in order: the rules "by content hash".
-pub(super) fn rules_digest(cwd: &std::path::Path, rules: &crate::scan::RuleSet) -> String {
+pub(super) fn rules_digest(cwd: &std::path::Path, sources: &[String]) -> String {
     use sha2::Digest;
     let mut h = sha2::Sha256::new();
-    for s in &rules.sources {
+    for s in sources {
         let bytes = std::fs::read(cwd.join(s)).unwrap_or_default();
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(&bytes);

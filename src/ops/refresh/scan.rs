@@ -38,7 +38,7 @@ impl ScanRules {
         let rules = crate::scan::rules::load(&at_top, &configs)
             .map_err(|e| format!("the rules no longer load: {e}"))?;
         let digest = rec.get("rules_digest").and_then(|d| d.as_str());
-        if digest != Some(rules_digest(&at_top.cwd, &rules).as_str()) {
+        if digest != Some(rules_digest(&at_top.cwd, &rules.sources).as_str()) {
             return Err("the rule files changed since the preview was staged".into());
         }
         Ok(ScanRules {

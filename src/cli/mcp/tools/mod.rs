@@ -219,11 +219,11 @@ fn collect(
         no_ignore: false,
         language_globs: Default::default(),
     };
-    match files::collect(repo, &opts) {
+    match files::collect_remembered(repo, &opts) {
         Ok(set) => Ok((set, lang, Vec::new())),
         Err(files::Error::PathspecNoMatch(unmatched)) if unmatched.len() < opts.pathspecs.len() => {
             opts.pathspecs.retain(|p| !unmatched.contains(p));
-            let set = files::collect(repo, &opts)?;
+            let set = files::collect_remembered(repo, &opts)?;
             let warnings = unmatched
                 .iter()
                 .map(|p| format!("path '{p}' matches no file; searched the other paths"))
