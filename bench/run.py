@@ -667,6 +667,8 @@ def bench_stage_apply(tools: Tools, corpora: dict[str, Path], args, rows: list[R
     work = BENCH_DIR / "work"
     work.mkdir(parents=True, exist_ok=True)
     scratch = BENCH_DIR / "out"
+    # `--only stage` runs no search first, which would have made it.
+    scratch.mkdir(parents=True, exist_ok=True)
     task = f"edit `{STAGE_PATTERN}` → `{STAGE_REWRITE}`"
     contenders: list[tuple[Row, list[str]]] = []
     sg_cmd = [tools.ast_grep, "run", "-p", STAGE_PATTERN, "-r", STAGE_REWRITE, "--lang", STAGE_LANG,
