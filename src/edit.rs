@@ -264,15 +264,7 @@ fn run_edit(
     let hash_kind = repo.git.object_hash();
     // With `-l`, the files that embed the language (HTML's `<script>`, a project's
     // injections) are rewritten where they do, in path order with the rest.
-    let files: std::borrow::Cow<'_, [files::Candidate]> = match forced_lang {
-        Some(_) if !set.hosts.is_empty() => {
-            let mut all: Vec<files::Candidate> =
-                set.files.iter().chain(&set.hosts).cloned().collect();
-            all.sort_by(|a, b| a.path.cmp(&b.path));
-            std::borrow::Cow::Owned(all)
-        }
-        _ => std::borrow::Cow::Borrowed(&set.files),
-    };
+    let files = set.with_hosts(forced_lang.is_some());
     let work = |file: &files::Candidate, select: &mut Offer<'_>| -> Result<One, Error> {
         if let Some(guest) = forced_lang.filter(|l| *l != file.lang) {
             let Some(rewriter) = rewriters.get(&guest.to_string()) else {

@@ -355,6 +355,19 @@ pub struct FileSet {
     pub pathspecs: Vec<String>,
 }
 
+impl FileSet {
+    /// The files to work on with `-l` (`with_hosts`): the files of the language and
+    /// those that embed it, in path order; otherwise the files alone.
+    pub fn with_hosts(&self, with_hosts: bool) -> std::borrow::Cow<'_, [Candidate]> {
+        if !with_hosts || self.hosts.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.files);
+        }
+        let mut all: Vec<Candidate> = self.files.iter().chain(&self.hosts).cloned().collect();
+        all.sort_by(|a, b| a.path.cmp(&b.path));
+        std::borrow::Cow::Owned(all)
+    }
+}
+
 /// Parses a language name or alias (`ts`, `python`, `rs`, …).
 pub fn parse_language(name: &str) -> Result<Lang, Error> {
     name.parse::<Lang>()

@@ -224,15 +224,7 @@ pub fn grep(
     let hash_kind = repo.git.object_hash();
     // With `-l`, the files that embed the language (HTML's `<script>`, a project's
     // injections) are searched where they do, in path order with the rest.
-    let files: std::borrow::Cow<'_, [files::Candidate]> = match forced_lang {
-        Some(_) if !set.hosts.is_empty() => {
-            let mut all: Vec<files::Candidate> =
-                set.files.iter().chain(&set.hosts).cloned().collect();
-            all.sort_by(|a, b| a.path.cmp(&b.path));
-            std::borrow::Cow::Owned(all)
-        }
-        _ => std::borrow::Cow::Borrowed(&set.files),
-    };
+    let files = set.with_hosts(forced_lang.is_some());
     let _phase = crate::progress::phase(crate::progress::Phase::Search, files.len());
     crate::pipeline::map_sized(
         &files,
