@@ -167,18 +167,31 @@ pub struct Options<'a> {
     pub cache: Option<&'a crate::cache::Settings>,
 }
 
+/// A file with matches as the sink of [`grep`] gets it: what the workers made of it
+/// (`prepare`'s result), and how many matches it has.
+#[derive(Debug)]
+pub struct Found<P> {
+    pub count: usize,
+    pub file: P,
+}
+
 /// Searches every file of `set` for `pattern`, in parallel, handing each file with
 /// matches to `sink` in path order as soon as it is next (memory stays bounded), or,
 /// with `keep.order` [`Delivery::AsReady`](crate::pipeline::Delivery), as soon as it is
 /// searched.
+///
+/// `prepare` runs on the worker that searched the file, before the file waits for its
+/// turn: a caller that prints rows encodes them there, so that a file searched early
+/// (large files go first) waits as its output, not as matches with their captures.
 /// `sink` returning `false` stops the search (e.g. the reader of the output left);
 /// the summary then counts what was searched until then.
-pub fn grep(
+pub fn grep<P: Send>(
     repo: &Repo,
     set: &FileSet,
     pattern: &str,
     opts: &Options<'_>,
-    mut sink: impl FnMut(FileHits) -> bool,
+    prepare: impl Fn(FileHits) -> P + Sync,
+    mut sink: impl FnMut(Found<P>) -> bool,
 ) -> Result<GrepSummary, Error> {
     let Options {
         forced_lang,
@@ -196,8 +209,8 @@ pub fn grep(
         Query::with_options(pattern, lang, forced_lang, query)
     })?;
 
-    enum One {
-        Searched(Option<FileHits>, bool),
+    enum One<H> {
+        Searched(Option<H>, bool),
         Skipped(files::SkipReason),
         NoLanguage,
         TooLarge,
@@ -226,142 +239,148 @@ pub fn grep(
     // injections) are searched where they do, in path order with the rest.
     let files = set.with_hosts(forced_lang.is_some());
     let _phase = crate::progress::phase(crate::progress::Phase::Search, files.len());
-    crate::pipeline::map_sized(
-        &files,
-        |f| f.size_hint,
-        |file| {
-            if let Some(guest) = forced_lang.filter(|l| *l != file.lang) {
-                let Some(query) = queries.get(&guest.to_string()) else {
-                    return One::NoLanguage;
-                };
-                let text = match files::load(workdir, &file.path, max_file_size) {
-                    Loaded::Text(t, _) => t,
-                    Loaded::Skipped(r) => return One::Skipped(r),
-                };
-                let found =
-                    search_embedded(&text, file.lang, guest, query, &set.injections, keep.text);
-                if found.text_too_large {
-                    return One::TooLarge;
-                }
-                let source = keep.source.then_some(text);
-                let hits = (!found.matches.is_empty()).then(|| FileHits {
-                    path: file.path.clone(),
-                    lang: guest,
-                    matches: found.matches,
-                    source,
-                });
-                return One::Searched(hits, found.has_parse_error);
-            }
-            let Some(query) = queries.get(&file.lang.to_string()) else {
+    let search = |file: &files::Candidate| -> One<FileHits> {
+        if let Some(guest) = forced_lang.filter(|l| *l != file.lang) {
+            let Some(query) = queries.get(&guest.to_string()) else {
                 return One::NoLanguage;
             };
-            let hits = |matches: Vec<Match>, source: Option<String>| {
-                (!matches.is_empty()).then(|| FileHits {
-                    path: file.path.clone(),
-                    lang: file.lang,
-                    matches,
-                    source,
-                })
+            let text = match files::load(workdir, &file.path, max_file_size) {
+                Loaded::Text(t, _) => t,
+                Loaded::Skipped(r) => return One::Skipped(r),
             };
-            let key_of = |id: &gix::oid| {
-                let mut k = crate::cache::KeyBuilder::new("file");
-                k.add(&query_key)
-                    .add(id.as_bytes())
-                    .add(file.lang.to_string().as_bytes());
-                k.finish()
-            };
-            let (text, store) = match &bucket {
-                None => match files::load(workdir, &file.path, max_file_size) {
-                    Loaded::Text(t, _) => (t, None),
-                    Loaded::Skipped(r) => return One::Skipped(r),
-                },
-                Some(b) => {
-                    let loaded = files::load_cached(
-                        workdir,
-                        &file.path,
-                        file.tracked.as_ref(),
-                        max_file_size,
-                        hash_kind,
-                        b,
-                        key_of,
-                    );
-                    match loaded {
-                        files::CachedLoad::Skipped(r) => return One::Skipped(r),
-                        files::CachedLoad::Miss { key, text } => (text.0, Some((b, key))),
-                        files::CachedLoad::Hit { key, payload, text } => {
-                            match serde_json::from_slice::<(bool, Vec<Match>)>(&payload) {
-                                Ok((parse_error, matches))
-                                    if !keep.source || matches.is_empty() =>
-                                {
-                                    b.touch(&key);
-                                    return One::Searched(hits(matches, None), parse_error);
-                                }
-                                Ok((parse_error, matches)) => {
-                                    // Context lines need the text: the text named
-                                    // by the key, or a fresh search of what is there.
-                                    let named = match text {
-                                        Some((t, _)) => {
-                                            Ok(((t, crate::change::FileMode::Regular), key))
-                                        }
-                                        None => files::read_named(
-                                            workdir,
-                                            &file.path,
-                                            file.tracked.as_ref(),
-                                            max_file_size,
-                                            hash_kind,
-                                        )
-                                        .map(|(t, id)| (t, key_of(&id))),
-                                    };
-                                    match named {
-                                        Ok(((t, _), k)) if k == key => {
-                                            b.touch(&key);
-                                            return One::Searched(
-                                                hits(matches, Some(t)),
-                                                parse_error,
-                                            );
-                                        }
-                                        Ok(((t, _), k)) => (t, Some((b, k))),
-                                        Err(r) => return One::Skipped(r),
+            let found = search_embedded(&text, file.lang, guest, query, &set.injections, keep.text);
+            if found.text_too_large {
+                return One::TooLarge;
+            }
+            let source = keep.source.then_some(text);
+            let hits = (!found.matches.is_empty()).then(|| FileHits {
+                path: file.path.clone(),
+                lang: guest,
+                matches: found.matches,
+                source,
+            });
+            return One::Searched(hits, found.has_parse_error);
+        }
+        let Some(query) = queries.get(&file.lang.to_string()) else {
+            return One::NoLanguage;
+        };
+        let hits = |matches: Vec<Match>, source: Option<String>| {
+            (!matches.is_empty()).then(|| FileHits {
+                path: file.path.clone(),
+                lang: file.lang,
+                matches,
+                source,
+            })
+        };
+        let key_of = |id: &gix::oid| {
+            let mut k = crate::cache::KeyBuilder::new("file");
+            k.add(&query_key)
+                .add(id.as_bytes())
+                .add(file.lang.to_string().as_bytes());
+            k.finish()
+        };
+        let (text, store) = match &bucket {
+            None => match files::load(workdir, &file.path, max_file_size) {
+                Loaded::Text(t, _) => (t, None),
+                Loaded::Skipped(r) => return One::Skipped(r),
+            },
+            Some(b) => {
+                let loaded = files::load_cached(
+                    workdir,
+                    &file.path,
+                    file.tracked.as_ref(),
+                    max_file_size,
+                    hash_kind,
+                    b,
+                    key_of,
+                );
+                match loaded {
+                    files::CachedLoad::Skipped(r) => return One::Skipped(r),
+                    files::CachedLoad::Miss { key, text } => (text.0, Some((b, key))),
+                    files::CachedLoad::Hit { key, payload, text } => {
+                        match serde_json::from_slice::<(bool, Vec<Match>)>(&payload) {
+                            Ok((parse_error, matches)) if !keep.source || matches.is_empty() => {
+                                b.touch(&key);
+                                return One::Searched(hits(matches, None), parse_error);
+                            }
+                            Ok((parse_error, matches)) => {
+                                // Context lines need the text: the text named
+                                // by the key, or a fresh search of what is there.
+                                let named = match text {
+                                    Some((t, _)) => {
+                                        Ok(((t, crate::change::FileMode::Regular), key))
                                     }
-                                }
-                                // An entry that does not decode: recompute, store again.
-                                Err(_) => match text {
-                                    Some((t, _)) => (t, Some((b, key))),
-                                    None => match files::read_named(
+                                    None => files::read_named(
                                         workdir,
                                         &file.path,
                                         file.tracked.as_ref(),
                                         max_file_size,
                                         hash_kind,
-                                    ) {
-                                        Ok(((t, _), id)) => (t, Some((b, key_of(&id)))),
-                                        Err(r) => return One::Skipped(r),
-                                    },
-                                },
+                                    )
+                                    .map(|(t, id)| (t, key_of(&id))),
+                                };
+                                match named {
+                                    Ok(((t, _), k)) if k == key => {
+                                        b.touch(&key);
+                                        return One::Searched(hits(matches, Some(t)), parse_error);
+                                    }
+                                    Ok(((t, _), k)) => (t, Some((b, k))),
+                                    Err(r) => return One::Skipped(r),
+                                }
                             }
+                            // An entry that does not decode: recompute, store again.
+                            Err(_) => match text {
+                                Some((t, _)) => (t, Some((b, key))),
+                                None => match files::read_named(
+                                    workdir,
+                                    &file.path,
+                                    file.tracked.as_ref(),
+                                    max_file_size,
+                                    hash_kind,
+                                ) {
+                                    Ok(((t, _), id)) => (t, Some((b, key_of(&id)))),
+                                    Err(r) => return One::Skipped(r),
+                                },
+                            },
                         }
                     }
                 }
-            };
-            let put = |parse_error: bool, matches: &[Match]| {
-                if let Some((b, key)) = &store {
-                    if let Ok(payload) = serde_json::to_vec(&(parse_error, matches)) {
-                        b.put(key, &payload);
-                    }
+            }
+        };
+        let put = |parse_error: bool, matches: &[Match]| {
+            if let Some((b, key)) = &store {
+                if let Ok(payload) = serde_json::to_vec(&(parse_error, matches)) {
+                    b.put(key, &payload);
                 }
-            };
-            if !query.may_match(&text) {
-                put(false, &[]);
-                return One::Searched(None, false);
             }
-            // Only a search that prints context pays for the copy.
-            let source = keep.source.then(|| text.clone());
-            let found = query.find_owned(text, keep.text);
-            if found.text_too_large {
-                return One::TooLarge;
-            }
-            put(found.has_parse_error, &found.matches);
-            One::Searched(hits(found.matches, source), found.has_parse_error)
+        };
+        if !query.may_match(&text) {
+            put(false, &[]);
+            return One::Searched(None, false);
+        }
+        // Only a search that prints context pays for the copy.
+        let source = keep.source.then(|| text.clone());
+        let found = query.find_owned(text, keep.text);
+        if found.text_too_large {
+            return One::TooLarge;
+        }
+        put(found.has_parse_error, &found.matches);
+        One::Searched(hits(found.matches, source), found.has_parse_error)
+    };
+    crate::pipeline::map_sized(
+        &files,
+        |f| f.size_hint,
+        |file| match search(file) {
+            One::Searched(hits, parse_error) => One::Searched(
+                hits.map(|hits| Found {
+                    count: hits.matches.len(),
+                    file: prepare(hits),
+                }),
+                parse_error,
+            ),
+            One::Skipped(r) => One::Skipped(r),
+            One::NoLanguage => One::NoLanguage,
+            One::TooLarge => One::TooLarge,
         },
         keep.order,
         |i, one| {
@@ -370,7 +389,7 @@ pub fn grep(
             }
             let file = &files[i];
             let found = match &one {
-                One::Searched(Some(hits), _) => hits.matches.len(),
+                One::Searched(Some(hits), _) => hits.count,
                 _ => 0,
             };
             crate::progress::advance(1, found);
@@ -381,7 +400,7 @@ pub fn grep(
                         out.parse_errors.push(file.path.clone());
                     }
                     if let Some(hits) = hits {
-                        out.total += hits.matches.len();
+                        out.total += hits.count;
                         out.files_matched += 1;
                         return sink(hits);
                     }

@@ -176,23 +176,16 @@ impl Repo {
 
     /// Renders a repository path relative to the current folder, like `git grep` does.
     pub fn display_path(&self, repo_path: &str) -> String {
-        let Some(prefix) = self.prefix.as_deref() else {
-            return self.workdir.join(repo_path).to_string_lossy().into_owned();
-        };
-        if prefix.is_empty() {
-            return repo_path.to_string();
+        self.path_display().show(repo_path)
+    }
+
+    /// How this repository writes paths for the user: [`Repo::display_path`] for
+    /// threads (a `Repo` is not `Sync`).
+    pub fn path_display(&self) -> PathDisplay<'_> {
+        PathDisplay {
+            workdir: &self.workdir,
+            prefix: self.prefix.as_deref(),
         }
-        let base: Vec<&str> = prefix.split('/').collect();
-        let target: Vec<&str> = repo_path.split('/').collect();
-        let common = base
-            .iter()
-            .zip(target.iter())
-            .take_while(|(a, b)| a == b)
-            .count();
-        let mut out: Vec<&str> = Vec::new();
-        out.extend(std::iter::repeat_n("..", base.len() - common));
-        out.extend(&target[common..]);
-        out.join("/")
     }
 
     /// The absolute path of a repository path.
@@ -311,6 +304,37 @@ fn is_reftable(git: &gix::Repository) -> bool {
 
 fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// The current folder's view of repository paths (see [`Repo::path_display`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PathDisplay<'a> {
+    workdir: &'a Path,
+    prefix: Option<&'a str>,
+}
+
+impl PathDisplay<'_> {
+    /// `repo_path` relative to the current folder (`../x` above it), or absolute when
+    /// the current folder is outside the work tree.
+    pub fn show(&self, repo_path: &str) -> String {
+        let Some(prefix) = self.prefix else {
+            return self.workdir.join(repo_path).to_string_lossy().into_owned();
+        };
+        if prefix.is_empty() {
+            return repo_path.to_string();
+        }
+        let base: Vec<&str> = prefix.split('/').collect();
+        let target: Vec<&str> = repo_path.split('/').collect();
+        let common = base
+            .iter()
+            .zip(target.iter())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let mut out: Vec<&str> = Vec::new();
+        out.extend(std::iter::repeat_n("..", base.len() - common));
+        out.extend(&target[common..]);
+        out.join("/")
+    }
 }
 
 /// Canonicalizes the longest existing ancestor of `p` and appends the rest.

@@ -278,13 +278,22 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         keep_lines: stream,
         cache,
     };
-    let report = git_astedit::ops::grep::run(repo, &request, &Cancel::never(), |file| {
-        let text = printer.file(&file, &request.pattern);
-        if !text.is_empty() {
-            out.print(&text)?;
+    let cancel = Cancel::never();
+    let report = match printer.encoder() {
+        // Rows are encoded where their file was searched.
+        Some(encode) => {
+            git_astedit::ops::grep::run_encoded(repo, &request, &cancel, encode, |rows| {
+                Ok(printer.rows(rows, &request.pattern, |s| out.print(s))?)
+            })?
         }
-        Ok(())
-    })?;
+        None => git_astedit::ops::grep::run(repo, &request, &cancel, |file| {
+            let text = printer.file(&file, &request.pattern);
+            if !text.is_empty() {
+                out.print(&text)?;
+            }
+            Ok(())
+        })?,
+    };
     let exit = report.exit();
     if !printer.reports() {
         // ast-grep's stream readers take every line for a match: warnings go to stderr.

@@ -128,6 +128,11 @@ pub fn language_globs(
     Ok(crate::scan::rules::project_language_globs(repo, config)?)
 }
 
+/// One match of a file as the output prints it (a JSON row, a stream line), without
+/// what separates it from the next. The file's `matches` are left empty: each is
+/// encoded and dropped in turn.
+pub type EncodeRow = fn(&GrepFile<'_>, &crate::rewrite::Match) -> String;
+
 /// Searches `req.set`, handing each file's shown matches to `sink` as it comes; an
 /// error from the sink stops the search and is returned. The report counts
 /// everything found and holds no matches (`matches` is the sink's to fill).
@@ -136,6 +141,55 @@ pub fn run(
     req: &GrepRequest<'_>,
     cancel: &Cancel,
     mut sink: impl FnMut(GrepFile<'_>) -> Result<(), Error>,
+) -> Result<GrepReport, Error> {
+    search(repo, req, cancel, None, |shown| match shown {
+        Shown::Matches(file) => sink(file),
+        // No encoder, no rows.
+        Shown::Rows(_) => Ok(()),
+    })
+}
+
+/// [`run`] for an output written row by row: each match is encoded by `encode` on the
+/// worker that searched its file, and `sink` gets each file's shown rows, in order. A
+/// file searched early then waits for its turn as the text it prints, not as matches
+/// with their captures.
+pub fn run_encoded(
+    repo: &Repo,
+    req: &GrepRequest<'_>,
+    cancel: &Cancel,
+    encode: EncodeRow,
+    mut sink: impl FnMut(&[String]) -> Result<(), Error>,
+) -> Result<GrepReport, Error> {
+    search(repo, req, cancel, Some(encode), |shown| match shown {
+        Shown::Rows(rows) => sink(rows),
+        // Every file is encoded when there is an encoder.
+        Shown::Matches(_) => Ok(()),
+    })
+}
+
+/// One file's shown part, as [`search`] hands it on.
+enum Shown<'a> {
+    Matches(GrepFile<'a>),
+    /// The shown rows.
+    Rows(&'a [String]),
+}
+
+/// What the workers hand on of a file with matches.
+enum Prepared {
+    Hits(crate::grep::FileHits),
+    /// Every match, encoded.
+    Rows(Vec<String>),
+    /// Nothing: the cap was reached before the file was searched, so none of its
+    /// matches will be shown (they are counted).
+    Counted,
+}
+
+fn search(
+    repo: &Repo,
+    req: &GrepRequest<'_>,
+    cancel: &Cancel,
+    encode: Option<EncodeRow>,
+    mut sink: impl FnMut(Shown<'_>) -> Result<(), Error>,
 ) -> Result<GrepReport, Error> {
     let context = Context {
         before: req.before,
@@ -147,6 +201,9 @@ pub fn run(
     };
     let mut skip = req.offset;
     let mut shown = 0usize;
+    // Set once `cap` matches were shown: later files are only counted, so the workers
+    // drop their matches instead of keeping them until their turn.
+    let cap_reached = std::sync::atomic::AtomicBool::new(false);
     let mut failed: Option<Error> = None;
     let cache = req.cache.settings(repo);
     let opts = crate::grep::Options {
@@ -164,25 +221,57 @@ pub fn run(
         },
         cache: cache.as_ref(),
     };
-    let mut on_file = |file: crate::grep::FileHits| {
-        let passed = skip.min(file.matches.len());
+    let display = repo.path_display();
+    let show_path = |path: &str| match (&req.stdin, req.paths) {
+        (Some(_), _) | (None, Paths::Repo) => path.to_string(),
+        (None, Paths::Display) => display.show(path),
+    };
+    let prepare = |hits: crate::grep::FileHits| {
+        if cap_reached.load(std::sync::atomic::Ordering::Relaxed) {
+            return Prepared::Counted;
+        }
+        let Some(encode) = encode else {
+            return Prepared::Hits(hits);
+        };
+        let crate::grep::FileHits {
+            path,
+            lang,
+            matches,
+            source,
+        } = hits;
+        let file = GrepFile {
+            path: show_path(&path),
+            lang,
+            matches: &[],
+            lines: Lines::new(source.as_deref().unwrap_or("")),
+            context,
+        };
+        // Each match is dropped once encoded: the file never holds both in full.
+        Prepared::Rows(matches.into_iter().map(|m| encode(&file, &m)).collect())
+    };
+    let mut on_file = |found: crate::grep::Found<Prepared>| {
+        let passed = skip.min(found.count);
         skip -= passed;
-        let take = (file.matches.len() - passed).min(cap - shown);
+        let take = (found.count - passed).min(cap - shown);
         if take == 0 {
             // Counted, not shown: past the cap (or before the offset).
             return true;
         }
         shown += take;
-        let handed = GrepFile {
-            path: if req.stdin.is_some() {
-                file.path.clone()
-            } else {
-                req.paths.show(repo, &file.path)
-            },
-            lang: file.lang,
-            matches: &file.matches[passed..passed + take],
-            lines: Lines::new(file.source.as_deref().unwrap_or("")),
-            context,
+        if shown >= cap {
+            cap_reached.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let handed = match &found.file {
+            Prepared::Hits(file) => Shown::Matches(GrepFile {
+                path: show_path(&file.path),
+                lang: file.lang,
+                matches: &file.matches[passed..passed + take],
+                lines: Lines::new(file.source.as_deref().unwrap_or("")),
+                context,
+            }),
+            Prepared::Rows(rows) => Shown::Rows(&rows[passed..passed + take]),
+            // The cap is never reached before a file that still shows something.
+            Prepared::Counted => return true,
         };
         match sink(handed) {
             Ok(()) => true,
@@ -194,16 +283,26 @@ pub fn run(
         }
     };
     let found = match (&req.stdin, req.lang) {
-        (Some(text), Some(lang)) => {
-            crate::grep::grep_text(STDIN_NAME, text.clone(), lang, &req.pattern, &opts, on_file)?
-        }
+        (Some(text), Some(lang)) => crate::grep::grep_text(
+            STDIN_NAME,
+            text.clone(),
+            lang,
+            &req.pattern,
+            &opts,
+            |hits| {
+                on_file(crate::grep::Found {
+                    count: hits.matches.len(),
+                    file: prepare(hits),
+                })
+            },
+        )?,
         (Some(_), None) => {
             return Err(crate::error::UsageError(
                 "--stdin needs the language of the text: add -l LANG".into(),
             )
             .into())
         }
-        (None, _) => crate::grep::grep(repo, req.set, &req.pattern, &opts, &mut on_file)?,
+        (None, _) => crate::grep::grep(repo, req.set, &req.pattern, &opts, prepare, &mut on_file)?,
     };
     if let Some(e) = failed {
         return Err(e);

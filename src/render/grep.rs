@@ -96,6 +96,43 @@ impl GrepPrinter {
         }
     }
 
+    /// How the search's workers encode each shown match for this printer, when it
+    /// prints row by row (`--json`, `--json=stream`); then [`GrepPrinter::rows`]
+    /// prints what they wrote.
+    pub fn encoder(&self) -> Option<crate::ops::grep::EncodeRow> {
+        match self {
+            GrepPrinter::Json(_) => Some(json_row),
+            GrepPrinter::Stream => Some(stream_line),
+            _ => None,
+        }
+    }
+
+    /// Writes one file's rows as [`GrepPrinter::encoder`] made them, with what goes
+    /// between them (the JSON document's head before the first row), piece by piece
+    /// to `write`: a file's rows are not copied into one more text.
+    pub fn rows<E>(
+        &mut self,
+        rows: &[String],
+        pattern: &str,
+        mut write: impl FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for row in rows {
+            match self {
+                GrepPrinter::Json(started) if *started => write(",")?,
+                GrepPrinter::Json(started) => {
+                    *started = true;
+                    write(&json_head(pattern))?;
+                }
+                _ => {}
+            }
+            write(row)?;
+            if let GrepPrinter::Stream = self {
+                write("\n")?;
+            }
+        }
+        Ok(())
+    }
+
     /// Whether files may be printed in completion order: JSON rows stay in path order
     /// (as the document lists them).
     pub fn streams(&self) -> bool {
@@ -114,36 +151,21 @@ impl GrepPrinter {
     pub fn file(&mut self, file: &GrepFile<'_>, pattern: &str) -> String {
         match self {
             GrepPrinter::Text(p) => p.file(file),
-            GrepPrinter::Json(started) => {
+            GrepPrinter::Json(_) | GrepPrinter::Stream => {
+                let rows: Vec<String> = match self.encoder() {
+                    Some(encode) => file.matches.iter().map(|m| encode(file, m)).collect(),
+                    None => Vec::new(),
+                };
                 let mut buf = String::new();
-                for row in rows_of(file) {
-                    if *started {
-                        buf.push(',');
-                    } else {
-                        buf.push_str(&json_head(pattern));
-                        *started = true;
-                    }
-                    // A row of strings and numbers always serializes.
-                    if let Ok(text) = serde_json::to_string(&row) {
-                        buf.push_str(&text);
-                    }
-                }
+                let _ = self.rows(&rows, pattern, |s| {
+                    buf.push_str(s);
+                    Ok::<(), std::convert::Infallible>(())
+                });
                 buf
             }
             GrepPrinter::JsonKept(rows) => {
                 rows.extend(rows_of(file));
                 String::new()
-            }
-            GrepPrinter::Stream => {
-                let mut buf = String::new();
-                for m in file.matches {
-                    // Plain data with string keys: encoding cannot fail.
-                    if let Ok(line) = serde_json::to_string(&sg_match(file, m)) {
-                        buf.push_str(&line);
-                        buf.push('\n');
-                    }
-                }
-                buf
             }
             GrepPrinter::Files(style) => format!("{}\n", style.quoting.quote(&file.path)),
         }
@@ -233,6 +255,11 @@ pub fn sg_match(file: &GrepFile<'_>, m: &crate::rewrite::Match) -> SgMatch {
 
 /// A file's matches as report rows, with their context lines when asked for.
 pub fn rows_of<'a>(file: &'a GrepFile<'_>) -> impl Iterator<Item = GrepMatch> + 'a {
+    file.matches.iter().map(move |m| row_of(file, m))
+}
+
+/// One match of a file as a report row.
+fn row_of(file: &GrepFile<'_>, m: &crate::rewrite::Match) -> GrepMatch {
     let listed = |range: std::ops::RangeInclusive<usize>| {
         (!file.context.is_empty()).then(|| {
             range
@@ -243,18 +270,28 @@ pub fn rows_of<'a>(file: &'a GrepFile<'_>) -> impl Iterator<Item = GrepMatch> + 
                 .collect()
         })
     };
-    file.matches.iter().map(move |m| {
-        let (before, after) = file.lines.around(m, file.context);
-        GrepMatch {
-            path: file.path.clone(),
-            lang: file.lang.to_string(),
-            span: Span::of(m, m.text.clone()),
-            replaced: Span::replaced(m),
-            meta_variables: MetaVariables::of(&m.captures),
-            context_before: listed(before),
-            context_after: listed(after),
-        }
-    })
+    let (before, after) = file.lines.around(m, file.context);
+    GrepMatch {
+        path: file.path.clone(),
+        lang: file.lang.to_string(),
+        span: Span::of(m, m.text.clone()),
+        replaced: Span::replaced(m),
+        meta_variables: MetaVariables::of(&m.captures),
+        context_before: listed(before),
+        context_after: listed(after),
+    }
+}
+
+/// `--json`'s encoder: the report row.
+fn json_row(file: &GrepFile<'_>, m: &crate::rewrite::Match) -> String {
+    // A row of strings and numbers always serializes.
+    serde_json::to_string(&row_of(file, m)).unwrap_or_default()
+}
+
+/// `--json=stream`'s encoder: ast-grep's object.
+fn stream_line(file: &GrepFile<'_>, m: &crate::rewrite::Match) -> String {
+    // Plain data with string keys: encoding cannot fail.
+    serde_json::to_string(&sg_match(file, m)).unwrap_or_default()
 }
 
 impl TextPrinter {

@@ -88,6 +88,82 @@ fn max_count_caps_output_and_says_so() {
     assert_eq!(json["matches"].as_array().map(Vec::len), Some(3));
 }
 
+/// Rows are encoded on the worker threads and a file searched after the cap is only
+/// counted: the rows shown, in path order, and the totals are those of a whole run,
+/// with large files (searched first) among small ones, in both JSON outputs.
+#[test]
+fn json_rows_in_path_order_with_a_cap_across_many_files() {
+    let repo = TestRepo::new();
+    // Large files (over 256 kB) are searched first and alone, medium ones (over
+    // 32 kB) not beside them.
+    let calls = |i: usize| match i {
+        _ if i % 13 == 3 => 22_000,
+        _ if i % 7 == 5 => 3_000,
+        _ => 5,
+    };
+    for i in 0..60 {
+        let body: String = (0..calls(i)).map(|n| format!("f({i}, {n});\n")).collect();
+        repo.write(&format!("d/{i:02}.js"), body);
+    }
+    let whole = repo
+        .run(&[
+            "grep",
+            "-j",
+            "2",
+            "-p",
+            "f($$$A)",
+            "--max-count",
+            "0",
+            "--json",
+        ])
+        .json();
+    let all = whole["matches"].as_array().expect("rows").clone();
+    let total: usize = (0..60).map(calls).sum();
+    assert_eq!(whole["total"], total);
+    assert_eq!(all.len(), total);
+    let at = |m: &serde_json::Value| {
+        (
+            m["path"].as_str().unwrap_or_default().to_string(),
+            m["line"].as_u64().unwrap_or_default(),
+        )
+    };
+    let keys: Vec<_> = all.iter().map(at).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "rows in path order");
+    // A cap in the middle of a large file.
+    let capped = repo
+        .run(&[
+            "grep",
+            "-j",
+            "2",
+            "-p",
+            "f($$$A)",
+            "--max-count",
+            "12100",
+            "--json",
+        ])
+        .json();
+    assert_eq!(capped["total"], total);
+    assert_eq!(capped["shown"], 12_100);
+    assert_eq!(capped["files_matched"], 60);
+    let shown = capped["matches"].as_array().expect("rows");
+    assert_eq!(shown[..], all[..12_100]);
+    // ast-grep's stream: one object a line, the same matches in the same order.
+    let stream = repo.run(&["grep", "-j", "2", "-p", "f($$$A)", "--json=stream"]);
+    stream.assert_code(0);
+    let lines: Vec<&str> = stream.stdout.lines().collect();
+    assert_eq!(lines.len(), total);
+    for (line, row) in lines.iter().zip(&all).step_by(997) {
+        let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        assert_eq!(v["file"], row["path"]);
+        assert_eq!(
+            v["range"]["start"]["line"].as_u64(),
+            row["line"].as_u64().map(|l| l - 1)
+        );
+    }
+}
+
 #[test]
 fn json_shape() {
     let repo = repo_with_sources();
