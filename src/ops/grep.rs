@@ -179,9 +179,89 @@ enum Prepared {
     Hits(crate::grep::FileHits),
     /// Every match, encoded.
     Rows(Vec<String>),
+    /// Every match, encoded and set aside on disk until the file's turn.
+    Spilled(SpilledRows),
     /// Nothing: the cap was reached before the file was searched, so none of its
     /// matches will be shown (they are counted).
     Counted,
+}
+
+/// A file's encoded rows kept in an unnamed temporary file until the file's turn.
+///
+/// Large files are searched first (their trees are the largest part of the memory),
+/// so in path order their rows wait longest: an 11 MB sympy test file's JSON rows
+/// waited for most of a search of the py corpus. On disk they cost page cache, not
+/// this process's memory, and the output's size stops mattering to the peak.
+struct SpilledRows {
+    file: std::fs::File,
+    /// Where each row ends in `file`.
+    ends: Vec<u64>,
+}
+
+/// Rows of a file above this many bytes wait on disk.
+const SPILL_BYTES: usize = 4 << 20;
+
+/// How many rows [`SpilledRows::read`] hands on at once.
+const READ_BATCH: usize = 1024;
+
+impl SpilledRows {
+    /// `rows` written to a temporary file when they are many bytes; `None` when they
+    /// are few, or the file cannot be written (then they stay in memory).
+    fn spill(rows: &[String]) -> Option<SpilledRows> {
+        let bytes: usize = rows.iter().map(String::len).sum();
+        if bytes < SPILL_BYTES {
+            return None;
+        }
+        let file = tempfile::tempfile().ok()?;
+        let mut out = std::io::BufWriter::new(file);
+        let mut ends = Vec::with_capacity(rows.len());
+        let mut at = 0u64;
+        for row in rows {
+            std::io::Write::write_all(&mut out, row.as_bytes()).ok()?;
+            at += row.len() as u64;
+            ends.push(at);
+        }
+        let file = out.into_inner().ok()?;
+        Some(SpilledRows { file, ends })
+    }
+
+    /// Reads rows `range` back, handing them to `sink` a batch at a time.
+    fn read(
+        &self,
+        range: std::ops::Range<usize>,
+        mut sink: impl FnMut(&[String]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        use std::io::Read as _;
+        use std::io::Seek as _;
+        let failed = |source| crate::error::InputError {
+            action: "read back",
+            path: "the search's temporary file".into(),
+            source,
+        };
+        let start = range.start.checked_sub(1).map_or(0, |i| self.ends[i]);
+        let mut file = &self.file;
+        file.seek(std::io::SeekFrom::Start(start)).map_err(failed)?;
+        let mut input = std::io::BufReader::new(file);
+        let mut at = start;
+        let mut batch = Vec::with_capacity(READ_BATCH.min(range.len()));
+        for &end in &self.ends[range] {
+            let mut row = vec![0u8; (end - at) as usize];
+            input.read_exact(&mut row).map_err(failed)?;
+            at = end;
+            // Written from a String just before.
+            let row = String::from_utf8(row)
+                .map_err(|e| failed(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+            batch.push(row);
+            if batch.len() == READ_BATCH {
+                sink(&batch)?;
+                batch.clear();
+            }
+        }
+        if !batch.is_empty() {
+            sink(&batch)?;
+        }
+        Ok(())
+    }
 }
 
 fn search(
@@ -247,7 +327,11 @@ fn search(
             context,
         };
         // Each match is dropped once encoded: the file never holds both in full.
-        Prepared::Rows(matches.into_iter().map(|m| encode(&file, &m)).collect())
+        let rows: Vec<String> = matches.into_iter().map(|m| encode(&file, &m)).collect();
+        match SpilledRows::spill(&rows) {
+            Some(spilled) => Prepared::Spilled(spilled),
+            None => Prepared::Rows(rows),
+        }
     };
     let mut on_file = |found: crate::grep::Found<Prepared>| {
         let passed = skip.min(found.count);
@@ -261,6 +345,17 @@ fn search(
         if shown >= cap {
             cap_reached.store(true, std::sync::atomic::Ordering::Relaxed);
         }
+        if let Prepared::Spilled(spilled) = &found.file {
+            // Read back in batches: the file's rows are never all in memory again.
+            let sent = spilled.read(passed..passed + take, |rows| sink(Shown::Rows(rows)));
+            return match sent {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            };
+        }
         let handed = match &found.file {
             Prepared::Hits(file) => Shown::Matches(GrepFile {
                 path: show_path(&file.path),
@@ -270,8 +365,9 @@ fn search(
                 context,
             }),
             Prepared::Rows(rows) => Shown::Rows(&rows[passed..passed + take]),
-            // The cap is never reached before a file that still shows something.
-            Prepared::Counted => return true,
+            // The cap is never reached before a file that still shows something;
+            // spilled rows went above.
+            Prepared::Counted | Prepared::Spilled(_) => return true,
         };
         match sink(handed) {
             Ok(()) => true,

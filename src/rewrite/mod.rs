@@ -485,7 +485,9 @@ impl Query {
 
     /// Every match in `src`, in document order (nested ones included).
     pub fn find(&self, src: &str) -> FileMatches {
-        self.find_in(parse(src, self.lang), MatchText::Full)
+        let mut found = self.find_in(parse(src, self.lang), MatchText::Full);
+        fill_texts(&mut found.matches, src);
+        found
     }
 
     /// Like [`Query::find`], taking the text by value so that the tree's document owns
@@ -494,7 +496,13 @@ impl Query {
     ///
     /// The tree lives in a [`ParseArena`](crate::alloc::ParseArena) and is freed with
     /// it, whole (when tree-sitter allocates with mimalloc, as in the binary).
+    ///
+    /// Whole match texts and captures are copied out of the text only after the tree
+    /// is gone: for `$F($$$A)` on a 345 kB sympy test file they are 14 MB beside a
+    /// 27 MB tree (nested calls copy the same text at every level), and `grep --json`
+    /// peaked there. That needs one more copy of the file's text (not the tree's).
     pub fn find_owned(&self, src: String, text: MatchText) -> FileMatches {
+        let copy = (text != MatchText::FirstLine).then(|| src.clone());
         // SAFETY: inside the arena tree-sitter only sees a fresh parser (dropped inside
         // `parse_owned_fresh`), the tree it makes (pinned, then dropped by `find_in`)
         // and `find_in`'s cursors (dropped there); `FileMatches` is plain Rust data.
@@ -507,7 +515,17 @@ impl Query {
         if let Ok(doc) = &parsed {
             arena.pin(&doc.tree);
         }
-        self.find_in(parsed.map(AstGrep::doc), text)
+        let mut found = self.find_in(parsed.map(AstGrep::doc), text);
+        drop(arena);
+        if let Some(src) = copy {
+            // A large tree's pages go back to the OS before the texts take theirs:
+            // freed, they stay with mimalloc, which the texts (Rust's) do not use.
+            if src.len() >= RELEASE_TREE_ABOVE {
+                crate::alloc::release_freed_memory();
+            }
+            fill_texts(&mut found.matches, &src);
+        }
+        found
     }
 
     fn find_in(
@@ -556,9 +574,10 @@ impl Query {
                     None => (line, column + matched.chars().count()),
                 };
                 // Copying only what is shown: nested matches would copy the same text
-                // again at every level.
+                // again at every level. Whole texts are copied by `fill_texts`, once
+                // the tree is gone.
                 let text = match keep {
-                    MatchText::Full | MatchText::WithCaptures => matched.to_string(),
+                    MatchText::Full | MatchText::WithCaptures => String::new(),
                     MatchText::FirstLine => matched
                         .split('\n')
                         .next()
@@ -591,11 +610,15 @@ impl Query {
                 } else {
                     Vec::new()
                 };
-                kept = kept.saturating_add(text.len()).saturating_add(
+                let whole = match keep {
+                    MatchText::FirstLine => text.len(),
+                    MatchText::Full | MatchText::WithCaptures => matched.len(),
+                };
+                kept = kept.saturating_add(whole).saturating_add(
                     captures
                         .iter()
                         .flat_map(|c| &c.nodes)
-                        .map(|n| n.text.len())
+                        .map(|n| n.end_byte - n.start_byte)
                         .sum(),
                 );
                 if kept > MAX_MATCH_TEXT {
@@ -624,15 +647,35 @@ impl Query {
     }
 }
 
-/// The captures of one match, sorted by name. Positions are computed from the node
-/// (captures are few, so no line index is needed).
+/// A file this large (its tree ~70 times that) hands its tree's memory back as soon
+/// as the tree is gone, when whole match texts are copied out after it.
+const RELEASE_TREE_ABOVE: usize = 256 * 1024;
+
+/// Copies each match's text and its captures' texts out of `src`, the text they were
+/// found in, where [`Query::find_in`] left them empty (whole texts only: a first line
+/// is copied at once).
+fn fill_texts(matches: &mut [Match], src: &str) {
+    let text = |start: usize, end: usize| src.get(start..end).unwrap_or_default().to_string();
+    for m in matches {
+        if m.text.is_empty() {
+            m.text = text(m.start_byte, m.end_byte);
+        }
+        for node in m.captures.iter_mut().flat_map(|c| &mut c.nodes) {
+            node.text = text(node.start_byte, node.end_byte);
+        }
+    }
+}
+
+/// The captures of one match, sorted by name, without their texts ([`fill_texts`]
+/// copies them). Positions are computed from the node (captures are few, so no line
+/// index is needed).
 fn captures_of(m: &ast_grep_core::NodeMatch<'_, StrDoc<Lang>>) -> Vec<Capture> {
     use ast_grep_core::meta_var::MetaVariable;
     let env = m.get_env();
     let span = |n: &ast_grep_core::Node<'_, StrDoc<Lang>>| {
         let r = n.range();
         let (start, end) = (n.start_pos(), n.end_pos());
-        let text = n.text().to_string();
+        let text = String::new();
         Span {
             start_byte: r.start,
             end_byte: r.end,
