@@ -6,7 +6,11 @@ selective pattern. Two checks, both only ever answer "cannot match" when that is
 (or, for the comment check, when the contrary needs code that hides inside a string):
 
 1. every identifier or keyword of the pattern must occur in the file (ast-grep's CLI
-   checks one literal, after parsing);
+   checks one literal, after parsing, as a substring), as a whole word: an identifier
+   or keyword token is never glued to a letter, digit or `_`, which would make it a
+   longer token, so an `unwrap_or` alone does not count (a quarter of the rust corpus's
+   files with `unwrap` have no other). Other texts (a string's content) may be glued
+   to their neighbours (`"\nDone"`) and count anywhere;
 2. an occurrence of the longest one must sit on a line that is not plainly a comment:
    a line starting with `//` (or `#` in languages whose comments start with `#`), or a
    `*`-led line of a `/* … */` block opened at the start of a line (the JSDoc and rustdoc
@@ -19,6 +23,7 @@ selective pattern. Two checks, both only ever answer "cannot match" when that is
 
 use crate::lang::Lang;
 use ast_grep_core::matcher::PatternNode;
+use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::Pattern;
 use ast_grep_language::Language;
 use memchr::memmem;
@@ -51,8 +56,45 @@ fn comments_of(lang: Lang) -> Comments {
 #[derive(Debug, Clone)]
 pub struct Prefilter {
     /// Longest first; the first is the one whose occurrences are located.
-    finders: Vec<memmem::Finder<'static>>,
+    finders: Vec<Literal>,
     comments: Comments,
+}
+
+/// One literal of the pattern, and, for an identifier or keyword, whether its ends are
+/// word characters (then the text around an occurrence must not be: see the module's
+/// check 1).
+#[derive(Debug, Clone)]
+struct Literal {
+    finder: memmem::Finder<'static>,
+    word_start: bool,
+    word_end: bool,
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+impl Literal {
+    fn new(text: &str, whole: bool) -> Literal {
+        Literal {
+            finder: memmem::Finder::new(text.as_bytes()).into_owned(),
+            word_start: whole && text.chars().next().is_some_and(is_word),
+            word_end: whole && text.chars().next_back().is_some_and(is_word),
+        }
+    }
+
+    /// Where the literal occurs in `text` as a whole word.
+    fn find_iter<'t>(&'t self, text: &'t str) -> impl Iterator<Item = usize> + 't {
+        let len = self.finder.needle().len();
+        self.finder.find_iter(text.as_bytes()).filter(move |&at| {
+            // The needle is UTF-8 starting with a whole character, so both ends of an
+            // occurrence are character boundaries.
+            let before = text.get(..at).and_then(|t| t.chars().next_back());
+            let after = text.get(at + len..).and_then(|t| t.chars().next());
+            !(self.word_start && before.is_some_and(is_word)
+                || self.word_end && after.is_some_and(is_word))
+        })
+    }
 }
 
 impl Prefilter {
@@ -61,16 +103,35 @@ impl Prefilter {
     pub fn new(source: &str, pattern: &Pattern, lang: Lang) -> Prefilter {
         let exact_keywords = lang != Lang::Php;
         let expando = lang.expando_char();
-        let mut texts: Vec<String> = Vec::new();
+        let ts_lang = lang.get_ts_language();
+        // (text, whether it is a whole word in any file that matches)
+        let mut texts: Vec<(String, bool)> = Vec::new();
         let mut stack = vec![&pattern.node];
         while let Some(node) = stack.pop() {
             match node {
-                PatternNode::Terminal { text, is_named, .. } => {
+                PatternNode::Terminal {
+                    text,
+                    is_named,
+                    kind_id,
+                } => {
                     let usable = (*is_named || exact_keywords)
                         && !text.contains(expando)
-                        && text.chars().any(|c| c.is_alphanumeric() || c == '_');
-                    if usable && !texts.iter().any(|t| t == text) {
-                        texts.push(text.to_string());
+                        && text.chars().any(is_word);
+                    if !usable {
+                        continue;
+                    }
+                    // Identifiers and keywords are whole tokens. String contents are
+                    // not: in `"\nDone"` the content `Done` follows the escape's `n`.
+                    let whole = if *is_named {
+                        ts_lang
+                            .node_kind_for_id(*kind_id)
+                            .is_some_and(|kind| kind.contains("identifier"))
+                    } else {
+                        text.chars().all(is_word)
+                    };
+                    match texts.iter_mut().find(|(t, _)| t == text) {
+                        Some((_, seen_whole)) => *seen_whole &= whole,
+                        None => texts.push((text.to_string(), whole)),
                     }
                 }
                 PatternNode::Internal { children, .. } => stack.extend(children.iter().rev()),
@@ -78,11 +139,11 @@ impl Prefilter {
             }
         }
         // Longest first: the rarest, as a rule, and the one located below.
-        texts.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        texts.sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         Prefilter {
             finders: texts
-                .into_iter()
-                .map(|t| memmem::Finder::new(t.as_bytes()).into_owned())
+                .iter()
+                .map(|(t, whole)| Literal::new(t, *whole))
                 .collect(),
             comments: match comments_of(lang) {
                 Comments::Slashes if source.contains("//") || source.contains("/*") => {
@@ -106,7 +167,7 @@ impl Prefilter {
     pub fn literal(&self) -> Option<&str> {
         self.finders
             .first()
-            .and_then(|f| std::str::from_utf8(f.needle()).ok())
+            .and_then(|f| std::str::from_utf8(f.finder.needle()).ok())
     }
 
     /// False only when `text` cannot contain a match.
@@ -115,11 +176,11 @@ impl Prefilter {
             return true;
         };
         let bytes = text.as_bytes();
-        let mut occurrences = first.find_iter(bytes).peekable();
+        let mut occurrences = first.find_iter(text).peekable();
         if occurrences.peek().is_none() {
             return false;
         }
-        if rest.iter().any(|f| f.find(bytes).is_none()) {
+        if rest.iter().any(|f| f.find_iter(text).next().is_none()) {
             return false;
         }
         if self.comments == Comments::None {
@@ -230,6 +291,22 @@ mod tests {
         assert!(p.may_match("# TODO later\nx = 1\n"));
         let r = filter("/* TODO */", Lang::Rust);
         assert!(r.may_match("fn f() {}\n/* TODO */\n"));
+    }
+
+    #[test]
+    fn a_literal_counts_only_as_a_whole_word() {
+        let f = filter("$A.unwrap()", Lang::Rust);
+        assert!(!f.may_match("fn f() { x.unwrap_or(1); y.try_unwrap(); unwrap2(); }\n"));
+        assert!(!f.may_match("fn f() { é_unwrap(); unwrapé(); }\n"));
+        assert!(f.may_match("fn f() { x.unwrap(); }\n"));
+        assert!(f.may_match("unwrap"));
+        assert!(f.may_match("x.unwrap_or(1); y.unwrap()"));
+        // Glued to a character that is no word character: a boundary.
+        assert!(f.may_match("fn f() { (x).unwrap/*c*/() }\n"));
+        // A string's content may follow an escape sequence's letter.
+        let s = filter(r#"print("\nDone")"#, Lang::Python);
+        assert!(s.may_match("print(\"\\nDone\")\n"));
+        assert!(!s.may_match("printer(\"\\nDone\")\n"));
     }
 
     #[test]
