@@ -21,7 +21,7 @@ not used by its last run only while it stays under a quarter of the budget.
 */
 
 use std::collections::HashMap;
-use std::io::Write as _;
+use std::io::Write;
 use std::os::unix::fs::FileExt as _;
 use std::path::Path;
 use std::path::PathBuf;
@@ -152,6 +152,17 @@ impl Bucket {
     /// Adds an entry (a recomputed one replaces the old). Workers call this side by
     /// side.
     pub fn put(&self, key: &Key, payload: &[u8]) {
+        self.put_with(key, |out| out.write_all(payload));
+    }
+
+    /// [`Bucket::put`] with the payload written by `write` straight into the bucket:
+    /// a large file's matches are not first held again as one more buffer. An error
+    /// from `write` stores nothing (what it wrote stays unreferenced in the file).
+    pub fn put_with(
+        &self,
+        key: &Key,
+        write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) {
         let mut new = lock(&self.new);
         if new.is_none() {
             let Ok(tmp) = tempfile::Builder::new()
@@ -179,21 +190,29 @@ impl Bucket {
             });
         }
         let Some(w) = new.as_mut() else { return };
-        if !w.keys.insert(*key) {
+        if w.keys.contains(key) {
             return;
         }
-        if w.file.write_all(payload).is_err() {
-            // A full disk: give up storing, the results stand.
-            *new = None;
-            return;
+        let mut out = Counted {
+            inner: &mut w.file,
+            len: 0,
+            crc: crc32fast::Hasher::new(),
+        };
+        let written = write(&mut out);
+        let (len, crc) = (out.len, out.crc.finalize());
+        let start = w.offset;
+        w.offset += len;
+        match (written, u32::try_from(len)) {
+            (Ok(()), Ok(len)) => {
+                w.keys.insert(*key);
+                w.rows.push((*key, start, len, crc));
+            }
+            // Too large for an entry: the bytes stay unreferenced.
+            (Ok(()), Err(_)) => {}
+            // A full disk (or a payload that did not encode): give up storing, the
+            // results stand.
+            (Err(_), _) => *new = None,
         }
-        w.rows.push((
-            *key,
-            w.offset,
-            payload.len() as u32,
-            crc32fast::hash(payload),
-        ));
-        w.offset += payload.len() as u64;
     }
 
     /// Writes the bucket back when this run added entries (or found damage): the new
@@ -262,6 +281,26 @@ impl Bucket {
             w.rows.clear();
             w.keys.clear();
         }
+    }
+}
+
+/// A writer that counts and checksums what goes through it.
+struct Counted<'a, W: Write> {
+    inner: &'a mut W,
+    len: u64,
+    crc: crc32fast::Hasher,
+}
+
+impl<W: Write> Write for Counted<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.len += n as u64;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

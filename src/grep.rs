@@ -349,9 +349,12 @@ pub fn grep<P: Send>(
         };
         let put = |parse_error: bool, matches: &[Match]| {
             if let Some((b, key)) = &store {
-                if let Ok(payload) = serde_json::to_vec(&(parse_error, matches)) {
-                    b.put(key, &payload);
-                }
+                // Straight into the bucket: a large file's matches with their captures
+                // are not encoded into one more buffer first.
+                b.put_with(key, |out| {
+                    serde_json::to_writer(out, &(parse_error, matches))
+                        .map_err(std::io::Error::from)
+                });
             }
         };
         if !query.may_match(&text) {
