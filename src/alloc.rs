@@ -184,6 +184,20 @@ impl ParseArena {
     }
 }
 
+/// Whether a [`ParseArena`] is open (and active) on this thread: then every parse must
+/// use a parser made inside it, never a shared one.
+pub fn arena_is_open() -> bool {
+    !ARENA_HEAP.get().is_null()
+}
+
+/// [`ParseArena::pin`] for code that does not hold the arena: pins `tree` when an
+/// arena is open on this thread (the tree must have been made inside it).
+pub fn pin_in_open_arena(tree: &tree_sitter::Tree) {
+    if arena_is_open() {
+        std::mem::forget(tree.clone());
+    }
+}
+
 impl Drop for ParseArena {
     fn drop(&mut self) {
         if self.heap.is_null() {

@@ -410,7 +410,14 @@ fn run_edit(
             crate::pipeline::map_sized(
                 &files,
                 |f| f.size_hint,
-                |f| work(f, &mut |_, _, _| true),
+                |f| {
+                    // SAFETY: every parse inside sees the open arena and makes a parser
+                    // of its own (`rewrite::parse_doc`, `parse_owned_from`); the trees
+                    // are dropped or pinned inside `work`, which hands out plain Rust
+                    // data. Not in `Selecting`: a person's answer may run anything.
+                    let _arena = unsafe { crate::alloc::ParseArena::open() };
+                    work(f, &mut |_, _, _| true)
+                },
                 crate::pipeline::Delivery::AsReady,
                 &mut deliver,
             )

@@ -1013,6 +1013,11 @@ impl Rewriter {
                 text: l.text,
             }));
         }
+        if let Some(doc) = &doc {
+            // Inside a `ParseArena` (`edit`), the last tree goes with the arena, whole,
+            // instead of node by node when it is dropped here.
+            crate::alloc::pin_in_open_arena(&doc.tree);
+        }
         let Some(doc) = doc.filter(|d| d.src != src) else {
             return Ok(None);
         };
@@ -1340,6 +1345,10 @@ pub(crate) fn parse_owned_from<L: LanguageExt>(
         static PARSERS: std::cell::RefCell<Vec<(ast_grep_core::tree_sitter::TSLanguage, tree_sitter::Parser)>> =
             const { std::cell::RefCell::new(Vec::new()) };
     }
+    if crate::alloc::arena_is_open() {
+        // A shared parser would grow into the arena and be freed under it.
+        return parse_fresh_from(src, lang, old);
+    }
     let ts_lang = lang.get_ts_language();
     let tree = PARSERS.with(|cell| {
         let mut parsers = cell.borrow_mut();
@@ -1368,13 +1377,23 @@ pub(crate) fn parse_owned_from<L: LanguageExt>(
 /// for a [`ParseArena`](crate::alloc::ParseArena), which the shared parsers must not
 /// grow into.
 pub(crate) fn parse_owned_fresh<L: LanguageExt>(src: String, lang: L) -> Result<StrDoc<L>, Error> {
+    parse_fresh_from(src, lang, None)
+}
+
+/// [`parse_owned_fresh`], re-using the unchanged parts of `old` (see
+/// [`parse_owned_from`]).
+fn parse_fresh_from<L: LanguageExt>(
+    src: String,
+    lang: L,
+    old: Option<&tree_sitter::Tree>,
+) -> Result<StrDoc<L>, Error> {
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&lang.get_ts_language())
         .map_err(|e| Error::Parse {
             detail: e.to_string(),
         })?;
-    let tree = parser.parse(src.as_bytes(), None).ok_or(Error::Parse {
+    let tree = parser.parse(src.as_bytes(), old).ok_or(Error::Parse {
         detail: "the parser gave no tree".to_string(),
     })?;
     Ok(StrDoc { src, lang, tree })
@@ -1382,6 +1401,9 @@ pub(crate) fn parse_owned_fresh<L: LanguageExt>(src: String, lang: L) -> Result<
 
 /// Parses `src` into a document that can still be edited and re-parsed incrementally.
 pub(crate) fn parse_doc<L: LanguageExt>(src: &str, lang: L) -> Result<StrDoc<L>, Error> {
+    if crate::alloc::arena_is_open() {
+        return parse_owned_fresh(src.to_string(), lang);
+    }
     StrDoc::try_new(src, lang).map_err(|detail| Error::Parse { detail })
 }
 
