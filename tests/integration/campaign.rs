@@ -817,6 +817,51 @@ fn sigkill_during_a_parallel_publish_then_a_rerun_opens_each_pull_request_once()
     }
 }
 
+/// Entries naming one local checkout (parts of a tree) are staged one after the
+/// other even with workers to spare: side by side they would meet on its locks.
+#[test]
+fn entries_on_one_checkout_are_all_staged_at_once() {
+    let w = World::new();
+    let parts = ["a", "b", "c", "d", "e", "f"];
+    let files: Vec<(String, String)> = parts
+        .iter()
+        .flat_map(|p| {
+            (0..20).map(move |i| (format!("{p}/f{i}.ts"), format!("console.log({i});\n")))
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    w.bare("mono", &files);
+    let dir = w.root.path().join("src").join("mono");
+    let mut spec = SPEC_HEAD.to_string();
+    for part in parts {
+        spec.push_str(&format!(
+            "[[repos]]\npath = \"{}\"\nname = \"mono-{part}\"\npathspecs = [\"{part}\"]\n",
+            dir.display()
+        ));
+    }
+    let spec = w.spec(&spec);
+    let staged = w.run(&["--json", "campaign", "stage", &spec, "--at-once", "6"]);
+    staged.assert_code(0);
+    let v = staged.json();
+    assert_eq!(v["totals"], serde_json::json!({"staged": 6}), "{v}");
+    let status = w.run(&["--json", "campaign", "status", &spec]).json();
+    let repos = by_key(&status);
+    for part in parts {
+        let r = &repos[&format!("mono-{part}")];
+        assert_eq!(r["file_count"], 20, "{r}");
+        let prefix = format!("{part}/");
+        assert!(
+            r["files"][0]
+                .as_str()
+                .is_some_and(|f| f.starts_with(&prefix)),
+            "{r}"
+        );
+    }
+}
+
 #[test]
 fn local_checkouts_apply_and_undo_each_as_its_own_transaction() {
     let w = World::new();

@@ -26,6 +26,26 @@ pub(super) fn in_order<T, R>(
     budget: Option<usize>,
     work: impl Fn(&T) -> R + Sync,
     counts: impl Fn(&R) -> bool,
+    done: impl FnMut(&T, Option<R>) -> Result<(), Error>,
+) -> Result<(), Error>
+where
+    T: Sync,
+    R: Send,
+{
+    in_order_apart(items, at_once, budget, |_| None::<()>, work, counts, done)
+}
+
+/// [`in_order`], where two items with the same `place` (a local checkout named by two
+/// spec entries) never run at the same time: the later one starts when the earlier is
+/// done, and nothing after it starts before it (the order of starts stays that of a
+/// one-at-a-time run). Side by side they would meet on the checkout's locks.
+pub(super) fn in_order_apart<T, R, P: PartialEq>(
+    items: &[T],
+    at_once: usize,
+    budget: Option<usize>,
+    place: impl Fn(&T) -> Option<P>,
+    work: impl Fn(&T) -> R + Sync,
+    counts: impl Fn(&R) -> bool,
     mut done: impl FnMut(&T, Option<R>) -> Result<(), Error>,
 ) -> Result<(), Error>
 where
@@ -54,6 +74,8 @@ where
         }
         drop(result_tx);
         let mut ready: BTreeMap<usize, Option<R>> = BTreeMap::new();
+        // The places of the items running now.
+        let mut busy: Vec<(usize, P)> = Vec::new();
         let (mut started, mut handed, mut running, mut succeeded) = (0, 0, 0, 0);
         let result = loop {
             // Hand over, in order, what is complete.
@@ -81,8 +103,19 @@ where
                     // One running may still fail and leave its place to this one.
                     Some(b) if succeeded + running >= b => break,
                     _ => {
+                        let at = place(&items[started]);
+                        if at
+                            .as_ref()
+                            .is_some_and(|p| busy.iter().any(|(_, q)| q == p))
+                        {
+                            // Its place is taken: wait for the item holding it.
+                            break;
+                        }
                         if job_tx.send(started).is_err() {
                             break;
+                        }
+                        if let Some(p) = at {
+                            busy.push((started, p));
                         }
                         started += 1;
                         running += 1;
@@ -96,6 +129,7 @@ where
             match result_rx.recv() {
                 Ok((i, Ok(r))) => {
                     running -= 1;
+                    busy.retain(|(j, _)| *j != i);
                     if counts(&r) {
                         succeeded += 1;
                     }
@@ -182,6 +216,44 @@ mod tests {
             assert_eq!(run(8, at_once, Some(3), &[1, 2]), one, "at once {at_once}");
         }
         assert!(run(3, 4, Some(0), &[]).iter().all(|(_, r)| r.is_none()));
+    }
+
+    #[test]
+    fn items_at_one_place_never_run_side_by_side() {
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::atomic::Ordering;
+        // Items 0..24 at places i % 3 (and item 7 at none): at most one runs at each
+        // place, and all run.
+        let items: Vec<usize> = (0..24).collect();
+        let inside: Vec<AtomicUsize> = (0..3).map(|_| AtomicUsize::new(0)).collect();
+        let overlaps = AtomicUsize::new(0);
+        let mut seen = Vec::new();
+        in_order_apart(
+            &items,
+            8,
+            None,
+            |i| (*i != 7).then_some(*i % 3),
+            |i| {
+                let at = &inside[*i % 3];
+                if *i != 7 && at.fetch_add(1, Ordering::SeqCst) > 0 {
+                    overlaps.fetch_add(1, Ordering::SeqCst);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                if *i != 7 {
+                    at.fetch_sub(1, Ordering::SeqCst);
+                }
+                *i
+            },
+            |_| true,
+            |i, r| {
+                seen.push((*i, r));
+                Ok(())
+            },
+        )
+        .expect("runs");
+        assert_eq!(overlaps.load(Ordering::SeqCst), 0);
+        let want: Vec<(usize, Option<usize>)> = items.iter().map(|&i| (i, Some(i))).collect();
+        assert_eq!(seen, want);
     }
 
     #[test]

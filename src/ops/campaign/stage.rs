@@ -67,10 +67,16 @@ pub fn stage(repo: &Repo, req: &StageRequest) -> Result<CampaignReport, Error> {
         .filter(|(order, _)| super::in_shard(*order, req.shard))
         .map(|(order, (key, spec))| (order, key, spec, state.repos.get(key).cloned()))
         .collect();
-    super::pool::in_order(
+    super::pool::in_order_apart(
         &items,
         req.at_once,
         None,
+        // Two entries may name one local checkout: they are staged one after the other.
+        |(_, key, spec, _)| {
+            spec.path
+                .as_ref()
+                .map(|_| checkout_of(&req.workspace, key, spec))
+        },
         |(order, key, spec, previous)| stage_entry(req, *order, key, spec, previous.as_ref()),
         |_| true,
         |(_, key, _, _), result| {
