@@ -392,3 +392,48 @@ fn a_warm_project_scan_after_an_edit_is_the_same_as_without_cache() {
         );
     }
 }
+
+/// A warm scan that finds one file's entry broken after the look-up (here: a byte of
+/// its findings flipped, so its checksum fails on the read) starts again with every
+/// rule compiled. The files whose findings were already printed are not printed twice:
+/// the output equals a cold run's, each finding once.
+#[test]
+fn a_streamed_scan_started_again_prints_each_finding_once() {
+    let repo = TestRepo::new();
+    repo.write(
+        "astedit.toml",
+        "[[rules]]\nid = \"no-log\"\nlanguage = \"javascript\"\nseverity = \"warning\"\n\
+         message = \"log $A\"\nrule.pattern = \"console.log($A)\"\n",
+    );
+    // Many files before the one whose entry breaks, so that theirs are out first.
+    for i in 0..40 {
+        repo.write(
+            &format!("a{i:02}.js"),
+            format!("console.log(\"early_{i}\");\n"),
+        );
+    }
+    repo.write("zz.js", "console.log(\"BROKEN_MARK\");\n");
+    repo.commit_all("init");
+    age(&repo);
+    let cold = repo.run(&["--no-cache", "scan"]);
+    cold.assert_code(0);
+    assert_eq!(cold.stdout.matches("early_").count(), 40, "{}", cold.stdout);
+    // Fill the cache, then break the last file's entry.
+    repo.run(&["scan"]).assert_code(0);
+    let dir = repo.path().join(".git/astedit/cache");
+    let mut broken = 0;
+    for bucket in std::fs::read_dir(&dir).expect("cache folder") {
+        let path = bucket.expect("entry").path();
+        let mut bytes = std::fs::read(&path).expect("read bucket");
+        let needle = b"BROKEN_MARK";
+        if let Some(at) = bytes.windows(needle.len()).position(|w| w == needle) {
+            bytes[at] = b'X';
+            std::fs::write(&path, bytes).expect("write bucket");
+            broken += 1;
+        }
+    }
+    assert_eq!(broken, 1, "one bucket holds the file's findings");
+    let warm = repo.run(&["scan"]);
+    warm.assert_code(0);
+    assert_eq!(warm.stdout, cold.stdout);
+}
