@@ -2180,3 +2180,33 @@ fn repeated_searches_follow_the_tree() {
     assert_eq!(total(&mut s), 6, "new content");
     s.finish();
 }
+
+/// The `ast_grep` and `edit` tools read the project's root `sgconfig.yml` as `grep`
+/// and `edit` do there: its languageGlobs make `.es6` files JavaScript.
+#[test]
+fn tools_read_the_projects_language_globs() {
+    let t = TestRepo::new();
+    t.write(
+        "sgconfig.yml",
+        "ruleDirs: []\nlanguageGlobs:\n  javascript: ['*.es6']\n",
+    );
+    t.write("src/old.es6", "console.log(1);\n");
+    t.write("src/new.js", "console.log(2);\n");
+    t.commit_all("init");
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "inspector");
+    let found = s.ok("ast_grep", json!({"pattern": "console.log($A)"}));
+    let paths: Vec<&str> = found["matches"]
+        .as_array()
+        .expect("matches")
+        .iter()
+        .filter_map(|m| m["path"].as_str())
+        .collect();
+    assert_eq!(paths, ["src/new.js", "src/old.es6"], "{found}");
+    let edited = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "console.log($A)", "rewrite": "logger.info($A)"}], "lang": "javascript"}),
+    );
+    assert_eq!(edited["file_count"], 2, "{edited}");
+    s.finish();
+}

@@ -210,6 +210,10 @@ fn collect(
     lang: Option<&str>,
     paths: &[String],
 ) -> Result<(files::FileSet, Option<git_astedit::lang::Lang>, Vec<String>), Error> {
+    // The project's `sgconfig.yml` at the root, as `grep`/`edit` read it there: its
+    // languageGlobs, languageInjections and (when allowed) customLanguages. First:
+    // `lang` may name one of its custom languages.
+    let language_globs = git_astedit::ops::grep::language_globs(repo, None)?;
     let lang = lang.map(files::parse_language).transpose()?;
     let mut opts = files::Options {
         pathspecs: paths.to_vec(),
@@ -217,7 +221,7 @@ fn collect(
         max_file_size: files::DEFAULT_MAX_FILE_SIZE,
         globs: Default::default(),
         no_ignore: false,
-        language_globs: Default::default(),
+        language_globs,
     };
     match files::collect_remembered(repo, &opts) {
         Ok(set) => Ok((set, lang, Vec::new())),
