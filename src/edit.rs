@@ -299,7 +299,7 @@ fn run_edit(
                     let mut k = crate::cache::KeyBuilder::new("file");
                     k.add(&query_key)
                         .add(id.as_bytes())
-                        .add(file.lang.to_string().as_bytes());
+                        .add(file.lang.cache_identity().as_bytes());
                     k.finish()
                 };
                 match files::load_cached(

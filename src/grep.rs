@@ -276,7 +276,7 @@ pub fn grep<P: Send>(
             let mut k = crate::cache::KeyBuilder::new("file");
             k.add(&query_key)
                 .add(id.as_bytes())
-                .add(file.lang.to_string().as_bytes());
+                .add(file.lang.cache_identity().as_bytes());
             k.finish()
         };
         let (text, store) = match &bucket {

@@ -57,6 +57,9 @@ struct Entry {
     extensions: Vec<String>,
     /// The canonical library path and symbol it came from (a reload reuses it).
     source: (PathBuf, String),
+    /// Its name, symbol and a digest of the library's bytes: what names it in cache
+    /// keys, so that a grammar rebuilt under the same name misses the cache.
+    identity: String,
     _lib: libloading::Library,
 }
 
@@ -226,6 +229,13 @@ pub fn load_custom(spec: &CustomSpec) -> Result<Lang, LoadError> {
             tree_sitter::LANGUAGE_VERSION
         )));
     }
+    let identity = {
+        use sha2::Digest as _;
+        let bytes = std::fs::read(&path).map_err(|e| fail(e.to_string()))?;
+        let digest = sha2::Sha256::digest(&bytes);
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        format!("{}\0{symbol}\0{hex}", spec.name)
+    };
     let meta_var = spec.meta_var.unwrap_or('$');
     let entry: &'static Entry = Box::leak(Box::new(Entry {
         name: spec.name.clone(),
@@ -234,6 +244,7 @@ pub fn load_custom(spec: &CustomSpec) -> Result<Lang, LoadError> {
         expando: spec.expando.unwrap_or(meta_var),
         extensions: spec.extensions.clone(),
         source,
+        identity,
         _lib: lib,
     }));
     guard.push(entry);
@@ -241,6 +252,15 @@ pub fn load_custom(spec: &CustomSpec) -> Result<Lang, LoadError> {
 }
 
 impl Lang {
+    /// What names the language in cache keys: a built-in one's name; a custom one's
+    /// name, symbol and the digest of its library's bytes.
+    pub fn cache_identity(&self) -> String {
+        match self {
+            Lang::Builtin(b) => b.to_string(),
+            Lang::Custom(c) => c.entry().identity.clone(),
+        }
+    }
+
     /// Every built-in language, then every custom one loaded so far.
     pub fn all_langs() -> Vec<Lang> {
         let builtin = SupportLang::all_langs().iter().copied().map(Lang::Builtin);

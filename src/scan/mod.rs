@@ -521,7 +521,7 @@ fn scan_with(
         let mut k = file_key.clone();
         k.add(list_key)
             .add(id.as_bytes())
-            .add(lang.to_string().as_bytes());
+            .add(lang.cache_identity().as_bytes());
         k.finish()
     };
 

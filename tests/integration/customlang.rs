@@ -289,3 +289,41 @@ fn custom_languages_are_not_loaded_unless_allowed() {
     out.assert_code(2);
     assert!(out.stderr.contains("use allow or ignore"), "{}", out.stderr);
 }
+
+/// A custom language's cached results are keyed by its library's bytes: after the
+/// library changes under the same name and path, the next scan computes again (its
+/// cache is written anew) instead of reusing the old grammar's results.
+#[test]
+fn a_changed_grammar_library_misses_the_cache() {
+    let Some(repo) = project() else { return };
+    let cache = repo.path().join(".git/astedit/cache");
+    let snapshot = || -> Vec<(PathBuf, Vec<u8>)> {
+        let mut all: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(&cache)
+            .expect("cache folder")
+            .map(|e| {
+                let path = e.expect("entry").path();
+                let bytes = std::fs::read(&path).expect("read bucket");
+                (path, bytes)
+            })
+            .collect();
+        all.sort();
+        all
+    };
+    let first = repo.run(&["--json", "scan"]);
+    first.assert_code(1);
+    let filled = snapshot();
+    // Warm, same library: every file hits, nothing is written.
+    repo.run(&["--json", "scan"]).assert_code(1);
+    assert_eq!(snapshot(), filled);
+    // The same grammar's library with other bytes (as a rebuild gives): a miss.
+    let mut lib = std::fs::OpenOptions::new()
+        .append(true)
+        .open(repo.path().join("lib/myjson.so"))
+        .expect("open library");
+    std::io::Write::write_all(&mut lib, b"\0rebuilt").expect("append");
+    drop(lib);
+    let again = repo.run(&["--json", "scan"]);
+    again.assert_code(1);
+    assert_eq!(findings(&again.json()), findings(&first.json()));
+    assert_ne!(snapshot(), filled, "the new library's results were stored");
+}
