@@ -495,6 +495,27 @@ fn refresh_all_picks_up_newly_matching_files() {
     assert!(schema.stdout.contains("newly_matching"));
 }
 
+/// `refresh --all` collects new files as the edit did, with the project's root
+/// `sgconfig.yml`: a new `.es6` file is JavaScript by its languageGlobs.
+#[test]
+fn refresh_all_reads_the_projects_language_globs() {
+    let repo = TestRepo::new();
+    repo.write(
+        "sgconfig.yml",
+        "ruleDirs: []\nlanguageGlobs:\n  javascript: ['*.es6']\n",
+    );
+    repo.write("src/a.es6", "foo(1);\n");
+    repo.commit_all("init");
+    let out = repo.run(&["edit", "-p", "foo($A)", "-r", "bar($A)", "--json"]);
+    out.assert_code(0);
+    let old = out.json()["id"].as_str().expect("id").to_string();
+    repo.write("src/b.es6", "foo(2);\n");
+    let out = repo.run(&["refresh", "--all", &old, "--json"]);
+    out.assert_code(0);
+    let v = out.json();
+    assert_eq!(v["newly_matching"], serde_json::json!(["src/b.es6"]), "{v}");
+}
+
 /// A minimal MCP client: one request at a time over the server's stdio.
 struct Mcp {
     child: std::process::Child,

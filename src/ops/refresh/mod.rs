@@ -1010,6 +1010,9 @@ fn rerun_all(
     }
     // The pathspecs are relative to the folder they were typed in.
     let at = Repo::discover_from(&repo.workdir.join(prefix))?;
+    // The project's root sgconfig.yml, as an edit run at the root reads it: its
+    // languageGlobs name the files' languages, its injections the embedding ones.
+    let language_globs = crate::scan::rules::project_language_globs(&at, None)?;
     let set = crate::files::collect(
         &at,
         &crate::files::Options {
@@ -1018,15 +1021,19 @@ fn rerun_all(
             max_file_size,
             globs: Default::default(),
             no_ignore: false,
-            language_globs: Default::default(),
+            language_globs,
         },
     )?;
-    let fresh = crate::files::FileSet {
-        files: set
-            .files
+    let unknown = |files: Vec<crate::files::Candidate>| -> Vec<crate::files::Candidate> {
+        files
             .into_iter()
             .filter(|f| !known.contains(&f.path))
-            .collect(),
+            .collect()
+    };
+    let fresh = crate::files::FileSet {
+        files: unknown(set.files),
+        hosts: unknown(set.hosts),
+        injections: set.injections,
         ..Default::default()
     };
     let outcome = crate::edit::edit(repo, &fresh, &ops.ops, ops.forced, max_file_size)?;
