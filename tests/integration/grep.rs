@@ -414,3 +414,24 @@ fn only_tokens_the_pattern_compares_must_not_be_missing() {
     }
     t.run(&["grep", "-p", "foo($A)", "b.ts"]).assert_code(1);
 }
+
+/// The literal check before parsing takes a pattern's identifiers as whole words: a
+/// file whose only `unwrap` is inside `unwrap_or` is not parsed (so its parse error is
+/// not listed either), while a string's content still counts after an escape.
+#[test]
+fn identifiers_must_occur_as_whole_words_before_a_file_is_parsed() {
+    let repo = TestRepo::new();
+    repo.write("a.rs", "fn f( { x.unwrap_or(1) }\n");
+    repo.write("b.rs", "fn g() { y.unwrap(); }\n");
+    repo.write("c.py", "print(\"\\nDone\")\n");
+    repo.commit_all("init");
+    let v = repo.run(&["grep", "-p", "$A.unwrap()", "--json"]).json();
+    assert_eq!(v["total"], 1, "{v}");
+    assert_eq!(v["matches"][0]["path"], "b.rs");
+    assert_eq!(v["parse_errors"]["count"], 0, "{v}");
+    let v = repo
+        .run(&["grep", "-p", "print(\"\\nDone\")", "--json"])
+        .json();
+    assert_eq!(v["total"], 1, "{v}");
+    assert_eq!(v["matches"][0]["path"], "c.py");
+}
