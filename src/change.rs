@@ -94,6 +94,8 @@ pub enum PreviewKind {
     /// `edit_lines`: line ranges of a file replaced, addressed by the blob they were
     /// read from.
     Lines,
+    /// `run`: what a command changed in a worktree of the tree.
+    Run,
 }
 
 impl PreviewKind {
@@ -104,6 +106,7 @@ impl PreviewKind {
             PreviewKind::Scan => "scan",
             PreviewKind::Merge => "merge",
             PreviewKind::Lines => "lines",
+            PreviewKind::Run => "run",
         }
     }
 }

@@ -34,7 +34,8 @@ mod tools;
 
 /// Serve the Model Context Protocol on stdio (for Claude Code, Codex, OpenCode, …).
 ///
-/// Tools: ast_grep, ast_edit, apply_patch, previews, resolve, undo. Only protocol
+/// Tools: ast_grep, ast_edit, apply_patch, previews, resolve, undo (and run, with
+/// --allow-run). Only protocol
 /// messages are written to stdout; the repository is the one around the current
 /// folder (or -C DIR). See docs/agents.md for registering it with a client.
 #[derive(Debug, clap::Args)]
@@ -43,6 +44,11 @@ pub struct McpArgs {
     /// a call's `max_bytes` overrides it. What does not fit is cut and said
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024)]
     pub max_result_bytes: usize,
+
+    /// Offer the `run` tool, which runs commands an agent chooses (in a temporary
+    /// worktree, staging what they change); off by default
+    #[arg(long)]
+    pub allow_run: bool,
 }
 
 #[cfg(feature = "mcp")]
@@ -50,7 +56,7 @@ pub fn run(ctx: &mut Ctx, args: McpArgs) -> Result<Exit, Error> {
     // Open (and recover) once up front so that a server started outside a repository
     // fails at once with the usual message instead of on every call.
     let workdir = ctx.repo()?.workdir.clone();
-    server::serve(workdir, args.max_result_bytes)?;
+    server::serve(workdir, args.max_result_bytes, args.allow_run)?;
     Ok(Exit::Ok)
 }
 

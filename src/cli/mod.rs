@@ -43,6 +43,7 @@ mod pr;
 mod progress;
 mod recover;
 mod refresh;
+mod run;
 mod scan;
 mod schema;
 mod show;
@@ -129,6 +130,7 @@ pub enum Command {
     Grep(grep::GrepArgs),
     Edit(edit::EditArgs),
     Patch(patch::PatchArgs),
+    Run(run::RunArgs),
     Scan(Box<scan::ScanArgs>),
     /// Install a git pre-commit hook that runs `scan --check --cached`
     #[command(subcommand)]
@@ -502,6 +504,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Grep(args) => grep::run(ctx, args),
         Command::Edit(args) => edit::run(ctx, args),
         Command::Patch(args) => patch::run(ctx, args),
+        Command::Run(args) => run::run(ctx, args),
         Command::List(args) => list::run(ctx, args),
         Command::Show(args) => show::run(ctx, args),
         Command::Apply(args) | Command::Resolve(ResolveCommand::Apply(args)) => {

@@ -81,6 +81,7 @@ pub(super) mod recover_policy {
             Command::Scan(args) if !args.stage && !args.apply => Policy::Warn,
             Command::Edit(_)
             | Command::Patch(_)
+            | Command::Run(_)
             | Command::Scan(_)
             | Command::Merge(_)
             | Command::Apply(_)

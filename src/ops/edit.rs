@@ -133,6 +133,7 @@ pub fn run(
         ops: None,
         apply: None,
         diff: None,
+        run: None,
         repeated_kept_text: Some(
             outcome
                 .files

@@ -420,6 +420,7 @@ pub fn edit_lines(
         },
         file_count: usize::from(preview.is_some()),
         files_searched: None,
+        run: None,
         repeated_kept_text: None,
         patch_digest: None,
         ops: None,

@@ -20,6 +20,7 @@ pub mod list;
 pub mod log;
 pub mod merge;
 pub mod ruletest;
+pub mod run;
 pub mod verify;
 /// Cancellation lives in the base layer; this is the path the front ends knew.
 pub use crate::cancel;

@@ -80,6 +80,7 @@ pub fn run(repo: &Repo, req: &PatchRequest, cancel: &Cancel) -> Result<StageRepo
         patch_digest: Some(digest),
         ops: ops_json(repo, &res, paths),
         apply: None,
+        run: None,
         repeated_kept_text: None,
         diff: None,
         diagnostics,

@@ -74,6 +74,19 @@ pub(super) fn settle(
     staging: &Staging,
     cancel: &Cancel,
 ) -> Result<(), Error> {
+    settle_verified(repo, report, preview, staging, None, cancel)
+}
+
+/// [`settle`] of a preview that passed a check first (`run --apply --verify`): `verified`
+/// is the line for the commit's `Astedit-Verified` trailer.
+pub(super) fn settle_verified(
+    repo: &Repo,
+    report: &mut StageReport,
+    preview: Option<&Preview>,
+    staging: &Staging,
+    verified: Option<String>,
+    cancel: &Cancel,
+) -> Result<(), Error> {
     let Some(preview) = preview else {
         return Ok(());
     };
@@ -86,6 +99,7 @@ pub(super) fn settle(
     let opts = txn::ApplyOptions {
         reason: apply.reason.clone(),
         agent: staging.agent.clone(),
+        verified,
         ..Default::default()
     };
     let applied = txn::apply(repo, Some(&preview.id), &opts)?;

@@ -255,17 +255,19 @@ pub fn how(report: &VerifyReport) -> String {
     format!("{verdict} ({status}, {secs:.1} s)")
 }
 
-/// A linked worktree in the temporary folder, removed (and unregistered) on drop.
-struct Worktree<'r> {
+/// A linked worktree in the temporary folder, removed (and unregistered) on drop
+/// (`run` stages what a command changes in one).
+pub(super) struct Worktree<'r> {
     repo: &'r Repo,
     /// Holds the folder; `dir` is inside it (git wants to make the folder itself).
     _holder: tempfile::TempDir,
-    dir: PathBuf,
-    registered: bool,
+    pub(super) dir: PathBuf,
+    /// Whether git knows it (false on an unborn branch: a plain folder).
+    pub(super) registered: bool,
 }
 
 impl<'r> Worktree<'r> {
-    fn add(repo: &'r Repo, base: Option<&str>) -> Result<Worktree<'r>, Error> {
+    pub(super) fn add(repo: &'r Repo, base: Option<&str>) -> Result<Worktree<'r>, Error> {
         // The pid in the name tells a later verify whether its owner is still alive.
         let holder = tempfile::Builder::new()
             .prefix(&format!("{WORKTREE_PREFIX}{}-", std::process::id()))
@@ -325,7 +327,7 @@ impl Drop for Worktree<'_> {
 /// Removes the verify worktrees of processes that are gone (a crash or a kill left
 /// them), and forgets registrations whose folder is gone. Best effort: a failure
 /// leaves them for the next verify.
-fn remove_abandoned(repo: &Repo) {
+pub(super) fn remove_abandoned(repo: &Repo) {
     let _ = git(repo, &["worktree", "prune"]);
     let Ok(out) = Command::new("git")
         .arg("-C")
@@ -408,7 +410,7 @@ fn git(repo: &Repo, args: &[&str]) -> Result<(), VerifyError> {
 }
 
 #[cfg(unix)]
-fn set_mode(path: &Path, mode: FileMode) -> std::io::Result<()> {
+pub(super) fn set_mode(path: &Path, mode: FileMode) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     let bits = match mode {
         FileMode::Executable => 0o755,
@@ -418,22 +420,22 @@ fn set_mode(path: &Path, mode: FileMode) -> std::io::Result<()> {
 }
 
 #[cfg(not(unix))]
-fn set_mode(_: &Path, _: FileMode) -> std::io::Result<()> {
+pub(super) fn set_mode(_: &Path, _: FileMode) -> std::io::Result<()> {
     Ok(())
 }
 
-struct Ran {
-    exit_code: Option<i32>,
-    signal: Option<i32>,
-    timed_out: bool,
-    duration: Duration,
-    output: String,
-    truncated: bool,
+pub(super) struct Ran {
+    pub(super) exit_code: Option<i32>,
+    pub(super) signal: Option<i32>,
+    pub(super) timed_out: bool,
+    pub(super) duration: Duration,
+    pub(super) output: String,
+    pub(super) truncated: bool,
 }
 
 /// Runs `command` in `dir` with stdout and stderr into one file (no pipe to fill up),
 /// in its own process group so that a timeout or a cancel kills what it started too.
-fn run_command(
+pub(super) fn run_command(
     dir: &Path,
     command: &VerifyCommand,
     timeout: Duration,

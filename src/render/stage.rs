@@ -1,4 +1,4 @@
-//! `edit` and `patch` as text: the diff, the patch's placement, the summary and the
+//! `edit`, `patch` and `run` as text: the diff, the patch's placement, the summary and the
 //! line that says what was staged (or applied) and what to do next; warnings on
 //! stderr.
 
@@ -33,7 +33,28 @@ impl TextReport for StageReport {
             ),
         });
         printed.warn_all(&self.diagnostics.warnings);
+        if let Some(run) = &self.run {
+            ran(run, &mut printed);
+        }
         printed
+    }
+}
+
+/// How a `run`'s command ended, on stderr: a line when it succeeded; the end of its
+/// output too when it did not (its changes were staged by `--allow-failure`).
+fn ran(run: &crate::report::run::RunFacts, printed: &mut Printed) {
+    if run.succeeded() {
+        printed.note(format!("`{}` {}.", run.command, run.how()));
+        return;
+    }
+    printed.warn(format!(
+        "`{}` {}; its changes were staged as --allow-failure asks",
+        run.command,
+        run.how()
+    ));
+    let lines: Vec<&str> = run.output.lines().collect();
+    for line in &lines[lines.len().saturating_sub(10)..] {
+        printed.note(format!("    {}", crate::text::escape_line(line)));
     }
 }
 
@@ -49,6 +70,16 @@ fn nothing_staged(report: &StageReport, printed: &mut Printed) {
             } else {
                 "The patch changes nothing; nothing staged."
             });
+        }
+        PreviewKind::Run => {
+            printed.warn_all(&report.diagnostics.warnings);
+            if let Some(run) = &report.run {
+                printed.note(format!(
+                    "`{}` {} and changed nothing; nothing staged.",
+                    run.command,
+                    run.how()
+                ));
+            }
         }
         _ => {
             printed.warn_all(&report.diagnostics.warnings);

@@ -26,6 +26,7 @@ use crate::txn::TxnOp;
 
 pub mod campaign;
 pub mod ruletest;
+pub mod run;
 pub mod scan;
 pub mod schema;
 pub mod verify;
@@ -522,6 +523,9 @@ pub struct StageReport {
     /// `repeats-kept-text`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeated_kept_text: Option<usize>,
+    /// `run`: the command, how it ended, and the end of its output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<Box<run::RunFacts>>,
     /// The diff (the tools always; the CLI leaves it out).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub diff: Option<CappedDiff>,
@@ -546,10 +550,14 @@ pub struct StageText {
 }
 
 impl StageReport {
-    /// 1 when an edit would change nothing, else 0 (a patch that changes nothing is
-    /// not a failure: it may be applied already).
+    /// 1 when an edit (or a command `run`) would change nothing, else 0 (a patch that
+    /// changes nothing is not a failure: it may be applied already).
     pub fn exit(&self) -> crate::error::Exit {
-        if self.kind == crate::change::PreviewKind::Edit && !self.staged {
+        let nothing_is_failure = matches!(
+            self.kind,
+            crate::change::PreviewKind::Edit | crate::change::PreviewKind::Run
+        );
+        if nothing_is_failure && !self.staged {
             crate::error::Exit::NothingFound
         } else {
             crate::error::Exit::Ok

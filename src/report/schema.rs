@@ -36,6 +36,7 @@ pub fn commands() -> Vec<(&'static str, ReportSchema)> {
         ("grep-stream", report::<SgMatch>()),
         ("edit", report::<StageReport>()),
         ("patch", report::<StageReport>()),
+        ("run", report::<StageReport>()),
         ("scan", report::<ScanReport>()),
         ("hook", report::<HookReport>()),
         ("merge", report::<MergeReport>()),

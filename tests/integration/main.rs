@@ -30,6 +30,7 @@ mod reflocks;
 mod refresh;
 mod repo;
 mod ruletest;
+mod run;
 mod sarif;
 mod scan;
 mod sgconfig;

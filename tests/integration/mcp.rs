@@ -44,7 +44,18 @@ impl Server {
     }
 
     pub(crate) fn start_with(t: &TestRepo, subdir: &str, env: &[(&str, &str)]) -> Server {
-        let mut cmd = t.command(subdir, &["mcp"]);
+        Self::start_full(t, subdir, env, &[])
+    }
+
+    /// Started with `args` after `mcp` (e.g. `--allow-run`).
+    pub(crate) fn start_args(t: &TestRepo, args: &[&str]) -> Server {
+        Self::start_full(t, ".", &[], args)
+    }
+
+    fn start_full(t: &TestRepo, subdir: &str, env: &[(&str, &str)], args: &[&str]) -> Server {
+        let mut argv = vec!["mcp"];
+        argv.extend_from_slice(args);
+        let mut cmd = t.command(subdir, &argv);
         cmd.envs(env.iter().copied());
         let mut child = cmd
             .stdin(Stdio::piped())
@@ -158,7 +169,7 @@ impl Server {
 
     /// Calls a tool that must succeed; returns its structured content.
     #[track_caller]
-    fn ok(&mut self, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn ok(&mut self, tool: &str, arguments: Value) -> Value {
         let result = self.call(tool, arguments);
         assert_eq!(result["isError"], false, "{tool} failed: {}", text(&result));
         result["structuredContent"].clone()

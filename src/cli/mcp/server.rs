@@ -89,7 +89,8 @@ undo takes an applied transaction back. Paths are relative to the repository roo
 step is journalled with your client name.";
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
-pub fn serve(workdir: PathBuf, budget: usize) -> Result<(), Error> {
+/// With `allow_run`, the catalog offers the `run` tool (it executes commands).
+pub fn serve(workdir: PathBuf, budget: usize, allow_run: bool) -> Result<(), Error> {
     // One thread drives the protocol; tool work runs on the blocking pool, so calls
     // still overlap (and can contend for the repository lock, as they should).
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -102,7 +103,7 @@ pub fn serve(workdir: PathBuf, budget: usize) -> Result<(), Error> {
     let server = Server {
         workdir: Arc::new(workdir),
         budget,
-        tools: Arc::new(catalog()),
+        tools: Arc::new(catalog(allow_run)),
         session: Arc::new(Session::default()),
         closed: closed.clone(),
     };
@@ -293,8 +294,8 @@ fn declare_aliases(schema: &mut serde_json::Value, root: &str) {
     }
 }
 
-fn catalog() -> Vec<Tool> {
-    vec![
+fn catalog(allow_run: bool) -> Vec<Tool> {
+    let mut tools = vec![
         tool::<tools::GrepInput, git_astedit::report::GrepReport>(
             "ast_grep",
             "Structural code search with an ast-grep pattern over the repository's work tree \
@@ -380,7 +381,20 @@ fn catalog() -> Vec<Tool> {
              `previewId`, optional `reason`. Prefer `resolve`.",
             hints("Apply or discard a preview (legacy)", false, true, false),
         ),
-    ]
+    ];
+    if allow_run {
+        tools.push(tool::<tools::RunInput, git_astedit::report::StageReport>(
+            "run",
+            "Run a command (a formatter, a fixer: argv, no shell) in a temporary worktree              holding the work tree's files, and stage what it changed there (new, changed,              deleted files, modes) as a preview. The work tree is NOT changed: returns the              preview id, how the command ended, the end of its output and the diff; apply or              discard it with `resolve`. A command that exits non-zero stages nothing unless              allow_failure; one that writes under .git is refused.",
+            // It executes a program: anything it does outside its worktree is outside.
+            ToolAnnotations::with_title("Run a command and stage its changes")
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false)
+                .open_world(true),
+        ));
+    }
+    tools
 }
 
 /// `text` with control characters (and backslashes, so the escape is unambiguous)
@@ -428,6 +442,9 @@ fn dispatch(
         "undo" => tools::undo(call, args(name, arguments)?),
         "ast_apply" => tools::ast_apply(call, args(name, arguments)?),
         "pr" => tools::pr(call, args(name, arguments)?),
+        // Reached only when the catalog offers it (`--allow-run`): calls of tools not
+        // in it are refused before dispatch.
+        "run" => tools::run(call, args(name, arguments)?),
         other => Err(UsageError(format!("unknown tool '{other}'")).into()),
     }
 }

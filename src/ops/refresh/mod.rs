@@ -61,6 +61,7 @@ use crate::Error;
 
 mod merge;
 mod record;
+mod run;
 mod scan;
 
 pub use merge::merge3;
@@ -310,6 +311,11 @@ pub fn report(repo: &Repo, r: &Refreshed) -> RefreshReport {
 pub fn refresh(repo: &Repo, req: &RefreshRequest) -> Result<Refreshed, Error> {
     let held = txn::refresh::hold(repo, "refresh")?;
     let old = txn::find(repo, req.id.as_deref())?;
+    if old.meta.kind == PreviewKind::Run {
+        // Its command runs without the lock; the lock is taken again for the swap.
+        drop(held);
+        return run::refresh(repo, old, req);
+    }
     rederive(repo, &held, old, req)
 }
 
@@ -408,7 +414,7 @@ fn read_current(repo: &Repo, path: &str) -> Result<Current, Error> {
     Ok(Current::File(FileContent { bytes, mode }))
 }
 
-fn blob_id(repo: &Repo, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
+pub(super) fn blob_id(repo: &Repo, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
     gix::objs::compute_hash(repo.git.object_hash(), gix::objs::Kind::Blob, bytes).map_err(|e| {
         crate::error::IoError {
             action: "hash",
@@ -614,6 +620,9 @@ fn rederive(
     req: &RefreshRequest,
 ) -> Result<Refreshed, Error> {
     txn::refresh::check_contained(repo, held, &old)?;
+    if old.meta.kind == PreviewKind::Run {
+        return run::rederive(repo, held, old, req);
+    }
     let meta = &old.meta;
     let edit_ops = EditOps::of(meta);
     let mut notes = Vec::new();
@@ -937,7 +946,8 @@ fn derive_file(
             })
         }
         // Line edits are merged three-way from the blob they were staged on.
-        PreviewKind::Merge | PreviewKind::Lines => merged(e, meta, after, merge),
+        // A run is re-run whole (`run::rederive`), never path by path.
+        PreviewKind::Merge | PreviewKind::Lines | PreviewKind::Run => merged(e, meta, after, merge),
     }
 }
 
@@ -1051,7 +1061,11 @@ fn rerun_all(
 
 /// The successor's metadata: the old one's, with the new per-file counts, the summary
 /// saying what it was refreshed from, and `details.refreshed_from`.
-fn successor_meta(old: &Preview, files: Vec<FileMeta>, agent: Option<String>) -> PreviewMeta {
+pub(super) fn successor_meta(
+    old: &Preview,
+    files: Vec<FileMeta>,
+    agent: Option<String>,
+) -> PreviewMeta {
     let mut meta = old.meta.clone();
     meta.files = files;
     meta.files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -1062,6 +1076,7 @@ fn successor_meta(old: &Preview, files: Vec<FileMeta>, agent: Option<String>) ->
         PreviewKind::Patch => "chunk",
         PreviewKind::Merge => "change",
         PreviewKind::Lines => "line range",
+        PreviewKind::Run => "change",
     };
     meta.summary = format!(
         "{} in {} (refreshed from {})",

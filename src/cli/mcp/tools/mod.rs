@@ -27,6 +27,7 @@ mod patch;
 mod pr;
 mod previews;
 mod resolve;
+mod run;
 mod undo;
 
 pub use edit::ast_edit;
@@ -50,6 +51,8 @@ pub use resolve::resolve;
 pub use resolve::AstApplyInput;
 pub use resolve::ResolveAction;
 pub use resolve::ResolveInput;
+pub use run::run;
+pub use run::RunInput;
 pub use undo::undo;
 pub use undo::UndoInput;
 

@@ -1,0 +1,685 @@
+/*!
+The command of a `run` preview executed in a worktree of its own, and what it changed
+there as a [`ChangeSet`] against the user's work tree.
+
+The worktree is a linked one at HEAD (a plain folder on an unborn branch, as
+`verify`'s) with the user's work tree copied over it: every tracked and untracked,
+not ignored file as it is now (changed, deleted, executable or a symlink), and the
+files of HEAD the user's index dropped removed. So the command sees what the user
+sees, git-aware tools included, and the user's tree is never written.
+
+Afterwards the worktree's tracked and untracked, not ignored files are compared with
+what was copied in: a file whose bytes or mode differ, a new file and a removed one
+make the change (git never lists what is under a `.git`, so nothing there is). A
+command that wrote to the repository (the worktree's `.git` file, its HEAD, the shared
+config or refs: a commit, a tag, a `git config`) is refused, and so, unless allowed, is
+one that exited non-zero: nothing is staged then.
+
+[`execute`] is shared by `run` and the refresh of a `run` preview, which re-executes
+the recorded [`Recipe`] on the tree as it is then.
+*/
+
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::cancel::Cancel;
+use crate::change::ChangeSet;
+use crate::change::FileChange;
+use crate::change::FileContent;
+use crate::change::FileMode;
+use crate::error::Classify;
+use crate::error::Exit;
+use crate::ops::verify;
+use crate::ops::verify::VerifyCommand;
+use crate::repo::Repo;
+use crate::report::run::RunFacts;
+use crate::Error;
+
+/// Where a preview's metadata keeps its recipe (under `details`), as every kind keeps
+/// what its refresh needs.
+const RECIPE_KEY: &str = "refresh";
+/// Where a preview's metadata keeps how its command ended (under `details`).
+const FACTS_KEY: &str = "run";
+/// Lines of output the preview's record keeps (the report keeps more).
+const RECORDED_LINES: usize = 20;
+/// Bytes of output the preview's record keeps at most.
+const RECORDED_BYTES: usize = 4096;
+
+/// What re-runs a `run`: the command, where it ran, which paths it may change.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Recipe {
+    /// The program and its arguments (no shell).
+    pub argv: Vec<String>,
+    /// The folder it ran in, as a repository path (`""`: the top).
+    pub prefix: String,
+    /// Git pathspecs, relative to `prefix`; none: every change counts.
+    #[serde(default)]
+    pub pathspecs: Vec<String>,
+    /// A non-zero exit still stages what it changed.
+    #[serde(default)]
+    pub allow_failure: bool,
+    /// Killed (with what it started) after this many seconds.
+    pub timeout_secs: u64,
+}
+
+impl Recipe {
+    /// The command as a person would type it.
+    pub fn display(&self) -> String {
+        VerifyCommand::Argv(self.argv.clone()).display()
+    }
+
+    /// The recipe a `run` preview recorded; `None` when it recorded none.
+    pub fn of(meta: &crate::change::PreviewMeta) -> Option<Recipe> {
+        let rec = meta.details.get(RECIPE_KEY)?;
+        serde_json::from_value(rec.clone()).ok()
+    }
+
+    /// Records the recipe and how the command ended in `meta.details`.
+    pub fn record(&self, meta: &mut crate::change::PreviewMeta, facts: &RunFacts) {
+        let mut details = match std::mem::take(&mut meta.details) {
+            serde_json::Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        details.insert(
+            RECIPE_KEY.into(),
+            serde_json::to_value(self).unwrap_or_default(),
+        );
+        details.insert(
+            FACTS_KEY.into(),
+            serde_json::json!({
+                "command": facts.command,
+                "exit_code": facts.exit_code,
+                "signal": facts.signal,
+                "timed_out": facts.timed_out,
+                "duration_ms": facts.duration_ms,
+                "output_tail": recorded_tail(&facts.output),
+                "left_out": facts.left_out,
+            }),
+        );
+        meta.details = serde_json::Value::Object(details);
+    }
+}
+
+/// The end of `output` a preview's record keeps: its last lines, at most 4 KiB.
+fn recorded_tail(output: &str) -> String {
+    let lines: Vec<&str> = output.lines().collect();
+    let mut tail = lines[lines.len().saturating_sub(RECORDED_LINES)..].join("\n");
+    if tail.len() > RECORDED_BYTES {
+        let mut cut = tail.len() - RECORDED_BYTES;
+        while !tail.is_char_boundary(cut) {
+            cut += 1;
+        }
+        tail = tail[cut..].to_string();
+    }
+    tail
+}
+
+/// Why a `run` staged nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("the command to run is empty")]
+    Empty,
+    #[error("cannot run `{command}`: {message}")]
+    Spawn {
+        command: String,
+        message: String,
+        not_found: bool,
+    },
+    #[error("`{command}` {how}; nothing was staged")]
+    Failed {
+        command: String,
+        how: String,
+        /// The end of what it printed.
+        output: String,
+    },
+    #[error("`{command}` wrote under .git ({}); nothing was staged", .what.join(", "))]
+    TouchedGit { command: String, what: Vec<String> },
+    #[error("the run preview {0} recorded no command to re-run")]
+    NoRecipe(String),
+}
+
+impl Classify for RunError {
+    fn code(&self) -> &'static str {
+        match self {
+            RunError::Empty => "usage",
+            RunError::Spawn { .. } => "run-spawn",
+            RunError::Failed { .. } => "run-failed",
+            RunError::TouchedGit { .. } => "run-touched-git",
+            RunError::NoRecipe(_) => "run-no-recipe",
+        }
+    }
+    fn exit(&self) -> Exit {
+        match self {
+            RunError::Empty | RunError::NoRecipe(_) => Exit::BadInput,
+            RunError::Spawn { not_found, .. } if *not_found => Exit::BadInput,
+            RunError::Spawn { .. } => Exit::Internal,
+            // A command that fails, as a failing check does.
+            RunError::Failed { .. } => Exit::NothingFound,
+            RunError::TouchedGit { .. } => Exit::Refused,
+        }
+    }
+    fn hint(&self) -> Option<String> {
+        match self {
+            RunError::Empty => {
+                Some("give the command after `--`: `git astedit run -- CMD ARG…`".into())
+            }
+            RunError::Spawn { .. } => Some(
+                "the command runs as given, not through a shell; for a shell line use \
+                 `sh -c '…'`"
+                    .into(),
+            ),
+            RunError::Failed { output, .. } => {
+                let mut hint = "the work tree is unchanged; --allow-failure stages what a \
+                                failing command changed"
+                    .to_string();
+                let lines: Vec<&str> = output.lines().collect();
+                let tail = &lines[lines.len().saturating_sub(10)..];
+                if !tail.is_empty() {
+                    hint.push_str("; its output ended with:");
+                    for line in tail {
+                        hint.push_str(&format!("\n    {}", crate::text::escape_line(line)));
+                    }
+                }
+                Some(hint)
+            }
+            RunError::TouchedGit { .. } => Some(
+                "the work tree is unchanged; a command that commits, moves HEAD or edits the \
+                 repository's files is not a change a preview can hold"
+                    .into(),
+            ),
+            RunError::NoRecipe(id) => Some(format!(
+                "discard it (`git astedit discard {id}`) and run the command again"
+            )),
+        }
+    }
+    fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            RunError::Failed {
+                command, output, ..
+            } => Some(serde_json::json!({ "command": command, "output": output })),
+            RunError::TouchedGit { command, what } => {
+                Some(serde_json::json!({ "command": command, "touched": what }))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What an execution found.
+pub struct Executed {
+    /// The changes within the pathspecs, sorted by path.
+    pub changes: ChangeSet,
+    /// How the command ended (`left_out` counted, `verified` unset).
+    pub facts: RunFacts,
+}
+
+/// One path of the user's tree as it was copied into the worktree.
+struct Before {
+    id: gix::ObjectId,
+    mode: FileMode,
+    /// The bytes, when the object database does not hold them already (an untracked
+    /// or modified file).
+    kept: Option<Vec<u8>>,
+}
+
+/// Runs `recipe` in a worktree of the current work tree and returns what it changed
+/// there (see the module docs). Refuses a command that wrote under `.git`, and one
+/// that failed unless `recipe.allow_failure`.
+pub fn execute(repo: &Repo, recipe: &Recipe, cancel: &Cancel) -> Result<Executed, Error> {
+    if recipe.argv.is_empty() || recipe.argv[0].is_empty() {
+        return Err(RunError::Empty.into());
+    }
+    let command = recipe.display();
+    verify::remove_abandoned(repo);
+    let head = repo.head_commit().map(|id| id.to_string());
+    let tree = verify::Worktree::add(repo, head.as_deref())?;
+    let snapshot = fill(repo, &tree)?;
+    cancel.check()?;
+    let guard = GitState::read(repo, &tree.dir, tree.registered);
+    let cwd = tree.dir.join(&recipe.prefix);
+    std::fs::create_dir_all(&cwd).map_err(|source| crate::error::IoError {
+        action: "create",
+        path: recipe.prefix.clone(),
+        source,
+    })?;
+    let timeout = Duration::from_secs(recipe.timeout_secs.max(1));
+    let ran = verify::run_command(
+        &cwd,
+        &VerifyCommand::Argv(recipe.argv.clone()),
+        timeout,
+        cancel,
+    )
+    .map_err(|e| spawn_error(e, &command))?;
+    let refused = |what: Vec<String>| -> Error {
+        RunError::TouchedGit {
+            command: command.clone(),
+            what,
+        }
+        .into()
+    };
+    // Checked before the listing, which needs the worktree's repository intact.
+    let touched = guard.changes(&GitState::read(repo, &tree.dir, tree.registered));
+    if !touched.is_empty() {
+        return Err(refused(touched));
+    }
+    let listed = list_files(&tree.dir, tree.registered, repo)?;
+    let mut all: BTreeSet<String> = snapshot.keys().cloned().collect();
+    all.extend(listed);
+    let touched: Vec<String> = all.iter().filter(|p| under_git(p)).cloned().collect();
+    if !touched.is_empty() {
+        return Err(refused(touched));
+    }
+    let mut facts = RunFacts {
+        command: command.clone(),
+        argv: recipe.argv.clone(),
+        exit_code: ran.exit_code,
+        signal: ran.signal,
+        timed_out: ran.timed_out,
+        duration_ms: ran.duration.as_millis().try_into().unwrap_or(u64::MAX),
+        output: ran.output,
+        output_truncated: ran.truncated,
+        left_out: 0,
+        verified: None,
+    };
+    if !facts.succeeded() && !recipe.allow_failure {
+        return Err(RunError::Failed {
+            command,
+            how: facts.how(),
+            output: facts.output,
+        }
+        .into());
+    }
+    let mut changed = changed_paths(repo, &tree.dir, &snapshot, &all)?;
+    if !recipe.pathspecs.is_empty() {
+        let at = Repo::discover_from(&repo.workdir.join(&recipe.prefix))?;
+        let every: Vec<String> = all.iter().cloned().collect();
+        let selected = crate::files::select_paths(&at, &recipe.pathspecs, &every)?;
+        let before = changed.len();
+        changed.retain(|c| selected.contains(&c.0));
+        facts.left_out = before - changed.len();
+    }
+    let mut changes = ChangeSet::default();
+    for (path, after) in changed {
+        let before = match snapshot.get(&path) {
+            None => None,
+            Some(b) => Some(FileContent {
+                bytes: match &b.kept {
+                    Some(bytes) => bytes.clone(),
+                    None => crate::txn::blob(repo, b.id)?,
+                },
+                mode: b.mode,
+            }),
+        };
+        changes.changes.push(FileChange {
+            path,
+            before,
+            after,
+        });
+    }
+    changes.sort();
+    drop(tree);
+    Ok(Executed { changes, facts })
+}
+
+/// `3 files changed by `cargo fmt``, the command cut when long.
+pub fn summary(files: usize, command: &str) -> String {
+    const MAX: usize = 60;
+    let shown = match command.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &command[..at]),
+        None => command.to_string(),
+    };
+    format!(
+        "{} changed by `{}`",
+        crate::text::plural(files, "file"),
+        crate::text::escape_line(&shown)
+    )
+}
+
+/// A changed file's flags: `added` or `deleted` when it is.
+pub fn flags(change: &FileChange) -> Vec<crate::change::FileFlag> {
+    match (&change.before, &change.after) {
+        (None, _) => vec![crate::change::FileFlag::Added],
+        (_, None) => vec![crate::change::FileFlag::Deleted],
+        _ => Vec::new(),
+    }
+}
+
+/// The spawn failure of `verify`'s runner, said as `run`'s.
+fn spawn_error(e: Error, command: &str) -> Error {
+    match e.downcast_ref::<verify::VerifyError>() {
+        Some(verify::VerifyError::Spawn { source, .. }) => RunError::Spawn {
+            command: command.to_string(),
+            message: source.to_string(),
+            not_found: source.kind() == std::io::ErrorKind::NotFound,
+        }
+        .into(),
+        _ => e,
+    }
+}
+
+/// Whether a path lies under (or is) a `.git` of any folder.
+fn under_git(path: &str) -> bool {
+    path.trim_end_matches('/')
+        .split('/')
+        .any(|c| c.eq_ignore_ascii_case(".git"))
+}
+
+/// What the worktree's repository looks like from inside: its `.git` (the file of a
+/// linked worktree; nothing on an unborn branch), HEAD, and what it shares with the
+/// user's repository: the config file and the refs (but for previews', which other
+/// astedit processes may stage meanwhile).
+#[derive(PartialEq, Eq)]
+struct GitState {
+    dot_git: DotGit,
+    head: Option<String>,
+    config: Option<Vec<u8>>,
+    refs: Option<Vec<u8>>,
+}
+
+#[derive(PartialEq, Eq)]
+enum DotGit {
+    Absent,
+    File(Vec<u8>),
+    Other,
+}
+
+impl GitState {
+    fn read(repo: &Repo, dir: &Path, registered: bool) -> GitState {
+        let path = dir.join(".git");
+        let dot_git = match std::fs::symlink_metadata(&path) {
+            Err(_) => DotGit::Absent,
+            Ok(m) if m.is_file() => std::fs::read(&path).map_or(DotGit::Other, DotGit::File),
+            Ok(_) => DotGit::Other,
+        };
+        let head = registered
+            .then(|| git_out(dir, &["rev-parse", "--verify", "-q", "HEAD"]).ok())
+            .flatten()
+            .map(|out| String::from_utf8_lossy(&out).trim().to_string());
+        let refs = git_out(
+            &repo.workdir,
+            &[
+                "for-each-ref",
+                "--format=%(refname) %(objectname)",
+                "--exclude=refs/astedit/",
+            ],
+        )
+        .ok();
+        GitState {
+            dot_git,
+            head,
+            config: std::fs::read(repo.common_dir.join("config")).ok(),
+            refs,
+        }
+    }
+
+    /// What differs from `now`, in words.
+    fn changes(&self, now: &GitState) -> Vec<String> {
+        let mut what = Vec::new();
+        if self.dot_git != now.dot_git {
+            what.push(".git".to_string());
+        }
+        if self.head != now.head {
+            what.push("HEAD moved".to_string());
+        }
+        if self.config != now.config {
+            what.push("the repository's config".to_string());
+        }
+        if self.refs != now.refs {
+            what.push("the repository's refs".to_string());
+        }
+        what
+    }
+}
+
+/// Copies the user's work tree over the worktree and returns what it copied, by path.
+fn fill(repo: &Repo, tree: &verify::Worktree) -> Result<BTreeMap<String, Before>, Error> {
+    let listed = ls_files(git_in(&repo.workdir), &["-c", "-o", "--exclude-standard"])?;
+    let mut snapshot = BTreeMap::new();
+    for path in &listed {
+        let dst = tree.dir.join(path);
+        match read_entry(&repo.workdir.join(path), path)? {
+            Entry::Folder => {}
+            Entry::Absent => remove(&dst, path)?,
+            Entry::File(content) => {
+                write_entry(&dst, &content, path)?;
+                let id = blob_id(repo, &content.bytes)?;
+                let kept = (!crate::txn::has_blob(repo, id)).then_some(content.bytes);
+                snapshot.insert(
+                    path.clone(),
+                    Before {
+                        id,
+                        mode: content.mode,
+                        kept,
+                    },
+                );
+            }
+        }
+    }
+    // Files of HEAD the user removed from the index (`git rm`) are not theirs now.
+    if tree.registered {
+        let listed: BTreeSet<&String> = listed.iter().collect();
+        for path in ls_files(git_in(&tree.dir), &["-c"])? {
+            if !listed.contains(&path) {
+                remove(&tree.dir.join(&path), &path)?;
+            }
+        }
+    }
+    Ok(snapshot)
+}
+
+/// The worktree's paths after the command: tracked and untracked, not ignored (on an
+/// unborn branch, the plain folder read with the user's repository's ignore rules).
+fn list_files(dir: &Path, registered: bool, repo: &Repo) -> Result<Vec<String>, Error> {
+    let mut git = if registered {
+        git_in(dir)
+    } else {
+        let mut c = Command::new("git");
+        c.arg("--git-dir")
+            .arg(&repo.git_dir)
+            .arg("--work-tree")
+            .arg(dir);
+        c.current_dir(dir);
+        c
+    };
+    git.env_remove("GIT_INDEX_FILE");
+    ls_files(git, &["-c", "-o", "--exclude-standard"])
+}
+
+/// The paths whose worktree content differs from what was copied in, with that
+/// content (`None`: removed).
+fn changed_paths(
+    repo: &Repo,
+    dir: &Path,
+    snapshot: &BTreeMap<String, Before>,
+    all: &BTreeSet<String>,
+) -> Result<Vec<(String, Option<FileContent>)>, Error> {
+    let mut changed = Vec::new();
+    for path in all {
+        // A nested repository's folder (`ls-files -o` lists it with its `/`).
+        if path.ends_with('/') {
+            continue;
+        }
+        let now = match read_entry(&dir.join(path), path)? {
+            Entry::File(c) => Some(c),
+            Entry::Absent | Entry::Folder => None,
+        };
+        let same = match (snapshot.get(path), &now) {
+            (None, None) => true,
+            (Some(b), Some(c)) => b.mode == c.mode && blob_id(repo, &c.bytes)? == b.id,
+            _ => false,
+        };
+        if !same {
+            changed.push((path.clone(), now));
+        }
+    }
+    Ok(changed)
+}
+
+/// The id `bytes` have as a blob (nothing written).
+fn blob_id(repo: &Repo, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
+    gix::objs::compute_hash(repo.git.object_hash(), gix::objs::Kind::Blob, bytes).map_err(|e| {
+        crate::error::IoError {
+            action: "hash",
+            path: "a work-tree file".into(),
+            source: std::io::Error::other(e.to_string()),
+        }
+        .into()
+    })
+}
+
+enum Entry {
+    Absent,
+    /// A folder (a submodule) or something else that is not a file.
+    Folder,
+    File(FileContent),
+}
+
+fn read_entry(abs: &Path, path: &str) -> Result<Entry, Error> {
+    let io = |source| crate::error::IoError {
+        action: "read",
+        path: path.to_string(),
+        source,
+    };
+    let meta = match std::fs::symlink_metadata(abs) {
+        Ok(m) => m,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(Entry::Absent)
+        }
+        Err(e) => return Err(io(e).into()),
+    };
+    let mode = FileMode::from_metadata(&meta);
+    let bytes = if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(abs).map_err(io)?;
+        target.to_string_lossy().into_owned().into_bytes()
+    } else if meta.is_file() {
+        std::fs::read(abs).map_err(io)?
+    } else {
+        return Ok(Entry::Folder);
+    };
+    Ok(Entry::File(FileContent { bytes, mode }))
+}
+
+fn write_entry(dst: &Path, content: &FileContent, path: &str) -> Result<(), Error> {
+    let io = |source| crate::error::IoError {
+        action: "write",
+        path: path.to_string(),
+        source,
+    };
+    if let Some(parent) = dst.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    // Whatever the checkout has there is replaced, never followed.
+    match std::fs::symlink_metadata(dst) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(dst).map_err(io)?,
+        Ok(_) => std::fs::remove_file(dst).map_err(io)?,
+        Err(_) => {}
+    }
+    if content.mode == FileMode::Symlink {
+        #[cfg(unix)]
+        {
+            let target = String::from_utf8_lossy(&content.bytes).into_owned();
+            std::os::unix::fs::symlink(target, dst).map_err(io)?;
+            return Ok(());
+        }
+    }
+    std::fs::write(dst, &content.bytes).map_err(io)?;
+    verify::set_mode(dst, content.mode).map_err(io)?;
+    Ok(())
+}
+
+fn remove(dst: &Path, path: &str) -> Result<(), Error> {
+    match std::fs::remove_file(dst) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(crate::error::IoError {
+            action: "remove",
+            path: path.to_string(),
+            source: e,
+        }
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// `git` run in `dir` (its own repository: no GIT_DIR or GIT_WORK_TREE from ours).
+fn git_in(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.arg("-C")
+        .arg(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE");
+    c
+}
+
+/// `git ls-files -z ARGS`, the paths it printed (deduplicated, in order).
+fn ls_files(mut git: Command, args: &[&str]) -> Result<Vec<String>, Error> {
+    let out = git
+        .args(["ls-files", "-z"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| verify::VerifyError::Worktree {
+            detail: format!("git ls-files: {e}"),
+        })?;
+    if !out.status.success() {
+        return Err(verify::VerifyError::Worktree {
+            detail: format!(
+                "git ls-files: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        }
+        .into());
+    }
+    let mut seen = BTreeSet::new();
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .filter(|p| seen.insert(p.clone()))
+        .collect())
+}
+
+/// `git ARGS` in `dir`, its standard output.
+fn git_out(dir: &Path, args: &[&str]) -> Result<Vec<u8>, ()> {
+    let out = git_in(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|_| ())?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_under_git_are_told() {
+        assert!(under_git(".git/config"));
+        assert!(under_git("sub/.git/"));
+        assert!(under_git("a/.GIT/x"));
+        assert!(!under_git(".gitignore"));
+        assert!(!under_git("a/b.git/c"));
+    }
+
+    #[test]
+    fn the_record_keeps_the_end_of_the_output() {
+        let long: String = (0..50).map(|i| format!("line {i}\n")).collect();
+        let tail = recorded_tail(&long);
+        assert!(tail.starts_with("line 30"));
+        assert!(tail.ends_with("line 49"));
+        assert!(recorded_tail(&"é".repeat(5000)).len() <= RECORDED_BYTES);
+    }
+}
