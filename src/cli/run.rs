@@ -14,15 +14,15 @@ use git_astedit::Error;
 use super::common::StageArgs;
 use super::Ctx;
 
-/// Run a command (a formatter, a fixer, a script) in a temporary worktree holding the
-/// work tree's files, and stage what it changed there as a preview
+/// Run a command in a worktree of the work tree and stage what it changed as a preview
 ///
-/// The work tree is not touched until the preview is applied: new, changed, deleted
+/// The command (a formatter, a fixer, a script) runs in a temporary worktree holding
+/// the work tree's tracked and untracked files. The work tree is not touched until the preview is applied: new, changed, deleted
 /// files and mode changes are staged (within the pathspecs, when given), with the
 /// command, its exit status and the end of its output in the preview's record.
 /// `refresh` runs the command again on the tree as it is then. A command that exits
-/// non-zero stages nothing (exit 1) unless --allow-failure; one that writes under .git
-/// (commits, moves HEAD) is refused (exit 4).
+/// non-zero stages nothing (exit 1) unless --allow-failure; one that writes to the
+/// repository (a commit, a tag, its config) is refused (exit 4).
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     /// Stage only what the command changed under these git pathspecs (relative to the
