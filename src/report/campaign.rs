@@ -33,7 +33,8 @@ pub struct CampaignSpec {
     pub at_once: Option<usize>,
 }
 
-/// The change: `ops` (as `edit`), `rules` (as `scan --config`) or `patch` (as `patch`).
+/// The change: `ops` (as `edit`), `rules` (as `scan --config`), `patch` (as `patch`) or
+/// `run` (as `run`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChangeSpec {
@@ -49,9 +50,34 @@ pub struct ChangeSpec {
     /// A `*** Begin Patch` file, relative to the spec's folder.
     #[serde(default)]
     pub patch: Option<String>,
+    /// A command run in each repository, as `git astedit run` runs it: a list is the
+    /// program and its arguments (no shell); a string is a shell line (`sh -c`).
+    /// `campaign refresh` runs it again.
+    #[serde(default)]
+    pub run: Option<RunSpec>,
     /// Recorded in each preview and the journal (default: the PR title).
     #[serde(default)]
     pub reason: Option<String>,
+}
+
+/// A campaign's command: argv, or a shell line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RunSpec {
+    /// The program and its arguments, run as they are.
+    Argv(Vec<String>),
+    /// A shell command line, run by `sh -c`.
+    Shell(String),
+}
+
+impl RunSpec {
+    /// The argument vector to run.
+    pub fn argv(&self) -> Vec<String> {
+        match self {
+            RunSpec::Argv(argv) => argv.clone(),
+            RunSpec::Shell(line) => vec!["sh".into(), "-c".into(), line.clone()],
+        }
+    }
 }
 
 /// One rewrite op.

@@ -1441,3 +1441,89 @@ fn the_rate_limit_spaces_forge_writes_across_parallel_workers() {
     out.assert_code(2);
     assert_eq!(out.json()["error"]["code"], "usage");
 }
+
+/// `[change] run`: the command runs in each checkout as `git astedit run` runs it, its
+/// change is staged as a `run` preview and published; `campaign refresh` runs it
+/// again on the moved base, so a file the base gained is changed too.
+#[test]
+fn a_campaign_by_command_is_staged_published_and_run_again_on_refresh() {
+    let w = World::new();
+    let r1 = w.bare("r1", &[("src/app.ts", "console.log(1);\n")]);
+    let r2 = w.bare("r2", &[("README", "plain\n")]);
+    let spec = w.spec(&format!(
+        r#"name = "by-command"
+[change]
+run = "find . -name '*.ts' -exec sed -i s/console.log/logger.info/g {{}} +"
+[pr]
+branch = "astedit/log-to-logger"
+title = "Route logs through the logger"
+rate_per_minute = 6000
+[[repos]]
+url = "{}"
+base = "main"
+[[repos]]
+url = "{}"
+base = "main"
+"#,
+        r1.display(),
+        r2.display()
+    ));
+    let ws = w.workspace();
+    let staged = w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws]);
+    staged.assert_code(0);
+    let r = staged.json();
+    validate(&w.state, "campaign", &r);
+    assert_eq!(r["totals"]["staged"], 1, "{r}");
+    assert_eq!(r["totals"]["no-change"], 1, "{r}");
+    let entry: serde_json::Value = serde_json::from_str(
+        &w.state
+            .git(&["show", "refs/astedit-campaign/by-command:r1.json"]),
+    )
+    .expect("entry");
+    let id = entry["preview"].as_str().expect("preview");
+    let clone = Path::new(&ws).join("r1");
+    assert_eq!(
+        w.git_in(&clone, &["show", &format!("refs/astedit/{id}:src/app.ts")]),
+        "logger.info(1);\n"
+    );
+    let message = w.git_in(
+        &clone,
+        &["log", "-1", "--format=%B", &format!("refs/astedit/{id}")],
+    );
+    assert!(message.contains("Kind: run"), "{message}");
+
+    w.run(&["--json", "campaign", "publish", &spec])
+        .assert_code(0);
+    assert_eq!(w.creates(), 1);
+    assert_eq!(
+        w.bare_show("r1", "astedit/log-to-logger:src/app.ts"),
+        "logger.info(1);\n"
+    );
+
+    w.push(
+        "r1",
+        "main",
+        &[("src/new.ts", "console.log(2);\n")],
+        "more code",
+    );
+    let refreshed = w.run(&["--json", "campaign", "refresh", &spec]);
+    refreshed.assert_code(0);
+    let rr = refreshed.json();
+    let r1_outcome = rr["outcomes"]
+        .as_array()
+        .expect("outcomes")
+        .iter()
+        .find(|o| o["key"] == "r1")
+        .expect("r1")
+        .clone();
+    assert_eq!(r1_outcome["action"], "moved", "{rr}");
+    assert_eq!(
+        w.bare_show("r1", "astedit/log-to-logger:src/new.ts"),
+        "logger.info(2);\n"
+    );
+    assert_eq!(
+        w.bare_rev("r1", "astedit/log-to-logger~"),
+        w.bare_rev("r1", "main")
+    );
+    assert_eq!(w.creates(), 1);
+}

@@ -40,6 +40,7 @@ use crate::Error;
 mod local;
 mod pool;
 mod publish;
+mod run_change;
 mod stage;
 mod status;
 
@@ -164,10 +165,12 @@ pub fn load_spec(path: &Path) -> Result<Loaded, Error> {
     let c = &spec.change;
     let kinds = usize::from(!c.ops.is_empty())
         + usize::from(c.rules.is_some())
-        + usize::from(c.patch.is_some());
+        + usize::from(c.patch.is_some())
+        + usize::from(c.run.is_some());
     if kinds != 1 {
-        return Err(bad("[change] needs exactly one of ops, rules or patch".into()).into());
+        return Err(bad("[change] needs exactly one of ops, rules, patch or run".into()).into());
     }
+    run_change::check(c).map_err(bad)?;
     let dir = path
         .parent()
         .map(Path::to_path_buf)

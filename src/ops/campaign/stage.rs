@@ -414,6 +414,9 @@ fn run_change(
             r.diagnostics.parse_errors.paths,
         ));
     }
+    if let Some(run) = &change.run {
+        return super::run_change::stage(repo, run, spec, staging);
+    }
     if let Some(rules) = &change.rules {
         let req = crate::ops::scan::ScanRequest {
             pathspecs: spec.pathspecs.clone(),
