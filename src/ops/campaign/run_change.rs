@@ -22,6 +22,7 @@ pub(super) fn check(change: &crate::report::campaign::ChangeSpec) -> Result<(), 
 
 /// Runs the command in `repo` and stages what it changed: the preview id, its files,
 /// their count, and no parse failures (a command's files are not parsed).
+#[allow(clippy::type_complexity)] // the shape `stage::run_change` returns
 pub(super) fn stage(
     repo: &Repo,
     run: &RunSpec,
