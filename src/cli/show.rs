@@ -22,6 +22,11 @@ pub struct ShowArgs {
     /// Render at most N diff lines (0: no limit); the rest is summarized
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_render: usize,
+
+    /// Show only the files of the preview these git pathspecs select (relative to the
+    /// current folder), as `git show ID -- PATHSPEC`
+    #[arg(last = true, value_name = "PATHSPEC")]
+    pub pathspecs: Vec<String>,
 }
 
 pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
@@ -29,6 +34,7 @@ pub fn run(ctx: &mut Ctx, args: ShowArgs) -> Result<Exit, Error> {
     let request = ShowRequest {
         id: args.id,
         stat: args.stat,
+        pathspecs: args.pathspecs,
         max_render: args.max_render,
         // Text streams the diff as it is read; JSON holds it in the report.
         stream: (out.format() == Format::Text).then(|| Streamed { color: out.color() }),

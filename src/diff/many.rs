@@ -43,32 +43,32 @@ pub fn render_diffs_counted(
     let mut diff = LimitedDiff::new(max_lines);
     for file in files {
         if diff.is_full() {
-            diff.omit(file.path);
+            diff.omit();
             continue;
         }
         diff.add(|out| {
             super::file_diff(out, file.path, file.before, file.after, color);
         });
     }
-    let omitted = diff.omitted.len();
+    let omitted = diff.omitted;
     (diff.finish(), omitted)
 }
 
-/// Diff text up to about a number of lines, and the paths left out after that.
-pub struct LimitedDiff<'a> {
+/// Diff text up to about a number of lines, and how many files were left out after that.
+pub struct LimitedDiff {
     out: String,
     lines: usize,
     max_lines: usize,
-    omitted: Vec<&'a str>,
+    omitted: usize,
 }
 
-impl<'a> LimitedDiff<'a> {
-    pub fn new(max_lines: usize) -> LimitedDiff<'a> {
+impl LimitedDiff {
+    pub fn new(max_lines: usize) -> LimitedDiff {
         LimitedDiff {
             out: String::new(),
             lines: 0,
             max_lines,
-            omitted: Vec::new(),
+            omitted: 0,
         }
     }
 
@@ -87,17 +87,19 @@ impl<'a> LimitedDiff<'a> {
         std::mem::take(&mut self.out)
     }
 
-    pub fn omit(&mut self, path: &'a str) {
-        self.omitted.push(path);
+    /// Counts a file left out. Its path is not listed: a cut diff of a large change
+    /// would end in one line of hundreds of paths; the note says where to see them.
+    pub fn omit(&mut self) {
+        self.omitted += 1;
     }
 
     pub fn finish(mut self) -> String {
-        if !self.omitted.is_empty() {
+        if self.omitted > 0 {
             self.out.push_str(&format!(
-                "… diff of {} not shown (--max-render {}): {}\n",
-                crate::text::plural(self.omitted.len(), "more file"),
+                "… diff of {} not shown (--max-render {}): `git astedit show --stat` lists \
+                 a preview's files, `--max-render 0` shows every diff\n",
+                crate::text::plural(self.omitted, "more file"),
                 self.max_lines,
-                self.omitted.join(", ")
             ));
         }
         self.out

@@ -36,7 +36,7 @@ pub fn stream_preview_diffs(
     let mut diff = LimitedDiff::new(max_lines);
     for e in &preview.entries {
         if diff.is_full() {
-            diff.omit(&e.path);
+            diff.omit();
             continue;
         }
         let (before, after) = read_blobs(repo, e)?;

@@ -18,6 +18,10 @@ pub struct ShowRequest {
     pub id: Option<String>,
     /// Per-file line counts only, no diff.
     pub stat: bool,
+    /// Only the files these git pathspecs select (relative to the current folder, as
+    /// `git show ID -- PATHSPEC`); empty: every file. A spec that selects no file of
+    /// the preview is an error naming it.
+    pub pathspecs: Vec<String>,
     /// At most this many diff lines (0: no limit); the rest is summarized.
     pub max_render: usize,
     /// The diff as text for a person, coloured or not, handed to the sink file by file
@@ -48,7 +52,11 @@ pub fn run(
     req: &ShowRequest,
     sink: &mut dyn FnMut(ShowPiece<'_>) -> Result<(), Error>,
 ) -> Result<ShowReport, Error> {
-    let preview = super::preview::pending(repo, req.id.as_deref())?;
+    let preview = narrow(
+        repo,
+        super::preview::pending(repo, req.id.as_deref())?,
+        &req.pathspecs,
+    )?;
     if let (Some(stream), false) = (req.stream, req.stat) {
         let report = ShowReport {
             schema_version: Version,
@@ -81,4 +89,24 @@ pub fn run(
         diff,
         streamed: false,
     })
+}
+
+/// The preview with only the files `pathspecs` select (all of them when there are
+/// none); its header (summary, counts) stays the whole preview's.
+fn narrow(
+    repo: &Repo,
+    mut preview: crate::txn::Preview,
+    pathspecs: &[String],
+) -> Result<crate::txn::Preview, Error> {
+    if pathspecs.is_empty() {
+        return Ok(preview);
+    }
+    let paths: Vec<String> = preview.entries.iter().map(|e| e.path.clone()).collect();
+    let selected = crate::files::select_paths(repo, pathspecs, &paths)?;
+    if selected.is_empty() {
+        // Only exclusions, and they exclude every file.
+        return Err(crate::files::Error::PathspecNoMatch(pathspecs.to_vec()).into());
+    }
+    preview.entries.retain(|e| selected.contains(&e.path));
+    Ok(preview)
 }

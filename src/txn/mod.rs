@@ -457,6 +457,11 @@ impl Classify for Error {
                  --refresh` applies it too when the counts still agree), or discard it"
             )),
             Error::AmbiguousId { .. } => Some("type more hex digits of the id".into()),
+            Error::BadId(_) => Some(
+                "paths go after `--`, as in git: `git astedit show ID -- PATH` (or \
+                 `apply ID -- PATH`)"
+                    .into(),
+            ),
             Error::OnlyUndone(ids) => Some(format!(
                 "an undone preview is applied again only by name: `git astedit apply {}`",
                 ids.first().map(String::as_str).unwrap_or("ID")

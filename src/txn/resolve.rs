@@ -179,7 +179,8 @@ fn known(repo: &Repo) -> Result<Known, Error> {
 fn prefix_of(id: &str) -> Result<String, Error> {
     let p = id.trim().to_ascii_lowercase();
     if p.is_empty() || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::BadId(p));
+        // The user's text as typed: a path's case is part of it.
+        return Err(Error::BadId(id.trim().to_string()));
     }
     Ok(p)
 }

@@ -11,6 +11,7 @@ mod context;
 mod contract;
 mod customlang;
 mod edit;
+mod firstday;
 mod firsthour;
 mod flags;
 mod gitstate;

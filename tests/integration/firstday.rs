@@ -1,0 +1,142 @@
+//! Integration tests: a new user's first day, round two (issue 42, items 2–6): the
+//! rough edges met on real repositories, one test (or a few) per item.
+
+use crate::util::TestRepo;
+
+/// A committed repository with one `foo(N)` call in each of `n` files under `src/`.
+fn many_files(n: usize) -> TestRepo {
+    let repo = TestRepo::new();
+    for i in 0..n {
+        repo.write(&format!("src/f{i:02}.js"), format!("foo({i});\n"));
+    }
+    repo.commit_all("init");
+    repo
+}
+
+// Item 2: a cut diff says how many files it left out and how to see them, on a line
+// of its own, instead of listing every path on one line.
+#[test]
+fn a_cut_diff_counts_the_files_left_out_and_names_show_stat() {
+    let repo = many_files(30);
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "foo($A)",
+        "-r",
+        "bar($A)",
+        "--max-render",
+        "20",
+    ]);
+    out.assert_code(0);
+    let note = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("… diff of"))
+        .unwrap_or_else(|| panic!("no note:\n{}", out.stdout));
+    assert!(
+        note.contains("more files not shown (--max-render 20)"),
+        "{note}"
+    );
+    assert!(note.contains("`git astedit show --stat`"), "{note}");
+    assert!(!note.contains("src/f29.js"), "the note lists paths: {note}");
+    // The count is the number of files whose diff is missing.
+    let shown = out.stdout.matches("diff --git").count();
+    assert!(
+        note.starts_with(&format!("… diff of {} more files", 30 - shown)),
+        "{shown} shown: {note}"
+    );
+    // `show` cuts the same way, and `show --stat` lists every file.
+    let show = repo.run(&["show", "--max-render", "20"]);
+    show.assert_code(0);
+    assert!(
+        show.stdout.contains("`git astedit show --stat`"),
+        "{}",
+        show.stdout
+    );
+    let stat = repo.run(&["show", "--stat"]);
+    stat.assert_code(0);
+    for i in 0..30 {
+        assert!(
+            stat.stdout.contains(&format!("src/f{i:02}.js")),
+            "{}",
+            stat.stdout
+        );
+    }
+}
+
+// Item 3: `show ID -- PATHSPEC` and `show --stat ID -- PATHSPEC`, as `git show`.
+#[test]
+fn show_takes_pathspecs_after_a_double_dash() {
+    let repo = many_files(3);
+    let staged = repo
+        .run(&["--json", "edit", "-p", "foo($A)", "-r", "bar($A)"])
+        .assert_code(0)
+        .json();
+    let id = staged["id"].as_str().expect("id").to_string();
+
+    let out = repo.run(&["show", &id, "--", "src/f01.js"]);
+    out.assert_code(0);
+    assert!(
+        out.stdout.contains("diff --git a/src/f01.js"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        out.stdout.matches("diff --git").count(),
+        1,
+        "{}",
+        out.stdout
+    );
+
+    let out = repo.run(&["show", "--stat", &id, "--", "src/f0[02].js"]);
+    out.assert_code(0);
+    assert!(out.stdout.contains("src/f00.js"), "{}", out.stdout);
+    assert!(out.stdout.contains("src/f02.js"), "{}", out.stdout);
+    assert!(!out.stdout.contains("src/f01.js"), "{}", out.stdout);
+
+    // Without an id: the newest preview. Relative to the current folder, as in git.
+    let out = repo.run_in("src", &["show", "--stat", "--", "f02.js"]);
+    out.assert_code(0);
+    assert!(out.stdout.contains("f02.js"), "{}", out.stdout);
+    assert!(!out.stdout.contains("f00.js"), "{}", out.stdout);
+
+    // JSON lists the selected files only.
+    let json = repo
+        .run(&["--json", "show", &id, "--", ":(exclude)src/f00.js"])
+        .assert_code(0)
+        .json();
+    let files: Vec<&str> = json["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["path"].as_str().expect("path"))
+        .collect();
+    assert_eq!(files, ["src/f01.js", "src/f02.js"]);
+
+    // A pathspec that selects no file of the preview is an error naming it.
+    let out = repo.run(&["--json", "show", &id, "--", "nope.js"]);
+    out.assert_code(2);
+    let err = out.json();
+    assert_eq!(err["error"]["code"], "pathspec-no-match", "{err}");
+    assert!(out.stdout.contains("nope.js"), "{}", out.stdout);
+}
+
+#[test]
+fn a_path_given_as_the_id_is_quoted_as_typed_with_a_hint() {
+    let repo = many_files(1);
+    repo.run(&["edit", "-p", "foo($A)", "-r", "bar($A)"])
+        .assert_code(0);
+    let out = repo.run(&["show", "packages/Shared/src/cssVars.ts"]);
+    out.assert_code(2);
+    assert!(
+        out.stderr
+            .contains("'packages/Shared/src/cssVars.ts' is not a preview id"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("git astedit show ID -- PATH"),
+        "{}",
+        out.stderr
+    );
+}
