@@ -8,7 +8,7 @@ binary renders an error once, at the edge, from these two facts plus `Display`.
 
 use std::fmt;
 
-/// Process exit classes, as documented in the README's exit-code table.
+/// Process exit classes, as documented in the user guide's exit-code table (docs/src/exit-codes.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[repr(u8)]
 pub enum Exit {

@@ -37,7 +37,7 @@ mod tools;
 /// Tools: ast_grep, ast_edit, apply_patch, previews, resolve, undo (and run, with
 /// --allow-run). Only protocol
 /// messages are written to stdout; the repository is the one around the current
-/// folder (or -C DIR). See docs/agents.md for registering it with a client.
+/// folder (or -C DIR). See docs/src/agents.md for registering it with a client.
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {
     /// The most bytes one tool result may take (text and structured content together);

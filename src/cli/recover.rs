@@ -44,8 +44,8 @@ pub fn run(ctx: &mut Ctx, args: RecoverArgs) -> Result<Exit, Error> {
     Ok(report.exit())
 }
 
-/// What each command does while an interrupted run is unfinished (see the README's
-/// Reliability section): commands that write (the work tree, previews, the journal)
+/// What each command does while an interrupted run is unfinished (see the user guide's
+/// Reliability chapter): commands that write (the work tree, previews, the journal)
 /// refuse, read-only ones warn, `recover` itself looks without rolling anything.
 pub(super) mod recover_policy {
     use git_astedit::repo::Repo;

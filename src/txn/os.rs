@@ -5,7 +5,7 @@ raw read into a buffer's spare room, advisory `flock`s, file identity, and symbo
 links as git stores them (the link's target as the blob).
 
 Unix (Linux, macOS) has all of it. Elsewhere (Windows) each function has the fallback
-the README's Reliability section states: permission bits are the read-only attribute,
+the user guide's Reliability chapter (docs/src/reliability.md) states: permission bits are the read-only attribute,
 links are not followed when opened, there is no `flock` (so a dead holder's lock is
 reported with the command that clears it instead of being broken, as on a file system
 without `flock`), file identity cannot be told (so nothing is broken on it), and a

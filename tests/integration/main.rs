@@ -16,6 +16,7 @@ mod firsthour;
 mod flags;
 mod gitstate;
 mod grep;
+mod guide;
 mod inject;
 mod interactive;
 mod journal;
