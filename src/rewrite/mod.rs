@@ -11,8 +11,10 @@ matchers and fixers.
 */
 
 mod anchor;
+pub mod imports;
 mod indent;
 mod layout;
+mod list;
 mod nested;
 mod prefilter;
 #[cfg(test)]
@@ -24,11 +26,13 @@ use std::cell::Cell;
 use crate::lang::Lang;
 use ast_grep_core::matcher::PatternNode;
 use ast_grep_core::replacer::TemplateFix;
+use ast_grep_core::source::Edit;
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::AstGrep;
 use ast_grep_core::Language;
 use ast_grep_core::Matcher;
+use ast_grep_core::NodeMatch;
 use ast_grep_core::Pattern;
 use ast_grep_core::PatternError;
 
@@ -90,6 +94,9 @@ pub enum Error {
     /// The rewritten text would pass [`NestedOptions::max_len`].
     #[error("the rewrite would make the file longer than {limit} bytes")]
     OutputTooLarge { limit: usize },
+    /// An import to add (`--add-import`, `imports.add`) is no import of the language.
+    #[error("import '{stmt}' cannot be added: {detail}")]
+    BadImport { stmt: String, detail: String },
     /// tree-sitter returned no tree (it only does so when cancelled or misconfigured).
     #[error("the parser failed: {detail}")]
     Parse { detail: String },
@@ -104,6 +111,7 @@ impl Classify for Error {
             Error::OverlappingMatches { .. } => "overlapping-matches",
             Error::NestingTooDeep { .. } => "nesting-too-deep",
             Error::OutputTooLarge { .. } => "rewrite-too-large",
+            Error::BadImport { .. } => "bad-import",
             Error::Parse { .. } => "internal",
         }
     }
@@ -124,6 +132,11 @@ impl Classify for Error {
             Error::OutputTooLarge { .. } => Some(
                 "a fix whose output matches its rule again grows the file at every pass: \
                  narrow the rule (e.g. `not: { inside: … }` the fix's own shape)"
+                    .to_string(),
+            ),
+            Error::BadImport { .. } => Some(
+                "write the import as a statement of that language, e.g. \
+                 `import { logger } from \"./log\"`, `from m import a`, `use a::b::C;`"
                     .to_string(),
             ),
             _ => None,
@@ -873,6 +886,10 @@ impl FileRewrite {
 struct CompiledOp {
     pattern: Pattern,
     fix: TemplateFix,
+    /// The template as typed, and its `$$$` captures between brackets (whose layout
+    /// a match may keep, see [`layout::keep_bracket_layout`]).
+    template: String,
+    bracketed: Vec<layout::Bracketed>,
     prefilter: Prefilter,
     anchor: Option<Anchor>,
 }
@@ -917,6 +934,8 @@ impl Rewriter {
             compiled.push(CompiledOp {
                 pattern,
                 fix,
+                template: op.rewrite.clone(),
+                bracketed: layout::bracketed_vars(&op.rewrite),
                 prefilter,
                 anchor,
             });
@@ -982,13 +1001,17 @@ impl Rewriter {
             // parse; a file that did not parse cleanly needs no answer.
             let last = index + 1 == self.ops.len();
             options.tree_after = !(last && had_parse_error);
+            let deleted = deleted_ranges(op, doc);
             let out = rewrite_nested_selecting(
                 doc,
                 &NoMissing(&op.pattern),
                 op.anchor.as_ref(),
                 options,
                 |m| {
-                    let mut edit = m.make_edit(&op.pattern, &op.fix);
+                    let mut edit = op.edit(m, self.lang);
+                    if let Some(deleted) = &deleted {
+                        list_aware(m, &mut edit, deleted);
+                    }
                     edit.inserted_text = blank_lines_kept(m, edit.inserted_text);
                     edit.inserted_text = tab_indented(m, edit.position, edit.inserted_text);
                     if crlf {
@@ -1039,6 +1062,55 @@ impl Rewriter {
             dropped,
             leaves_empty_block,
         }))
+    }
+}
+
+impl CompiledOp {
+    /// The op's edit of one match, keeping the layout inside brackets a `$$$` capture
+    /// is moved between.
+    fn edit(&self, m: &NodeMatch<'_, StrDoc<Lang>>, lang: Lang) -> Edit<String> {
+        if !self.bracketed.is_empty() {
+            let kept = layout::keep_bracket_layout(&self.template, &self.bracketed, m.get_env());
+            if let Some(fix) = kept.and_then(|t| TemplateFix::try_new(&t, &lang).ok()) {
+                return m.make_edit(&self.pattern, &fix);
+            }
+        }
+        m.make_edit(&self.pattern, &self.fix)
+    }
+}
+
+/// For an op whose template is empty (a deletion), the ranges of every node it
+/// deletes in `doc`: a list element deleted beside others takes the separator that
+/// keeps the list well formed (see [`list::widened_deletion`]).
+fn deleted_ranges(op: &CompiledOp, doc: &StrDoc<Lang>) -> Option<Vec<std::ops::Range<usize>>> {
+    if !op.template.trim().is_empty() {
+        return None;
+    }
+    let root = AstGrep::doc(doc.clone());
+    let found = root
+        .root()
+        .find_all(NoMissing(&op.pattern))
+        .map(|m| m.range())
+        .collect();
+    Some(found)
+}
+
+/// Widens `edit`, a deletion of the whole matched node, to one separator of the
+/// comma-separated list the node is an element of.
+pub(crate) fn list_aware(
+    m: &NodeMatch<'_, StrDoc<Lang>>,
+    edit: &mut Edit<String>,
+    deleted: &[std::ops::Range<usize>],
+) {
+    let range = m.range();
+    let whole = edit.position == range.start && edit.deleted_length == range.len();
+    if !whole || !edit.inserted_text.is_empty() {
+        return;
+    }
+    let goes = |r: std::ops::Range<usize>| deleted.contains(&r);
+    if let Some(cut) = list::widened_deletion(m.get_node(), &goes) {
+        edit.position = cut.start;
+        edit.deleted_length = cut.len();
     }
 }
 

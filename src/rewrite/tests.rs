@@ -1159,3 +1159,78 @@ fn blank_lines_of_a_moved_capture_stay_blank() {
         "def f():\n    if x:\n        try:\n            a()\n\n            b()\n        finally:\n            pass\n"
     );
 }
+
+#[test]
+fn a_capture_between_its_own_brackets_keeps_its_layout() {
+    let ts = Lang::TypeScript;
+    let op = [("console.warn($$$A)", "logger.warn($$$A)")];
+    let src = "function f() {\n  console.warn(\n    'msg',\n    value,\n  );\n}\n";
+    assert_eq!(
+        rewritten(ts, &op, src),
+        "function f() {\n  logger.warn(\n    'msg',\n    value,\n  );\n}\n"
+    );
+    let src = "console.warn(\n  'msg',\n  value\n)\n";
+    assert_eq!(
+        rewritten(ts, &op, src),
+        "logger.warn(\n  'msg',\n  value\n)\n"
+    );
+    // One line stays one line; other brackets take the template's layout.
+    assert_eq!(
+        rewritten(ts, &op, "console.warn(a, b)"),
+        "logger.warn(a, b)"
+    );
+    let op = [("console.warn($$$A)", "logger.warn([$$$A])")];
+    assert_eq!(
+        rewritten(ts, &op, "console.warn(\n  a,\n  b,\n)"),
+        "logger.warn([a,\nb,])"
+    );
+    let py = Lang::Python;
+    let op = [("print($$$A)", "log.info($$$A)")];
+    let src = "def f():\n    print(\n        'a',\n        b,\n    )\n";
+    assert_eq!(
+        rewritten(py, &op, src),
+        "def f():\n    log.info(\n        'a',\n        b,\n    )\n"
+    );
+}
+
+#[test]
+fn an_empty_rewrite_of_a_list_element_takes_one_comma() {
+    let cases = [
+        (
+            Lang::TypeScript,
+            "f(a, debug, b);\ng(debug);",
+            "f(a, b);\ng();",
+        ),
+        (Lang::Python, "f(a, debug, b)\n", "f(a, b)\n"),
+        (
+            Lang::Rust,
+            "fn m() { f(a, debug, b); }",
+            "fn m() { f(a, b); }",
+        ),
+        (
+            Lang::Go,
+            "package p\nfunc m() { f(a, debug) }\n",
+            "package p\nfunc m() { f(a) }\n",
+        ),
+        (
+            Lang::Java,
+            "class C { void m() { f(debug, a); } }",
+            "class C { void m() { f(a); } }",
+        ),
+    ];
+    for (lang, src, want) in cases {
+        assert_eq!(rewritten(lang, &[("debug", "")], src), want, "{lang}");
+    }
+    // Two neighbours at the end of a list, and a whole list.
+    let ts = Lang::TypeScript;
+    assert_eq!(
+        rewritten(ts, &[("debug", "")], "f(a, debug, debug);"),
+        "f(a);"
+    );
+    assert_eq!(rewritten(ts, &[("debug", "")], "f(debug, debug);"), "f();");
+    // Not in a list: only the node.
+    assert_eq!(
+        rewritten(ts, &[("debug", "")], "x = debug + 1;"),
+        "x =  + 1;"
+    );
+}

@@ -154,6 +154,7 @@ pub fn next_call(err: &Error, tool: &str) -> Option<serde_json::Value> {
         "stale-read" | "unknown-blob" => json!({"tool": "read", "arguments": {
             "path": details["path"]}}),
         "bad-pattern"
+        | "bad-import"
         | "pattern-does-not-parse"
         | "undefined-metavariable"
         | "unknown-language"

@@ -1,0 +1,244 @@
+//! Imports across the languages the issue names: already there, merged, new after
+//! each kind of header, and removed when unused.
+
+use super::*;
+
+fn add(lang: Lang, src: &str, stmt: &str) -> String {
+    add_import(lang, src, stmt)
+        .expect("import adds")
+        .unwrap_or_else(|| src.to_string())
+}
+
+fn remove(lang: Lang, src: &str, name: &str) -> String {
+    remove_unused(lang, src, name)
+        .expect("parses")
+        .unwrap_or_else(|| src.to_string())
+}
+
+const TS: Lang = Lang::TypeScript;
+const PY: Lang = Lang::Python;
+const RS: Lang = Lang::Rust;
+const GO: Lang = Lang::Go;
+
+#[test]
+fn typescript_already_imported_merged_or_new() {
+    let stmt = "import { logger } from \"./log\"";
+    let have = "import { logger } from './log';\nlogger.warn(1);\n";
+    assert_eq!(add(TS, have, stmt), have);
+    // An alias is another binding; a namespace import does not bind the name.
+    let merged = add(TS, "import { other } from \"./log\";\nx();\n", stmt);
+    assert_eq!(merged, "import { other, logger } from \"./log\";\nx();\n");
+    let with_default = add(TS, "import log from \"./log\";\n", stmt);
+    assert_eq!(with_default, "import log, { logger } from \"./log\";\n");
+    let default = add(TS, "import { a } from \"m\";\n", "import D from 'm'");
+    assert_eq!(default, "import D, { a } from \"m\";\n");
+    // A new statement after the last of the first run, in its quotes and semicolons.
+    let src = "import a from 'a'\nimport { b } from 'b'\n\nb(a)\n";
+    assert_eq!(
+        add(TS, src, stmt),
+        "import a from 'a'\nimport { b } from 'b'\nimport { logger } from './log'\n\nb(a)\n"
+    );
+    // `import type` does not provide a value, nor merges with one.
+    let src = "import type { logger } from \"./log\";\n";
+    assert_eq!(
+        add(TS, src, stmt),
+        "import type { logger } from \"./log\";\nimport { logger } from \"./log\";\n"
+    );
+    assert_eq!(add(TS, have, "import type { logger } from './log'"), have);
+}
+
+#[test]
+fn typescript_headers() {
+    let stmt = "import { logger } from './log';";
+    assert_eq!(
+        add(TS, "#!/usr/bin/env node\nrun();\n", stmt),
+        "#!/usr/bin/env node\n\nimport { logger } from './log';\n\nrun();\n"
+    );
+    assert_eq!(
+        add(TS, "// Copyright 2024\n// MIT\n\nrun();\n", stmt),
+        "// Copyright 2024\n// MIT\n\nimport { logger } from './log';\n\nrun();\n"
+    );
+    assert_eq!(
+        add(Lang::JavaScript, "'use strict';\nrun();\n", stmt),
+        "'use strict';\n\nimport { logger } from './log';\n\nrun();\n"
+    );
+    // A doc comment stays on the function it documents.
+    assert_eq!(
+        add(TS, "/** Runs. */\nfunction run() {}\n", stmt),
+        "import { logger } from './log';\n\n/** Runs. */\nfunction run() {}\n"
+    );
+}
+
+#[test]
+fn python_imports() {
+    let src = "from m import a\n\nprint(a)\n";
+    assert_eq!(add(PY, src, "from m import a"), src);
+    assert_eq!(
+        add(PY, "from m import *\n", "from m import b"),
+        "from m import *\n"
+    );
+    assert_eq!(
+        add(PY, src, "from m import b"),
+        "from m import a, b\n\nprint(a)\n"
+    );
+    assert_eq!(
+        add(PY, "from m import (\n    a,\n)\n", "from m import b"),
+        "from m import (\n    a, b,\n)\n"
+    );
+    assert_eq!(add(PY, "import os\n", "import os"), "import os\n");
+    assert_eq!(
+        add(PY, "import os\n", "import sys"),
+        "import os\nimport sys\n"
+    );
+    // After a docstring and `from __future__`.
+    let src = "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\n\nx = 1\n";
+    assert_eq!(
+        add(PY, src, "import logging"),
+        "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport logging\n\nx = 1\n"
+    );
+    assert_eq!(
+        add(PY, "\"\"\"Doc.\"\"\"\nx = 1\n", "import logging"),
+        "\"\"\"Doc.\"\"\"\n\nimport logging\n\nx = 1\n"
+    );
+    assert_eq!(
+        add(
+            PY,
+            "#!/usr/bin/env python\n# License\n\nx = 1\n",
+            "import logging"
+        ),
+        "#!/usr/bin/env python\n# License\n\nimport logging\n\nx = 1\n"
+    );
+}
+
+#[test]
+fn rust_uses() {
+    let src = "use std::fmt;\n\nfn f() {}\n";
+    assert_eq!(add(RS, src, "use std::fmt;"), src);
+    assert_eq!(add(RS, "use m::*;\n", "use m::C;"), "use m::*;\n");
+    assert_eq!(
+        add(RS, "use a::b::{C, D};\n", "use a::b::E;"),
+        "use a::b::{C, D, E};\n"
+    );
+    assert_eq!(
+        add(RS, "use a::b::C;\n", "use a::b::E"),
+        "use a::b::{C, E};\n"
+    );
+    assert_eq!(
+        add(RS, "use std::{fs, io::Read};\n", "use std::io::Read;"),
+        "use std::{fs, io::Read};\n"
+    );
+    assert_eq!(
+        add(
+            RS,
+            "//! Crate docs.\n#![allow(x)]\n\nfn f() {}\n",
+            "use a::B;"
+        ),
+        "//! Crate docs.\n#![allow(x)]\n\nuse a::B;\n\nfn f() {}\n"
+    );
+}
+
+#[test]
+fn go_imports() {
+    let src = "package p\n\nimport \"fmt\"\n\nfunc f() { fmt.Println() }\n";
+    assert_eq!(add(GO, src, "import \"fmt\""), src);
+    assert_eq!(
+        add(GO, src, "import \"log\""),
+        "package p\n\nimport (\n\t\"fmt\"\n\t\"log\"\n)\n\nfunc f() { fmt.Println() }\n"
+    );
+    let block = "package p\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n";
+    assert_eq!(
+        add(GO, block, "\"log\""),
+        "package p\n\nimport (\n\t\"fmt\"\n\t\"log\"\n\t\"os\"\n)\n"
+    );
+    assert_eq!(
+        add(GO, block, "import l \"github.com/x/log\""),
+        "package p\n\nimport (\n\t\"fmt\"\n\tl \"github.com/x/log\"\n\t\"os\"\n)\n"
+    );
+    assert_eq!(
+        add(GO, "package p\n\nfunc f() {}\n", "import \"log\""),
+        "package p\n\nimport \"log\"\n\nfunc f() {}\n"
+    );
+}
+
+#[test]
+fn java_kotlin_and_csharp() {
+    let java = "package a;\n\nimport a.b.*;\n\nclass C {}\n";
+    assert_eq!(add(Lang::Java, java, "import a.b.D;"), java);
+    assert_eq!(
+        add(Lang::Java, java, "import x.Y;"),
+        "package a;\n\nimport a.b.*;\nimport x.Y;\n\nclass C {}\n"
+    );
+    assert_eq!(
+        add(Lang::Java, "package a;\n\nclass C {}\n", "import x.Y"),
+        "package a;\n\nimport x.Y;\n\nclass C {}\n"
+    );
+    let kt = "package a\n\nimport x.Y\n\nfun f() {}\n";
+    assert_eq!(add(Lang::Kotlin, kt, "import x.Y"), kt);
+    assert_eq!(
+        add(Lang::Kotlin, kt, "import x.Z"),
+        "package a\n\nimport x.Y\nimport x.Z\n\nfun f() {}\n"
+    );
+    let cs = "using System;\n\nclass C {}\n";
+    assert_eq!(add(Lang::CSharp, cs, "using System;"), cs);
+    assert_eq!(
+        add(Lang::CSharp, cs, "using System.IO;"),
+        "using System;\nusing System.IO;\n\nclass C {}\n"
+    );
+}
+
+#[test]
+fn bad_statements_are_refused() {
+    let err = add_import(TS, "x;\n", "logger").expect_err("no import");
+    assert_eq!(crate::error::Classify::code(&err), "bad-import");
+    assert!(add_import(PY, "x\n", "from m import (").is_err());
+    assert!(add_import(Lang::Css, "a {}\n", "@import 'x';").is_err());
+}
+
+#[test]
+fn unused_imports_go_used_ones_stay() {
+    let src = "import { a, b, c } from \"m\";\nb();\n";
+    assert_eq!(remove(TS, src, "a"), "import { b, c } from \"m\";\nb();\n");
+    assert_eq!(remove(TS, src, "b"), src);
+    assert_eq!(remove(TS, src, "c"), "import { a, b } from \"m\";\nb();\n");
+    assert_eq!(
+        remove(
+            TS,
+            "import { a } from \"m\";\nimport x from \"x\";\nx();\n",
+            "a"
+        ),
+        "import x from \"x\";\nx();\n"
+    );
+    assert_eq!(
+        remove(TS, "import D, { a } from \"m\";\nD();\n", "a"),
+        "import D from \"m\";\nD();\n"
+    );
+    assert_eq!(
+        remove(TS, "import D, { a } from \"m\";\na();\n", "D"),
+        "import { a } from \"m\";\na();\n"
+    );
+    // A name in a comment or a string is no use.
+    assert_eq!(
+        remove(TS, "import { a } from \"m\";\n\n// a\nf(\"a\");\n", "a"),
+        "// a\nf(\"a\");\n"
+    );
+    let py = "import os\nfrom m import a, b\n\nb()\n";
+    assert_eq!(remove(PY, py, "a"), "import os\nfrom m import b\n\nb()\n");
+    assert_eq!(remove(PY, py, "os"), "from m import a, b\n\nb()\n");
+    let rs = "use a::{B, C};\nuse d::E;\n\nfn f(_: C) {}\n";
+    assert_eq!(
+        remove(RS, rs, "B"),
+        "use a::{C};\nuse d::E;\n\nfn f(_: C) {}\n"
+    );
+    assert_eq!(remove(RS, rs, "E"), "use a::{B, C};\n\nfn f(_: C) {}\n");
+    let go = "package p\n\nimport (\n\t\"fmt\"\n\t\"log\"\n)\n\nfunc f() { fmt.Println() }\n";
+    assert_eq!(
+        remove(GO, go, "log"),
+        "package p\n\nimport (\n\t\"fmt\"\n)\n\nfunc f() { fmt.Println() }\n"
+    );
+    assert_eq!(remove(GO, go, "fmt"), go);
+    let java = "import a.B;\nimport c.D;\n\nclass X { D d; }\n";
+    assert_eq!(
+        remove(Lang::Java, java, "B"),
+        "import c.D;\n\nclass X { D d; }\n"
+    );
+}
