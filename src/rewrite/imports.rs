@@ -21,8 +21,11 @@ left alone, and a file whose imports all live there gets a new one at the top.
 
 use std::ops::Range;
 
+use ast_grep_core::replacer::Replacer;
+use ast_grep_core::replacer::TemplateFix;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::Node;
+use ast_grep_core::NodeMatch;
 
 use super::list::widened_deletion;
 use super::Error;
@@ -184,6 +187,116 @@ pub fn remove_unused(lang: Lang, src: &str, name: &str) -> Result<Option<String>
         text = splice(&text, cut, "");
     }
     Ok((text != src).then_some(text))
+}
+
+/// The imports a rewrite adds and removes in each file it changes (`--add-import`,
+/// a rule's `imports:`), as written: statements and names, metavariables allowed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ImportFix {
+    /// Import statements in the file's language.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add: Vec<String>,
+    /// Names whose imports go once nothing refers to them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove: Vec<String>,
+}
+
+impl ImportFix {
+    pub fn is_empty(&self) -> bool {
+        self.add.is_empty() && self.remove.is_empty()
+    }
+}
+
+/// One statement or name of an [`ImportFix`], compiled for one language.
+struct Entry {
+    text: String,
+    /// Its template and metavariables, when it has any: it is then filled in from each
+    /// match whose pattern captures them all.
+    template: Option<(TemplateFix, Vec<String>)>,
+}
+
+/// An [`ImportFix`] compiled for one language.
+pub(crate) struct Plan {
+    add: Vec<Entry>,
+    remove: Vec<Entry>,
+}
+
+/// The statements and names one file's matches filled in, in order, without repeats.
+#[derive(Default)]
+pub(crate) struct Found {
+    add: Vec<String>,
+    remove: Vec<String>,
+}
+
+impl Plan {
+    pub(crate) fn new(fix: &ImportFix, lang: Lang) -> Plan {
+        let entry = |text: &String| {
+            let vars: Vec<String> = super::metavariable_names(text)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            let template = match vars.is_empty() {
+                true => None,
+                false => TemplateFix::try_new(text, &lang).ok().map(|t| (t, vars)),
+            };
+            Entry {
+                text: text.clone(),
+                template,
+            }
+        };
+        Plan {
+            add: fix.add.iter().map(entry).collect(),
+            remove: fix.remove.iter().map(entry).collect(),
+        }
+    }
+
+    /// Fills in the statements and names with metavariables from one match.
+    pub(crate) fn collect(&self, m: &NodeMatch<'_, StrDoc<Lang>>, found: &mut Found) {
+        let env = m.get_env();
+        let fill = |entries: &[Entry], into: &mut Vec<String>| {
+            for entry in entries {
+                let Some((template, vars)) = &entry.template else {
+                    continue;
+                };
+                let bound = |v: &String| {
+                    env.get_match(v).is_some() || !env.get_multiple_matches(v).is_empty()
+                };
+                if !vars.iter().all(bound) {
+                    continue;
+                }
+                let bytes = template.generate_replacement(m);
+                let text = String::from_utf8_lossy(&bytes).trim().to_string();
+                if !into.contains(&text) {
+                    into.push(text);
+                }
+            }
+        };
+        fill(&self.add, &mut found.add);
+        fill(&self.remove, &mut found.remove);
+    }
+
+    /// `text` with the plan's imports: the unused ones removed, then the new ones added.
+    pub(crate) fn apply(&self, lang: Lang, text: String, found: &Found) -> Result<String, Error> {
+        let plain = |entries: &[Entry]| -> Vec<String> {
+            entries
+                .iter()
+                .filter(|e| e.template.is_none())
+                .map(|e| e.text.clone())
+                .collect()
+        };
+        let mut out = text;
+        for name in plain(&self.remove).iter().chain(&found.remove) {
+            if let Some(t) = remove_unused(lang, &out, name)? {
+                out = t;
+            }
+        }
+        for stmt in plain(&self.add).iter().chain(&found.add) {
+            if let Some(t) = add_import(lang, &out, stmt)? {
+                out = t;
+            }
+        }
+        Ok(out)
+    }
 }
 
 fn bad(stmt: &str, lang: Lang, detail: &str) -> Error {

@@ -899,6 +899,8 @@ pub struct Rewriter {
     ops: Vec<CompiledOp>,
     lang: Lang,
     nested: NestedOptions,
+    /// The imports to fix up in each file the ops change.
+    imports: Option<imports::Plan>,
 }
 
 impl Rewriter {
@@ -944,7 +946,16 @@ impl Rewriter {
             ops: compiled,
             lang,
             nested: NestedOptions::default(),
+            imports: None,
         })
+    }
+
+    /// Adds and removes `fix`'s imports in each file the ops change (see
+    /// [`imports`]); a statement with metavariables is filled in from every match
+    /// that captures them.
+    pub fn with_imports(mut self, fix: &imports::ImportFix) -> Rewriter {
+        self.imports = (!fix.is_empty()).then(|| imports::Plan::new(fix, self.lang));
+        self
     }
 
     /// Whether any op may match `src` unchanged (a hint for scheduling: a later op may
@@ -979,6 +990,7 @@ impl Rewriter {
         let mut input_error = None;
         let mut replacements = Vec::new();
         let mut dropped = Vec::new();
+        let mut found = imports::Found::default();
         for (index, op) in self.ops.iter().enumerate() {
             let current = doc.as_ref().map_or(src, |d| d.src.as_str());
             if !op.prefilter.may_match(current) {
@@ -1008,6 +1020,9 @@ impl Rewriter {
                 op.anchor.as_ref(),
                 options,
                 |m| {
+                    if let Some(plan) = &self.imports {
+                        plan.collect(m, &mut found);
+                    }
                     let mut edit = op.edit(m, self.lang);
                     if let Some(deleted) = &deleted {
                         list_aware(m, &mut edit, deleted);
@@ -1041,9 +1056,15 @@ impl Rewriter {
             // instead of node by node when it is dropped here.
             crate::alloc::pin_in_open_arena(&doc.tree);
         }
-        let Some(doc) = doc.filter(|d| d.src != src) else {
+        let Some(mut doc) = doc.filter(|d| d.src != src) else {
             return Ok(None);
         };
+        if let Some(plan) = &self.imports {
+            let text = plan.apply(self.lang, doc.src.clone(), &found)?;
+            if text != doc.src {
+                doc = parse_owned(text, self.lang)?;
+            }
+        }
         let introduces_parse_error = !had_parse_error && doc.tree.root_node().has_error();
         let first_parse_error = if introduces_parse_error {
             first_parse_error(&AstGrep::doc(doc.clone()))

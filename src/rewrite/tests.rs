@@ -1234,3 +1234,35 @@ fn an_empty_rewrite_of_a_list_element_takes_one_comma() {
         "x =  + 1;"
     );
 }
+
+#[test]
+fn imports_are_fixed_in_changed_files_only() {
+    let fix = imports::ImportFix {
+        add: vec!["import { logger } from './log';".into()],
+        remove: vec![],
+    };
+    let rw = Rewriter::new(
+        &ops(&[("console.warn($$$A)", "logger.warn($$$A)")]),
+        Lang::TypeScript,
+    )
+    .expect("compiles")
+    .with_imports(&fix);
+    let src = "import { a } from 'a';\n\nconsole.warn(a);\n";
+    let out = rw.rewrite(src).expect("rewrites").expect("changes");
+    assert_eq!(
+        out.text,
+        "import { a } from 'a';\nimport { logger } from './log';\n\nlogger.warn(a);\n"
+    );
+    assert!(rw.rewrite("console.log(1);\n").expect("rewrites").is_none());
+    // Metavariables are filled in from each match; unused imports go.
+    let fix = imports::ImportFix {
+        add: vec!["from $M import $F".into()],
+        remove: vec!["old".into()],
+    };
+    let rw = Rewriter::new(&ops(&[("old.$M.$F($$$A)", "$F($$$A)")]), Lang::Python)
+        .expect("compiles")
+        .with_imports(&fix);
+    let src = "import old\n\nold.a.f(1)\nold.b.g(2)\n";
+    let out = rw.rewrite(src).expect("rewrites").expect("changes");
+    assert_eq!(out.text, "from a import f\nfrom b import g\n\nf(1)\ng(2)\n");
+}
