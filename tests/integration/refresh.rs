@@ -786,8 +786,9 @@ fn refresh_goes_through_a_formatters_whitespace_and_says_so() {
     );
     assert_eq!(
         repo.read_string("src/a.rs"),
-        // The ops re-run on the formatted text (the template's own layout).
-        "fn main() {\n    bar(1);\n    bar(2,\n    3);\n}\n"
+        // The ops re-run on the formatted text: the layout inside the call's own
+        // parentheses comes along with `$$$A`.
+        "fn main() {\n    bar(1);\n    bar(\n        2,\n        3\n    );\n}\n"
     );
     repo.fsck();
 
