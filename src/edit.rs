@@ -16,7 +16,6 @@ use crate::error::Classify;
 use crate::error::Exit;
 use crate::files;
 use crate::files::FileSet;
-use crate::files::Loaded;
 use crate::grep;
 use crate::grep::compile_per_language;
 use crate::grep::PerLanguage;
@@ -28,6 +27,7 @@ use crate::rewrite::Rewriter;
 use crate::select::Origin;
 use crate::select::Proposal;
 use crate::select::Select;
+use crate::worker;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -180,51 +180,15 @@ pub fn edit_each(
     set: &FileSet,
     ops: &[Op],
     opts: Options<'_>,
-    on_change: impl FnMut(FileChange) -> bool,
-) -> Result<EditOutcome, Error> {
-    let drive = match opts.select {
-        Some(select) => Drive::Selecting(select),
-        None => Drive::AsReady(opts.cancel),
-    };
-    let setup = Setup {
-        forced_lang: opts.forced_lang,
-        max_file_size: opts.max_file_size,
-        cache: opts.cache.as_ref(),
-    };
-    run_edit(repo, set, ops, &setup, drive, on_change)
-}
-
-/// How [`run_edit`] goes over the files.
-enum Drive<'a> {
-    /// In parallel, each file's change delivered as it is ready; stops when cancelled.
-    AsReady(&'a crate::cancel::Cancel),
-    /// One file at a time in path order, each change offered to a person first.
-    Selecting(&'a mut dyn Select),
-}
-
-/// The payload of a file the ops leave as it is.
-const UNCHANGED: &[u8] = b"unchanged";
-
-/// [`Options`] less what drives the run.
-struct Setup<'a> {
-    forced_lang: Option<Lang>,
-    max_file_size: u64,
-    cache: Option<&'a crate::cache::Settings>,
-}
-
-fn run_edit(
-    repo: &Repo,
-    set: &FileSet,
-    ops: &[Op],
-    setup: &Setup<'_>,
-    drive: Drive<'_>,
     mut on_change: impl FnMut(FileChange) -> bool,
 ) -> Result<EditOutcome, Error> {
-    let Setup {
+    let Options {
         forced_lang,
         max_file_size,
+        cancel,
+        select,
         cache,
-    } = *setup;
+    } = opts;
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
     let what = ops
         .iter()
@@ -237,14 +201,6 @@ fn run_edit(
     } = compile_per_language(&what, langs, |lang| {
         Rewriter::for_language(ops, lang, forced_lang)
     })?;
-
-    enum One {
-        Unchanged,
-        Rewritten(Box<(FileChange, FileEdit, bool)>),
-        Skipped(files::SkipReason),
-        NoLanguage,
-    }
-    let workdir = repo.workdir.as_path();
     // Whether the ops change a file depends on its bytes, its language, the ops and
     // the forced language.
     let query_key = {
@@ -255,204 +211,177 @@ fn run_edit(
         k.add(format!("{forced_lang:?}").as_bytes());
         k.finish()
     };
-    let bucket = match (&drive, cache) {
-        (Drive::AsReady(_), Some(settings)) => {
-            Some(crate::cache::Bucket::open(settings, &query_key))
-        }
-        _ => None,
+    let rewrite = Rewrite {
+        rewriters: &rewriters,
+        forced_lang,
+        injections: &set.injections,
+        // Not while a person answers: the answer may run anything.
+        arena: select.is_none(),
     };
-    let hash_kind = repo.git.object_hash();
+    // A person's answers are not cached.
+    let cache = cache.filter(|_| select.is_none());
+    let drive = match select {
+        // One file at a time, in path order: a person answers for each change.
+        Some(select) => worker::Drive::Selecting(select),
+        // As ready, not in order: a finished file's change goes to `on_change` (which
+        // may compress it away) at once instead of waiting beside a large file's parse.
+        None => worker::Drive::Parallel {
+            order: crate::pipeline::Delivery::AsReady,
+            cancel,
+        },
+    };
+    let run = worker::Run {
+        repo,
+        max_file_size,
+        cache: cache.map(|c| worker::Cache::open(&c, query_key)),
+        skipped: set.skipped.clone(),
+    };
+    let mut out = EditOutcome {
+        skipped_languages,
+        ..Default::default()
+    };
     // With `-l`, the files that embed the language (HTML's `<script>`, a project's
     // injections) are rewritten where they do, in path order with the rest.
     let files = set.with_hosts(forced_lang.is_some());
-    let work = |file: &files::Candidate, select: &mut Offer<'_>| -> Result<One, Error> {
-        if let Some(guest) = forced_lang.filter(|l| *l != file.lang) {
-            let Some(rewriter) = rewriters.get(&guest.to_string()) else {
-                return Ok(One::NoLanguage);
-            };
-            let (text, mode) = match files::load(workdir, &file.path, max_file_size) {
-                Loaded::Text(t, m) => (t, m),
-                Loaded::Skipped(r) => return Ok(One::Skipped(r)),
-            };
-            let rewritten =
-                rewrite_embedded(rewriter, &text, file.lang, guest, &set.injections, select)
-                    .map_err(|source| Error::InFile {
-                        path: file.path.clone(),
-                        source,
-                    })?;
-            return Ok(match rewritten {
-                Some(rw) if rw.text != text => {
-                    One::Rewritten(Box::new(changed(file, text, mode, rw)))
-                }
-                _ => One::Unchanged,
-            });
+    let totals = worker::run(&rewrite, &files, run, drive, |file, rewritten| {
+        let Some(boxed) = rewritten else {
+            return true;
+        };
+        let (change, edit, had_error) = *boxed;
+        if had_error {
+            out.parse_errors.push(file.path.clone());
         }
-        let Some(rewriter) = rewriters.get(&file.lang.to_string()) else {
-            return Ok(One::NoLanguage);
+        out.files.push(edit);
+        on_change(change)
+    })?;
+    out.files_searched = totals.files_searched;
+    out.skipped = totals.skipped;
+    out.files.sort_by(|a, b| a.path.cmp(&b.path));
+    out.parse_errors.sort();
+    Ok(out)
+}
+
+/// The payload of a file the ops leave as it is.
+const UNCHANGED: &[u8] = b"unchanged";
+
+/// An edit's work on one file.
+struct Rewrite<'a> {
+    rewriters: &'a std::collections::BTreeMap<String, Rewriter>,
+    forced_lang: Option<Lang>,
+    injections: &'a [crate::lang::Injection],
+    /// Parse in an arena ([`crate::alloc::ParseArena`]).
+    arena: bool,
+}
+
+/// A rewritten file: its change, its report and whether it parsed with errors
+/// before (`None`: the ops leave it as it is).
+type Rewritten = Option<Box<(FileChange, FileEdit, bool)>>;
+
+impl Rewrite<'_> {
+    /// The language `file` is rewritten in, when it is not its own (`-l` on a host).
+    fn guest(&self, file: &files::Candidate) -> Option<Lang> {
+        self.forced_lang.filter(|l| *l != file.lang)
+    }
+
+    fn rewriter(&self, file: &files::Candidate) -> Option<&Rewriter> {
+        let lang = self.guest(file).unwrap_or(file.lang);
+        self.rewriters.get(&lang.to_string())
+    }
+
+    fn rewrite(
+        &self,
+        file: &files::Candidate,
+        text: &str,
+        offer: &mut worker::Offer<'_>,
+    ) -> Result<Option<rewrite::FileRewrite>, rewrite::Error> {
+        let rewriter = self.rewriter(file).expect("planned with a rewriter");
+        let mut offer = |op: usize, p: &rewrite::Proposed<'_>, around: Option<(&str, &str)>| {
+            offer(&Proposal {
+                path: &file.path,
+                origin: Origin::Op(op),
+                change: *p,
+                around,
+            })
         };
-        // Only "unchanged" is remembered: a changed file's text is read anyway.
-        let mut store = None;
-        let loaded = match &bucket {
-            None => files::load(workdir, &file.path, max_file_size),
-            Some(b) => {
-                let key_of = |id: &gix::oid| {
-                    let mut k = crate::cache::KeyBuilder::new("file");
-                    k.add(&query_key)
-                        .add(id.as_bytes())
-                        .add(file.lang.cache_identity().as_bytes());
-                    k.finish()
-                };
-                match files::load_cached(
-                    workdir,
-                    &file.path,
-                    file.tracked.as_ref(),
-                    max_file_size,
-                    hash_kind,
-                    b,
-                    key_of,
-                ) {
-                    files::CachedLoad::Skipped(r) => Loaded::Skipped(r),
-                    files::CachedLoad::Hit { key, payload, .. } if payload == UNCHANGED => {
-                        b.touch(&key);
-                        return Ok(One::Unchanged);
-                    }
-                    files::CachedLoad::Hit { key, text, .. } => {
-                        store = Some(key);
-                        match text {
-                            Some((t, m)) => Loaded::Text(t, m),
-                            None => files::load(workdir, &file.path, max_file_size),
-                        }
-                    }
-                    files::CachedLoad::Miss { key, text } => {
-                        store = Some(key);
-                        Loaded::Text(text.0, text.1)
-                    }
-                }
-            }
-        };
-        let unchanged = || {
-            if let (Some(b), Some(key)) = (&bucket, &store) {
-                b.put(key, UNCHANGED);
-            }
-            Ok(One::Unchanged)
-        };
-        let (text, mode) = match loaded {
-            Loaded::Text(t, m) => (t, m),
-            Loaded::Skipped(r) => return Ok(One::Skipped(r)),
-        };
-        let rewritten = rewriter
-            .rewrite_selecting(&text, &mut |op, p| select(op, p, None))
+        match self.guest(file) {
+            Some(guest) => rewrite_embedded(
+                rewriter,
+                text,
+                file.lang,
+                guest,
+                self.injections,
+                &mut offer,
+            ),
+            None => rewriter.rewrite_selecting(text, &mut |op, p| offer(op, p, None)),
+        }
+    }
+}
+
+impl worker::Worker for Rewrite<'_> {
+    type Task = files::Candidate;
+    type Output = Rewritten;
+    type Item = Rewritten;
+    type Error = Error;
+
+    fn plan(&self, file: &files::Candidate) -> worker::Plan {
+        match (self.rewriter(file), self.guest(file)) {
+            (None, _) => worker::Plan::Pass,
+            // Embedded code is rewritten where it is, not cached.
+            (Some(_), Some(_)) => worker::Plan::Compute,
+            (Some(_), None) => worker::Plan::Cached,
+        }
+    }
+
+    fn compute(
+        &self,
+        file: &files::Candidate,
+        text: String,
+        mode: crate::change::FileMode,
+        offer: &mut worker::Offer<'_>,
+    ) -> Result<Rewritten, Error> {
+        // SAFETY: every parse inside sees the open arena and makes a parser of its own
+        // (`rewrite::parse_doc`, `parse_owned_from`); the trees are dropped or pinned
+        // inside `rewrite`, which hands out plain Rust data. Not while selecting: a
+        // person's answer may run anything.
+        let _arena = self
+            .arena
+            .then(|| unsafe { crate::alloc::ParseArena::open() });
+        let rewritten = self
+            .rewrite(file, &text, offer)
             .map_err(|source| Error::InFile {
                 path: file.path.clone(),
                 source,
             })?;
-        let Some(rw) = rewritten else {
-            return unchanged();
-        };
-        if rw.text == text {
-            return unchanged();
-        }
-        Ok(One::Rewritten(Box::new(changed(file, text, mode, rw))))
-    };
+        Ok(match rewritten {
+            Some(rw) if rw.text != text => Some(Box::new(changed(file, text, mode, rw))),
+            _ => None,
+        })
+    }
 
-    let mut out = EditOutcome {
-        skipped: set.skipped.clone(),
-        skipped_languages,
-        ..Default::default()
-    };
-    let mut first_error: Option<Error> = None;
-    let never = crate::cancel::Cancel::never();
-    let cancel = match &drive {
-        Drive::AsReady(cancel) => *cancel,
-        Drive::Selecting(_) => &never,
-    };
-    let mut deliver = |i: usize, one: Result<One, Error>| -> bool {
-        if cancel.is_cancelled() {
-            return false;
-        }
-        let file = &files[i];
-        let found = match &one {
-            Ok(One::Rewritten(boxed)) => boxed.1.replacements.len(),
-            _ => 0,
-        };
-        crate::progress::advance(1, found);
-        let one = match one {
-            Ok(one) => one,
-            Err(e) => {
-                first_error = Some(e);
-                return false;
-            }
-        };
-        match one {
-            One::Unchanged => out.files_searched += 1,
-            One::Rewritten(boxed) => {
-                let (change, edit, had_error) = *boxed;
-                out.files_searched += 1;
-                if had_error {
-                    out.parse_errors.push(file.path.clone());
-                }
-                out.files.push(edit);
-                if !on_change(change) {
-                    return false;
-                }
-            }
-            One::Skipped(reason) => out.skipped.add(reason, &file.path),
-            One::NoLanguage => {}
-        }
-        true
-    };
-    match drive {
-        // As ready, not in order: a finished file's change goes to `on_change` (which
-        // may compress it away) at once instead of waiting beside a large file's parse.
-        Drive::AsReady(_) => {
-            // No bar while a person answers questions (below).
-            let _phase = crate::progress::phase(crate::progress::Phase::Search, files.len());
-            crate::pipeline::map_sized(
-                &files,
-                |f| f.size_hint,
-                |f| {
-                    // SAFETY: every parse inside sees the open arena and makes a parser
-                    // of its own (`rewrite::parse_doc`, `parse_owned_from`); the trees
-                    // are dropped or pinned inside `work`, which hands out plain Rust
-                    // data. Not in `Selecting`: a person's answer may run anything.
-                    let _arena = unsafe { crate::alloc::ParseArena::open() };
-                    work(f, &mut |_, _, _| true)
-                },
-                crate::pipeline::Delivery::AsReady,
-                &mut deliver,
-            )
-        }
-        // One file at a time, in path order: a person answers for each change.
-        Drive::Selecting(select) => {
-            let mut order: Vec<usize> = (0..files.len()).collect();
-            order.sort_by(|&a, &b| files[a].path.cmp(&files[b].path));
-            for i in order {
-                if select.finished() {
-                    break;
-                }
-                let file = &files[i];
-                let one = work(file, &mut |op, p, around| {
-                    select.select(&Proposal {
-                        path: &file.path,
-                        origin: Origin::Op(op),
-                        change: *p,
-                        around,
-                    })
-                });
-                if !deliver(i, one) {
-                    break;
-                }
-            }
-        }
+    fn decode(
+        &self,
+        _file: &files::Candidate,
+        payload: &[u8],
+        _text: &mut dyn FnMut() -> Option<(String, crate::change::FileMode)>,
+    ) -> Option<Rewritten> {
+        // Only "unchanged" is remembered: a changed file's text is read anyway.
+        (payload == UNCHANGED).then_some(None)
     }
-    if let Some(bucket) = bucket {
-        bucket.finish();
+
+    fn stores(&self, out: &Rewritten) -> bool {
+        out.is_none()
     }
-    out.files.sort_by(|a, b| a.path.cmp(&b.path));
-    out.parse_errors.sort();
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(out),
+
+    fn encode(&self, _out: &Rewritten, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        w.write_all(UNCHANGED)
+    }
+
+    fn item(&self, _file: &files::Candidate, out: Rewritten) -> Rewritten {
+        out
+    }
+
+    fn found(&self, item: &Rewritten) -> usize {
+        item.as_ref().map_or(0, |b| b.1.replacements.len())
     }
 }
 

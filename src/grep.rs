@@ -12,12 +12,12 @@ use crate::error::Classify;
 use crate::error::Exit;
 use crate::files;
 use crate::files::FileSet;
-use crate::files::Loaded;
 use crate::repo::Repo;
 use crate::rewrite;
 use crate::rewrite::Match;
 use crate::rewrite::MatchText;
 use crate::rewrite::Query;
+use crate::worker;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -208,20 +208,6 @@ pub fn grep<P: Send>(
     } = compile_per_language(pattern, langs, |lang| {
         Query::with_options(pattern, lang, forced_lang, query)
     })?;
-
-    enum One<H> {
-        Searched(Option<H>, bool),
-        Skipped(files::SkipReason),
-        NoLanguage,
-        TooLarge,
-    }
-    let workdir = repo.workdir.as_path();
-    let mut out = GrepSummary {
-        skipped: set.skipped.clone(),
-        skipped_languages,
-        ..Default::default()
-    };
-    let mut too_large: Option<String> = None;
     // The matches of a file depend on its bytes, its language, the pattern and its
     // selector and strictness, the forced language and what of a match is kept (the
     // context lines do not).
@@ -233,202 +219,186 @@ pub fn grep<P: Send>(
             .add(format!("{:?}/{:?}", query.selector, query.strictness).as_bytes());
         k.finish()
     };
-    let bucket = cache.map(|c| crate::cache::Bucket::open(c, &query_key));
-    let hash_kind = repo.git.object_hash();
+    let search = Search {
+        queries: &queries,
+        forced_lang,
+        keep,
+        injections: &set.injections,
+        prepare: &prepare,
+    };
+    let mut out = GrepSummary {
+        skipped_languages,
+        ..Default::default()
+    };
     // With `-l`, the files that embed the language (HTML's `<script>`, a project's
     // injections) are searched where they do, in path order with the rest.
     let files = set.with_hosts(forced_lang.is_some());
-    let _phase = crate::progress::phase(crate::progress::Phase::Search, files.len());
-    let search = |file: &files::Candidate| -> One<FileHits> {
-        if let Some(guest) = forced_lang.filter(|l| *l != file.lang) {
-            let Some(query) = queries.get(&guest.to_string()) else {
-                return One::NoLanguage;
-            };
-            let text = match files::load(workdir, &file.path, max_file_size) {
-                Loaded::Text(t, _) => t,
-                Loaded::Skipped(r) => return One::Skipped(r),
-            };
-            let found = search_embedded(&text, file.lang, guest, query, &set.injections, keep.text);
-            if found.text_too_large {
-                return One::TooLarge;
-            }
-            let source = keep.source.then_some(text);
-            let hits = (!found.matches.is_empty()).then(|| FileHits {
-                path: file.path.clone(),
-                lang: guest,
-                matches: found.matches,
-                source,
-            });
-            return One::Searched(hits, found.has_parse_error);
+    let run = worker::Run {
+        repo,
+        max_file_size,
+        cache: cache.map(|c| worker::Cache::open(c, query_key)),
+        skipped: set.skipped.clone(),
+    };
+    let drive = worker::Drive::Parallel {
+        order: keep.order,
+        cancel,
+    };
+    let totals = worker::run(&search, &files, run, drive, |file, (found, parse_error)| {
+        if parse_error {
+            out.parse_errors.push(file.path.clone());
         }
-        let Some(query) = queries.get(&file.lang.to_string()) else {
-            return One::NoLanguage;
-        };
-        let hits = |matches: Vec<Match>, source: Option<String>| {
-            (!matches.is_empty()).then(|| FileHits {
-                path: file.path.clone(),
-                lang: file.lang,
-                matches,
-                source,
-            })
-        };
-        let key_of = |id: &gix::oid| {
-            let mut k = crate::cache::KeyBuilder::new("file");
-            k.add(&query_key)
-                .add(id.as_bytes())
-                .add(file.lang.cache_identity().as_bytes());
-            k.finish()
-        };
-        let (text, store) = match &bucket {
-            None => match files::load(workdir, &file.path, max_file_size) {
-                Loaded::Text(t, _) => (t, None),
-                Loaded::Skipped(r) => return One::Skipped(r),
-            },
-            Some(b) => {
-                let loaded = files::load_cached(
-                    workdir,
-                    &file.path,
-                    file.tracked.as_ref(),
-                    max_file_size,
-                    hash_kind,
-                    b,
-                    key_of,
-                );
-                match loaded {
-                    files::CachedLoad::Skipped(r) => return One::Skipped(r),
-                    files::CachedLoad::Miss { key, text } => (text.0, Some((b, key))),
-                    files::CachedLoad::Hit { key, payload, text } => {
-                        match serde_json::from_slice::<(bool, Vec<Match>)>(&payload) {
-                            Ok((parse_error, matches)) if !keep.source || matches.is_empty() => {
-                                b.touch(&key);
-                                return One::Searched(hits(matches, None), parse_error);
-                            }
-                            Ok((parse_error, matches)) => {
-                                // Context lines need the text: the text named
-                                // by the key, or a fresh search of what is there.
-                                let named = match text {
-                                    Some((t, _)) => {
-                                        Ok(((t, crate::change::FileMode::Regular), key))
-                                    }
-                                    None => files::read_named(
-                                        workdir,
-                                        &file.path,
-                                        file.tracked.as_ref(),
-                                        max_file_size,
-                                        hash_kind,
-                                    )
-                                    .map(|(t, id)| (t, key_of(&id))),
-                                };
-                                match named {
-                                    Ok(((t, _), k)) if k == key => {
-                                        b.touch(&key);
-                                        return One::Searched(hits(matches, Some(t)), parse_error);
-                                    }
-                                    Ok(((t, _), k)) => (t, Some((b, k))),
-                                    Err(r) => return One::Skipped(r),
-                                }
-                            }
-                            // An entry that does not decode: recompute, store again.
-                            Err(_) => match text {
-                                Some((t, _)) => (t, Some((b, key))),
-                                None => match files::read_named(
-                                    workdir,
-                                    &file.path,
-                                    file.tracked.as_ref(),
-                                    max_file_size,
-                                    hash_kind,
-                                ) {
-                                    Ok(((t, _), id)) => (t, Some((b, key_of(&id)))),
-                                    Err(r) => return One::Skipped(r),
-                                },
-                            },
-                        }
-                    }
-                }
+        match found {
+            Some(found) => {
+                out.total += found.count;
+                out.files_matched += 1;
+                sink(found)
             }
+            None => true,
+        }
+    })?;
+    out.files_searched = totals.files_searched;
+    out.skipped = totals.skipped;
+    Ok(out)
+}
+
+/// A search's work on one file.
+struct Search<'a, P> {
+    queries: &'a BTreeMap<String, Query>,
+    forced_lang: Option<Lang>,
+    keep: Keep,
+    injections: &'a [crate::lang::Injection],
+    prepare: &'a (dyn Fn(FileHits) -> P + Sync),
+}
+
+/// A file searched: its matches (in the language searched), whether it parsed with
+/// errors, and its text when context lines need it.
+struct Searched {
+    lang: Lang,
+    matches: Vec<Match>,
+    parse_error: bool,
+    source: Option<String>,
+}
+
+impl<P> Search<'_, P> {
+    /// The language `file` is searched in, when it is not its own (`-l` on a host).
+    fn guest(&self, file: &files::Candidate) -> Option<Lang> {
+        self.forced_lang.filter(|l| *l != file.lang)
+    }
+
+    fn query(&self, lang: Lang) -> Option<&Query> {
+        self.queries.get(&lang.to_string())
+    }
+}
+
+impl<P: Send> worker::Worker for Search<'_, P> {
+    type Task = files::Candidate;
+    type Output = Searched;
+    type Item = (Option<Found<P>>, bool);
+    type Error = Error;
+
+    fn plan(&self, file: &files::Candidate) -> worker::Plan {
+        match self.guest(file) {
+            // Embedded code is searched where it is, not cached.
+            Some(guest) if self.query(guest).is_some() => worker::Plan::Compute,
+            None if self.query(file.lang).is_some() => worker::Plan::Cached,
+            _ => worker::Plan::Pass,
+        }
+    }
+
+    fn compute(
+        &self,
+        file: &files::Candidate,
+        text: String,
+        _mode: crate::change::FileMode,
+        _offer: &mut worker::Offer<'_>,
+    ) -> Result<Searched, Error> {
+        let too_large = || Error::MatchesTooLarge {
+            path: file.path.clone(),
+            limit: rewrite::MAX_MATCH_TEXT,
         };
-        let put = |parse_error: bool, matches: &[Match]| {
-            if let Some((b, key)) = &store {
-                // Straight into the bucket: a large file's matches with their captures
-                // are not encoded into one more buffer first.
-                b.put_with(key, |out| {
-                    serde_json::to_writer(out, &(parse_error, matches))
-                        .map_err(std::io::Error::from)
-                });
+        if let Some(guest) = self.guest(file) {
+            let query = self.query(guest).expect("planned with a query");
+            let found = search_embedded(
+                &text,
+                file.lang,
+                guest,
+                query,
+                self.injections,
+                self.keep.text,
+            );
+            if found.text_too_large {
+                return Err(too_large());
             }
-        };
+            return Ok(Searched {
+                lang: guest,
+                parse_error: found.has_parse_error,
+                source: (self.keep.source && !found.matches.is_empty()).then_some(text),
+                matches: found.matches,
+            });
+        }
+        let query = self.query(file.lang).expect("planned with a query");
         if !query.may_match(&text) {
-            put(false, &[]);
-            return One::Searched(None, false);
+            return Ok(Searched {
+                lang: file.lang,
+                matches: Vec::new(),
+                parse_error: false,
+                source: None,
+            });
         }
         // Only a search that prints context pays for the copy.
-        let source = keep.source.then(|| text.clone());
-        let found = query.find_owned(text, keep.text);
+        let source = self.keep.source.then(|| text.clone());
+        let found = query.find_owned(text, self.keep.text);
         if found.text_too_large {
-            return One::TooLarge;
+            return Err(too_large());
         }
-        put(found.has_parse_error, &found.matches);
-        One::Searched(hits(found.matches, source), found.has_parse_error)
-    };
-    crate::pipeline::map_sized(
-        &files,
-        |f| f.size_hint,
-        |file| match search(file) {
-            One::Searched(hits, parse_error) => One::Searched(
-                hits.map(|hits| Found {
-                    count: hits.matches.len(),
-                    file: prepare(hits),
-                }),
-                parse_error,
-            ),
-            One::Skipped(r) => One::Skipped(r),
-            One::NoLanguage => One::NoLanguage,
-            One::TooLarge => One::TooLarge,
-        },
-        keep.order,
-        |i, one| {
-            if cancel.is_cancelled() {
-                return false;
-            }
-            let file = &files[i];
-            let found = match &one {
-                One::Searched(Some(hits), _) => hits.count,
-                _ => 0,
-            };
-            crate::progress::advance(1, found);
-            match one {
-                One::Searched(hits, parse_error) => {
-                    out.files_searched += 1;
-                    if parse_error {
-                        out.parse_errors.push(file.path.clone());
-                    }
-                    if let Some(hits) = hits {
-                        out.total += hits.count;
-                        out.files_matched += 1;
-                        return sink(hits);
-                    }
-                }
-                One::Skipped(reason) => out.skipped.add(reason, &file.path),
-                One::NoLanguage => {}
-                One::TooLarge => {
-                    too_large = Some(file.path.clone());
-                    return false;
-                }
-            }
-            true
-        },
-    );
-    // A search stopped early stores what it computed; the index is written whole.
-    if let Some(bucket) = bucket {
-        bucket.finish();
+        Ok(Searched {
+            lang: file.lang,
+            matches: found.matches,
+            parse_error: found.has_parse_error,
+            source,
+        })
     }
-    if let Some(path) = too_large {
-        return Err(Error::MatchesTooLarge {
-            path,
-            limit: rewrite::MAX_MATCH_TEXT,
+
+    fn decode(
+        &self,
+        file: &files::Candidate,
+        payload: &[u8],
+        text: &mut dyn FnMut() -> Option<(String, crate::change::FileMode)>,
+    ) -> Option<Searched> {
+        let (parse_error, matches) = serde_json::from_slice::<(bool, Vec<Match>)>(payload).ok()?;
+        // Context lines need the text the entry is of.
+        let source = match self.keep.source && !matches.is_empty() {
+            true => Some(text()?.0),
+            false => None,
+        };
+        Some(Searched {
+            lang: file.lang,
+            matches,
+            parse_error,
+            source,
+        })
+    }
+
+    fn encode(&self, out: &Searched, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer(w, &(out.parse_error, &out.matches)).map_err(std::io::Error::from)
+    }
+
+    fn item(&self, file: &files::Candidate, out: Searched) -> (Option<Found<P>>, bool) {
+        let found = (!out.matches.is_empty()).then(|| Found {
+            count: out.matches.len(),
+            file: (self.prepare)(FileHits {
+                path: file.path.clone(),
+                lang: out.lang,
+                matches: out.matches,
+                source: out.source,
+            }),
         });
+        (found, out.parse_error)
     }
-    Ok(out)
+
+    fn found(&self, item: &(Option<Found<P>>, bool)) -> usize {
+        item.0.as_ref().map_or(0, |f| f.count)
+    }
 }
 
 /// The matches of `query` (a pattern of `guest`) in the regions of `text`, a file of

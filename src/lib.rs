@@ -38,6 +38,7 @@ pub mod scan;
 pub mod select;
 pub mod text;
 pub mod txn;
+pub mod worker;
 
 pub use error::Error;
 pub use error::Exit;

@@ -72,11 +72,13 @@ const LAYERS: &[(&str, Layer)] = &[
     ("pipeline", Layer::Base),
     ("progress", Layer::Base),
     ("text", Layer::Base),
-    // 2. the repository, which files, the `-i` selection interface.
+    // 2. the repository, which files, the `-i` selection interface, the per-file loop.
     ("repo", Layer::Repo),
     ("files", Layer::Repo),
     ("cache", Layer::Repo),
     ("select", Layer::Repo),
+    // The per-file loop of grep, edit and scan (cache, reading, order, progress).
+    ("worker", Layer::Repo),
     // 3. engines: they know nothing of git objects, printers or operations.
     ("rewrite", Layer::Engine),
     ("patch", Layer::Engine),
@@ -1076,6 +1078,162 @@ fn figures() {
     for v in report.violations.values() {
         println!("  {v}");
     }
+}
+
+// ------------------------------------------------------------------ function length
+
+/// The longest a function may be, in lines from `fn` to its closing brace (issue 36:
+/// a function is read on a screen or two).
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// Functions longer than [`MAX_FUNCTION_LINES`] on the day the limit came (file, name):
+/// a list that only shrinks. The test fails on a long function not listed here and on
+/// a listed one that is no longer long.
+const LONG_FUNCTIONS: &[(&str, &str)] = &[
+    ("files.rs", "collect_watched"),
+    ("ops/campaign/publish.rs", "refresh_one"),
+    ("ops/grep.rs", "search"),
+    ("ops/lines.rs", "edit_lines"),
+    ("ops/pr.rs", "run"),
+    ("ops/refresh/mod.rs", "rederive"),
+    ("ops/scan.rs", "run_with"),
+    ("patch/resolve.rs", "resolve_one"),
+    ("rewrite/nested.rs", "rewrite_nested_selecting"),
+    ("scan/engine.rs", "run_file_selecting"),
+    ("scan/rules.rs", "compile"),
+];
+
+/// Every function of a file with its first and last line, nested ones included.
+fn functions(src: &str) -> Vec<(String, usize, usize)> {
+    let toks = tokenize(src);
+    let mut out = Vec::new();
+    for (k, (tok, line)) in toks.iter().enumerate() {
+        let (Tok::Ident(kw), Some((Tok::Ident(name), _))) = (tok, toks.get(k + 1)) else {
+            continue;
+        };
+        if kw != "fn" {
+            continue;
+        }
+        // The body's brace: the first `{` outside brackets; a `;` first is a
+        // declaration without a body (a trait's).
+        let mut depth = 0i32;
+        let mut open = None;
+        for (j, (t, _)) in toks.iter().enumerate().skip(k + 2) {
+            match t {
+                Tok::Punct('(' | '[') => depth += 1,
+                Tok::Punct(')' | ']') => depth -= 1,
+                Tok::Punct(';') if depth == 0 => break,
+                Tok::Punct('{') if depth == 0 => {
+                    open = Some(j);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(open) = open else { continue };
+        let mut braces = 0i32;
+        for (t, end) in &toks[open..] {
+            match t {
+                Tok::Punct('{') => braces += 1,
+                Tok::Punct('}') => {
+                    braces -= 1;
+                    if braces == 0 {
+                        out.push((name.clone(), *line, *end));
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The functions of the tree longer than the limit: (file, name, lines).
+fn long_functions(files: &[SourceFile]) -> Vec<(String, String, usize)> {
+    let mut out = Vec::new();
+    for f in files {
+        for (name, first, last) in functions(&f.text) {
+            let lines = last - first + 1;
+            if lines > MAX_FUNCTION_LINES {
+                out.push((f.path.clone(), name, lines));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_is_longer_than_the_limit() {
+    let long = long_functions(&read_src());
+    let mut msg = String::new();
+    for (path, name, lines) in &long {
+        if !LONG_FUNCTIONS.contains(&(path.as_str(), name.as_str())) {
+            writeln!(
+                msg,
+                "  src/{path}: fn {name} has {lines} lines (at most {MAX_FUNCTION_LINES}): split it"
+            )
+            .expect("write to a string");
+        }
+    }
+    for (path, name) in LONG_FUNCTIONS {
+        if !long.iter().any(|(p, n, _)| p == path && n == name) {
+            writeln!(
+                msg,
+                "  src/{path}: fn {name} is no longer long: remove it from LONG_FUNCTIONS"
+            )
+            .expect("write to a string");
+        }
+    }
+    assert!(msg.is_empty(), "function length:\n{msg}");
+}
+
+/// Prints the longest functions of today's tree.
+#[test]
+#[ignore = "prints figures; run with --ignored --nocapture"]
+fn longest_functions() {
+    let mut all: Vec<(usize, String, String)> = read_src()
+        .iter()
+        .flat_map(|f| {
+            functions(&f.text)
+                .into_iter()
+                .map(|(name, first, last)| (last - first + 1, f.path.clone(), name))
+        })
+        .collect();
+    all.sort_by(|a, b| b.cmp(a));
+    for (lines, path, name) in all.iter().take(10) {
+        println!("{lines:>5}  src/{path}  {name}");
+    }
+}
+
+#[test]
+fn function_lengths_count_from_fn_to_the_closing_brace() {
+    let src = "trait T {\n    fn decl(&self) -> [u8; 2];\n}\n\
+               pub fn outer(x: [u8; 2]) -> u8 {\n    let s = \"}\";\n    fn inner() {}\n\
+               // }\n    x[0]\n}\nfn ptr(f: fn(u8) -> u8) { let _ = '}'; }\n";
+    let got = functions(src);
+    assert_eq!(
+        got,
+        vec![
+            ("outer".to_string(), 4, 9),
+            ("inner".to_string(), 6, 6),
+            ("ptr".to_string(), 10, 10),
+        ]
+    );
+    let body = "    x;\n".repeat(MAX_FUNCTION_LINES);
+    let files = fake(&[(
+        "a.rs",
+        &format!("fn long() {{\n{body}}}\nfn short() {{}}\n"),
+    )]);
+    let long = long_functions(&files);
+    assert_eq!(
+        long,
+        vec![(
+            "a.rs".to_string(),
+            "long".to_string(),
+            MAX_FUNCTION_LINES + 2
+        )]
+    );
 }
 
 // ------------------------------------------------------------------ the checker's tests

@@ -420,15 +420,8 @@ fn scan_with(
             return Err(Error::UnknownRule(id.clone()));
         }
     }
-    let active: Vec<usize> = (0..plan.rules.len())
-        .filter(|&k| opts.only_rules.is_empty() || opts.only_rules.contains(&plan.rules[k].id))
-        .collect();
     let max_passes = opts.max_passes.unwrap_or(plan.max_passes).max(1);
-    // A suppression comment is unused only when every rule ran (one meant for a rule
-    // left out is not), as ast-grep judges.
-    let judge_suppressions = opts.unused_suppressions.is_some();
     let inputs = source::collect(repo, opts, &plan.language_globs)?;
-
     // A file's result depends on its bytes, its language, the rules that apply to it
     // (their texts, ids and severities), the mode, the pass bound and whether unused
     // suppressions are judged.
@@ -443,35 +436,177 @@ fn scan_with(
         );
         k.finish()
     };
-    let bucket = match (&opts.cache, &select) {
-        (Some(settings), None) => Some(crate::cache::Bucket::open(settings, &query_key)),
+    // An interactive scan uses no cache (a person's answers are not cached).
+    let cache = match (&opts.cache, &select) {
+        (Some(settings), None) => Some(crate::worker::Cache::open(settings, query_key)),
         _ => None,
     };
+    let tasks = tasks(repo, plan, opts, &inputs)?;
+    let set = rules_needed(repo, plan, compiled, cache.as_ref(), &tasks)?;
+    // Each plan rule's compiled rule, where there is one.
+    let resolved: Vec<Option<&Rule>> = match set {
+        Some(set) => {
+            let by_id: std::collections::HashMap<&str, &Rule> =
+                set.rules.iter().map(|r| (r.id.as_str(), r)).collect();
+            plan.rules
+                .iter()
+                .map(|h| by_id.get(h.id.as_str()).copied())
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    let worker = FileScan {
+        set,
+        resolved,
+        mode: opts.mode,
+        max_passes,
+        // A suppression comment is unused only when every rule ran (one meant for a
+        // rule left out is not), as ast-grep judges.
+        judge_suppressions: opts.unused_suppressions.is_some(),
+        tasks: std::marker::PhantomData,
+    };
+    let mut out = ScanOutcome {
+        other_shards: inputs.other_shards,
+        ..Default::default()
+    };
+    let run = crate::worker::Run {
+        repo,
+        max_file_size: opts.max_file_size,
+        cache,
+        skipped: inputs.skipped.clone(),
+    };
+    let never = crate::cancel::Cancel::never();
+    let drive = match select {
+        // One file at a time, in path order: a person answers for each fix.
+        Some(select) => crate::worker::Drive::Selecting(select),
+        None => crate::worker::Drive::Parallel {
+            order: crate::pipeline::Delivery::InOrder,
+            cancel: &never,
+        },
+    };
+    let totals = crate::worker::run(&worker, &tasks, run, drive, |task, one| {
+        let findings = out.add(task.cand, one, opts.unused_suppressions);
+        match sink.as_mut() {
+            Some(sink) if !findings.is_empty() => sink(findings),
+            Some(_) => true,
+            None => {
+                out.findings.extend(findings);
+                true
+            }
+        }
+    })?;
+    out.files_searched = totals.files_searched;
+    out.skipped = totals.skipped;
+    Ok(out)
+}
 
-    // (candidate index, its rules (indices into the plan), their part of the cache
-    // key, its text when already read, its entry's key when looked up before the
-    // rules were compiled). Staged blobs are read here; work-tree files are read by
-    // the workers.
-    // (The text sits in a mutex only so that the worker that takes the item can take
-    // the text out of it.)
-    type Work = (
-        usize,
-        std::sync::Arc<[usize]>,
-        crate::cache::Key,
-        std::sync::Mutex<Option<files::Loaded>>,
-        Option<crate::cache::Key>,
-    );
+impl ScanOutcome {
+    /// Adds one file's result but for its findings, which it returns (with the unused
+    /// suppressions at `unused` severity, when they are judged).
+    fn add(
+        &mut self,
+        cand: &source::Candidate,
+        one: One,
+        unused: Option<Severity>,
+    ) -> Vec<Finding> {
+        let One::Done(result, before) = one else {
+            return Vec::new();
+        };
+        let result = *result;
+        let flags = result.flags();
+        if result.had_parse_error {
+            self.parse_errors.push(cand.path.clone());
+        }
+        let mut findings = result.findings;
+        if unused.is_some() && !result.unused_suppressions.is_empty() {
+            let severity = unused.unwrap_or(Severity::Hint);
+            findings.extend(
+                result
+                    .unused_suppressions
+                    .into_iter()
+                    .map(|f| Finding { severity, ..f }),
+            );
+            findings.sort_by_key(|f| (f.line, f.column));
+        }
+        self.remaining.extend(result.remaining);
+        self.unconverged.extend(result.unconverged);
+        if let Some(after) = result.after {
+            self.fixed.push(FixedFile {
+                path: cand.path.clone(),
+                counts: result.counts,
+                introduces_parse_error: result.introduces_parse_error,
+                repeated_kept_text: result.repeated_kept_text,
+                flags,
+            });
+            self.changes.changes.push(FileChange {
+                path: cand.path.clone(),
+                after: Some(FileContent {
+                    bytes: after.into_bytes(),
+                    mode: before.mode,
+                }),
+                before: Some(before),
+            });
+        }
+        findings
+    }
+}
+
+/// One file of a scan: the candidate, its rules (indices into the plan) and their
+/// part of the cache key, and its text when read before the run (a staged blob).
+struct Task<'a> {
+    cand: &'a source::Candidate,
+    rules: std::sync::Arc<[usize]>,
+    rules_key: crate::cache::Key,
+    /// In a mutex only so that the worker that takes the task can take the text.
+    read: std::sync::Mutex<Option<files::Loaded>>,
+}
+
+impl crate::worker::Task for Task<'_> {
+    fn path(&self) -> &str {
+        &self.cand.path
+    }
+    fn lang(&self) -> crate::lang::Lang {
+        self.cand.lang
+    }
+    fn size_hint(&self) -> u64 {
+        self.cand.size_hint
+    }
+    fn tracked(&self) -> Option<&crate::cache::IndexStat> {
+        self.cand.tracked.as_ref()
+    }
+    fn key_part(&self) -> Option<&crate::cache::Key> {
+        Some(&self.rules_key)
+    }
+    fn read_id(&self) -> Option<gix::ObjectId> {
+        self.cand.staged.map(|(id, _)| id)
+    }
+    fn take_read(&self) -> Option<files::Loaded> {
+        self.read.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// The files with rules to run, each with its rules. Staged blobs are read here;
+/// work-tree files are read by the workers.
+fn tasks<'a>(
+    repo: &Repo,
+    plan: &rules::Plan,
+    opts: &Options,
+    inputs: &'a source::Inputs,
+) -> Result<Vec<Task<'a>>, Error> {
+    let active: Vec<usize> = (0..plan.rules.len())
+        .filter(|&k| opts.only_rules.is_empty() || opts.only_rules.contains(&plan.rules[k].id))
+        .collect();
     // Files mostly share their rules: each distinct list is keyed once.
     let mut lists: std::collections::HashMap<
         Vec<usize>,
         (std::sync::Arc<[usize]>, crate::cache::Key),
     > = Default::default();
-    let mut work: Vec<Work> = Vec::new();
+    let mut tasks = Vec::new();
     // The rules that may run on a language's files; when none has path globs, every
     // file of the language gets them all.
     let mut by_lang: std::collections::HashMap<crate::lang::Lang, (Vec<usize>, bool)> =
         Default::default();
-    for (i, cand) in inputs.files.iter().enumerate() {
+    for cand in &inputs.files {
         let (candidates, path_free) = by_lang.entry(cand.lang).or_insert_with(|| {
             let list: Vec<usize> = active
                 .iter()
@@ -493,7 +628,7 @@ fn scan_with(
         if file_rules.is_empty() {
             continue;
         }
-        let (list, list_key) = lists
+        let (rules, rules_key) = lists
             .entry(file_rules)
             .or_insert_with_key(|list| {
                 let mut k = crate::cache::KeyBuilder::new("rules");
@@ -504,231 +639,115 @@ fn scan_with(
                 (list.clone().into(), k.finish())
             })
             .clone();
-        let pre = match cand.staged {
+        let read = match cand.staged {
             Some(_) => Some(source::load(repo, cand, opts.max_file_size)?),
             None => None,
         };
-        work.push((i, list, list_key, std::sync::Mutex::new(pre), None));
+        tasks.push(Task {
+            cand,
+            rules,
+            rules_key,
+            read: std::sync::Mutex::new(read),
+        });
+    }
+    Ok(tasks)
+}
+
+/// The compiled rules, or only those the files whose results are not cached (by the
+/// index's stat data) need: the others' entries are read without them. A file whose
+/// entry turns out missing after all stops the run (`StalePlan`), which
+/// `scan_rules` runs again with every rule compiled. `None`: no rule is needed.
+fn rules_needed<'r>(
+    repo: &Repo,
+    plan: &rules::Plan,
+    compiled: Compiled<'r>,
+    cache: Option<&crate::worker::Cache>,
+    tasks: &[Task<'_>],
+) -> Result<Option<&'r RuleSet>, Error> {
+    let rules = match (compiled, cache) {
+        (Compiled::Ready(set), _) => return Ok(Some(set)),
+        (Compiled::Later(rules), _) if rules.is_compiled() => {
+            return Ok(Some(rules.compiled(repo)?))
+        }
+        (Compiled::Later(rules), None) => return Ok(Some(rules.compiled(repo)?)),
+        (Compiled::Later(rules), Some(_)) => rules,
+    };
+    let cache = cache.expect("matched above");
+    let mut needed: std::collections::HashSet<&str> = Default::default();
+    for task in tasks {
+        if !cache.holds(&repo.workdir, task) {
+            needed.extend(task.rules.iter().map(|&r| plan.rules[r].id.as_str()));
+        }
+    }
+    if needed.is_empty() {
+        Ok(None)
+    } else {
+        Ok(Some(rules.compiled_some(repo, &needed)?))
+    }
+}
+
+/// A scan's work on one file. Each file is read, parsed and gone again before much
+/// else piles up: the text of a file that needs no fix is dropped as soon as its
+/// findings are in, and large files are parsed one at a time (see
+/// `pipeline::Schedule`).
+struct FileScan<'a, 't> {
+    /// The compiled rules (`None`: none was needed, every result is cached).
+    set: Option<&'a RuleSet>,
+    /// Each plan rule's compiled rule, where there is one.
+    resolved: Vec<Option<&'a Rule>>,
+    mode: Mode,
+    max_passes: usize,
+    judge_suppressions: bool,
+    tasks: std::marker::PhantomData<Task<'t>>,
+}
+
+impl<'t> crate::worker::Worker for FileScan<'_, 't> {
+    type Task = Task<'t>;
+    type Output = One;
+    type Item = One;
+    type Error = Error;
+
+    fn plan(&self, _task: &Task<'_>) -> crate::worker::Plan {
+        crate::worker::Plan::Cached
     }
 
-    let hash_kind = repo.git.object_hash();
-    let file_key = {
-        let mut k = crate::cache::KeyBuilder::new("file");
-        k.add(&query_key);
-        k
-    };
-    let key_of = |id: &gix::oid, lang: crate::lang::Lang, list_key: &crate::cache::Key| {
-        let mut k = file_key.clone();
-        k.add(list_key)
-            .add(id.as_bytes())
-            .add(lang.cache_identity().as_bytes());
-        k.finish()
-    };
-
-    // The compiled rules, or only those the files whose results are not cached (by
-    // the index's stat data) need: the others' entries are read without them. A file
-    // whose entry turns out missing after all stops the run (`StalePlan`), which
-    // `scan_rules` runs again with every rule compiled.
-    let workdir = repo.workdir.as_path();
-    let set: Option<&RuleSet> = match (compiled, &bucket) {
-        (Compiled::Ready(set), _) => Some(set),
-        (Compiled::Later(rules), _) if rules.is_compiled() => Some(rules.compiled(repo)?),
-        (Compiled::Later(rules), None) => Some(rules.compiled(repo)?),
-        (Compiled::Later(rules), Some(b)) => {
-            let mut needed: std::collections::HashSet<&str> = Default::default();
-            for (i, list, list_key, _, probe) in &mut work {
-                let cand = &inputs.files[*i];
-                let id = match cand.staged {
-                    Some((id, _)) => Some(id),
-                    None => std::fs::symlink_metadata(workdir.join(&cand.path))
-                        .ok()
-                        .filter(|m| m.is_file())
-                        .and_then(|m| cand.tracked.as_ref()?.id_if_unchanged(&m)),
-                };
-                *probe = id
-                    .map(|id| key_of(&id, cand.lang, list_key))
-                    .filter(|k| b.contains(k));
-                if probe.is_none() {
-                    needed.extend(list.iter().map(|&r| plan.rules[r].id.as_str()));
-                }
-            }
-            if needed.is_empty() {
-                None
-            } else {
-                Some(rules.compiled_some(repo, &needed)?)
-            }
-        }
-    };
-    // Each plan rule's compiled rule, where there is one.
-    let resolved: Vec<Option<&Rule>> = match set {
-        Some(set) => {
-            let by_id: std::collections::HashMap<&str, &Rule> =
-                set.rules.iter().map(|r| (r.id.as_str(), r)).collect();
-            plan.rules
-                .iter()
-                .map(|h| by_id.get(h.id.as_str()).copied())
-                .collect()
-        }
-        None => Vec::new(),
-    };
-
-    let mut out = ScanOutcome {
-        skipped: inputs.skipped.clone(),
-        other_shards: inputs.other_shards,
-        ..Default::default()
-    };
-    let mut first_error = None;
-    // Each file is read, parsed and gone again before much else piles up: the text of
-    // a file that needs no fix is dropped as soon as its findings are in, and large
-    // files are parsed one at a time (see `pipeline::Schedule`).
-    let work_on = |(i, list, list_key, pre, probe): &Work,
-                   select: &mut dyn FnMut(&crate::select::Proposal<'_>) -> bool|
-     -> Result<One, Error> {
-        let cand = &inputs.files[*i];
-        let pre = pre.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let key_of = |id: &gix::oid| key_of(id, cand.lang, list_key);
-        // A file the look-up above found (no rule compiled): its entry, or a stop.
-        if let (Some(key), Some(b)) = (probe, &bucket) {
-            let hit = b.get(key).and_then(|p| {
-                cached_one(&p, &cand.path, || match &pre {
-                    Some(files::Loaded::Text(t, m)) => Some((t.clone(), *m)),
-                    Some(files::Loaded::Skipped(_)) => None,
-                    None => match files::read_named(
-                        workdir,
-                        &cand.path,
-                        cand.tracked.as_ref(),
-                        opts.max_file_size,
-                        hash_kind,
-                    ) {
-                        Ok((t, id)) if key_of(&id) == *key => Some(t),
-                        _ => None,
-                    },
-                })
-            });
-            if let Some(one) = hit {
-                b.touch(key);
-                return Ok(one);
-            }
-        }
-        let Some(set) = set else {
+    fn compute(
+        &self,
+        task: &Task<'_>,
+        text: String,
+        mode: crate::change::FileMode,
+        offer: &mut crate::worker::Offer<'_>,
+    ) -> Result<One, Error> {
+        let Some(set) = self.set else {
             return Err(Error::StalePlan);
         };
-        let Some(file_rules) = list
+        let Some(file_rules) = task
+            .rules
             .iter()
-            .map(|&r| resolved.get(r).copied().flatten())
+            .map(|&r| self.resolved.get(r).copied().flatten())
             .collect::<Option<Vec<&Rule>>>()
         else {
             return Err(Error::StalePlan);
         };
-        let file_rules = file_rules.as_slice();
-        // The key to store this file's result under, when it is computed.
-        let mut store = None;
-        let loaded = match (pre, &bucket) {
-            (Some(pre), None) => pre,
-            (None, None) => files::load(workdir, &cand.path, opts.max_file_size),
-            (Some(pre), Some(b)) => {
-                // A staged blob: its id is the key.
-                let key = cand.staged.map(|(id, _)| key_of(&id));
-                if let (Some(key), files::Loaded::Text(t, m)) = (key, &pre) {
-                    if let Some(one) = b
-                        .get(&key)
-                        .and_then(|p| cached_one(&p, &cand.path, || Some((t.clone(), *m))))
-                    {
-                        b.touch(&key);
-                        return Ok(one);
-                    }
-                }
-                store = key;
-                pre
-            }
-            (None, Some(b)) => match files::load_cached(
-                workdir,
-                &cand.path,
-                cand.tracked.as_ref(),
-                opts.max_file_size,
-                hash_kind,
-                b,
-                key_of,
-            ) {
-                files::CachedLoad::Skipped(r) => return Ok(One::Skipped(r)),
-                files::CachedLoad::Miss { key, text } => {
-                    store = Some(key);
-                    files::Loaded::Text(text.0, text.1)
-                }
-                files::CachedLoad::Hit { key, payload, text } => {
-                    // The text, when a fix needs it: the one read, or one read now
-                    // and named again (it may have changed since the lookup).
-                    let mut fresh = None;
-                    let hit = cached_one(&payload, &cand.path, || match &text {
-                        Some(t) => Some(t.clone()),
-                        None => match files::read_named(
-                            workdir,
-                            &cand.path,
-                            cand.tracked.as_ref(),
-                            opts.max_file_size,
-                            hash_kind,
-                        ) {
-                            Ok((t, id)) if key_of(&id) == key => Some(t),
-                            Ok((t, id)) => {
-                                fresh = Some((t, key_of(&id)));
-                                None
-                            }
-                            Err(_) => None,
-                        },
-                    });
-                    if let Some(one) = hit {
-                        b.touch(&key);
-                        return Ok(one);
-                    }
-                    match (fresh, text) {
-                        (Some((t, k)), _) => {
-                            store = Some(k);
-                            files::Loaded::Text(t.0, t.1)
-                        }
-                        (None, Some(t)) => {
-                            store = Some(key);
-                            files::Loaded::Text(t.0, t.1)
-                        }
-                        (None, None) => {
-                            store = Some(key);
-                            files::load(workdir, &cand.path, opts.max_file_size)
-                        }
-                    }
-                }
-            },
-        };
-        let put = |entry: &cached::Entry| {
-            if let (Some(b), Some(key)) = (&bucket, &store) {
-                if let Ok(payload) = serde_json::to_vec(entry) {
-                    b.put(key, &payload);
-                }
-            }
-        };
-        let (text, mode) = match loaded {
-            files::Loaded::Text(t, m) => (t, m),
-            files::Loaded::Skipped(r) => return Ok(One::Skipped(r)),
-        };
         // Fixes only ever start from a match, so a file no rule can match in stays
         // as it is: no findings, nothing to fix, no parse needed.
         // (Unless it holds a suppression comment whose use is to be judged.)
-        let judged = judge_suppressions && text.contains(suppress::IGNORE_TEXT);
+        let judged = self.judge_suppressions && text.contains(suppress::IGNORE_TEXT);
         if !judged && !file_rules.iter().any(|r| r.may_match(&text)) {
-            put(&cached::Entry(None));
             return Ok(One::NoMatch);
         }
         let result = engine::run_file_injected(
-            &cand.path,
+            &task.cand.path,
             &text,
-            cand.lang,
+            task.cand.lang,
             engine::FileRules {
-                rules: file_rules,
+                rules: &file_rules,
                 injections: &set.injections,
             },
-            opts.mode,
-            max_passes,
-            select,
+            self.mode,
+            self.max_passes,
+            offer,
         )?;
-        put(&cached::Entry(Some(cached::Result::of(&result))));
         Ok(One::Done(
             Box::new(result),
             FileContent {
@@ -736,106 +755,35 @@ fn scan_with(
                 mode,
             },
         ))
-    };
-    let mut deliver = |k: usize, result: Result<One, Error>| -> bool {
-        let cand = &inputs.files[work[k].0];
-        let found = match &result {
-            Ok(One::Done(r, _)) => r.findings.len(),
-            _ => 0,
+    }
+
+    fn decode(
+        &self,
+        task: &Task<'_>,
+        payload: &[u8],
+        text: &mut dyn FnMut() -> Option<(String, crate::change::FileMode)>,
+    ) -> Option<One> {
+        cached_one(payload, &task.cand.path, text)
+    }
+
+    fn encode(&self, one: &One, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let entry = match one {
+            One::Done(result, _) => cached::Entry(Some(cached::Result::of(result))),
+            _ => cached::Entry(None),
         };
-        crate::progress::advance(1, found);
-        let one = match result {
-            Ok(one) => one,
-            Err(e) => {
-                first_error = Some(e);
-                return false;
-            }
-        };
+        serde_json::to_writer(w, &entry).map_err(std::io::Error::from)
+    }
+
+    fn item(&self, _task: &Task<'_>, one: One) -> One {
+        one
+    }
+
+    fn found(&self, one: &One) -> usize {
         match one {
-            One::Skipped(reason) => out.skipped.add(reason, &cand.path),
-            One::NoMatch => out.files_searched += 1,
-            One::Done(result, before) => {
-                let result = *result;
-                let flags = result.flags();
-                out.files_searched += 1;
-                if result.had_parse_error {
-                    out.parse_errors.push(cand.path.clone());
-                }
-                let mut findings = result.findings;
-                if judge_suppressions && !result.unused_suppressions.is_empty() {
-                    let severity = opts.unused_suppressions.unwrap_or(Severity::Hint);
-                    findings.extend(
-                        result
-                            .unused_suppressions
-                            .into_iter()
-                            .map(|f| Finding { severity, ..f }),
-                    );
-                    findings.sort_by_key(|f| (f.line, f.column));
-                }
-                match sink.as_mut() {
-                    Some(sink) if !findings.is_empty() => {
-                        if !sink(findings) {
-                            return false;
-                        }
-                    }
-                    Some(_) => {}
-                    None => out.findings.extend(findings),
-                }
-                out.remaining.extend(result.remaining);
-                out.unconverged.extend(result.unconverged);
-                if let Some(after) = result.after {
-                    out.fixed.push(FixedFile {
-                        path: cand.path.clone(),
-                        counts: result.counts,
-                        introduces_parse_error: result.introduces_parse_error,
-                        repeated_kept_text: result.repeated_kept_text,
-                        flags,
-                    });
-                    out.changes.changes.push(FileChange {
-                        path: cand.path.clone(),
-                        after: Some(FileContent {
-                            bytes: after.into_bytes(),
-                            mode: before.mode,
-                        }),
-                        before: Some(before),
-                    });
-                }
-            }
-        }
-        true
-    };
-    match select {
-        None => {
-            // No bar while a person answers questions (below).
-            let _phase = crate::progress::phase(crate::progress::Phase::Search, work.len());
-            crate::pipeline::map_sized(
-                &work,
-                |(i, _, _, _, _)| inputs.files[*i].size_hint,
-                |item| work_on(item, &mut |_| true),
-                crate::pipeline::Delivery::InOrder,
-                &mut deliver,
-            )
-        }
-        // One file at a time, in path order: a person answers for each fix.
-        Some(select) => {
-            for (k, item) in work.iter().enumerate() {
-                if select.finished() {
-                    break;
-                }
-                let one = work_on(item, &mut |p| select.select(p));
-                if !deliver(k, one) {
-                    break;
-                }
-            }
+            One::Done(r, _) => r.findings.len(),
+            _ => 0,
         }
     }
-    if let Some(bucket) = bucket {
-        bucket.finish();
-    }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
-    Ok(out)
 }
 
 /// A file's result from a cache entry, or `None` when the entry does not decode or
@@ -843,7 +791,7 @@ fn scan_with(
 fn cached_one(
     payload: &[u8],
     path: &str,
-    text: impl FnOnce() -> Option<(String, crate::change::FileMode)>,
+    text: &mut dyn FnMut() -> Option<(String, crate::change::FileMode)>,
 ) -> Option<One> {
     let cached::Entry(result) = serde_json::from_slice(payload).ok()?;
     let Some(result) = result else {
@@ -869,7 +817,6 @@ enum One {
     Done(Box<engine::FileResult>, FileContent),
     /// No rule can match: read, not parsed.
     NoMatch,
-    Skipped(files::SkipReason),
 }
 
 /// `1 fix`, `3 fixes` (the shared `plural` only appends an `s`).

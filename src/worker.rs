@@ -1,0 +1,424 @@
+/*!
+The per-file loop grep, edit and scan share, shaped like ast-grep's `Worker` and
+`PathWorker`: a [`Worker`] turns one loaded file into one item (matches, a rewrite,
+findings and fixes), and [`run`] does everything around it once: the result cache
+(look-up, key, the text a hit still needs, storing), reading, scheduling by size,
+progress, cancellation, skipped files, the first error, and the order in which a
+consumer sees the items. How the items are consumed (collected, streamed to a printer,
+offered to a person) is the caller's choice, made once: [`Drive`].
+
+Before this module each engine held its own copy of that loop (issue 36); a new engine
+now writes its body and nothing else.
+*/
+
+use std::io::Write;
+
+use crate::cache::Bucket;
+use crate::cache::IndexStat;
+use crate::cache::Key;
+use crate::cache::KeyBuilder;
+use crate::cancel::Cancel;
+use crate::change::FileMode;
+use crate::files;
+use crate::files::Loaded;
+use crate::files::SkipReason;
+use crate::files::Skipped;
+use crate::lang::Lang;
+use crate::pipeline::Delivery;
+use crate::repo::Repo;
+use crate::select::Proposal;
+use crate::select::Select;
+
+/// A file a run works on.
+pub trait Task: Sync {
+    /// Its repository path.
+    fn path(&self) -> &str;
+    /// The language its cache entry is keyed by.
+    fn lang(&self) -> Lang;
+    /// Its size as the index recorded it: a scheduling hint only.
+    fn size_hint(&self) -> u64;
+    /// Its index entry, when the entry's id may name the file's bytes (see
+    /// [`files::Candidate::tracked`]).
+    fn tracked(&self) -> Option<&IndexStat> {
+        None
+    }
+    /// A part of its cache key besides the run's query, its content and its language
+    /// (a scan's list of rules that apply to it).
+    fn key_part(&self) -> Option<&Key> {
+        None
+    }
+    /// The id of content read before the run (a staged blob: only the calling thread
+    /// can read the object database).
+    fn read_id(&self) -> Option<gix::ObjectId> {
+        None
+    }
+    /// That content, taken by the worker that runs the task (`None` the second time).
+    fn take_read(&self) -> Option<Loaded> {
+        None
+    }
+}
+
+impl Task for files::Candidate {
+    fn path(&self) -> &str {
+        &self.path
+    }
+    fn lang(&self) -> Lang {
+        self.lang
+    }
+    fn size_hint(&self) -> u64 {
+        self.size_hint
+    }
+    fn tracked(&self) -> Option<&IndexStat> {
+        self.tracked.as_ref()
+    }
+}
+
+/// How a worker wants a task run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// Not at all: the run has nothing for the file's language (not counted as
+    /// searched, not skipped).
+    Pass,
+    /// Read and computed, never through the cache.
+    Compute,
+    /// Through the cache when the run has one.
+    Cached,
+}
+
+/// Asks whether to make one change (a person's `y`/`n`); a parallel run says yes.
+pub type Offer<'a> = dyn FnMut(&Proposal<'_>) -> bool + 'a;
+
+/// One engine's work on one file.
+pub trait Worker: Sync {
+    type Task: Task;
+    /// A file's result, as the cache keeps it.
+    type Output;
+    /// What the consumer gets of an output, made on the worker's thread (a printer's
+    /// rows wait their turn as text, not as matches with their captures).
+    type Item: Send;
+    type Error: Send;
+
+    fn plan(&self, task: &Self::Task) -> Plan;
+    /// The result of `text`, the task's content.
+    fn compute(
+        &self,
+        task: &Self::Task,
+        text: String,
+        mode: FileMode,
+        offer: &mut Offer<'_>,
+    ) -> Result<Self::Output, Self::Error>;
+    /// A result from a cache entry; `text` gives the content the entry is of, when
+    /// the result needs it (`None`: it cannot, and the result is computed again).
+    /// `None` when the entry does not decode or the text is not to be had.
+    fn decode(
+        &self,
+        task: &Self::Task,
+        payload: &[u8],
+        text: &mut dyn FnMut() -> Option<(String, FileMode)>,
+    ) -> Option<Self::Output>;
+    /// Whether `output` is worth an entry.
+    fn stores(&self, _output: &Self::Output) -> bool {
+        true
+    }
+    /// Writes `output`'s entry.
+    fn encode(&self, output: &Self::Output, out: &mut dyn Write) -> std::io::Result<()>;
+    fn item(&self, task: &Self::Task, output: Self::Output) -> Self::Item;
+    /// What the progress line counts as found in `item`.
+    fn found(&self, item: &Self::Item) -> usize;
+}
+
+/// A run's result cache: one bucket, keyed by the run's query.
+pub struct Cache {
+    bucket: Bucket,
+    query: Key,
+}
+
+impl Cache {
+    /// Opens the bucket of `query` (everything a result depends on besides the file).
+    pub fn open(settings: &crate::cache::Settings, query: Key) -> Cache {
+        Cache {
+            bucket: Bucket::open(settings, &query),
+            query,
+        }
+    }
+
+    /// The key of `task`'s entry when its content is `id`.
+    pub fn key(&self, task: &impl Task, id: &gix::oid) -> Key {
+        let mut k = KeyBuilder::new("file");
+        k.add(&self.query);
+        if let Some(part) = task.key_part() {
+            k.add(part);
+        }
+        k.add(id.as_bytes())
+            .add(task.lang().cache_identity().as_bytes());
+        k.finish()
+    }
+
+    /// Whether `task` has an entry, as far as can be told without reading the file
+    /// (its content named by the index's stat data or read before the run).
+    pub fn holds(&self, workdir: &std::path::Path, task: &impl Task) -> bool {
+        let id = match task.read_id() {
+            Some(id) => Some(id),
+            None => std::fs::symlink_metadata(workdir.join(task.path()))
+                .ok()
+                .filter(|m| m.is_file())
+                .and_then(|m| task.tracked()?.id_if_unchanged(&m)),
+        };
+        id.is_some_and(|id| self.bucket.contains(&self.key(task, &id)))
+    }
+}
+
+/// How a run goes over its tasks, and so who consumes the items.
+pub enum Drive<'a> {
+    /// On every worker thread, the items handed on in input order or as each is
+    /// ready; `cancel` is checked as each is handed on.
+    Parallel { order: Delivery, cancel: &'a Cancel },
+    /// One task at a time in input order, each change offered to a person first;
+    /// the cache is not used (a person's answers are not cached), and once the person
+    /// is [finished](Select::finished) the rest are not read.
+    Selecting(&'a mut dyn Select),
+}
+
+/// What a run counted besides its items.
+#[derive(Debug, Default)]
+pub struct Totals {
+    /// Tasks read (or found in the cache) and run.
+    pub files_searched: usize,
+    /// The skipped files given to [`run`], and those skipped on reading.
+    pub skipped: Skipped,
+}
+
+/// What became of one task.
+enum Step<I> {
+    Done(I),
+    Skipped(SkipReason),
+    Pass,
+}
+
+/// The settings of a run besides its worker and tasks.
+pub struct Run<'a> {
+    pub repo: &'a Repo,
+    pub max_file_size: u64,
+    /// `None`: no cache. Not used while selecting (the caller need not open one).
+    pub cache: Option<Cache>,
+    /// Files left out before the run (they start [`Totals::skipped`]).
+    pub skipped: Skipped,
+}
+
+/// Runs `worker` on every task, handing each item to `consume` (on the calling
+/// thread). `consume` returning `false` stops the run; so does cancellation and the
+/// first error, which is returned once the cache has stored what was computed.
+pub fn run<W: Worker>(
+    worker: &W,
+    tasks: &[W::Task],
+    settings: Run<'_>,
+    drive: Drive<'_>,
+    mut consume: impl FnMut(&W::Task, W::Item) -> bool,
+) -> Result<Totals, W::Error> {
+    let Run {
+        repo,
+        max_file_size,
+        cache,
+        skipped,
+    } = settings;
+    let cache = match drive {
+        Drive::Parallel { .. } => cache,
+        Drive::Selecting(_) => None,
+    };
+    let one = One {
+        worker,
+        workdir: &repo.workdir,
+        hash_kind: repo.git.object_hash(),
+        max_file_size,
+        cache: cache.as_ref(),
+    };
+    let mut totals = Totals {
+        files_searched: 0,
+        skipped,
+    };
+    let mut first_error = None;
+    let never = Cancel::never();
+    let cancel = match &drive {
+        Drive::Parallel { cancel, .. } => *cancel,
+        Drive::Selecting(_) => &never,
+    };
+    let mut deliver = |i: usize, step: Result<Step<W::Item>, W::Error>| -> bool {
+        if cancel.is_cancelled() {
+            return false;
+        }
+        let task = &tasks[i];
+        let found = match &step {
+            Ok(Step::Done(item)) => worker.found(item),
+            _ => 0,
+        };
+        crate::progress::advance(1, found);
+        match step {
+            Err(e) => {
+                first_error = Some(e);
+                false
+            }
+            Ok(Step::Skipped(reason)) => {
+                totals.skipped.add(reason, task.path());
+                true
+            }
+            Ok(Step::Pass) => true,
+            Ok(Step::Done(item)) => {
+                totals.files_searched += 1;
+                consume(task, item)
+            }
+        }
+    };
+    match drive {
+        Drive::Parallel { order, .. } => {
+            // No bar while a person answers questions (below).
+            let _phase = crate::progress::phase(crate::progress::Phase::Search, tasks.len());
+            crate::pipeline::map_sized(
+                tasks,
+                |t| t.size_hint(),
+                |t| one.step(t, &mut |_| true),
+                order,
+                &mut deliver,
+            )
+        }
+        Drive::Selecting(select) => {
+            for (i, task) in tasks.iter().enumerate() {
+                if select.finished() {
+                    break;
+                }
+                let step = one.step(task, &mut |p| select.select(p));
+                if !deliver(i, step) {
+                    break;
+                }
+            }
+        }
+    }
+    // A run stopped early stores what it computed; the index is written whole.
+    if let Some(cache) = cache {
+        cache.bucket.finish();
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(totals),
+    }
+}
+
+/// Running one task: what every worker thread shares.
+struct One<'a, W> {
+    worker: &'a W,
+    workdir: &'a std::path::Path,
+    hash_kind: gix::hash::Kind,
+    max_file_size: u64,
+    cache: Option<&'a Cache>,
+}
+
+impl<W: Worker> One<'_, W> {
+    fn step(&self, task: &W::Task, offer: &mut Offer<'_>) -> Result<Step<W::Item>, W::Error> {
+        let output = match (self.worker.plan(task), self.cache) {
+            (Plan::Pass, _) => return Ok(Step::Pass),
+            (Plan::Cached, Some(cache)) => self.cached(cache, task, offer)?,
+            (Plan::Cached | Plan::Compute, _) => {
+                let loaded = task
+                    .take_read()
+                    .unwrap_or_else(|| files::load(self.workdir, task.path(), self.max_file_size));
+                match loaded {
+                    Loaded::Text(text, mode) => Ok(self.worker.compute(task, text, mode, offer)?),
+                    Loaded::Skipped(r) => Err(r),
+                }
+            }
+        };
+        Ok(match output {
+            Ok(output) => Step::Done(self.worker.item(task, output)),
+            Err(reason) => Step::Skipped(reason),
+        })
+    }
+
+    /// A task's output through the cache: its entry, or computed and stored.
+    fn cached(
+        &self,
+        cache: &Cache,
+        task: &W::Task,
+        offer: &mut Offer<'_>,
+    ) -> Result<Result<W::Output, SkipReason>, W::Error> {
+        let key_of = |id: &gix::oid| cache.key(task, id);
+        let read_named = || {
+            files::read_named(
+                self.workdir,
+                task.path(),
+                task.tracked(),
+                self.max_file_size,
+                self.hash_kind,
+            )
+        };
+        // (key, text) of a content read before the run, or looked up by the stat
+        // data, or read now.
+        let (key, payload, mut text) = match (task.read_id(), task.take_read()) {
+            (Some(id), Some(loaded)) => match loaded {
+                Loaded::Text(t, m) => {
+                    let key = key_of(&id);
+                    (key, cache.bucket.get(&key), Some((t, m)))
+                }
+                Loaded::Skipped(r) => return Ok(Err(r)),
+            },
+            (_, Some(Loaded::Skipped(r))) => return Ok(Err(r)),
+            (_, Some(Loaded::Text(t, m))) => {
+                // Read before the run but not named: computed, not stored.
+                return Ok(Ok(self.worker.compute(task, t, m, offer)?));
+            }
+            (_, None) => match files::load_cached(
+                self.workdir,
+                task.path(),
+                task.tracked(),
+                self.max_file_size,
+                self.hash_kind,
+                &cache.bucket,
+                key_of,
+            ) {
+                files::CachedLoad::Skipped(r) => return Ok(Err(r)),
+                files::CachedLoad::Miss { key, text } => (key, None, Some(text)),
+                files::CachedLoad::Hit { key, payload, text } => (key, Some(payload), text),
+            },
+        };
+        let (text, key) = match payload {
+            None => (text.expect("a missed entry's text was read"), key),
+            Some(payload) => {
+                // The text, when the result needs it: the one read, or one read now
+                // and named again (it may have changed since the look-up).
+                let mut fresh = None;
+                let decoded = self.worker.decode(task, &payload, &mut || {
+                    if let Some(t) = text.take() {
+                        return Some(t);
+                    }
+                    match read_named() {
+                        Ok((t, id)) if key_of(&id) == key => Some(t),
+                        Ok((t, id)) => {
+                            fresh = Some((t, key_of(&id)));
+                            None
+                        }
+                        Err(_) => None,
+                    }
+                });
+                if let Some(output) = decoded {
+                    cache.bucket.touch(&key);
+                    return Ok(Ok(output));
+                }
+                match (fresh, text) {
+                    (Some((t, k)), _) => (t, k),
+                    (None, Some(t)) => (t, key),
+                    (None, None) => match read_named() {
+                        Ok((t, id)) => (t, key_of(&id)),
+                        Err(r) => return Ok(Err(r)),
+                    },
+                }
+            }
+        };
+        let output = self.worker.compute(task, text.0, text.1, offer)?;
+        if self.worker.stores(&output) {
+            // Straight into the bucket: a large file's matches with their captures
+            // are not encoded into one more buffer first.
+            cache
+                .bucket
+                .put_with(&key, |out| self.worker.encode(&output, out));
+        }
+        Ok(Ok(output))
+    }
+}
