@@ -1096,10 +1096,8 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("ops/lines.rs", "edit_lines"),
     ("ops/pr.rs", "run"),
     ("ops/refresh/mod.rs", "rederive"),
-    ("ops/scan.rs", "run_with"),
     ("patch/resolve.rs", "resolve_one"),
     ("rewrite/nested.rs", "rewrite_nested_selecting"),
-    ("scan/engine.rs", "run_file_selecting"),
     ("scan/rules.rs", "compile"),
 ];
 

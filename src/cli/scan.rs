@@ -242,7 +242,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     }
     let mut configs = args.config;
     configs.extend(args.rule_files);
-    let request = ScanRequest {
+    let mut request = ScanRequest {
         pathspecs: args.pathspecs,
         configs,
         mode,
@@ -255,6 +255,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         max_passes: args.max_passes,
         reason: args.reason,
         max_render: args.max_render,
+        color: false,
         max_file_size: args.max_filesize,
         inline_rules: args.inline_rules,
         include_metadata: args.include_metadata,
@@ -265,30 +266,38 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         cache: ctx.cache.clone(),
     };
     let (repo, out) = ctx.parts()?;
-    // Findings are printed as they come (issue 26), unless a person answers questions
-    // or the fixes are computed (held for staging anyway).
-    let stream = match ScanStream::new(format, out.style()) {
-        Some(printer) if !args.interactive && mode == ScanMode::Report => Some(printer),
-        _ => None,
-    };
-    if let Some(printer) = stream {
-        let mut sink = Sink { printer, out };
-        let report = ops::scan::run_streaming(repo, &request, &mut sink)?;
-        let printed = sink.printer.finish(&report).map_err(OutputError::Encode)?;
-        sink.out.printed(&printed)?;
-        return Ok(report.exit());
-    }
-    let report = if args.interactive {
+    request.color = format == ScanFormat::Text && out.color();
+    if args.interactive {
         let color = out.color();
-        interactive::session(out, color, false, repo, |prompter| {
-            ops::scan::run(repo, &request, Some(prompter))
-        })?
-        .0
-    } else {
-        ops::scan::run(repo, &request, None)?
+        let (report, ..) = interactive::session(out, color, false, repo, |prompter| {
+            ops::scan::run(repo, &request, ops::scan::Consumer::Ask(prompter))
+        })?;
+        return print(out, format, &report);
+    }
+    // Findings are printed as they come when the format can (issue 26); `ops::scan`
+    // decides whether the scan streams.
+    let Some(printer) = ScanStream::new(format, out.style()) else {
+        let report = ops::scan::run(repo, &request, ops::scan::Consumer::Collect)?;
+        return print(out, format, &report);
     };
+    let mut sink = Sink { printer, out };
+    let report = ops::scan::run(repo, &request, ops::scan::Consumer::Stream(&mut sink))?;
+    if report.streamed.is_none() {
+        return print(sink.out, format, &report);
+    }
+    let printed = sink.printer.finish(&report).map_err(OutputError::Encode)?;
+    sink.out.printed(&printed)?;
+    Ok(report.exit())
+}
+
+/// Prints a report that holds its findings.
+fn print(
+    out: &mut super::output::Out,
+    format: ScanFormat,
+    report: &ScanReport,
+) -> Result<Exit, Error> {
     let printed = format
-        .print(&report, &out.style())
+        .print(report, &out.style())
         .map_err(OutputError::Encode)?;
     out.printed(&printed)?;
     Ok(report.exit())

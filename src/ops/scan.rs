@@ -48,6 +48,8 @@ pub struct ScanRequest {
     pub reason: Option<String>,
     /// Diff lines to render at most (0: no limit).
     pub max_render: usize,
+    /// Colour the diff of the fixes (text output on a terminal).
+    pub color: bool,
     pub max_file_size: u64,
     /// Rules given as YAML text (`--inline-rules`), instead of config files.
     pub inline_rules: Option<String>,
@@ -106,7 +108,7 @@ fn override_for(overrides: &[SeverityOverride], id: &str) -> Option<Option<scan:
         .map(|o| o.severity.map(scan::Severity::from))
 }
 
-/// Where the findings of a streamed scan go, as they come (see [`run_streaming`]).
+/// Where the findings of a streamed scan go, as they come (see [`Consumer::Stream`]).
 pub trait ScanSink {
     /// One file's findings (files in path order, findings in position order). `head`
     /// is the report before any finding: its mode, rules and the rules' notices, no
@@ -114,79 +116,29 @@ pub trait ScanSink {
     fn file(&mut self, head: &ScanReport, rows: &[FindingRow]) -> Result<(), Error>;
 }
 
-/// Runs the scan `req` asks for. With `select` (`scan -i`), only the fixes it accepts
-/// are made, and the report says how many were offered.
-pub fn run(
-    repo: &Repo,
-    req: &ScanRequest,
-    select: Option<&mut dyn Select>,
-) -> Result<ScanReport, Error> {
-    run_with(repo, req, select, None)
+/// Who takes the findings, as a front end offers: the one place that decides whether
+/// a scan streams, collects or asks a person.
+pub enum Consumer<'a> {
+    /// The report holds every finding.
+    Collect,
+    /// A printer that prints each file's findings as the scan reaches that file, in
+    /// path order. In `report` mode the findings are then not held: the report's
+    /// `findings` are empty and its [`streamed`](ScanReport::streamed) counts stand
+    /// for them (issue 26). The fix modes hold their findings (the fixes are held for
+    /// staging anyway) and the sink is not called.
+    Stream(&'a mut dyn ScanSink),
+    /// A person answers for each fix (`scan -i`): only the fixes accepted are made,
+    /// and the report says how many were offered.
+    Ask(&'a mut dyn Select),
 }
 
-/// Like [`run`], but in `report` mode each file's findings go to `sink` as the scan
-/// reaches that file, in path order, and are not held: the report's `findings` are
-/// empty and its [`streamed`](ScanReport::streamed) counts stand for them (issue 26).
-/// The fix modes hold their findings (the fixes are held for staging anyway) and
-/// `sink` is not called.
-pub fn run_streaming(
-    repo: &Repo,
-    req: &ScanRequest,
-    sink: &mut dyn ScanSink,
-) -> Result<ScanReport, Error> {
-    run_with(repo, req, None, Some(sink))
-}
-
-fn run_with(
-    repo: &Repo,
-    req: &ScanRequest,
-    select: Option<&mut dyn Select>,
-    sink: Option<&mut dyn ScanSink>,
-) -> Result<ScanReport, Error> {
+/// Runs the scan `req` asks for, its findings going to `consumer`.
+pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<ScanReport, Error> {
     let shard = req.shard.as_deref().map(scan::Shard::parse).transpose()?;
     let cache = req.cache.settings(repo);
-    let mut rules = match &req.inline_rules {
-        Some(text) => {
-            scan::rules::from_text(text, scan::rules::TextFormat::Yaml, "--inline-rules")?.into()
-        }
-        // Interactive scans use no cache (a person's answers are not cached).
-        None => scan::rules::open(
-            repo,
-            &req.configs,
-            cache.as_ref().filter(|_| select.is_none()),
-        )?,
-    };
-    // Severities from the command line; `off` rules leave the run.
-    if !req.severities.is_empty() {
-        rules.set_severities(|id| override_for(&req.severities, id));
-    }
-    let mut only_rules = req.only_rules.clone();
-    if let Some(filter) = &req.filter {
-        let matched: Vec<String> = rules
-            .plan
-            .rules
-            .iter()
-            .filter(|r| filter.is_match(&r.id))
-            .filter(|r| only_rules.is_empty() || only_rules.contains(&r.id))
-            .map(|r| r.id.clone())
-            .collect();
-        if matched.is_empty() {
-            return Err(crate::error::UsageError(format!(
-                "no rule id matches --filter {}",
-                filter.as_str()
-            ))
-            .into());
-        }
-        only_rules = matched;
-    }
-    // Unused suppressions are judged only when every rule runs (a comment may be meant
-    // for a rule left out), unless a severity for them is asked for.
-    let every_rule = req.only_rules.is_empty() && req.filter.is_none();
-    let unused_suppressions =
-        match override_for(&req.severities, scan::suppress::UNUSED_SUPPRESSION_ID) {
-            Some(severity) => severity,
-            None => every_rule.then_some(scan::Severity::Hint),
-        };
+    let asking = matches!(consumer, Consumer::Ask(_));
+    // Interactive scans use no cache (a person's answers are not cached).
+    let rules = load_rules(repo, req, cache.as_ref().filter(|_| !asking))?;
     let mut notices = rules.plan.warnings.clone();
     if rules.plan.rules.is_empty() {
         notices.push(format!(
@@ -203,30 +155,137 @@ fn run_with(
         } else {
             scan::Mode::Report
         },
-        only_rules,
-        unused_suppressions,
+        only_rules: only_rules(req, &rules)?,
+        unused_suppressions: unused_suppressions(req),
         max_file_size: req.max_file_size,
         max_passes: req.max_passes,
         cache,
     };
-    // `--include-metadata`: each rule's metadata, as JSON, by id.
-    let metadata: std::collections::HashMap<&str, serde_json::Value> = if req.include_metadata {
-        rules
-            .plan
-            .rules
-            .iter()
-            .filter_map(|r| Some((r.id.as_str(), r.metadata.clone()?)))
-            .collect()
-    } else {
-        Default::default()
+    let rows = Rows::of(repo, req, &rules);
+    let scan_rules = scan_rules(&rules);
+    let mut ran = Ran::default();
+    let outcome = match consumer {
+        Consumer::Stream(sink) if !req.mode.fixing() => {
+            let head = head_report(repo, req, scan_rules.clone(), notices.clone());
+            let (outcome, streamed) = stream(repo, req, &rules, &opts, &rows, &head, sink)?;
+            ran.streamed = Some(streamed);
+            outcome
+        }
+        Consumer::Collect | Consumer::Stream(_) => {
+            scan::run(repo, &rules, &opts, scan::Consume::Collect)?
+        }
+        Consumer::Ask(select) => {
+            let mut counting = Counting {
+                inner: select,
+                offered: 0,
+            };
+            let outcome = scan::run(repo, &rules, &opts, scan::Consume::Ask(&mut counting))?;
+            ran.offered = Some(counting.offered);
+            outcome
+        }
     };
-    let row = |f: &Finding| -> FindingRow {
-        let mut row = FindingRow::of(f, repo.display_path(&f.path));
-        row.metadata = metadata.get(f.rule.as_str()).cloned();
+    // Stage (and apply) before reporting, so that the id reported is real.
+    let staged = stage(
+        repo,
+        req,
+        &rules.plan,
+        &opts,
+        &outcome,
+        ran.offered.is_some(),
+    )?;
+    Ok(report(
+        repo, req, outcome, scan_rules, notices, &rows, ran, staged,
+    ))
+}
+
+/// The rules `req` names, with the severities set on the command line (`off` rules
+/// leave the run).
+fn load_rules(
+    repo: &Repo,
+    req: &ScanRequest,
+    cache: Option<&crate::cache::Settings>,
+) -> Result<scan::rules::Rules, Error> {
+    let mut rules = match &req.inline_rules {
+        Some(text) => {
+            scan::rules::from_text(text, scan::rules::TextFormat::Yaml, "--inline-rules")?.into()
+        }
+        None => scan::rules::open(repo, &req.configs, cache)?,
+    };
+    if !req.severities.is_empty() {
+        rules.set_severities(|id| override_for(&req.severities, id));
+    }
+    Ok(rules)
+}
+
+/// The rule ids to run (all when empty): `--rule-id`, narrowed by `--filter`.
+fn only_rules(req: &ScanRequest, rules: &scan::rules::Rules) -> Result<Vec<String>, Error> {
+    let only_rules = req.only_rules.clone();
+    let Some(filter) = &req.filter else {
+        return Ok(only_rules);
+    };
+    let matched: Vec<String> = rules
+        .plan
+        .rules
+        .iter()
+        .filter(|r| filter.is_match(&r.id))
+        .filter(|r| only_rules.is_empty() || only_rules.contains(&r.id))
+        .map(|r| r.id.clone())
+        .collect();
+    if matched.is_empty() {
+        return Err(crate::error::UsageError(format!(
+            "no rule id matches --filter {}",
+            filter.as_str()
+        ))
+        .into());
+    }
+    Ok(matched)
+}
+
+/// The severity of unused suppressions: judged only when every rule runs (a comment
+/// may be meant for a rule left out), unless a severity for them is asked for.
+fn unused_suppressions(req: &ScanRequest) -> Option<scan::Severity> {
+    let every_rule = req.only_rules.is_empty() && req.filter.is_none();
+    match override_for(&req.severities, scan::suppress::UNUSED_SUPPRESSION_ID) {
+        Some(severity) => severity,
+        None => every_rule.then_some(scan::Severity::Hint),
+    }
+}
+
+/// Findings as report rows: paths as the front end shows them, and with
+/// `--include-metadata` each rule's metadata, as JSON, by id.
+struct Rows<'a> {
+    repo: &'a Repo,
+    metadata: std::collections::HashMap<String, serde_json::Value>,
+}
+
+impl<'a> Rows<'a> {
+    fn of(repo: &'a Repo, req: &ScanRequest, rules: &scan::rules::Rules) -> Rows<'a> {
+        let metadata = match req.include_metadata {
+            true => rules
+                .plan
+                .rules
+                .iter()
+                .filter_map(|r| Some((r.id.clone(), r.metadata.clone()?)))
+                .collect(),
+            false => Default::default(),
+        };
+        Rows { repo, metadata }
+    }
+
+    fn row(&self, f: &Finding) -> FindingRow {
+        let mut row = FindingRow::of(f, self.repo.display_path(&f.path));
+        row.metadata = self.metadata.get(f.rule.as_str()).cloned();
         row
-    };
-    let rows = |fs: &[Finding]| -> Vec<FindingRow> { fs.iter().map(row).collect() };
-    let scan_rules: Vec<ScanRule> = rules
+    }
+
+    fn rows(&self, fs: &[Finding]) -> Vec<FindingRow> {
+        fs.iter().map(|f| self.row(f)).collect()
+    }
+}
+
+/// The rules as the report lists them.
+fn scan_rules(rules: &scan::rules::Rules) -> Vec<ScanRule> {
+    rules
         .plan
         .rules
         .iter()
@@ -240,104 +299,139 @@ fn run_with(
             note: r.note.clone(),
             url: r.url.clone(),
         })
-        .collect();
-    // Streamed: what went to the sink, counted.
-    let mut streamed: Option<Streamed> = None;
-    let (outcome, offered) = match (select, sink) {
-        (None, Some(sink)) if !req.mode.fixing() => {
-            let head = head_report(repo, req, scan_rules.clone(), notices.clone());
-            let mut state = Streamed::default();
-            let mut on_file = |findings: Vec<Finding>| -> bool {
-                state.total += findings.len();
-                state.errors += findings
-                    .iter()
-                    .filter(|f| f.severity == scan::Severity::Error)
-                    .count();
-                let room = req.max_results.map_or(usize::MAX, |max| max - state.shown);
-                let shown = rows(&findings[..findings.len().min(room)]);
-                if shown.is_empty() {
-                    return true;
-                }
-                state.shown += shown.len();
-                state.tally.add(&shown);
-                match sink.file(&head, &shown) {
-                    Ok(()) => true,
-                    Err(e) => {
-                        // The reader left (or the disk is full): stop scanning.
-                        state.failed = Some(e);
-                        false
-                    }
-                }
-            };
-            let outcome = scan::scan_streaming(repo, &rules, &opts, &mut on_file)?;
-            if let Some(e) = state.failed.take() {
-                return Err(e);
-            }
-            streamed = Some(state);
-            (outcome, None)
+        .collect()
+}
+
+/// A `report`-mode scan whose findings go to `sink` as each file's come, counted
+/// and not held (up to `--max-results` of them).
+fn stream(
+    repo: &Repo,
+    req: &ScanRequest,
+    rules: &scan::rules::Rules,
+    opts: &scan::Options,
+    rows: &Rows<'_>,
+    head: &ScanReport,
+    sink: &mut dyn ScanSink,
+) -> Result<(scan::ScanOutcome, Streamed), Error> {
+    let mut state = Streamed::default();
+    let mut on_file = |findings: Vec<Finding>| -> bool {
+        state.total += findings.len();
+        state.errors += findings
+            .iter()
+            .filter(|f| f.severity == scan::Severity::Error)
+            .count();
+        let room = req.max_results.map_or(usize::MAX, |max| max - state.shown);
+        let shown = rows.rows(&findings[..findings.len().min(room)]);
+        if shown.is_empty() {
+            return true;
         }
-        (None, _) => (scan::scan_rules(repo, &rules, &opts)?, None),
-        (Some(select), _) => {
-            let mut counting = Counting {
-                inner: select,
-                offered: 0,
-            };
-            let outcome = scan::scan_selecting(repo, &rules, &opts, &mut counting)?;
-            (outcome, Some(counting.offered))
+        state.shown += shown.len();
+        state.tally.add(&shown);
+        match sink.file(head, &shown) {
+            Ok(()) => true,
+            Err(e) => {
+                // The reader left (or the disk is full): stop scanning.
+                state.failed = Some(e);
+                false
+            }
         }
     };
-
-    // Stage (and apply) before reporting, so that the id reported is real.
-    let mut id = None;
-    let mut written = None;
-    let mut verified = None;
-    if matches!(req.mode, ScanMode::Stage | ScanMode::Apply) && !outcome.changes.is_empty() {
-        let mut meta = outcome.meta(&rules.plan, &opts, req.reason.clone());
-        super::refresh::record_scan(&mut meta, repo, &rules.plan, &req.configs, &opts);
-        if offered.is_some() {
-            super::refresh::record_selection(&mut meta);
-        }
-        // The stager, file by file (the changes are held for the diff anyway).
-        let preview = txn::stage(repo, &outcome.changes, &meta)?;
-        if req.mode == ScanMode::Apply {
-            let mut apply_opts = txn::ApplyOptions {
-                reason: req.reason.clone(),
-                ..Default::default()
-            };
-            if let Some(plan) = &req.verify {
-                // A failed check leaves the fixes staged as a pending preview, unwritten.
-                let (check, line) = super::apply::check(
-                    repo,
-                    Some(preview.id.clone()),
-                    plan,
-                    &None,
-                    &crate::cancel::Cancel::never(),
-                )?;
-                apply_opts.verified = Some(line);
-                verified = Some(Box::new(check));
-            }
-            let applied = txn::apply(repo, Some(&preview.id), &apply_opts)?;
-            written = Some(applied.written.len() + applied.deleted.len());
-        }
-        id = Some(preview.id);
+    let outcome = scan::run(repo, rules, opts, scan::Consume::Stream(&mut on_file))?;
+    if let Some(e) = state.failed.take() {
+        return Err(e);
     }
+    Ok((outcome, state))
+}
 
+/// How the findings went: streamed (counted), or offered to a person (how many).
+#[derive(Default)]
+struct Ran {
+    streamed: Option<Streamed>,
+    offered: Option<usize>,
+}
+
+/// What staging the fixes made: the preview, and with `--apply` what was written
+/// and the check it passed.
+#[derive(Default)]
+struct Staged {
+    id: Option<String>,
+    written: Option<usize>,
+    verified: Option<Box<crate::report::verify::VerifyReport>>,
+}
+
+/// Stages the fixes as one preview with the scan recorded (`--stage`, `--apply`),
+/// and applies it as `apply` would (`--apply`, `--apply --verify`).
+fn stage(
+    repo: &Repo,
+    req: &ScanRequest,
+    plan: &scan::rules::Plan,
+    opts: &scan::Options,
+    outcome: &scan::ScanOutcome,
+    asked: bool,
+) -> Result<Staged, Error> {
+    if !matches!(req.mode, ScanMode::Stage | ScanMode::Apply) || outcome.changes.is_empty() {
+        return Ok(Staged::default());
+    }
+    let mut meta = outcome.meta(plan, opts, req.reason.clone());
+    super::refresh::record_scan(&mut meta, repo, plan, &req.configs, opts);
+    if asked {
+        super::refresh::record_selection(&mut meta);
+    }
+    // The stager, file by file (the changes are held for the diff anyway).
+    let preview = txn::stage(repo, &outcome.changes, &meta)?;
+    let mut staged = Staged::default();
+    if req.mode == ScanMode::Apply {
+        // A failed check leaves the fixes staged as a pending preview, unwritten.
+        let applied = super::apply::run(
+            repo,
+            &super::apply::ApplyRequest {
+                id: Some(preview.id.clone()),
+                scope: super::apply::ApplyScope::Whole,
+                options: super::apply::ApplyOptions {
+                    reason: req.reason.clone(),
+                    ..Default::default()
+                },
+                verify: req.verify.clone(),
+            },
+        )?;
+        staged.written = Some(applied.written.len() + applied.deleted.len());
+        staged.verified = applied.verified;
+    }
+    staged.id = Some(preview.id);
+    Ok(staged)
+}
+
+/// The report of a scan that ran.
+#[allow(clippy::too_many_arguments)]
+fn report(
+    repo: &Repo,
+    req: &ScanRequest,
+    outcome: scan::ScanOutcome,
+    rules: Vec<ScanRule>,
+    mut notices: Vec<String>,
+    rows: &Rows<'_>,
+    ran: Ran,
+    staged: Staged,
+) -> ScanReport {
     let fixing = req.mode.fixing();
     let diagnostics =
         crate::report::Diagnostics::of(&[], &outcome.parse_errors, &outcome.skipped, |p| {
             repo.display_path(p)
         });
-    let diff = fixing.then(|| {
+    // Rendered once, as the front end shows it (after `-i` every accepted fix has
+    // been shown already).
+    let diff = (fixing && ran.offered.is_none()).then(|| {
         crate::diff::render_diffs(
             &crate::diff::DiffFile::from_changes(&outcome.changes),
-            false,
+            req.color,
             req.max_render,
         )
     });
-    Ok(ScanReport {
+    let streamed = ran.streamed;
+    ScanReport {
         schema_version: Version,
         mode: req.mode,
-        rules: scan_rules,
+        rules,
         findings: match (&streamed, req.max_results) {
             (Some(s), Some(max)) if s.total > max => {
                 notices.push(more_findings(s.total - max, max));
@@ -346,40 +440,19 @@ fn run_with(
             (Some(_), _) => Vec::new(),
             (None, Some(max)) if outcome.findings.len() > max => {
                 notices.push(more_findings(outcome.findings.len() - max, max));
-                rows(&outcome.findings[..max])
+                rows.rows(&outcome.findings[..max])
             }
-            (None, _) => rows(&outcome.findings),
+            (None, _) => rows.rows(&outcome.findings),
         },
         error_count: match &streamed {
             Some(s) => s.errors,
             None => outcome.errors(),
         },
         files_searched: outcome.files_searched,
-        remaining: fixing.then(|| rows(&outcome.remaining)),
+        remaining: fixing.then(|| rows.rows(&outcome.remaining)),
         summary: fixing.then(|| outcome.summary()),
         fixes: fixing.then(|| outcome.fixes()),
-        files: fixing.then(|| {
-            outcome
-                .fixed
-                .iter()
-                .map(|f| FixedFile {
-                    path: repo.display_path(&f.path),
-                    count: f.counts.iter().map(|(_, n)| n).sum::<usize>(),
-                    rules: f
-                        .counts
-                        .iter()
-                        .map(|(r, n)| RuleCount {
-                            rule: r.clone(),
-                            count: *n,
-                        })
-                        .collect(),
-                    introduces_parse_errors: f.introduces_parse_error,
-                    repeated_kept_text: f.repeated_kept_text,
-                    flags: f.flags.clone(),
-                    repo_path: f.path.clone(),
-                })
-                .collect()
-        }),
+        files: fixing.then(|| fixed_files(repo, &outcome)),
         diff,
         unconverged: fixing.then(|| {
             outcome
@@ -393,19 +466,41 @@ fn run_with(
                 })
                 .collect()
         }),
-        applied: fixing.then_some(written.is_some()),
-        verified,
-        id,
+        applied: fixing.then_some(staged.written.is_some()),
+        verified: staged.verified,
+        id: staged.id,
         diagnostics,
         notices,
-        written: written.unwrap_or(0),
-        offered,
+        written: staged.written.unwrap_or(0),
+        offered: ran.offered,
         other_shards: outcome.other_shards,
-        changes: outcome.changes,
-        max_render: req.max_render,
         workdir: repo.workdir.clone(),
         streamed: streamed.map(|s| s.tally),
-    })
+    }
+}
+
+/// The fixed files as the report lists them.
+fn fixed_files(repo: &Repo, outcome: &scan::ScanOutcome) -> Vec<FixedFile> {
+    outcome
+        .fixed
+        .iter()
+        .map(|f| FixedFile {
+            path: repo.display_path(&f.path),
+            count: f.counts.iter().map(|(_, n)| n).sum::<usize>(),
+            rules: f
+                .counts
+                .iter()
+                .map(|(r, n)| RuleCount {
+                    rule: r.clone(),
+                    count: *n,
+                })
+                .collect(),
+            introduces_parse_errors: f.introduces_parse_error,
+            repeated_kept_text: f.repeated_kept_text,
+            flags: f.flags.clone(),
+            repo_path: f.path.clone(),
+        })
+        .collect()
 }
 
 /// What a streamed scan handed out.
@@ -454,8 +549,6 @@ fn head_report(
         written: 0,
         offered: None,
         other_shards: 0,
-        changes: Default::default(),
-        max_render: req.max_render,
         workdir: repo.workdir.clone(),
         streamed: Some(Default::default()),
     }

@@ -195,12 +195,6 @@ pub struct ScanReport {
     /// Files of the set left out by `--shard`.
     #[serde(skip)]
     pub other_shards: usize,
-    /// The fixes, for a coloured diff.
-    #[serde(skip)]
-    pub changes: ChangeSet,
-    /// Diff lines to render at most (0: no limit).
-    #[serde(skip)]
-    pub max_render: usize,
     /// The work tree, the base of SARIF's paths.
     #[serde(skip)]
     pub workdir: PathBuf,
@@ -276,7 +270,7 @@ impl ScanReport {
 
     /// Whether there is no fix (none needed, or none accepted).
     pub fn no_fixes(&self) -> bool {
-        self.changes.is_empty()
+        self.files.as_ref().is_none_or(Vec::is_empty)
     }
 
     /// The exit status: 1 when an error finding is reported (`report`), when a fix

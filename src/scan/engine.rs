@@ -151,8 +151,6 @@ pub fn run_file_selecting(
     };
     let mut doc = rewrite::parse_doc(text, lang).map_err(fail(first_rule))?;
     let input_tree = AstGrep::doc(doc.clone());
-    // Whether a fix wrote nothing in place of its site (a deletion).
-    let mut deleted = false;
     let silenced = Suppressions::of(&input_tree);
     let mut result = FileResult {
         had_parse_error: rewrite::has_parse_error(&input_tree),
@@ -171,112 +169,26 @@ pub fn run_file_selecting(
         return Ok(result);
     }
 
-    let crlf = rewrite::uses_crlf(text);
-    let nested_opts = NestedOptions {
-        overlap: Overlap::SkipLater,
-        max_len: fixed_len_limit(text.len()),
-        ..NestedOptions::default()
+    let mut fixes = Fixes {
+        path,
+        crlf: rewrite::uses_crlf(text),
+        nested_opts: NestedOptions {
+            overlap: Overlap::SkipLater,
+            max_len: fixed_len_limit(text.len()),
+            ..NestedOptions::default()
+        },
+        max_passes,
+        counts: vec![0; rules.len()],
+        stuck: vec![None; rules.len()],
+        declined: Vec::new(),
+        repeated_kept_text: 0,
+        deleted: false,
     };
-    let mut counts: Vec<usize> = vec![0; rules.len()];
-    let mut stuck: Vec<Option<usize>> = vec![None; rules.len()];
     let mut settled = false;
     let mut changed_last_round: Vec<bool> = vec![false; rules.len()];
-    // Declined fixes: (rule index, edit range in the current text).
-    let mut declined: Vec<(usize, usize, usize)> = Vec::new();
     for _round in 0..max_passes {
-        changed_last_round.iter_mut().for_each(|c| *c = false);
         for (i, rule) in rules.iter().enumerate() {
-            let Some(fixer) = rule.config.fixer.first() else {
-                continue;
-            };
-            let matcher = &rule.config.matcher;
-            let mut passes = 0;
-            loop {
-                // Fixes start from matches; none can be where the rule's need fails.
-                if !rule.may_match(&doc.src) {
-                    break;
-                }
-                if passes == max_passes {
-                    stuck[i] = Some(passes);
-                    break;
-                }
-                passes += 1;
-                let before = doc.src.clone();
-                // A site a comment silences is never fixed: looked up on this pass's
-                // text, where the comments are now.
-                let silenced_now = if before.contains(super::suppress::IGNORE_TEXT) {
-                    Suppressions::of(&AstGrep::doc(doc.clone()))
-                } else {
-                    None
-                };
-                let line_starts = silenced_now
-                    .as_ref()
-                    .map(|_| rewrite::LineIndex::new(&before));
-                // Overlapping matches: fix the first, leave the rest to the next pass.
-                let nested = rewrite_nested_selecting(
-                    &mut doc,
-                    matcher,
-                    None,
-                    nested_opts,
-                    |m| {
-                        let mut edit = m.make_edit(matcher, fixer);
-                        edit.inserted_text = rewrite::blank_lines_kept(m, edit.inserted_text);
-                        edit.inserted_text =
-                            rewrite::tab_indented(m, edit.position, edit.inserted_text);
-                        if crlf {
-                            edit.inserted_text = rewrite::lf_to_crlf(edit.inserted_text);
-                        }
-                        edit
-                    },
-                    &mut |p| {
-                        let site = (i, p.site_start, p.site_end);
-                        let silenced = match (&silenced_now, &line_starts) {
-                            (Some(s), Some(index)) => {
-                                s.silences(&rule.id, index.line_col(p.site_start).0 - 1)
-                            }
-                            _ => false,
-                        };
-                        !silenced
-                            && !declined.contains(&site)
-                            && select(&Proposal {
-                                path,
-                                origin: Origin::Rule(&rule.id),
-                                change: *p,
-                                around: None,
-                            })
-                    },
-                )
-                .map_err(fail(rule))?;
-                if doc.src == before {
-                    // Nothing accepted: declined places are where they were.
-                    for d in &nested.declined {
-                        if !declined.contains(&(i, d.start, d.end)) {
-                            declined.push((i, d.start, d.end));
-                        }
-                    }
-                    break;
-                }
-                let mut moved: Vec<(usize, usize, usize)> = declined
-                    .iter()
-                    .filter_map(|&(r, s, e)| nested.map_range(s, e).map(|(s, e)| (r, s, e)))
-                    .collect();
-                for d in &nested.declined {
-                    if let Some((s, e)) = nested.map_range(d.start, d.end) {
-                        if !moved.contains(&(i, s, e)) {
-                            moved.push((i, s, e));
-                        }
-                    }
-                }
-                declined = moved;
-                counts[i] += nested.changes.len();
-                result.repeated_kept_text += nested
-                    .changes
-                    .iter()
-                    .filter(|c| c.repeated_kept.is_some())
-                    .count();
-                deleted |= nested.changes.iter().any(|c| c.after.trim().is_empty());
-                changed_last_round[i] = true;
-            }
+            changed_last_round[i] = fixes.rule(i, rule, &mut doc, select)?;
         }
         if !changed_last_round.contains(&true) {
             settled = true;
@@ -286,11 +198,12 @@ pub fn run_file_selecting(
     if !settled {
         // The rules keep feeding each other: name those still changing the text.
         for (i, changed) in changed_last_round.iter().enumerate() {
-            if *changed && stuck[i].is_none() {
-                stuck[i] = Some(max_passes);
+            if *changed && fixes.stuck[i].is_none() {
+                fixes.stuck[i] = Some(max_passes);
             }
         }
     }
+    result.repeated_kept_text = fixes.repeated_kept_text;
 
     let final_tree = AstGrep::doc(doc.clone());
     result.remaining = findings(
@@ -303,19 +216,19 @@ pub fn run_file_selecting(
         result.introduces_parse_error =
             !result.had_parse_error && rewrite::has_parse_error(&final_tree);
         // Only a deletion can empty a block.
-        result.leaves_empty_block =
-            deleted && rewrite::empty_blocks(&final_tree) > rewrite::empty_blocks(&input_tree);
+        result.leaves_empty_block = fixes.deleted
+            && rewrite::empty_blocks(&final_tree) > rewrite::empty_blocks(&input_tree);
         result.after = Some(doc.src);
     }
     result.counts = rules
         .iter()
-        .zip(&counts)
+        .zip(&fixes.counts)
         .filter(|(_, n)| **n > 0)
         .map(|(r, n)| (r.id.clone(), *n))
         .collect();
     result.unconverged = rules
         .iter()
-        .zip(&stuck)
+        .zip(&fixes.stuck)
         .filter_map(|(r, s)| {
             s.map(|passes| Unconverged {
                 path: path.to_string(),
@@ -325,6 +238,137 @@ pub fn run_file_selecting(
         })
         .collect();
     Ok(result)
+}
+
+/// The fixing of one file's text, rule by rule, round after round.
+struct Fixes<'p> {
+    path: &'p str,
+    crlf: bool,
+    nested_opts: NestedOptions,
+    max_passes: usize,
+    /// Fixes made, per rule.
+    counts: Vec<usize>,
+    /// The passes of rules that hit the bound.
+    stuck: Vec<Option<usize>>,
+    /// Declined fixes: (rule index, edit range in the current text).
+    declined: Vec<(usize, usize, usize)>,
+    repeated_kept_text: usize,
+    /// Whether a fix wrote nothing in place of its site (a deletion).
+    deleted: bool,
+}
+
+impl Fixes<'_> {
+    /// Runs rule `i`'s fix on `doc` until it stops changing the text (or hits the
+    /// bound); whether it changed the text.
+    fn rule(
+        &mut self,
+        i: usize,
+        rule: &Rule,
+        doc: &mut StrDoc<Lang>,
+        select: &mut dyn FnMut(&Proposal<'_>) -> bool,
+    ) -> Result<bool, Error> {
+        let Some(fixer) = rule.config.fixer.first() else {
+            return Ok(false);
+        };
+        let matcher = &rule.config.matcher;
+        let mut changed = false;
+        let mut passes = 0;
+        loop {
+            // Fixes start from matches; none can be where the rule's need fails.
+            if !rule.may_match(&doc.src) {
+                break;
+            }
+            if passes == self.max_passes {
+                self.stuck[i] = Some(passes);
+                break;
+            }
+            passes += 1;
+            let before = doc.src.clone();
+            // A site a comment silences is never fixed: looked up on this pass's
+            // text, where the comments are now.
+            let silenced_now = if before.contains(super::suppress::IGNORE_TEXT) {
+                Suppressions::of(&AstGrep::doc(doc.clone()))
+            } else {
+                None
+            };
+            let line_starts = silenced_now
+                .as_ref()
+                .map(|_| rewrite::LineIndex::new(&before));
+            let crlf = self.crlf;
+            let declined = &self.declined;
+            let path = self.path;
+            // Overlapping matches: fix the first, leave the rest to the next pass.
+            let nested = rewrite_nested_selecting(
+                doc,
+                matcher,
+                None,
+                self.nested_opts,
+                |m| {
+                    let mut edit = m.make_edit(matcher, fixer);
+                    edit.inserted_text = rewrite::blank_lines_kept(m, edit.inserted_text);
+                    edit.inserted_text =
+                        rewrite::tab_indented(m, edit.position, edit.inserted_text);
+                    if crlf {
+                        edit.inserted_text = rewrite::lf_to_crlf(edit.inserted_text);
+                    }
+                    edit
+                },
+                &mut |p| {
+                    let site = (i, p.site_start, p.site_end);
+                    let silenced = match (&silenced_now, &line_starts) {
+                        (Some(s), Some(index)) => {
+                            s.silences(&rule.id, index.line_col(p.site_start).0 - 1)
+                        }
+                        _ => false,
+                    };
+                    !silenced
+                        && !declined.contains(&site)
+                        && select(&Proposal {
+                            path,
+                            origin: Origin::Rule(&rule.id),
+                            change: *p,
+                            around: None,
+                        })
+                },
+            )
+            .map_err(|source| Error::Rewrite {
+                rule: rule.id.clone(),
+                path: path.to_string(),
+                source,
+            })?;
+            if doc.src == before {
+                // Nothing accepted: declined places are where they were.
+                for d in &nested.declined {
+                    if !self.declined.contains(&(i, d.start, d.end)) {
+                        self.declined.push((i, d.start, d.end));
+                    }
+                }
+                break;
+            }
+            let mut moved: Vec<(usize, usize, usize)> = self
+                .declined
+                .iter()
+                .filter_map(|&(r, s, e)| nested.map_range(s, e).map(|(s, e)| (r, s, e)))
+                .collect();
+            for d in &nested.declined {
+                if let Some((s, e)) = nested.map_range(d.start, d.end) {
+                    if !moved.contains(&(i, s, e)) {
+                        moved.push((i, s, e));
+                    }
+                }
+            }
+            self.declined = moved;
+            self.counts[i] += nested.changes.len();
+            self.repeated_kept_text += nested
+                .changes
+                .iter()
+                .filter(|c| c.repeated_kept.is_some())
+                .count();
+            self.deleted |= nested.changes.iter().any(|c| c.after.trim().is_empty());
+            changed = true;
+        }
+        Ok(changed)
+    }
 }
 
 /// Code of another language inside a host file: its language and byte range there.

@@ -310,31 +310,39 @@ pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome,
     scan_with(repo, &plan, Compiled::Ready(rules), opts, None, None)
 }
 
-/// Like [`scan`], with rules that may not be compiled yet: they are compiled only if
-/// some file's result is not in the cache.
-pub fn scan_rules(repo: &Repo, rules: &rules::Rules, opts: &Options) -> Result<ScanOutcome, Error> {
-    scan_rules_with(repo, rules, opts, None)
+/// Who takes a scan's findings as the files are done: the one choice the callers
+/// make (`ops::scan` makes it for both front ends).
+pub enum Consume<'a> {
+    /// Into the outcome's `findings`.
+    Collect,
+    /// Each file's findings to the sink as that file's turn comes (in path order),
+    /// not into the outcome, whose `findings` stay empty: memory does not grow with
+    /// the findings (issue 26). The sink returning `false` stops the scan (the
+    /// outcome is then partial).
+    Stream(&'a mut dyn FnMut(Vec<Finding>) -> bool),
+    /// Into the outcome, making only the fixes the person accepts (`scan -i`, fix
+    /// mode): files one at a time in path order; once the person is
+    /// [finished](crate::select::Select::finished) the rest are not read.
+    Ask(&'a mut dyn crate::select::Select),
 }
 
-/// Like [`scan_rules`], but each file's findings go to `sink` as that file's turn comes
-/// (in path order), instead of into the outcome, whose `findings` stay empty: memory
-/// does not grow with the findings (issue 26). When `sink` returns `false` the scan
-/// stops (the outcome is then partial).
-pub fn scan_streaming(
+/// Runs `rules` over the files chosen by `opts`, the findings going where `consume`
+/// says. Rules not compiled yet are compiled only if some file's result is not in
+/// the cache.
+pub fn run(
     repo: &Repo,
     rules: &rules::Rules,
     opts: &Options,
-    sink: &mut dyn FnMut(Vec<Finding>) -> bool,
+    consume: Consume<'_>,
 ) -> Result<ScanOutcome, Error> {
-    scan_rules_with(repo, rules, opts, Some(sink))
-}
-
-fn scan_rules_with(
-    repo: &Repo,
-    rules: &rules::Rules,
-    opts: &Options,
-    mut sink: Option<&mut dyn FnMut(Vec<Finding>) -> bool>,
-) -> Result<ScanOutcome, Error> {
+    let mut sink = match consume {
+        Consume::Ask(select) => {
+            let compiled = Compiled::Ready(rules.compiled(repo)?);
+            return scan_with(repo, &rules.plan, compiled, opts, Some(select), None);
+        }
+        Consume::Collect => None,
+        Consume::Stream(sink) => Some(sink),
+    };
     // The files whose findings reached the sink: a second attempt (below) must not
     // send them again. Files arrive in path order, so these are the ones before the
     // file that stopped the first attempt.
@@ -368,36 +376,11 @@ fn scan_rules_with(
                 true => Some(&mut rest),
                 false => None,
             };
-            scan_with(
-                repo,
-                &rules.plan,
-                Compiled::Ready(compiled),
-                opts,
-                None,
-                tee,
-            )
+            let compiled = Compiled::Ready(compiled);
+            scan_with(repo, &rules.plan, compiled, opts, None, tee)
         }
         other => other,
     }
-}
-
-/// Like [`scan`] in fix mode, making only the fixes `select` accepts (`scan -i`): files
-/// are run one at a time in path order, and once `select` is
-/// [finished](crate::select::Select::finished) the rest are not read.
-pub fn scan_selecting(
-    repo: &Repo,
-    rules: &rules::Rules,
-    opts: &Options,
-    select: &mut dyn crate::select::Select,
-) -> Result<ScanOutcome, Error> {
-    scan_with(
-        repo,
-        &rules.plan,
-        Compiled::Ready(rules.compiled(repo)?),
-        opts,
-        Some(select),
-        None,
-    )
 }
 
 /// The compiled rules of a scan, or where to get them.

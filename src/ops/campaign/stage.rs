@@ -431,13 +431,14 @@ fn run_change(
             max_passes: None,
             reason,
             max_render: 0,
+            color: false,
             max_file_size: files::DEFAULT_MAX_FILE_SIZE,
             inline_rules: None,
             include_metadata: false,
             verify: None,
             cache: Default::default(),
         };
-        let r = crate::ops::scan::run(repo, &req, None)?;
+        let r = crate::ops::scan::run(repo, &req, crate::ops::scan::Consumer::Collect)?;
         let files: Vec<String> = r
             .files
             .as_ref()

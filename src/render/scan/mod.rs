@@ -415,8 +415,6 @@ mod tests {
             written: 0,
             offered: None,
             other_shards: 2,
-            changes: Default::default(),
-            max_render: 0,
             workdir: "/tmp/the repo".into(),
             streamed: None,
         }

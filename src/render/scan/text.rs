@@ -5,8 +5,6 @@ use std::fmt::Write;
 
 use super::super::Printed;
 use super::super::Style;
-use crate::diff::render_diffs;
-use crate::diff::DiffFile;
 use crate::report::FindingRow;
 use crate::report::ScanReport;
 
@@ -16,11 +14,7 @@ pub fn body(report: &ScanReport, style: &Style, printed: &mut Printed) {
     if report.mode.fixing() {
         // After `-i` every accepted fix has been shown already.
         if !report.no_fixes() && report.offered.is_none() {
-            text.push_str(&render_diffs(
-                &DiffFile::from_changes(&report.changes),
-                style.color,
-                report.max_render,
-            ));
+            text.push_str(report.diff.as_deref().unwrap_or_default());
             text.push('\n');
         }
     }
