@@ -78,7 +78,8 @@ pub(super) mod recover_policy {
             | Command::Verify(_)
             | Command::Mcp(_)
             | Command::Campaign(_) => Policy::Warn,
-            Command::Scan(args) if !args.stage && !args.apply => Policy::Warn,
+            // `scan -i` stages what the person accepts.
+            Command::Scan(args) if !args.stage && !args.apply && !args.interactive => Policy::Warn,
             Command::Edit(_)
             | Command::Patch(_)
             | Command::Run(_)
@@ -100,7 +101,7 @@ pub(super) mod recover_policy {
         if policy == Policy::Skip {
             return Ok(());
         }
-        let prelude = git_astedit::ops::recover::prelude(repo);
+        let prelude = git_astedit::ops::session::prelude(repo);
         for line in &prelude.warnings {
             out.warn(line);
         }

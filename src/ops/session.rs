@@ -1,8 +1,10 @@
 /*!
-What the MCP server does around every tool call, as operations: open the repository
-and finish what a killed run left ([`open`]), and pick the preview a call without an id
-means from the ids its session staged ([`target`]). The session itself (the ids) is
-the server's; their state is always read from git.
+What both front ends do around every command and tool call, as operations: clear what
+a killed run left and finish an interrupted apply, refusing a command that writes while
+a run stays unfinished ([`prelude`], the CLI's and the server's alike: [`open`]), and
+pick the preview a call without an id means from the ids its session staged
+([`target`]). The session itself (the ids) is the server's; their state is always read
+from git.
 */
 
 use std::path::Path;
@@ -16,17 +18,60 @@ use crate::txn::resolve::State;
 use crate::txn::resolve::Want;
 use crate::Error;
 
-/// Opens the repository at `workdir` and finishes any interrupted apply, as every
-/// command does first. The notes say what was cleared or finished.
-pub fn open(workdir: &Path) -> Result<(Repo, Vec<String>), Error> {
+/// Opens the repository at `workdir` and runs the [`prelude`] a tool that `writes`
+/// (the work tree, previews, the journal) needs, as every command does first. The
+/// notes say what was cleared or finished.
+pub fn open(workdir: &Path, writes: bool) -> Result<(Repo, Vec<String>), Error> {
     let repo = Repo::discover_from(workdir)?;
-    let mut notes = txn::clear_stale(&repo).unwrap_or_else(|e| {
-        vec![format!(
-            "could not clear what a killed git astedit left: {e} (`git astedit recover --status` shows it)"
-        )]
-    });
-    notes.extend(txn::recover(&repo)?.map(|r| r.message));
+    let prelude = prelude(&repo);
+    let notes = prelude.warnings.clone();
+    prelude.check(writes)?;
     Ok((repo, notes))
+}
+
+/// What the recovery before a command did, and whether it left a run unfinished.
+#[derive(Debug)]
+pub struct Prelude {
+    /// Lines for the user, in order: what was cleared, what recovery did.
+    pub warnings: Vec<String>,
+    /// Recovery failed (`Err`), or left this run unfinished (`Some((op, id))`).
+    outcome: Result<Option<(crate::txn::TxnOp, String)>, Error>,
+}
+
+impl Prelude {
+    /// The error the command gets: recovery's own failure, or (`refuse`: a command
+    /// that writes) the run recovery could not finish.
+    pub fn check(self, refuse: bool) -> Result<(), Error> {
+        match self.outcome? {
+            Some((op, id)) if refuse => Err(crate::txn::Error::RecoveryPending {
+                op: op.as_str(),
+                id,
+            }
+            .into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What every command runs first: clears what killed runs of ours left behind (a
+/// failure there is only a warning: the command may not need it), then finishes or
+/// rolls back an interrupted apply or undo.
+pub fn prelude(repo: &Repo) -> Prelude {
+    let mut warnings = match crate::txn::clear_stale(repo) {
+        Ok(notes) => notes,
+        Err(e) => vec![format!(
+            "could not clear what a killed git astedit left: {e} (`git astedit recover --status` shows it)"
+        )],
+    };
+    let outcome = match crate::txn::recover(repo) {
+        Ok(Some(r)) => {
+            warnings.push(r.message.clone());
+            Ok(r.pending().then(|| (r.op, r.id.clone())))
+        }
+        Ok(None) => Ok(None),
+        Err(e) => Err(e.into()),
+    };
+    Prelude { warnings, outcome }
 }
 
 /// The tool a session target is picked for: what it accepts.

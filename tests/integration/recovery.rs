@@ -215,6 +215,55 @@ fn an_edit_made_after_the_crash_is_kept_and_blocks_writers_until_resolved() {
     t.fsck();
 }
 
+/// The server runs the CLI's prelude (issue 40, item 5): while a run stays unfinished
+/// its writing tools are refused as the CLI's writing commands are, with
+/// `recovery-pending` and nothing written, and its reading tools go on with a note.
+#[test]
+fn the_server_refuses_writing_tools_while_a_run_stays_unfinished() {
+    let t = TestRepo::new();
+    t.write("a.js", "a();\n");
+    t.write("b.js", "b();\n");
+    t.commit_all("init");
+    let id = stage(&t, &[("a.js", Some("A();\n")), ("b.js", Some("B();\n"))]);
+    with_fault(&t, &["apply"], "after-commit");
+    t.write("a.js", "precious\n");
+    // `scan -i` stages what the person accepts: it writes, and is refused too.
+    t.write(
+        "astedit.toml",
+        "[[rules]]\nid = \"b\"\nlanguage = \"javascript\"\nmessage = \"b\"\n\
+         rule.pattern = \"b()\"\nfix = \"x()\"\n",
+    );
+    t.run(&["scan", "-i"]).assert_code(6);
+
+    let mut s = crate::mcp::Server::start(&t);
+    s.handshake("2025-06-18", "careful-agent");
+    let before = t.snapshot();
+    for (tool, args) in [
+        (
+            "ast_edit",
+            serde_json::json!({"ops": [{"pattern": "b()", "rewrite": "x()"}]}),
+        ),
+        (
+            "resolve",
+            serde_json::json!({"action": "discard", "id": id, "reason": "no"}),
+        ),
+        ("undo", serde_json::json!({"reason": "no"})),
+    ] {
+        let refused = s.call(tool, args);
+        assert_eq!(refused["isError"], true, "{tool}: {refused}");
+        let block = refused["content"][1]["text"].as_str().unwrap_or_default();
+        let err: serde_json::Value =
+            serde_json::from_str(block).unwrap_or_else(|e| panic!("{e}: {block}"));
+        assert_eq!(err["error"]["code"], "recovery-pending", "{tool}: {err}");
+    }
+    assert_eq!(t.snapshot(), before, "nothing written");
+    let found = s.ok("ast_grep", serde_json::json!({"pattern": "B()"}));
+    assert_eq!(found["matches"][0]["path"], "b.js", "{found}");
+    s.finish();
+    assert_eq!(t.read_string("a.js"), "precious\n");
+    assert!(t.exists(RECORD));
+}
+
 #[test]
 fn finish_completes_once_the_user_makes_the_file_hold_a_side() {
     let t = TestRepo::new();

@@ -54,7 +54,7 @@ pub struct GrepInput {
 }
 
 pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
-    let (repo, notes) = call.open()?;
+    let (repo, notes) = call.open_read_only()?;
     let specs = pathspecs(&input.paths, &input.glob);
     let (set, lang, path_warnings) = collect(&repo, input.lang.as_deref(), &specs)?;
     let cap = input

@@ -33,7 +33,7 @@ pub struct ReadInput {
 }
 
 pub fn read(call: &Call, input: ReadInput) -> Result<Done, Error> {
-    let (repo, notes) = call.open()?;
+    let (repo, notes) = call.open_read_only()?;
     // The lines go out twice (numbered in the text, raw in `text`), with room for the
     // rest of the result.
     let max_bytes = call.budget.saturating_sub(1024) / 3;

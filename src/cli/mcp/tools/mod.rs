@@ -135,9 +135,16 @@ impl git_astedit::error::Classify for EncodeError {
 }
 
 impl Call<'_> {
-    /// Opens the repository at the work-tree root and finishes any interrupted apply.
+    /// Opens the repository at the work-tree root and finishes any interrupted apply,
+    /// for a tool that writes (the work tree, previews, the journal): refused while
+    /// that run stays unfinished, as the CLI refuses its commands that write.
     fn open(&self) -> Result<(Repo, Vec<String>), Error> {
-        ops::session::open(self.workdir)
+        ops::session::open(self.workdir, true)
+    }
+
+    /// [`Call::open`] for a tool that only reads: an unfinished run is a note.
+    fn open_read_only(&self) -> Result<(Repo, Vec<String>), Error> {
+        ops::session::open(self.workdir, false)
     }
 }
 

@@ -82,7 +82,7 @@ pub struct PreviewsOutput {
 }
 
 pub fn previews(call: &Call, input: PreviewsInput) -> Result<Done, Error> {
-    let (repo, notes) = call.open()?;
+    let (repo, notes) = call.open_read_only()?;
     match input.action {
         PreviewsAction::List => {
             let request = ListRequest {
