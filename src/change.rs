@@ -130,6 +130,9 @@ pub struct PreviewMeta {
     /// The AST ops of an `edit`, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ops: Vec<OpMeta>,
+    /// The imports an `edit` fixes up in each file it changes.
+    #[serde(default, skip_serializing_if = "ImportFix::is_empty")]
+    pub imports: ImportFix,
     /// SHA-256 of the patch text of a `patch`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch_digest: Option<String>,
@@ -153,6 +156,24 @@ pub struct PreviewMeta {
     /// Engine-specific detail (patch resolution levels, warnings).
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub details: serde_json::Value,
+}
+
+/// The imports a rewrite adds and removes in each file it changes (`--add-import`,
+/// a rule's `imports:`), as written: statements and names, metavariables allowed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ImportFix {
+    /// Import statements in the file's language.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add: Vec<String>,
+    /// Names whose imports go once nothing refers to them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove: Vec<String>,
+}
+
+impl ImportFix {
+    pub fn is_empty(&self) -> bool {
+        self.add.is_empty() && self.remove.is_empty()
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

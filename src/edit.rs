@@ -21,6 +21,7 @@ use crate::grep::compile_per_language;
 use crate::grep::PerLanguage;
 use crate::repo::Repo;
 use crate::rewrite;
+use crate::rewrite::imports::ImportFix;
 use crate::rewrite::Op;
 use crate::rewrite::Replacement;
 use crate::rewrite::Rewriter;
@@ -132,12 +133,14 @@ pub fn edit(
     repo: &Repo,
     set: &FileSet,
     ops: &[Op],
+    imports: &ImportFix,
     forced_lang: Option<Lang>,
     max_file_size: u64,
 ) -> Result<EditOutcome, Error> {
     let mut changes = Vec::new();
     let never = crate::cancel::Cancel::never();
     let opts = Options {
+        imports: imports.clone(),
         forced_lang,
         max_file_size,
         cancel: &never,
@@ -155,6 +158,8 @@ pub fn edit(
 
 /// How an edit runs, besides its ops and its files.
 pub struct Options<'a> {
+    /// The imports to fix up in each file the ops change.
+    pub imports: ImportFix,
     /// Parse every file as this language.
     pub forced_lang: Option<Lang>,
     pub max_file_size: u64,
@@ -183,6 +188,7 @@ pub fn edit_each(
     mut on_change: impl FnMut(FileChange) -> bool,
 ) -> Result<EditOutcome, Error> {
     let Options {
+        imports,
         forced_lang,
         max_file_size,
         cancel,
@@ -199,7 +205,7 @@ pub fn edit_each(
         compiled: rewriters,
         skipped: skipped_languages,
     } = compile_per_language(&what, langs, |lang| {
-        Rewriter::for_language(ops, lang, forced_lang)
+        Rewriter::for_language(ops, lang, forced_lang).map(|r| r.with_imports(&imports))
     })?;
     // Whether the ops change a file depends on its bytes, its language, the ops and
     // the forced language.
@@ -209,6 +215,12 @@ pub fn edit_each(
             k.add(op.pattern.as_bytes()).add(op.rewrite.as_bytes());
         }
         k.add(format!("{forced_lang:?}").as_bytes());
+        for stmt in &imports.add {
+            k.add(b"add-import").add(stmt.as_bytes());
+        }
+        for name in &imports.remove {
+            k.add(b"remove-import").add(name.as_bytes());
+        }
         k.finish()
     };
     let rewrite = Rewrite {

@@ -5,6 +5,7 @@ use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
 use git_astedit::ops::edit::EditOptions;
 use git_astedit::ops::edit::EditRequest;
+use git_astedit::rewrite::imports::ImportFix;
 use git_astedit::Error;
 
 use super::common::InputArgs;
@@ -31,6 +32,17 @@ pub struct EditArgs {
         required = true
     )]
     pub rewrites: Vec<String>,
+
+    /// An import statement to add to each file the rewrite changes, unless the file
+    /// has it (merged into an import of the same module when it can be); written in
+    /// the files' language, metavariables allowed (can be repeated)
+    #[arg(long = "add-import", value_name = "STMT")]
+    pub add_imports: Vec<String>,
+
+    /// A name whose import goes from each file the rewrite changes once nothing there
+    /// refers to it (can be repeated)
+    #[arg(long = "remove-import", value_name = "NAME")]
+    pub remove_imports: Vec<String>,
 
     /// Ask about each change (y/n/a/d/q, one answer a line on stdin); stage only the
     /// accepted ones
@@ -97,6 +109,10 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     let request = EditRequest {
         set: &set,
         ops,
+        imports: ImportFix {
+            add: args.add_imports.clone(),
+            remove: args.remove_imports.clone(),
+        },
         lang,
         max_file_size: args.input.max_filesize,
         // After `-i` every accepted change has been shown already.

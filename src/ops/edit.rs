@@ -19,6 +19,7 @@ use crate::report::StageReport;
 use crate::report::StageText;
 use crate::report::StagedFile;
 use crate::report::Version;
+use crate::rewrite::imports::ImportFix;
 use crate::rewrite::Op;
 use crate::select::Select;
 use crate::text::plural;
@@ -32,6 +33,8 @@ pub struct EditRequest<'a> {
     /// (pattern, rewrite template) pairs, run in this order, each on the previous
     /// one's result.
     pub ops: Vec<(String, String)>,
+    /// The imports to add and remove in each file the ops change (`--add-import`).
+    pub imports: ImportFix,
     /// Parse every file as this language.
     pub lang: Option<Lang>,
     pub max_file_size: u64,
@@ -82,6 +85,7 @@ pub fn run(
     };
     let selecting = opts.select.is_some();
     let engine = crate::edit::Options {
+        imports: req.imports.clone(),
         cache: req.cache.settings(repo),
         forced_lang: req.lang,
         max_file_size: req.max_file_size,
@@ -96,6 +100,7 @@ pub fn run(
     let staging = &req.staging;
     let mut meta = outcome.meta(&ops, req.lang, staging.reason.clone());
     meta.agent = staging.agent.clone();
+    meta.imports = req.imports.clone();
     super::refresh::record_edit(
         &mut meta,
         &req.set.pathspecs,

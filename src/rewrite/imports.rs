@@ -157,7 +157,11 @@ pub fn add_import(lang: Lang, src: &str, stmt: &str) -> Result<Option<String>, E
     } else if let Some((at, end, text)) = merge(&have, &want, &missing) {
         return Ok(Some(splice(src, at..end, &text)));
     }
-    let text = styled_statement(family, stmt, src, &have, &want);
+    let semicolons = top
+        .children()
+        .filter(|n| n.is_named() && !n.kind().contains("comment"))
+        .any(|n| n.text().trim_end().ends_with(';'));
+    let text = styled_statement(family, stmt, src, &have, &want, semicolons);
     Ok(Some(insert_statement(family, &top, src, &have, &text)))
 }
 
@@ -189,23 +193,7 @@ pub fn remove_unused(lang: Lang, src: &str, name: &str) -> Result<Option<String>
     Ok((text != src).then_some(text))
 }
 
-/// The imports a rewrite adds and removes in each file it changes (`--add-import`,
-/// a rule's `imports:`), as written: statements and names, metavariables allowed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ImportFix {
-    /// Import statements in the file's language.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub add: Vec<String>,
-    /// Names whose imports go once nothing refers to them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub remove: Vec<String>,
-}
-
-impl ImportFix {
-    pub fn is_empty(&self) -> bool {
-        self.add.is_empty() && self.remove.is_empty()
-    }
-}
+pub use crate::change::ImportFix;
 
 /// One statement or name of an [`ImportFix`], compiled for one language.
 struct Entry {
@@ -833,13 +821,14 @@ fn complete(family: Family, stmt: &str) -> String {
 }
 
 /// `stmt` as a new statement of this file: its quotes and semicolons follow the
-/// file's imports.
+/// file's imports (or, without any, whether its statements end in `;`).
 fn styled_statement(
     family: Family,
     stmt: &str,
     src: &str,
     have: &[Import],
     want: &Import,
+    semicolons: bool,
 ) -> String {
     let stmt = stmt.trim();
     match family {
@@ -859,6 +848,9 @@ fn styled_statement(
                 if semi {
                     text.push(';');
                 }
+            } else if semicolons && !text.ends_with(';') {
+                // No import to copy: the file's statements say.
+                text.push(';');
             }
             text
         }

@@ -7,6 +7,7 @@ mod apply;
 mod bounds;
 mod cache;
 mod campaign;
+mod codemods;
 mod context;
 mod contract;
 mod customlang;

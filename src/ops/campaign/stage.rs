@@ -394,6 +394,7 @@ fn run_change(
                 .iter()
                 .map(|o| (o.pattern.clone(), o.rewrite.clone()))
                 .collect(),
+            imports: Default::default(),
             lang,
             max_file_size: files::DEFAULT_MAX_FILE_SIZE,
             staging,

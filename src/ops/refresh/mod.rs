@@ -453,6 +453,7 @@ enum Derived {
 /// The edit ops recorded in a preview, and the language forced at staging.
 struct EditOps {
     ops: Vec<Op>,
+    imports: crate::change::ImportFix,
     forced: Option<Lang>,
 }
 
@@ -474,6 +475,7 @@ impl EditOps {
                     rewrite: o.rewrite.clone(),
                 })
                 .collect(),
+            imports: meta.imports.clone(),
             forced,
         })
     }
@@ -487,7 +489,9 @@ impl EditOps {
             }
         }
         let lang = self.forced.or_else(|| crate::files::language_of(path))?;
-        Rewriter::for_language(&self.ops, lang, self.forced).ok()
+        Rewriter::for_language(&self.ops, lang, self.forced)
+            .ok()
+            .map(|r| r.with_imports(&self.imports))
     }
 }
 
@@ -1046,7 +1050,14 @@ fn rerun_all(
         injections: set.injections,
         ..Default::default()
     };
-    let outcome = crate::edit::edit(repo, &fresh, &ops.ops, ops.forced, max_file_size)?;
+    let outcome = crate::edit::edit(
+        repo,
+        &fresh,
+        &ops.ops,
+        &ops.imports,
+        ops.forced,
+        max_file_size,
+    )?;
     let mut out = Vec::new();
     for (change, edit) in outcome.changes.changes.into_iter().zip(&outcome.files) {
         out.push((

@@ -10,6 +10,7 @@ use git_astedit::ops::stage::DiffOptions;
 use git_astedit::ops::stage::Staging;
 use git_astedit::render;
 use git_astedit::report::StageReport;
+use git_astedit::rewrite::imports::ImportFix;
 use git_astedit::Error;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -37,6 +38,13 @@ pub struct OpInput {
     /// e.g. `bar($B, $A)`.
     #[serde(alias = "out")]
     pub rewrite: String,
+    /// Imports to fix up in each file the edit changes: `add` import statements in
+    /// the file's language (e.g. `import { logger } from "./log"`; metavariables of
+    /// the pattern allowed), each added unless already there, merged into an import
+    /// of the same module when it can be; `remove` names whose import goes once
+    /// nothing in the file refers to them.
+    #[serde(default)]
+    pub imports: Option<ImportFix>,
 }
 
 /// Input of `ast_edit`.
@@ -136,6 +144,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
             .iter()
             .map(|o| (o.pattern.clone(), o.rewrite.clone()))
             .collect(),
+        imports: merged_imports(&input.ops),
         lang,
         max_file_size: files::DEFAULT_MAX_FILE_SIZE,
         // The harness's one-step form: the apply is the one `resolve` makes, with its
@@ -157,6 +166,24 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
     out.diagnostics.warnings.extend(path_warnings);
     staged(call, &mut out, input.max_diff_lines);
     Done::new(render::agent::stage::edit_text(&out, &notes), &out)
+}
+
+/// The ops' imports as one set: they are fixed up in every file the edit changes.
+fn merged_imports(ops: &[OpInput]) -> ImportFix {
+    let mut all = ImportFix::default();
+    for fix in ops.iter().filter_map(|o| o.imports.as_ref()) {
+        for stmt in &fix.add {
+            if !all.add.contains(stmt) {
+                all.add.push(stmt.clone());
+            }
+        }
+        for name in &fix.remove {
+            if !all.remove.contains(name) {
+                all.remove.push(name.clone());
+            }
+        }
+    }
+    all
 }
 
 /// What a staging tool asks of the operation: the agent's shape, and the whole diff

@@ -1,0 +1,417 @@
+//! Integration tests: changes beyond the match (issue 37): imports fixed up in the files
+//! a rewrite changes, list elements deleted with their comma, a moved `$$$` capture
+//! keeping its layout; checked on the preview's blobs and through `refresh`.
+
+use crate::util::TestRepo;
+
+fn staged_id(out: &crate::util::Output) -> String {
+    out.json()["id"].as_str().expect("an id").to_string()
+}
+
+fn blob_at(repo: &TestRepo, id: &str, path: &str) -> String {
+    repo.git(&["cat-file", "blob", &format!("refs/astedit/{id}:{path}")])
+}
+
+/// Stages `edit` with `args` in `repo` and returns the preview id.
+fn stage(repo: &TestRepo, args: &[&str]) -> String {
+    let mut all = vec!["edit"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = repo.run(&all);
+    out.assert_code(0);
+    staged_id(&out)
+}
+
+const LOGGER: &str = "import { logger } from \"./log\"";
+
+#[test]
+fn add_import_already_there_merged_or_new_after_each_header() {
+    let repo = TestRepo::new();
+    let files = [
+        // Already imported (single quotes, an alias elsewhere): nothing added.
+        (
+            "have.ts",
+            "import { logger } from './log';\nconsole.warn(1);\n",
+        ),
+        // Another name of the same module: merged.
+        (
+            "merge.ts",
+            "import { other } from \"./log\";\n\nconsole.warn(other);\n",
+        ),
+        // Other imports: a new statement after them, in their quotes and semicolons.
+        (
+            "after.ts",
+            "import a from 'a'\nimport b from 'b'\n\nconsole.warn(a, b)\n",
+        ),
+        ("shebang.ts", "#!/usr/bin/env node\nconsole.warn(1);\n"),
+        (
+            "license.ts",
+            "// Copyright 2026 The Authors.\n// SPDX-License-Identifier: MIT\n\nconsole.warn(1);\n",
+        ),
+        ("strict.js", "\"use strict\";\nconsole.warn(1);\n"),
+        // No match: no import.
+        ("untouched.ts", "console.log(1);\n"),
+    ];
+    for (path, text) in files {
+        repo.write(path, text);
+    }
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "console.warn($$$A)",
+            "-r",
+            "logger.warn($$$A)",
+            "--add-import",
+            LOGGER,
+        ],
+    );
+    let want = [
+        ("have.ts", "import { logger } from './log';\nlogger.warn(1);\n"),
+        ("merge.ts", "import { other, logger } from \"./log\";\n\nlogger.warn(other);\n"),
+        (
+            "after.ts",
+            "import a from 'a'\nimport b from 'b'\nimport { logger } from './log'\n\nlogger.warn(a, b)\n",
+        ),
+        (
+            "shebang.ts",
+            "#!/usr/bin/env node\n\nimport { logger } from \"./log\";\n\nlogger.warn(1);\n",
+        ),
+        (
+            "license.ts",
+            "// Copyright 2026 The Authors.\n// SPDX-License-Identifier: MIT\n\nimport { logger } from \"./log\";\n\nlogger.warn(1);\n",
+        ),
+        (
+            "strict.js",
+            "\"use strict\";\n\nimport { logger } from \"./log\";\n\nlogger.warn(1);\n",
+        ),
+    ];
+    for (path, text) in want {
+        assert_eq!(blob_at(&repo, &id, path), text, "{path}");
+    }
+    // The work tree is not touched, and a file without a match gets no import.
+    assert_eq!(repo.read_string("merge.ts"), files[1].1);
+    let show = repo.run(&["show", "--stat", &id]);
+    show.assert_code(0);
+    assert!(!show.stdout.contains("untouched.ts"), "{}", show.stdout);
+    repo.fsck();
+}
+
+#[test]
+fn python_go_rust_and_java_headers() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.py",
+        "\"\"\"Module doc.\"\"\"\nfrom __future__ import annotations\n\nwarn(1)\n",
+    );
+    repo.write("b.py", "\"\"\"Module doc.\"\"\"\n\nwarn(1)\n");
+    repo.write("c.py", "from log import info\n\nwarn(info)\n");
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "warn($A)",
+            "-r",
+            "log.warn($A)",
+            "--add-import",
+            "import log",
+        ],
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "a.py"),
+        "\"\"\"Module doc.\"\"\"\nfrom __future__ import annotations\nimport log\n\nlog.warn(1)\n"
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "b.py"),
+        "\"\"\"Module doc.\"\"\"\n\nimport log\n\nlog.warn(1)\n"
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "c.py"),
+        "from log import info\nimport log\n\nlog.warn(info)\n"
+    );
+
+    let repo = TestRepo::new();
+    repo.write("a.go", "package main\n\nfunc main() { warn(1) }\n");
+    repo.write(
+        "b.go",
+        "package main\n\nimport \"fmt\"\n\nfunc main() { warn(fmt.Sprint(1)) }\n",
+    );
+    repo.write("c.rs", "//! Crate docs.\n\nfn main() { warn(1); }\n");
+    repo.write("d.rs", "use log::info;\n\nfn main() { warn(info); }\n");
+    repo.write(
+        "E.java",
+        "package a;\n\nclass E { void m() { warn(1); } }\n",
+    );
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "warn($A)",
+            "-r",
+            "log.Print($A)",
+            "--add-import",
+            "\"log\"",
+            "-l",
+            "go",
+        ],
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "a.go"),
+        "package main\n\nimport \"log\"\n\nfunc main() { log.Print(1) }\n"
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "b.go"),
+        "package main\n\nimport (\n\t\"fmt\"\n\t\"log\"\n)\n\nfunc main() { log.Print(fmt.Sprint(1)) }\n"
+    );
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "warn($A)",
+            "-r",
+            "warn!($A)",
+            "--add-import",
+            "use log::warn;",
+            "-l",
+            "rust",
+        ],
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "c.rs"),
+        "//! Crate docs.\n\nuse log::warn;\n\nfn main() { warn!(1); }\n"
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "d.rs"),
+        "use log::{info, warn};\n\nfn main() { warn!(info); }\n"
+    );
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "warn($A)",
+            "-r",
+            "Log.warn($A)",
+            "--add-import",
+            "import org.log.Log;",
+            "-l",
+            "java",
+        ],
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "E.java"),
+        "package a;\n\nimport org.log.Log;\n\nclass E { void m() { Log.warn(1); } }\n"
+    );
+}
+
+#[test]
+fn remove_import_drops_only_what_is_no_longer_used() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.ts",
+        "import moment from \"moment\";\nimport { a, b } from \"m\";\n\nmoment(a);\n",
+    );
+    repo.write(
+        "b.ts",
+        "import moment from \"moment\";\n\nmoment(1);\nmoment.duration(2);\n",
+    );
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "moment($A)",
+            "-r",
+            "dayjs($A)",
+            "--add-import",
+            "import dayjs from \"dayjs\"",
+            "--remove-import",
+            "moment",
+            "--remove-import",
+            "a",
+        ],
+    );
+    // `a` is still used; `moment` is not.
+    assert_eq!(
+        blob_at(&repo, &id, "a.ts"),
+        "import { a, b } from \"m\";\nimport dayjs from \"dayjs\";\n\ndayjs(a);\n"
+    );
+    // `moment.duration` still refers to it: the import stays.
+    assert_eq!(
+        blob_at(&repo, &id, "b.ts"),
+        "import moment from \"moment\";\nimport dayjs from \"dayjs\";\n\ndayjs(1);\nmoment.duration(2);\n"
+    );
+}
+
+#[test]
+fn a_bad_import_is_an_error_and_stages_nothing() {
+    let repo = TestRepo::new();
+    repo.write("a.py", "warn(1)\n");
+    repo.commit_all("init");
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "warn($A)",
+        "-r",
+        "log.warn($A)",
+        "--add-import",
+        "import { log } from './log'",
+        "--json",
+    ]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.json()["error"]["code"], "bad-import", "{}", out.stdout);
+    assert!(repo.astedit_refs().is_empty());
+}
+
+#[test]
+fn refresh_re_derives_the_imports() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.ts",
+        "import { other } from \"./log\";\n\nconsole.warn(other);\n",
+    );
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "console.warn($$$A)",
+            "-r",
+            "logger.warn($$$A)",
+            "--add-import",
+            LOGGER,
+        ],
+    );
+    // The file moves on away from the preview's lines; the preview is stale.
+    repo.write(
+        "a.ts",
+        "import { other } from \"./log\";\n\nconsole.warn(other);\n\nother();\n",
+    );
+    repo.run(&["apply", &id]).assert_code(3);
+    let out = repo.run(&["apply", &id, "--refresh", "--json"]);
+    assert!(out.code == 0 || out.code == 1, "{}", out.stdout);
+    let text = match out.code {
+        0 => repo.read_string("a.ts"),
+        _ => {
+            let fresh = out.json()["refreshed"]["id"]
+                .as_str()
+                .expect("successor")
+                .to_string();
+            blob_at(&repo, &fresh, "a.ts")
+        }
+    };
+    assert_eq!(
+        text,
+        "import { other, logger } from \"./log\";\n\nlogger.warn(other);\n\nother();\n"
+    );
+}
+
+#[test]
+fn an_empty_rewrite_of_a_list_element_takes_its_comma_in_five_languages() {
+    let repo = TestRepo::new();
+    let cases = [
+        (
+            "a.ts",
+            "f(a, debug, b);\nconst o = [debug, c];\n",
+            "f(a, b);\nconst o = [c];\n",
+        ),
+        (
+            "b.py",
+            "f(a, debug, b)\ng(\n    a,\n    debug,\n)\n",
+            "f(a, b)\ng(\n    a,\n)\n",
+        ),
+        ("c.rs", "fn m() { f(a, debug); }\n", "fn m() { f(a); }\n"),
+        (
+            "d.go",
+            "package p\n\nfunc m() { f(debug, a) }\n",
+            "package p\n\nfunc m() { f(a) }\n",
+        ),
+        (
+            "E.java",
+            "class E { void m() { f(a, debug, b); } }\n",
+            "class E { void m() { f(a, b); } }\n",
+        ),
+        ("F.kt", "fun m() { f(a, debug) }\n", "fun m() { f(a) }\n"),
+    ];
+    for (path, text, _) in cases {
+        repo.write(path, text);
+    }
+    repo.commit_all("init");
+    let id = stage(&repo, &["-p", "debug", "-r", ""]);
+    for (path, _, want) in cases {
+        assert_eq!(blob_at(&repo, &id, path), want, "{path}");
+    }
+}
+
+#[test]
+fn a_moved_capture_keeps_its_layout_between_its_own_brackets() {
+    let repo = TestRepo::new();
+    let src = "function f(value) {\n  console.warn(\n    'msg',\n    value,\n  );\n  console.warn('one line', value);\n}\n";
+    repo.write("a.js", src);
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &["-p", "console.warn($$$A)", "-r", "logger.warn($$$A)"],
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "a.js"),
+        "function f(value) {\n  logger.warn(\n    'msg',\n    value,\n  );\n  logger.warn('one line', value);\n}\n"
+    );
+}
+
+#[test]
+fn the_mcp_ast_edit_op_takes_imports() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.ts",
+        "import { other } from \"./log\";\n\nconsole.warn(other);\n",
+    );
+    repo.commit_all("init");
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "ast_edit", "arguments": {"ops": [{
+            "pattern": "console.warn($$$A)", "rewrite": "logger.warn($$$A)",
+            "imports": {"add": [LOGGER]}}]}}});
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "codemods-test", "version": "1"}}});
+    let ready = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let reply = mcp_call(&repo, &[init, ready, call], 2);
+    let result = &reply["result"];
+    assert_eq!(result["isError"], false, "{reply}");
+    let id = result["structuredContent"]["id"].as_str().expect("id");
+    assert_eq!(
+        blob_at(&repo, id, "a.ts"),
+        "import { other, logger } from \"./log\";\n\nlogger.warn(other);\n"
+    );
+}
+
+/// Sends `messages` to a `mcp` server in `repo` and returns the reply with `id`
+/// (stdin stays open until then: a closed stdin cancels the call).
+fn mcp_call(repo: &TestRepo, messages: &[serde_json::Value], id: u64) -> serde_json::Value {
+    use std::io::BufRead as _;
+    use std::io::Write as _;
+    let mut child = repo
+        .command(".", &["mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    for m in messages {
+        writeln!(stdin, "{m}").expect("write");
+    }
+    stdin.flush().expect("flush");
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let reply = stdout
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(&l).ok())
+        .find(|v| v["id"] == id)
+        .expect("a reply to the call");
+    drop(stdin);
+    let _ = child.wait();
+    reply
+}
