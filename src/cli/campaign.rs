@@ -31,6 +31,9 @@ pub enum CampaignCommand {
     Status {
         /// The campaign spec (TOML)
         spec: PathBuf,
+        /// Where the clones live (default: under the user's cache folder)
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
         /// Write one self-contained HTML page (burndown chart and table) to FILE
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
@@ -45,6 +48,9 @@ pub enum CampaignCommand {
     Publish {
         /// The campaign spec (TOML)
         spec: PathBuf,
+        /// Where the clones live (default: under the user's cache folder)
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
         /// Publish N first and stop until they are merged (or --continue)
         #[arg(long, value_name = "N")]
         canary: Option<usize>,
@@ -59,6 +65,9 @@ pub enum CampaignCommand {
     Refresh {
         /// The campaign spec (TOML)
         spec: PathBuf,
+        /// Where the clones live (default: under the user's cache folder)
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
         /// Repositories at the same time (default: the spec's at_once, else 4)
         #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         at_once: Option<u64>,
@@ -108,9 +117,7 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
         } => {
             let loaded = campaign::load_spec(&spec)?;
             let shard = shard.as_deref().map(campaign::parse_shard).transpose()?;
-            let workspace = workspace
-                .map(|w| repo.cwd.join(w))
-                .unwrap_or_else(|| campaign::default_workspace(&loaded.spec.name));
+            let workspace = workspace_of(repo, workspace, &loaded);
             campaign::stage(
                 repo,
                 &campaign::StageRequest {
@@ -123,6 +130,7 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
         }
         C::Status {
             spec,
+            workspace,
             html,
             offline,
             at_once,
@@ -134,6 +142,10 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
                     name: loaded.spec.name.clone(),
                     offline,
                     at_once: loaded.at_once(count(at_once)),
+                    checkouts: campaign::Checkouts::new(
+                        &loaded,
+                        workspace_of(repo, workspace, &loaded),
+                    ),
                 },
             )?;
             if let Some(file) = html {
@@ -149,6 +161,7 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
         }
         C::Publish {
             spec,
+            workspace,
             canary,
             go_on,
             at_once,
@@ -158,15 +171,25 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
                 repo,
                 &campaign::PublishRequest {
                     at_once: loaded.at_once(count(at_once)),
+                    checkouts: campaign::Checkouts::new(
+                        &loaded,
+                        workspace_of(repo, workspace, &loaded),
+                    ),
                     spec: loaded,
                     canary,
                     go_on,
                 },
             )?
         }
-        C::Refresh { spec, at_once } => {
+        C::Refresh {
+            spec,
+            workspace,
+            at_once,
+        } => {
             let loaded = campaign::load_spec(&spec)?;
-            campaign::refresh(repo, &loaded, loaded.at_once(count(at_once)))?
+            let checkouts =
+                campaign::Checkouts::new(&loaded, workspace_of(repo, workspace, &loaded));
+            campaign::refresh(repo, &loaded, &checkouts, loaded.at_once(count(at_once)))?
         }
         C::Apply { spec, .. } => campaign::apply(repo, &campaign::load_spec(&spec)?)?,
         C::Undo { spec } => campaign::undo(repo, &campaign::load_spec(&spec)?)?,
@@ -175,6 +198,17 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
     };
     out.emit(&report)?;
     Ok(report.exit())
+}
+
+/// `--workspace DIR` (relative to where the command runs), else the default one.
+fn workspace_of(
+    repo: &git_astedit::repo::Repo,
+    asked: Option<PathBuf>,
+    loaded: &campaign::Loaded,
+) -> PathBuf {
+    asked
+        .map(|w| repo.cwd.join(w))
+        .unwrap_or_else(|| campaign::default_workspace(&loaded.spec.name))
 }
 
 /// `--at-once N` (clap refused 0) as a count.

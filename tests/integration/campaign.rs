@@ -164,7 +164,20 @@ impl World {
         self.git_in(&bare, &["show", spec])
     }
 
+    /// Runs git astedit with the stand-in gh first on PATH; `campaign publish`,
+    /// `refresh` and `status` get the world's `--workspace` unless they name one (the
+    /// clones are where `stage --workspace` made them, never where the state says).
     fn run(&self, args: &[&str]) -> Output {
+        let ws = self.workspace();
+        let mut args = args.to_vec();
+        let sub = args.iter().position(|a| *a == "campaign").map(|i| i + 1);
+        if sub.is_some_and(|i| {
+            matches!(args.get(i), Some(&"publish" | &"refresh" | &"status"))
+                && !args.contains(&"--workspace")
+        }) {
+            args.extend(["--workspace", ws.as_str()]);
+        }
+        let args = &args[..];
         let path = format!(
             "{}:{}",
             self.gh.path().join("bin").display(),
@@ -1526,4 +1539,256 @@ base = "main"
         w.bare_rev("r1", "main")
     );
     assert_eq!(w.creates(), 1);
+}
+
+/// Every file under `dir` (the git folder's HEAD, refs and index included, objects
+/// left out) with its bytes, and what `git status` says of it: a folder a campaign
+/// must not touch is compared with this before and after.
+fn folder_state(w: &World, dir: &Path) -> (Vec<(String, Vec<u8>)>, String, String) {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("read_dir")
+            .flatten()
+            .collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let p = e.path();
+            let rel = p.strip_prefix(root).expect("inside").display().to_string();
+            if rel == ".git/objects" || rel == ".git/logs" {
+                continue;
+            }
+            if e.file_type().expect("type").is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.push((rel, std::fs::read(&p).expect("read")));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(dir, dir, &mut files);
+    let status = w.git_in(
+        dir,
+        &[
+            "status",
+            "--porcelain",
+            "--ignored",
+            "--untracked-files=all",
+        ],
+    );
+    let refs = w.git_in(dir, &["for-each-ref"]);
+    (files, status, refs)
+}
+
+/// A user's own work in a checkout: a change to a tracked file, an ignored `.env`,
+/// an untracked file.
+fn dirty_up(dir: &Path) {
+    std::fs::write(
+        dir.join("src/app.ts"),
+        "console.log(2); // mine, not committed\n",
+    )
+    .expect("write");
+    std::fs::write(dir.join(".env"), "TOKEN=do-not-lose-me\n").expect("write");
+    std::fs::write(dir.join("notes.txt"), "untracked notes\n").expect("write");
+}
+
+fn app_world() -> (World, String) {
+    let w = World::new();
+    let b = w.bare(
+        "app",
+        &[
+            ("src/app.ts", "console.log(1);\n"),
+            (".gitignore", ".env\n"),
+        ],
+    );
+    let spec = w.spec(&format!(
+        "{SPEC_HEAD}[[repos]]\nurl = \"{}\"\nbase = \"main\"\n",
+        b.display()
+    ));
+    (w, spec)
+}
+
+/// Issue 35 item 1: `stage --workspace ~/src` with a spec naming `app` must not take
+/// the user's own `~/src/app` for its clone: it is refused, and its uncommitted
+/// change, ignored `.env` and untracked file are there byte for byte.
+#[test]
+fn a_same_named_user_checkout_in_the_workspace_is_refused_and_left_whole() {
+    let (w, spec) = app_world();
+    let ws = w.workspace();
+    let mine = Path::new(&ws).join("app");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    let bare = w.root.path().join("app.git").display().to_string();
+    w.state
+        .git(&["clone", "-q", "--", &bare, &mine.display().to_string()]);
+    dirty_up(&mine);
+    let before = folder_state(&w, &mine);
+    for _ in 0..2 {
+        let out = w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws]);
+        out.assert_code(1);
+        let r = out.json();
+        let note = r["outcomes"][0]["note"].as_str().expect("note");
+        assert!(note.contains("(not-campaign-clone)"), "{note}");
+        assert!(note.contains(&mine.display().to_string()), "{note}");
+        assert_eq!(folder_state(&w, &mine), before);
+    }
+    // A clean checkout of the user's is not ours either.
+    w.git_in(&mine, &["stash", "-q", "--include-untracked"]);
+    let before = folder_state(&w, &mine);
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(1);
+    assert_eq!(folder_state(&w, &mine), before);
+    // Another workspace gets a clone of its own, marked.
+    let ws2 = w.root.path().join("ws2");
+    w.run(&[
+        "--json",
+        "campaign",
+        "stage",
+        &spec,
+        "--workspace",
+        &ws2.display().to_string(),
+    ])
+    .assert_code(0);
+    assert!(ws2.join("app/.git/astedit-campaign-clone").is_file());
+}
+
+/// Issue 35 item 1: a campaign's own clone that someone worked in is refused, not
+/// cleaned: `refresh` after the base moved leaves the work where it is.
+#[test]
+fn a_campaign_clone_with_changes_is_refused_not_cleaned() {
+    let (w, spec) = app_world();
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    let clone = Path::new(&ws).join("app");
+    dirty_up(&clone);
+    let before = folder_state(&w, &clone);
+    w.push(
+        "app",
+        "main",
+        &[("src/new.ts", "console.log(3);\n")],
+        "more",
+    );
+    let out = w.run(&["--json", "campaign", "refresh", &spec]);
+    let r = out.json();
+    let note = r["outcomes"][0]["note"].as_str().expect("note");
+    assert!(note.contains("(dirty-clone)"), "{note}");
+    assert!(note.contains("notes.txt"), "{note}");
+    let (files, status, _) = folder_state(&w, &clone);
+    // Only the fetch moved refs; the work tree and what git says of it are the same.
+    assert_eq!(status, before.1);
+    let tree = |f: &[(String, Vec<u8>)]| -> Vec<(String, Vec<u8>)> {
+        f.iter()
+            .filter(|(p, _)| !p.starts_with(".git/"))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(tree(&files), tree(&before.0));
+    // Once the work is gone, the same refresh goes through.
+    w.git_in(&clone, &["checkout", "-q", "--", "."]);
+    std::fs::remove_file(clone.join(".env")).expect("rm");
+    std::fs::remove_file(clone.join("notes.txt")).expect("rm");
+    let out = w.run(&["--json", "campaign", "refresh", &spec]);
+    out.assert_code(0);
+    assert_eq!(out.json()["outcomes"][0]["action"], "refreshed", "{out:?}");
+}
+
+/// Rewrites entry `key` of the campaign's state in a new state commit, as anyone who
+/// can push the shared state ref could.
+fn forge_state(w: &World, key: &str, change: impl FnOnce(&mut serde_json::Value)) {
+    let refname = "refs/astedit-campaign/log-to-logger";
+    let mut entry: serde_json::Value =
+        serde_json::from_str(&w.state.git(&["show", &format!("{refname}:{key}.json")]))
+            .expect("entry");
+    change(&mut entry);
+    let file = w.root.path().join("forged.json");
+    std::fs::write(&file, serde_json::to_vec_pretty(&entry).expect("json")).expect("write");
+    let blob = w
+        .state
+        .git(&["hash-object", "-w", "--", &file.display().to_string()]);
+    let listing: String = w
+        .state
+        .git(&["ls-tree", refname])
+        .lines()
+        .map(|l| {
+            if l.ends_with(&format!("\t{key}.json")) {
+                format!("100644 blob {}\t{key}.json\n", blob.trim())
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let mut cmd = std::process::Command::new("git");
+    w.state.env(&mut cmd);
+    cmd.current_dir(w.state.path())
+        .args(["mktree"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("mktree");
+    {
+        use std::io::Write;
+        let mut input = child.stdin.take().expect("stdin");
+        input.write_all(listing.as_bytes()).expect("write");
+    }
+    let out = child.wait_with_output().expect("mktree");
+    let tree = String::from_utf8(out.stdout).expect("utf8");
+    let commit = w
+        .state
+        .git(&["commit-tree", tree.trim(), "-p", refname, "-m", "forged"]);
+    w.state.git(&["update-ref", refname, commit.trim()]);
+}
+
+/// Issue 35 item 1: the state is shared (pushed, collected from shards); a `checkout`
+/// in it naming the user's own checkout is never where refresh or publish work.
+#[test]
+fn a_forged_checkout_path_in_the_state_is_never_worked_in() {
+    let (w, spec) = app_world();
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    // The user's own checkout (World::bare made it, origin the same bare repository).
+    let mine = w.root.path().join("src").join("app");
+    dirty_up(&mine);
+    let before = folder_state(&w, &mine);
+    forge_state(&w, "app", |e| {
+        e["checkout"] = mine.display().to_string().into();
+    });
+    w.push(
+        "app",
+        "main",
+        &[("src/new.ts", "console.log(3);\n")],
+        "more",
+    );
+    let out = w.run(&["--json", "campaign", "refresh", &spec]);
+    out.assert_code(0);
+    assert_eq!(out.json()["outcomes"][0]["action"], "refreshed", "{out:?}");
+    assert_eq!(folder_state(&w, &mine), before);
+    // Publish pushes from the workspace's clone; the user's checkout gets no branch.
+    w.run(&["--json", "campaign", "publish", &spec])
+        .assert_code(0);
+    assert_eq!(folder_state(&w, &mine), before);
+    assert_eq!(
+        w.bare_show("app", "astedit/log-to-logger:src/new.ts"),
+        "logger.info(3);\n"
+    );
+    // With a workspace that has no clone of it, nothing runs anywhere.
+    let elsewhere = w.root.path().join("elsewhere").display().to_string();
+    w.push(
+        "app",
+        "main",
+        &[("src/more.ts", "console.log(4);\n")],
+        "again",
+    );
+    let out = w.run(&[
+        "--json",
+        "campaign",
+        "refresh",
+        &spec,
+        "--workspace",
+        &elsewhere,
+    ]);
+    let note = out.json()["outcomes"][0]["note"].clone();
+    assert!(
+        note.as_str().unwrap_or("").contains("(no-campaign-clone)"),
+        "{out:?}"
+    );
+    assert_eq!(folder_state(&w, &mine), before);
 }

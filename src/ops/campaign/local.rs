@@ -2,10 +2,9 @@
 //! own transaction, listed in the state), `campaign matrix` (shards for CI) and
 //! `campaign collect` (the shards' states merged into one commit).
 
-use std::path::Path;
-
 use super::outcome;
 use super::record;
+use super::Checkouts;
 use super::Loaded;
 use crate::repo::Repo;
 use crate::report::campaign::CampaignMatrixReport;
@@ -65,6 +64,7 @@ fn each_local(
     todo.sort_by_key(|s| s.order);
     let mut outcomes = Vec::new();
     let mut notes = Vec::new();
+    let checkouts = Checkouts::new(loaded, super::default_workspace(&loaded.spec.name));
     for mut s in todo {
         if !s.local {
             outcomes.push(outcome(
@@ -74,9 +74,11 @@ fn each_local(
             ));
             continue;
         }
-        let dir = s.checkout.clone().unwrap_or_default();
-        let result = Repo::discover_from(Path::new(&dir))
+        // The spec's path, never the state's (shared, and anyone's to write).
+        let result = checkouts
+            .dir(&s.key)
             .map_err(Error::from)
+            .and_then(|dir| Repo::discover_from(&dir).map_err(Error::from))
             .and_then(|clone| act(&clone, &s));
         match result {
             Ok(status) => {

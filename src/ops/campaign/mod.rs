@@ -37,6 +37,7 @@ use crate::report::Version;
 use crate::txn;
 use crate::Error;
 
+mod clone;
 mod local;
 mod pool;
 mod publish;
@@ -44,6 +45,7 @@ mod run_change;
 mod stage;
 mod status;
 
+pub use clone::Checkouts;
 pub use local::apply;
 pub use local::collect;
 pub use local::matrix;
@@ -71,6 +73,16 @@ pub enum CampaignError {
     Concurrent(String),
     #[error("bad --shard '{0}': give I/N with 1 ≤ I ≤ N")]
     Shard(String),
+    /// A folder at a clone's place that the campaign did not make.
+    #[error("{path} is not a clone a campaign made ({why}): it was left as it is")]
+    NotOurs { path: String, why: String },
+    /// A campaign clone whose work tree someone changed.
+    #[error("the campaign clone {path} has changes ({what}): they were left as they are")]
+    Dirty { path: String, what: String },
+    #[error("there is no campaign clone at {0}")]
+    NoClone(String),
+    #[error("the spec names no repository '{0}'")]
+    NotInSpec(String),
 }
 
 impl Classify for CampaignError {
@@ -81,6 +93,10 @@ impl Classify for CampaignError {
             CampaignError::Git(_) => "git",
             CampaignError::Concurrent(_) => "concurrent",
             CampaignError::Shard(_) => "usage",
+            CampaignError::NotOurs { .. } => "not-campaign-clone",
+            CampaignError::Dirty { .. } => "dirty-clone",
+            CampaignError::NoClone(_) => "no-campaign-clone",
+            CampaignError::NotInSpec(_) => "not-in-spec",
         }
     }
     fn exit(&self) -> Exit {
@@ -88,6 +104,8 @@ impl Classify for CampaignError {
             CampaignError::Spec { .. } | CampaignError::NoState(_) | CampaignError::Shard(_) => {
                 Exit::BadInput
             }
+            CampaignError::NoClone(_) | CampaignError::NotInSpec(_) => Exit::BadInput,
+            CampaignError::NotOurs { .. } | CampaignError::Dirty { .. } => Exit::Refused,
             CampaignError::Concurrent(_) => Exit::Locked,
             CampaignError::Git(_) => Exit::Internal,
         }
@@ -95,6 +113,16 @@ impl Classify for CampaignError {
     fn hint(&self) -> Option<String> {
         match self {
             CampaignError::Concurrent(_) => Some("run the same command again".into()),
+            CampaignError::NotOurs { .. } => {
+                Some("give the campaign another --workspace, or move the folder away".into())
+            }
+            CampaignError::Dirty { .. } => Some(
+                "commit, stash or remove them, or remove the clone (a rerun clones it again)"
+                    .into(),
+            ),
+            CampaignError::NoClone(_) => Some(
+                "run `campaign stage` first, and give every command the same --workspace".into(),
+            ),
             _ => None,
         }
     }
@@ -263,9 +291,24 @@ pub(crate) fn plain(what: &str, value: &str) -> Result<(), String> {
     }
 }
 
-/// Runs `git ARGS` in `dir` (no shell, no prompts); stdout, or the error text.
+/// Runs `git ARGS` in `dir` (no shell, no prompts); stdout, or the error text. The
+/// variables that point git at another repository (`git --git-dir=… astedit` sets
+/// them) are dropped: the repository is the one `dir` holds.
 pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
+    let mut cmd = Command::new("git");
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_NAMESPACE",
+        "GIT_PREFIX",
+    ] {
+        cmd.env_remove(var);
+    }
+    let out = cmd
         .args(args)
         .current_dir(dir)
         .env("GIT_TERMINAL_PROMPT", "0")

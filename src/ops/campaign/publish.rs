@@ -6,9 +6,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::clone;
 use super::git;
 use super::outcome;
 use super::record;
+use super::Checkouts;
 use super::Loaded;
 use super::State;
 use crate::ops::pr::BranchPlan;
@@ -29,6 +31,8 @@ pub struct PublishRequest {
     pub go_on: bool,
     /// How many repositories are pushed and opened at the same time.
     pub at_once: usize,
+    /// Where each repository's checkout is (never where the state says).
+    pub checkouts: Checkouts,
 }
 
 fn load(repo: &Repo, loaded: &Loaded) -> Result<State, Error> {
@@ -45,6 +49,7 @@ fn load(repo: &Repo, loaded: &Loaded) -> Result<State, Error> {
 pub(super) fn sync_prs(
     repo: &Repo,
     state: &mut State,
+    checkouts: &Checkouts,
     at_once: usize,
     only: impl Fn(&RepoState) -> bool,
 ) -> Result<Vec<RepoOutcome>, Error> {
@@ -60,9 +65,14 @@ pub(super) fn sync_prs(
         &asked,
         at_once,
         None,
-        |s| match (&s.checkout, &s.branch) {
-            (Some(dir), Some(branch)) => Some(crate::ops::pr::find(Path::new(dir), branch)),
-            _ => None,
+        |s| {
+            let branch = s.branch.as_ref()?;
+            Some(
+                checkouts
+                    .dir(&s.key)
+                    .map_err(Error::from)
+                    .and_then(|dir| crate::ops::pr::find(&dir, branch)),
+            )
         },
         |_| true,
         |s, found| {
@@ -72,7 +82,8 @@ pub(super) fn sync_prs(
                 None => return Ok(()),
                 Some(Ok(f)) => f,
                 Some(Err(e)) => {
-                    outcomes.push(outcome(&s, "unknown", Some(e.to_string())));
+                    let why = format!("{e} ({})", e.code());
+                    outcomes.push(outcome(&s, "unknown", Some(why)));
                     return Ok(());
                 }
             };
@@ -139,7 +150,8 @@ pub fn publish(repo: &Repo, req: &PublishRequest) -> Result<CampaignReport, Erro
     let mut state = load(repo, loaded)?;
     let mut notes = Vec::new();
     let canary = req.canary.unwrap_or(pr.canary);
-    let mut outcomes = sync_prs(repo, &mut state, req.at_once, |s| s.canary)?;
+    let checkouts = &req.checkouts;
+    let mut outcomes = sync_prs(repo, &mut state, checkouts, req.at_once, |s| s.canary)?;
     let published: Vec<&RepoState> = state
         .repos
         .values()
@@ -200,7 +212,10 @@ pub fn publish(repo: &Repo, req: &PublishRequest) -> Result<CampaignReport, Erro
         &todo,
         req.at_once,
         (budget != usize::MAX).then_some(budget),
-        |s| publish_one(loaded, s, None, None, pace.clone()),
+        |s| {
+            let dir = checkouts.dir(&s.key)?;
+            publish_one(loaded, &dir, s, None, None, pace.clone())
+        },
         |r| r.is_ok(),
         |s, result| {
             let mut s = s.clone();
@@ -269,14 +284,14 @@ fn pr_number(url: &str) -> Option<u64> {
 /// Publishes one repository's preview through `pr`.
 fn publish_one(
     loaded: &Loaded,
+    dir: &Path,
     s: &RepoState,
     parent: Option<gix::ObjectId>,
     lease: Option<gix::ObjectId>,
     pace: Option<Arc<Pace>>,
 ) -> Result<crate::report::PrReport, Error> {
     let pr = &loaded.spec.pr;
-    let dir = s.checkout.clone().unwrap_or_default();
-    let clone = Repo::discover_from(Path::new(&dir))?;
+    let clone = Repo::discover_from(dir)?;
     let name = &loaded.spec.name;
     let request = PrRequest {
         id: s.preview.clone(),
@@ -303,9 +318,14 @@ fn publish_one(
 }
 
 /// `campaign refresh` (`at_once` repositories at a time).
-pub fn refresh(repo: &Repo, loaded: &Loaded, at_once: usize) -> Result<CampaignReport, Error> {
+pub fn refresh(
+    repo: &Repo,
+    loaded: &Loaded,
+    checkouts: &Checkouts,
+    at_once: usize,
+) -> Result<CampaignReport, Error> {
     let mut state = load(repo, loaded)?;
-    let mut outcomes = sync_prs(repo, &mut state, at_once, |_| true)?;
+    let mut outcomes = sync_prs(repo, &mut state, checkouts, at_once, |_| true)?;
     let mut todo: Vec<RepoState> = state
         .repos
         .values()
@@ -325,7 +345,7 @@ pub fn refresh(repo: &Repo, loaded: &Loaded, at_once: usize) -> Result<CampaignR
         &todo,
         at_once,
         None,
-        |s| refresh_one(loaded, s.clone(), pace.clone()),
+        |s| refresh_one(loaded, checkouts.workspace(), s.clone(), pace.clone()),
         |_| true,
         |_, result| {
             let Some((o, changed)) = result else {
@@ -356,21 +376,30 @@ pub fn refresh(repo: &Repo, loaded: &Loaded, at_once: usize) -> Result<CampaignR
 /// One repository: the outcome, and the entry to record when it changed.
 fn refresh_one(
     loaded: &Loaded,
+    workspace: &Path,
     mut s: RepoState,
     pace: Option<Arc<Pace>>,
 ) -> (RepoOutcome, Option<RepoState>) {
     let key = s.key.clone();
-    let spec = loaded
-        .repos
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map(|(_, r)| r.clone())
-        .unwrap_or_else(|| crate::report::campaign::RepoSpec {
-            url: Some(s.source.clone()),
-            base: s.base.clone(),
-            ..Default::default()
-        });
-    let dir = std::path::PathBuf::from(s.checkout.clone().unwrap_or_default());
+    // The clone is the spec's key in the workspace, made by the campaign: the state
+    // (shared, and anyone's to write) names no folder we work in.
+    let spec = match loaded.repos.iter().find(|(k, _)| *k == key) {
+        Some((_, r)) if r.path.is_none() => r.clone(),
+        Some(_) => {
+            return (
+                outcome(&s, "skipped", Some("a local checkout".into())),
+                None,
+            )
+        }
+        None => {
+            let e = super::CampaignError::NotInSpec(key);
+            return (outcome(&s, "failed", Some(clone::reason(&e))), None);
+        }
+    };
+    let dir = match clone::existing(workspace, &key) {
+        Ok(d) => d,
+        Err(e) => return (outcome(&s, "failed", Some(clone::reason(&e))), None),
+    };
     if let Err(e) = git(&dir, &["fetch", "--quiet", "--prune", "origin"]) {
         return (outcome(&s, "failed", Some(e)), None);
     }
@@ -417,8 +446,8 @@ fn refresh_one(
             Ok(_) => {}
         }
     }
-    let checkout = super::stage::sync_clone(
-        dir.parent().unwrap_or(Path::new(".")),
+    let checkout = clone::sync_clone(
+        workspace,
         &key,
         &crate::report::campaign::RepoSpec {
             base: Some(base.clone()),
@@ -482,7 +511,7 @@ fn refresh_one(
             .pushed_commit
             .as_deref()
             .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
-        match publish_one(loaded, &s, parent, lease, pace) {
+        match publish_one(loaded, &dir, &s, parent, lease, pace) {
             Ok(r) => s.pushed_commit = Some(r.commit),
             Err(e) => {
                 s.status = RepoStatus::Stale;

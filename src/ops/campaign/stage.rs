@@ -5,9 +5,10 @@
 use std::path::Path;
 use std::path::PathBuf;
 
-use super::git;
+use super::clone::current_base;
+use super::clone::local_dir;
+use super::clone::sync_clone;
 use super::outcome;
-use super::plain;
 use super::record;
 use super::Loaded;
 use crate::cancel::Cancel;
@@ -175,7 +176,8 @@ fn stage_entry(
     // Staged on the same base already: nothing to redo.
     if let Some(p) = previous {
         if p.status == RepoStatus::Staged {
-            if let Ok(now) = current_base(&req.workspace, key, spec) {
+            let dir = checkout_of(&req.workspace, key, spec);
+            if let Ok(now) = current_base(&dir, spec) {
                 if now.1.as_deref() == p.base_commit.as_deref() && now.1.is_some() {
                     return Step::Skipped(outcome(p, "skipped", Some("already staged".into())));
                 }
@@ -233,85 +235,9 @@ fn stage_entry(
 /// The checkout of a repository: the local path, or its clone in the workspace.
 fn checkout_of(workspace: &Path, key: &str, spec: &RepoSpec) -> PathBuf {
     match &spec.path {
-        Some(p) => std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p)),
+        Some(p) => local_dir(p),
         None => workspace.join(key),
     }
-}
-
-/// The base branch and the commit it is at now (remote-tracking for clones, without
-/// fetching).
-fn current_base(
-    workspace: &Path,
-    key: &str,
-    spec: &RepoSpec,
-) -> Result<(Option<String>, Option<String>), String> {
-    let dir = checkout_of(workspace, key, spec);
-    if spec.path.is_some() {
-        let head = git(&dir, &["rev-parse", "--verify", "--quiet", "HEAD"])?;
-        return Ok((spec.base.clone(), Some(head.trim().to_string())));
-    }
-    let base = match &spec.base {
-        Some(b) => b.clone(),
-        None => default_branch(&dir)?,
-    };
-    let at = git(
-        &dir,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("refs/remotes/origin/{base}^{{commit}}"),
-        ],
-    )
-    .map_err(|_| format!("the base branch '{base}' does not exist in the repository"))?;
-    Ok((Some(base), Some(at.trim().to_string())))
-}
-
-fn default_branch(dir: &Path) -> Result<String, String> {
-    let head = git(
-        dir,
-        &["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"],
-    )
-    .map_err(|_| "the repository has no default branch: give `base`".to_string())?;
-    Ok(head
-        .trim()
-        .strip_prefix("refs/remotes/origin/")
-        .unwrap_or(head.trim())
-        .to_string())
-}
-
-/// Clones (or fetches) a repository into the workspace and checks out its base.
-pub(super) fn sync_clone(
-    workspace: &Path,
-    key: &str,
-    spec: &RepoSpec,
-) -> Result<(PathBuf, String, String), String> {
-    let url = spec.url.as_deref().unwrap_or_default();
-    plain("url", url)?;
-    if let Some(b) = &spec.base {
-        plain("base branch", b)?;
-    }
-    let dir = workspace.join(key);
-    std::fs::create_dir_all(workspace)
-        .map_err(|e| format!("cannot make the workspace {}: {e}", workspace.display()))?;
-    if dir.join(".git").exists() {
-        git(&dir, &["fetch", "--quiet", "--prune", "origin"])?;
-    } else {
-        let target = dir.display().to_string();
-        git(
-            workspace,
-            &["clone", "--quiet", "--no-checkout", "--", url, &target],
-        )?;
-    }
-    let (base, commit) = current_base(workspace, key, spec)?;
-    let (base, commit) = (base.unwrap_or_default(), commit.unwrap_or_default());
-    // Only an object id reaches checkout: the tree is exactly the base's.
-    git(
-        &dir,
-        &["checkout", "--quiet", "--force", "--detach", &commit],
-    )?;
-    git(&dir, &["clean", "--quiet", "-d", "--force", "-x"])?;
-    Ok((dir, base, commit))
 }
 
 fn stage_one(
@@ -322,7 +248,7 @@ fn stage_one(
 ) -> Result<Staged, String> {
     let (checkout, base, base_commit) = if spec.path.is_some() {
         let dir = checkout_of(workspace, key, spec);
-        let (base, commit) = current_base(workspace, key, spec)?;
+        let (base, commit) = current_base(&dir, spec)?;
         (dir, base, commit)
     } else {
         let (dir, base, commit) = sync_clone(workspace, key, spec)?;

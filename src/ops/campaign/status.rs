@@ -14,6 +14,8 @@ pub struct StatusRequest {
     pub offline: bool,
     /// How many pull requests are asked about at the same time.
     pub at_once: usize,
+    /// Where each repository's checkout is (gh asks the forge from there).
+    pub checkouts: super::Checkouts,
 }
 
 pub fn status(repo: &Repo, req: &StatusRequest) -> Result<CampaignStatusReport, Error> {
@@ -24,7 +26,8 @@ pub fn status(repo: &Repo, req: &StatusRequest) -> Result<CampaignStatusReport, 
     }
     let mut notes = Vec::new();
     if !req.offline {
-        for o in super::publish::sync_prs(repo, &mut state, req.at_once, |_| true)? {
+        for o in super::publish::sync_prs(repo, &mut state, &req.checkouts, req.at_once, |_| true)?
+        {
             if let Some(n) = &o.note {
                 notes.push(format!("{}: {n}", o.key));
             }
