@@ -191,8 +191,13 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
     remove_abandoned(repo);
     let tree = Worktree::add(repo, preview.meta.base_head.as_deref())?;
     let mut files = 0;
+    let mut known_dirs = std::collections::HashSet::new();
     for entry in &preview.entries {
         cancel.check()?;
+        // Apply's containment check, in the worktree: the base may have a symlink where
+        // the preview writes a folder (a preview fetched from elsewhere can be built so),
+        // and writing or removing through it would reach outside the worktree.
+        crate::txn::check_contained_in(&tree.dir, &entry.path, &mut known_dirs)?;
         let path = tree.dir.join(&entry.path);
         let failed = |source| VerifyError::Write {
             path: entry.path.clone(),

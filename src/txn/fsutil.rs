@@ -105,13 +105,23 @@ pub(crate) fn check_contained(
     path: &str,
     known_dirs: &mut std::collections::HashSet<PathBuf>,
 ) -> Result<(), Error> {
+    check_contained_in(&repo.workdir, path, known_dirs)
+}
+
+/// [`check_contained`] under `root` (another checkout of the repository, such as
+/// `verify`'s worktree).
+pub(crate) fn check_contained_in(
+    root: &Path,
+    path: &str,
+    known_dirs: &mut std::collections::HashSet<PathBuf>,
+) -> Result<(), Error> {
     let refused = |why: String| Error::Refused {
         path: path.to_string(),
         why,
     };
     check_path_syntax(path).map_err(|why| refused(why.to_string()))?;
     let comps: Vec<&str> = path.split('/').collect();
-    let mut cur = repo.workdir.clone();
+    let mut cur = root.to_path_buf();
     for (i, comp) in comps[..comps.len() - 1].iter().enumerate() {
         cur.push(comp);
         if known_dirs.contains(&cur) {

@@ -106,6 +106,18 @@ pub fn record_pr(
     Ok(())
 }
 
+/// Apply's containment check for `path` under `root`, another checkout of the
+/// repository (`verify`'s worktree): bad syntax, or a folder on the way that is a
+/// symlink or not a folder, is refused (exit 4) before anything is written there.
+/// `known_dirs` holds the folders already found plain.
+pub fn check_contained_in(
+    root: &std::path::Path,
+    path: &str,
+    known_dirs: &mut std::collections::HashSet<std::path::PathBuf>,
+) -> Result<(), Error> {
+    fsutil::check_contained_in(root, path, known_dirs)
+}
+
 /// Journals a `verified` event for `preview`: a command ran in a worktree of it, and
 /// `notes` say how it ended (not decisive: the preview's state is unchanged).
 pub fn record_verify(

@@ -104,11 +104,15 @@ fn a_killed_verify_leaves_a_worktree_the_next_one_removes() {
             .collect();
         out.code == 0 && paths.len() == 2 && std::path::Path::new(&paths[1]).join("a.ts").exists()
     };
+    // Seen once is enough: a second `git worktree list` can meet the add's metadata
+    // half written again.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !checked_out() && Instant::now() < deadline {
+    let mut seen = false;
+    while !seen && Instant::now() < deadline {
+        seen = checked_out();
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(checked_out(), "the verify worktree never appeared");
+    assert!(seen, "the verify worktree never appeared");
     child.kill().expect("kill");
     child.wait().expect("wait");
     repo.run(&["verify", "--", "true"]).assert_code(0);
@@ -184,4 +188,53 @@ fn apply_verify_applies_only_what_passes() {
     assert_eq!(log["events"][1]["event"], "verified");
     assert_eq!(worktrees(&repo), 1);
     repo.fsck();
+}
+
+/// Issue 35 item 2: the worktree is checked out at the preview's base; where the base
+/// has a symlink to a folder outside and the preview writes a file under that path,
+/// verify refuses (apply's containment check, exit 4) and nothing outside changes.
+#[test]
+fn a_symlinked_base_folder_is_never_written_through() {
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("a.ts"), "outside(1);\n").expect("write");
+    let repo = TestRepo::new();
+    repo.write("keep.ts", "x();\n");
+    std::os::unix::fs::symlink(outside.path(), repo.path().join("lib")).expect("symlink");
+    repo.commit_all("base: lib is a link");
+    // The user's tree has a plain folder there now; the preview is staged from it, on
+    // the base that still has the link.
+    std::fs::remove_file(repo.path().join("lib")).expect("rm");
+    repo.write("lib/a.ts", "foo(1);\n");
+    repo.git(&["rm", "-q", "--cached", "lib"]);
+    repo.git(&["add", "lib/a.ts"]);
+    repo.run(&["edit", "-p", "foo($A)", "-r", "bar($A)"])
+        .assert_code(0);
+    let before = std::fs::read_dir(outside.path()).expect("ls").count();
+    for args in [
+        &["--json", "verify", "--", "true"][..],
+        &["--json", "apply", "--verify", "true"][..],
+    ] {
+        let out = repo.run(args);
+        out.assert_code(4);
+        let e = out.json();
+        assert_eq!(e["error"]["code"], "refused", "{e}");
+        assert!(
+            e["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("lib/a.ts"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("a.ts")).expect("read"),
+            "outside(1);\n"
+        );
+        assert_eq!(
+            std::fs::read_dir(outside.path()).expect("ls").count(),
+            before
+        );
+        assert_eq!(worktrees(&repo), 1);
+    }
+    // Nothing applied: the user's file is as it was.
+    assert_eq!(repo.read_string("lib/a.ts"), "foo(1);\n");
 }
