@@ -55,6 +55,11 @@ pub struct InputArgs {
     /// astedit.customLanguages=allow remembers it
     #[arg(long, value_name = "POLICY")]
     pub custom_languages: Option<String>,
+
+    /// Warn about every language the pattern is not code in (Markdown, YAML, HTML
+    /// read it as text), not only those whose files hold its text
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 }
 
 /// ast-grep's `--no-ignore` values.

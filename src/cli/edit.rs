@@ -118,6 +118,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
         // After `-i` every accepted change has been shown already.
         staging: args.stage.staging(!args.interactive, color),
         cache,
+        verbose: args.input.verbose,
     };
     let never = Cancel::never();
     let report = if args.interactive {

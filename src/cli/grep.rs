@@ -277,6 +277,7 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         stdin,
         keep_lines: stream,
         cache,
+        verbose: args.input.verbose,
     };
     let cancel = Cancel::never();
     let report = match printer.encoder() {

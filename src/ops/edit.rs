@@ -41,6 +41,9 @@ pub struct EditRequest<'a> {
     pub staging: Staging,
     /// The result cache to use.
     pub cache: super::cache::CacheChoice,
+    /// Warn about every language a pattern is not code in, not only those whose files
+    /// hold its text (`-v`).
+    pub verbose: bool,
 }
 
 /// How an edit runs.
@@ -150,6 +153,16 @@ pub fn run(
         diagnostics: diagnostics(repo, &outcome, &ops, staging.audience),
         text: StageText::default(),
     };
+    let patterns: Vec<&str> = req.ops.iter().map(|(p, _)| p.as_str()).collect();
+    report
+        .diagnostics
+        .say_languages(&super::notcode::worth_saying(
+            repo,
+            req.set,
+            &patterns,
+            &outcome.skipped_languages,
+            req.verbose,
+        ));
     if let Some(d) = staging.diff {
         report.text.diff = Some(match &preview {
             Some(p) => super::preview::render_preview_diffs(repo, p, d.color, d.max_lines)?,

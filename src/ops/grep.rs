@@ -70,6 +70,9 @@ pub struct GrepRequest<'a> {
     pub keep_lines: bool,
     /// The result cache to use.
     pub cache: super::cache::CacheChoice,
+    /// Warn about every language the pattern is not code in, not only those whose
+    /// files hold its text (`-v`).
+    pub verbose: bool,
 }
 
 /// The name a search of standard input gives its one file, as ast-grep's.
@@ -405,6 +408,19 @@ fn search(
     }
     // A partial search must not pass for a whole one.
     cancel.check()?;
+    let mut diagnostics = Diagnostics::of(
+        &found.skipped_languages,
+        &found.parse_errors,
+        &found.skipped,
+        |p| req.paths.show(repo, p),
+    );
+    diagnostics.say_languages(&super::notcode::worth_saying(
+        repo,
+        req.set,
+        &[&req.pattern],
+        &found.skipped_languages,
+        req.verbose,
+    ));
     Ok(GrepReport {
         schema_version: Version,
         pattern: req.pattern.clone(),
@@ -414,12 +430,7 @@ fn search(
         capped: req.offset + shown < found.total,
         files_searched: found.files_searched,
         files_matched: found.files_matched,
-        diagnostics: Diagnostics::of(
-            &found.skipped_languages,
-            &found.parse_errors,
-            &found.skipped,
-            |p| req.paths.show(repo, p),
-        ),
+        diagnostics,
         max_count: req.max_count,
     })
 }

@@ -19,6 +19,7 @@ pub mod lines;
 pub mod list;
 pub mod log;
 pub mod merge;
+pub mod notcode;
 pub mod ruletest;
 pub mod run;
 pub mod verify;

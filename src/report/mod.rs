@@ -205,6 +205,24 @@ impl Diagnostics {
     }
 }
 
+impl Diagnostics {
+    /// Keeps the warning about skipped languages for `said` only (a part of
+    /// `skipped_languages`, which stays whole): the others are not worth a line.
+    pub fn say_languages(&mut self, said: &[(String, String)]) {
+        let all: Vec<(String, String)> = self
+            .skipped_languages
+            .iter()
+            .map(|s| (s.lang.clone(), s.reason.clone()))
+            .collect();
+        if let Some(note) = crate::rewrite::skipped_languages_note(&all) {
+            self.warnings.retain(|w| *w != note);
+        }
+        if let Some(note) = crate::rewrite::skipped_languages_note(said) {
+            self.warnings.insert(0, note);
+        }
+    }
+}
+
 /// A piece of source: byte range (`start_byte` inclusive, `end_byte` exclusive), 1-based
 /// line and column (columns in characters; the end is just past the last character).
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -140,3 +140,105 @@ fn a_path_given_as_the_id_is_quoted_as_typed_with_a_hint() {
         out.stderr
     );
 }
+
+/// Code, plus Markdown and YAML that say nothing of `console.log`.
+fn mixed_repository() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("src/a.js", "console.log(1);\n");
+    repo.write("README.md", "# App\n\nRun it with `make`.\n");
+    repo.write(".ci.yml", "steps:\n  - run: make test\n");
+    repo.commit_all("init");
+    repo
+}
+
+// Item 4: "pattern … is only text in Markdown and Yaml" only when those files hold the
+// pattern's text, or with -v; once.
+#[test]
+fn the_only_text_warning_is_quiet_when_those_files_cannot_hold_a_match() {
+    let repo = mixed_repository();
+    let out = repo.run(&["grep", "-p", "console.log($$$A)"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "src/a.js:1:1: console.log(1)\n");
+    assert!(!out.stderr.contains("only text"), "{}", out.stderr);
+    // The report still says which languages were skipped.
+    let json = repo
+        .run(&["--json", "grep", "-p", "console.log($$$A)"])
+        .assert_code(0)
+        .json();
+    let langs: Vec<&str> = json["skipped_languages"]
+        .as_array()
+        .expect("skipped_languages")
+        .iter()
+        .map(|s| s["lang"].as_str().expect("lang"))
+        .collect();
+    assert!(langs.contains(&"Markdown"), "{json}");
+    assert!(
+        !json["warnings"].to_string().contains("only text"),
+        "{json}"
+    );
+    let out = repo.run(&["edit", "-p", "console.log($$$A)", "-r", "log($$$A)"]);
+    out.assert_code(0);
+    assert!(!out.stderr.contains("only text"), "{}", out.stderr);
+
+    // -v says it.
+    let out = repo.run(&["grep", "-v", "-p", "console.log($$$A)"]);
+    out.assert_code(0);
+    assert_eq!(
+        out.stderr.matches("is only text in").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn the_only_text_warning_is_said_once_when_a_skipped_file_holds_the_text() {
+    let repo = mixed_repository();
+    repo.write("README.md", "# App\n\nDebug with `console.log(x)`.\n");
+    let out = repo.run(&["grep", "-p", "console.log($$$A)"]);
+    out.assert_code(0);
+    assert_eq!(
+        out.stderr.matches("is only text in").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("Markdown"), "{}", out.stderr);
+    // The YAML file does not hold it: not named.
+    assert!(!out.stderr.contains("Yaml"), "{}", out.stderr);
+}
+
+// Item 5: ast-grep's `test` exits 4 when a test fails; this one exits 1, as every
+// check here does (4 means "refused for safety"), as the guide says.
+#[test]
+fn a_failed_rule_test_exits_one_and_the_guide_says_why_not_four() {
+    let repo = TestRepo::new();
+    repo.write(
+        "sgconfig.yml",
+        "ruleDirs: [rules]\ntestConfigs:\n  - testDir: tests\n",
+    );
+    repo.write(
+        "rules/r.yml",
+        "id: r\nlanguage: javascript\nrule: {pattern: foo($A)}\n",
+    );
+    repo.write(
+        "tests/r-test.yml",
+        "id: r\nvalid: ['foo(1)']\ninvalid: []\n",
+    );
+    repo.commit_all("init");
+    let out = repo.run(&["test"]);
+    out.assert_code(1);
+    assert!(
+        out.stdout.contains("test failed. 0 passed; 1 failed;"),
+        "{}",
+        out.stdout
+    );
+    let guide = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/ast-grep.md"),
+    )
+    .expect("guide");
+    assert!(
+        guide.contains("`test` exits 1 when a rule test fails; ast-grep exits 4."),
+        "the guide no longer says why"
+    );
+}

@@ -325,6 +325,7 @@ fn run_change(
             max_file_size: files::DEFAULT_MAX_FILE_SIZE,
             staging,
             cache: Default::default(),
+            verbose: false,
         };
         let r = crate::ops::edit::run(
             repo,

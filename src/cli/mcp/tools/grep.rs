@@ -82,6 +82,7 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         stdin: None,
         keep_lines: false,
         cache: Default::default(),
+        verbose: false,
     };
     let report = git_astedit::ops::grep::run(&repo, &request, &call.cancel, |file| {
         rows.add(&file);
