@@ -96,6 +96,14 @@ pub enum PreviewKind {
     Lines,
     /// `run`: what a command changed in a worktree of the tree.
     Run,
+    /// `replace`: `old_string` → `new_string` edits of one file (Claude Code's
+    /// Edit/MultiEdit shape).
+    Replace,
+    /// `write`: one file created or replaced whole.
+    Write,
+    /// An edit an agent made with its own tool, journalled by `agent-hook` after the
+    /// fact (applied when recorded).
+    Hook,
 }
 
 impl PreviewKind {
@@ -107,6 +115,9 @@ impl PreviewKind {
             PreviewKind::Merge => "merge",
             PreviewKind::Lines => "lines",
             PreviewKind::Run => "run",
+            PreviewKind::Replace => "replace",
+            PreviewKind::Write => "write",
+            PreviewKind::Hook => "hook",
         }
     }
 }

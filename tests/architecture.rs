@@ -1093,7 +1093,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("files.rs", "collect_watched"),
     ("ops/campaign/publish.rs", "refresh_one"),
     ("ops/grep.rs", "search"),
-    ("ops/lines.rs", "edit_lines"),
     ("ops/pr.rs", "run"),
     ("ops/refresh/mod.rs", "rederive"),
     ("patch/resolve.rs", "resolve_one"),

@@ -62,7 +62,7 @@ pub enum LinesError {
     UnknownBlob { path: String, blob: String },
     #[error(
         "{path} changed since it was read (blob {blob}, now {now}) where the edit replaces \
-         lines ({}); nothing was staged",
+         lines ({}); nothing was staged\nwhat changed since the read:\n{diff}",
         regions.iter().map(Region::describe).collect::<Vec<_>>().join(", ")
     )]
     StaleRead {
@@ -71,6 +71,8 @@ pub enum LinesError {
         now: String,
         /// Regions of the current file where its changes and the edit collide.
         regions: Vec<Region>,
+        /// What changed in the file since the read (a small unified diff).
+        diff: String,
     },
 }
 
@@ -112,7 +114,9 @@ impl Classify for LinesError {
                 blob,
                 now,
                 regions,
-            } => serde_json::json!({"path": path, "blob": blob, "now": now, "regions": regions}),
+                diff,
+            } => serde_json::json!({"path": path, "blob": blob, "now": now, "regions": regions,
+                                    "changed_since_read": diff}),
             LinesError::NotReadable { path, .. }
             | LinesError::BadRange { path, .. }
             | LinesError::BadBlob { path, .. }
@@ -140,7 +144,7 @@ fn split_lines(text: &str) -> Vec<&str> {
 }
 
 /// Reads a work-tree file by repository path, refusing what a patch may not touch.
-fn read_file(repo: &Repo, raw: &str) -> Result<(String, FileContent, String), Error> {
+pub(super) fn read_file(repo: &Repo, raw: &str) -> Result<(String, FileContent, String), Error> {
     let path = crate::patch::vtree::clean_path(raw, "")?;
     let tree = crate::patch::FsTree::for_repo(repo)?;
     let not = |why: &str| LinesError::NotReadable {
@@ -289,54 +293,10 @@ pub fn edit_lines(
     cancel: &Cancel,
 ) -> Result<StageReport, Error> {
     let (path, current, now_text) = read_file(repo, &req.path)?;
-    let want =
-        gix::ObjectId::from_hex(req.blob.trim().as_bytes()).map_err(|_| LinesError::BadBlob {
-            path: path.clone(),
-            blob: req.blob.clone(),
-        })?;
-    let now = blob_hash(repo, &current.bytes)?;
-    let base_text = if now == want {
-        now_text.clone()
-    } else {
-        if !txn::has_blob(repo, want) {
-            return Err(LinesError::UnknownBlob {
-                path,
-                blob: want.to_string(),
-            }
-            .into());
-        }
-        String::from_utf8(txn::blob(repo, want)?).map_err(|_| LinesError::NotReadable {
-            path: path.clone(),
-            why: format!("blob {want} is not UTF-8 text"),
-        })?
-    };
-    let edited = splice(&path, &base_text, &req.edits)?;
-    let mut notes = Vec::new();
-    let after = if now == want {
-        edited.into_bytes()
-    } else {
-        let m = merge3_layout(base_text.as_bytes(), &current.bytes, edited.as_bytes())?;
-        if !m.conflicts.is_empty() {
-            return Err(LinesError::StaleRead {
-                path,
-                blob: want.to_string(),
-                now: now.to_string(),
-                regions: m.conflicts,
-            }
-            .into());
-        }
-        notes.push(format!(
-            "{path} changed since it was read (blob {want}, now {now}); the edit was re-placed \
-             by a three-way merge onto the current file{}: check the diff",
-            if m.by_layout {
-                " (only whitespace at the ends of lines changed, merged line by line)"
-            } else {
-                ""
-            }
-        ));
-        m.text
-    };
-    cancel.check()?;
+    let pin = Pin::of(repo, &path, Some(&req.blob), &current, now_text)?;
+    let edited = splice(&path, &pin.base, &req.edits)?;
+    let (after, notes) = pin.onto_current(&path, &current, edited)?;
+    let want = pin.blob();
     let ranges: Vec<LineRange> = req
         .edits
         .iter()
@@ -345,46 +305,7 @@ pub fn edit_lines(
             end: e.end,
         })
         .collect();
-    let staging = &req.staging;
-    let changes = ChangeSet {
-        changes: if after == current.bytes {
-            Vec::new()
-        } else {
-            vec![FileChange {
-                path: path.clone(),
-                before: Some(current.clone()),
-                after: Some(FileContent {
-                    bytes: after,
-                    mode: current.mode,
-                }),
-            }]
-        },
-    };
     let count = req.edits.len();
-    let mut meta = PreviewMeta {
-        kind: PreviewKind::Lines,
-        summary: format!("{} in 1 file", crate::text::plural(count, "line range")),
-        reason: staging.reason.clone(),
-        files: vec![FileMeta {
-            path: path.clone(),
-            count,
-            flags: Vec::new(),
-        }],
-        replacements: count,
-        details: serde_json::json!({
-            "lines": {"path": path, "blob": want.to_string(), "ranges": ranges,
-                      "replaced": now != want},
-        }),
-        ..PreviewMeta::default()
-    };
-    let preview = stage_changes(repo, &changes, &mut meta, staging.agent.clone())?;
-    let mut diagnostics = Diagnostics::default();
-    diagnostics.warnings.extend(notes);
-    if preview.is_none() {
-        diagnostics
-            .warnings
-            .push("the edit leaves the file as it is; nothing staged".into());
-    }
     let placement = format!(
         "update {path}: {} {}\n",
         ranges
@@ -396,15 +317,240 @@ pub fn edit_lines(
             })
             .collect::<Vec<_>>()
             .join(", "),
-        if now == want {
-            "replaced in the blob read"
-        } else {
+        if pin.moved() {
             "re-placed onto the changed file"
+        } else {
+            "replaced in the blob read"
         }
     );
+    stage_file(
+        repo,
+        OneFile {
+            kind: PreviewKind::Lines,
+            summary: format!("{} in 1 file", crate::text::plural(count, "line range")),
+            details: serde_json::json!({
+                "lines": {"path": path, "blob": want, "ranges": ranges,
+                          "replaced": pin.moved()},
+            }),
+            path,
+            before: Some(current),
+            after,
+            count,
+            placement,
+            notes,
+        },
+        &req.staging,
+        cancel,
+    )
+}
+
+/// The content an edit was made against: the blob a caller read (when it names one)
+/// or the file as it is now; [`Pin::onto_current`] carries the edit over to the file
+/// as it is now.
+pub(super) struct Pin {
+    /// The text the edit is made on.
+    pub base: String,
+    /// The blob read, when the file changed since (the base is then that blob's text).
+    pub read: Option<gix::ObjectId>,
+    /// The blob the file holds now.
+    pub now: gix::ObjectId,
+}
+
+impl Pin {
+    /// The base of an edit of `path` (content `current`, text `now_text`) pinned to
+    /// `blob` (as `read` returned it), if any.
+    pub fn of(
+        repo: &Repo,
+        path: &str,
+        blob: Option<&str>,
+        current: &FileContent,
+        now_text: String,
+    ) -> Result<Pin, Error> {
+        let now = blob_hash(repo, &current.bytes)?;
+        let Some(blob) = blob.map(str::trim).filter(|b| !b.is_empty()) else {
+            return Ok(Pin {
+                base: now_text,
+                read: None,
+                now,
+            });
+        };
+        let want = gix::ObjectId::from_hex(blob.as_bytes()).map_err(|_| LinesError::BadBlob {
+            path: path.to_string(),
+            blob: blob.to_string(),
+        })?;
+        if want == now {
+            return Ok(Pin {
+                base: now_text,
+                read: None,
+                now,
+            });
+        }
+        if !txn::has_blob(repo, want) {
+            return Err(LinesError::UnknownBlob {
+                path: path.to_string(),
+                blob: want.to_string(),
+            }
+            .into());
+        }
+        let base =
+            String::from_utf8(txn::blob(repo, want)?).map_err(|_| LinesError::NotReadable {
+                path: path.to_string(),
+                why: format!("blob {want} is not UTF-8 text"),
+            })?;
+        Ok(Pin {
+            base,
+            read: Some(want),
+            now,
+        })
+    }
+
+    /// Whether the file changed since the blob read.
+    pub fn moved(&self) -> bool {
+        self.read.is_some()
+    }
+
+    /// The blob the edit was addressed to, as hex.
+    pub fn blob(&self) -> String {
+        self.read.unwrap_or(self.now).to_string()
+    }
+
+    /// `edited` (the base with the edit made) carried over to the file as it is now,
+    /// by a three-way merge when it changed since the read, with a note saying so; a
+    /// collision is [`LinesError::StaleRead`].
+    pub fn onto_current(
+        &self,
+        path: &str,
+        current: &FileContent,
+        edited: String,
+    ) -> Result<(Vec<u8>, Vec<String>), Error> {
+        let Some(want) = self.read else {
+            return Ok((edited.into_bytes(), Vec::new()));
+        };
+        let now = self.now;
+        let m = merge3_layout(self.base.as_bytes(), &current.bytes, edited.as_bytes())?;
+        if !m.conflicts.is_empty() {
+            return Err(LinesError::StaleRead {
+                path: path.to_string(),
+                blob: want.to_string(),
+                now: now.to_string(),
+                regions: m.conflicts,
+                diff: changes_since(&self.base, &String::from_utf8_lossy(&current.bytes)),
+            }
+            .into());
+        }
+        let note = format!(
+            "{path} changed since it was read (blob {want}, now {now}); the edit was re-placed \
+             by a three-way merge onto the current file{}: check the diff",
+            if m.by_layout {
+                " (only whitespace at the ends of lines changed, merged line by line)"
+            } else {
+                ""
+            }
+        );
+        Ok((m.text, vec![note]))
+    }
+}
+
+/// What changed in a file since a read, as a small unified diff (for a stale read's
+/// error: the model sees what moved under it without reading the file again).
+fn changes_since(read: &str, now: &str) -> String {
+    const MAX_LINES: usize = 40;
+    let diff = similar::TextDiff::from_lines(read, now);
+    let text = diff
+        .unified_diff()
+        .context_radius(1)
+        .header("read", "now")
+        .to_string();
+    let mut out = String::new();
+    for (i, l) in text.lines().enumerate() {
+        if i == MAX_LINES {
+            out.push_str("… (diff cut)\n");
+            break;
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
+/// One file's change to stage, and how to describe it.
+pub(super) struct OneFile {
+    pub kind: PreviewKind,
+    pub path: String,
+    /// `None`: the file is created.
+    pub before: Option<FileContent>,
+    pub after: Vec<u8>,
+    /// Edits made (the preview's count).
+    pub count: usize,
+    pub summary: String,
+    /// The preview's `details`.
+    pub details: serde_json::Value,
+    /// The placement line of the report.
+    pub placement: String,
+    /// Warnings for the report.
+    pub notes: Vec<String>,
+}
+
+/// Stages one file's change as a preview of `file.kind` and reports it as the other
+/// staging tools do.
+pub(super) fn stage_file(
+    repo: &Repo,
+    file: OneFile,
+    staging: &Staging,
+    cancel: &Cancel,
+) -> Result<StageReport, Error> {
+    cancel.check()?;
+    let OneFile {
+        kind,
+        path,
+        before,
+        after,
+        count,
+        summary,
+        details,
+        placement,
+        notes,
+    } = file;
+    let unchanged = before.as_ref().is_some_and(|b| b.bytes == after);
+    let mode = before
+        .as_ref()
+        .map(|b| b.mode)
+        .unwrap_or(crate::change::FileMode::Regular);
+    let changes = ChangeSet {
+        changes: if unchanged {
+            Vec::new()
+        } else {
+            vec![FileChange {
+                path: path.clone(),
+                before,
+                after: Some(FileContent { bytes: after, mode }),
+            }]
+        },
+    };
+    let mut meta = PreviewMeta {
+        kind,
+        summary,
+        reason: staging.reason.clone(),
+        files: vec![FileMeta {
+            path: path.clone(),
+            count,
+            flags: Vec::new(),
+        }],
+        replacements: count,
+        details,
+        ..PreviewMeta::default()
+    };
+    let preview = stage_changes(repo, &changes, &mut meta, staging.agent.clone())?;
+    let mut diagnostics = Diagnostics::default();
+    diagnostics.warnings.extend(notes);
+    if preview.is_none() {
+        diagnostics
+            .warnings
+            .push("the edit leaves the file as it is; nothing staged".into());
+    }
     let mut report = StageReport {
         schema_version: Version,
-        kind: PreviewKind::Lines,
+        kind,
         id: None,
         staged: false,
         applied: false,

@@ -30,6 +30,7 @@ pub mod pr;
 pub mod preview;
 pub mod recover;
 pub mod refresh;
+pub mod replace;
 pub mod scan;
 pub mod session;
 pub mod show;

@@ -89,6 +89,10 @@ pub enum Error {
         chunk: usize,
         line: usize,
         detail: String,
+        /// The file region closest to the chunk's old lines.
+        near: Option<Box<crate::text::closest::Near>>,
+        /// Whether that region's text occurs in the file once.
+        near_unique: bool,
     },
     #[error(
         "patch line {line}: chunk {chunk} of '{path}' matches {} places ({} comparison): lines {}",
@@ -193,6 +197,32 @@ impl Classify for Error {
                 "the format is `*** Begin Patch`, then `*** Add File:`, `*** Delete File:` or \
                  `*** Update File:` sections, then `*** End Patch`"
                     .into(),
+            ),
+            _ => None,
+        }
+    }
+    fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            Error::NoMatch {
+                path,
+                chunk,
+                line,
+                near,
+                near_unique,
+                ..
+            } => Some(
+                serde_json::json!({"path": path, "chunk": chunk, "patch_line": line,
+                                          "near": near, "near_unique": near_unique}),
+            ),
+            Error::Ambiguous {
+                path,
+                chunk,
+                line,
+                candidates,
+                ..
+            } => Some(
+                serde_json::json!({"path": path, "chunk": chunk, "patch_line": line,
+                                          "count": candidates.len(), "lines": candidates}),
             ),
             _ => None,
         }

@@ -648,10 +648,12 @@ fn resolve_one(
         Rescue::None => {}
     }
 
+    let (near, near_unique) = near_miss(text, &old);
     Err(Error::NoMatch {
         path: ctx.path.to_string(),
         chunk: chunk_no,
         line: chunk.line,
+        near_unique,
         detail: {
             let mut d = no_match_detail(text, hay, &rescue_keys, &old, start);
             if let Some(at) = applied_hint {
@@ -660,9 +662,34 @@ fn resolve_one(
                     at + 1
                 ));
             }
+            if let Some(n) = &near {
+                d.push_str(&format!(
+                    "\nfirst difference at line {}:\n  expected: {}\n  found:    {}\n{}",
+                    n.diverges_at,
+                    n.expected_line,
+                    n.found_line,
+                    n.diff.trim_end()
+                ));
+            }
             d
         },
+        near,
     })
+}
+
+/// The file region closest to a chunk's old lines ([`crate::text::closest`]), and
+/// whether its text occurs in the file once.
+fn near_miss(text: &Text, old: &[&str]) -> (Option<Box<crate::text::closest::Near>>, bool) {
+    let mut file = String::new();
+    for (l, _) in &text.lines {
+        file.push_str(l);
+        file.push('\n');
+    }
+    let near = crate::text::closest::closest(&file, &old.join("\n"));
+    let unique = near
+        .as_ref()
+        .is_some_and(|n| crate::text::closest::occurrences(&file, &n.text).len() == 1);
+    (near.map(Box::new), unique)
 }
 
 fn leading(s: &str) -> &str {

@@ -4,6 +4,7 @@ messages kept to one line, counted nouns, escaped lines, and paths quoted as git
 quotes them ([`Quoting`]).
 */
 
+pub mod closest;
 mod quote;
 pub use quote::Quoting;
 

@@ -26,6 +26,7 @@ mod look;
 mod manpages;
 mod mcp;
 mod mcp_lines;
+mod mcp_replace;
 mod partial;
 mod patch;
 mod recovery;

@@ -380,6 +380,8 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
             "pr",
             "read",
             "edit_lines",
+            "replace",
+            "write",
             "ast_apply"
         ]
     );
@@ -402,7 +404,7 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
         assert_eq!(a["readOnlyHint"], read_only, "{}", tool["name"]);
         let destructive = matches!(
             tool["name"].as_str(),
-            Some("resolve" | "undo" | "ast_apply" | "ast_edit" | "pr")
+            Some("resolve" | "undo" | "ast_apply" | "ast_edit" | "pr" | "replace" | "write")
         );
         assert_eq!(a["destructiveHint"], destructive, "{}", tool["name"]);
         // Only `pr` reaches outside the repository (a remote, GitHub).

@@ -61,7 +61,7 @@ try {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
   check("tool list", () => {
-    for (const n of ["ast_grep", "ast_edit", "apply_patch", "previews", "resolve", "undo", "pr", "read", "edit_lines", "ast_apply"]) {
+    for (const n of ["ast_grep", "ast_edit", "apply_patch", "previews", "resolve", "undo", "pr", "read", "edit_lines", "replace", "write", "ast_apply"]) {
       assert.ok(names.includes(n), `no tool ${n} in ${names}`);
     }
     const pr = tools.find((t) => t.name === "pr");
@@ -215,6 +215,33 @@ try {
     const json = JSON.parse(staleRead.content[1].text);
     assert.equal(json.error.code, "stale-read");
     assert.equal(json.error.next.tool, "read");
+  });
+
+  // Claude Code's Edit and Write shapes, staged like every other tool.
+  const replaced = await ok("replace", {
+    file_path: "src/a.rs",
+    old_string: "foo(21)",
+    new_string: "foo(22)",
+    reason: "replace",
+  });
+  check("replace stages", () => {
+    assert.equal(replaced.kind, "replace");
+    assert.equal(read("src/a.rs"), "fn main() { foo(1); foo(21); }\n");
+  });
+  await ok("resolve", { action: "apply", id: replaced.id, reason: "replace" });
+  check("replace applied", () => assert.equal(read("src/a.rs"), "fn main() { foo(1); foo(22); }\n"));
+  const missing = await call("replace", { path: "src/a.rs", old_string: "foo(23)", new_string: "x" });
+  check("replace not found names the closest lines and a next replace", () => {
+    assert.equal(missing.isError, true);
+    const json = JSON.parse(missing.content[1].text);
+    assert.equal(json.error.code, "text-not-found");
+    assert.equal(json.error.details.near.start, 1);
+    assert.equal(json.error.next.tool, "replace");
+  });
+  const written = await ok("write", { path: "src/w.rs", content: "fn w() {}\n", apply: true });
+  check("write creates", () => {
+    assert.equal(written.kind, "write");
+    assert.equal(read("src/w.rs"), "fn w() {}\n");
   });
 
   const bad = await call("resolve", { action: "apply", reason: "x", id: "abc123" });

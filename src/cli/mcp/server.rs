@@ -81,7 +81,8 @@ impl git_astedit::error::Classify for ServeError {
 
 const INSTRUCTIONS: &str = "git-astedit: structural search and rewrites for this git repository, \
 staged as previews kept in git. Search with ast_grep; stage a rewrite with ast_edit or a \
-`*** Begin Patch` patch with apply_patch, or line ranges of a file you read (read gives lines \
+`*** Begin Patch` patch with apply_patch, exact text with replace (old_string/new_string) or a \
+whole file with write, or line ranges of a file you read (read gives lines \
 and a blob id) with edit_lines (the work tree is unchanged); inspect with previews; \
 then resolve with action apply (stale-checked, atomic) or discard, always with a reason; \
 without an id, resolve means the newest preview this session staged. \
@@ -218,6 +219,8 @@ const ALIASES: &[(&str, &str, &str)] = &[
     ("AstApplyInput", "id", "previewId"),
     ("PrInput", "id", "previewId"),
     ("ResolveExtra", "preview_id", "previewId"),
+    ("ReplaceInput", "path", "file_path"),
+    ("WriteInput", "path", "file_path"),
 ];
 
 /// Enum values accepted besides the declared ones: (type, value, alias).
@@ -375,6 +378,26 @@ fn catalog(allow_run: bool) -> Vec<Tool> {
              apply or discard the preview with `resolve`.",
             hints("Stage line edits", false, false, false),
         ),
+        tool::<tools::ReplaceInput, git_astedit::report::StageReport>(
+            "replace",
+            "Stage exact-text replacements in one file as a preview (the Edit/MultiEdit shape): \
+             old_string must occur exactly once (or set replace_all); `edits` makes several in \
+             order, all or nothing. When old_string is not found, the error shows the closest \
+             lines, where they differ and a `next` replace that would work; when it occurs more \
+             than once, the line of each. `blob` (from `read`) pins the text the edit was made \
+             from: a file changed since is merged three-way. The work tree is NOT changed unless \
+             `apply` is set: apply or discard the preview with `resolve`.",
+            hints("Stage text replacements", false, true, false),
+        ),
+        tool::<tools::WriteInput, git_astedit::report::StageReport>(
+            "write",
+            "Stage a whole file, created or replaced, as a preview (the Write shape). `blob` \
+             (from `read`) pins the content it was written from: if the file changed since, the \
+             other change is merged in three-way, or nothing is staged (stale-read) where they \
+             collide, so a write from a stale read never drops another agent's edit. The work \
+             tree is NOT changed unless `apply` is set: apply or discard with `resolve`.",
+            hints("Stage a whole file", false, true, false),
+        ),
         tool::<tools::AstApplyInput, git_astedit::report::ResolveReport>(
             "ast_apply",
             "Legacy name of `resolve`, kept for older callers: `action` (apply or discard), \
@@ -437,6 +460,8 @@ fn dispatch(
         "apply_patch" => tools::apply_patch(call, args(name, arguments)?),
         "read" => tools::read(call, args(name, arguments)?),
         "edit_lines" => tools::edit_lines(call, args(name, arguments)?),
+        "replace" => tools::replace(call, args(name, arguments)?),
+        "write" => tools::write(call, args(name, arguments)?),
         "previews" => tools::previews(call, args(name, arguments)?),
         "resolve" => tools::resolve(call, args(name, arguments)?),
         "undo" => tools::undo(call, args(name, arguments)?),

@@ -951,7 +951,12 @@ fn derive_file(
         }
         // Line edits are merged three-way from the blob they were staged on.
         // A run is re-run whole (`run::rederive`), never path by path.
-        PreviewKind::Merge | PreviewKind::Lines | PreviewKind::Run => merged(e, meta, after, merge),
+        PreviewKind::Merge
+        | PreviewKind::Lines
+        | PreviewKind::Run
+        | PreviewKind::Replace
+        | PreviewKind::Write
+        | PreviewKind::Hook => merged(e, meta, after, merge),
     }
 }
 
@@ -1088,6 +1093,8 @@ pub(super) fn successor_meta(
         PreviewKind::Merge => "change",
         PreviewKind::Lines => "line range",
         PreviewKind::Run => "change",
+        PreviewKind::Replace => "replacement",
+        PreviewKind::Write | PreviewKind::Hook => "file",
     };
     meta.summary = format!(
         "{} in {} (refreshed from {})",

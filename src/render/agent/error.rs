@@ -116,7 +116,8 @@ pub fn tool_hint(err: &Error) -> Option<String> {
         ),
         "usage" => "see the tool's inputSchema for its fields".into(),
         "stale-read" | "unknown-blob" => format!(
-            "read {{\"path\": \"{}\"}} again, then edit_lines with the blob and line numbers it returns",
+            "read {{\"path\": \"{}\"}} again (error.details.changed_since_read shows what \
+             changed), then edit with the blob and lines it returns",
             details["path"].as_str().unwrap_or("PATH")
         ),
         "cancelled" => {
@@ -153,6 +154,11 @@ pub fn next_call(err: &Error, tool: &str) -> Option<serde_json::Value> {
         "cancelled" => json!({"tool": tool, "arguments": "the same"}),
         "stale-read" | "unknown-blob" => json!({"tool": "read", "arguments": {
             "path": details["path"]}}),
+        "text-not-found" | "no-match" => return Some(near_miss_call(&details)),
+        "text-not-unique" => json!({"tool": "replace", "arguments": {
+            "path": details["path"], "old_string": details["old_string"],
+            "new_string": "…", "replace_all": true},
+            "or": "old_string with more surrounding lines, so that it matches one of the lines named"}),
         "bad-pattern"
         | "bad-import"
         | "pattern-does-not-parse"
@@ -166,8 +172,8 @@ pub fn next_call(err: &Error, tool: &str) -> Option<serde_json::Value> {
         | "patch-syntax"
         | "patch-empty"
         | "patch-empty-update"
-        | "no-match"
         | "ambiguous-match"
+        | "bad-edit"
         | "anchor-not-found"
         | "ambiguous-anchor"
         | "missing-file"
@@ -181,6 +187,22 @@ pub fn next_call(err: &Error, tool: &str) -> Option<serde_json::Value> {
         }
         _ => return None,
     })
+}
+
+/// The call after a text that could not be placed: a `replace` of the closest region
+/// when its text is in the file once (a call that would work, once `new_string` is
+/// filled in), else a `read` of the file.
+fn near_miss_call(details: &serde_json::Value) -> serde_json::Value {
+    use serde_json::json;
+    let near = &details["near"];
+    match near["text"].as_str() {
+        Some(text) if details["near_unique"] == true => json!({"tool": "replace", "arguments": {
+            "path": details["path"],
+            "old_string": text.strip_suffix('\n').unwrap_or(text),
+            "new_string": "…"},
+            "lines": [near["start"], near["end"]]}),
+        _ => json!({"tool": "read", "arguments": {"path": details["path"]}}),
+    }
 }
 
 /// The paths an error is about, from its details (stale paths, conflicts, a refusal).
