@@ -74,6 +74,13 @@ pub fn prelude(repo: &Repo) -> Prelude {
     Prelude { warnings, outcome }
 }
 
+/// Makes every write of this process wait up to `bound` for the repository lock
+/// another writer holds, instead of failing at once (agents' calls overlap; a person's
+/// command does not wait).
+pub fn wait_for_lock(bound: std::time::Duration) {
+    crate::txn::set_lock_wait(bound);
+}
+
 /// The tool a session target is picked for: what it accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {

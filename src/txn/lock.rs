@@ -4,7 +4,10 @@ git's own lockfiles, holding who took it (pid, host, boot id, process start time
 Its holder also keeps an advisory `flock` on it for as long as it lives, which the
 kernel drops when the process dies, however it dies.
 
-It is never waited on: a second apply exits 6 at once. A lock whose holder is provably
+A command does not wait for it: a second apply exits 6 at once. Agents do
+([`set_wait`]): two MCP sessions (or hook calls) resolving at once take turns, polling
+with a growing pause, and only past the bound is the lock an error, with `retry_after`
+in its details. `GIT_ASTEDIT_LOCK_WAIT=SECONDS` sets the bound for any run. A lock whose holder is provably
 gone is broken automatically ([`Lock::acquire`]): same host and either another boot
 (the boot id differs) or no such pid, or a pid reused by a process started later (the
 start time from `/proc/<pid>/stat` differs). Breaking is atomic: the breaker must take
@@ -115,12 +118,17 @@ impl Lock {
         repo.common_dir.join(LOCK_FILE)
     }
 
-    /// Takes the lock or fails at once with [`Error::Locked`]. A lock left by a process
-    /// that is provably gone is broken first (see the module docs).
+    /// Takes the lock, waiting up to the bound [`set_wait`] set (none by default) while
+    /// a live process holds it, then fails with [`Error::Locked`]. A lock left by a
+    /// process that is provably gone is broken first (see the module docs).
     pub fn acquire(repo: &Repo, op: &str) -> Result<Lock, Error> {
         let path = Self::path(repo);
         let me = Holder::me(op, &repo.workdir);
-        for _ in 0..8 {
+        let started = std::time::Instant::now();
+        let bound = wait_bound();
+        let mut pause = std::time::Duration::from_millis(5);
+        let mut moved = 0;
+        loop {
             if let Some(lock) = Self::try_create(&path, &me)? {
                 return Ok(lock);
             }
@@ -133,11 +141,25 @@ impl Lock {
                     );
                     journal_note(repo, &note);
                 }
-                Judged::Moved => {}
-                Judged::Held(holder) => return Err(locked_error(&path, holder.as_ref())),
+                // Released or broken under us: look again at once, a few times.
+                Judged::Moved if moved < 8 => moved += 1,
+                // A dead holder that could not be broken here is not waited for.
+                Judged::Held(Some(h)) if h.is_dead() => {
+                    return Err(locked_error(&path, Some(&h), 0))
+                }
+                Judged::Moved | Judged::Held(_) if started.elapsed() + pause <= bound => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(100));
+                }
+                Judged::Held(holder) => {
+                    return Err(locked_error(&path, holder.as_ref(), waited(started, bound)))
+                }
+                Judged::Moved => {
+                    let holder = Self::holder(repo);
+                    return Err(locked_error(&path, holder.as_ref(), waited(started, bound)));
+                }
             }
         }
-        Err(locked_error(&path, Self::holder(repo).as_ref()))
     }
 
     fn try_create(path: &Path, me: &Holder) -> Result<Option<Lock>, Error> {
@@ -225,7 +247,45 @@ fn journal_note(repo: &Repo, note: &str) {
     let _ = super::notes::add_pending_note(repo, note);
 }
 
-fn locked_error(path: &Path, holder: Option<&Holder>) -> Error {
+/// When to try again after [`Error::Locked`] (seconds): a writer holds the lock for
+/// the length of one apply.
+pub const RETRY_AFTER_SECS: u64 = 2;
+
+/// The environment variable that sets the wait bound of any run (seconds).
+pub const WAIT_ENV: &str = "GIT_ASTEDIT_LOCK_WAIT";
+
+/// The wait bound set for this process, in milliseconds (`u64::MAX`: not set).
+static WAIT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+
+/// Makes every [`Lock::acquire`] of this process wait up to `bound` for a lock a live
+/// process holds (the MCP server and the agent hooks do; a command fails at once).
+/// [`WAIT_ENV`] wins when set.
+pub fn set_wait(bound: std::time::Duration) {
+    let ms = u64::try_from(bound.as_millis()).unwrap_or(u64::MAX - 1);
+    WAIT_MS.store(ms, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn wait_bound() -> std::time::Duration {
+    let env = std::env::var(WAIT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0);
+    match (env, WAIT_MS.load(std::sync::atomic::Ordering::Relaxed)) {
+        (Some(secs), _) => std::time::Duration::from_secs_f64(secs.min(86_400.0)),
+        (None, u64::MAX) => std::time::Duration::ZERO,
+        (None, ms) => std::time::Duration::from_millis(ms),
+    }
+}
+
+/// How long a run waited, in milliseconds: 0 when it was not to wait at all.
+fn waited(started: std::time::Instant, bound: std::time::Duration) -> u64 {
+    if bound.is_zero() {
+        return 0;
+    }
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn locked_error(path: &Path, holder: Option<&Holder>, waited_ms: u64) -> Error {
     let unjudged = match holder {
         Some(h) if h.host != hostname() => Some(format!("it was taken on host {}", h.host)),
         Some(h) if !h.is_dead() && !Path::new("/proc/self/stat").exists() => {
@@ -260,6 +320,7 @@ fn locked_error(path: &Path, holder: Option<&Holder>) -> Error {
         lock: path.display().to_string(),
         holder,
         dead,
+        waited_ms,
         unjudged,
     }
 }

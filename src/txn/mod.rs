@@ -61,7 +61,9 @@ pub use journal::EventKind;
 pub use journal::RecoveryAction;
 pub use journal::TxnOp;
 pub use journal::JOURNAL_REF;
+pub use lock::set_wait as set_lock_wait;
 pub use lock::LOCK_FILE;
+pub use lock::WAIT_ENV as LOCK_WAIT_ENV;
 pub use record::Phase;
 pub use record::RECORD_FILE;
 pub use recover::abandon;
@@ -278,11 +280,14 @@ pub enum Error {
     },
     #[error("refused to write '{path}': {why}")]
     Refused { path: String, why: String },
-    #[error("the repository is locked by another git astedit ({holder})")]
+    #[error("the repository is locked by another git astedit ({holder}){}",
+        if *.waited_ms > 0 { format!("; waited {:.1} s for it", *.waited_ms as f64 / 1000.0) } else { String::new() })]
     Locked {
         lock: String,
         holder: String,
         dead: bool,
+        /// How long this run waited for the lock before giving up (0: it did not wait).
+        waited_ms: u64,
         /// Whose it is cannot be judged from here (another host, an empty or unreadable
         /// lock file, no `/proc`): the user must look, and the hint says what to run.
         unjudged: Option<String>,
@@ -532,8 +537,18 @@ impl Classify for Error {
                 lock,
                 holder,
                 unjudged,
-                ..
-            } => Some(serde_json::json!({"lock": lock, "holder": holder, "unjudged": unjudged})),
+                dead,
+                waited_ms,
+            } => {
+                let mut d =
+                    serde_json::json!({"lock": lock, "holder": holder, "unjudged": unjudged});
+                if !dead && unjudged.is_none() {
+                    // A live holder lets go soon: when to try again, in seconds.
+                    d["retry_after"] = serde_json::json!(lock::RETRY_AFTER_SECS);
+                    d["waited_ms"] = serde_json::json!(waited_ms);
+                }
+                Some(d)
+            }
             Error::RefLocked { lock, holder } => {
                 Some(serde_json::json!({"lock": lock, "holder": holder}))
             }

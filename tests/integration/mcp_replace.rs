@@ -291,3 +291,94 @@ fn apply_patch_no_match_carries_the_closest_region_and_a_replace() {
     );
 }
 
+/// Writes a repository lock held by a live process (this test), as another writer's.
+fn hold_lock(t: &TestRepo) -> std::path::PathBuf {
+    let lock = t.path().join(".git/astedit.lock");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into());
+    let me = format!(
+        "{{\"pid\":{},\"host\":\"{host}\",\"time\":0,\"op\":\"apply\"}}",
+        std::process::id()
+    );
+    std::fs::write(&lock, me).expect("write lock");
+    lock
+}
+
+#[test]
+fn two_sessions_resolving_at_once_both_succeed() {
+    let t = repo();
+    t.write("src/b.rs", "fn b() {}\n");
+    t.commit_all("b");
+    let mut one = start(&t);
+    let mut two = start(&t);
+    let a = ok(
+        &mut one,
+        "replace",
+        json!({"path": "src/a.rs", "old_string": "foo(1)", "new_string": "one()"}),
+    );
+    let b = ok(
+        &mut two,
+        "write",
+        json!({"path": "src/b.rs", "content": "fn b() { two(); }\n"}),
+    );
+    // Another writer holds the lock while both resolve: they wait instead of failing.
+    let lock = hold_lock(&t);
+    let (a_id, b_id) = (
+        a["id"].as_str().expect("id").to_string(),
+        b["id"].as_str().expect("id").to_string(),
+    );
+    let first = std::thread::spawn(move || {
+        let r = one.call(
+            "resolve",
+            json!({"action": "apply", "id": a_id, "reason": "one"}),
+        );
+        (one, r)
+    });
+    let second = std::thread::spawn(move || {
+        let r = two.call(
+            "resolve",
+            json!({"action": "apply", "id": b_id, "reason": "two"}),
+        );
+        (two, r)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    std::fs::remove_file(&lock).expect("release");
+    let (_one, r1) = first.join().expect("first");
+    let (_two, r2) = second.join().expect("second");
+    assert_eq!(r1["isError"], false, "{r1}");
+    assert_eq!(r2["isError"], false, "{r2}");
+    assert!(t.read_string("src/a.rs").contains("one()"));
+    assert_eq!(t.read_string("src/b.rs"), "fn b() { two(); }\n");
+    // The command line still fails at once (a person is not made to wait).
+    let lock = hold_lock(&t);
+    let out = t.run(&["--json", "undo", "--reason", "x"]);
+    out.assert_code(6);
+    assert_eq!(out.json()["error"]["code"], "locked");
+    std::fs::remove_file(&lock).expect("release");
+}
+
+#[test]
+fn past_the_wait_bound_the_error_carries_retry_after() {
+    let t = repo();
+    let mut s = Server::start_with(&t, ".", &[("GIT_ASTEDIT_LOCK_WAIT", "0.3")]);
+    s.handshake("2025-06-18", "bound-client");
+    let v = ok(
+        &mut s,
+        "replace",
+        json!({"path": "src/a.rs", "old_string": "foo(1)", "new_string": "one()"}),
+    );
+    let lock = hold_lock(&t);
+    let (text, json) = fails(
+        &mut s,
+        "resolve",
+        json!({"action": "apply", "id": v["id"], "reason": "x"}),
+    );
+    std::fs::remove_file(&lock).expect("release");
+    assert!(text.contains("waited"), "{text}");
+    let err = &json["error"];
+    assert_eq!(err["code"], "locked", "{json}");
+    assert_eq!(err["details"]["retry_after"], 2, "{json}");
+    assert_eq!(err["next"]["retry_after_seconds"], 2, "{json}");
+    assert_eq!(t.read_string("src/a.rs"), A, "nothing written");
+}

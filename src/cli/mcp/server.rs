@@ -89,9 +89,14 @@ without an id, resolve means the newest preview this session staged. \
 undo takes an applied transaction back. Paths are relative to the repository root. Every \
 step is journalled with your client name.";
 
+/// How long a call waits for the repository lock another writer holds (another
+/// session resolving at once) before it fails with `retry_after`.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Serves MCP on stdin/stdout until the client closes stdin.
 /// With `allow_run`, the catalog offers the `run` tool (it executes commands).
 pub fn serve(workdir: PathBuf, budget: usize, allow_run: bool) -> Result<(), Error> {
+    git_astedit::ops::session::wait_for_lock(LOCK_WAIT);
     // One thread drives the protocol; tool work runs on the blocking pool, so calls
     // still overlap (and can contend for the repository lock, as they should).
     let runtime = tokio::runtime::Builder::new_current_thread()
