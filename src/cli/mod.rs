@@ -20,6 +20,7 @@ use git_astedit::error::Exit;
 use git_astedit::repo::Repo;
 use git_astedit::Error;
 
+mod agent_hook;
 mod apply;
 mod campaign;
 mod color;
@@ -154,6 +155,9 @@ pub enum Command {
     /// Prune old previews and journal entries
     Gc(gc::GcArgs),
     Mcp(mcp::McpArgs),
+    /// Keep agents' own Read/Edit/Write safe: hooks for Claude Code and OpenCode
+    #[command(subcommand)]
+    AgentHook(agent_hook::AgentHookCommand),
     Pr(pr::PrArgs),
     #[command(subcommand)]
     Campaign(campaign::CampaignCommand),
@@ -521,6 +525,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Hook(cmd) => hook::run(ctx, cmd),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
+        Command::AgentHook(cmd) => agent_hook::run(ctx, cmd),
         Command::Pr(args) => pr::run(ctx, args),
         Command::Campaign(cmd) => campaign::run(ctx, cmd),
         Command::Schema(args) => schema::run(ctx, args),

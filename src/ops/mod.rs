@@ -6,6 +6,7 @@ gix calls and start no processes; the sequencing of engines and [`crate::txn`] l
 here, and the shapes they print live in [`crate::report`].
 */
 
+pub mod agent_hook;
 pub mod apply;
 pub mod cache;
 pub mod campaign;

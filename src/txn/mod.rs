@@ -20,6 +20,7 @@ Why it is built this way:
 
 mod apply;
 mod discard;
+mod external;
 mod fsutil;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -49,6 +50,7 @@ pub use apply::undo;
 pub use apply::UndoOptions;
 pub use discard::discard;
 pub use discard::discard_as;
+pub use external::record_applied;
 pub use fsutil::FAULT_ENV;
 pub use gc::gc;
 pub use gc::parse_age;

@@ -3,6 +3,7 @@
 
 mod util;
 
+mod agent_hook;
 mod apply;
 mod bounds;
 mod cache;

@@ -1,0 +1,531 @@
+/*!
+`agent-hook`: our guarantees for edits agents make with their own tools.
+
+Agents call the tools they were trained on (Claude Code's Read/Edit/Write, OpenCode's
+read/edit/write), not ours. Their harnesses run hooks around each call, and this
+operation answers them, the same way for every harness ([`HookEvent`] is what the
+front end reads from the harness's protocol):
+
+* after a read, the blob of the file the session saw is remembered (per session, per
+  path, under the git dir: `astedit-agents/`);
+* before an edit or a write, the file is compared with what that session last saw:
+  changed since (another agent, the user, a formatter), the call is refused with a
+  reason the model reads (read it again first). This is the stale write that loses
+  another agent's edit while every call reports success. The content the edit starts
+  from is kept in the object database;
+* after the edit, it is journalled as an applied transaction (before: that content,
+  after: the file now; the session as agent), so `git astedit log` shows it and
+  `git astedit undo` takes it back; the session has now seen what it wrote.
+
+A file the session never read is not refused (the harness has its own read-before-write
+rule; we cannot tell what the model knows). Hooks run before and after the tool, not
+around its write: the window between the check and the write is the harness's.
+
+[`install`] writes the harness's configuration: Claude Code's `.claude/settings.json`
+(merged: other settings and hooks are kept) or OpenCode's plugin file.
+*/
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::change::ChangeSet;
+use crate::change::FileChange;
+use crate::change::FileContent;
+use crate::change::FileMeta;
+use crate::change::FileMode;
+use crate::change::PreviewKind;
+use crate::change::PreviewMeta;
+use crate::error::Classify;
+use crate::error::Exit;
+use crate::repo::Repo;
+use crate::txn;
+use crate::Error;
+
+/// The harnesses we answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Harness {
+    ClaudeCode,
+    OpenCode,
+}
+
+impl Harness {
+    pub fn name(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "claude-code",
+            Harness::OpenCode => "opencode",
+        }
+    }
+}
+
+/// Before or after the tool ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Before,
+    After,
+}
+
+/// What the tool does to the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    Read,
+    /// Edit, MultiEdit, Write: the tool writes the file.
+    Write,
+}
+
+/// One hook call, in the harness's terms made common.
+#[derive(Debug, Clone)]
+pub struct HookEvent {
+    pub harness: Harness,
+    /// The harness's session id (who the agent is).
+    pub session: String,
+    pub phase: Phase,
+    pub tool: ToolKind,
+    /// The tool's name as the harness calls it (for the journal's reason).
+    pub tool_name: String,
+    /// The file, absolute or relative to `cwd`.
+    pub path: PathBuf,
+    /// The folder the harness runs in.
+    pub cwd: PathBuf,
+    /// What the file held before the tool ran, when the harness says (Claude Code's
+    /// `tool_response.originalFile`): used when no before-hook kept it.
+    pub original: Option<String>,
+    /// The tool created the file (it did not exist before).
+    pub created: bool,
+}
+
+/// The answer to a hook call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Refuse the tool call, with this reason for the model.
+    pub deny: Option<String>,
+    /// The transaction the edit was journalled as.
+    pub journalled: Option<String>,
+    /// The file is not one we look after (outside the work tree, under `.git`).
+    pub ignored: bool,
+}
+
+/// What a session saw of a path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Seen {
+    Absent,
+    Blob(String),
+}
+
+/// A session's state for one path (`astedit-agents/<session>/<path digest>.json`).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct PathState {
+    path: String,
+    /// What the session last read or wrote.
+    #[serde(default)]
+    seen: Option<Seen>,
+    /// What the file held when the session's write tool started.
+    #[serde(default)]
+    before: Option<Seen>,
+}
+
+/// Why a hook call could not be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentHookError {
+    #[error("cannot read the hook event: {0}")]
+    BadEvent(String),
+    #[error("{path}: {why}")]
+    Settings { path: String, why: String },
+    #[error("cannot {action} {path}")]
+    Io {
+        action: &'static str,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Classify for AgentHookError {
+    fn code(&self) -> &'static str {
+        match self {
+            AgentHookError::BadEvent(_) => "bad-hook-event",
+            AgentHookError::Settings { .. } => "bad-settings",
+            AgentHookError::Io { .. } => "io",
+        }
+    }
+    fn exit(&self) -> Exit {
+        match self {
+            AgentHookError::BadEvent(_) | AgentHookError::Settings { .. } => Exit::BadInput,
+            AgentHookError::Io { .. } => Exit::Internal,
+        }
+    }
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.to_path_buf();
+    move |source| {
+        AgentHookError::Io {
+            action,
+            path: path.display().to_string(),
+            source,
+        }
+        .into()
+    }
+}
+
+/// Opens the repository the harness runs in, with the recovery every command runs
+/// first (see [`super::session::open`]). Not as a writer: a check or a remembered read
+/// must still work while a run waits for recovery; the journal write refuses then.
+pub fn open(cwd: &Path) -> Result<Repo, Error> {
+    super::session::open(cwd, false).map(|(repo, _)| repo)
+}
+
+/// Answers one hook call (see the module docs).
+pub fn handle(repo: &Repo, ev: &HookEvent) -> Result<Outcome, Error> {
+    let Some(path) = repo_path(repo, ev) else {
+        return Ok(Outcome {
+            ignored: true,
+            ..Outcome::default()
+        });
+    };
+    let state_file = state_path(repo, ev, &path);
+    let mut state = read_state(&state_file, &path);
+    let (now, bytes) = on_disk(repo, &path)?;
+    let mut out = Outcome::default();
+    match (ev.phase, ev.tool) {
+        (Phase::After, ToolKind::Read) => {
+            if let Some(bytes) = &bytes {
+                txn::keep_blob(repo, bytes)?;
+            }
+            state.seen = Some(now);
+        }
+        (Phase::Before, ToolKind::Read) => return Ok(out),
+        (Phase::Before, ToolKind::Write) => {
+            if let Some(seen) = state.seen.as_ref().filter(|s| **s != now) {
+                out.deny = Some(stale_reason(&path, seen, &now));
+                return Ok(out);
+            }
+            if let Some(bytes) = &bytes {
+                txn::keep_blob(repo, bytes)?;
+            }
+            state.before = Some(now);
+        }
+        (Phase::After, ToolKind::Write) => {
+            let before = state.before.take().or_else(|| fallback_before(repo, ev));
+            if let (Some(before), Some(after)) = (before, bytes) {
+                out.journalled = journal_edit(repo, ev, &path, before, after)?;
+            }
+            state.seen = Some(now);
+        }
+    }
+    write_state(&state_file, &state)?;
+    Ok(out)
+}
+
+/// The reason a stale write is refused, for the model.
+fn stale_reason(path: &str, seen: &Seen, now: &Seen) -> String {
+    let what = match (seen, now) {
+        (Seen::Absent, _) => "was created by someone else",
+        (_, Seen::Absent) => "was deleted",
+        _ => "was changed by someone else (another agent, the user or a tool)",
+    };
+    format!(
+        "{path} {what} since this session last read it, so this edit would be made on old \
+         content and could undo their change. Nothing was written. Read {path} again, then \
+         make the edit on what it holds now."
+    )
+}
+
+/// What the file held before the tool, when no before-hook kept it: the harness's
+/// copy of the original, or nothing for a file the tool created.
+fn fallback_before(repo: &Repo, ev: &HookEvent) -> Option<Seen> {
+    if ev.created {
+        return Some(Seen::Absent);
+    }
+    let original = ev.original.as_ref()?;
+    txn::keep_blob(repo, original.as_bytes())
+        .ok()
+        .map(|id| Seen::Blob(id.to_string()))
+}
+
+/// Journals the edit of `path` from `before` to `after` as an applied transaction.
+fn journal_edit(
+    repo: &Repo,
+    ev: &HookEvent,
+    path: &str,
+    before: Seen,
+    after: Vec<u8>,
+) -> Result<Option<String>, Error> {
+    let mode = file_mode(repo, path);
+    let before = match before {
+        Seen::Absent => None,
+        Seen::Blob(id) => {
+            let Ok(id) = gix::ObjectId::from_hex(id.as_bytes()) else {
+                return Ok(None);
+            };
+            if !txn::has_blob(repo, id) {
+                return Ok(None);
+            }
+            Some(FileContent {
+                bytes: txn::blob(repo, id)?,
+                mode,
+            })
+        }
+    };
+    if before.as_ref().is_some_and(|b| b.bytes == after) {
+        return Ok(None);
+    }
+    let changes = ChangeSet {
+        changes: vec![FileChange {
+            path: path.to_string(),
+            before,
+            after: Some(FileContent { bytes: after, mode }),
+        }],
+    };
+    let agent = agent_name(ev);
+    let meta = PreviewMeta {
+        kind: PreviewKind::Hook,
+        summary: format!("{} of {path} by {agent}", ev.tool_name),
+        reason: Some(format!("{} by {agent}", ev.tool_name)),
+        files: vec![FileMeta {
+            path: path.to_string(),
+            count: 1,
+            flags: Vec::new(),
+        }],
+        replacements: 1,
+        agent: Some(agent),
+        details: serde_json::json!({"hook": {"harness": ev.harness.name(),
+                                             "session": ev.session, "tool": ev.tool_name}}),
+        ..PreviewMeta::default()
+    };
+    Ok(Some(txn::record_applied(repo, &changes, &meta)?))
+}
+
+/// The agent as the journal names it: the harness and the session, control
+/// characters escaped (the session id is the harness's text).
+fn agent_name(ev: &HookEvent) -> String {
+    let session: String = ev
+        .session
+        .chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    format!("{}/session:{session}", ev.harness.name())
+}
+
+fn file_mode(repo: &Repo, path: &str) -> FileMode {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(repo.abs_path(path)) {
+            if m.permissions().mode() & 0o111 != 0 {
+                return FileMode::Executable;
+            }
+        }
+    }
+    let _ = (repo, path);
+    FileMode::Regular
+}
+
+/// The repository path of the event's file; `None` outside the work tree or in `.git`.
+fn repo_path(repo: &Repo, ev: &HookEvent) -> Option<String> {
+    let abs = if ev.path.is_absolute() {
+        ev.path.clone()
+    } else {
+        ev.cwd.join(&ev.path)
+    };
+    // The folder is canonical (symlinks resolved), as the work-tree root is; the file
+    // itself may not exist yet.
+    let parent = abs.parent()?.canonicalize().ok()?;
+    let full = parent.join(abs.file_name()?);
+    let rel = full.strip_prefix(&repo.workdir).ok()?;
+    let rel = rel.to_str()?.replace('\\', "/");
+    if rel.is_empty() || rel == ".git" || rel.starts_with(".git/") {
+        return None;
+    }
+    Some(rel)
+}
+
+/// What the file holds now, and its bytes when it is a file.
+fn on_disk(repo: &Repo, path: &str) -> Result<(Seen, Option<Vec<u8>>), Error> {
+    let abs = repo.abs_path(path);
+    match std::fs::read(&abs) {
+        Ok(bytes) => {
+            let id = gix::objs::compute_hash(repo.git.object_hash(), gix::objs::Kind::Blob, &bytes)
+                .map_err(|e| AgentHookError::BadEvent(e.to_string()))?;
+            Ok((Seen::Blob(id.to_string()), Some(bytes)))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Seen::Absent, None)),
+        // A folder, or unreadable: nothing we can compare.
+        Err(e) => Err(io("read", &abs)(e)),
+    }
+}
+
+/// The folder of a session's state: `<git dir>/astedit-agents/<digest of harness and
+/// session>` (the session id is the harness's text, not a safe file name).
+fn session_dir(repo: &Repo, ev: &HookEvent) -> PathBuf {
+    repo.git_dir.join("astedit-agents").join(digest(&format!(
+        "{}\0{}",
+        ev.harness.name(),
+        ev.session
+    )))
+}
+
+fn state_path(repo: &Repo, ev: &HookEvent, path: &str) -> PathBuf {
+    session_dir(repo, ev).join(format!("{}.json", digest(path)))
+}
+
+fn digest(s: &str) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(s.as_bytes());
+    d.iter().take(10).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The state kept for `path`, or a fresh one (a damaged file is started over: it only
+/// ever makes the check weaker, never loses an edit).
+fn read_state(file: &Path, path: &str) -> PathState {
+    std::fs::read(file)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<PathState>(&b).ok())
+        .filter(|s| s.path == path)
+        .unwrap_or_else(|| PathState {
+            path: path.to_string(),
+            ..PathState::default()
+        })
+}
+
+/// Writes the state whole (a temp file renamed over it): two hooks of one session at
+/// once leave one of their states, never a torn one.
+fn write_state(file: &Path, state: &PathState) -> Result<(), Error> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+    let body = serde_json::to_vec(state).map_err(|e| AgentHookError::BadEvent(e.to_string()))?;
+    let temp = file.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&temp, body).map_err(io("write", &temp))?;
+    std::fs::rename(&temp, file).map_err(io("rename", &temp))
+}
+
+/// What `install` wrote.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub path: PathBuf,
+    /// It already held our hooks: nothing was changed.
+    pub unchanged: bool,
+}
+
+/// The command a harness runs for its hooks.
+pub const CLAUDE_COMMAND: &str = "git astedit agent-hook claude-code";
+
+/// The OpenCode plugin we ship (written by `install`).
+pub const OPENCODE_PLUGIN: &str = include_str!("agent_hook/opencode-plugin.js");
+
+/// Writes the harness's configuration into the work tree (see the module docs).
+pub fn install(repo: &Repo, harness: Harness) -> Result<Installed, Error> {
+    match harness {
+        Harness::ClaudeCode => install_claude(&repo.workdir.join(".claude/settings.json")),
+        Harness::OpenCode => {
+            let path = repo.workdir.join(".opencode/plugin/git-astedit.js");
+            let unchanged = std::fs::read_to_string(&path).is_ok_and(|t| t == OPENCODE_PLUGIN);
+            if !unchanged {
+                let dir = path.parent().unwrap_or(Path::new("."));
+                std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+                std::fs::write(&path, OPENCODE_PLUGIN).map_err(io("write", &path))?;
+            }
+            Ok(Installed { path, unchanged })
+        }
+    }
+}
+
+/// Adds our two hook entries to Claude Code's settings at `path`, keeping everything
+/// else in it; a file that is not a JSON object is refused, not replaced.
+fn install_claude(path: &Path) -> Result<Installed, Error> {
+    let bad = |why: String| AgentHookError::Settings {
+        path: path.display().to_string(),
+        why,
+    };
+    let mut settings = match std::fs::read_to_string(path) {
+        Ok(text) if text.trim().is_empty() => serde_json::json!({}),
+        Ok(text) => serde_json::from_str::<serde_json::Value>(&text)
+            .map_err(|e| bad(format!("not valid JSON ({e}); nothing was changed")))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
+        Err(e) => return Err(io("read", path)(e)),
+    };
+    let changed = add_claude_hooks(&mut settings).map_err(bad)?;
+    if changed {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+        let mut text = serde_json::to_string_pretty(&settings)
+            .map_err(|e| bad(format!("cannot encode: {e}")))?;
+        text.push('\n');
+        std::fs::write(path, text).map_err(io("write", path))?;
+    }
+    Ok(Installed {
+        path: path.to_path_buf(),
+        unchanged: !changed,
+    })
+}
+
+/// Adds the PreToolUse and PostToolUse entries that run [`CLAUDE_COMMAND`] unless an
+/// entry of that event already runs it. Returns whether anything was added.
+fn add_claude_hooks(settings: &mut serde_json::Value) -> Result<bool, String> {
+    let root = settings
+        .as_object_mut()
+        .ok_or("the settings are not a JSON object; nothing was changed")?;
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| serde_json::json!({}))
+        .as_object_mut()
+        .ok_or("`hooks` is not a JSON object; nothing was changed")?;
+    let mut changed = false;
+    for (event, matcher) in [
+        ("PreToolUse", "Edit|MultiEdit|Write"),
+        ("PostToolUse", "Read|Edit|MultiEdit|Write"),
+    ] {
+        let list = hooks
+            .entry(event)
+            .or_insert_with(|| serde_json::json!([]))
+            .as_array_mut()
+            .ok_or(format!(
+                "`hooks.{event}` is not a list; nothing was changed"
+            ))?;
+        let ours = list.iter().any(|entry| {
+            entry["hooks"]
+                .as_array()
+                .is_some_and(|h| h.iter().any(|c| c["command"] == CLAUDE_COMMAND))
+        });
+        if !ours {
+            list.push(serde_json::json!({
+                "matcher": matcher,
+                "hooks": [{"type": "command", "command": CLAUDE_COMMAND}],
+            }));
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_settings_are_merged_once() {
+        let mut s = serde_json::json!({
+            "model": "x",
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}]}
+        });
+        assert!(add_claude_hooks(&mut s).unwrap());
+        assert_eq!(s["model"], "x");
+        assert_eq!(s["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+        assert_eq!(s["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+        assert_eq!(
+            s["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+            CLAUDE_COMMAND
+        );
+        assert!(!add_claude_hooks(&mut s).unwrap());
+        assert!(add_claude_hooks(&mut serde_json::json!([])).is_err());
+    }
+}
