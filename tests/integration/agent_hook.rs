@@ -327,3 +327,41 @@ fn a_bad_event_never_blocks_the_agent() {
     );
     assert_eq!(out.stdout, "");
 }
+
+#[test]
+fn the_opencode_plugin_runs_under_node() {
+    if std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no node");
+        return;
+    }
+    let t = TestRepo::new();
+    t.write("a.txt", "one\n");
+    t.commit_all("init");
+    t.run(&["agent-hook", "install", "opencode"]).assert_code(0);
+    // Loaded as an ES module, as OpenCode (Bun) loads it.
+    let plugin = t.path().join("plugin.mjs");
+    std::fs::copy(t.path().join(".opencode/plugin/git-astedit.js"), &plugin).expect("copy");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/opencode-plugin.mjs");
+    let bin_dir = crate::util::bin().parent().expect("bin dir").to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = std::process::Command::new("node");
+    t.env(&mut cmd);
+    cmd.env("PATH", path).arg(script).arg(&plugin).arg(t.path());
+    let out = crate::util::run_command(cmd);
+    assert_eq!(out.code, 0, "{out:?}");
+    let log = t.run(&["log"]).stdout;
+    assert!(
+        log.contains("opencode/session:s2") && log.contains("opencode/session:s1"),
+        "{log}"
+    );
+    assert_eq!(t.read_string("a.txt"), "two\nthree\n");
+}
