@@ -263,7 +263,8 @@ impl Plan {
         fill(&self.remove, &mut found.remove);
     }
 
-    /// `text` with the plan's imports: the unused ones removed, then the new ones added.
+    /// `text` with the plan's imports: the new ones added (in the style of the imports
+    /// there, the ones about to go included), then the unused ones removed.
     pub(crate) fn apply(&self, lang: Lang, text: String, found: &Found) -> Result<String, Error> {
         let plain = |entries: &[Entry]| -> Vec<String> {
             entries
@@ -273,13 +274,13 @@ impl Plan {
                 .collect()
         };
         let mut out = text;
-        for name in plain(&self.remove).iter().chain(&found.remove) {
-            if let Some(t) = remove_unused(lang, &out, name)? {
+        for stmt in plain(&self.add).iter().chain(&found.add) {
+            if let Some(t) = add_import(lang, &out, stmt)? {
                 out = t;
             }
         }
-        for stmt in plain(&self.add).iter().chain(&found.add) {
-            if let Some(t) = add_import(lang, &out, stmt)? {
+        for name in plain(&self.remove).iter().chain(&found.remove) {
+            if let Some(t) = remove_unused(lang, &out, name)? {
                 out = t;
             }
         }

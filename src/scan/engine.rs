@@ -27,6 +27,7 @@ use super::Rule;
 use super::Severity;
 use super::Unconverged;
 use crate::rewrite;
+use crate::rewrite::imports;
 use crate::rewrite::rewrite_nested_selecting;
 use crate::rewrite::NestedOptions;
 use crate::rewrite::Overlap;
@@ -183,6 +184,7 @@ pub fn run_file_selecting(
         declined: Vec::new(),
         repeated_kept_text: 0,
         deleted: false,
+        found: rules.iter().map(|_| imports::Found::default()).collect(),
     };
     let mut settled = false;
     let mut changed_last_round: Vec<bool> = vec![false; rules.len()];
@@ -204,6 +206,7 @@ pub fn run_file_selecting(
         }
     }
     result.repeated_kept_text = fixes.repeated_kept_text;
+    fixes.imports(rules, &mut doc)?;
 
     let final_tree = AstGrep::doc(doc.clone());
     result.remaining = findings(
@@ -255,6 +258,8 @@ struct Fixes<'p> {
     repeated_kept_text: usize,
     /// Whether a fix wrote nothing in place of its site (a deletion).
     deleted: bool,
+    /// Per rule, the imports its matches filled in (`imports:` with metavariables).
+    found: Vec<imports::Found>,
 }
 
 impl Fixes<'_> {
@@ -297,6 +302,10 @@ impl Fixes<'_> {
             let crlf = self.crlf;
             let declined = &self.declined;
             let path = self.path;
+            let found = &mut self.found[i];
+            // The sites an empty fix deletes, found on first need: a list element
+            // deleted beside others takes the separator that keeps the list whole.
+            let mut deleted: Option<Vec<std::ops::Range<usize>>> = None;
             // Overlapping matches: fix the first, leave the rest to the next pass.
             let nested = rewrite_nested_selecting(
                 doc,
@@ -304,7 +313,17 @@ impl Fixes<'_> {
                 None,
                 self.nested_opts,
                 |m| {
+                    if let Some(plan) = &rule.imports {
+                        plan.collect(m, found);
+                    }
                     let mut edit = m.make_edit(matcher, fixer);
+                    if edit.inserted_text.is_empty() {
+                        let sites = deleted.get_or_insert_with(|| {
+                            let top = m.get_node().root().root();
+                            top.find_all(matcher).map(|s| s.range()).collect()
+                        });
+                        rewrite::list_aware(m, &mut edit, sites);
+                    }
                     edit.inserted_text = rewrite::blank_lines_kept(m, edit.inserted_text);
                     edit.inserted_text =
                         rewrite::tab_indented(m, edit.position, edit.inserted_text);
@@ -368,6 +387,34 @@ impl Fixes<'_> {
             changed = true;
         }
         Ok(changed)
+    }
+}
+
+impl Fixes<'_> {
+    /// Adds and removes the imports of each rule that fixed something in the file.
+    fn imports(&mut self, rules: &[&Rule], doc: &mut StrDoc<Lang>) -> Result<(), Error> {
+        let lang = doc.lang;
+        let mut text = doc.src.clone();
+        for (i, rule) in rules.iter().enumerate() {
+            let Some(plan) = rule.imports.as_ref().filter(|_| self.counts[i] > 0) else {
+                continue;
+            };
+            text = plan
+                .apply(lang, text, &self.found[i])
+                .map_err(|source| Error::Rewrite {
+                    rule: rule.id.clone(),
+                    path: self.path.to_string(),
+                    source,
+                })?;
+        }
+        if text != doc.src {
+            *doc = rewrite::parse_doc(&text, lang).map_err(|source| Error::Rewrite {
+                rule: String::new(),
+                path: self.path.to_string(),
+                source,
+            })?;
+        }
+        Ok(())
     }
 }
 

@@ -36,6 +36,7 @@ use super::need;
 use super::need::Need;
 use super::Error;
 use crate::repo::Repo;
+use crate::rewrite::imports::ImportFix;
 
 /// The bound on fix re-runs when the config does not set one.
 pub const DEFAULT_MAX_PASSES: usize = 10;
@@ -62,7 +63,12 @@ const RULE_FIELDS: &[&str] = &[
     "ignores",
     "url",
     "metadata",
+    // Ours (issue 37): not ast-grep's, taken out before ast-grep reads the rule.
+    "imports",
 ];
+
+/// The keys of [`RULE_FIELDS`] that are ours, not ast-grep's.
+const OWN_FIELDS: &[&str] = &["imports"];
 
 /// How loud a finding is (ast-grep's levels, minus `off`, which disables a rule).
 #[derive(
@@ -122,6 +128,8 @@ pub struct Rule {
     need: Option<Need>,
     /// The node kinds the rule can match (`None`: any), for dispatching nodes by kind.
     pub(crate) kinds: Option<Vec<u16>>,
+    /// The imports its fix adds and removes in each file it fixes (`imports:`).
+    pub(crate) imports: Option<crate::rewrite::imports::Plan>,
 }
 
 impl std::ops::Deref for Rule {
@@ -1448,7 +1456,23 @@ fn compile(
             ));
         }
     }
-    let serialized = match SerializableRuleConfig::<Lang>::deserialize(value.clone()) {
+    let imports = match map.get(&Value::String("imports".into())) {
+        None => ImportFix::default(),
+        Some(v) => ImportFix::deserialize(v.clone()).map_err(|e| {
+            bad(
+                "imports",
+                format!("{e}: expected `imports: {{add: [STATEMENT…], remove: [NAME…]}}`"),
+            )
+        })?,
+    };
+    // What ast-grep reads: the rule without our keys.
+    let ast_grep_value = Value::Map(
+        map.iter()
+            .filter(|(k, _)| !matches!(k, Value::String(k) if OWN_FIELDS.contains(&k.as_str())))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    );
+    let serialized = match SerializableRuleConfig::<Lang>::deserialize(ast_grep_value) {
         Ok(s) => s,
         Err(e) => {
             let (field, detail) = blame_field(map, e.to_string());
@@ -1557,6 +1581,7 @@ fn compile(
             .matcher
             .potential_kinds()
             .map(|set| set.iter().filter_map(|k| u16::try_from(k).ok()).collect()),
+        imports: (!imports.is_empty()).then(|| crate::rewrite::imports::Plan::new(&imports, lang)),
         config,
     }))))
 }

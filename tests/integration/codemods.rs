@@ -415,3 +415,73 @@ fn mcp_call(repo: &TestRepo, messages: &[serde_json::Value], id: u64) -> serde_j
     let _ = child.wait();
     reply
 }
+
+/// The id of the preview `scan --stage --json` staged.
+fn scan_stage(repo: &TestRepo, config: &str) -> String {
+    let out = repo.run(&["scan", "--stage", "--config", config, "--json"]);
+    assert!(
+        out.code == 0 || out.code == 1,
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    let v = out.json();
+    v["id"]
+        .as_str()
+        .or_else(|| v["staged"]["id"].as_str())
+        .unwrap_or_else(|| panic!("an id in {v}"))
+        .to_string()
+}
+
+#[test]
+fn a_rule_imports_key_in_yaml_and_toml() {
+    let repo = TestRepo::new();
+    repo.write(
+        "rules/log.yml",
+        "id: logger\nlanguage: typescript\nrule:\n  pattern: console.warn($$$A)\nfix: logger.warn($$$A)\n\
+         imports:\n  add: ['import { logger } from \"./log\"']\n",
+    );
+    repo.write(
+        "astedit.toml",
+        "[[rules]]\nid = \"dayjs\"\nlanguage = \"typescript\"\nrule.pattern = \"moment($A)\"\n\
+         fix = \"dayjs($A)\"\nimports.add = [\"import dayjs from 'dayjs'\"]\nimports.remove = [\"moment\"]\n",
+    );
+    repo.write(
+        "a.ts",
+        "import { other } from \"./log\";\n\nconsole.warn(other);\n",
+    );
+    repo.write("b.ts", "import moment from \"moment\";\n\nmoment(1);\n");
+    repo.write("c.ts", "other(1);\n");
+    repo.commit_all("init");
+    let id = scan_stage(&repo, "rules/log.yml");
+    assert_eq!(
+        blob_at(&repo, &id, "a.ts"),
+        "import { other, logger } from \"./log\";\n\nlogger.warn(other);\n"
+    );
+    repo.run(&["discard", &id]).assert_code(0);
+    let id = scan_stage(&repo, "astedit.toml");
+    assert_eq!(
+        blob_at(&repo, &id, "b.ts"),
+        "import dayjs from \"dayjs\";\n\ndayjs(1);\n"
+    );
+    // A malformed key is named.
+    repo.write(
+        "rules/bad.yml",
+        "id: bad\nlanguage: typescript\nrule:\n  pattern: f($A)\nimports:\n  add: 3\n",
+    );
+    let out = repo.run(&["scan", "--config", "rules/bad.yml", "--json"]);
+    assert!(out.stdout.contains("imports"), "{}", out.stdout);
+}
+
+#[test]
+fn a_rule_s_empty_fix_on_a_list_element_takes_its_comma() {
+    let repo = TestRepo::new();
+    repo.write(
+        "rules/debug.yml",
+        "id: no-debug\nlanguage: python\nrule:\n  pattern:\n    context: f(debug=True)\n    selector: keyword_argument\nfix: ''\n",
+    );
+    repo.write("a.py", "run(app, debug=True, port=1)\nrun(debug=True)\n");
+    repo.commit_all("init");
+    let id = scan_stage(&repo, "rules/debug.yml");
+    assert_eq!(blob_at(&repo, &id, "a.py"), "run(app, port=1)\nrun()\n");
+}
