@@ -13,6 +13,7 @@ pub mod campaign;
 pub mod discard;
 pub mod edit;
 pub mod editor;
+pub mod forge;
 pub mod gc;
 pub mod grep;
 pub mod hook;

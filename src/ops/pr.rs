@@ -68,6 +68,8 @@ pub struct BranchPlan {
     /// Spaces the writes to the forge (`gh pr create`, `gh pr edit`) of every
     /// repository a campaign works on at once.
     pub pace: Option<std::sync::Arc<Pace>>,
+    /// The forge the pull request is opened on.
+    pub forge: crate::report::campaign::ForgeKind,
 }
 
 /// A campaign's rate limit: each write to the forge waits for its own slot, at least
@@ -437,25 +439,6 @@ fn looks_offline(stderr: &str) -> bool {
     .any(|p| s.contains(p))
 }
 
-fn gh(workdir: &Path, args: &[&str]) -> Result<String, PrError> {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let out = spawn(workdir, "gh", &args)?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
-    }
-    let stderr = stderr_of(&out);
-    if looks_offline(&stderr) {
-        return Err(PrError::Network(stderr));
-    }
-    if args.first().map(String::as_str) == Some("auth") {
-        return Err(PrError::GhAuth(stderr));
-    }
-    Err(PrError::Gh {
-        command: args.iter().take(2).cloned().collect::<Vec<_>>().join(" "),
-        stderr,
-    })
-}
-
 /// The per-file rows of the body: counts from the metadata, lines from the blobs.
 fn file_rows(loaded: &LoadedPreview) -> Vec<serde_json::Value> {
     let p = &loaded.preview;
@@ -612,8 +595,8 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
     }
 
     // Check the tools before touching anything: no branch is made for nothing.
-    gh(&workdir, &["--version"])?;
-    gh(&workdir, &["auth", "status"])?;
+    let forge = crate::ops::forge::of(args.branch.as_ref().map(|b| b.forge).unwrap_or_default());
+    forge.check(&workdir)?;
 
     let plan = args.branch.clone().unwrap_or_default();
     for (what, values) in [("label", &plan.labels), ("reviewer", &plan.reviewers)] {
@@ -675,25 +658,7 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         .into());
     }
 
-    let listed = gh(
-        &workdir,
-        &[
-            "pr",
-            "list",
-            "--head",
-            &branch,
-            "--state",
-            "all",
-            "--json",
-            "url,state,isDraft",
-        ],
-    )?;
-    // Output we cannot read must stop us: guessing "none" could open a duplicate.
-    let existing: Vec<serde_json::Value> =
-        serde_json::from_str(listed.trim()).map_err(|e| PrError::Gh {
-            command: "pr list".into(),
-            stderr: format!("unexpected output ({e}): {}", listed.trim()),
-        })?;
+    let existing = forge.find(&workdir, &branch)?;
     // A pull request found is reported as it is (a draft stays a draft whatever this
     // call asked for); one opened is a draft unless asked to be ready.
     let mut draft = !args.ready;
@@ -703,54 +668,40 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         if let Some(above) = &plan.body {
             text = format!("{above}\n\n---\n\n{text}");
         }
-        Ok((format!("--title={title}"), format!("--body={text}")))
+        Ok((title.clone(), text))
     };
-    let (url, created) = match existing.first().and_then(|e| e["url"].as_str()) {
-        Some(url) => {
-            draft = existing[0]["isDraft"].as_bool().unwrap_or(false);
+    let (url, created) = match existing {
+        Some(found) => {
+            draft = found.draft;
             // A campaign's open pull request follows its preview (a refresh moved the
             // branch): its title and body are written again. `pr` itself leaves a
             // found one as it is.
-            let open = existing[0]["state"]
-                .as_str()
-                .is_none_or(|s| s.eq_ignore_ascii_case("open"));
-            if args.branch.is_some() && open {
+            if args.branch.is_some() && found.state == "OPEN" {
                 let (title, text) = described()?;
                 if let Some(pace) = &plan.pace {
                     pace.wait();
                 }
-                gh(&workdir, &["pr", "edit", url, &title, &text])?;
+                forge.edit(&workdir, &found, &title, &text)?;
             }
-            (url.to_string(), false)
+            (found.url, false)
         }
         None => {
             let (title, text) = described()?;
-            let mut create: Vec<&str> = vec!["pr", "create", "--head", &branch, &title, &text];
-            let extra: Vec<String> = plan
-                .labels
-                .iter()
-                .map(|l| format!("--label={l}"))
-                .chain(plan.reviewers.iter().map(|r| format!("--reviewer={r}")))
-                .collect();
-            create.extend(extra.iter().map(String::as_str));
-            let base = args.base.as_ref().map(|b| format!("--base={b}"));
-            if let Some(base) = &base {
-                create.push(base);
-            }
-            if !args.ready {
-                create.push("--draft");
-            }
             if let Some(pace) = &plan.pace {
                 pace.wait();
             }
-            let created = gh(&workdir, &create)?;
-            let url = created
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or_default()
-                .trim()
-                .to_string();
+            let url = forge.create(
+                &workdir,
+                &crate::ops::forge::NewPr {
+                    branch: &branch,
+                    title: &title,
+                    body: &text,
+                    labels: &plan.labels,
+                    reviewers: &plan.reviewers,
+                    base: args.base.as_deref(),
+                    draft: !args.ready,
+                },
+            )?;
             (url, true)
         }
     };
@@ -780,86 +731,11 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
     })
 }
 
-/// A pull request as `gh pr list` describes it.
-#[derive(Debug, Clone)]
-pub struct FoundPr {
-    pub url: String,
-    pub number: Option<u64>,
-    /// `OPEN`, `MERGED` or `CLOSED`, as gh says it.
-    pub state: String,
-    pub draft: bool,
-    /// Its checks in one word: `passing`, `failing` or `pending` (`None`: none ran).
-    pub checks: Option<String>,
-    /// gh's `reviewDecision`: `APPROVED`, `CHANGES_REQUESTED`, `REVIEW_REQUIRED`.
-    pub review: Option<String>,
-}
+/// A pull request as the forge describes it.
+pub use crate::ops::forge::FoundPr;
 
-/// gh's `statusCheckRollup` in one word: `failing` if any check failed, else
-/// `pending` if any has not finished, else `passing`; `None` without checks. Check runs
-/// say `status` and `conclusion`, commit statuses a `state`.
-fn checks_of(rollup: &serde_json::Value) -> Option<String> {
-    let checks = rollup.as_array().filter(|a| !a.is_empty())?;
-    let word = |c: &serde_json::Value, key: &str| {
-        c[key]
-            .as_str()
-            .map(str::to_ascii_uppercase)
-            .unwrap_or_default()
-    };
-    let failed = checks.iter().any(|c| {
-        matches!(
-            word(c, "conclusion").as_str(),
-            "FAILURE" | "CANCELLED" | "TIMED_OUT" | "ACTION_REQUIRED" | "STARTUP_FAILURE"
-        ) || matches!(word(c, "state").as_str(), "FAILURE" | "ERROR")
-    });
-    let pending = checks.iter().any(|c| {
-        let status = word(c, "status");
-        (!status.is_empty() && status != "COMPLETED")
-            || matches!(word(c, "state").as_str(), "PENDING" | "EXPECTED")
-    });
-    Some(
-        if failed {
-            "failing"
-        } else if pending {
-            "pending"
-        } else {
-            "passing"
-        }
-        .to_string(),
-    )
-}
-
-/// The pull request whose head is `branch` (any state), asked of `gh` in `workdir`.
+/// The pull request whose head is `branch` (any state), asked of GitHub's `gh` in
+/// `workdir` (campaigns ask their forge: [`crate::ops::forge`]).
 pub fn find(workdir: &Path, branch: &str) -> Result<Option<FoundPr>, Error> {
-    plain_value("branch", branch)?;
-    let listed = gh(
-        workdir,
-        &[
-            "pr",
-            "list",
-            "--head",
-            branch,
-            "--state",
-            "all",
-            "--json",
-            "number,url,state,isDraft,statusCheckRollup,reviewDecision",
-        ],
-    )?;
-    let existing: Vec<serde_json::Value> =
-        serde_json::from_str(listed.trim()).map_err(|e| PrError::Gh {
-            command: "pr list".into(),
-            stderr: format!("unexpected output ({e}): {}", listed.trim()),
-        })?;
-    Ok(existing.first().and_then(|e| {
-        Some(FoundPr {
-            url: e["url"].as_str()?.to_string(),
-            number: e["number"].as_u64(),
-            state: e["state"].as_str().unwrap_or("OPEN").to_ascii_uppercase(),
-            draft: e["isDraft"].as_bool().unwrap_or(false),
-            checks: checks_of(&e["statusCheckRollup"]),
-            review: e["reviewDecision"]
-                .as_str()
-                .filter(|r| !r.is_empty())
-                .map(str::to_string),
-        })
-    }))
+    crate::ops::forge::of(Default::default()).find(workdir, branch)
 }

@@ -31,6 +31,113 @@ pub struct CampaignSpec {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub at_once: Option<usize>,
+    /// The forge of every repository (a repository's own `forge` wins): `github`
+    /// (through `gh`, the default) or `gitlab` (through `glab`).
+    #[serde(default)]
+    pub forge: ForgeKind,
+    /// Repositories found on the forge, resolved by `stage` into the state.
+    #[serde(default)]
+    pub targets: Option<TargetsSpec>,
+    /// How `campaign merge` merges.
+    #[serde(default)]
+    pub merge: MergeSpec,
+}
+
+/// Where pull requests are opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ForgeKind {
+    /// GitHub, through the GitHub CLI `gh`.
+    #[default]
+    Github,
+    /// GitLab, through the GitLab CLI `glab` (merge requests).
+    Gitlab,
+}
+
+impl ForgeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ForgeKind::Github => "github",
+            ForgeKind::Gitlab => "gitlab",
+        }
+    }
+}
+
+/// Repositories found on the forge (`[targets]`): every non-archived, non-fork one of
+/// `org`, or those a search `query` finds, kept when they have every topic of
+/// `topics` and (when given) the `language`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TargetsSpec {
+    /// An owner (organization, user or group) whose repositories to take.
+    #[serde(default)]
+    pub org: Option<String>,
+    /// A repository search (as `gh search repos QUERY`).
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Keep only repositories with every one of these topics.
+    #[serde(default)]
+    pub topics: Vec<String>,
+    /// Keep only repositories whose main language is this (case-insensitive).
+    #[serde(default)]
+    pub language: Option<String>,
+    /// At most this many repositories from the forge (default 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// How `campaign merge` merges (`[merge]`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeSpec {
+    /// `squash` (the default), `merge` or `rebase`.
+    #[serde(default)]
+    pub method: MergeMethod,
+    /// Delete the branch once merged (default true).
+    #[serde(default = "yes")]
+    pub delete_branch: bool,
+    /// Merge only an approved pull request (default true).
+    #[serde(default = "yes")]
+    pub require_approval: bool,
+    /// Merge only a pull request whose checks pass (default true; with false, one
+    /// without checks or with pending ones merges too, never one whose checks fail).
+    #[serde(default = "yes")]
+    pub require_checks: bool,
+    /// At most this many merges a minute (0: the `[pr]` rate).
+    #[serde(default)]
+    pub rate_per_minute: u32,
+}
+
+impl Default for MergeSpec {
+    fn default() -> Self {
+        MergeSpec {
+            method: MergeMethod::default(),
+            delete_branch: true,
+            require_approval: true,
+            require_checks: true,
+            rate_per_minute: 0,
+        }
+    }
+}
+
+/// How a pull request is merged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MergeMethod {
+    #[default]
+    Squash,
+    Merge,
+    Rebase,
+}
+
+impl MergeMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            MergeMethod::Squash => "squash",
+            MergeMethod::Merge => "merge",
+            MergeMethod::Rebase => "rebase",
+        }
+    }
 }
 
 /// The change: `ops` (as `edit`), `rules` (as `scan --config`), `patch` (as `patch`) or
@@ -107,6 +214,9 @@ pub struct RepoSpec {
     /// The key in the state (default: from the URL's or path's last component).
     #[serde(default)]
     pub name: Option<String>,
+    /// This repository's forge (default: the spec's).
+    #[serde(default)]
+    pub forge: Option<ForgeKind>,
 }
 
 /// How previews become pull requests.
@@ -264,6 +374,12 @@ pub struct RepoState {
     /// Published as one of the canaries.
     #[serde(default)]
     pub canary: bool,
+    /// Its forge, when not GitHub.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forge: Option<ForgeKind>,
+    /// How `campaign merge` merged it (`squash`, `merge`, `rebase`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_by: Option<String>,
     /// When this entry last changed (RFC 3339 UTC).
     pub updated: String,
 }

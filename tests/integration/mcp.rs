@@ -785,7 +785,7 @@ fn pr_pushes_a_branch_and_opens_a_draft_once() {
             "--state",
             "all",
             "--json",
-            "url,state,isDraft"
+            "number,url,state,isDraft,statusCheckRollup,reviewDecision,headRefOid"
         ]
     );
     let create = &calls[3];

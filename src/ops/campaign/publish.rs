@@ -67,11 +67,12 @@ pub(super) fn sync_prs(
         None,
         |s| {
             let branch = s.branch.as_ref()?;
+            let forge = crate::ops::forge::of(s.forge.unwrap_or_default());
             Some(
                 checkouts
                     .dir(&s.key)
                     .map_err(Error::from)
-                    .and_then(|dir| crate::ops::pr::find(&dir, branch)),
+                    .and_then(|dir| forge.find(&dir, branch)),
             )
         },
         |_| true,
@@ -312,6 +313,7 @@ fn publish_one(
             parent,
             lease,
             pace,
+            forge: s.forge.unwrap_or_default(),
         }),
     };
     crate::ops::pr::run(&clone, &request)

@@ -17,6 +17,7 @@ use crate::ops::stage::Audience;
 use crate::ops::stage::Staging;
 use crate::repo::Repo;
 use crate::report::campaign::CampaignReport;
+use crate::report::campaign::ForgeKind;
 use crate::report::campaign::RepoOutcome;
 use crate::report::campaign::RepoSpec;
 use crate::report::campaign::RepoState;
@@ -171,6 +172,8 @@ fn stage_entry(
         checks: None,
         review: None,
         canary: false,
+        forge: Some(spec.forge.unwrap_or(req.spec.spec.forge)).filter(|f| *f != ForgeKind::Github),
+        merged_by: None,
         updated: super::now(),
     };
     // Staged on the same base already: nothing to redo.

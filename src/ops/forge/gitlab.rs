@@ -1,0 +1,227 @@
+//! GitLab through the GitLab CLI `glab`: merge requests stand for pull requests.
+//!
+//! A merge request's checks are its head pipeline's status (`success` passing,
+//! `failed`/`canceled` failing, anything else pending); its review is `APPROVED` when
+//! GitLab says it is mergeable as far as approvals go (`detailed_merge_status` not
+//! `not_approved`, or `approved: true`), else `REVIEW_REQUIRED`.
+
+use std::path::Path;
+
+use super::call;
+use super::json;
+use super::last_line;
+use super::plain;
+use super::strings;
+use super::FoundPr;
+use super::FoundRepo;
+use super::MergeHow;
+use super::NewPr;
+use crate::report::campaign::ForgeKind;
+use crate::report::campaign::MergeMethod;
+use crate::Error;
+
+const GLAB: &str = "glab";
+
+/// GitLab, through `glab`.
+pub struct GitLab;
+
+impl super::Forge for GitLab {
+    fn kind(&self) -> ForgeKind {
+        ForgeKind::Gitlab
+    }
+
+    fn check(&self, workdir: &Path) -> Result<(), Error> {
+        call(GLAB, workdir, &strings(&["--version"]))?;
+        call(GLAB, workdir, &strings(&["auth", "status"]))?;
+        Ok(())
+    }
+
+    fn find(&self, workdir: &Path, branch: &str) -> Result<Option<FoundPr>, Error> {
+        plain("branch", branch)?;
+        let args = vec![
+            "mr".into(),
+            "list".into(),
+            format!("--source-branch={branch}"),
+            "--all".into(),
+            "--output=json".into(),
+        ];
+        let listed = json(GLAB, "mr list", &call(GLAB, workdir, &args)?)?;
+        let Some(first) = listed.as_array().and_then(|a| a.first()) else {
+            return Ok(None);
+        };
+        let Some(iid) = first["iid"].as_u64() else {
+            return Ok(None);
+        };
+        // The list leaves out the pipeline: the view has it.
+        let viewed = call(
+            GLAB,
+            workdir,
+            &[
+                "mr".into(),
+                "view".into(),
+                iid.to_string(),
+                "--output=json".into(),
+            ],
+        )?;
+        let e = json(GLAB, "mr view", &viewed)?;
+        Ok(found(&e).or_else(|| found(first)))
+    }
+
+    fn create(&self, workdir: &Path, new: &NewPr) -> Result<String, Error> {
+        plain("branch", new.branch)?;
+        let mut args = vec![
+            "mr".into(),
+            "create".into(),
+            format!("--source-branch={}", new.branch),
+            format!("--title={}", new.title),
+            format!("--description={}", new.body),
+        ];
+        args.extend(new.labels.iter().map(|l| format!("--label={l}")));
+        args.extend(new.reviewers.iter().map(|r| format!("--reviewer={r}")));
+        if let Some(base) = new.base {
+            args.push(format!("--target-branch={base}"));
+        }
+        if new.draft {
+            args.push("--draft".into());
+        }
+        args.push("--yes".into());
+        Ok(last_line(&call(GLAB, workdir, &args)?))
+    }
+
+    fn edit(&self, workdir: &Path, pr: &FoundPr, title: &str, body: &str) -> Result<(), Error> {
+        let args = vec![
+            "mr".into(),
+            "update".into(),
+            iid(pr)?,
+            format!("--title={title}"),
+            format!("--description={body}"),
+        ];
+        call(GLAB, workdir, &args).map(|_| ())
+    }
+
+    fn ready(&self, workdir: &Path, pr: &FoundPr) -> Result<(), Error> {
+        let args = vec!["mr".into(), "update".into(), iid(pr)?, "--ready".into()];
+        call(GLAB, workdir, &args).map(|_| ())
+    }
+
+    fn merge(&self, workdir: &Path, pr: &FoundPr, how: &MergeHow) -> Result<(), Error> {
+        let mut args = vec!["mr".into(), "merge".into(), iid(pr)?, "--yes".into()];
+        match how.method {
+            MergeMethod::Squash => args.push("--squash".into()),
+            MergeMethod::Rebase => args.push("--rebase".into()),
+            MergeMethod::Merge => {}
+        }
+        if how.delete_branch {
+            args.push("--remove-source-branch".into());
+        }
+        if let Some(head) = &how.head {
+            args.push(format!("--sha={head}"));
+        }
+        call(GLAB, workdir, &args).map(|_| ())
+    }
+
+    fn list_repos(&self, owner: &str, limit: usize) -> Result<Vec<FoundRepo>, Error> {
+        plain("owner", owner)?;
+        let args = vec![
+            "repo".into(),
+            "list".into(),
+            format!("--group={owner}"),
+            format!("--per-page={limit}"),
+            "--output=json".into(),
+        ];
+        let listed = call(GLAB, Path::new("."), &args)?;
+        Ok(repos(&json(GLAB, "repo list", &listed)?))
+    }
+
+    fn search_repos(&self, query: &str, limit: usize) -> Result<Vec<FoundRepo>, Error> {
+        let args = vec![
+            "repo".into(),
+            "search".into(),
+            format!("--search={query}"),
+            format!("--per-page={limit}"),
+            "--output=json".into(),
+        ];
+        let listed = call(GLAB, Path::new("."), &args)?;
+        Ok(repos(&json(GLAB, "repo search", &listed)?))
+    }
+}
+
+/// The merge request's `iid`, as its argument.
+fn iid(pr: &FoundPr) -> Result<String, Error> {
+    pr.number.map(|n| n.to_string()).ok_or_else(|| {
+        super::ForgeError::Failed {
+            tool: GLAB,
+            command: "mr".into(),
+            stderr: format!("the merge request {} has no iid", pr.url),
+        }
+        .into()
+    })
+}
+
+/// A merge request as `glab mr view`/`mr list` describe it.
+fn found(e: &serde_json::Value) -> Option<FoundPr> {
+    let state = match e["state"].as_str()? {
+        "merged" => "MERGED",
+        "closed" | "locked" => "CLOSED",
+        _ => "OPEN",
+    };
+    let pipeline = e["head_pipeline"]["status"]
+        .as_str()
+        .or(e["pipeline"]["status"].as_str());
+    let checks = pipeline.map(|p| {
+        match p {
+            "success" => "passing",
+            "failed" | "canceled" => "failing",
+            _ => "pending",
+        }
+        .to_string()
+    });
+    let approved = e["approved"].as_bool().unwrap_or_else(|| {
+        e["detailed_merge_status"]
+            .as_str()
+            .is_some_and(|s| s != "not_approved")
+    });
+    Some(FoundPr {
+        url: e["web_url"].as_str()?.to_string(),
+        number: e["iid"].as_u64(),
+        state: state.into(),
+        draft: e["draft"].as_bool().unwrap_or(false),
+        checks,
+        review: Some(
+            if approved {
+                "APPROVED"
+            } else {
+                "REVIEW_REQUIRED"
+            }
+            .into(),
+        ),
+        head: e["sha"].as_str().map(str::to_string),
+    })
+}
+
+/// The projects of a `glab repo list`/`repo search` answer.
+fn repos(v: &serde_json::Value) -> Vec<FoundRepo> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            Some(FoundRepo {
+                name: r["path_with_namespace"].as_str()?.to_string(),
+                url: r["http_url_to_repo"]
+                    .as_str()
+                    .or(r["web_url"].as_str())?
+                    .to_string(),
+                archived: r["archived"].as_bool().unwrap_or(false),
+                fork: !r["forked_from_project"].is_null(),
+                topics: r["topics"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t.as_str().map(str::to_string))
+                    .collect(),
+                language: None,
+                default_branch: r["default_branch"].as_str().map(str::to_string),
+            })
+        })
+        .collect()
+}
