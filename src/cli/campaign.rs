@@ -72,6 +72,15 @@ pub enum CampaignCommand {
         #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         at_once: Option<u64>,
     },
+    /// Merge the open pull requests whose checks pass and whose review is approved (as
+    /// the spec's [merge] says), never a branch holding commits we did not push
+    Merge {
+        /// The campaign spec (TOML)
+        spec: PathBuf,
+        /// Repositories asked about at the same time (default: the spec's at_once, else 4)
+        #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        at_once: Option<u64>,
+    },
     /// Apply every staged preview of the campaign's local checkouts
     Apply {
         /// The campaign spec (TOML)
@@ -190,6 +199,10 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
             let checkouts =
                 campaign::Checkouts::new(&loaded, workspace_of(repo, workspace, &loaded));
             campaign::refresh(repo, &loaded, &checkouts, loaded.at_once(count(at_once)))?
+        }
+        C::Merge { spec, at_once } => {
+            let loaded = campaign::load_spec(&spec)?;
+            campaign::merge(repo, &loaded, loaded.at_once(count(at_once)))?
         }
         C::Apply { spec, .. } => campaign::apply(repo, &campaign::load_spec(&spec)?)?,
         C::Undo { spec } => campaign::undo(repo, &campaign::load_spec(&spec)?)?,

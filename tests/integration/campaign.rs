@@ -16,7 +16,9 @@ use crate::util::TestRepo;
 /// (`pr create`, `pr edit`) appends its start time to `writes`. `hold-create-<repo>`
 /// makes that repository's `pr create` wait (after `held-<repo>` appears) until the file
 /// is removed; `kill-on-create-<repo>` SIGKILLs the publisher right after the forge
-/// opened the PR. A file per running call sits in `running/`.
+/// opened the PR. A file per running call sits in `running/`. `pr ready` marks a draft
+/// ready, `pr merge` merges (the state MERGED); `repo list` and `search repos` print
+/// the JSON the test left in `repo-list.json` and `search-repos.json`.
 const GH_STUB: &str = r#"#!/bin/sh
 dir="$GH_STUB_DIR"
 started=$(date +%s.%N)
@@ -39,7 +41,9 @@ pr_json() {
   [ -f "$dir/prs/$repo.checks" ] && checks=$(cat "$dir/prs/$repo.checks")
   review=''
   [ -f "$dir/prs/$repo.review" ] && review=$(cat "$dir/prs/$repo.review")
-  echo "{\"number\":$num,\"url\":\"https://github.com/acme/$repo/pull/$num\",\"state\":\"$state\",\"isDraft\":true,\"headRefName\":\"astedit/log-to-logger\",\"statusCheckRollup\":$checks,\"reviewDecision\":\"$review\"}"
+  draft=true
+  [ -f "$dir/prs/$repo.ready" ] && draft=false
+  echo "{\"number\":$num,\"url\":\"https://github.com/acme/$repo/pull/$num\",\"state\":\"$state\",\"isDraft\":$draft,\"headRefName\":\"astedit/log-to-logger\",\"statusCheckRollup\":$checks,\"reviewDecision\":\"$review\"}"
 }
 case "$1 $2" in
   "--version "*) echo "gh version 2.99.0 (stand-in)" ;;
@@ -70,6 +74,15 @@ case "$1 $2" in
     lock
     echo "$started $repo edit" >> "$dir/writes"
     unlock ;;
+  "pr ready") : > "$dir/prs/$repo.ready" ;;
+  "pr merge")
+    lock
+    echo "$started $repo merge" >> "$dir/writes"
+    unlock
+    echo MERGED > "$dir/prs/$repo.state" ;;
+  "repo list"|"search repos")
+    # The answer the test left for this listing (`repo-list.json`, `search-repos.json`).
+    cat "$dir/$1-$2.json" ;;
   *) echo "unexpected gh call: $*" >&2; exit 9 ;;
 esac
 "#;
@@ -1791,4 +1804,110 @@ fn a_forged_checkout_path_in_the_state_is_never_worked_in() {
         "{out:?}"
     );
     assert_eq!(folder_state(&w, &mine), before);
+
+/// `campaign merge`: only the open pull requests with passing checks and an approved
+/// review are merged (made ready first: they are drafts), by the spec's method, with
+/// the head we pushed; one whose branch holds someone else's commit is left alone and
+/// recorded diverged.
+#[test]
+fn campaign_merge_merges_only_the_green_approved_ones_and_never_a_foreign_branch() {
+    let w = World::new();
+    let mut spec = SPEC_HEAD.to_string();
+    spec.push_str("[merge]\nmethod = \"rebase\"\n");
+    for k in ["g1", "g2", "g3", "g4"] {
+        let b = w.bare(k, &[("src/app.ts", "console.log(1);\n")]);
+        spec.push_str(&format!(
+            "[[repos]]\nurl = \"{}\"\nbase = \"main\"\n",
+            b.display()
+        ));
+    }
+    let spec = w.spec(&spec);
+    let ws = w.workspace();
+    w.run(&["campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    w.run(&["campaign", "publish", &spec]).assert_code(0);
+    assert_eq!(w.creates(), 4);
+    let prs = w.gh.path().join("prs");
+    let green = r#"[{"status":"COMPLETED","conclusion":"SUCCESS"}]"#;
+    for (k, checks, review) in [
+        ("g1", green, "APPROVED"),
+        ("g2", green, "REVIEW_REQUIRED"),
+        (
+            "g3",
+            r#"[{"status":"COMPLETED","conclusion":"FAILURE"}]"#,
+            "APPROVED",
+        ),
+        ("g4", green, "APPROVED"),
+    ] {
+        std::fs::write(prs.join(format!("{k}.checks")), checks).expect("checks");
+        std::fs::write(prs.join(format!("{k}.review")), review).expect("review");
+    }
+    let foreign = w.push(
+        "g4",
+        "astedit/log-to-logger",
+        &[("src/x.ts", "// mine\n")],
+        "a fix",
+    );
+
+    let merged = w.run(&["--json", "campaign", "merge", &spec]);
+    merged.assert_code(1); // g4 diverged
+    let r = merged.json();
+    validate(&w.state, "campaign", &r);
+    let action = |k: &str| {
+        r["outcomes"]
+            .as_array()
+            .expect("outcomes")
+            .iter()
+            .find(|o| o["key"] == k)
+            .map(|o| o["action"].as_str().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(action("g1"), "merged", "{r}");
+    assert_eq!(action("g2"), "waiting", "{r}");
+    assert_eq!(action("g3"), "waiting", "{r}");
+    assert_eq!(action("g4"), "diverged", "{r}");
+    let merges: Vec<Vec<String>> = w
+        .calls()
+        .into_iter()
+        .filter(|c| c.len() > 1 && c[0] == "pr" && c[1] == "merge")
+        .collect();
+    assert_eq!(merges.len(), 1, "{merges:?}");
+    let g1: serde_json::Value = serde_json::from_str(
+        &w.state
+            .git(&["show", "refs/astedit-campaign/log-to-logger:g1.json"]),
+    )
+    .expect("g1");
+    assert_eq!(g1["status"], "merged");
+    assert_eq!(g1["merged_by"], "rebase");
+    let pushed = g1["pushed_commit"].as_str().expect("pushed");
+    assert_eq!(
+        merges[0][2..],
+        [
+            format!("https://github.com/acme/g1/pull/{}", w.pr_of("g1")),
+            "--rebase".to_string(),
+            "--delete-branch".to_string(),
+            format!("--match-head-commit={pushed}"),
+        ]
+    );
+    // The draft was made ready first; the foreign branch is untouched.
+    assert!(w
+        .calls()
+        .iter()
+        .any(|c| c.len() > 2 && c[1] == "ready" && c[2].contains("/g1/")));
+    assert_eq!(w.bare_rev("g4", "astedit/log-to-logger"), foreign);
+    let status = w
+        .run(&["--json", "campaign", "status", &spec, "--offline"])
+        .json();
+    assert_eq!(status["totals"]["merged"], 1, "{status}");
+    assert_eq!(status["totals"]["diverged"], 1, "{status}");
+    // Approved now: a second run merges g2 and nothing else.
+    std::fs::write(prs.join("g2.review"), "APPROVED").expect("review");
+    w.run(&["--json", "campaign", "merge", &spec])
+        .assert_code(0);
+    let merges = w
+        .calls()
+        .into_iter()
+        .filter(|c| c.len() > 1 && c[0] == "pr" && c[1] == "merge")
+        .count();
+    assert_eq!(merges, 2);
 }

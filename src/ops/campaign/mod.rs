@@ -39,6 +39,7 @@ use crate::Error;
 
 mod clone;
 mod local;
+mod merge;
 mod pool;
 mod publish;
 mod run_change;
@@ -50,6 +51,7 @@ pub use local::apply;
 pub use local::collect;
 pub use local::matrix;
 pub use local::undo;
+pub use merge::merge;
 pub use pool::DEFAULT_AT_ONCE;
 pub use publish::publish;
 pub use publish::refresh;
