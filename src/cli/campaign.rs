@@ -26,6 +26,9 @@ pub enum CampaignCommand {
         /// Repositories at the same time (default: the spec's at_once, else 4)
         #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         at_once: Option<u64>,
+        /// List the repositories it would stage (the spec's and its [targets]') and stop
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Each repository's status, totals and the burndown
     Status {
@@ -116,6 +119,16 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
         ctx.out.emit(&report)?;
         return Ok(Exit::Ok);
     }
+    if let C::Stage {
+        spec,
+        dry_run: true,
+        ..
+    } = &cmd
+    {
+        let report = campaign::dry_run(campaign::load_spec(spec)?)?;
+        ctx.out.emit(&report)?;
+        return Ok(Exit::Ok);
+    }
     let (repo, out) = ctx.parts()?;
     let report = match cmd {
         C::Stage {
@@ -123,6 +136,7 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
             workspace,
             shard,
             at_once,
+            ..
         } => {
             let loaded = campaign::load_spec(&spec)?;
             let shard = shard.as_deref().map(campaign::parse_shard).transpose()?;

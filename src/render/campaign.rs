@@ -7,6 +7,7 @@ use super::TextReport;
 use crate::report::campaign::CampaignMatrixReport;
 use crate::report::campaign::CampaignReport;
 use crate::report::campaign::CampaignStatusReport;
+use crate::report::campaign::CampaignTargetsReport;
 use crate::report::campaign::RepoStatus;
 use crate::report::campaign::Totals;
 
@@ -88,6 +89,30 @@ impl TextReport for CampaignMatrixReport {
     fn text(&self, _style: &Style) -> Printed {
         let mut printed = Printed::new();
         printed.out(format!("{}\n", self.github));
+        printed
+    }
+}
+
+impl TextReport for CampaignTargetsReport {
+    fn text(&self, _style: &Style) -> Printed {
+        let mut printed = Printed::new();
+        let mut out = String::new();
+        for r in &self.repos {
+            out.push_str(&format!(
+                "{:<24} {} {} ({})\n",
+                r.key,
+                crate::text::escape_line(&r.source),
+                r.base.as_deref().unwrap_or("-"),
+                r.from
+            ));
+        }
+        out.push_str(&format!(
+            "campaign {} stage --dry-run: {}; nothing staged\n",
+            self.name,
+            crate::text::plural(self.repos.len(), "repository")
+                .replace("repositorys", "repositories")
+        ));
+        printed.out(out);
         printed
     }
 }

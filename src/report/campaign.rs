@@ -470,3 +470,23 @@ impl CampaignReport {
         }
     }
 }
+
+/// `campaign stage --dry-run --json`: the repositories a stage would work on, the
+/// spec's and those its `[targets]` find on the forge now.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CampaignTargetsReport {
+    pub schema_version: Version,
+    pub name: String,
+    pub repos: Vec<TargetRepo>,
+}
+
+/// One repository a stage would work on.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TargetRepo {
+    pub key: String,
+    /// What is cloned (or the local checkout's path).
+    pub source: String,
+    pub base: Option<String>,
+    /// Where it comes from: `spec`, or the target (`org acme`, `query …`).
+    pub from: String,
+}

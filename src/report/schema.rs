@@ -61,6 +61,10 @@ pub fn commands() -> Vec<(&'static str, ReportSchema)> {
             "campaign-matrix",
             report::<campaign::CampaignMatrixReport>(),
         ),
+        (
+            "campaign-targets",
+            report::<campaign::CampaignTargetsReport>(),
+        ),
         ("recover", report::<RecoverOutput>()),
         ("error", report::<ErrorReport>()),
     ]

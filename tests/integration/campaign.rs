@@ -1911,3 +1911,100 @@ fn campaign_merge_merges_only_the_green_approved_ones_and_never_a_foreign_branch
         .count();
     assert_eq!(merges, 2);
 }
+
+/// `[targets]`: an owner's repositories (not archived, not forks, with the topics) and
+/// a search's (with the language), through the stand-in's `repo list` and `search
+/// repos`; `--dry-run` lists them and stages nothing, `stage` records each in the state.
+#[test]
+fn targets_from_an_org_and_a_query_are_resolved_at_stage() {
+    let w = World::new();
+    let url = |k: &str| {
+        w.bare(k, &[("src/app.ts", "console.log(1);\n")])
+            .display()
+            .to_string()
+    };
+    let listed = serde_json::json!([
+        {"nameWithOwner": "acme/t1", "url": url("t1"), "isArchived": false, "isFork": false,
+         "repositoryTopics": [{"name": "web"}], "primaryLanguage": {"name": "TypeScript"},
+         "defaultBranchRef": {"name": "main"}},
+        {"nameWithOwner": "acme/t2", "url": url("t2"), "isArchived": true, "isFork": false,
+         "repositoryTopics": [{"name": "web"}]},
+        {"nameWithOwner": "acme/t3", "url": url("t3"), "isArchived": false, "isFork": true,
+         "repositoryTopics": [{"name": "web"}]},
+        {"nameWithOwner": "acme/t4", "url": url("t4"), "isArchived": false, "isFork": false,
+         "repositoryTopics": [{"name": "cli"}]},
+        {"nameWithOwner": "acme/t5", "url": url("t5"), "isArchived": false, "isFork": false,
+         "repositoryTopics": [{"name": "Web"}, {"name": "x"}], "defaultBranchRef": {"name": "main"}},
+    ]);
+    std::fs::write(w.gh.path().join("repo-list.json"), listed.to_string()).expect("list");
+    let spec = w.spec(&format!(
+        "{SPEC_HEAD}[targets]\norg = \"acme\"\ntopics = [\"web\"]\n"
+    ));
+    let dry = w.run(&["--json", "campaign", "stage", &spec, "--dry-run"]);
+    dry.assert_code(0);
+    let d = dry.json();
+    validate(&w.state, "campaign-targets", &d);
+    let keys: Vec<&str> = d["repos"]
+        .as_array()
+        .expect("repos")
+        .iter()
+        .map(|r| r["key"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(keys, ["t1", "t5"], "{d}");
+    assert_eq!(d["repos"][0]["from"], "org acme");
+    assert!(w
+        .state
+        .git(&["for-each-ref", "refs/astedit-campaign/"])
+        .is_empty());
+    let list_call = w
+        .calls()
+        .into_iter()
+        .find(|c| c.len() > 1 && c[0] == "repo")
+        .expect("repo list");
+    assert_eq!(list_call.last().map(String::as_str), Some("acme"));
+    assert_eq!(list_call[list_call.len() - 2], "--");
+
+    let ws = w.workspace();
+    let staged = w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws]);
+    staged.assert_code(0);
+    let r = staged.json();
+    assert_eq!(r["totals"]["staged"], 2, "{r}");
+    assert!(r["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .any(|n| n == "targets: 2 repositories from org acme"));
+    let tree = w.state.git(&[
+        "ls-tree",
+        "--name-only",
+        "refs/astedit-campaign/log-to-logger",
+    ]);
+    assert_eq!(tree, "t1.json\nt5.json\n");
+
+    // A search, kept by language.
+    let found = serde_json::json!([
+        {"fullName": "other/q1", "url": url("q1"), "isArchived": false, "isFork": false,
+         "language": "TypeScript", "defaultBranch": "main"},
+        {"fullName": "other/q2", "url": url("q2"), "isArchived": false, "isFork": false,
+         "language": "Go"},
+    ]);
+    std::fs::write(w.gh.path().join("search-repos.json"), found.to_string()).expect("search");
+    let spec = w.spec(&format!(
+        "{SPEC_HEAD}[targets]\nquery = \"console.log in:file\"\nlanguage = \"typescript\"\n"
+    ));
+    let d = w
+        .run(&["--json", "campaign", "stage", &spec, "--dry-run"])
+        .json();
+    assert_eq!(d["repos"].as_array().expect("repos").len(), 1, "{d}");
+    assert_eq!(d["repos"][0]["key"], "q1");
+    assert_eq!(d["repos"][0]["from"], "query console.log in:file");
+    let search = w
+        .calls()
+        .into_iter()
+        .find(|c| c.len() > 1 && c[0] == "search")
+        .expect("search repos");
+    assert_eq!(
+        search.last().map(String::as_str),
+        Some("console.log in:file")
+    );
+}

@@ -45,6 +45,7 @@ mod publish;
 mod run_change;
 mod stage;
 mod status;
+mod targets;
 
 pub use clone::Checkouts;
 pub use local::apply;
@@ -60,6 +61,8 @@ pub use stage::stage;
 pub use stage::StageRequest;
 pub use status::status;
 pub use status::StatusRequest;
+pub use targets::dry_run;
+pub use targets::with_targets;
 
 /// Why a campaign command could not run at all (one repository's trouble is recorded
 /// in the state instead).
@@ -253,7 +256,7 @@ pub fn load_spec(path: &Path) -> Result<Loaded, Error> {
 }
 
 /// The last component of a URL or path, without `.git`.
-fn key_of(source: &str) -> Option<String> {
+pub(super) fn key_of(source: &str) -> Option<String> {
     let trimmed = source.trim_end_matches(['/', '\\']);
     let last = trimmed.rsplit(['/', '\\', ':']).next()?;
     let last = last.strip_suffix(".git").unwrap_or(last);
@@ -261,7 +264,7 @@ fn key_of(source: &str) -> Option<String> {
 }
 
 /// A key usable as a tree entry and a folder name.
-fn sanitize(key: &str) -> String {
+pub(super) fn sanitize(key: &str) -> String {
     let mut s: String = key
         .chars()
         .map(|c| {

@@ -48,7 +48,36 @@ struct Staged {
     parse_failure: Option<String>,
 }
 
+/// `campaign stage`: the spec's repositories and those its `[targets]` find now.
 pub fn stage(repo: &Repo, req: &StageRequest) -> Result<CampaignReport, Error> {
+    if req.spec.spec.targets.is_none() {
+        return stage_listed(repo, req);
+    }
+    let (spec, from) = super::with_targets(req.spec.clone())?;
+    let resolved = StageRequest {
+        spec,
+        workspace: req.workspace.clone(),
+        shard: req.shard,
+        at_once: req.at_once,
+    };
+    let mut report = stage_listed(repo, &resolved)?;
+    let mut by_source: Vec<(String, usize)> = Vec::new();
+    for (_, why) in &from {
+        match by_source.iter_mut().find(|(w, _)| w == why) {
+            Some((_, n)) => *n += 1,
+            None => by_source.push((why.clone(), 1)),
+        }
+    }
+    for (why, n) in by_source {
+        report.notes.push(format!(
+            "targets: {n} {} from {why}",
+            if n == 1 { "repository" } else { "repositories" }
+        ));
+    }
+    Ok(report)
+}
+
+fn stage_listed(repo: &Repo, req: &StageRequest) -> Result<CampaignReport, Error> {
     let name = &req.spec.spec.name;
     let refname = match req.shard {
         Some((i, n)) => format!("{}{i}-of-{n}", super::shard_prefix(name)),
