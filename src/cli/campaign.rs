@@ -80,6 +80,9 @@ pub enum CampaignCommand {
     Merge {
         /// The campaign spec (TOML)
         spec: PathBuf,
+        /// Where the clones live (default: under the user's cache folder)
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
         /// Repositories asked about at the same time (default: the spec's at_once, else 4)
         #[arg(long = "at-once", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         at_once: Option<u64>,
@@ -214,9 +217,15 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
                 campaign::Checkouts::new(&loaded, workspace_of(repo, workspace, &loaded));
             campaign::refresh(repo, &loaded, &checkouts, loaded.at_once(count(at_once)))?
         }
-        C::Merge { spec, at_once } => {
+        C::Merge {
+            spec,
+            workspace,
+            at_once,
+        } => {
             let loaded = campaign::load_spec(&spec)?;
-            campaign::merge(repo, &loaded, loaded.at_once(count(at_once)))?
+            let checkouts =
+                campaign::Checkouts::new(&loaded, workspace_of(repo, workspace, &loaded));
+            campaign::merge(repo, &loaded, &checkouts, loaded.at_once(count(at_once)))?
         }
         C::Apply { spec, .. } => campaign::apply(repo, &campaign::load_spec(&spec)?)?,
         C::Undo { spec } => campaign::undo(repo, &campaign::load_spec(&spec)?)?,

@@ -185,8 +185,10 @@ impl World {
         let mut args = args.to_vec();
         let sub = args.iter().position(|a| *a == "campaign").map(|i| i + 1);
         if sub.is_some_and(|i| {
-            matches!(args.get(i), Some(&"publish" | &"refresh" | &"status"))
-                && !args.contains(&"--workspace")
+            matches!(
+                args.get(i),
+                Some(&"publish" | &"refresh" | &"status" | &"merge")
+            ) && !args.contains(&"--workspace")
         }) {
             args.extend(["--workspace", ws.as_str()]);
         }
@@ -1804,6 +1806,7 @@ fn a_forged_checkout_path_in_the_state_is_never_worked_in() {
         "{out:?}"
     );
     assert_eq!(folder_state(&w, &mine), before);
+}
 
 /// `campaign merge`: only the open pull requests with passing checks and an approved
 /// review are merged (made ready first: they are drafts), by the spec's method, with

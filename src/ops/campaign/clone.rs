@@ -35,6 +35,8 @@ pub struct Checkouts {
     workspace: PathBuf,
     /// The spec's keys, with the local checkout of those that have one.
     keys: BTreeMap<String, Option<PathBuf>>,
+    /// The spec has `[targets]`: keys `stage` resolved from the forge are clones too.
+    targets: bool,
 }
 
 impl Checkouts {
@@ -44,7 +46,11 @@ impl Checkouts {
             .iter()
             .map(|(k, r)| (k.clone(), r.path.as_deref().map(local_dir)))
             .collect();
-        Checkouts { workspace, keys }
+        Checkouts {
+            workspace,
+            keys,
+            targets: loaded.spec.targets.is_some(),
+        }
     }
 
     pub fn workspace(&self) -> &Path {
@@ -54,6 +60,11 @@ impl Checkouts {
     /// The checkout of `key`: its local path, or its clone when the campaign made it.
     pub fn dir(&self, key: &str) -> Result<PathBuf, CampaignError> {
         match self.keys.get(key) {
+            // A repository `[targets]` found at stage: a clone at `<workspace>/<key>`
+            // (a key as keys are made, never a path), with the marker, or nothing.
+            None if self.targets && super::sanitize(key) == key && !key.contains("..") => {
+                existing(&self.workspace, key)
+            }
             None => Err(CampaignError::NotInSpec(key.to_string())),
             Some(Some(local)) => Ok(local.clone()),
             Some(None) => existing(&self.workspace, key),

@@ -10,6 +10,7 @@ use std::path::Path;
 use super::git;
 use super::outcome;
 use super::record;
+use super::Checkouts;
 use super::Loaded;
 use super::State;
 use crate::ops::forge;
@@ -23,12 +24,17 @@ use crate::report::campaign::RepoStatus;
 use crate::Error;
 
 /// `campaign merge SPEC` (the pull requests' state asked `at_once` at a time first).
-pub fn merge(repo: &Repo, loaded: &Loaded, at_once: usize) -> Result<CampaignReport, Error> {
+pub fn merge(
+    repo: &Repo,
+    loaded: &Loaded,
+    checkouts: &Checkouts,
+    at_once: usize,
+) -> Result<CampaignReport, Error> {
     let mut state: State = super::read_state(repo, &super::state_ref(&loaded.spec.name))?;
     if state.commit.is_none() {
         return Err(super::CampaignError::NoState(loaded.spec.name.clone()).into());
     }
-    let mut outcomes = super::publish::sync_prs(repo, &mut state, at_once, |_| true)?;
+    let mut outcomes = super::publish::sync_prs(repo, &mut state, checkouts, at_once, |_| true)?;
     let mut todo: Vec<RepoState> = state
         .repos
         .values()
@@ -55,7 +61,7 @@ pub fn merge(repo: &Repo, loaded: &Loaded, at_once: usize) -> Result<CampaignRep
         if m.require_approval { ", approved" } else { "" },
     )];
     for s in todo {
-        let (o, changed) = merge_one(loaded, s, pace.as_ref());
+        let (o, changed) = merge_one(loaded, checkouts, s, pace.as_ref());
         if let Some(c) = changed {
             record(
                 repo,
@@ -76,18 +82,23 @@ pub fn merge(repo: &Repo, loaded: &Loaded, at_once: usize) -> Result<CampaignRep
 /// One repository: the outcome, and the entry to record when it changed.
 fn merge_one(
     loaded: &Loaded,
+    checkouts: &Checkouts,
     mut s: RepoState,
     pace: Option<&Pace>,
 ) -> (RepoOutcome, Option<RepoState>) {
     let m = &loaded.spec.merge;
     let forge = forge::of(s.forge.unwrap_or_default());
-    let (Some(dir), Some(branch)) = (s.checkout.clone(), s.branch.clone()) else {
+    let Some(branch) = s.branch.clone() else {
         return (
-            outcome(&s, "skipped", Some("no checkout or branch recorded".into())),
+            outcome(&s, "skipped", Some("no branch recorded".into())),
             None,
         );
     };
-    let dir = Path::new(&dir);
+    let dir = match checkouts.dir(&s.key) {
+        Ok(d) => d,
+        Err(e) => return (outcome(&s, "failed", Some(e.to_string())), None),
+    };
+    let dir = dir.as_path();
     let found = match forge.find(dir, &branch) {
         Ok(Some(f)) => f,
         Ok(None) => {
