@@ -117,6 +117,11 @@ pub struct ScanArgs {
     #[arg(long, value_name = "ID", num_args = 0..=1, require_equals = true, value_delimiter = ',', default_missing_value = "")]
     pub off: Option<Vec<String>>,
 
+    /// Run only the rules of this severity or above (after --error, --warning, …):
+    /// error, warning, info or hint, as in ast-grep
+    #[arg(long, value_name = "LEVEL", value_enum)]
+    pub min_severity: Option<LevelArg>,
+
     /// Report at most N findings (the rest are counted in a note)
     #[arg(long, value_name = "N")]
     pub max_results: Option<usize>,
@@ -251,6 +256,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         only_rules: args.rules,
         filter,
         severities,
+        min_severity: args.min_severity.map(Level::from),
         max_results: args.max_results,
         max_passes: args.max_passes,
         reason: args.reason,
@@ -314,5 +320,25 @@ impl ops::scan::ScanSink for Sink<'_> {
         let printed = self.printer.file(head, rows).map_err(OutputError::Encode)?;
         self.out.printed(&printed)?;
         Ok(())
+    }
+}
+
+/// `--min-severity` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LevelArg {
+    Error,
+    Warning,
+    Info,
+    Hint,
+}
+
+impl From<LevelArg> for Level {
+    fn from(level: LevelArg) -> Level {
+        match level {
+            LevelArg::Error => Level::Error,
+            LevelArg::Warning => Level::Warning,
+            LevelArg::Info => Level::Info,
+            LevelArg::Hint => Level::Hint,
+        }
     }
 }

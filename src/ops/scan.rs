@@ -40,6 +40,9 @@ pub struct ScanRequest {
     /// Severities set on the command line (`--error[=ID,…]`, …, `--off`), in order:
     /// a later one wins.
     pub severities: Vec<SeverityOverride>,
+    /// Rules below this severity (after `severities`) do not run (`--min-severity`):
+    /// no findings, no fixes, and no unused-suppression hints below it.
+    pub min_severity: Option<Level>,
     /// Report at most this many findings (the rest are counted in a notice).
     pub max_results: Option<usize>,
     /// Overrides the config's bound on fix re-runs.
@@ -214,6 +217,19 @@ fn load_rules(
     if !req.severities.is_empty() {
         rules.set_severities(|id| override_for(&req.severities, id));
     }
+    if let Some(min) = req.min_severity {
+        let min = scan::Severity::from(min);
+        let below: Vec<String> = rules
+            .plan
+            .rules
+            .iter()
+            .filter(|r| r.severity < min)
+            .map(|r| r.id.clone())
+            .collect();
+        if !below.is_empty() {
+            rules.set_severities(|id| below.iter().any(|b| b == id).then_some(None));
+        }
+    }
     Ok(rules)
 }
 
@@ -245,10 +261,11 @@ fn only_rules(req: &ScanRequest, rules: &scan::rules::Rules) -> Result<Vec<Strin
 /// may be meant for a rule left out), unless a severity for them is asked for.
 fn unused_suppressions(req: &ScanRequest) -> Option<scan::Severity> {
     let every_rule = req.only_rules.is_empty() && req.filter.is_none();
-    match override_for(&req.severities, scan::suppress::UNUSED_SUPPRESSION_ID) {
+    let severity = match override_for(&req.severities, scan::suppress::UNUSED_SUPPRESSION_ID) {
         Some(severity) => severity,
         None => every_rule.then_some(scan::Severity::Hint),
-    }
+    };
+    severity.filter(|s| req.min_severity.is_none_or(|min| *s >= min.into()))
 }
 
 /// Findings as report rows: paths as the front end shows them, and with

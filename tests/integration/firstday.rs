@@ -310,3 +310,65 @@ fn dist_tools_find_the_pinned_maturin_of_the_tools_folder() {
         fake.display().to_string()
     );
 }
+
+// Item 5: `scan --min-severity LEVEL`, as ast-grep 0.51.
+#[test]
+fn scan_min_severity_runs_only_the_rules_at_or_above_it() {
+    let repo = TestRepo::new();
+    repo.write(
+        "astedit.toml",
+        r#"
+[[rules]]
+id = "eq"
+language = "javascript"
+severity = "error"
+message = "use ==="
+rule.pattern = "$A == $B"
+fix = "$A === $B"
+
+[[rules]]
+id = "no-var"
+language = "javascript"
+severity = "hint"
+message = "use let"
+rule.pattern = "var $A = $B"
+fix = "let $A = $B"
+"#,
+    );
+    repo.write(
+        "a.js",
+        "var x = 1;\nif (x == 2) {}\n// ast-grep-ignore: nothing\nf();\n",
+    );
+    repo.commit_all("init");
+    let all = repo.run(&["--json", "scan"]).json();
+    let rules = |j: &serde_json::Value| -> Vec<String> {
+        let mut r: Vec<String> = j["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| f["rule"].as_str().expect("rule").to_string())
+            .collect();
+        r.sort();
+        r
+    };
+    assert_eq!(rules(&all), ["eq", "no-var", "unused-suppression"], "{all}");
+    let out = repo.run(&["--json", "scan", "--min-severity", "warning"]);
+    out.assert_code(1);
+    assert_eq!(rules(&out.json()), ["eq"]);
+    // A rule raised above the bound runs; the fixes of the others are not made.
+    let out = repo.run(&[
+        "--json",
+        "scan",
+        "--warning=no-var",
+        "--min-severity=warning",
+    ]);
+    assert_eq!(rules(&out.json()), ["eq", "no-var"]);
+    repo.run(&["scan", "--apply", "--min-severity", "error"])
+        .assert_code(1);
+    assert_eq!(
+        repo.read_string("a.js"),
+        "var x = 1;\nif (x === 2) {}\n// ast-grep-ignore: nothing\nf();\n"
+    );
+    let out = repo.run(&["scan", "--min-severity", "severe"]);
+    out.assert_code(2);
+}

@@ -387,6 +387,7 @@ fn run_change(
             only_rules: Vec::new(),
             filter: None,
             severities: Vec::new(),
+            min_severity: None,
             max_results: None,
             max_passes: None,
             reason,
