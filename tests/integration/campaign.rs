@@ -87,6 +87,51 @@ case "$1 $2" in
 esac
 "#;
 
+/// A stand-in `glab`, beside the stand-in `gh` (same folder, same call log: its calls
+/// are recorded with `glab` first): merge requests per repository under
+/// `$GH_STUB_DIR/mrs/`; `mrs/<repo>.pipeline` holds the head pipeline's status and
+/// `mrs/<repo>.merge-status` GitLab's `detailed_merge_status`.
+const GLAB_STUB: &str = r#"#!/bin/sh
+dir="$GH_STUB_DIR"
+mkdir -p "$dir/calls" "$dir/mrs"
+lock() { while ! mkdir "$dir/lock" 2>/dev/null; do sleep 0.01; done; }
+unlock() { rmdir "$dir/lock"; }
+lock
+n=$(ls "$dir/calls" | wc -l | tr -d ' ')
+printf 'glab\0' > "$dir/calls/$n"
+for a in "$@"; do printf '%s\0' "$a" >> "$dir/calls/$n"; done
+unlock
+repo=$(basename "$PWD")
+mr_json() {
+  iid=$(cat "$dir/mrs/$repo")
+  state=opened
+  [ -f "$dir/mrs/$repo.state" ] && state=$(cat "$dir/mrs/$repo.state")
+  pipeline=null
+  [ -f "$dir/mrs/$repo.pipeline" ] && pipeline="{\"status\":\"$(cat "$dir/mrs/$repo.pipeline")\"}"
+  ms=not_approved
+  [ -f "$dir/mrs/$repo.merge-status" ] && ms=$(cat "$dir/mrs/$repo.merge-status")
+  echo "{\"iid\":$iid,\"web_url\":\"https://gitlab.com/acme/$repo/-/merge_requests/$iid\",\"state\":\"$state\",\"draft\":true,\"head_pipeline\":$pipeline,\"detailed_merge_status\":\"$ms\"}"
+}
+case "$1 $2" in
+  "--version "*) echo "glab 1.99.0 (stand-in)" ;;
+  "auth status") ;;
+  "mr list")
+    if [ -f "$dir/mrs/$repo" ]; then echo "[$(mr_json)]"; else echo '[]'; fi ;;
+  "mr view") mr_json ;;
+  "mr create")
+    lock
+    num=$(( $(cat "$dir/counter" 2>/dev/null || echo 0) + 1 ))
+    echo "$num" > "$dir/counter"
+    echo "$num" > "$dir/mrs/$repo"
+    unlock
+    echo "Creating merge request for astedit/log-to-logger into main in acme/$repo"
+    echo "https://gitlab.com/acme/$repo/-/merge_requests/$num" ;;
+  "mr update") ;;
+  "mr merge") echo merged > "$dir/mrs/$repo.state" ;;
+  *) echo "unexpected glab call: $*" >&2; exit 9 ;;
+esac
+"#;
+
 /// Removes the stand-in's hold files when dropped: a failing test must not leave a
 /// publisher waiting forever.
 struct Release(Vec<PathBuf>);
@@ -116,6 +161,9 @@ impl World {
         std::fs::write(bin.join("gh"), GH_STUB).expect("write gh");
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(bin.join("gh"), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+        std::fs::write(bin.join("glab"), GLAB_STUB).expect("write glab");
+        std::fs::set_permissions(bin.join("glab"), std::fs::Permissions::from_mode(0o755))
             .expect("chmod");
         World {
             state,
@@ -2010,4 +2058,119 @@ fn targets_from_an_org_and_a_query_are_resolved_at_stage() {
         search.last().map(String::as_str),
         Some("console.log in:file")
     );
+}
+
+/// `forge = "gitlab"`: the same campaign through the stand-in `glab` — stage, publish
+/// twice (one merge request), refresh (the moved request described again), status (the
+/// pipeline as checks, approvals as the review) and merge.
+#[test]
+fn a_gitlab_campaign_publishes_one_merge_request_refreshes_tracks_and_merges() {
+    let w = World::new();
+    let mut spec = SPEC_HEAD.replace(
+        "name = \"log-to-logger\"\n",
+        "name = \"log-to-logger\"\nforge = \"gitlab\"\n",
+    );
+    for k in ["l1", "l2"] {
+        let files: &[(&str, &str)] = if k == "l1" {
+            &[("src/app.ts", "console.log(1);\n")]
+        } else {
+            &[("README", "plain\n")]
+        };
+        let b = w.bare(k, files);
+        spec.push_str(&format!(
+            "[[repos]]\nurl = \"{}\"\nbase = \"main\"\n",
+            b.display()
+        ));
+    }
+    let spec = w.spec(&spec);
+    let ws = w.workspace();
+    w.run(&["campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    let glab = |sub: &str| -> Vec<Vec<String>> {
+        w.calls()
+            .into_iter()
+            .filter(|c| c.len() > 2 && c[0] == "glab" && c[1] == "mr" && c[2] == sub)
+            .collect()
+    };
+    for _ in 0..2 {
+        let p = w.run(&["--json", "campaign", "publish", &spec]);
+        p.assert_code(0);
+        assert_eq!(p.json()["totals"]["published"], 1, "{}", p.stdout);
+    }
+    let creates = glab("create");
+    assert_eq!(creates.len(), 1, "{creates:?}");
+    let c = &creates[0];
+    assert!(
+        c.contains(&"--source-branch=astedit/log-to-logger".to_string()),
+        "{c:?}"
+    );
+    assert!(c.contains(&"--target-branch=main".to_string()), "{c:?}");
+    assert!(
+        c.contains(&"--draft".to_string()) && c.contains(&"--yes".to_string()),
+        "{c:?}"
+    );
+    assert!(c.contains(&"--label=codemod".to_string()), "{c:?}");
+    assert_eq!(w.creates(), 0, "gh never ran for it");
+    let l1: serde_json::Value = serde_json::from_str(
+        &w.state
+            .git(&["show", "refs/astedit-campaign/log-to-logger:l1.json"]),
+    )
+    .expect("l1");
+    assert_eq!(l1["forge"], "gitlab");
+    assert_eq!(
+        l1["pr_url"],
+        "https://gitlab.com/acme/l1/-/merge_requests/1"
+    );
+    assert_eq!(
+        w.bare_show("l1", "astedit/log-to-logger:src/app.ts"),
+        "logger.info(1);\n"
+    );
+
+    // The base moves: the branch is rebuilt and the request described again.
+    w.push(
+        "l1",
+        "main",
+        &[("src/new.ts", "console.log(2);\n")],
+        "more code",
+    );
+    w.run(&["--json", "campaign", "refresh", &spec])
+        .assert_code(0);
+    assert_eq!(
+        w.bare_show("l1", "astedit/log-to-logger:src/new.ts"),
+        "logger.info(2);\n"
+    );
+    let updates = glab("update");
+    assert_eq!(updates.len(), 1, "{updates:?}");
+    assert_eq!(updates[0][3], "1");
+    assert!(updates[0][4].starts_with("--title=") && updates[0][5].starts_with("--description="));
+
+    // Status: the pipeline and the approvals.
+    let mrs = w.gh.path().join("mrs");
+    std::fs::write(mrs.join("l1.pipeline"), "running").expect("pipeline");
+    let s = w.run(&["--json", "campaign", "status", &spec]).json();
+    assert_eq!(by_key(&s)["l1"]["checks"], "pending", "{s}");
+    assert_eq!(by_key(&s)["l1"]["review"], "REVIEW_REQUIRED");
+    let m = w.run(&["--json", "campaign", "merge", &spec]).json();
+    assert_eq!(m["outcomes"][0]["action"], "waiting", "{m}");
+    std::fs::write(mrs.join("l1.pipeline"), "success").expect("pipeline");
+    std::fs::write(mrs.join("l1.merge-status"), "mergeable").expect("status");
+    let m = w.run(&["--json", "campaign", "merge", &spec]);
+    m.assert_code(0);
+    let merges = glab("merge");
+    assert_eq!(merges.len(), 1, "{}", m.stdout);
+    let pushed = w.bare_rev("l1", "astedit/log-to-logger");
+    assert_eq!(
+        merges[0][3..],
+        [
+            "1".to_string(),
+            "--yes".to_string(),
+            "--squash".to_string(),
+            "--remove-source-branch".to_string(),
+            format!("--sha={pushed}"),
+        ]
+    );
+    let s = w
+        .run(&["--json", "campaign", "status", &spec, "--offline"])
+        .json();
+    assert_eq!(s["totals"]["merged"], 1, "{s}");
 }
