@@ -26,6 +26,7 @@ pub mod files;
 pub mod fuzzing;
 pub mod grep;
 pub mod lang;
+pub mod levels;
 pub mod ops;
 pub mod patch;
 pub mod pipeline;

@@ -69,6 +69,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("diff", Layer::Base),
     ("error", Layer::Base),
     ("lang", Layer::Base),
+    ("levels", Layer::Base),
     ("pipeline", Layer::Base),
     ("progress", Layer::Base),
     ("text", Layer::Base),

@@ -3,9 +3,7 @@
 use git_astedit::error::Exit;
 use git_astedit::ops::apply::ApplyOptions;
 use git_astedit::ops::apply::ApplyRequest;
-use git_astedit::ops::apply::ApplyScope;
 use git_astedit::ops::apply::VerifyPlan;
-use git_astedit::ops::verify::VerifyCommand;
 use git_astedit::Error;
 
 use super::Ctx;
@@ -46,20 +44,19 @@ pub struct ApplyArgs {
 
 pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
-    let request = ApplyRequest {
-        id: args.id,
-        scope: ApplyScope::of(args.refresh, args.pathspecs),
-        options: ApplyOptions {
+    let request = ApplyRequest::new(
+        args.id,
+        args.refresh,
+        args.pathspecs,
+        ApplyOptions {
             reason: args.reason,
             index: args.index || args.commit,
             commit: args.commit.then_some(args.message),
             agent: None,
         },
-        verify: args.verify.map(|line| VerifyPlan {
-            command: VerifyCommand::Shell(line),
-            timeout: std::time::Duration::from_secs(args.verify_timeout.max(1)),
-        }),
-    };
+        args.verify
+            .map(|line| VerifyPlan::shell(line, args.verify_timeout)),
+    )?;
     let report = git_astedit::ops::apply::run(repo, &request)?;
     out.emit(&report)?;
     Ok(report.exit())

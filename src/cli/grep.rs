@@ -3,10 +3,10 @@
 use git_astedit::cancel::Cancel;
 use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
+use git_astedit::levels::Strictness;
 use git_astedit::ops::grep::DebugFormat;
 use git_astedit::ops::grep::GrepRequest;
 use git_astedit::ops::grep::Paths;
-use git_astedit::ops::grep::Strictness;
 use git_astedit::pipeline::Delivery;
 use git_astedit::render::grep::Finish;
 use git_astedit::render::grep::GrepOutput;

@@ -8,7 +8,6 @@ use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
 use git_astedit::ops::apply::VerifyPlan;
 use git_astedit::ops::run::RunRequest;
-use git_astedit::ops::verify::VerifyCommand;
 use git_astedit::Error;
 
 use super::common::StageArgs;
@@ -66,10 +65,9 @@ pub fn run(ctx: &mut Ctx, args: RunArgs) -> Result<Exit, Error> {
         pathspecs: args.pathspecs,
         allow_failure: args.allow_failure,
         timeout: Duration::from_secs(args.timeout.max(1)),
-        verify: args.verify.map(|line| VerifyPlan {
-            command: VerifyCommand::Shell(line),
-            timeout: Duration::from_secs(args.verify_timeout.max(1)),
-        }),
+        verify: args
+            .verify
+            .map(|line| VerifyPlan::shell(line, args.verify_timeout)),
         staging: args.stage.staging(true, out.color()),
     };
     let report = git_astedit::ops::run::run(repo, &request, &Cancel::never())?;

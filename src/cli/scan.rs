@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
 use git_astedit::files;
+use git_astedit::levels::Severity;
 use git_astedit::ops;
-use git_astedit::ops::scan::Level;
 use git_astedit::ops::scan::ScanRequest;
 use git_astedit::ops::scan::SeverityOverride;
 use git_astedit::render::scan::ScanFormat;
@@ -232,10 +232,10 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     }
     let mut severities = Vec::new();
     for (severity, listed) in [
-        (Some(Level::Error), &args.error),
-        (Some(Level::Warning), &args.warning),
-        (Some(Level::Info), &args.info),
-        (Some(Level::Hint), &args.hint),
+        (Some(Severity::Error), &args.error),
+        (Some(Severity::Warning), &args.warning),
+        (Some(Severity::Info), &args.info),
+        (Some(Severity::Hint), &args.hint),
         (None, &args.off),
     ] {
         if let Some(listed) = listed {
@@ -265,10 +265,9 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         max_file_size: args.max_filesize,
         inline_rules: args.inline_rules,
         include_metadata: args.include_metadata,
-        verify: args.verify.map(|line| ops::apply::VerifyPlan {
-            command: ops::verify::VerifyCommand::Shell(line),
-            timeout: std::time::Duration::from_secs(args.verify_timeout.max(1)),
-        }),
+        verify: args
+            .verify
+            .map(|line| ops::apply::VerifyPlan::shell(line, args.verify_timeout)),
         cache: ctx.cache.clone(),
     };
     let (repo, out) = ctx.parts()?;

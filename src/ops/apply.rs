@@ -84,6 +84,50 @@ pub struct VerifyPlan {
     pub timeout: std::time::Duration,
 }
 
+impl VerifyPlan {
+    /// A shell command line, killed after `secs` seconds (at least one), as every
+    /// front end's `verify` flag gives it.
+    pub fn shell(line: String, secs: u64) -> VerifyPlan {
+        VerifyPlan {
+            command: crate::ops::verify::VerifyCommand::Shell(line),
+            timeout: std::time::Duration::from_secs(secs.max(1)),
+        }
+    }
+}
+
+impl ApplyRequest {
+    /// An apply of the preview `id` (the newest pending when `None`): refreshed first
+    /// when it is stale (`refresh`), or only the part `pathspecs` select, checked in a
+    /// worktree first (`verify`). The flag rules both front ends share are checked
+    /// here, once.
+    pub fn new(
+        id: Option<String>,
+        refresh: bool,
+        pathspecs: Vec<String>,
+        options: ApplyOptions,
+        verify: Option<VerifyPlan>,
+    ) -> Result<ApplyRequest, crate::error::UsageError> {
+        if verify.is_some() && (refresh || !pathspecs.is_empty()) {
+            return Err(crate::error::UsageError(
+                "verify checks the whole preview: not with paths or refresh (refresh first, \
+                 then verify the successor)"
+                    .into(),
+            ));
+        }
+        if refresh && !pathspecs.is_empty() {
+            return Err(crate::error::UsageError(
+                "refresh and paths cannot be combined".into(),
+            ));
+        }
+        Ok(ApplyRequest {
+            id,
+            scope: ApplyScope::of(refresh, pathspecs),
+            options,
+            verify,
+        })
+    }
+}
+
 /// Runs `plan` on the preview `id` (the newest pending when `None`) in a worktree of
 /// it: the report and the line for an `Astedit-Verified` trailer when it passed, a
 /// `verify-failed` error (the preview left pending, nothing written) when not.
@@ -135,14 +179,7 @@ pub fn run_cancellable(
     let mut verified = None;
     let checked_id;
     if let Some(plan) = &request.verify {
-        if !matches!(request.scope, ApplyScope::Whole) {
-            return Err(crate::error::UsageError(
-                "--verify checks the whole preview: not with pathspecs or --refresh (refresh \
-                 first, then apply --verify the successor)"
-                    .into(),
-            )
-            .into());
-        }
+        // `ApplyRequest::new` keeps `verify` to the whole preview.
         let (check, line) = check(repo, request.id.clone(), plan, &options.agent, cancel)?;
         options.verified = Some(line);
         // The preview checked is the one applied, even if another is staged meanwhile

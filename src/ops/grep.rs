@@ -63,7 +63,7 @@ pub struct GrepRequest<'a> {
     pub paths: Paths,
     /// `--selector`, `--strictness` (ast-grep's pattern object).
     pub selector: Option<String>,
-    pub strictness: Option<Strictness>,
+    pub strictness: Option<crate::levels::Strictness>,
     /// Search this text (standard input) as one file in `lang`, instead of `set`.
     pub stdin: Option<String>,
     /// Keep each matching file's lines (for ast-grep's `lines` in `--json=stream`).
@@ -77,31 +77,6 @@ pub struct GrepRequest<'a> {
 
 /// The name a search of standard input gives its one file, as ast-grep's.
 pub const STDIN_NAME: &str = "STDIN";
-
-/// ast-grep's `--strictness` (see `rewrite::Strictness`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Strictness {
-    Cst,
-    Smart,
-    Ast,
-    Relaxed,
-    Signature,
-    Template,
-}
-
-impl From<Strictness> for crate::rewrite::Strictness {
-    fn from(s: Strictness) -> Self {
-        use crate::rewrite::Strictness as R;
-        match s {
-            Strictness::Cst => R::Cst,
-            Strictness::Smart => R::Smart,
-            Strictness::Ast => R::Ast,
-            Strictness::Relaxed => R::Relaxed,
-            Strictness::Signature => R::Signature,
-            Strictness::Template => R::Template,
-        }
-    }
-}
 
 /// How `--debug-query` prints the pattern's tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -300,7 +275,7 @@ fn search(
         cancel,
         query: &crate::rewrite::QueryOptions {
             selector: req.selector.clone(),
-            strictness: req.strictness.map(Into::into),
+            strictness: req.strictness,
         },
         cache: cache.as_ref(),
     };

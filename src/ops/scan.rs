@@ -65,32 +65,11 @@ pub struct ScanRequest {
     pub cache: super::cache::CacheChoice,
 }
 
-/// A severity a front end can ask for (the engine's levels, named here so that front
-/// ends need not reach the engine).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Error,
-    Warning,
-    Info,
-    Hint,
-}
-
-impl From<Level> for scan::Severity {
-    fn from(level: Level) -> scan::Severity {
-        match level {
-            Level::Error => scan::Severity::Error,
-            Level::Warning => scan::Severity::Warning,
-            Level::Info => scan::Severity::Info,
-            Level::Hint => scan::Severity::Hint,
-        }
-    }
-}
-
 /// A severity given on the command line, as ast-grep's `--error[=RULE]` and kin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeverityOverride {
     /// `None`: turn the rule off.
-    pub severity: Option<Level>,
+    pub severity: Option<crate::levels::Severity>,
     /// The rule ids; empty: every rule.
     pub rules: Vec<String>,
 }
@@ -108,7 +87,7 @@ fn override_for(overrides: &[SeverityOverride], id: &str) -> Option<Option<scan:
         .iter()
         .rev()
         .find(|o| o.covers(id))
-        .map(|o| o.severity.map(scan::Severity::from))
+        .map(|o| o.severity)
 }
 
 /// Where the findings of a streamed scan go, as they come (see [`Consumer::Stream`]).
@@ -401,15 +380,16 @@ fn stage(
         // A failed check leaves the fixes staged as a pending preview, unwritten.
         let applied = super::apply::run(
             repo,
-            &super::apply::ApplyRequest {
-                id: Some(preview.id.clone()),
-                scope: super::apply::ApplyScope::Whole,
-                options: super::apply::ApplyOptions {
+            &super::apply::ApplyRequest::new(
+                Some(preview.id.clone()),
+                false,
+                Vec::new(),
+                super::apply::ApplyOptions {
                     reason: req.reason.clone(),
                     ..Default::default()
                 },
-                verify: req.verify.clone(),
-            },
+                req.verify.clone(),
+            )?,
         )?;
         staged.written = Some(applied.written.len() + applied.deleted.len());
         staged.verified = applied.verified;

@@ -17,8 +17,8 @@ use super::Version;
 use crate::change::ChangeSet;
 use crate::change::RuleCount;
 use crate::error::Exit;
+use crate::levels::Severity;
 use crate::scan::FindingFix;
-use crate::scan::Severity;
 
 /// What a scan does besides finding: the mode of `scan --json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -330,23 +330,7 @@ pub struct ErrorAt {
     pub column: usize,
 }
 
-/// ast-grep's pattern strictness (`--strictness`): which nodes a pattern compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Strictness {
-    /// Every node, trivia included.
-    Cst,
-    /// Every node but trivial ones of the source (ast-grep's default).
-    #[default]
-    Smart,
-    /// Named nodes only.
-    Ast,
-    /// Named nodes, comments left out.
-    Relaxed,
-    /// Named nodes without comments, kinds only (no text).
-    Signature,
-    /// Text only, node kinds ignored.
-    Template,
-}
+pub use crate::levels::Strictness;
 
 impl From<Strictness> for ast_grep_core::MatchStrictness {
     fn from(s: Strictness) -> Self {

@@ -70,28 +70,7 @@ const RULE_FIELDS: &[&str] = &[
 /// The keys of [`RULE_FIELDS`] that are ours, not ast-grep's.
 const OWN_FIELDS: &[&str] = &["imports"];
 
-/// How loud a finding is (ast-grep's levels, minus `off`, which disables a rule).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Hint,
-    Info,
-    Warning,
-    Error,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Hint => "hint",
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
+pub use crate::levels::Severity;
 
 /// What a scan needs of a rule before any file is parsed: enough to choose its files,
 /// key its results in the cache and report it. A scan whose files all hit the result

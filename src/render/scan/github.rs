@@ -5,10 +5,10 @@
 use std::fmt::Write;
 
 use super::super::Printed;
+use crate::levels::Severity;
 use crate::report::FindingRow;
 use crate::report::ScanMode;
 use crate::report::ScanReport;
-use crate::scan::Severity;
 
 /// The result text (stdout): the diff of the fixes (fix modes), an annotation per
 /// finding, and with `--check` one per file a fix would change.

@@ -16,11 +16,11 @@ pub mod text;
 use super::Printed;
 use super::Style;
 use super::TextReport;
+use crate::levels::Severity;
 use crate::report::scan::Tally;
 use crate::report::FindingRow;
 use crate::report::ScanMode;
 use crate::report::ScanReport;
-use crate::scan::Severity;
 use crate::text::plural;
 
 /// How a scan is printed, chosen once per run.

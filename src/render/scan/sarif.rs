@@ -17,10 +17,10 @@ use std::path::Path;
 use serde::Serialize;
 use sha2::Digest;
 
+use crate::levels::Severity;
 use crate::report::FindingRow;
 use crate::report::ScanReport;
 use crate::scan::FindingFix;
-use crate::scan::Severity;
 
 /// The base id every artifact location is relative to: the work tree's root.
 pub const SRCROOT: &str = "%SRCROOT%";

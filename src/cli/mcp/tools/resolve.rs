@@ -3,7 +3,6 @@
 use git_astedit::error::UsageError;
 use git_astedit::ops::apply;
 use git_astedit::ops::discard;
-use git_astedit::ops::verify::VerifyCommand;
 use git_astedit::render::agent;
 use git_astedit::Error;
 use schemars::JsonSchema;
@@ -150,17 +149,23 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
     if input.verify_timeout.is_some() && input.verify.is_none() {
         return Err(UsageError("verify_timeout goes with verify".into()).into());
     }
-    if input.verify.is_some() && (input.refresh || !input.paths.is_empty()) {
-        return Err(UsageError(
-            "verify checks the whole preview: not with paths or refresh (refresh first, \
-             then verify the successor)"
-                .into(),
-        )
-        .into());
-    }
-    if input.refresh && !input.paths.is_empty() {
-        return Err(UsageError("refresh and paths cannot be combined".into()).into());
-    }
+    // The flags are checked before the repository is opened; the id is the target's.
+    let mut apply_request = apply::ApplyRequest::new(
+        None,
+        input.refresh,
+        pathspecs(&input.paths, &[]),
+        // The CLI's `apply --commit`: the commit goes through the index.
+        apply::ApplyOptions {
+            reason: Some(reason.clone()),
+            agent: call.agent.clone(),
+            index: input.commit,
+            commit: input.commit.then(|| non_empty(input.message.clone())),
+        },
+        input.verify.clone().map(|line| {
+            let secs = input.verify_timeout.unwrap_or(DEFAULT_VERIFY_TIMEOUT_SECS);
+            apply::VerifyPlan::shell(line, secs as u64)
+        }),
+    )?;
     let (repo, notes) = call.open()?;
     let named = input
         .id
@@ -172,30 +177,10 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
     };
     call.cancel.check()?;
     let report = match input.action {
-        ResolveAction::Apply => apply::run_cancellable(
-            &repo,
-            &apply::ApplyRequest {
-                id: Some(id),
-                scope: apply::ApplyScope::of(input.refresh, pathspecs(&input.paths, &[])),
-                // The CLI's `apply --commit`: the commit goes through the index.
-                options: apply::ApplyOptions {
-                    reason: Some(reason),
-                    agent: call.agent.clone(),
-                    index: input.commit,
-                    commit: input.commit.then(|| non_empty(input.message.clone())),
-                },
-                verify: input.verify.clone().map(|line| apply::VerifyPlan {
-                    command: VerifyCommand::Shell(line),
-                    timeout: std::time::Duration::from_secs(
-                        input
-                            .verify_timeout
-                            .unwrap_or(DEFAULT_VERIFY_TIMEOUT_SECS)
-                            .max(1) as u64,
-                    ),
-                }),
-            },
-            &call.cancel,
-        )?,
+        ResolveAction::Apply => {
+            apply_request.id = Some(id);
+            apply::run_cancellable(&repo, &apply_request, &call.cancel)?
+        }
         ResolveAction::Discard => discard::run(
             &repo,
             &discard::DiscardRequest {
