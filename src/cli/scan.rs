@@ -256,7 +256,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         only_rules: args.rules,
         filter,
         severities,
-        min_severity: args.min_severity.map(Level::from),
+        min_severity: args.min_severity.map(Severity::from),
         max_results: args.max_results,
         max_passes: args.max_passes,
         reason: args.reason,
@@ -331,13 +331,13 @@ pub enum LevelArg {
     Hint,
 }
 
-impl From<LevelArg> for Level {
-    fn from(level: LevelArg) -> Level {
+impl From<LevelArg> for Severity {
+    fn from(level: LevelArg) -> Severity {
         match level {
-            LevelArg::Error => Level::Error,
-            LevelArg::Warning => Level::Warning,
-            LevelArg::Info => Level::Info,
-            LevelArg::Hint => Level::Hint,
+            LevelArg::Error => Severity::Error,
+            LevelArg::Warning => Severity::Warning,
+            LevelArg::Info => Severity::Info,
+            LevelArg::Hint => Severity::Hint,
         }
     }
 }

@@ -42,7 +42,7 @@ pub struct ScanRequest {
     pub severities: Vec<SeverityOverride>,
     /// Rules below this severity (after `severities`) do not run (`--min-severity`):
     /// no findings, no fixes, and no unused-suppression hints below it.
-    pub min_severity: Option<Level>,
+    pub min_severity: Option<crate::levels::Severity>,
     /// Report at most this many findings (the rest are counted in a notice).
     pub max_results: Option<usize>,
     /// Overrides the config's bound on fix re-runs.
@@ -197,7 +197,6 @@ fn load_rules(
         rules.set_severities(|id| override_for(&req.severities, id));
     }
     if let Some(min) = req.min_severity {
-        let min = scan::Severity::from(min);
         let below: Vec<String> = rules
             .plan
             .rules
@@ -244,7 +243,7 @@ fn unused_suppressions(req: &ScanRequest) -> Option<scan::Severity> {
         Some(severity) => severity,
         None => every_rule.then_some(scan::Severity::Hint),
     };
-    severity.filter(|s| req.min_severity.is_none_or(|min| *s >= min.into()))
+    severity.filter(|s| req.min_severity.is_none_or(|min| *s >= min))
 }
 
 /// Findings as report rows: paths as the front end shows them, and with
