@@ -34,6 +34,7 @@ mod hook;
 mod interactive;
 mod list;
 mod log;
+mod lsp;
 mod man;
 mod mcp;
 mod merge;
@@ -158,6 +159,7 @@ pub enum Command {
     /// Keep agents' own Read/Edit/Write safe: hooks for Claude Code and OpenCode
     #[command(subcommand)]
     AgentHook(agent_hook::AgentHookCommand),
+    Lsp(lsp::LspArgs),
     Pr(pr::PrArgs),
     #[command(subcommand)]
     Campaign(campaign::CampaignCommand),
@@ -364,13 +366,14 @@ fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
 }
 
 /// A progress bar for a run whose stderr is a terminal of its own: not under `--json`,
-/// nor under a pager (ours or git's, which holds the terminal), nor for the MCP server
-/// (concurrent requests, stdout a protocol) or a campaign (repositories at once).
+/// nor under a pager (ours or git's, which holds the terminal), nor for the MCP and LSP
+/// servers (concurrent requests, stdout a protocol) or a campaign (repositories at once).
 fn progress_bar(ctx: &Ctx, command: &str) -> Option<progress::Bar> {
     let wanted = !ctx.json
         && !ctx.out.paging()
         && !color::git_pager_in_use()
         && command != "mcp"
+        && command != "lsp"
         && command != "campaign"
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
     wanted.then(progress::Bar::new)
@@ -526,6 +529,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Merge(args) => merge::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
         Command::AgentHook(cmd) => agent_hook::run(ctx, cmd),
+        Command::Lsp(args) => lsp::run(ctx, args),
         Command::Pr(args) => pr::run(ctx, args),
         Command::Campaign(cmd) => campaign::run(ctx, cmd),
         Command::Schema(args) => schema::run(ctx, args),

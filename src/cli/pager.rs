@@ -28,7 +28,7 @@ use super::color::parse_bool;
 const PAGED_BY_DEFAULT: &[&str] = &["show", "log", "grep"];
 
 /// Commands whose stdout is a protocol, never a page.
-const NEVER_PAGED: &[&str] = &["mcp"];
+const NEVER_PAGED: &[&str] = &["mcp", "lsp"];
 
 /// `-p` or `-P` on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

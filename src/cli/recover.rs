@@ -78,6 +78,7 @@ pub(super) mod recover_policy {
             | Command::Verify(_)
             | Command::Mcp(_)
             | Command::AgentHook(_)
+            | Command::Lsp(_)
             | Command::Campaign(_) => Policy::Warn,
             // `scan -i` stages what the person accepts.
             Command::Scan(args) if !args.stage && !args.apply && !args.interactive => Policy::Warn,

@@ -269,6 +269,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             .verify
             .map(|line| ops::apply::VerifyPlan::shell(line, args.verify_timeout)),
         cache: ctx.cache.clone(),
+        agent: None,
     };
     let (repo, out) = ctx.parts()?;
     request.color = format == ScanFormat::Text && out.color();

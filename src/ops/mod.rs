@@ -20,6 +20,7 @@ pub mod hook;
 pub mod lines;
 pub mod list;
 pub mod log;
+pub mod lsp;
 pub mod merge;
 pub mod notcode;
 pub mod ruletest;

@@ -63,6 +63,8 @@ pub struct ScanRequest {
     pub verify: Option<super::apply::VerifyPlan>,
     /// The result cache to use.
     pub cache: super::cache::CacheChoice,
+    /// Who stages the fixes (an editor's or agent's `name/version`), journalled.
+    pub agent: Option<String>,
 }
 
 /// A severity given on the command line, as ast-grep's `--error[=RULE]` and kin.
@@ -368,6 +370,7 @@ fn stage(
         return Ok(Staged::default());
     }
     let mut meta = outcome.meta(plan, opts, req.reason.clone());
+    meta.agent = req.agent.clone();
     super::refresh::record_scan(&mut meta, repo, plan, &req.configs, opts);
     if asked {
         super::refresh::record_selection(&mut meta);
@@ -385,6 +388,7 @@ fn stage(
                 Vec::new(),
                 super::apply::ApplyOptions {
                     reason: req.reason.clone(),
+                    agent: req.agent.clone(),
                     ..Default::default()
                 },
                 req.verify.clone(),

@@ -24,6 +24,7 @@ mod interactive;
 mod journal;
 mod js;
 mod look;
+mod lsp;
 mod manpages;
 mod mcp;
 mod mcp_lines;

@@ -398,6 +398,7 @@ fn run_change(
             include_metadata: false,
             verify: None,
             cache: Default::default(),
+            agent: None,
         };
         let r = crate::ops::scan::run(repo, &req, crate::ops::scan::Consumer::Collect)?;
         let files: Vec<String> = r

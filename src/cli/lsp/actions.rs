@@ -1,0 +1,373 @@
+//! Code actions, commands and hover.
+//!
+//! * A quick fix per finding whose rule has a fix: the replacement `scan --apply`
+//!   makes at that match (`expandStart`/`expandEnd` included).
+//! * "Fix all RULE in this file" and `source.fixAll.astedit`: the text `scan --apply`
+//!   would write for the document (every fix, re-run until it settles), as one edit.
+//! * "Stage all fixes in the workspace as a preview": `scan --stage` through the same
+//!   operation, journalled with the editor's name; the preview's apply, discard and
+//!   undo are commands, offered as actions while the preview is this connection's.
+
+use git_astedit::ops;
+use git_astedit::report::FindingRow;
+use lsp_types as lsp;
+use serde_json::Value;
+
+use super::server::Server;
+use super::text::minimal_edit;
+use super::text::Lines;
+
+pub const STAGE_ALL: &str = "astedit.stageAll";
+pub const APPLY: &str = "astedit.apply";
+pub const DISCARD: &str = "astedit.discard";
+pub const UNDO: &str = "astedit.undo";
+pub const COMMANDS: [&str; 4] = [STAGE_ALL, APPLY, DISCARD, UNDO];
+
+/// `source.fixAll.astedit`: every fix in the file (for fix-on-save).
+const FIX_ALL: &str = "source.fixAll.astedit";
+/// The preview actions.
+const PREVIEW: &str = "source.astedit";
+
+pub fn kinds() -> Vec<lsp::CodeActionKind> {
+    vec![
+        lsp::CodeActionKind::QUICKFIX,
+        lsp::CodeActionKind::new(FIX_ALL),
+        lsp::CodeActionKind::new(PREVIEW),
+    ]
+}
+
+/// Whether the client's `only` lets actions of `kind` through (a listed kind covers
+/// its sub-kinds: `source` covers `source.fixAll.astedit`).
+fn wanted(only: Option<&Vec<lsp::CodeActionKind>>, kind: &str) -> bool {
+    only.is_none_or(|only| {
+        only.iter().any(|o| {
+            let o = o.as_str();
+            kind == o || kind.strip_prefix(o).is_some_and(|r| r.starts_with('.'))
+        })
+    })
+}
+
+fn overlaps(a: &lsp::Range, b: &lsp::Range) -> bool {
+    a.start <= b.end && b.start <= a.end
+}
+
+impl Server {
+    pub(super) fn code_actions(
+        &mut self,
+        p: &lsp::CodeActionParams,
+    ) -> Vec<lsp::CodeActionOrCommand> {
+        let uri = p.text_document.uri.clone();
+        let only = p.context.only.as_ref();
+        let mut actions = Vec::new();
+        let rows: Vec<FindingRow> = self
+            .findings_of(uri.as_str())
+            .map(<[FindingRow]>::to_vec)
+            .unwrap_or_default();
+        let path = self.repo_path(uri.as_str());
+        if let (Some(doc), Some(path)) = (self.docs.get(uri.as_str()), path) {
+            let text = doc.text.clone();
+            let lines = Lines::new(&text);
+            if wanted(only, lsp::CodeActionKind::QUICKFIX.as_str()) {
+                let mut rules: Vec<String> = Vec::new();
+                for row in &rows {
+                    let diagnostic = super::server::diagnostic(row, &text, &lines, &uri);
+                    if !overlaps(&diagnostic.range, &p.range) {
+                        continue;
+                    }
+                    if let Some(action) = quick_fix(row, &text, &lines, &uri, diagnostic) {
+                        actions.push(action);
+                        if !rules.contains(&row.rule) {
+                            rules.push(row.rule.clone());
+                        }
+                    }
+                }
+                for rule in rules {
+                    let count = rows.iter().filter(|r| r.rule == rule).count();
+                    if count < 2 {
+                        continue;
+                    }
+                    if let Some(edit) = self.fix_edit(&uri, &path, &text, Some(&rule)) {
+                        actions.push(action(
+                            format!("Fix all `{rule}` in this file ({count})"),
+                            lsp::CodeActionKind::QUICKFIX,
+                            edit,
+                        ));
+                    }
+                }
+            }
+            if wanted(only, FIX_ALL) && rows.iter().any(|r| r.fixable) {
+                if let Some(edit) = self.fix_edit(&uri, &path, &text, None) {
+                    actions.push(action(
+                        "Fix all git-astedit findings in this file".into(),
+                        lsp::CodeActionKind::new(FIX_ALL),
+                        edit,
+                    ));
+                }
+            }
+        }
+        if wanted(only, PREVIEW) {
+            actions.extend(self.preview_actions());
+        }
+        actions
+    }
+
+    /// The edit that turns the document into what `scan --apply` would write.
+    fn fix_edit(
+        &self,
+        uri: &lsp::Uri,
+        path: &str,
+        text: &str,
+        rule: Option<&str>,
+    ) -> Option<lsp::WorkspaceEdit> {
+        let after = self.workspace.fix(path, text, rule).ok()??;
+        let (range, new_text) = minimal_edit(text, &after);
+        Some(workspace_edit(uri, vec![lsp::TextEdit { range, new_text }]))
+    }
+
+    /// Stage-all, and the apply, discard and undo of this connection's previews.
+    fn preview_actions(&self) -> Vec<lsp::CodeActionOrCommand> {
+        let mut out = vec![command_action(
+            "Stage all fixes in the workspace as a preview (git-astedit)".into(),
+            STAGE_ALL,
+            Vec::new(),
+        )];
+        if let Some(id) = self.staged.last() {
+            out.push(command_action(
+                format!("Apply preview {id}"),
+                APPLY,
+                vec![Value::String(id.clone())],
+            ));
+            out.push(command_action(
+                format!("Discard preview {id}"),
+                DISCARD,
+                vec![Value::String(id.clone())],
+            ));
+        }
+        if let Some(id) = self.applied.last() {
+            out.push(command_action(
+                format!("Undo {id}"),
+                UNDO,
+                vec![Value::String(id.clone())],
+            ));
+        }
+        out
+    }
+
+    /// Runs a command; the error is a sentence for the user.
+    pub(super) fn execute(&mut self, p: &lsp::ExecuteCommandParams) -> Result<Value, String> {
+        let id = p
+            .arguments
+            .first()
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let (repo, _) = ops::session::open(&self.repo.cwd).map_err(|e| e.to_string())?;
+        let agent = self.agent.clone();
+        let reason = Some("from the editor".to_string());
+        match p.command.as_str() {
+            STAGE_ALL => {
+                let report =
+                    ops::lsp::stage_all(&repo, &self.configs, agent).map_err(|e| e.to_string())?;
+                let Some(id) = report.id.clone() else {
+                    self.show(lsp::MessageType::INFO, "git-astedit: nothing to fix".into());
+                    return Ok(Value::Null);
+                };
+                let summary = report.summary.clone().unwrap_or_default();
+                let files: Vec<String> = report
+                    .files
+                    .iter()
+                    .flatten()
+                    .map(|f| f.repo_path.clone())
+                    .collect();
+                self.staged.retain(|s| *s != id);
+                self.staged.push(id.clone());
+                self.show(
+                    lsp::MessageType::INFO,
+                    format!(
+                        "git-astedit: staged preview {id}: {summary}. Review it with `git astedit show {id}`; apply, discard or undo it from the code actions."
+                    ),
+                );
+                Ok(serde_json::json!({ "id": id, "summary": summary, "files": files }))
+            }
+            APPLY => {
+                let id = self.target(&repo, id)?;
+                let request = ops::apply::ApplyRequest {
+                    id: Some(id),
+                    options: ops::apply::ApplyOptions {
+                        reason,
+                        agent,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                };
+                let report = ops::apply::run(&repo, &request).map_err(|e| e.to_string())?;
+                self.staged.retain(|s| *s != report.id);
+                self.applied.push(report.id.clone());
+                self.show(
+                    lsp::MessageType::INFO,
+                    format!(
+                        "git-astedit: applied {} ({} files written); undo it from the code actions or with `git astedit undo {}`",
+                        report.id,
+                        report.written.len() + report.deleted.len(),
+                        report.id
+                    ),
+                );
+                serde_json::to_value(&report).map_err(|e| e.to_string())
+            }
+            DISCARD => {
+                let id = self.target(&repo, id)?;
+                let request = ops::discard::DiscardRequest {
+                    id: Some(id),
+                    reason,
+                    agent,
+                };
+                let report = ops::discard::run(&repo, &request).map_err(|e| e.to_string())?;
+                self.staged.retain(|s| *s != report.id);
+                serde_json::to_value(&report).map_err(|e| e.to_string())
+            }
+            UNDO => {
+                let id = id.or_else(|| self.applied.last().cloned());
+                let request = ops::undo::UndoRequest {
+                    id,
+                    reason,
+                    agent,
+                    index: false,
+                };
+                let report = ops::undo::run(&repo, &request).map_err(|e| e.to_string())?;
+                self.applied.retain(|s| *s != report.id);
+                self.show(
+                    lsp::MessageType::INFO,
+                    format!("git-astedit: undid {}", report.id),
+                );
+                serde_json::to_value(&report).map_err(|e| e.to_string())
+            }
+            other => Err(format!("git-astedit has no command {other}")),
+        }
+    }
+
+    /// The preview a command without an id means: the newest this connection staged.
+    fn target(&self, repo: &git_astedit::repo::Repo, id: Option<String>) -> Result<String, String> {
+        match id {
+            Some(id) => Ok(id),
+            None => ops::session::target(repo, &self.staged, ops::session::Tool::Resolve)
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    /// The rule, message, note and fix of the findings under the cursor.
+    pub(super) fn hover(&mut self, p: &lsp::HoverParams) -> Option<lsp::Hover> {
+        let uri = p.text_document_position_params.text_document.uri.clone();
+        let pos = p.text_document_position_params.position;
+        let rows: Vec<FindingRow> = self.findings_of(uri.as_str())?.to_vec();
+        let text = &self.docs.get(uri.as_str())?.text;
+        let lines = Lines::new(text);
+        let mut parts = Vec::new();
+        let mut range = None;
+        for row in &rows {
+            let r = lines.range(text, (row.line, row.column), (row.end_line, row.end_column));
+            if !(r.start <= pos && pos <= r.end) {
+                continue;
+            }
+            range.get_or_insert(r);
+            parts.push(hover_text(row, self.workspace.rule(&row.rule)));
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        Some(lsp::Hover {
+            contents: lsp::HoverContents::Markup(lsp::MarkupContent {
+                kind: lsp::MarkupKind::Markdown,
+                value: parts.join("\n\n---\n\n"),
+            }),
+            range,
+        })
+    }
+}
+
+/// A finding's hover: its rule and severity, message, note, link and fix.
+fn hover_text(row: &FindingRow, rule: Option<ops::lsp::RuleInfo>) -> String {
+    let mut s = format!(
+        "**{}** ({}): {}",
+        row.rule,
+        row.severity.as_str(),
+        row.message
+    );
+    if let Some(note) = &row.note {
+        s.push_str(&format!("\n\n{note}"));
+    }
+    if let Some(fix) = &row.fix {
+        let shown = if fix.inserted.is_empty() {
+            "Fix: delete it".to_string()
+        } else {
+            format!("Fix: replace it with\n\n```\n{}\n```", fix.inserted)
+        };
+        s.push_str(&format!("\n\n{shown}"));
+    }
+    if let Some(url) = rule.and_then(|r| r.url) {
+        s.push_str(&format!("\n\n[{}]({url})", row.rule));
+    }
+    s
+}
+
+/// The quick fix of one finding, when its rule has a fix.
+fn quick_fix(
+    row: &FindingRow,
+    text: &str,
+    lines: &Lines,
+    uri: &lsp::Uri,
+    diagnostic: lsp::Diagnostic,
+) -> Option<lsp::CodeActionOrCommand> {
+    let fix = row.fix.as_ref()?;
+    let range = lines.range(
+        text,
+        (fix.start_line, fix.start_column),
+        (fix.end_line, fix.end_column),
+    );
+    let edit = workspace_edit(
+        uri,
+        vec![lsp::TextEdit {
+            range,
+            new_text: fix.inserted.clone(),
+        }],
+    );
+    Some(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+        title: format!("Fix `{}`: {}", row.rule, row.message),
+        kind: Some(lsp::CodeActionKind::QUICKFIX),
+        diagnostics: Some(vec![diagnostic]),
+        edit: Some(edit),
+        is_preferred: Some(true),
+        ..Default::default()
+    }))
+}
+
+fn workspace_edit(uri: &lsp::Uri, edits: Vec<lsp::TextEdit>) -> lsp::WorkspaceEdit {
+    lsp::WorkspaceEdit {
+        changes: Some([(uri.clone(), edits)].into_iter().collect()),
+        ..Default::default()
+    }
+}
+
+fn action(
+    title: String,
+    kind: lsp::CodeActionKind,
+    edit: lsp::WorkspaceEdit,
+) -> lsp::CodeActionOrCommand {
+    lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+        title,
+        kind: Some(kind),
+        edit: Some(edit),
+        ..Default::default()
+    })
+}
+
+fn command_action(title: String, command: &str, arguments: Vec<Value>) -> lsp::CodeActionOrCommand {
+    lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+        title: title.clone(),
+        kind: Some(lsp::CodeActionKind::new(PREVIEW)),
+        command: Some(lsp::Command {
+            title,
+            command: command.into(),
+            arguments: Some(arguments),
+        }),
+        ..Default::default()
+    })
+}

@@ -1,0 +1,589 @@
+//! The protocol loop: lifecycle, the open documents, and dispatch of each message to
+//! a handler ([`super::actions`] for code actions, commands and hover).
+//!
+//! One thread handles messages in order. Diagnostics of changed documents are computed
+//! when no message is waiting, so a burst of keystrokes costs one check of the last
+//! text. A handler that panics is answered with an internal error and the server goes
+//! on; a request the client cancelled before its turn is answered as cancelled.
+
+use std::collections::BTreeSet;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use git_astedit::ops::lsp::Workspace;
+use git_astedit::repo::Repo;
+use git_astedit::report::FindingRow;
+use lsp_server::ErrorCode;
+use lsp_server::Message;
+use lsp_server::Notification;
+use lsp_server::Request;
+use lsp_server::RequestId;
+use lsp_server::Response;
+use lsp_types as lsp;
+use serde_json::Value;
+
+use super::text::Doc;
+use super::text::Lines;
+use super::transport::Out;
+use super::transport::Transport;
+
+/// What a diagnostic's `source` says.
+pub const SOURCE: &str = "git-astedit";
+
+/// The server's state between messages.
+pub struct Server {
+    pub(super) out: crossbeam_channel::Sender<Out>,
+    pub(super) repo: Repo,
+    pub(super) configs: Vec<PathBuf>,
+    pub(super) workspace: Workspace,
+    pub(super) docs: HashMap<String, Doc>,
+    /// Findings of each open document, for the version they were computed for.
+    pub(super) findings: HashMap<String, (i32, Vec<FindingRow>)>,
+    /// Documents whose diagnostics are to be pushed.
+    dirty: BTreeSet<String>,
+    /// The client's `name/version`, journalled with what it stages and applies.
+    pub(super) agent: Option<String>,
+    /// Previews this connection staged, and transactions it applied, oldest first.
+    pub(super) staged: Vec<String>,
+    pub(super) applied: Vec<String>,
+    /// The rule file that has a diagnostic of ours (a rule that does not load).
+    broken_shown: Option<lsp::Uri>,
+    /// The client pulls diagnostics (`textDocument/diagnostic`): push none.
+    pulls: bool,
+    /// The client can be told to pull again (`workspace/diagnostic/refresh`).
+    refreshes: bool,
+    /// The client lets us watch rule files (`workspace/didChangeWatchedFiles`).
+    watches: bool,
+    next_request: i32,
+    shut_down: bool,
+}
+
+/// What the loop does after a message.
+enum Flow {
+    Go,
+    Exit,
+}
+
+/// Serves `transport` until the client exits or goes away.
+pub fn serve(transport: Transport, repo: Repo, configs: Vec<PathBuf>) {
+    let workspace = Workspace::open(&repo, &configs);
+    let mut server = Server {
+        out: transport.outgoing.clone(),
+        repo,
+        configs,
+        workspace,
+        docs: HashMap::new(),
+        findings: HashMap::new(),
+        dirty: BTreeSet::new(),
+        agent: None,
+        staged: Vec::new(),
+        applied: Vec::new(),
+        broken_shown: None,
+        pulls: false,
+        refreshes: false,
+        watches: false,
+        next_request: 0,
+        shut_down: false,
+    };
+    let mut initialized = false;
+    // The end of stdin (the client died) closes the channel and ends the loop.
+    while let Ok(msg) = transport.incoming.recv() {
+        let flow = match msg {
+            Message::Request(req) if transport.cancelled.take(&req.id) => {
+                server.reply_err(req.id, ErrorCode::RequestCanceled, "cancelled");
+                Flow::Go
+            }
+            Message::Request(req) if !initialized && req.method != "initialize" => {
+                server.reply_err(
+                    req.id,
+                    ErrorCode::ServerNotInitialized,
+                    "initialize comes first",
+                );
+                Flow::Go
+            }
+            Message::Request(req) if req.method == "initialize" => {
+                if initialized {
+                    server.reply_err(req.id, ErrorCode::InvalidRequest, "already initialized");
+                } else {
+                    initialized = server.initialize(req);
+                }
+                Flow::Go
+            }
+            Message::Notification(n) if n.method == "exit" => Flow::Exit,
+            Message::Notification(_) if !initialized => Flow::Go,
+            Message::Request(req) => server.guarded_request(req),
+            Message::Notification(n) => server.guarded_notification(n),
+            // Answers to our requests (registrations, refreshes) need nothing.
+            Message::Response(_) => Flow::Go,
+        };
+        if let Flow::Exit = flow {
+            break;
+        }
+        if transport.incoming.is_empty() {
+            server.push_diagnostics();
+        }
+    }
+    drop(server);
+    transport.finish();
+}
+
+impl Server {
+    pub(super) fn send(&self, msg: Message) {
+        // A client gone is noticed by the reader (the end of stdin).
+        let _ = self.out.send(Out::Message(msg));
+    }
+
+    pub(super) fn reply<R: serde::Serialize>(&self, id: RequestId, result: R) {
+        let value = serde_json::to_value(result).unwrap_or(Value::Null);
+        self.send(Message::Response(Response::new_ok(id, value)));
+    }
+
+    pub(super) fn reply_err(&self, id: RequestId, code: ErrorCode, message: &str) {
+        self.send(Message::Response(Response::new_err(
+            id,
+            code as i32,
+            message.to_string(),
+        )));
+    }
+
+    pub(super) fn notify<N: lsp::notification::Notification>(&self, params: N::Params) {
+        self.send(Message::Notification(Notification::new(
+            N::METHOD.to_string(),
+            params,
+        )));
+    }
+
+    /// Sends a request whose answer nobody waits for.
+    fn request<R: lsp::request::Request>(&mut self, params: R::Params) {
+        self.next_request += 1;
+        let id = RequestId::from(format!("astedit-{}", self.next_request));
+        self.send(Message::Request(Request::new(
+            id,
+            R::METHOD.to_string(),
+            params,
+        )));
+    }
+
+    pub(super) fn show(&self, kind: lsp::MessageType, message: String) {
+        self.notify::<lsp::notification::ShowMessage>(lsp::ShowMessageParams {
+            typ: kind,
+            message,
+        });
+    }
+
+    /// Answers `initialize`; false when its params do not parse (the client may try
+    /// again).
+    fn initialize(&mut self, req: Request) -> bool {
+        let params: lsp::InitializeParams = match serde_json::from_value(req.params) {
+            Ok(p) => p,
+            Err(e) => {
+                self.reply_err(req.id, ErrorCode::InvalidParams, &e.to_string());
+                return false;
+            }
+        };
+        self.agent = params.client_info.as_ref().map(|c| match &c.version {
+            Some(v) => format!("{}/{v}", c.name),
+            None => c.name.clone(),
+        });
+        let caps = &params.capabilities;
+        self.pulls = caps
+            .text_document
+            .as_ref()
+            .is_some_and(|t| t.diagnostic.is_some());
+        self.refreshes = caps
+            .workspace
+            .as_ref()
+            .and_then(|w| w.diagnostic.as_ref())
+            .and_then(|d| d.refresh_support)
+            .unwrap_or(false);
+        self.watches = caps
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false);
+        let result = lsp::InitializeResult {
+            capabilities: super::capabilities(),
+            server_info: Some(lsp::ServerInfo {
+                name: "git-astedit".into(),
+                version: Some(git_astedit::VERSION.into()),
+            }),
+        };
+        self.reply(req.id, result);
+        self.after_initialize();
+        true
+    }
+
+    /// Watches rule files and says what did not load.
+    fn after_initialize(&mut self) {
+        if self.watches {
+            let watchers = ["**/sgconfig.yml", "**/astedit.toml", "**/*.{yml,yaml}"]
+                .into_iter()
+                .map(|g| lsp::FileSystemWatcher {
+                    glob_pattern: lsp::GlobPattern::String(g.into()),
+                    kind: None,
+                })
+                .collect();
+            let options = lsp::DidChangeWatchedFilesRegistrationOptions { watchers };
+            self.request::<lsp::request::RegisterCapability>(lsp::RegistrationParams {
+                registrations: vec![lsp::Registration {
+                    id: "astedit-rule-files".into(),
+                    method: "workspace/didChangeWatchedFiles".into(),
+                    register_options: serde_json::to_value(options).ok(),
+                }],
+            });
+        }
+        self.show_rules_state();
+    }
+
+    fn guarded_request(&mut self, req: Request) -> Flow {
+        let id = req.id.clone();
+        let method = req.method.clone();
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.request_of(req)));
+        match ran {
+            Ok(flow) => flow,
+            Err(_) => {
+                self.reply_err(
+                    id,
+                    ErrorCode::InternalError,
+                    &format!("{method} failed inside git-astedit (a bug; please report it)"),
+                );
+                Flow::Go
+            }
+        }
+    }
+
+    fn guarded_notification(&mut self, n: Notification) -> Flow {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.notification(n)));
+        ran.unwrap_or(Flow::Go)
+    }
+
+    fn request_of(&mut self, req: Request) -> Flow {
+        if self.shut_down {
+            self.reply_err(req.id, ErrorCode::InvalidRequest, "the server is shut down");
+            return Flow::Go;
+        }
+        let id = req.id.clone();
+        let params = req.params;
+        macro_rules! parse {
+            () => {
+                match serde_json::from_value(params) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        self.reply_err(id, ErrorCode::InvalidParams, &e.to_string());
+                        return Flow::Go;
+                    }
+                }
+            };
+        }
+        match req.method.as_str() {
+            "shutdown" => {
+                self.shut_down = true;
+                self.reply(id, Value::Null);
+            }
+            "textDocument/diagnostic" => {
+                let p: lsp::DocumentDiagnosticParams = parse!();
+                let items = self.diagnostics(p.text_document.uri.as_str());
+                self.reply(
+                    id,
+                    lsp::DocumentDiagnosticReport::Full(lsp::RelatedFullDocumentDiagnosticReport {
+                        related_documents: None,
+                        full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {
+                            result_id: None,
+                            items,
+                        },
+                    }),
+                );
+            }
+            "workspace/diagnostic" => {
+                let _: lsp::WorkspaceDiagnosticParams = parse!();
+                let report = self.workspace_diagnostics();
+                self.reply(id, report);
+            }
+            "textDocument/codeAction" => {
+                let p: lsp::CodeActionParams = parse!();
+                let actions = self.code_actions(&p);
+                self.reply(id, actions);
+            }
+            "textDocument/hover" => {
+                let p: lsp::HoverParams = parse!();
+                let hover = self.hover(&p);
+                self.reply(id, hover);
+            }
+            "workspace/executeCommand" => {
+                let p: lsp::ExecuteCommandParams = parse!();
+                match self.execute(&p) {
+                    Ok(result) => self.reply(id, result),
+                    Err(e) => {
+                        self.show(lsp::MessageType::ERROR, e.clone());
+                        self.reply_err(id, ErrorCode::RequestFailed, &e);
+                    }
+                }
+            }
+            other => {
+                self.reply_err(
+                    id,
+                    ErrorCode::MethodNotFound,
+                    &format!("git-astedit lsp does not serve {other}"),
+                );
+            }
+        }
+        Flow::Go
+    }
+
+    fn notification(&mut self, n: Notification) -> Flow {
+        macro_rules! parse {
+            () => {
+                match serde_json::from_value(n.params) {
+                    Ok(p) => p,
+                    // A notification has no answer: one that does not parse is dropped.
+                    Err(_) => return Flow::Go,
+                }
+            };
+        }
+        match n.method.as_str() {
+            "textDocument/didOpen" => {
+                let p: lsp::DidOpenTextDocumentParams = parse!();
+                let uri = p.text_document.uri.as_str().to_string();
+                self.docs.insert(
+                    uri.clone(),
+                    Doc {
+                        text: p.text_document.text,
+                        version: p.text_document.version,
+                    },
+                );
+                self.findings.remove(&uri);
+                self.dirty.insert(uri);
+            }
+            "textDocument/didChange" => {
+                let p: lsp::DidChangeTextDocumentParams = parse!();
+                let uri = p.text_document.uri.as_str().to_string();
+                if let Some(doc) = self.docs.get_mut(&uri) {
+                    doc.change(p.text_document.version, p.content_changes);
+                    self.findings.remove(&uri);
+                    self.dirty.insert(uri);
+                }
+            }
+            "textDocument/didSave" => {
+                let p: lsp::DidSaveTextDocumentParams = parse!();
+                if let Some(path) = super::uri_path(p.text_document.uri.as_str()) {
+                    if self.workspace.may_define_rules(&path) {
+                        self.reload();
+                    }
+                }
+            }
+            "textDocument/didClose" => {
+                let p: lsp::DidCloseTextDocumentParams = parse!();
+                let uri = p.text_document.uri;
+                self.docs.remove(uri.as_str());
+                self.findings.remove(uri.as_str());
+                self.dirty.remove(uri.as_str());
+                if !self.pulls && self.broken_shown.as_ref() != Some(&uri) {
+                    self.publish(uri, Vec::new(), None);
+                }
+            }
+            "workspace/didChangeWatchedFiles" => {
+                let p: lsp::DidChangeWatchedFilesParams = parse!();
+                let rules_changed = p.changes.iter().any(|c| {
+                    super::uri_path(c.uri.as_str())
+                        .is_some_and(|path| self.workspace.may_define_rules(&path))
+                });
+                if rules_changed {
+                    self.reload();
+                }
+            }
+            _ => {}
+        }
+        Flow::Go
+    }
+
+    /// Reads the rules again and checks every open document with them.
+    fn reload(&mut self) {
+        self.workspace.reload(&self.repo);
+        self.findings.clear();
+        self.dirty.extend(self.docs.keys().cloned());
+        self.show_rules_state();
+        if self.pulls && self.refreshes {
+            self.request::<lsp::request::WorkspaceDiagnosticRefresh>(());
+        }
+    }
+
+    /// A rule file that does not load gets a diagnostic (and the user a message); one
+    /// that loads again loses it.
+    fn show_rules_state(&mut self) {
+        let broken = self.workspace.broken().cloned();
+        let shown = broken
+            .as_ref()
+            .and_then(|b| b.file.as_deref())
+            .and_then(super::path_uri);
+        if let Some(old) = self.broken_shown.take() {
+            if Some(&old) != shown.as_ref() {
+                self.publish(old, Vec::new(), None);
+            }
+        }
+        let Some(broken) = broken else {
+            return;
+        };
+        let line = broken.line.unwrap_or(1).saturating_sub(1) as u32;
+        let diagnostic = lsp::Diagnostic {
+            range: lsp::Range::new(lsp::Position::new(line, 0), lsp::Position::new(line, 0)),
+            severity: Some(lsp::DiagnosticSeverity::ERROR),
+            code: Some(lsp::NumberOrString::String(broken.code.into())),
+            source: Some(SOURCE.into()),
+            message: broken.message.clone(),
+            ..Default::default()
+        };
+        if let Some(uri) = shown {
+            self.publish(uri.clone(), vec![diagnostic], None);
+            self.broken_shown = Some(uri);
+        }
+        let kept = if self.workspace.rule_count() > 0 {
+            " (the rules that loaded before are still used)"
+        } else {
+            ""
+        };
+        self.show(
+            lsp::MessageType::ERROR,
+            format!(
+                "git-astedit: the rules do not load{kept}: {}",
+                broken.message
+            ),
+        );
+    }
+
+    fn publish(&self, uri: lsp::Uri, diagnostics: Vec<lsp::Diagnostic>, version: Option<i32>) {
+        self.notify::<lsp::notification::PublishDiagnostics>(lsp::PublishDiagnosticsParams {
+            uri,
+            diagnostics,
+            version,
+        });
+    }
+
+    /// Pushes the diagnostics of the documents changed since the last push.
+    fn push_diagnostics(&mut self) {
+        if self.pulls {
+            self.dirty.clear();
+            return;
+        }
+        for uri in std::mem::take(&mut self.dirty) {
+            let Some(version) = self.docs.get(&uri).map(|d| d.version) else {
+                continue;
+            };
+            let items = self.diagnostics(&uri);
+            if let Ok(parsed) = uri.parse::<lsp::Uri>() {
+                self.publish(parsed, items, Some(version));
+            }
+        }
+    }
+
+    /// The findings of an open document (computed once per version); empty for a
+    /// document not open, outside the repository or of no language.
+    pub(super) fn findings_of(&mut self, uri: &str) -> Option<&[FindingRow]> {
+        let doc = self.docs.get(uri)?;
+        let fresh = self
+            .findings
+            .get(uri)
+            .is_some_and(|(v, _)| *v == doc.version);
+        if !fresh {
+            let rows = match self.repo_path(uri) {
+                Some(path) => self
+                    .workspace
+                    .check(&self.repo, &path, &doc.text)
+                    .unwrap_or_else(|e| {
+                        self.show(lsp::MessageType::WARNING, format!("git-astedit: {e}"));
+                        Vec::new()
+                    }),
+                None => Vec::new(),
+            };
+            self.findings.insert(uri.to_string(), (doc.version, rows));
+        }
+        self.findings.get(uri).map(|(_, rows)| rows.as_slice())
+    }
+
+    /// The repository path of a document's URI.
+    pub(super) fn repo_path(&self, uri: &str) -> Option<String> {
+        let path = super::uri_path(uri)?;
+        self.repo
+            .repo_path_from_arg(path.to_str()?)
+            .ok()
+            .filter(|p| !p.is_empty())
+    }
+
+    /// The diagnostics of an open document.
+    fn diagnostics(&mut self, uri: &str) -> Vec<lsp::Diagnostic> {
+        let Some(rows) = self.findings_of(uri).map(<[FindingRow]>::to_vec) else {
+            return Vec::new();
+        };
+        let Some(doc) = self.docs.get(uri) else {
+            return Vec::new();
+        };
+        let Ok(parsed) = uri.parse::<lsp::Uri>() else {
+            return Vec::new();
+        };
+        let lines = Lines::new(&doc.text);
+        rows.iter()
+            .map(|row| diagnostic(row, &doc.text, &lines, &parsed))
+            .collect()
+    }
+
+    /// `workspace/diagnostic`: the open documents' diagnostics (the files on disk are
+    /// `scan`'s business).
+    fn workspace_diagnostics(&mut self) -> lsp::WorkspaceDiagnosticReport {
+        let uris: Vec<String> = self.docs.keys().cloned().collect();
+        let mut items = Vec::new();
+        for uri in uris {
+            let diagnostics = self.diagnostics(&uri);
+            let (Ok(parsed), Some(doc)) = (uri.parse::<lsp::Uri>(), self.docs.get(&uri)) else {
+                continue;
+            };
+            items.push(lsp::WorkspaceDocumentDiagnosticReport::Full(
+                lsp::WorkspaceFullDocumentDiagnosticReport {
+                    uri: parsed,
+                    version: Some(i64::from(doc.version)),
+                    full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {
+                        result_id: None,
+                        items: diagnostics,
+                    },
+                },
+            ));
+        }
+        lsp::WorkspaceDiagnosticReport { items }
+    }
+}
+
+/// A finding as the protocol's diagnostic.
+pub(super) fn diagnostic(
+    row: &FindingRow,
+    text: &str,
+    lines: &Lines,
+    uri: &lsp::Uri,
+) -> lsp::Diagnostic {
+    let range = lines.range(text, (row.line, row.column), (row.end_line, row.end_column));
+    let severity = match row.severity.as_str() {
+        "error" => lsp::DiagnosticSeverity::ERROR,
+        "warning" => lsp::DiagnosticSeverity::WARNING,
+        "info" => lsp::DiagnosticSeverity::INFORMATION,
+        _ => lsp::DiagnosticSeverity::HINT,
+    };
+    let related = row.note.as_ref().map(|note| {
+        vec![lsp::DiagnosticRelatedInformation {
+            location: lsp::Location::new(uri.clone(), range),
+            message: note.clone(),
+        }]
+    });
+    lsp::Diagnostic {
+        range,
+        severity: Some(severity),
+        code: Some(lsp::NumberOrString::String(row.rule.clone())),
+        code_description: row
+            .url
+            .as_ref()
+            .and_then(|u| u.parse::<lsp::Uri>().ok())
+            .map(|href| lsp::CodeDescription { href }),
+        source: Some(SOURCE.into()),
+        message: row.message.clone(),
+        related_information: related,
+        tags: (row.rule == "unused-suppression").then(|| vec![lsp::DiagnosticTag::UNNECESSARY]),
+        data: None,
+    }
+}

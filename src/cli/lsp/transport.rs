@@ -1,0 +1,300 @@
+//! The stdio framing: `Content-Length` headers, then a JSON-RPC message, both ways.
+//!
+//! Unlike `lsp_server`'s own stdio transport, which ends the connection at the first
+//! malformed message, a bad message here is answered and skipped:
+//!
+//! * a body that is not JSON gets a parse error (`-32700`, id null);
+//! * JSON that is no JSON-RPC message gets an invalid request (`-32600`), with its id
+//!   when it has one;
+//! * a header block without a usable `Content-Length` gets a parse error and the
+//!   reader looks for the next header block;
+//! * a body longer than [`MAX_MESSAGE`] gets an invalid request and is read past in
+//!   slices, never held.
+//!
+//! `$/cancelRequest` is noted in [`Cancelled`] as soon as it is read, so a request the
+//! server has not reached yet is answered as cancelled instead of run. The reader ends
+//! at the end of stdin (the client is gone) or after `exit`.
+
+use std::collections::HashSet;
+use std::io::BufRead;
+use std::io::Read;
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use crossbeam_channel::Receiver;
+use crossbeam_channel::Sender;
+use lsp_server::Message;
+use lsp_server::RequestId;
+
+/// The largest message read: 64 MiB (a 10 MB document, JSON-escaped, fits).
+pub const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+
+/// The longest header line read before giving up on it.
+const MAX_HEADER_LINE: usize = 8 * 1024;
+
+/// What goes out: a message, or an error whose id is null (it answers bytes that held
+/// no id), which `lsp_server`'s types cannot say.
+pub enum Out {
+    Message(Message),
+    Raw(serde_json::Value),
+}
+
+/// Ids of requests the client cancelled.
+#[derive(Clone, Default)]
+pub struct Cancelled(Arc<Mutex<HashSet<RequestId>>>);
+
+impl Cancelled {
+    fn add(&self, id: RequestId) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
+    }
+
+    /// Whether `id` was cancelled (forgetting it: an id is answered once).
+    pub fn take(&self, id: &RequestId) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(id)
+    }
+}
+
+/// The two threads and their channels.
+pub struct Transport {
+    pub incoming: Receiver<Message>,
+    pub outgoing: Sender<Out>,
+    pub cancelled: Cancelled,
+    reader: std::thread::JoinHandle<()>,
+    writer: std::thread::JoinHandle<()>,
+}
+
+impl Transport {
+    /// Starts reading `input` and writing `output` on threads of their own.
+    pub fn start(
+        input: impl Read + Send + 'static,
+        output: impl Write + Send + 'static,
+    ) -> Transport {
+        // Bounded: a client that floods the server waits instead of growing its memory.
+        let (in_tx, incoming) = crossbeam_channel::bounded::<Message>(256);
+        let (outgoing, out_rx) = crossbeam_channel::unbounded::<Out>();
+        let cancelled = Cancelled::default();
+        let reader = {
+            let outgoing = outgoing.clone();
+            let cancelled = cancelled.clone();
+            std::thread::spawn(move || {
+                read_loop(
+                    std::io::BufReader::new(input),
+                    &in_tx,
+                    &outgoing,
+                    &cancelled,
+                )
+            })
+        };
+        let writer = std::thread::spawn(move || write_loop(output, &out_rx));
+        Transport {
+            incoming,
+            outgoing,
+            cancelled,
+            reader,
+            writer,
+        }
+    }
+
+    /// Waits for everything sent to be written (or for the client to be gone). The
+    /// reader is not waited for: it may be blocked on a stdin nobody closes.
+    pub fn finish(self) {
+        drop(self.outgoing);
+        let _ = self.writer.join();
+        drop(self.reader);
+    }
+}
+
+fn write_loop(mut output: impl Write, out_rx: &Receiver<Out>) {
+    for out in out_rx {
+        let text = match out {
+            Out::Message(m) => {
+                let mut buf = Vec::new();
+                if m.write(&mut buf).is_err() {
+                    continue;
+                }
+                if output.write_all(&buf).and_then(|_| output.flush()).is_err() {
+                    return;
+                }
+                continue;
+            }
+            Out::Raw(value) => value.to_string(),
+        };
+        let framed = format!("Content-Length: {}\r\n\r\n{text}", text.len());
+        if output
+            .write_all(framed.as_bytes())
+            .and_then(|_| output.flush())
+            .is_err()
+        {
+            // The client is gone; nothing is left to say.
+            return;
+        }
+    }
+}
+
+/// An error answer with a null id.
+fn error_out(code: i32, message: &str) -> Out {
+    error_for(serde_json::Value::Null, code, message)
+}
+
+fn error_for(id: serde_json::Value, code: i32, message: &str) -> Out {
+    Out::Raw(serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": code, "message": message },
+    }))
+}
+
+const PARSE_ERROR: i32 = -32700;
+const INVALID_REQUEST: i32 = -32600;
+
+fn read_loop(
+    mut input: impl BufRead,
+    in_tx: &Sender<Message>,
+    outgoing: &Sender<Out>,
+    cancelled: &Cancelled,
+) {
+    loop {
+        let body = match read_frame(&mut input) {
+            Frame::End => return,
+            Frame::Bad(why) => {
+                let _ = outgoing.send(error_out(PARSE_ERROR, &why));
+                continue;
+            }
+            Frame::TooLong(len) => {
+                let _ = outgoing.send(error_out(
+                    INVALID_REQUEST,
+                    &format!("message of {len} bytes is over the limit of {MAX_MESSAGE}"),
+                ));
+                continue;
+            }
+            Frame::Body(body) => body,
+        };
+        let value: serde_json::Value = match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = outgoing.send(error_out(PARSE_ERROR, &format!("not JSON: {e}")));
+                continue;
+            }
+        };
+        let id = value.get("id").cloned();
+        let msg: Message = match serde_json::from_value(value) {
+            Ok(m) => m,
+            Err(e) => {
+                // A response we cannot read needs no answer; a request does.
+                let why = format!("not a JSON-RPC message: {e}");
+                match id {
+                    Some(id) if id.is_number() || id.is_string() => {
+                        let _ = outgoing.send(error_for(id, INVALID_REQUEST, &why));
+                    }
+                    Some(_) => {}
+                    None => {
+                        let _ = outgoing.send(error_out(INVALID_REQUEST, &why));
+                    }
+                }
+                continue;
+            }
+        };
+        let exit = matches!(&msg, Message::Notification(n) if n.method == "exit");
+        if let Message::Notification(n) = &msg {
+            if n.method == "$/cancelRequest" {
+                if let Some(id) = cancelled_id(&n.params) {
+                    cancelled.add(id);
+                }
+            }
+        }
+        if in_tx.send(msg).is_err() || exit {
+            return;
+        }
+    }
+}
+
+/// The id of a `$/cancelRequest`'s params.
+fn cancelled_id(params: &serde_json::Value) -> Option<RequestId> {
+    match params.get("id")? {
+        serde_json::Value::Number(n) => Some(RequestId::from(i32::try_from(n.as_i64()?).ok()?)),
+        serde_json::Value::String(s) => Some(RequestId::from(s.clone())),
+        _ => None,
+    }
+}
+
+/// One read of a framed message.
+enum Frame {
+    Body(Vec<u8>),
+    /// The header block was unusable (the reason).
+    Bad(String),
+    /// A `Content-Length` over the limit; the body was read past.
+    TooLong(usize),
+    /// The end of the input.
+    End,
+}
+
+fn read_frame(input: &mut impl BufRead) -> Frame {
+    let mut length: Option<Result<usize, String>> = None;
+    let mut seen_any = false;
+    loop {
+        let mut line = Vec::new();
+        match input
+            .by_ref()
+            .take(MAX_HEADER_LINE as u64)
+            .read_until(b'\n', &mut line)
+        {
+            Ok(0) | Err(_) => return Frame::End,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\r', '\n']);
+        if text.is_empty() {
+            if !seen_any {
+                // Blank lines between messages are tolerated.
+                continue;
+            }
+            break;
+        }
+        seen_any = true;
+        let header = text.split_once(':').filter(|(name, _)| {
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        });
+        if let Some((name, value)) = header {
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                length = Some(
+                    value
+                        .trim()
+                        .parse::<usize>()
+                        .map_err(|_| format!("bad Content-Length: {:?}", value.trim())),
+                );
+            }
+        } else {
+            // Not a header: stray bytes (a body that overran its length, garbage).
+            return Frame::Bad(format!("not a header: {:?}", cut(text)));
+        }
+    }
+    let length = match length {
+        None => return Frame::Bad("no Content-Length header".into()),
+        Some(Err(why)) => return Frame::Bad(why),
+        Some(Ok(n)) => n,
+    };
+    if length > MAX_MESSAGE {
+        let skipped = std::io::copy(
+            &mut input.by_ref().take(length as u64),
+            &mut std::io::sink(),
+        );
+        return match skipped {
+            Ok(n) if n == length as u64 => Frame::TooLong(length),
+            _ => Frame::End,
+        };
+    }
+    let mut body = vec![0; length];
+    match input.read_exact(&mut body) {
+        Ok(()) => Frame::Body(body),
+        Err(_) => Frame::End,
+    }
+}
+
+/// At most 80 characters of `text`, for an error message.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}

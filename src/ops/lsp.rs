@@ -1,0 +1,249 @@
+/*!
+The editor server's operations (`git astedit lsp`): the project's rules, loaded once and
+kept between requests ([`Workspace`]), one in-memory document checked with them as
+`scan` checks the file on disk ([`Workspace::check`]), the text its fixes make
+([`Workspace::fix`]), and the workspace's fixes staged as one preview through the same
+call `scan --stage` makes ([`stage_all`]).
+
+A document is checked exactly as the scan's per-file step checks a file: its language
+from the project's `languageGlobs` (then its extension), the rules whose language,
+`files` and `ignores` take it (injected languages included), suppression comments, and
+unused suppressions as hints. Positions stay the engine's (1-based lines, columns in
+characters); the server turns them into the protocol's UTF-16 columns.
+*/
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use crate::repo::Repo;
+use crate::report::FindingRow;
+use crate::report::ScanMode;
+use crate::report::ScanReport;
+use crate::scan;
+use crate::scan::engine;
+use crate::scan::Finding;
+use crate::scan::RuleSet;
+use crate::Error;
+
+/// The project's rules as the server holds them.
+pub struct Workspace {
+    /// Rule files given with `-c` (empty: astedit.toml and sgconfig.yml at the root).
+    configs: Vec<PathBuf>,
+    /// The rules that load; after a failed reload, the last set that loaded.
+    rules: Option<RuleSet>,
+    /// Why the last (re)load failed, if it did.
+    broken: Option<Broken>,
+}
+
+/// A rule file that does not load: where and why, for a diagnostic on that file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken {
+    /// The file, absolute, when the error names one.
+    pub file: Option<PathBuf>,
+    /// Its 1-based line, when known.
+    pub line: Option<usize>,
+    /// The error's code (`bad-rule`, `bad-rule-file`, `no-rules`, …).
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// What the server shows of a rule (hover).
+#[derive(Debug, Clone)]
+pub struct RuleInfo {
+    pub id: String,
+    /// The message as written (metavariables unexpanded).
+    pub message: String,
+    pub note: Option<String>,
+    pub url: Option<String>,
+    pub fixable: bool,
+}
+
+impl Workspace {
+    /// Loads the rules of `configs` (or of the root's astedit.toml and sgconfig.yml).
+    /// A project whose rules do not load still gives a workspace: with no rules, and
+    /// the reason in [`Workspace::broken`].
+    pub fn open(repo: &Repo, configs: &[PathBuf]) -> Workspace {
+        let mut ws = Workspace {
+            configs: configs.to_vec(),
+            rules: None,
+            broken: None,
+        };
+        ws.reload(repo);
+        ws
+    }
+
+    /// Reads the rules again (a rule file changed). When they no longer load, the
+    /// rules that loaded last keep serving and [`Workspace::broken`] says why.
+    pub fn reload(&mut self, repo: &Repo) {
+        match scan::rules::load(repo, &self.configs) {
+            Ok(set) => {
+                self.rules = Some(set);
+                self.broken = None;
+            }
+            Err(e) => self.broken = Some(broken(repo, &e.into())),
+        }
+    }
+
+    pub fn broken(&self) -> Option<&Broken> {
+        self.broken.as_ref()
+    }
+
+    /// Notes about the rules that loaded (keys read but not honoured and the like).
+    pub fn warnings(&self) -> &[String] {
+        self.rules.as_ref().map_or(&[], |r| &r.warnings)
+    }
+
+    /// How many rules run.
+    pub fn rule_count(&self) -> usize {
+        self.rules.as_ref().map_or(0, |r| r.rules.len())
+    }
+
+    /// Whether a change of this file (absolute) may change the rules: the configs,
+    /// or any YAML or TOML file (rule folders are read whole).
+    pub fn may_define_rules(&self, path: &Path) -> bool {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        name == "sgconfig.yml"
+            || name == "sgconfig.yaml"
+            || name == "astedit.toml"
+            || name.ends_with(".yml")
+            || name.ends_with(".yaml")
+            || self.configs.iter().any(|c| path.ends_with(c))
+    }
+
+    /// The rule `id`, when it runs.
+    pub fn rule(&self, id: &str) -> Option<RuleInfo> {
+        let rule = self.rules.as_ref()?.rules.iter().find(|r| r.id == id)?;
+        Some(RuleInfo {
+            id: rule.id.clone(),
+            message: rule.message.clone(),
+            note: rule.note.clone(),
+            url: rule.url.clone(),
+            fixable: rule.fixable(),
+        })
+    }
+
+    /// The findings of the rules in `text`, the content of the repository path
+    /// `path`, in position order: what `scan` reports for that file were `text` on
+    /// disk. Each row carries its fix (what `scan --apply` makes of that one match).
+    pub fn check(&self, repo: &Repo, path: &str, text: &str) -> Result<Vec<FindingRow>, Error> {
+        let Some((set, lang, rules)) = self.rules_for(path, None) else {
+            return Ok(Vec::new());
+        };
+        let result = engine::run_file_injected(
+            path,
+            text,
+            lang,
+            engine::FileRules {
+                rules: &rules,
+                injections: &set.injections,
+            },
+            scan::Mode::Report,
+            set.max_passes.max(1),
+            &mut |_| true,
+        )?;
+        let mut findings: Vec<Finding> = result.findings;
+        // As `scan` (every rule runs here): unused suppressions are hints.
+        findings.extend(result.unused_suppressions.into_iter().map(|f| Finding {
+            severity: scan::Severity::Hint,
+            ..f
+        }));
+        findings.sort_by_key(|f| (f.line, f.column));
+        Ok(findings
+            .iter()
+            .map(|f| FindingRow::of(f, repo.display_path(&f.path)))
+            .collect())
+    }
+
+    /// The text `scan --apply` would write for `text` (the content of `path`), with
+    /// every rule or only `rule`; `None` when no fix changes it.
+    pub fn fix(&self, path: &str, text: &str, rule: Option<&str>) -> Result<Option<String>, Error> {
+        let Some((set, lang, rules)) = self.rules_for(path, rule) else {
+            return Ok(None);
+        };
+        let result = engine::run_file_injected(
+            path,
+            text,
+            lang,
+            engine::FileRules {
+                rules: &rules,
+                injections: &set.injections,
+            },
+            scan::Mode::Fix,
+            set.max_passes.max(1),
+            &mut |_| true,
+        )?;
+        Ok(result.after.filter(|after| after != text))
+    }
+
+    /// The rule set, the file's language and the rules that run on it (only `only`
+    /// when given); `None` when none does.
+    fn rules_for(
+        &self,
+        path: &str,
+        only: Option<&str>,
+    ) -> Option<(&RuleSet, crate::lang::Lang, Vec<&scan::Rule>)> {
+        let set = self.rules.as_ref()?;
+        let lang = set.language_globs.language_of(path)?;
+        let rules: Vec<&scan::Rule> = set
+            .rules
+            .iter()
+            .filter(|r| only.is_none_or(|id| r.id == id))
+            .filter(|r| set.runs_in(r, path, lang))
+            .collect();
+        (!rules.is_empty()).then_some((set, lang, rules))
+    }
+}
+
+/// Where and why rules did not load.
+fn broken(repo: &Repo, e: &Error) -> Broken {
+    let at = |file: &str| Some(repo.cwd.join(file));
+    let (file, line) = match e.downcast_ref::<scan::Error>() {
+        Some(scan::Error::BadRule { file, line, .. }) => (at(file), *line),
+        Some(scan::Error::BadConfigFile { file, .. })
+        | Some(scan::Error::ReadConfig { file, .. })
+        | Some(scan::Error::CustomLanguage { file, .. }) => (at(file), None),
+        _ => (None, None),
+    };
+    let mut message = e.to_string();
+    if let Some(hint) = e.hint() {
+        message = format!("{message}\nhint: {hint}");
+    }
+    Broken {
+        file,
+        line,
+        code: e.code(),
+        message,
+    }
+}
+
+/// Stages every fix of the rules in the files under the current folder as one
+/// preview, as `scan --stage` does, journalled with `agent` (the editor's name).
+pub fn stage_all(
+    repo: &Repo,
+    configs: &[PathBuf],
+    agent: Option<String>,
+) -> Result<ScanReport, Error> {
+    let request = super::scan::ScanRequest {
+        pathspecs: Vec::new(),
+        configs: configs.to_vec(),
+        mode: ScanMode::Stage,
+        cached: false,
+        shard: None,
+        only_rules: Vec::new(),
+        filter: None,
+        severities: Vec::new(),
+        min_severity: None,
+        max_results: None,
+        max_passes: None,
+        reason: Some("fixes staged from the editor".into()),
+        max_render: 1,
+        color: false,
+        max_file_size: crate::files::DEFAULT_MAX_FILE_SIZE,
+        inline_rules: None,
+        include_metadata: false,
+        verify: None,
+        cache: Default::default(),
+        agent,
+    };
+    super::scan::run(repo, &request, super::scan::Consumer::Collect)
+}
