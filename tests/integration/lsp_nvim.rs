@@ -1,0 +1,151 @@
+//! `git astedit lsp` driven by a real editor: headless neovim (Debian's 0.7, whose
+//! client is `vim.lsp.start_client` + `buf_attach_client`). It reads the diagnostics
+//! neovim holds, requests a code action and applies its edit with neovim's own
+//! function, runs stage-all, sees `git astedit list` show the preview, applies it and
+//! undoes it. `.ci/run` installs neovim and sets ASTEDIT_REQUIRE_NVIM=1; elsewhere
+//! the test is skipped without it.
+
+use std::process::Stdio;
+use std::time::Duration;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::lsp::project;
+use crate::util::bin;
+
+/// The client script: every step's result goes into one JSON file, which the test
+/// reads; any error is recorded there too, and neovim always quits.
+const SCRIPT: &str = r#"
+local out = {}
+local function main()
+  local bin, root = vim.env.ASTEDIT_BIN, vim.env.ASTEDIT_ROOT
+  local id = vim.lsp.start_client({
+    name = 'git-astedit',
+    cmd = { bin, 'lsp' },
+    root_dir = root,
+    handlers = { ['window/showMessage'] = function() end },
+  })
+  vim.cmd('edit ' .. root .. '/src/n.js')
+  local buf = vim.api.nvim_get_current_buf()
+  vim.lsp.buf_attach_client(buf, id)
+  local client = vim.lsp.get_client_by_id(id)
+  out.waited = vim.wait(60000, function() return #vim.diagnostic.get(buf) >= 2 end, 50)
+  out.diagnostics = {}
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    table.insert(out.diagnostics, {
+      code = d.code, lnum = d.lnum, col = d.col, end_col = d.end_col,
+      severity = d.severity, source = d.source, message = d.message,
+    })
+  end
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    range = { start = { line = 0, character = 0 }, ['end'] = { line = 0, character = 200 } },
+    context = { diagnostics = {}, only = { 'quickfix' } },
+  }
+  local resp = client.request_sync('textDocument/codeAction', params, 30000, buf)
+  out.titles = {}
+  local chosen
+  for _, a in ipairs(resp.result or {}) do
+    table.insert(out.titles, a.title)
+    if not chosen and a.title:find('^Fix `no%-console`') then chosen = a end
+  end
+  vim.lsp.util.apply_workspace_edit(chosen.edit, client.offset_encoding)
+  out.line = vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1]
+  local staged = client.request_sync('workspace/executeCommand',
+    { command = 'astedit.stageAll', arguments = {} }, 60000, buf)
+  out.staged = staged.result
+  out.list = vim.fn.system({ bin, '--json', 'list' })
+  local applied = client.request_sync('workspace/executeCommand',
+    { command = 'astedit.apply', arguments = { staged.result.id } }, 60000, buf)
+  out.applied = applied.result ~= nil and applied.err == nil
+  out.disk_after_apply = table.concat(vim.fn.readfile(root .. '/src/a.js'), '\n')
+  local undone = client.request_sync('workspace/executeCommand',
+    { command = 'astedit.undo', arguments = {} }, 60000, buf)
+  out.undone = undone.result ~= nil and undone.err == nil
+  out.disk_after_undo = table.concat(vim.fn.readfile(root .. '/src/a.js'), '\n')
+  out.log = vim.fn.system({ bin, '--json', 'log' })
+  client.stop()
+end
+local ok, err = pcall(main)
+out.ok = ok
+out.err = err and tostring(err) or nil
+vim.fn.writefile({ vim.fn.json_encode(out) }, vim.env.ASTEDIT_OUT)
+vim.cmd('qa!')
+"#;
+
+fn nvim() -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("nvim"))
+            .find(|p| p.is_file())
+    })
+}
+
+#[test]
+fn neovim_shows_fixes_stages_applies_and_undoes() {
+    let Some(nvim) = nvim() else {
+        assert!(
+            std::env::var_os("ASTEDIT_REQUIRE_NVIM").is_none(),
+            "neovim is required but not on PATH"
+        );
+        eprintln!("skipped: no nvim on PATH");
+        return;
+    };
+    let repo = project();
+    // 😀 is two UTF-16 units and four bytes: neovim turns the server's UTF-16
+    // columns into byte columns.
+    repo.write("src/n.js", "let s = \"😀\"; console.log(s);\nvar z = 2;\n");
+    repo.commit_all("n");
+    let state = tempfile::tempdir().unwrap();
+    let script = state.path().join("client.lua");
+    std::fs::write(&script, SCRIPT).unwrap();
+    let out_file = state.path().join("out.json");
+    let mut cmd = std::process::Command::new(nvim);
+    repo.env(&mut cmd);
+    cmd.current_dir(repo.path())
+        .args(["--headless", "--clean", "-n", "-i", "NONE", "-c"])
+        .arg(format!("luafile {}", script.display()))
+        .env("ASTEDIT_BIN", bin())
+        .env("ASTEDIT_ROOT", repo.path())
+        .env("ASTEDIT_OUT", &out_file)
+        .env("XDG_STATE_HOME", state.path())
+        .env("XDG_DATA_HOME", state.path())
+        .env("XDG_CACHE_HOME", state.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("start nvim");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("neovim did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&out_file).expect("the script wrote its results");
+    let out: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(out["ok"], true, "{out:#}");
+    assert_eq!(out["waited"], true, "{out:#}");
+    let diagnostics = out["diagnostics"].as_array().unwrap();
+    let console = diagnostics
+        .iter()
+        .find(|d| d["code"] == "no-console")
+        .unwrap_or_else(|| panic!("{out:#}"));
+    // Byte column of `console` after `let s = "😀"; `.
+    assert_eq!(console["col"], "let s = \"😀\"; ".len(), "{out:#}");
+    assert_eq!(console["lnum"], 0);
+    assert_eq!(console["severity"], 2, "warning: {out:#}");
+    assert_eq!(console["source"], "git-astedit");
+    assert!(diagnostics.iter().any(|d| d["code"] == "no-var" && d["lnum"] == 1));
+    assert_eq!(out["line"], "let s = \"😀\"; logger.log(s);", "{out:#}");
+    let id = out["staged"]["id"].as_str().unwrap_or_else(|| panic!("{out:#}"));
+    assert!(out["list"].as_str().unwrap().contains(id), "{out:#}");
+    assert_eq!(out["applied"], true, "{out:#}");
+    assert_eq!(out["disk_after_apply"], "let x = 1", "{out:#}");
+    assert_eq!(out["undone"], true, "{out:#}");
+    assert_eq!(out["disk_after_undo"], "var x = 1;", "{out:#}");
+    // Journalled with the editor's name.
+    assert!(out["log"].as_str().unwrap().contains("Neovim"), "{out:#}");
+}
