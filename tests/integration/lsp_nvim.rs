@@ -138,9 +138,13 @@ fn neovim_shows_fixes_stages_applies_and_undoes() {
     assert_eq!(console["lnum"], 0);
     assert_eq!(console["severity"], 2, "warning: {out:#}");
     assert_eq!(console["source"], "git-astedit");
-    assert!(diagnostics.iter().any(|d| d["code"] == "no-var" && d["lnum"] == 1));
+    assert!(diagnostics
+        .iter()
+        .any(|d| d["code"] == "no-var" && d["lnum"] == 1));
     assert_eq!(out["line"], "let s = \"😀\"; logger.log(s);", "{out:#}");
-    let id = out["staged"]["id"].as_str().unwrap_or_else(|| panic!("{out:#}"));
+    let id = out["staged"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{out:#}"));
     assert!(out["list"].as_str().unwrap().contains(id), "{out:#}");
     assert_eq!(out["applied"], true, "{out:#}");
     assert_eq!(out["disk_after_apply"], "let x = 1", "{out:#}");
