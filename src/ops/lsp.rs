@@ -47,6 +47,25 @@ pub struct Broken {
     pub message: String,
 }
 
+/// A finding of [`Workspace::check`] and its rule's labels there.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub row: FindingRow,
+    /// The rule's `labels` with a message, at this match.
+    pub labels: Vec<Label>,
+}
+
+/// A labelled part of a match (ast-grep's `labels`): 1-based lines, 1-based columns
+/// in characters, the end exclusive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    pub message: String,
+}
+
 /// What the server shows of a rule (hover).
 #[derive(Debug, Clone)]
 pub struct RuleInfo {
@@ -124,8 +143,9 @@ impl Workspace {
 
     /// The findings of the rules in `text`, the content of the repository path
     /// `path`, in position order: what `scan` reports for that file were `text` on
-    /// disk. Each row carries its fix (what `scan --apply` makes of that one match).
-    pub fn check(&self, repo: &Repo, path: &str, text: &str) -> Result<Vec<FindingRow>, Error> {
+    /// disk. Each row carries its fix (what `scan --apply` makes of that one match)
+    /// and the rule's `labels` at that match.
+    pub fn check(&self, repo: &Repo, path: &str, text: &str) -> Result<Vec<Checked>, Error> {
         let Some((set, lang, rules)) = self.rules_for(path, None) else {
             return Ok(Vec::new());
         };
@@ -148,10 +168,15 @@ impl Workspace {
             ..f
         }));
         findings.sort_by_key(|f| (f.line, f.column));
-        Ok(findings
+        let mut checked: Vec<Checked> = findings
             .iter()
-            .map(|f| FindingRow::of(f, repo.display_path(&f.path)))
-            .collect())
+            .map(|f| Checked {
+                row: FindingRow::of(f, repo.display_path(&f.path)),
+                labels: Vec::new(),
+            })
+            .collect();
+        add_labels(&mut checked, text, lang, &rules);
+        Ok(checked)
     }
 
     /// The text `scan --apply` would write for `text` (the content of `path`), with
@@ -246,4 +271,49 @@ pub fn stage_all(
         agent,
     };
     super::scan::run(repo, &request, super::scan::Consumer::Collect)
+}
+
+/// Gives each finding of a rule with `labels` (in the file's own language) the
+/// labels that have a message, found by matching that rule again on the text (the
+/// scan's findings do not keep them).
+fn add_labels(checked: &mut [Checked], text: &str, lang: crate::lang::Lang, rules: &[&scan::Rule]) {
+    let labelled: Vec<&scan::Rule> = rules
+        .iter()
+        .copied()
+        .filter(|r| r.lang == lang && r.config.labels.is_some())
+        .filter(|r| checked.iter().any(|c| c.row.rule == r.id))
+        .collect();
+    if labelled.is_empty() {
+        return;
+    }
+    let Ok(root) = crate::rewrite::parse(text, lang) else {
+        return;
+    };
+    let index = crate::rewrite::LineIndex::new(text);
+    for rule in labelled {
+        for m in root.root().find_all(&rule.config.matcher) {
+            let at = (m.start_pos().line() + 1, m.start_pos().column(&m) + 1);
+            let Some(c) = checked
+                .iter_mut()
+                .find(|c| c.row.rule == rule.id && (c.row.line, c.row.column) == at)
+            else {
+                continue;
+            };
+            for label in rule.config.get_labels(&m) {
+                let Some(message) = label.message else {
+                    continue;
+                };
+                let range = label.range();
+                let (line, column) = index.line_col(range.start);
+                let (end_line, end_column) = index.line_col(range.end);
+                c.labels.push(Label {
+                    line,
+                    column,
+                    end_line,
+                    end_column,
+                    message: message.to_string(),
+                });
+            }
+        }
+    }
 }

@@ -27,14 +27,18 @@ pub struct Client {
     incoming: mpsc::Receiver<Value>,
     /// Messages read while waiting for something else.
     held: Vec<Value>,
-    next_id: i64,
+    pub next_id: i64,
 }
 
 impl Client {
     pub fn start(repo: &TestRepo, args: &[&str]) -> Client {
         let mut all = vec!["lsp"];
         all.extend_from_slice(args);
-        let mut cmd = repo.command(".", &all);
+        Client::spawn(repo.command(".", &all))
+    }
+
+    /// Starts any language server (`cmd`, stdio).
+    pub fn spawn(mut cmd: std::process::Command) -> Client {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
@@ -687,4 +691,28 @@ fn outside_a_repository_it_fails_at_once() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn a_rules_labels_are_related_information_where_they_point() {
+    let repo = project();
+    repo.write(
+        "rules/labelled.yml",
+        "id: labelled\nlanguage: JavaScript\nseverity: info\nmessage: alert\n\
+         rule: {pattern: 'alert($A)'}\n\
+         labels:\n  A:\n    style: secondary\n    message: the alerted value\n",
+    );
+    let mut c = Client::initialized(&repo, json!({}));
+    let u = uri(&repo, "src/h.js");
+    c.open(&u, "javascript", "let 漢 = 1; alert(漢);\n");
+    let d = c.diagnostics(&u);
+    let labelled = d.iter().find(|d| d["code"] == "labelled").unwrap();
+    assert_eq!(
+        labelled["relatedInformation"],
+        json!([{
+            "location": {"uri": u, "range": {"start": {"line": 0, "character": 17}, "end": {"line": 0, "character": 18}}},
+            "message": "the alerted value",
+        }])
+    );
+    assert_eq!(c.shutdown(), 0);
 }

@@ -25,6 +25,7 @@ mod journal;
 mod js;
 mod look;
 mod lsp;
+mod lsp_astgrep;
 mod lsp_nvim;
 mod manpages;
 mod mcp;

@@ -9,6 +9,7 @@
 //!   undo are commands, offered as actions while the preview is this connection's.
 
 use git_astedit::ops;
+use git_astedit::ops::lsp::Checked;
 use git_astedit::report::FindingRow;
 use lsp_types as lsp;
 use serde_json::Value;
@@ -59,18 +60,20 @@ impl Server {
         let uri = p.text_document.uri.clone();
         let only = p.context.only.as_ref();
         let mut actions = Vec::new();
-        let rows: Vec<FindingRow> = self
+        let checked: Vec<Checked> = self
             .findings_of(uri.as_str())
-            .map(<[FindingRow]>::to_vec)
+            .map(<[Checked]>::to_vec)
             .unwrap_or_default();
+        let rows: Vec<&FindingRow> = checked.iter().map(|c| &c.row).collect();
         let path = self.repo_path(uri.as_str());
         if let (Some(doc), Some(path)) = (self.docs.get(uri.as_str()), path) {
             let text = doc.text.clone();
             let lines = Lines::new(&text);
             if wanted(only, lsp::CodeActionKind::QUICKFIX.as_str()) {
                 let mut rules: Vec<String> = Vec::new();
-                for row in &rows {
-                    let diagnostic = super::server::diagnostic(row, &text, &lines, &uri);
+                for c in &checked {
+                    let row = &c.row;
+                    let diagnostic = super::server::diagnostic(c, &text, &lines, &uri);
                     if !overlaps(&diagnostic.range, &p.range) {
                         continue;
                     }
@@ -257,7 +260,11 @@ impl Server {
     pub(super) fn hover(&mut self, p: &lsp::HoverParams) -> Option<lsp::Hover> {
         let uri = p.text_document_position_params.text_document.uri.clone();
         let pos = p.text_document_position_params.position;
-        let rows: Vec<FindingRow> = self.findings_of(uri.as_str())?.to_vec();
+        let rows: Vec<FindingRow> = self
+            .findings_of(uri.as_str())?
+            .iter()
+            .map(|c| c.row.clone())
+            .collect();
         let text = &self.docs.get(uri.as_str())?.text;
         let lines = Lines::new(text);
         let mut parts = Vec::new();

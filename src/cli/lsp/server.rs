@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use git_astedit::ops::lsp::Checked;
 use git_astedit::ops::lsp::Workspace;
 use git_astedit::repo::Repo;
-use git_astedit::report::FindingRow;
 use lsp_server::ErrorCode;
 use lsp_server::Message;
 use lsp_server::Notification;
@@ -38,7 +38,7 @@ pub struct Server {
     pub(super) workspace: Workspace,
     pub(super) docs: HashMap<String, Doc>,
     /// Findings of each open document, for the version they were computed for.
-    pub(super) findings: HashMap<String, (i32, Vec<FindingRow>)>,
+    pub(super) findings: HashMap<String, (i32, Vec<Checked>)>,
     /// Documents whose diagnostics are to be pushed.
     dirty: BTreeSet<String>,
     /// The client's `name/version`, journalled with what it stages and applies.
@@ -478,7 +478,7 @@ impl Server {
 
     /// The findings of an open document (computed once per version); empty for a
     /// document not open, outside the repository or of no language.
-    pub(super) fn findings_of(&mut self, uri: &str) -> Option<&[FindingRow]> {
+    pub(super) fn findings_of(&mut self, uri: &str) -> Option<&[Checked]> {
         let doc = self.docs.get(uri)?;
         let fresh = self
             .findings
@@ -511,7 +511,7 @@ impl Server {
 
     /// The diagnostics of an open document.
     fn diagnostics(&mut self, uri: &str) -> Vec<lsp::Diagnostic> {
-        let Some(rows) = self.findings_of(uri).map(<[FindingRow]>::to_vec) else {
+        let Some(rows) = self.findings_of(uri).map(<[Checked]>::to_vec) else {
             return Vec::new();
         };
         let Some(doc) = self.docs.get(uri) else {
@@ -553,11 +553,12 @@ impl Server {
 
 /// A finding as the protocol's diagnostic.
 pub(super) fn diagnostic(
-    row: &FindingRow,
+    checked: &Checked,
     text: &str,
     lines: &Lines,
     uri: &lsp::Uri,
 ) -> lsp::Diagnostic {
+    let row = &checked.row;
     let range = lines.range(text, (row.line, row.column), (row.end_line, row.end_column));
     let severity = match row.severity.as_str() {
         "error" => lsp::DiagnosticSeverity::ERROR,
@@ -565,12 +566,27 @@ pub(super) fn diagnostic(
         "info" => lsp::DiagnosticSeverity::INFORMATION,
         _ => lsp::DiagnosticSeverity::HINT,
     };
-    let related = row.note.as_ref().map(|note| {
-        vec![lsp::DiagnosticRelatedInformation {
+    // The note, at the finding; each label with a message, where it points.
+    let mut related: Vec<lsp::DiagnosticRelatedInformation> = row
+        .note
+        .iter()
+        .map(|note| lsp::DiagnosticRelatedInformation {
             location: lsp::Location::new(uri.clone(), range),
             message: note.clone(),
-        }]
-    });
+        })
+        .collect();
+    related.extend(
+        checked
+            .labels
+            .iter()
+            .map(|l| lsp::DiagnosticRelatedInformation {
+                location: lsp::Location::new(
+                    uri.clone(),
+                    lines.range(text, (l.line, l.column), (l.end_line, l.end_column)),
+                ),
+                message: l.message.clone(),
+            }),
+    );
     lsp::Diagnostic {
         range,
         severity: Some(severity),
@@ -582,7 +598,7 @@ pub(super) fn diagnostic(
             .map(|href| lsp::CodeDescription { href }),
         source: Some(SOURCE.into()),
         message: row.message.clone(),
-        related_information: related,
+        related_information: (!related.is_empty()).then_some(related),
         tags: (row.rule == "unused-suppression").then(|| vec![lsp::DiagnosticTag::UNNECESSARY]),
         data: None,
     }
