@@ -163,7 +163,7 @@ fn diagnostics_of(
     for (path, lang, text) in docs {
         let uri = format!("file://{}/{path}", root.display());
         c.open(&uri, lang, text);
-        let rows = c
+        let mut rows = c
             .diagnostics(&uri)
             .iter()
             .map(|d| {
@@ -188,6 +188,8 @@ fn diagnostics_of(
                 (code, sl, sc, el, ec, d["severity"].as_u64().unwrap_or(0))
             })
             .collect::<Rows>();
+        // The order of diagnostics at one place is not the protocol's business.
+        rows.sort();
         out.insert(path.clone(), rows);
         c.notify(
             "textDocument/didClose",
