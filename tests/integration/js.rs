@@ -114,11 +114,10 @@ fn install(dir: &Path) -> Result<(), String> {
     panic!("`npm ci` in {} failed:\n{stderr}", dir.display());
 }
 
-#[test]
-fn typescript_sdk_client_and_ajv_strict_schemas() {
+/// tests/js with its packages installed, or why the node tests are skipped.
+fn node_ready() -> Result<PathBuf, String> {
     let Some(node) = version_of("node") else {
-        println!("skipped: node is not installed (the TypeScript SDK client test needs node >= 18 and npm)");
-        return;
+        return Err("node is not installed (the client tests need node >= 18 and npm)".into());
     };
     let major: u32 = node
         .trim_start_matches('v')
@@ -127,18 +126,27 @@ fn typescript_sdk_client_and_ajv_strict_schemas() {
         .and_then(|m| m.parse().ok())
         .unwrap_or(0);
     if major < 18 {
-        println!("skipped: node {node} is older than 18, which the MCP TypeScript SDK needs");
-        return;
+        return Err(format!(
+            "node {node} is older than 18, which the MCP TypeScript SDK needs"
+        ));
     }
     if version_of("npm").is_none() {
-        println!("skipped: npm is not installed (needed to install the MCP TypeScript SDK)");
-        return;
+        return Err("npm is not installed (needed to install the client libraries)".into());
     }
     let dir = js_dir();
-    if let Err(reason) = install(&dir) {
-        println!("skipped: {reason}");
-        return;
-    }
+    install(&dir)?;
+    Ok(dir)
+}
+
+#[test]
+fn typescript_sdk_client_and_ajv_strict_schemas() {
+    let dir = match node_ready() {
+        Ok(dir) => dir,
+        Err(reason) => {
+            println!("skipped: {reason}");
+            return;
+        }
+    };
 
     let t = TestRepo::new();
     t.write("src/a.rs", "fn main() { foo(1); foo(2); }\n");
@@ -159,5 +167,38 @@ fn typescript_sdk_client_and_ajv_strict_schemas() {
         out.status
     );
     assert!(stdout.contains("checks passed"), "{stdout}");
+    println!("{}", stdout.trim());
+}
+
+/// VS Code's protocol library (`vscode-languageserver-protocol`) drives `git astedit
+/// lsp`: tests/js/lsp-client.mjs has the checks.
+#[test]
+fn vscode_protocol_client_drives_the_language_server() {
+    let dir = match node_ready() {
+        Ok(dir) => dir,
+        Err(reason) => {
+            println!("skipped: {reason}");
+            return;
+        }
+    };
+    let t = crate::lsp::project();
+    t.write("src/a.js", "console.log(1);\n");
+    t.commit_all("a");
+    let mut cmd = Command::new("node");
+    t.env(&mut cmd);
+    cmd.arg(dir.join("lsp-client.mjs"))
+        .current_dir(&dir)
+        .env("ASTEDIT_BIN", crate::util::bin())
+        .env("ASTEDIT_REPO", t.path());
+    let out =
+        run_for(cmd, Duration::from_secs(120)).expect("lsp-client.mjs finished within 2 minutes");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "lsp-client.mjs failed ({})\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        out.status
+    );
+    assert!(stdout.contains("lsp checks passed"), "{stdout}");
     println!("{}", stdout.trim());
 }
