@@ -51,7 +51,7 @@ pub fn run(ctx: &mut Ctx, args: LspArgs) -> Result<Exit, Error> {
     // Open (and recover) once up front so that a server started outside a repository
     // fails at once with the usual message.
     let cwd = ctx.repo()?.cwd.clone();
-    let (repo, _notes) = git_astedit::ops::session::open(&cwd)?;
+    let (repo, _notes) = git_astedit::ops::session::open(&cwd, false)?;
     let transport = transport::Transport::start(std::io::stdin(), std::io::stdout());
     server::serve(transport, repo, args.config);
     Ok(Exit::Ok)

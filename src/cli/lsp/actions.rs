@@ -163,7 +163,9 @@ impl Server {
             .first()
             .and_then(Value::as_str)
             .map(str::to_string);
-        let (repo, _) = ops::session::open(&self.repo.cwd).map_err(|e| e.to_string())?;
+        // Every command writes (a preview, the work tree, the journal): a run left
+        // unfinished is refused, as the CLI refuses it.
+        let (repo, _) = ops::session::open(&self.repo.cwd, true).map_err(|e| e.to_string())?;
         let agent = self.agent.clone();
         let reason = Some("from the editor".to_string());
         match p.command.as_str() {
