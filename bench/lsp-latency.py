@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""The language server beside `ast-grep lsp` (issue 38): in a copy of an ast-grep
+project, (a) the time from `initialized` plus the opening of one document to its first
+diagnostics, and (b) the time from a `didChange` of a 5,000-line file to its new
+diagnostics, the median of N changes. Both servers get the same messages; a change
+alternates between two texts so that every one really changes the findings.
+
+    bench/lsp-latency.py GIT_ASTEDIT AST_GREP PROJECT [N]
+
+PROJECT is a folder holding sgconfig.yml (e.g. ../shared/acceptance/ast-grep-projects/
+codemods, or a copy of coderabbitai/ast-grep-essentials whose rules load in the
+ast-grep at hand); it is copied into a temporary git repository. Compare release
+builds: a debug git-astedit is several times slower.
+"""
+
+import json
+import os
+import queue
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+class Server:
+    def __init__(self, cmd, cwd):
+        self.p = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.q = queue.Queue()
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        out = self.p.stdout
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                line = line.strip()
+                if not line:
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            self.q.put(json.loads(out.read(length)))
+
+    def send(self, msg):
+        body = json.dumps(msg).encode()
+        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.p.stdin.flush()
+
+    def notify(self, method, params):
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method, params):
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        return self.wait(lambda m: m.get("id") == self.next_id and "method" not in m)
+
+    def wait(self, want, timeout=600):
+        end = time.time() + timeout
+        while True:
+            m = self.q.get(timeout=max(0.01, end - time.time()))
+            if "method" in m and "id" in m:
+                self.send({"jsonrpc": "2.0", "id": m["id"], "result": None})
+                continue
+            if want(m):
+                return m
+
+    def diagnostics(self, uri, version):
+        return self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                         and m["params"]["uri"] == uri
+                         and m["params"].get("version") in (None, version))
+
+
+def measure(cmd, root, n):
+    uri = "file://" + root + "/bench/big.js"
+    line_a = "const a = dayjs().valueOf(); foo.should.equal(1);\n"
+    line_b = "const b = bar(1); baz.qux(2);\n"
+    text_a = (line_a + line_b * 9) * 500
+    start = time.perf_counter()
+    s = Server(cmd, root)
+    init = s.request("initialize", {"processId": None, "rootUri": "file://" + root, "capabilities": {}})
+    sync = init["result"]["capabilities"].get("textDocumentSync", 1)
+    # ast-grep 0.51 syncs whole texts (kind 1): it is sent the whole new text.
+    full = (sync if isinstance(sync, int) else sync.get("change", 1)) == 1
+    s.notify("initialized", {})
+    s.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "javascript", "version": 1, "text": text_a}})
+    first = s.diagnostics(uri, 1)
+    opened = time.perf_counter() - start
+    times = []
+    for k in range(n):
+        version = k + 2
+        # Replace the first line: a finding goes or comes back.
+        new = line_b if k % 2 == 0 else line_a
+        old_end = {"line": 1, "character": 0}
+        start = time.perf_counter()
+        if full:
+            change = {"text": new + text_a.split("\n", 1)[1]}
+        else:
+            change = {"range": {"start": {"line": 0, "character": 0}, "end": old_end}, "text": new}
+        s.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": version}, "contentChanges": [change]})
+        s.diagnostics(uri, version)
+        times.append(time.perf_counter() - start)
+    s.p.kill()
+    return opened, statistics.median(times), len(first["params"]["diagnostics"])
+
+
+def main():
+    astedit, ast_grep, project = (os.path.abspath(a) for a in sys.argv[1:4])
+    n = int(sys.argv[4]) if len(sys.argv) > 4 else 20
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(tmp, "project")
+        shutil.copytree(project, root, ignore=shutil.ignore_patterns(".git"))
+        subprocess.run(["chmod", "-R", "u+w", root], check=True)
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        print("| server | open to first diagnostics | didChange to diagnostics (median of %d) | findings |" % n)
+        print("| --- | --- | --- | --- |")
+        for name, cmd in (("ast-grep lsp", [ast_grep, "lsp"]), ("git astedit lsp", [astedit, "lsp"])):
+            opened, change, found = measure(cmd, root, n)
+            print("| %s | %.0f ms | %.1f ms | %d |" % (name, opened * 1000, change * 1000, found))
+
+
+if __name__ == "__main__":
+    main()
