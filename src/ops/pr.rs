@@ -32,7 +32,6 @@ use crate::txn;
 use crate::txn::Event;
 use crate::txn::Preview;
 use crate::Error;
-use gix::refs::transaction::PreviousValue;
 
 /// What to open a pull request for, and how.
 #[derive(Debug, Clone, Default)]
@@ -255,14 +254,14 @@ fn branch_tip(
 ) -> Result<gix::ObjectId, Error> {
     if let Some(parent) = rebuild_on {
         let tip = write_commit(repo, preview, title, agent, Some(parent))?;
-        repo.git
-            .reference(
-                branch_ref,
-                tip,
-                PreviousValue::Any,
-                format!("astedit: campaign refresh {}", preview.id),
-            )
-            .map_err(git_err(format!("move {branch_ref}")))?;
+        txn::set_ref(
+            repo,
+            branch_ref,
+            tip,
+            txn::RefWas::Any,
+            &format!("astedit: campaign refresh {}", preview.id),
+            "pr-branch",
+        )?;
         return Ok(tip);
     }
     if let Some(mut r) = repo
@@ -284,14 +283,14 @@ fn branch_tip(
         Some(c) => c,
         None => write_commit(repo, preview, title, agent, None)?,
     };
-    repo.git
-        .reference(
-            branch_ref,
-            tip,
-            PreviousValue::MustNotExist,
-            format!("astedit: pr {}", preview.id),
-        )
-        .map_err(git_err(format!("create {branch_ref}")))?;
+    txn::set_ref(
+        repo,
+        branch_ref,
+        tip,
+        txn::RefWas::Absent,
+        &format!("astedit: pr {}", preview.id),
+        "pr-branch",
+    )?;
     Ok(tip)
 }
 

@@ -110,6 +110,46 @@ pub fn record_pr(
     Ok(())
 }
 
+/// What a ref must hold before [`set_ref`] moves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefWas {
+    /// Anything, or nothing.
+    Any,
+    /// Nothing: the ref is created.
+    Absent,
+    /// This commit.
+    At(gix::ObjectId),
+}
+
+/// Points `name` (a ref outside `refs/astedit`: a branch `pr` pushes, a campaign's
+/// state) at `new` as one ref transaction of ours: the reflog names the user, else the
+/// fallback identity (a CI runner has none), and a killed run's locks are cleared by
+/// the next one ([`reflocks`]). `op` names it in the intent and the fault point
+/// `refs-locked:<op>`. A ref that does not hold what `was` says is
+/// [`Error::Concurrent`]; nothing moved then.
+pub fn set_ref(
+    repo: &crate::repo::Repo,
+    name: &str,
+    new: gix::ObjectId,
+    was: RefWas,
+    message: &str,
+    op: &str,
+) -> Result<(), Error> {
+    use gix::refs::transaction::PreviousValue;
+    let expected = match was {
+        RefWas::Any => PreviousValue::Any,
+        RefWas::Absent => PreviousValue::MustNotExist,
+        RefWas::At(c) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(c)),
+    };
+    let edit = refs::update_edit(name, expected, new, message)?;
+    match reflocks::transact(repo, vec![edit], op) {
+        Err(Error::Git { source, .. }) if source.is_conflict() => {
+            Err(Error::Concurrent(name.to_string()))
+        }
+        other => other,
+    }
+}
+
 /// Apply's containment check for `path` under `root`, another checkout of the
 /// repository (`verify`'s worktree): bad syntax, or a folder on the way that is a
 /// symlink or not a folder, is refused (exit 4) before anything is written there.

@@ -229,6 +229,19 @@ impl World {
     /// `refresh` and `status` get the world's `--workspace` unless they name one (the
     /// clones are where `stage --workspace` made them, never where the state says).
     fn run(&self, args: &[&str]) -> Output {
+        crate::util::run_command(self.command(args))
+    }
+
+    /// [`World::run`] with no git identity at all (an empty HOME: a CI runner).
+    fn run_without_identity(&self, args: &[&str]) -> Output {
+        let home = self.root.path().join("empty-home");
+        std::fs::create_dir_all(&home).expect("mkdir");
+        let mut cmd = self.command(args);
+        crate::util::without_identity(&mut cmd, &home);
+        crate::util::run_command(cmd)
+    }
+
+    fn command(&self, args: &[&str]) -> std::process::Command {
         let ws = self.workspace();
         let mut args = args.to_vec();
         let sub = args.iter().position(|a| *a == "campaign").map(|i| i + 1);
@@ -246,13 +259,9 @@ impl World {
             self.gh.path().join("bin").display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let dir = self.gh.path().display().to_string();
-        self.state.run_with(
-            ".",
-            args,
-            &[("PATH", path.as_str()), ("GH_STUB_DIR", dir.as_str())],
-            None,
-        )
+        let mut cmd = self.state.command(".", args);
+        cmd.env("PATH", path).env("GH_STUB_DIR", self.gh.path());
+        cmd
     }
 
     fn calls(&self) -> Vec<Vec<String>> {
@@ -2173,4 +2182,37 @@ fn a_gitlab_campaign_publishes_one_merge_request_refreshes_tracks_and_merges() {
         .run(&["--json", "campaign", "status", &spec, "--offline"])
         .json();
     assert_eq!(s["totals"]["merged"], 1, "{s}");
+}
+
+/// Issue 35 item 7: with no git identity at all (an empty HOME, no config, no
+/// variables: a CI runner), a campaign stages and publishes; the branch's commit and
+/// reflog name the fallback committer.
+#[test]
+fn a_campaign_publishes_without_a_git_identity() {
+    let (w, spec) = app_world();
+    let ws = w.workspace();
+    w.run_without_identity(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    let out = w.run_without_identity(&["--json", "campaign", "publish", &spec]);
+    out.assert_code(0);
+    assert_eq!(out.json()["outcomes"][0]["action"], "published", "{out:?}");
+    let branch = "astedit/log-to-logger";
+    let pushed = w.bare_rev("app", branch);
+    let clone = Path::new(&ws).join("app");
+    assert_eq!(w.git_in(&clone, &["rev-parse", branch]).trim(), pushed);
+    let fallback = "git-astedit <git-astedit@localhost>";
+    let bare = w.root.path().join("app.git");
+    assert_eq!(
+        w.git_in(&bare, &["log", "-1", "--format=%cn <%ce>", branch])
+            .trim(),
+        fallback
+    );
+    assert_eq!(
+        w.git_in(&clone, &["reflog", "show", "--format=%gn <%ge>", branch])
+            .trim(),
+        fallback
+    );
+    let status = w.run_without_identity(&["--json", "campaign", "status", &spec]);
+    status.assert_code(0);
+    assert_eq!(status.json()["totals"]["published"], 1, "{status:?}");
 }

@@ -849,6 +849,39 @@ fn pr_pushes_a_branch_and_opens_a_draft_once() {
     );
 }
 
+/// Issue 35 item 7: with no git identity at all (an empty HOME, no config, no
+/// variables: a CI runner), `pr` makes, pushes and journals its branch as the fallback
+/// committer instead of failing on the reflog.
+#[test]
+fn pr_without_a_git_identity_uses_the_fallback_committer() {
+    let t = repo_with_code();
+    let gh = GhStub::new(&t);
+    let staged = t.run(&["--json", "edit", "-p", "foo($A)", "-r", "bar($A)"]);
+    staged.assert_code(0);
+    let id = staged.json()["id"].as_str().expect("id").to_string();
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut cmd = t.command(".", &["--json", "pr", &id]);
+    cmd.env("PATH", gh.path_env())
+        .env("GH_STUB_DIR", gh.dir.path());
+    crate::util::without_identity(&mut cmd, home.path());
+    let out = crate::util::run_command(cmd);
+    out.assert_code(0);
+    let branch = format!("astedit/{id}");
+    assert_eq!(out.json()["branch"], branch.as_str());
+    let fallback = "git-astedit <git-astedit@localhost>";
+    assert_eq!(
+        gh.remote_git(&t, &["log", "-1", "--format=%cn <%ce>", &branch])
+            .trim(),
+        fallback
+    );
+    assert_eq!(
+        t.git(&["reflog", "show", "--format=%gn <%ge>", &branch])
+            .trim(),
+        fallback
+    );
+    assert_eq!(journal(&t)[0]["event"], "pr");
+}
+
 #[test]
 fn pr_without_gh_or_auth_says_how_to_fix_it_and_pushes_nothing() {
     let t = repo_with_code();

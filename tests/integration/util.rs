@@ -215,6 +215,21 @@ fn snapshot_into(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>, bool)>
     }
 }
 
+/// Takes git's identity away from `cmd`, as on a CI runner: `home` (an empty folder)
+/// for HOME, no global or system config, no author, committer or EMAIL variables.
+pub fn without_identity(cmd: &mut Command, home: &Path) {
+    cmd.env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GIT_CONFIG_GLOBAL")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("EMAIL");
+    for who in ["AUTHOR", "COMMITTER"] {
+        for what in ["NAME", "EMAIL"] {
+            cmd.env_remove(format!("GIT_{who}_{what}"));
+        }
+    }
+}
+
 /// Runs a prepared command (from [`TestRepo::command`]) without stdin.
 pub fn run_command(cmd: Command) -> Output {
     run(cmd, None)

@@ -20,9 +20,6 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
 
-use gix::refs::transaction::PreviousValue;
-use gix::refs::Target;
-
 use crate::change::FileMode;
 use crate::error::Classify;
 use crate::error::Exit;
@@ -461,17 +458,23 @@ pub fn record(
             .detach();
     }
     let previous = match state.commit {
-        Some(p) => PreviousValue::MustExistAndMatch(Target::Object(p)),
-        None => PreviousValue::MustNotExist,
+        Some(p) => txn::RefWas::At(p),
+        None => txn::RefWas::Absent,
     };
-    repo.git
-        .reference(
-            state.refname.as_str(),
-            new,
-            previous,
-            format!("astedit campaign: {}", crate::text::first_line(message)),
-        )
-        .map_err(|e| CampaignError::Concurrent(format!("{}: {e}", state.refname)))?;
+    let moved = txn::set_ref(
+        repo,
+        &state.refname,
+        new,
+        previous,
+        &format!("astedit campaign: {}", crate::text::first_line(message)),
+        "campaign",
+    );
+    match moved {
+        Err(txn::Error::Concurrent(_)) => {
+            return Err(CampaignError::Concurrent(state.refname.clone()).into())
+        }
+        other => other?,
+    }
     state.commit = Some(new);
     for s in changed {
         state.repos.insert(s.key.clone(), s.clone());
