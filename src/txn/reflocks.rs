@@ -1,8 +1,8 @@
 /*!
 The locks of our own ref transactions, and what is left of one that was killed.
 
-A gix ref transaction takes a `<ref>.lock` per ref (and `packed-refs.lock` for a
-deletion when refs are packed), then commits the updates one by one, then the
+A gix ref transaction takes a `<ref>.lock` per ref (and `packed-refs.lock` while
+refs are packed, for a deletion or to read an updated ref's old value), then commits the updates one by one, then the
 deletions. A process killed in there leaves those lock files, which block every later
 update of the same refs (and every journal append, for `refs/astedit-journal.lock`),
 and it may leave the transaction half done: the journal already names the event, the
@@ -157,10 +157,10 @@ fn lock_paths(repo: &Repo, edits: &[RefEdit]) -> Vec<PathBuf> {
             out.push(lock_of(&repo.common_dir, &name));
         }
     }
-    let deletes = edits
-        .iter()
-        .any(|e| matches!(e.change, Change::Delete { .. }));
-    if deletes && repo.common_dir.join("packed-refs").exists() {
+    // gix locks `packed-refs` for every transaction while the file exists: to delete
+    // a packed ref, and to read the old value of one it updates (a clone's refs are
+    // packed).
+    if !edits.is_empty() && repo.common_dir.join("packed-refs").exists() {
         out.push(repo.common_dir.join("packed-refs.lock"));
     }
     out

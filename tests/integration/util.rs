@@ -279,43 +279,55 @@ impl TestRepo {
     /// Runs `git-astedit <args>` with the fault hook pausing at `point` and SIGKILLs it
     /// there (no destructor, no cleanup: what a crash leaves).
     pub fn kill_at(&self, args: &[&str], point: &str) {
-        use std::io::BufRead as _;
-        let mut child = self
-            .command(".", args)
-            .env("GIT_ASTEDIT_FAULT", format!("pause:{point}:60000"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = std::io::BufReader::new(stderr).lines();
-        let paused = lines.any(|l| l.is_ok_and(|l| l.contains("paused at")));
-        child.kill().expect("kill");
-        child.wait().expect("wait");
-        assert!(paused, "git-astedit {args:?} never reached {point}");
+        kill_command_at(self.command(".", args), point);
     }
+}
 
+/// Runs a prepared `git-astedit` command with the fault hook pausing at `point`, and
+/// SIGKILLs it there.
+pub fn kill_command_at(mut cmd: Command, point: &str) {
+    use std::io::BufRead as _;
+    let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
+    let mut child = cmd
+        .env("GIT_ASTEDIT_FAULT", format!("pause:{point}:60000"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let paused = lines.any(|l| l.is_ok_and(|l| l.contains("paused at")));
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    assert!(paused, "git-astedit {args:?} never reached {point}");
+}
+
+impl TestRepo {
     /// Lock files under `.git` (any depth), relative to `.git`, sorted; not the
     /// repository lock `astedit.lock` (the next writer judges and breaks that one).
     pub fn lock_files(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        let root = self.path().join(".git");
-        let mut stack = vec![root.clone()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "lock")
-                    && p.file_name().is_some_and(|n| n != "astedit.lock")
-                {
-                    out.push(p.strip_prefix(&root).expect("prefix").display().to_string());
-                }
+        lock_files_in(&self.path().join(".git"))
+    }
+}
+
+/// [`TestRepo::lock_files`] of the git folder `root`.
+pub fn lock_files_in(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "lock")
+                && p.file_name().is_some_and(|n| n != "astedit.lock")
+            {
+                out.push(p.strip_prefix(root).expect("prefix").display().to_string());
             }
         }
-        out.sort();
-        out
     }
+    out.sort();
+    out
 }
 
 /// The address-space limit of [`TestRepo::run_limited`]: far above what these inputs
