@@ -72,10 +72,10 @@ impl TextReport for CampaignStatusReport {
             out.push('\n');
         }
         out.push_str(&format!(
-            "campaign {}: {} ({} state commits)\n",
+            "campaign {}: {} ({})\n",
             self.name,
             totals_line(&self.totals),
-            self.burndown.len()
+            crate::text::plural(self.burndown.len(), "state commit")
         ));
         printed.out(out);
         for n in &self.notes {
@@ -239,13 +239,13 @@ pub fn html(report: &CampaignStatusReport) -> String {
          body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}\
          td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}\
          tr.merged{{background:#eef9ee}}tr.failed,tr.stale,tr.diverged{{background:#fbeaea}}tr.undone{{background:#fdf6e3}}\
-         </style></head><body>\n<h1>Campaign {name}</h1>\n<p>State {commit} ({n} state commits)</p>\n\
+         </style></head><body>\n<h1>Campaign {name}</h1>\n<p>State {commit} ({commits})</p>\n\
          <ul id=\"totals\">{totals}</ul>\n{chart}\n<table id=\"repos\"><thead><tr><th>repository</th>\
          <th>status</th><th>files</th><th>replacements</th><th>preview</th><th>pull request</th>\
          <th>reason</th></tr></thead><tbody>\n{rows}</tbody></table>\n</body></html>\n",
         name = esc(&report.name),
         commit = esc(report.state_commit.as_deref().unwrap_or("")),
-        n = report.burndown.len(),
+        commits = crate::text::plural(report.burndown.len(), "state commit"),
         chart = chart(report),
     )
 }
