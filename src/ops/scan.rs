@@ -168,6 +168,9 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
             outcome
         }
     };
+    for c in &outcome.conflicts {
+        notices.push(c.to_string());
+    }
     // Stage (and apply) before reporting, so that the id reported is real.
     let staged = stage(
         repo,

@@ -29,6 +29,9 @@ pub(super) struct Result {
     /// block (the file's flags).
     repeated_kept_text: usize,
     leaves_empty_block: bool,
+    /// Clashing edits of captured nodes: (rule, line, detail).
+    #[serde(default)]
+    conflicts: Vec<(String, usize, String)>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -108,6 +111,11 @@ impl Result {
             unused_suppressions: rows(&r.unused_suppressions),
             repeated_kept_text: r.repeated_kept_text,
             leaves_empty_block: r.leaves_empty_block,
+            conflicts: r
+                .conflicts
+                .iter()
+                .map(|c| (c.rule.clone(), c.line, c.detail.clone()))
+                .collect(),
         }
     }
 
@@ -137,6 +145,16 @@ impl Result {
             unused_suppressions: rows(self.unused_suppressions),
             repeated_kept_text: self.repeated_kept_text,
             leaves_empty_block: self.leaves_empty_block,
+            conflicts: self
+                .conflicts
+                .into_iter()
+                .map(|(rule, line, detail)| super::EditConflict {
+                    path: path.to_string(),
+                    rule,
+                    line,
+                    detail,
+                })
+                .collect(),
         }
     }
 }

@@ -19,8 +19,10 @@ use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::AstGrep;
 
+use super::captured;
 use super::rules::Injection;
 use super::suppress::Suppressions;
+use super::EditConflict;
 use super::Error;
 use super::Mode;
 use super::Rule;
@@ -94,6 +96,9 @@ pub struct FileResult {
     /// `ast-grep-ignore` comments in the input that silenced no finding, as findings of
     /// rule `unused-suppression` (the caller reports them when every rule ran).
     pub unused_suppressions: Vec<Finding>,
+    /// Edits of captured nodes that clash (rule `edits:`): the file is then left
+    /// unfixed (`after` is `None`).
+    pub conflicts: Vec<EditConflict>,
 }
 
 impl FileResult {
@@ -185,6 +190,7 @@ pub fn run_file_selecting(
         repeated_kept_text: 0,
         deleted: false,
         found: rules.iter().map(|_| imports::Found::default()).collect(),
+        clashes: Vec::new(),
     };
     let mut settled = false;
     let mut changed_last_round: Vec<bool> = vec![false; rules.len()];
@@ -206,6 +212,21 @@ pub fn run_file_selecting(
         }
     }
     result.repeated_kept_text = fixes.repeated_kept_text;
+    if !fixes.clashes.is_empty() {
+        // Two edits of one node, or an edit over a fix: none of the file's fixes stand.
+        result.conflicts = fixes
+            .clashes
+            .into_iter()
+            .map(|(rule, c)| EditConflict {
+                path: path.to_string(),
+                rule,
+                line: c.line,
+                detail: c.detail,
+            })
+            .collect();
+        result.remaining = result.findings.clone();
+        return Ok(result);
+    }
     fixes.imports(rules, &mut doc)?;
 
     let final_tree = AstGrep::doc(doc.clone());
@@ -260,6 +281,8 @@ struct Fixes<'p> {
     deleted: bool,
     /// Per rule, the imports its matches filled in (`imports:` with metavariables).
     found: Vec<imports::Found>,
+    /// Edits of captured nodes that clash: (rule, what clashes). The file is left out.
+    clashes: Vec<(String, captured::Clash)>,
 }
 
 impl Fixes<'_> {
@@ -275,6 +298,10 @@ impl Fixes<'_> {
         let Some(fixer) = rule.config.fixer.first() else {
             return Ok(false);
         };
+        if !self.clashes.is_empty() {
+            // The file is left out: no use fixing more of it.
+            return Ok(false);
+        }
         let matcher = &rule.config.matcher;
         let mut changed = false;
         let mut passes = 0;
@@ -306,6 +333,10 @@ impl Fixes<'_> {
             // The sites an empty fix deletes, found on first need: a list element
             // deleted beside others takes the separator that keeps the list whole.
             let mut deleted: Option<Vec<std::ops::Range<usize>>> = None;
+            // Edits of captured nodes, per site (its edit range in `before`): asked for
+            // while the sites are collected on `before`, before any is offered.
+            let collecting = std::cell::Cell::new(true);
+            let mut asked: Vec<(usize, usize, Vec<captured::Found>)> = Vec::new();
             // Overlapping matches: fix the first, leave the rest to the next pass.
             let nested = rewrite_nested_selecting(
                 doc,
@@ -330,9 +361,15 @@ impl Fixes<'_> {
                     if crlf {
                         edit.inserted_text = rewrite::lf_to_crlf(edit.inserted_text);
                     }
+                    if !rule.edits.is_empty() && collecting.get() {
+                        let on_captured = captured::at_match(&rule.edits, m, crlf);
+                        let end = edit.position + edit.deleted_length;
+                        asked.push((edit.position, end, on_captured));
+                    }
                     edit
                 },
                 &mut |p| {
+                    collecting.set(false);
                     let site = (i, p.site_start, p.site_end);
                     let silenced = match (&silenced_now, &line_starts) {
                         (Some(s), Some(index)) => {
@@ -385,8 +422,44 @@ impl Fixes<'_> {
                 .count();
             self.deleted |= nested.changes.iter().any(|c| c.after.trim().is_empty());
             changed = true;
+            if !rule.edits.is_empty() && !self.captured(&rule.id, doc, &before, &nested, asked)? {
+                break;
+            }
         }
         Ok(changed)
+    }
+
+    /// Makes the edits of captured nodes that the sites whose fixes were made (in
+    /// `nested`, on `before`) asked for; false when they clash (recorded).
+    fn captured(
+        &mut self,
+        rule: &str,
+        doc: &mut StrDoc<Lang>,
+        before: &str,
+        nested: &rewrite::Nested,
+        asked: Vec<(usize, usize, Vec<captured::Found>)>,
+    ) -> Result<bool, Error> {
+        let made: Vec<captured::Found> = asked
+            .into_iter()
+            .filter(|(s, e, _)| nested.changes.iter().any(|c| (c.start, c.end) == (*s, *e)))
+            .flat_map(|(_, _, f)| f)
+            .collect();
+        match captured::settle(made, before, nested) {
+            Err(clash) => {
+                self.clashes.push((rule.to_string(), clash));
+                Ok(false)
+            }
+            Ok(edits) if edits.is_empty() => Ok(true),
+            Ok(edits) => {
+                let text = captured::apply(&doc.src, &edits);
+                *doc = rewrite::parse_doc(&text, doc.lang).map_err(|source| Error::Rewrite {
+                    rule: rule.to_string(),
+                    path: self.path.to_string(),
+                    source,
+                })?;
+                Ok(true)
+            }
+        }
     }
 }
 

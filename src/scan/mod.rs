@@ -19,6 +19,7 @@ staging and applying the fixes `ops::scan`'s.
 */
 
 mod cached;
+mod captured;
 pub mod engine;
 pub mod hook;
 pub mod merge;
@@ -209,6 +210,27 @@ pub struct Unconverged {
     pub passes: usize,
 }
 
+/// Edits of captured nodes (a rule's `edits:`) that cannot all be made in a file,
+/// which is then left out of the fixes.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EditConflict {
+    pub path: String,
+    pub rule: String,
+    /// 1-based line of the node edited twice.
+    pub line: usize,
+    pub detail: String,
+}
+
+impl std::fmt::Display for EditConflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: rule '{}': {}; the file is left out of the fixes",
+            self.path, self.line, self.rule, self.detail
+        )
+    }
+}
+
 /// Everything a scan found and fixed.
 #[derive(Debug, Default)]
 pub struct ScanOutcome {
@@ -220,6 +242,8 @@ pub struct ScanOutcome {
     /// One per changed file, in path order (same order as `changes`).
     pub fixed: Vec<FixedFile>,
     pub unconverged: Vec<Unconverged>,
+    /// Files left out for edits of captured nodes that clash, in path order.
+    pub conflicts: Vec<EditConflict>,
     pub files_searched: usize,
     pub skipped: files::Skipped,
     pub parse_errors: Vec<String>,
@@ -298,6 +322,7 @@ impl ScanOutcome {
                 "cached": opts.cached,
                 "shard": opts.shard.map(|s| s.to_string()),
                 "unconverged": self.unconverged,
+                "conflicts": self.conflicts,
             }),
             ..Default::default()
         }
@@ -513,6 +538,7 @@ impl ScanOutcome {
         }
         self.remaining.extend(result.remaining);
         self.unconverged.extend(result.unconverged);
+        self.conflicts.extend(result.conflicts);
         if let Some(after) = result.after {
             self.fixed.push(FixedFile {
                 path: cand.path.clone(),

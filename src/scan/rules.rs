@@ -65,10 +65,11 @@ const RULE_FIELDS: &[&str] = &[
     "metadata",
     // Ours (issue 37): not ast-grep's, taken out before ast-grep reads the rule.
     "imports",
+    "edits",
 ];
 
 /// The keys of [`RULE_FIELDS`] that are ours, not ast-grep's.
-const OWN_FIELDS: &[&str] = &["imports"];
+const OWN_FIELDS: &[&str] = &["imports", "edits"];
 
 pub use crate::levels::Severity;
 
@@ -109,6 +110,8 @@ pub struct Rule {
     pub(crate) kinds: Option<Vec<u16>>,
     /// The imports its fix adds and removes in each file it fixes (`imports:`).
     pub(crate) imports: Option<crate::rewrite::imports::Plan>,
+    /// Edits of nodes it captured outside its match, made with its fix (`edits:`).
+    pub(crate) edits: Vec<super::captured::CapturedEdit>,
 }
 
 impl std::ops::Deref for Rule {
@@ -1451,7 +1454,7 @@ fn compile(
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
     );
-    let serialized = match SerializableRuleConfig::<Lang>::deserialize(ast_grep_value) {
+    let serialized = match SerializableRuleConfig::<Lang>::deserialize(ast_grep_value.clone()) {
         Ok(s) => s,
         Err(e) => {
             let (field, detail) = blame_field(map, e.to_string());
@@ -1499,6 +1502,10 @@ fn compile(
         }
         bad(config_error_field(&e), detail)
     })?;
+    let edits = match map.get(&Value::String("edits".into())) {
+        None => Vec::new(),
+        Some(v) => edits_of(v, &ast_grep_value, &config, globals).map_err(|e| bad("edits", e))?,
+    };
     // Checked like any rule, then left out: a disabled rule must still be valid.
     let severity = match config.severity {
         ast_grep_config::Severity::Off => {
@@ -1561,8 +1568,38 @@ fn compile(
             .potential_kinds()
             .map(|set| set.iter().filter_map(|k| u16::try_from(k).ok()).collect()),
         imports: (!imports.is_empty()).then(|| crate::rewrite::imports::Plan::new(&imports, lang)),
+        edits,
         config,
     }))))
+}
+
+/// A rule's `edits:`, each entry's `fix` compiled as the rule's own `fix` would be (in
+/// the rule, `fix` swapped for it): same metavariables, transforms and utils.
+fn edits_of(
+    value: &Value,
+    rule: &Value,
+    config: &RuleConfig<Lang>,
+    globals: &Globals,
+) -> Result<Vec<super::captured::CapturedEdit>, String> {
+    if config.fixer.is_empty() {
+        return Err("edits are made with the rule's fix: the rule needs a `fix`".into());
+    }
+    let Value::Map(rule) = rule else {
+        return Err("a rule must be a mapping of fields".into());
+    };
+    let defined = config.matcher.defined_vars();
+    super::captured::parse(value, &defined, |fix| {
+        let mut with = rule.clone();
+        with.insert(Value::String("fix".into()), fix.clone());
+        let serialized = SerializableRuleConfig::<Lang>::deserialize(Value::Map(with))
+            .map_err(|e| format!("fix: {e}"))?;
+        let mut compiled = RuleConfig::try_from(serialized, &globals.rules)
+            .map_err(|e| format!("fix: {}", chain(&e)))?;
+        match compiled.fixer.len() {
+            1 => Ok(compiled.fixer.remove(0)),
+            _ => Err("fix: one template (or one fix object) per edit".into()),
+        }
+    })
 }
 
 /// Finds which top-level field makes a rule fail to deserialize: `rule` alone beside

@@ -485,3 +485,94 @@ fn a_rule_s_empty_fix_on_a_list_element_takes_its_comma() {
     let id = scan_stage(&repo, "rules/debug.yml");
     assert_eq!(blob_at(&repo, &id, "a.py"), "run(app, port=1)\nrun()\n");
 }
+
+const AWAIT_RULE: &str = "id: await-fetch\nlanguage: typescript\nrule:\n  pattern: fetchSync($A)\n  inside:\n    kind: function_declaration\n    pattern: $FN\n    stopBy: end\nfix: await fetchAsync($A)\nedits:\n  - target: $FN\n    fix: async $FN\n";
+
+#[test]
+fn an_inside_capture_is_edited_once_for_two_matches() {
+    let repo = TestRepo::new();
+    repo.write("rules/await.yml", AWAIT_RULE);
+    repo.write(
+        "astedit.toml",
+        "[[rules]]\nid = \"await-fetch\"\nlanguage = \"typescript\"\nrule.pattern = \"fetchSync($A)\"\n\
+         rule.inside = { kind = \"function_declaration\", pattern = \"$FN\", stopBy = \"end\" }\n\
+         fix = \"await fetchAsync($A)\"\nedits = [{ target = \"$FN\", fix = \"async $FN\" }]\n",
+    );
+    let before = "export function load() {\n  const a = fetchSync(\"a\");\n  const b = fetchSync(\"b\");\n  return [a, b];\n}\n\nclass C {\n  m() {\n    function inner(x) {\n      return fetchSync(x);\n    }\n  }\n}\n";
+    let after = "export async function load() {\n  const a = await fetchAsync(\"a\");\n  const b = await fetchAsync(\"b\");\n  return [a, b];\n}\n\nclass C {\n  m() {\n    async function inner(x) {\n      return await fetchAsync(x);\n    }\n  }\n}\n";
+    repo.write("a.ts", before);
+    repo.commit_all("init");
+    let id = scan_stage(&repo, "rules/await.yml");
+    assert_eq!(blob_at(&repo, &id, "a.ts"), after);
+    repo.run(&["discard", &id]).assert_code(0);
+    let id = scan_stage(&repo, "astedit.toml");
+    assert_eq!(blob_at(&repo, &id, "a.ts"), after);
+    // refresh re-derives the edits on the file as it is now.
+    let moved = format!("// moved\n{before}");
+    repo.write("a.ts", &moved);
+    let out = repo.run(&["apply", &id, "--refresh", "--json"]);
+    assert!(
+        out.code == 0 || out.code == 1,
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    let text = match out.code {
+        0 => repo.read_string("a.ts"),
+        _ => blob_at(
+            &repo,
+            out.json()["refreshed"]["id"].as_str().expect("successor"),
+            "a.ts",
+        ),
+    };
+    assert_eq!(text, format!("// moved\n{after}"));
+    // A target the rule does not capture is named.
+    repo.write(
+        "rules/bad.yml",
+        "id: bad\nlanguage: typescript\nrule:\n  pattern: f($A)\nfix: g($A)\nedits:\n  - target: $NOPE\n    fix: x\n",
+    );
+    let out = repo.run(&["scan", "--config", "rules/bad.yml", "--json"]);
+    assert!(out.stdout.contains("$NOPE"), "{}", out.stdout);
+}
+
+#[test]
+fn two_different_edits_of_one_node_leave_the_file_out() {
+    let repo = TestRepo::new();
+    repo.write(
+        "rules/note.yml",
+        "id: note\nlanguage: typescript\nrule:\n  pattern: trace($M)\n  inside:\n    kind: function_declaration\n    pattern: $FN\n    stopBy: end\nfix: log($M)\nedits:\n  - target: $FN\n    fix: \"// logs $M\\n$FN\"\n",
+    );
+    repo.write(
+        "clash.ts",
+        "const x = 1;\nfunction f() {\n  trace(\"a\");\n  trace(\"b\");\n}\n",
+    );
+    repo.write("fine.ts", "function g() {\n  trace(\"a\");\n}\n");
+    repo.commit_all("init");
+    let out = repo.run(&["scan", "--stage", "--config", "rules/note.yml", "--json"]);
+    assert!(
+        out.code == 0 || out.code == 1,
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        out.stdout
+            .contains("clash.ts:2: rule 'note': two different edits of $FN"),
+        "{}",
+        out.stdout
+    );
+    let v = out.json();
+    let id = v["id"].as_str().expect("an id").to_string();
+    assert_eq!(
+        blob_at(&repo, &id, "fine.ts"),
+        "// logs \"a\"\nfunction g() {\n  log(\"a\");\n}\n"
+    );
+    // The clashing file is left out of the preview.
+    let files = repo.git(&[
+        "ls-tree",
+        "-r",
+        "--name-only",
+        &format!("refs/astedit/{id}"),
+    ]);
+    assert!(!files.contains("clash.ts"), "{files}");
+}

@@ -1,0 +1,239 @@
+//! Edits on nodes a rule captured outside its match (issue 37): `edits: [{target: $VAR,
+//! fix: TEMPLATE}]` beside a rule's `fix`. A match that `inside`, `has`, `follows` or
+//! `precedes` captured `$VAR` also rewrites that node, with the match's metavariables.
+//!
+//! An edit writes only the part of the node's text its template changes (the common
+//! head and tail are left as they are), so `async $FN` is an insertion before the
+//! function and leaves the rule's own fix inside the function alone. The same edit
+//! reached by several matches is made once; two different edits of one node, or an
+//! edit that overlaps a fix, are a conflict.
+
+use ast_grep_config::Fixer;
+use ast_grep_core::matcher::MatchAll;
+use ast_grep_core::tree_sitter::StrDoc;
+use ast_grep_core::NodeMatch;
+use serde::Deserialize;
+use serde_value::Value;
+
+use crate::lang::Lang;
+use crate::rewrite;
+use crate::rewrite::Nested;
+
+/// One entry of a rule's `edits:`.
+pub(crate) struct CapturedEdit {
+    /// The metavariable's name, without `$`.
+    var: String,
+    /// The template (with `expandStart`/`expandEnd`, when given), compiled with the rule.
+    fixer: Fixer,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Spec {
+    target: String,
+    fix: Value,
+}
+
+/// Reads `edits:`. `compile` turns an entry's `fix` (a template or ast-grep's fix
+/// object) into a fixer the way the rule's own `fix` is compiled; `defined` are the
+/// metavariables the rule captures.
+pub(crate) fn parse(
+    value: &Value,
+    defined: &std::collections::HashSet<&str>,
+    compile: impl Fn(&Value) -> Result<Fixer, String>,
+) -> Result<Vec<CapturedEdit>, String> {
+    let specs = Vec::<Spec>::deserialize(value.clone())
+        .map_err(|e| format!("{e}: expected `edits: [{{target: $VAR, fix: TEMPLATE}}…]`"))?;
+    let mut edits = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let var = spec
+            .target
+            .strip_prefix('$')
+            .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+            .ok_or_else(|| {
+                format!(
+                    "target '{}' is not one metavariable such as $FN (a $$$ list cannot be a target)",
+                    spec.target
+                )
+            })?;
+        if !defined.contains(var) {
+            return Err(format!(
+                "target ${var} is not captured by the rule (capture it in the rule, e.g. \
+                 `inside: {{kind: …, pattern: ${var}}}`)"
+            ));
+        }
+        edits.push(CapturedEdit {
+            var: var.to_string(),
+            fixer: compile(&spec.fix)?,
+        });
+    }
+    Ok(edits)
+}
+
+/// An edit of a captured node that one match asks for, in the pass's input text.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Found {
+    /// The target's range (widened by `expandStart`/`expandEnd`).
+    start: usize,
+    end: usize,
+    /// Its whole new text.
+    text: String,
+    var: String,
+}
+
+/// The edits the match `m` asks for on the nodes it captured.
+pub(crate) fn at_match(
+    edits: &[CapturedEdit],
+    m: &NodeMatch<'_, StrDoc<Lang>>,
+    crlf: bool,
+) -> Vec<Found> {
+    let mut found = Vec::new();
+    for e in edits {
+        let Some(node) = m.get_env().get_match(&e.var) else {
+            continue;
+        };
+        let target = NodeMatch::new(node.clone(), m.get_env().clone());
+        let edit = target.make_edit(&MatchAll, &e.fixer);
+        let mut inserted = rewrite::tab_indented(&target, edit.position, edit.inserted_text);
+        if crlf {
+            inserted = rewrite::lf_to_crlf(inserted);
+        }
+        found.push(Found {
+            start: edit.position,
+            end: edit.position + edit.deleted_length,
+            text: String::from_utf8_lossy(&inserted).into_owned(),
+            var: e.var.clone(),
+        });
+    }
+    found
+}
+
+/// Two edits of one file that cannot both be made: where and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Clash {
+    /// 1-based line of the node in the pass's input.
+    pub line: usize,
+    pub detail: String,
+}
+
+/// The edits `found` (asked for by the matches whose fixes were made) as replacements
+/// of the pass's output text (`before` changed by `nested`), duplicates made once, in
+/// document order; or what clashes.
+pub(crate) fn settle(
+    mut found: Vec<Found>,
+    before: &str,
+    nested: &Nested,
+) -> Result<Vec<(usize, usize, String)>, Clash> {
+    let line = |at: usize| before[..at.min(before.len())].matches('\n').count() + 1;
+    found.sort();
+    found.dedup_by(|b, a| (a.start, a.end, &a.text) == (b.start, b.end, &b.text));
+    for pair in found.windows(2) {
+        if (pair[0].start, pair[0].end) == (pair[1].start, pair[1].end) {
+            return Err(Clash {
+                line: line(pair[0].start),
+                detail: format!(
+                    "two different edits of ${} ({:?} and {:?})",
+                    pair[0].var,
+                    first_line(&pair[0].text),
+                    first_line(&pair[1].text)
+                ),
+            });
+        }
+    }
+    // Each edit narrowed to what it changes.
+    let mut narrow: Vec<(usize, usize, String, &str)> = Vec::new();
+    for f in &found {
+        let Some(old) = before.get(f.start..f.end) else {
+            continue;
+        };
+        let (s, e, text) = changed_part(old, &f.text);
+        if s == e && text.is_empty() {
+            continue;
+        }
+        narrow.push((f.start + s, f.start + e, text.to_string(), &f.var));
+    }
+    narrow.sort_by_key(|n| (n.0, n.1));
+    for pair in narrow.windows(2) {
+        if pair[1].0 < pair[0].1 || (pair[0].0, pair[0].1) == (pair[1].0, pair[1].1) {
+            return Err(Clash {
+                line: line(pair[1].0),
+                detail: format!("the edits of ${} and ${} overlap", pair[0].3, pair[1].3),
+            });
+        }
+    }
+    let mut out = Vec::with_capacity(narrow.len());
+    for (s, e, text, var) in narrow {
+        let overlaps = nested.changes.iter().any(|c| {
+            let inside = |p: usize| c.start < p && p < c.end;
+            if s == e {
+                inside(s)
+            } else {
+                c.start < e && s < c.end || (c.start == c.end && s < c.start && c.start < e)
+            }
+        });
+        let mapped = (!overlaps).then(|| nested.map_range(s, e)).flatten();
+        let Some((s, e)) = mapped else {
+            return Err(Clash {
+                line: line(s),
+                detail: format!("the edit of ${var} overlaps the rule's own fix"),
+            });
+        };
+        out.push((s, e, text));
+    }
+    Ok(out)
+}
+
+/// `text` with the replacements `edits` (sorted, disjoint) made.
+pub(crate) fn apply(text: &str, edits: &[(usize, usize, String)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (s, e, new) in edits {
+        out.push_str(&text[at..*s]);
+        out.push_str(new);
+        at = *e;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// The part of `old` that `new` changes: its range in `old` and what replaces it (the
+/// head and tail both share left out, cut at character boundaries).
+fn changed_part<'n>(old: &str, new: &'n str) -> (usize, usize, &'n str) {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let mut head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    while !old.is_char_boundary(head) || !new.is_char_boundary(head) {
+        head -= 1;
+    }
+    let max_tail = a.len().min(b.len()) - head;
+    let mut tail = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(max_tail)
+        .take_while(|(x, y)| x == y)
+        .count();
+    while !old.is_char_boundary(a.len() - tail) || !new.is_char_boundary(b.len() - tail) {
+        tail -= 1;
+    }
+    (head, a.len() - tail, &new[head..b.len() - tail])
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changed_part;
+
+    #[test]
+    fn the_changed_part_leaves_the_shared_head_and_tail() {
+        assert_eq!(
+            changed_part("function f() {}", "async function f() {}"),
+            (0, 0, "async ")
+        );
+        assert_eq!(changed_part("f(a)", "f(a, b)"), (3, 3, ", b"));
+        assert_eq!(changed_part("same", "same"), (4, 4, ""));
+        assert_eq!(changed_part("aé", "aè"), (1, 3, "è"));
+    }
+}
