@@ -211,12 +211,23 @@ pub fn load_custom(spec: &CustomSpec) -> Result<Lang, LoadError> {
     let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| fail(e.to_string()))?;
     let ts = {
         // SAFETY: the symbol is declared as tree-sitter's `const TSLanguage *(void)`
-        // constructor, which `tree_sitter::Language` wraps by value.
-        let func: libloading::Symbol<unsafe extern "C" fn() -> tree_sitter::Language> =
-            unsafe { lib.get(symbol.as_bytes()) }
-                .map_err(|e| fail(format!("no symbol '{symbol}' ({e})")))?;
+        // constructor.
+        let func: libloading::Symbol<
+            unsafe extern "C" fn() -> *const tree_sitter::ffi::TSLanguage,
+        > = unsafe { lib.get(symbol.as_bytes()) }
+            .map_err(|e| fail(format!("no symbol '{symbol}' ({e})")))?;
         // SAFETY: as above; a grammar's constructor takes no argument.
-        unsafe { func() }
+        let raw = unsafe { func() };
+        // A symbol of that name that is not a grammar's constructor may return
+        // nothing: reading the language through it would crash.
+        if raw.is_null() {
+            return Err(fail(format!(
+                "'{symbol}' returned no language (a null pointer)"
+            )));
+        }
+        // SAFETY: a non-null pointer from the grammar's constructor, which stays
+        // valid while the library is loaded (for ever: the entry is leaked).
+        unsafe { tree_sitter::Language::from_raw(raw) }
     };
     let version = ts.abi_version();
     if !(tree_sitter::MIN_COMPATIBLE_LANGUAGE_VERSION..=tree_sitter::LANGUAGE_VERSION)

@@ -217,6 +217,26 @@ impl Repo {
             .map(|v| v.map(|v| v.to_string()))
     }
 
+    /// Like [`Repo::config_value`], but only from `git -c` and this repository's own
+    /// config files (`.git/config`, the worktree's `config.worktree`): never the
+    /// global, system or XDG files, which every clone shares. For settings that must
+    /// be the repository owner's choice (`astedit.customLanguages`).
+    pub fn local_config_value(&self, key: &str) -> Option<String> {
+        if let Some(v) = command_line_config(key) {
+            return v;
+        }
+        let snapshot = self.git.config_snapshot();
+        snapshot
+            .plumbing()
+            .string_filter(key, |meta| {
+                matches!(
+                    meta.source,
+                    gix::config::Source::Local | gix::config::Source::Worktree
+                )
+            })
+            .map(|v| v.to_string())
+    }
+
     /// The commit HEAD points to, `None` on an unborn branch.
     pub fn head_commit(&self) -> Option<gix::ObjectId> {
         self.git.head_id().ok().map(|id| id.detach())

@@ -238,6 +238,19 @@ impl Ctx {
         }
     }
 
+    /// A value from `git -c` or the repository's own config files only (see
+    /// [`Repo::local_config_value`]).
+    fn local_config_value(&mut self, key: &str) -> Option<String> {
+        if self.repo.is_none() && !self.looked_for_repo {
+            self.looked_for_repo = true;
+            self.repo = Repo::discover().ok();
+        }
+        match &self.repo {
+            Some(repo) => repo.local_config_value(key),
+            None => git_astedit::repo::command_line_config(key).flatten(),
+        }
+    }
+
     /// The repository and the output streams at once (they borrow different fields).
     pub fn parts(&mut self) -> Result<(&Repo, &mut Out), Error> {
         self.repo()?;
@@ -476,7 +489,9 @@ fn custom_languages(ctx: &mut Ctx, flag: Option<&str>) -> Result<(), Error> {
     let (value, source) = match flag {
         Some(v) => (v, "--custom-languages"),
         None => {
-            from_config = ctx.config_value("astedit.customLanguages").flatten();
+            // The repository's own config only: a global or system `allow` would load
+            // the library of every clone's sgconfig.yml.
+            from_config = ctx.local_config_value("astedit.customLanguages");
             match from_config.as_deref() {
                 Some(v) => (v, "astedit.customLanguages"),
                 None => return Ok(()),

@@ -77,6 +77,7 @@ pub fn run(
                 )
             })?;
             let mut configs = ruletest::test_configs(&sgconfig, &display(&sgconfig))?;
+            check_test_configs(repo, &sgconfig, &configs, &display(&sgconfig))?;
             if let Some(dir) = &req.snapshot_dir {
                 for c in &mut configs {
                     c.snapshot_dir = Some(dir.clone());
@@ -171,6 +172,56 @@ pub fn run(
             .chain(rule_set.warnings)
             .collect(),
     })
+}
+
+/// Refuses `testConfigs` of an `sgconfig.yml` inside the repository that lead out of
+/// it: a `testDir` outside it (symbolic links resolved), a `snapshotDir` that is not
+/// a plain relative path below its `testDir`. A clone's config (CI running a pull
+/// request's) must not make `test -U` write, or `test` read, the runner's files.
+fn check_test_configs(
+    repo: &Repo,
+    sgconfig: &Path,
+    configs: &[TestConfig],
+    shown: &str,
+) -> Result<(), Error> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let root = canonical(&repo.workdir);
+    let base = canonical(sgconfig.parent().unwrap_or(Path::new(".")));
+    if !base.starts_with(&root) {
+        return Ok(());
+    }
+    let bad = |detail: String| ruletest::TestError::BadConfig {
+        path: shown.to_string(),
+        detail,
+    };
+    for config in configs {
+        let test_dir = base.join(&config.test_dir);
+        let resolved = std::fs::canonicalize(&test_dir).unwrap_or(test_dir);
+        if !resolved.starts_with(&root) {
+            return Err(bad(format!(
+                "testDir: '{}' is outside the repository",
+                config.test_dir.display()
+            ))
+            .into());
+        }
+        if let Some(dir) = &config.snapshot_dir {
+            let plain = dir.components().all(|c| {
+                matches!(
+                    c,
+                    std::path::Component::Normal(_) | std::path::Component::CurDir
+                )
+            });
+            if !plain {
+                return Err(bad(format!(
+                    "snapshotDir: '{}' must be a relative path below testDir (no '..', not \
+                     absolute)",
+                    dir.display()
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The `sgconfig.yml` whose `testConfigs` apply: the one among `-c` files, else the

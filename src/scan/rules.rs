@@ -722,7 +722,7 @@ pub fn project_language_globs(
     let parsed: SgConfig =
         ast_grep_config::from_str(&loader.texts[index]).map_err(|e| Error::BadConfigFile {
             file: file.clone(),
-            detail: e.to_string(),
+            detail: yaml_error(&e),
         })?;
     if let Some(custom) = &parsed.custom_languages {
         loader.custom_languages(custom, &path, &file)?;
@@ -758,19 +758,62 @@ pub enum TextFormat {
 }
 
 /// Every `.yml`/`.yaml` file under `dir`, in path order (so rule order is stable).
+/// Symbolic links inside `dir` are not followed, to a folder or to a file (as
+/// ast-grep's walk): a link may lead out of the repository, or back into a folder
+/// above it, which would make the walk endless.
 pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
+    let mut entries: Vec<(PathBuf, std::fs::FileType)> = std::fs::read_dir(dir)?
+        .filter_map(|e| {
+            let e = e.ok()?;
+            Some((e.path(), e.file_type().ok()?))
+        })
         .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (p, kind) in entries {
+        if kind.is_dir() {
             yaml_files(&p, out)?;
-        } else if p.extension().is_some_and(|e| e == "yml" || e == "yaml") {
+        } else if kind.is_file() && p.extension().is_some_and(|e| e == "yml" || e == "yaml") {
             out.push(p);
         }
     }
     Ok(())
+}
+
+/// Refuses a folder or file that a project file inside the repository names outside
+/// it (symbolic links resolved): a clone's `sgconfig.yml` (CI running a pull
+/// request's) must not make a scan read the runner's other files. A config from
+/// outside the repository (given with `-c`) is the person's own and names anything.
+fn check_inside(
+    repo: Option<&Repo>,
+    config: &Path,
+    file: &str,
+    key: &str,
+    entry: &str,
+) -> Result<(), Error> {
+    let Some(repo) = repo else {
+        return Ok(());
+    };
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let root = canonical(&repo.workdir);
+    let dir = canonical(config.parent().unwrap_or(Path::new(".")));
+    if !dir.starts_with(&root) {
+        return Ok(());
+    }
+    let target = dir.join(entry);
+    // A path that does not exist is reported where it is read.
+    let Ok(resolved) = std::fs::canonicalize(&target) else {
+        return Ok(());
+    };
+    if resolved.starts_with(&root) {
+        return Ok(());
+    }
+    Err(Error::BadConfigFile {
+        file: file.to_string(),
+        detail: format!(
+            "{key}: '{entry}' is outside the repository (a project file names only \
+             folders and files inside it)"
+        ),
+    })
 }
 
 /// Compiles rules given as text rather than files (tests, agents). Globs are relative to
@@ -801,7 +844,9 @@ fn text_loader(text: &str, format: TextFormat, name: &str) -> Result<Loader<'sta
             loader.max_passes = parsed.max_passes.filter(|n| *n > 0);
             parsed.rules
         }
-        TextFormat::Yaml => ast_grep_config::from_multiple(text).map_err(|e| bad(e.to_string()))?,
+        TextFormat::Yaml => {
+            ast_grep_config::from_multiple(text).map_err(|e| bad(yaml_error(&e)))?
+        }
     };
     for (ordinal, value) in values.into_iter().enumerate() {
         loader.docs.push(Doc {
@@ -909,6 +954,7 @@ impl<'r> Loader<'r> {
         }
         let dir = path.parent().unwrap_or(Path::new("."));
         for entry in &parsed.rule_files {
+            check_inside(self.repo, path, &file, "rule-files", entry)?;
             let target = dir.join(entry);
             if target.is_dir() {
                 self.yaml_dir(&target, &base)?;
@@ -922,6 +968,7 @@ impl<'r> Loader<'r> {
             }
         }
         for entry in &parsed.util_dirs {
+            check_inside(self.repo, path, &file, "util-dirs", entry)?;
             self.util_dir(&dir.join(entry))?;
         }
         self.sources.push(file);
@@ -1098,7 +1145,7 @@ impl<'r> Loader<'r> {
         let parsed: SgConfig =
             ast_grep_config::from_str(&self.texts[index]).map_err(|e| Error::BadConfigFile {
                 file: file.clone(),
-                detail: e.to_string(),
+                detail: yaml_error(&e),
             })?;
         // Custom languages first: globs, injections and rules may name them.
         if let Some(custom) = &parsed.custom_languages {
@@ -1117,9 +1164,11 @@ impl<'r> Loader<'r> {
         let base = self.base_of(path);
         let dir = path.parent().unwrap_or(Path::new("."));
         for entry in &parsed.util_dirs {
+            check_inside(self.repo, path, &file, "utilDirs", entry)?;
             self.util_dir(&dir.join(entry))?;
         }
         for entry in &parsed.rule_dirs {
+            check_inside(self.repo, path, &file, "ruleDirs", entry)?;
             let target = dir.join(entry);
             if !target.is_dir() {
                 return Err(Error::BadConfigFile {
@@ -1180,7 +1229,7 @@ impl<'r> Loader<'r> {
                 ast_grep_config::from_multiple(&self.texts[index]).map_err(|e| {
                     Error::BadConfigFile {
                         file,
-                        detail: e.to_string(),
+                        detail: yaml_error(&e),
                     }
                 })?;
             self.utils.extend(utils);
@@ -1197,7 +1246,7 @@ impl<'r> Loader<'r> {
             let values: Vec<Value> = ast_grep_config::from_multiple(&self.texts[doc.text_index])
                 .map_err(|e| Error::BadConfigFile {
                     file: doc.file.clone(),
-                    detail: e.to_string(),
+                    detail: yaml_error(&e),
                 })?;
             for (ordinal, value) in values.into_iter().enumerate() {
                 docs.push(Doc {
@@ -1773,6 +1822,37 @@ fn looks_like_sgconfig(path: &Path) -> bool {
         }
         _ => false,
     }
+}
+
+/// A YAML error in a project file, as shown: where and what is wrong, never the
+/// file's text. The parser's message quotes the lines around the error, and serde's
+/// quotes a scalar it did not expect; a file in a rule or test folder that is not a
+/// rule (an `.env`-like file, a key) would have its secret printed into a CI log.
+pub(crate) fn yaml_error(e: &serde_saphyr::Error) -> String {
+    let text = e.without_snippet().to_string();
+    let text = text.lines().next().unwrap_or("").trim();
+    let text = text.strip_prefix("error: ").unwrap_or(text);
+    redact_scalars(text)
+}
+
+/// `invalid type: string "…", expected …` without what is between the quotes.
+fn redact_scalars(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find('"') {
+        out.push_str(&rest[..start]);
+        match rest[start + 1..].find('"') {
+            Some(len) => {
+                out.push_str("(text not shown)");
+                rest = &rest[start + len + 2..];
+            }
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A config path as the user reads it: relative to the current folder when inside the

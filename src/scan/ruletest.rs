@@ -94,6 +94,8 @@ pub struct Harness {
     pub snapshots: HashMap<String, SnapshotFile>,
     /// The snapshot folder of each rule's test.
     pub snapshot_dirs: HashMap<String, PathBuf>,
+    /// The test folder of each rule's test (where its snapshot folder is made).
+    pub test_dirs: HashMap<String, PathBuf>,
     /// Things read but not used (a second snapshot file for one rule).
     pub warnings: Vec<String>,
 }
@@ -211,6 +213,8 @@ pub enum TestError {
     },
     #[error("cannot encode the snapshots of rule '{id}': {detail}")]
     Encode { id: String, detail: String },
+    #[error("refusing to write the snapshots of rule '{id}': {detail}")]
+    UnsafeSnapshot { id: String, detail: String },
 }
 
 impl crate::error::Classify for TestError {
@@ -222,6 +226,7 @@ impl crate::error::Classify for TestError {
             TestError::BadConfig { .. } => "bad-config",
             TestError::Write { .. } => "write-snapshot",
             TestError::Encode { .. } => "encode-snapshot",
+            TestError::UnsafeSnapshot { .. } => "unsafe-snapshot",
         }
     }
     fn exit(&self) -> crate::error::Exit {
@@ -242,6 +247,12 @@ impl crate::error::Classify for TestError {
                  remove a broken one and update"
                     .into(),
             ),
+            TestError::UnsafeSnapshot { .. } => Some(
+                "snapshots are written only inside the test folder, into real folders: \
+                 give the rule an id without '/', and replace a symbolic link on the way \
+                 with a folder"
+                    .into(),
+            ),
             _ => None,
         }
     }
@@ -255,7 +266,7 @@ pub fn test_configs(sgconfig: &Path, display: &str) -> Result<Vec<TestConfig>, T
     })?;
     let keys: TestKeys = ast_grep_config::from_str(&text).map_err(|e| TestError::BadConfig {
         path: display.to_string(),
-        detail: e.to_string(),
+        detail: super::rules::yaml_error(&e),
     })?;
     Ok(keys.test_configs.unwrap_or_default())
 }
@@ -291,7 +302,7 @@ pub fn load_harness(
                 let snaps: SnapshotFile =
                     ast_grep_config::from_str(&text).map_err(|e| TestError::BadSnapshot {
                         path: display(&file),
-                        detail: e.to_string(),
+                        detail: super::rules::yaml_error(&e),
                     })?;
                 if !keep(&snaps.id) {
                     continue;
@@ -306,13 +317,14 @@ pub fn load_harness(
                 let cases: Vec<TestCase> =
                     ast_grep_config::from_multiple(&text).map_err(|e| TestError::BadTest {
                         path: display(&file),
-                        detail: e.to_string(),
+                        detail: super::rules::yaml_error(&e),
                     })?;
                 for case in cases {
                     if keep(&case.id) {
                         harness
                             .snapshot_dirs
                             .insert(case.id.clone(), snapshot_dir.clone());
+                        harness.test_dirs.insert(case.id.clone(), test_dir.clone());
                         harness.cases.push(case);
                     }
                 }
@@ -442,11 +454,19 @@ pub fn write_accepted(
             id: result.id.clone(),
             detail: e.to_string(),
         })?;
+        let test_dir = harness.test_dirs.get(&result.id).unwrap_or(dir);
+        check_snapshot_path(&result.id, test_dir, dir, display)?;
         std::fs::create_dir_all(dir).map_err(|source| TestError::Write {
             path: display(dir),
             source,
         })?;
         let path = dir.join(format!("{}-snapshot.yml", result.id));
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(TestError::UnsafeSnapshot {
+                id: result.id.clone(),
+                detail: format!("{} is a symbolic link", display(&path)),
+            });
+        }
         std::fs::write(&path, text).map_err(|source| TestError::Write {
             path: display(&path),
             source,
@@ -454,6 +474,59 @@ pub fn write_accepted(
         written.push(path);
     }
     Ok(written)
+}
+
+/// Refuses a snapshot file that would land outside `test_dir`: a rule id naming a
+/// folder (`../x`), a snapshot folder leaving it, or a symbolic link on the way down
+/// from it (a committed `__snapshots__` link would make `test -U` write where it
+/// points).
+fn check_snapshot_path(
+    id: &str,
+    test_dir: &Path,
+    dir: &Path,
+    display: &dyn Fn(&Path) -> String,
+) -> Result<(), TestError> {
+    let unsafe_snapshot = |detail: String| TestError::UnsafeSnapshot {
+        id: id.to_string(),
+        detail,
+    };
+    if id.is_empty() || id.contains(['/', '\\', '\0']) {
+        return Err(unsafe_snapshot(
+            "the id would name a file in another folder".into(),
+        ));
+    }
+    let Ok(below) = dir.strip_prefix(test_dir) else {
+        return Err(unsafe_snapshot(format!(
+            "{} is not inside the test folder {}",
+            display(dir),
+            display(test_dir)
+        )));
+    };
+    let mut at = test_dir.to_path_buf();
+    for part in below.components() {
+        match part {
+            std::path::Component::Normal(name) => at.push(name),
+            std::path::Component::CurDir => continue,
+            _ => {
+                return Err(unsafe_snapshot(format!(
+                    "{} leaves the test folder",
+                    display(dir)
+                )))
+            }
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(unsafe_snapshot(format!(
+                    "{} is a symbolic link",
+                    display(&at)
+                )))
+            }
+            // The rest is made as real folders.
+            Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -222,6 +222,69 @@ fn a_custom_language_library_that_cannot_be_loaded_is_refused() {
     build_library(&repo.path().join("mylang.so"), &[c]);
     repo.write("sgconfig.yml", config("mylang.so", ""));
     refused(&repo, &["scan"], &["ABI version is 9"]);
+    // A symbol that returns no language at all (issue 35): refused, not a crash.
+    let c = repo.path().join("null.c");
+    std::fs::write(&c, "const void *tree_sitter_mylang(void) { return 0; }\n").expect("write");
+    build_library(&repo.path().join("mylang.so"), &[c]);
+    refused(
+        &repo,
+        &["scan"],
+        &["'tree_sitter_mylang' returned no language"],
+    );
+    refused(
+        &repo,
+        &["grep", "-p", "x"],
+        &["'tree_sitter_mylang' returned no language"],
+    );
+}
+
+/// `astedit.customLanguages allow` counts only in the repository's own config (and
+/// `git -c`): set in the global or system config, it would load the library of every
+/// clone's sgconfig.yml.
+#[test]
+fn only_the_repositorys_own_config_allows_custom_languages() {
+    let Some(repo) = project() else { return };
+    repo.git(&["config", "--unset", "astedit.customLanguages"]);
+    let global = repo.home().join("global.gitconfig");
+    std::fs::write(&global, "[astedit]\n\tcustomLanguages = allow\n").expect("write");
+    let xdg = repo.home().join(".config/git");
+    std::fs::create_dir_all(&xdg).expect("mkdir");
+    std::fs::write(xdg.join("config"), "[astedit]\n\tcustomLanguages = allow\n").expect("write");
+    let global_path = global.display().to_string();
+    let system = [
+        ("GIT_CONFIG_GLOBAL", global_path.as_str()),
+        ("GIT_CONFIG_SYSTEM", global_path.as_str()),
+        ("GIT_CONFIG_NOSYSTEM", "0"),
+    ];
+    // Git itself reads the value there.
+    let mut git = Command::new("git");
+    repo.env(&mut git);
+    git.current_dir(repo.path())
+        .envs(system)
+        .args(["config", "astedit.customLanguages"]);
+    let seen = git.output().expect("git");
+    assert_eq!(String::from_utf8_lossy(&seen.stdout).trim(), "allow");
+    for env in [&system[..1], &system[1..], &[][..]] {
+        let out = repo.run_with(".", &["--json", "scan"], env, None);
+        out.assert_code(2);
+        assert!(
+            out.json()["error"]
+                .to_string()
+                .contains("customLanguages, which are not loaded"),
+            "{env:?}: {}",
+            out.stdout
+        );
+    }
+    // `git -c` and the repository's config do.
+    let out = repo.run_with(
+        ".",
+        &["--json", "scan"],
+        &[("GIT_CONFIG_PARAMETERS", "'astedit.customLanguages'='allow'")],
+        None,
+    );
+    out.assert_code(1);
+    repo.git(&["config", "astedit.customLanguages", "allow"]);
+    repo.run_with(".", &["scan"], &system, None).assert_code(1);
 }
 
 #[test]

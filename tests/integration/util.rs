@@ -64,6 +64,11 @@ impl TestRepo {
         self.dir.path()
     }
 
+    /// The `HOME` the commands run with (empty at first).
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
     /// Gives `cmd` the repository's hermetic environment (identity, no user config).
     pub fn env(&self, cmd: &mut Command) {
         cmd.env_clear()
