@@ -81,6 +81,12 @@ pub struct ScanArgs {
     #[arg(long)]
     pub cached: bool,
 
+    /// Compare with what the same rules find at REV (a commit, branch or tag, or
+    /// `auto`: the merge-base with the upstream): only new findings are shown and
+    /// counted; JSON and SARIF mark each finding and list the fixed ones
+    #[arg(long, value_name = "REV")]
+    pub baseline: Option<String>,
+
     /// Scan only shard I of N (1-based), split by path the same way on every machine
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
@@ -270,6 +276,8 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             .map(|line| ops::apply::VerifyPlan::shell(line, args.verify_timeout)),
         cache: ctx.cache.clone(),
         agent: None,
+        baseline: args.baseline,
+        fix_all: false,
     };
     let (repo, out) = ctx.parts()?;
     request.color = format == ScanFormat::Text && out.color();

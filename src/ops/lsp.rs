@@ -269,6 +269,8 @@ pub fn stage_all(
         verify: None,
         cache: Default::default(),
         agent,
+        baseline: None,
+        fix_all: false,
     };
     super::scan::run(repo, &request, super::scan::Consumer::Collect)
 }

@@ -8,6 +8,7 @@ here, and the shapes they print live in [`crate::report`].
 
 pub mod agent_hook;
 pub mod apply;
+pub mod baseline;
 pub mod cache;
 pub mod campaign;
 pub mod discard;

@@ -65,6 +65,11 @@ pub struct ScanRequest {
     pub cache: super::cache::CacheChoice,
     /// Who stages the fixes (an editor's or agent's `name/version`), journalled.
     pub agent: Option<String>,
+    /// Compare with what the same rules find at this revision (`--baseline REV`, or
+    /// `auto`): each finding is `new` or `unchanged`, and only new ones count.
+    pub baseline: Option<String>,
+    /// With `baseline`: fix every finding, not only the new ones (`--fix-all`).
+    pub fix_all: bool,
 }
 
 /// A severity given on the command line, as ast-grep's `--error[=RULE]` and kin.
@@ -119,6 +124,19 @@ pub enum Consumer<'a> {
 /// Runs the scan `req` asks for, its findings going to `consumer`.
 pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<ScanReport, Error> {
     let shard = req.shard.as_deref().map(scan::Shard::parse).transpose()?;
+    let base = req
+        .baseline
+        .as_deref()
+        .map(|rev| super::baseline::resolve(repo, rev))
+        .transpose()?;
+    if base.is_some() && req.mode.fixing() {
+        return Err(crate::error::UsageError(
+            "--baseline reports findings; it does not combine with --check, --stage, --apply \
+             or -i yet"
+                .into(),
+        )
+        .into());
+    }
     let cache = req.cache.settings(repo);
     let asking = matches!(consumer, Consumer::Ask(_));
     // Interactive scans use no cache (a person's answers are not cached).
@@ -144,12 +162,14 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
         max_file_size: req.max_file_size,
         max_passes: req.max_passes,
         cache,
+        tree: None,
     };
     let rows = Rows::of(repo, req, &rules);
     let scan_rules = scan_rules(&rules);
     let mut ran = Ran::default();
     let outcome = match consumer {
-        Consumer::Stream(sink) if !req.mode.fixing() => {
+        // A comparison needs every finding before the first is shown.
+        Consumer::Stream(sink) if !req.mode.fixing() && base.is_none() => {
             let head = head_report(repo, req, scan_rules.clone(), notices.clone());
             let (outcome, streamed) = stream(repo, req, &rules, &opts, &rows, &head, sink)?;
             ran.streamed = Some(streamed);
@@ -180,9 +200,93 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
         &outcome,
         ran.offered.is_some(),
     )?;
-    Ok(report(
-        repo, req, outcome, scan_rules, notices, &rows, ran, staged,
-    ))
+    let compared = match base {
+        Some(base) => Some(compare(repo, req, &rules, &opts, &outcome, base)?),
+        None => None,
+    };
+    let mut report = report(repo, req, outcome, scan_rules, notices, &rows, ran, staged);
+    if let Some(compared) = compared {
+        compared.mark(&mut report, &rows);
+    }
+    Ok(report)
+}
+
+/// The findings of a scan compared with those the same rules find at a base commit.
+struct Compared {
+    base: super::baseline::Base,
+    findings: scan::baseline::Matched,
+    /// The base's findings, and so the absent ones.
+    base_findings: Vec<Finding>,
+    /// Error findings among the new ones.
+    new_errors: usize,
+}
+
+/// Scans the base commit's tree (its blobs through the cache, no checkout) with the
+/// same rules and options, and matches its findings with `outcome`'s.
+fn compare(
+    repo: &Repo,
+    req: &ScanRequest,
+    rules: &scan::rules::Rules,
+    opts: &scan::Options,
+    outcome: &scan::ScanOutcome,
+    base: super::baseline::Base,
+) -> Result<Compared, Error> {
+    let base_opts = scan::Options {
+        tree: Some(base.tree),
+        cached: false,
+        mode: scan::Mode::Report,
+        ..opts.clone()
+    };
+    let at_base = scan::run(repo, rules, &base_opts, scan::Consume::Collect)?;
+    let renamed = super::baseline::renames(repo, base.commit, req.cached)?;
+    let keys = |fs: &[Finding]| -> Vec<scan::baseline::Key> {
+        fs.iter()
+            .map(|f| scan::baseline::Key::of(&f.rule, &f.path, &f.text))
+            .collect()
+    };
+    let findings =
+        scan::baseline::classify(&keys(&outcome.findings), &keys(&at_base.findings), &renamed);
+    let new_errors = outcome
+        .findings
+        .iter()
+        .zip(&findings.current)
+        .filter(|(f, s)| **s == scan::baseline::State::New && f.severity == scan::Severity::Error)
+        .count();
+    Ok(Compared {
+        base,
+        findings,
+        base_findings: at_base.findings,
+        new_errors,
+    })
+}
+
+impl Compared {
+    /// Marks the report's findings new or unchanged, counts the errors among the new
+    /// ones only, and adds the comparison and the absent findings.
+    fn mark(self, report: &mut ScanReport, rows: &Rows<'_>) {
+        for (row, state) in report.findings.iter_mut().zip(&self.findings.current) {
+            row.baseline = Some(*state);
+        }
+        report.error_count = self.new_errors;
+        let absent: Vec<FindingRow> = self
+            .findings
+            .absent
+            .iter()
+            .map(|&i| {
+                let mut row = rows.row(&self.base_findings[i]);
+                row.baseline = Some(scan::baseline::State::Absent);
+                row
+            })
+            .collect();
+        report.baseline = Some(crate::report::scan::Baseline {
+            rev: self.base.rev,
+            commit: self.base.commit.to_string(),
+            new: self.findings.new_count(),
+            unchanged: self.findings.unchanged_count(),
+            absent: absent.len(),
+        });
+        report.absent = Some(absent);
+    }
 }
 
 /// The rules `req` names, with the severities set on the command line (`off` rules
@@ -452,6 +556,8 @@ fn report(
             None => outcome.errors(),
         },
         files_searched: outcome.files_searched,
+        baseline: None,
+        absent: None,
         remaining: fixing.then(|| rows.rows(&outcome.remaining)),
         summary: fixing.then(|| outcome.summary()),
         fixes: fixing.then(|| outcome.fixes()),
@@ -538,6 +644,8 @@ fn head_report(
         findings: Vec::new(),
         error_count: 0,
         files_searched: 0,
+        baseline: None,
+        absent: None,
         remaining: None,
         summary: None,
         fixes: None,

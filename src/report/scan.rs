@@ -18,6 +18,7 @@ use crate::change::ChangeSet;
 use crate::change::RuleCount;
 use crate::error::Exit;
 use crate::levels::Severity;
+use crate::scan::baseline::State as BaselineState;
 use crate::scan::FindingFix;
 
 /// What a scan does besides finding: the mode of `scan --json`.
@@ -87,6 +88,10 @@ pub struct FindingRow {
     /// What the rule's fix does at this finding (SARIF `fixes`).
     #[serde(skip)]
     pub fix: Option<FindingFix>,
+    /// With `--baseline`: `new` (the change brought it) or `unchanged` (the base
+    /// has it too); `absent` in the report's `absent` list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineState>,
 }
 
 impl FindingRow {
@@ -107,6 +112,7 @@ impl FindingRow {
             metadata: None,
             repo_path: f.path.clone(),
             fix: f.fix.clone(),
+            baseline: None,
         }
     }
 }
@@ -151,9 +157,16 @@ pub struct ScanReport {
     pub mode: ScanMode,
     pub rules: Vec<ScanRule>,
     pub findings: Vec<FindingRow>,
-    /// Findings of severity error.
+    /// Findings of severity error (with `--baseline`, the new ones).
     pub error_count: usize,
     pub files_searched: usize,
+    /// With `--baseline`: the base commit and how the findings compare with its.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Baseline>,
+    /// With `--baseline`: the base's findings that have no match now (fixed, or
+    /// their code removed), paths as at the base.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absent: Option<Vec<FindingRow>>,
     /// Not in `report` mode: findings left after the fixes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remaining: Option<Vec<FindingRow>>,
@@ -204,6 +217,21 @@ pub struct ScanReport {
     pub streamed: Option<Tally>,
 }
 
+/// The base of `scan --baseline REV` and the comparison's counts.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Baseline {
+    /// The revision as given (`auto`: as chosen).
+    pub rev: String,
+    /// The base commit's full id.
+    pub commit: String,
+    /// Findings the change brought.
+    pub new: usize,
+    /// Findings the base has too.
+    pub unchanged: usize,
+    /// The base's findings gone now.
+    pub absent: usize,
+}
+
 /// Counts of the findings a person is left with, kept when the rows themselves were
 /// streamed out and not held.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -216,14 +244,14 @@ pub struct Tally {
 
 impl Tally {
     /// The counts of `rows`.
-    pub fn of(rows: &[FindingRow]) -> Tally {
+    pub fn of<'a>(rows: impl IntoIterator<Item = &'a FindingRow>) -> Tally {
         let mut tally = Tally::default();
         tally.add(rows);
         tally
     }
 
     /// Adds `rows` to the counts.
-    pub fn add(&mut self, rows: &[FindingRow]) {
+    pub fn add<'a>(&mut self, rows: impl IntoIterator<Item = &'a FindingRow>) {
         for f in rows {
             self.by_severity[Tally::slot(f.severity)] += 1;
             self.fixable += usize::from(f.fixable);
@@ -252,12 +280,14 @@ impl Tally {
 
 impl ScanReport {
     /// The findings a person is left with: all of them in `report` mode, those the
-    /// fixes leave otherwise.
-    pub fn open_findings(&self) -> &[FindingRow] {
-        match &self.remaining {
+    /// fixes leave otherwise; with `--baseline`, only the new ones.
+    pub fn open_findings(&self) -> impl Iterator<Item = &FindingRow> {
+        let rows = match &self.remaining {
             Some(rows) if self.mode.fixing() => rows,
             _ => &self.findings,
-        }
+        };
+        rows.iter()
+            .filter(|f| f.baseline != Some(BaselineState::Unchanged))
     }
 
     /// The counts of [`ScanReport::open_findings`], also when they were streamed.

@@ -18,6 +18,7 @@ Printing findings (text, GitHub annotations, SARIF) is `render::scan`'s business
 staging and applying the fixes `ops::scan`'s.
 */
 
+pub mod baseline;
 mod cached;
 mod captured;
 pub mod engine;
@@ -95,6 +96,12 @@ pub enum Error {
         #[source]
         source: Box<gix::Error>,
     },
+    #[error("cannot read the tree {tree}")]
+    Tree {
+        tree: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     #[error("rule '{rule}' failed on {path}")]
     Rewrite {
         rule: String,
@@ -120,6 +127,7 @@ impl Classify for Error {
             Error::BadShard(_) => "bad-shard",
             Error::Files(e) => e.code(),
             Error::Index(_) | Error::Blob { .. } => "index",
+            Error::Tree { .. } => "git",
             Error::Rewrite { source, .. } => source.code(),
         }
     }
@@ -131,9 +139,11 @@ impl Classify for Error {
             {
                 Exit::BadInput
             }
-            Error::ReadConfig { .. } | Error::Index(_) | Error::Blob { .. } | Error::StalePlan => {
-                Exit::Internal
-            }
+            Error::ReadConfig { .. }
+            | Error::Index(_)
+            | Error::Blob { .. }
+            | Error::Tree { .. }
+            | Error::StalePlan => Exit::Internal,
             Error::Files(e) => e.exit(),
             Error::Rewrite { source, .. } => source.exit(),
             _ => Exit::BadInput,
@@ -175,6 +185,8 @@ pub struct Options {
     pub pathspecs: Vec<String>,
     /// Read staged blobs from the index instead of the work tree.
     pub cached: bool,
+    /// Read the blobs of this tree instead (a commit's, for `--baseline`).
+    pub tree: Option<gix::ObjectId>,
     pub shard: Option<Shard>,
     pub mode: Mode,
     /// Only these rule ids (all when empty).

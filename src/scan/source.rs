@@ -87,7 +87,9 @@ pub struct Inputs {
 /// Lists the files of the work tree, or of the index with `opts.cached`.
 pub fn collect(repo: &Repo, opts: &Options, globs: &files::LanguageGlobs) -> Result<Inputs, Error> {
     files::check_max_file_size(opts.max_file_size)?;
-    let mut inputs = if opts.cached {
+    let mut inputs = if let Some(tree) = opts.tree {
+        collect_tree(repo, tree, &opts.pathspecs, globs)?
+    } else if opts.cached {
         collect_index(repo, &opts.pathspecs, globs)?
     } else {
         let set = files::collect(
@@ -141,15 +143,7 @@ fn collect_index(
     if !unmatched.is_empty() {
         return Err(files::Error::PathspecNoMatch(unmatched).into());
     }
-    let mut specs: Vec<String> = prepared.positive.into_iter().map(|(s, _)| s).collect();
-    specs.extend(prepared.negative);
-    // Like git: no pathspec means the current folder and below.
-    if !specs.iter().any(|s| !is_exclude(s)) {
-        match repo.prefix.as_deref() {
-            Some(p) if !p.is_empty() => specs.push(format!(":(top){p}")),
-            _ => specs.push(":/".into()),
-        }
-    }
+    let specs = search_specs(repo, prepared);
     let mut pathspec = git
         .pathspec(
             true,
@@ -203,6 +197,98 @@ fn collect_index(
         });
     }
     // Conflicted paths appear once per stage; stage-0 entries are unique and sorted.
+    Ok(inputs)
+}
+
+/// The specs gix gets: the positive ones, then the exclusions; like git, no positive
+/// spec means the current folder and below.
+fn search_specs(repo: &Repo, prepared: files::Pathspecs) -> Vec<String> {
+    let mut specs: Vec<String> = prepared.positive.into_iter().map(|(s, _)| s).collect();
+    specs.extend(prepared.negative);
+    if !specs.iter().any(|s| !is_exclude(s)) {
+        match repo.prefix.as_deref() {
+            Some(p) if !p.is_empty() => specs.push(format!(":(top){p}")),
+            _ => specs.push(":/".into()),
+        }
+    }
+    specs
+}
+
+/// The files of a commit's tree matching the pathspecs (relative to the current
+/// folder), in path order: the other side of `scan --baseline`, read from the object
+/// database, no checkout. A spec that matches nothing there is no error (the files it
+/// names may be new).
+fn collect_tree(
+    repo: &Repo,
+    tree: gix::ObjectId,
+    pathspecs: &[String],
+    globs: &files::LanguageGlobs,
+) -> Result<Inputs, Error> {
+    use gix::objs::tree::EntryKind;
+    let prepared = files::Pathspecs::new(repo, pathspecs)?;
+    let git = &prepared.repository(repo);
+    let index = git
+        .index_or_empty()
+        .map_err(|e| Error::Index(Box::new(e)))?;
+    let specs = search_specs(repo, prepared);
+    let mut pathspec = git
+        .pathspec(
+            true,
+            specs.iter().map(|s| gix::bstr::BStr::new(s.as_bytes())),
+            true,
+            &index,
+            gix::worktree::stack::state::attributes::Source::IdMapping,
+        )
+        .map_err(|e| Error::Files(files::Error::Walk(Box::new(e))))?;
+    let unreadable = |e: Box<dyn std::error::Error + Send + Sync>| Error::Tree {
+        tree: tree.to_string(),
+        source: e,
+    };
+    let entries = git
+        .find_tree(tree)
+        .map_err(|e| unreadable(e.into()))?
+        .traverse()
+        .breadthfirst
+        .files()
+        .map_err(|e| unreadable(e.into()))?;
+    let mut inputs = Inputs::default();
+    for entry in entries {
+        let path_b = entry.filepath.as_bstr();
+        if !pathspec.is_included(path_b, Some(false)) {
+            continue;
+        }
+        let Ok(path) = path_b.to_str() else {
+            inputs
+                .skipped
+                .add(SkipReason::NonUtf8Path, &path_b.to_str_lossy());
+            continue;
+        };
+        let mode = match entry.mode.kind() {
+            EntryKind::Blob => FileMode::Regular,
+            EntryKind::BlobExecutable => FileMode::Executable,
+            EntryKind::Link => {
+                inputs.skipped.add(SkipReason::Symlink, path);
+                continue;
+            }
+            EntryKind::Commit => {
+                inputs.skipped.add(SkipReason::Submodule, path);
+                continue;
+            }
+            EntryKind::Tree => continue,
+        };
+        let Some(lang) = globs.language_of(path) else {
+            inputs.skipped.add(SkipReason::NoLanguage, path);
+            continue;
+        };
+        inputs.files.push(Candidate {
+            path: path.to_string(),
+            lang,
+            staged: Some((entry.oid, mode)),
+            size_hint: 0,
+            tracked: None,
+        });
+    }
+    inputs.files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(inputs)
 }
 

@@ -5,6 +5,7 @@ mod util;
 
 mod agent_hook;
 mod apply;
+mod baseline;
 mod bounds;
 mod cache;
 mod campaign;

@@ -399,6 +399,8 @@ fn run_change(
             verify: None,
             cache: Default::default(),
             agent: None,
+            baseline: None,
+            fix_all: false,
         };
         let r = crate::ops::scan::run(repo, &req, crate::ops::scan::Consumer::Collect)?;
         let files: Vec<String> = r

@@ -131,6 +131,7 @@ pub(super) fn rescan_all(
             .and_then(|p| serde_json::from_value(p.clone()).ok())
             .unwrap_or_default(),
         cached: false,
+        tree: None,
         shard: None,
         mode: crate::scan::Mode::Fix,
         only_rules: rules.only.clone(),

@@ -17,7 +17,10 @@ pub fn body(report: &ScanReport, printed: &mut Printed) {
     if report.mode.fixing() && !report.no_fixes() {
         text.push_str(report.diff.as_deref().unwrap_or_default());
     }
-    text.push_str(&annotations(&report.findings));
+    // With `--baseline`, only the new findings: a change is annotated with what it brought.
+    text.push_str(&annotations(report.findings.iter().filter(|f| {
+        f.baseline != Some(crate::scan::baseline::State::Unchanged)
+    })));
     if report.mode == ScanMode::Check {
         for f in report.files.iter().flatten() {
             let rules: Vec<String> = f
@@ -40,7 +43,7 @@ pub fn body(report: &ScanReport, printed: &mut Printed) {
 }
 
 /// One workflow command per finding.
-pub fn annotations(findings: &[FindingRow]) -> String {
+pub fn annotations<'a>(findings: impl IntoIterator<Item = &'a FindingRow>) -> String {
     let mut out = String::new();
     for f in findings {
         let level = match f.severity {

@@ -295,9 +295,27 @@ pub fn status(report: &ScanReport, style: &Style, printed: &mut Printed) {
             plural(report.other_shards, "file")
         ));
     }
+    if let Some(b) = &report.baseline {
+        lines.push(baseline_line(b));
+    }
     for line in lines {
         printed.note(line);
     }
+}
+
+/// `Against HEAD~1 (1a2b3c4d5e6f): 2 new, 5 unchanged, 1 fixed.`: the last line of a
+/// scan with `--baseline`.
+pub fn baseline_line(b: &crate::report::scan::Baseline) -> String {
+    let short = b.commit.get(..12).unwrap_or(&b.commit);
+    let rev = if b.rev == b.commit {
+        short.to_string()
+    } else {
+        format!("{} ({short})", b.rev)
+    };
+    format!(
+        "Against {rev}: {} new, {} unchanged, {} fixed.",
+        b.new, b.unchanged, b.absent
+    )
 }
 
 /// `2 errors, 1 warning`.
@@ -363,6 +381,7 @@ mod tests {
                 end_column: 5,
                 inserted: "new\ntext".into(),
             }),
+            baseline: None,
         }
     }
 
@@ -398,6 +417,8 @@ mod tests {
                 .count(),
             findings,
             files_searched: 7,
+            baseline: None,
+            absent: None,
             remaining: None,
             summary: None,
             fixes: None,

@@ -23,7 +23,7 @@ pub fn body(report: &ScanReport, style: &Style, printed: &mut Printed) {
 }
 
 /// One line per finding, its path as the front end shows paths.
-pub fn lines(findings: &[FindingRow], style: &Style) -> String {
+pub fn lines<'a>(findings: impl IntoIterator<Item = &'a FindingRow>, style: &Style) -> String {
     let mut out = String::new();
     for f in findings {
         let _ = writeln!(

@@ -1,0 +1,225 @@
+/*!
+Which findings a change introduced: the findings of the tree now matched with those the
+same rules find at a base commit (`scan --baseline REV`), so that CI can fail on what a
+change brings and not on what the repository already had.
+
+A finding is matched by its rule, its file (the base's path carried over a rename) and
+its matched text with the whitespace folded, never by its line: code that moved down,
+was re-indented or had lines added above it is still the same finding. What is left
+unmatched is then matched by rule and text alone, so code moved to another file is
+not new either. Equal keys are
+counted, not collapsed: two identical findings where the base had one are one
+`unchanged` and one `new` (the later one). Base findings left unmatched are `absent`
+(fixed, or removed with their code).
+
+Nothing here reads git: the caller gives both sides' findings and the renames.
+*/
+
+use std::collections::HashMap;
+use std::collections::VecDeque;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// A finding's standing against the base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(rename = "BaselineState")]
+pub enum State {
+    /// Not at the base: the change introduced it.
+    New,
+    /// At the base too (maybe moved, re-indented or in a renamed file).
+    Unchanged,
+    /// At the base and gone now (fixed, or its code removed).
+    Absent,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::New => "new",
+            State::Unchanged => "unchanged",
+            State::Absent => "absent",
+        }
+    }
+}
+
+/// What a finding is matched by: its rule, its path (on the tree's side of a
+/// rename) and its matched text with whitespace runs folded.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub rule: String,
+    pub path: String,
+    pub text: String,
+}
+
+impl Key {
+    pub fn of(rule: &str, path: &str, text: &str) -> Key {
+        Key {
+            rule: rule.to_string(),
+            path: path.to_string(),
+            text: normalize(text),
+        }
+    }
+}
+
+/// The text without its whitespace, but for one space where a run of it separates
+/// two word characters (`return x`): re-indenting, re-wrapping or re-spacing a finding
+/// keeps its key.
+pub fn normalize(text: &str) -> String {
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut out = String::with_capacity(text.len());
+    let mut gap = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            gap = true;
+            continue;
+        }
+        if gap && word(c) && out.chars().next_back().is_some_and(word) {
+            out.push(' ');
+        }
+        gap = false;
+        out.push(c);
+    }
+    out
+}
+
+/// The outcome of a match: the state of each current finding (in their order) and
+/// the base findings that have no match now (their indices, in order).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Matched {
+    pub current: Vec<State>,
+    pub absent: Vec<usize>,
+}
+
+impl Matched {
+    /// How many current findings are new.
+    pub fn new_count(&self) -> usize {
+        self.current.iter().filter(|s| **s == State::New).count()
+    }
+
+    /// How many current findings are unchanged.
+    pub fn unchanged_count(&self) -> usize {
+        self.current.len() - self.new_count()
+    }
+}
+
+/// Matches the current findings' keys with the base's. Each side is in its scan's
+/// order (path, then position), so among equal keys the earlier ones are matched
+/// first. `renamed` maps a base path to the path it has now.
+///
+/// Two rounds: first within a file (its base path carried over a rename); then what
+/// is left on both sides by rule and text alone, so that code moved to another file
+/// (or a rename git did not see, the file changed too much) is not new either.
+pub fn classify(current: &[Key], base: &[Key], renamed: &HashMap<String, String>) -> Matched {
+    let mut waiting: HashMap<Key, VecDeque<usize>> = HashMap::new();
+    for (i, key) in base.iter().enumerate() {
+        let key = match renamed.get(&key.path) {
+            Some(now) => Key {
+                path: now.clone(),
+                ..key.clone()
+            },
+            None => key.clone(),
+        };
+        waiting.entry(key).or_default().push_back(i);
+    }
+    let mut states: Vec<State> = current
+        .iter()
+        .map(
+            |key| match waiting.get_mut(key).and_then(VecDeque::pop_front) {
+                Some(_) => State::Unchanged,
+                None => State::New,
+            },
+        )
+        .collect();
+    // The second round: by rule and text, whatever the path.
+    let mut left: Vec<usize> = waiting.into_values().flatten().collect();
+    left.sort_unstable();
+    let mut moved: HashMap<(&str, &str), VecDeque<usize>> = HashMap::new();
+    for &i in &left {
+        moved
+            .entry((base[i].rule.as_str(), base[i].text.as_str()))
+            .or_default()
+            .push_back(i);
+    }
+    let mut matched = std::collections::HashSet::new();
+    for (state, key) in states.iter_mut().zip(current) {
+        if *state != State::New {
+            continue;
+        }
+        let slot = moved.get_mut(&(key.rule.as_str(), key.text.as_str()));
+        if let Some(i) = slot.and_then(VecDeque::pop_front) {
+            *state = State::Unchanged;
+            matched.insert(i);
+        }
+    }
+    left.retain(|i| !matched.contains(i));
+    Matched {
+        current: states,
+        absent: left,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(rule: &str, path: &str, text: &str) -> Key {
+        Key::of(rule, path, text)
+    }
+
+    #[test]
+    fn normalized_text_keeps_only_the_spaces_between_words() {
+        assert_eq!(
+            normalize("  return  eval(\n    x ,y )\n"),
+            "return eval(x,y)"
+        );
+        assert_eq!(normalize("a b\tc"), "a b c");
+        assert_eq!(normalize(""), "");
+    }
+
+    #[test]
+    fn whitespace_and_position_do_not_matter() {
+        let base = [key("r", "a.py", "print(x,\n  y)")];
+        let now = [key("r", "a.py", "    print(x, y)")];
+        let m = classify(&now, &base, &HashMap::new());
+        assert_eq!(m.current, [State::Unchanged]);
+        assert!(m.absent.is_empty());
+    }
+
+    #[test]
+    fn duplicates_are_counted() {
+        let base = [key("r", "a.py", "f()")];
+        let now = [key("r", "a.py", "f()"), key("r", "a.py", "f()")];
+        let m = classify(&now, &base, &HashMap::new());
+        assert_eq!(m.current, [State::Unchanged, State::New]);
+        assert_eq!((m.new_count(), m.unchanged_count()), (1, 1));
+    }
+
+    #[test]
+    fn renames_carry_the_base_path_and_the_rest_is_absent() {
+        let base = [
+            key("r", "old.py", "f()"),
+            key("r", "old.py", "g()"),
+            key("s", "b.py", "f()"),
+        ];
+        let now = [key("r", "new.py", "f()"), key("r", "old.py", "h()")];
+        let renamed = HashMap::from([("old.py".to_string(), "new.py".to_string())]);
+        let m = classify(&now, &base, &renamed);
+        assert_eq!(m.current, [State::Unchanged, State::New]);
+        assert_eq!(m.absent, [1, 2]);
+    }
+
+    #[test]
+    fn another_rule_is_another_finding_and_a_file_keeps_its_own_first() {
+        let base = [key("r", "a.py", "f()")];
+        let now = [key("s", "a.py", "f()"), key("r", "b.py", "f()")];
+        let m = classify(&now, &base, &HashMap::new());
+        assert_eq!(m.current, [State::New, State::Unchanged]);
+        assert!(m.absent.is_empty());
+        // A copy in another file while the original stays is new.
+        let now = [key("r", "a.py", "f()"), key("r", "b.py", "f()")];
+        let m = classify(&now, &base, &HashMap::new());
+        assert_eq!(m.current, [State::Unchanged, State::New]);
+    }
+}

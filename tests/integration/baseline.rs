@@ -1,0 +1,254 @@
+//! Integration tests: `scan --baseline REV` (findings new since a commit, matched by a
+//! line-free key that survives moves, re-indenting and renames).
+
+use crate::util::Output;
+use crate::util::TestRepo;
+
+/// An error rule and a warning rule with a fix, on Python.
+const RULES: &str = r#"
+[[rules]]
+id = "no-eval"
+language = "python"
+severity = "error"
+message = "eval of $X"
+rule.pattern = "eval($X)"
+"#;
+
+const PRINT_RULE: &str = r#"
+[[rules]]
+id = "no-print"
+language = "python"
+severity = "warning"
+message = "print call"
+rule.pattern = "print($$$A)"
+fix = "log($$$A)"
+"#;
+
+/// A repository whose first commit has `a.py` and `b.py`, one eval each.
+fn repo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("astedit.toml", RULES);
+    repo.write("a.py", "def f(x):\n    return eval(x)\n");
+    repo.write(
+        "b.py",
+        "import sys\n\ny = sys.argv[1]\neval(y)\nsys.exit(0)\n",
+    );
+    repo.commit_all("base");
+    repo
+}
+
+/// `(rule, path, baseline)` of each finding of a JSON report.
+fn states(v: &serde_json::Value, key: &str) -> Vec<(String, String, String)> {
+    v[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {v}"))
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or_default().to_string(),
+                f["path"].as_str().unwrap_or_default().to_string(),
+                f["baseline"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn triple(rule: &str, path: &str, state: &str) -> (String, String, String) {
+    (rule.into(), path.into(), state.into())
+}
+
+/// The report's `baseline` counts: (new, unchanged, absent).
+fn counts(v: &serde_json::Value) -> (u64, u64, u64) {
+    let b = &v["baseline"];
+    (
+        b["new"].as_u64().unwrap_or(99),
+        b["unchanged"].as_u64().unwrap_or(99),
+        b["absent"].as_u64().unwrap_or(99),
+    )
+}
+
+fn json(repo: &TestRepo, args: &[&str]) -> (Output, serde_json::Value) {
+    let mut all = vec!["--json", "scan"];
+    all.extend_from_slice(args);
+    let out = repo.run(&all);
+    let v = out.json();
+    (out, v)
+}
+
+#[test]
+fn moved_reindented_and_renamed_findings_are_unchanged() {
+    let repo = repo();
+    let base = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    // Lines added above, the code moved down into a class and re-indented (its call
+    // split over two lines), and b.py renamed and edited.
+    repo.write(
+        "a.py",
+        "import os\n\n\nclass C:\n    def g(self):\n        pass\n\n    def f(self, x):\n        return eval(\n            x)\n",
+    );
+    repo.git(&["mv", "b.py", "c.py"]);
+    repo.write(
+        "c.py",
+        "import sys\n\n\ny = sys.argv[1]\nif y:\n    eval(y)\nsys.exit(0)\n",
+    );
+    let out = repo.run(&["scan", "--baseline", "HEAD"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "", "{}", out.stderr);
+    let last = out.stderr.lines().last().unwrap_or_default();
+    let short = &base[..12];
+    assert_eq!(
+        last,
+        format!("Against HEAD ({short}): 0 new, 2 unchanged, 0 fixed.")
+    );
+
+    let (out, v) = json(&repo, &["--baseline", "HEAD"]);
+    out.assert_code(0);
+    assert_eq!(
+        states(&v, "findings"),
+        [
+            triple("no-eval", "a.py", "unchanged"),
+            triple("no-eval", "c.py", "unchanged")
+        ]
+    );
+    assert_eq!(counts(&v), (0, 2, 0));
+    assert_eq!(v["baseline"]["rev"], "HEAD");
+    assert_eq!(v["baseline"]["commit"], base.as_str());
+    assert_eq!(v["absent"], serde_json::json!([]));
+    assert_eq!(v["error_count"], 0);
+    // Without --baseline nothing is marked and both errors count.
+    let (out, v) = json(&repo, &[]);
+    out.assert_code(1);
+    assert!(
+        v.get("baseline").is_none() && v.get("absent").is_none(),
+        "{v}"
+    );
+    assert!(v["findings"][0].get("baseline").is_none(), "{v}");
+}
+
+#[test]
+fn a_new_finding_in_a_moved_file_is_new_and_a_fixed_one_absent() {
+    let repo = repo();
+    repo.git(&["mv", "a.py", "pkg_a.py"]);
+    // The old eval stays (moved down), a second one is new; b.py's is fixed.
+    repo.write(
+        "pkg_a.py",
+        "import json\n\ndef f(x):\n    return eval(x)\n\ndef h(z):\n    return eval(z)\n",
+    );
+    repo.write("b.py", "int(y)\n");
+    let out = repo.run(&["scan", "--baseline", "HEAD"]);
+    out.assert_code(1);
+    assert_eq!(out.stdout, "pkg_a.py:7:12: error[no-eval]: eval of z\n");
+    assert!(
+        out.stderr
+            .trim_end()
+            .ends_with(": 1 new, 1 unchanged, 1 fixed."),
+        "{}",
+        out.stderr
+    );
+
+    let (out, v) = json(&repo, &["--baseline", "HEAD"]);
+    out.assert_code(1);
+    assert_eq!(
+        states(&v, "findings"),
+        [
+            triple("no-eval", "pkg_a.py", "unchanged"),
+            triple("no-eval", "pkg_a.py", "new")
+        ]
+    );
+    assert_eq!(states(&v, "absent"), [triple("no-eval", "b.py", "absent")]);
+    assert_eq!(v["absent"][0]["text"], "eval(y)");
+    assert_eq!(v["absent"][0]["line"], 4);
+    assert_eq!(counts(&v), (1, 1, 1));
+    assert_eq!(v["error_count"], 1);
+
+    // GitHub annotations: only the new finding.
+    let out = repo.run(&["scan", "--baseline", "HEAD", "--format", "github"]);
+    out.assert_code(1);
+    assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("file=pkg_a.py,line=7"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_duplicated_finding_is_one_unchanged_and_one_new() {
+    let repo = repo();
+    repo.write("b.py", "eval(y)\neval(y)\n");
+    let (out, v) = json(&repo, &["--baseline", "HEAD"]);
+    out.assert_code(1);
+    assert_eq!(
+        states(&v, "findings"),
+        [
+            triple("no-eval", "a.py", "unchanged"),
+            triple("no-eval", "b.py", "unchanged"),
+            triple("no-eval", "b.py", "new")
+        ]
+    );
+    assert_eq!(v["findings"][2]["line"], 2);
+    assert_eq!(counts(&v), (1, 2, 0));
+    // Both copies gone again: one absent.
+    repo.write("b.py", "\n");
+    repo.commit_all("two");
+    repo.write("b.py", "eval(y)\neval(y)\n");
+    repo.commit_all("three");
+    repo.write("b.py", "pass\n");
+    let (out, v) = json(&repo, &["--baseline", "HEAD"]);
+    out.assert_code(0);
+    assert_eq!(counts(&v), (0, 1, 2));
+}
+
+#[test]
+fn a_rule_added_since_the_base_flags_only_new_code() {
+    let repo = repo();
+    repo.write("a.py", "def f(x):\n    print(x)\n    return eval(x)\n");
+    repo.commit_all("old print, no print rule yet");
+    // The change adds the rule and one more print: the old print is what the new
+    // rule finds at the base too.
+    repo.write("astedit.toml", format!("{RULES}{PRINT_RULE}"));
+    repo.write("new.py", "print('hello')\n");
+    let (out, v) = json(&repo, &["--baseline", "HEAD"]);
+    out.assert_code(0);
+    assert_eq!(
+        states(&v, "findings"),
+        [
+            triple("no-print", "a.py", "unchanged"),
+            triple("no-eval", "a.py", "unchanged"),
+            triple("no-eval", "b.py", "unchanged"),
+            triple("no-print", "new.py", "new")
+        ]
+    );
+    let out = repo.run(&["scan", "--baseline", "HEAD"]);
+    assert_eq!(out.stdout, "new.py:1:1: warning[no-print]: print call\n");
+}
+
+#[test]
+fn baseline_revisions_and_the_cached_side() {
+    let repo = repo();
+    repo.write("b.py", "eval(y)\neval(w)\n");
+    repo.commit_all("second");
+    // A branch, a tag and HEAD~1 name commits; a file staged then edited.
+    repo.git(&["tag", "v1", "HEAD~1"]);
+    let (out, v) = json(&repo, &["--baseline", "v1"]);
+    out.assert_code(1);
+    assert_eq!(counts(&v), (1, 2, 0));
+    let (_, v) = json(&repo, &["--baseline", "HEAD~1"]);
+    assert_eq!(counts(&v), (1, 2, 0));
+    assert_eq!(v["baseline"]["rev"], "HEAD~1");
+
+    // --cached compares the index: a staged rename, an unstaged new eval.
+    repo.git(&["mv", "b.py", "moved.py"]);
+    repo.write("moved.py", "eval(y)\neval(w)\neval(v)\n");
+    let (out, v) = json(&repo, &["--baseline", "HEAD", "--cached"]);
+    out.assert_code(0);
+    assert_eq!(counts(&v), (0, 3, 0));
+    let (_, v) = json(&repo, &["--baseline", "HEAD"]);
+    assert_eq!(counts(&v), (1, 3, 0));
+
+    // Not a commit: bad input, named.
+    let out = repo.run(&["--json", "scan", "--baseline", "no-such-branch"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("unknown-revision") || out.stdout.contains("unknown-revision"));
+    let out = repo.run(&["scan", "--baseline", "--help-me"]);
+    out.assert_code(2);
+}
