@@ -134,6 +134,12 @@ fn node_ready() -> Result<PathBuf, String> {
         return Err("npm is not installed (needed to install the client libraries)".into());
     }
     let dir = js_dir();
+    // Both node tests call this at once on the test threads: two `npm ci` in one
+    // folder delete each other's files, so one installs while the other waits.
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = INSTALL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     install(&dir)?;
     Ok(dir)
 }
