@@ -10,8 +10,10 @@ never hangs on a question. The body carries the audit trail — reason, ops or p
 digest, per-file counts, the journal lines — and a machine-readable marker
 `<!-- astedit:{json} -->` for bots.
 
-Running it twice is safe: the branch is reused, and an existing PR for the branch is
-reported instead of a second one being opened.
+Running it twice is safe: a branch that holds this preview is reused (one holding an
+older preview of ours is moved to this one's commit), and an open PR for the branch (or
+one whose head is the commit pushed) is reported instead of a second one being opened.
+The base, the remote's default and the checked-out branch are never the branch.
 */
 
 use std::path::Path;
@@ -137,6 +139,14 @@ pub enum PrError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The branch to push is the one the pull request goes into (or the remote's
+    /// default): pushing the preview there would skip the review, pushing it unchanged
+    /// would report a pull request that is none.
+    #[error("branch '{branch}' is refused: it is the {what} branch")]
+    BaseBranch { branch: String, what: &'static str },
+    /// The local branch holds a commit `pr` did not make: moving it would drop it.
+    #[error("branch '{branch}' is at {commit}, which git astedit did not make: it was left alone")]
+    NotOurBranch { branch: String, commit: String },
     #[error("transaction {id} was {state}: there is nothing to open a pull request for")]
     NotOpen { id: String, state: String },
     /// A value that would reach a child's argument vector as an option, or a remote
@@ -173,12 +183,16 @@ impl Classify for PrError {
             PrError::Git { .. } => "git",
             PrError::NotOpen { .. } => "not-open",
             PrError::UnsafeArgument { .. } => "unsafe-argument",
+            PrError::BaseBranch { .. } => "base-branch",
+            PrError::NotOurBranch { .. } => "branch-not-ours",
         }
     }
     fn exit(&self) -> Exit {
         match self {
             PrError::NotOpen { .. } => Exit::BadInput,
-            PrError::UnsafeArgument { .. } => Exit::Refused,
+            PrError::UnsafeArgument { .. }
+            | PrError::BaseBranch { .. }
+            | PrError::NotOurBranch { .. } => Exit::Refused,
             // The environment is missing something, or the remote side failed.
             _ => Exit::Internal,
         }
@@ -200,6 +214,15 @@ impl Classify for PrError {
                 "the branch is pushed; fix what gh said and run the same command again".into()
             }
             PrError::NotOpen { .. } => "`git astedit log` shows what happened to it".into(),
+            PrError::BaseBranch { .. } => {
+                "name a branch of its own (a campaign's `[pr] branch`; the default is \
+                 `astedit/<name>`)"
+                    .into()
+            }
+            PrError::NotOurBranch { branch, .. } => format!(
+                "push it under another name, or delete it (`git branch -D {branch}`) if its \
+                 commits are not needed"
+            ),
             PrError::UnsafeArgument { remotes, .. } if remotes.is_empty() => {
                 "no remote is configured: add one with `git remote add origin URL`".into()
             }
@@ -240,9 +263,18 @@ fn git_err<E: std::error::Error + Send + Sync + 'static>(
     }
 }
 
-/// The branch tip: the commit `apply --commit` made, else a new commit holding the
-/// preview's after side on top of the HEAD it was staged on. An existing branch is
-/// reused as it is, so a second run pushes the same commit.
+/// Where the branch is to point, and where it was (moved when they differ).
+struct Tip {
+    commit: gix::ObjectId,
+    before: Option<gix::ObjectId>,
+}
+
+/// The branch tip: the commit `apply --commit` made, else a commit holding the
+/// preview's after side on top of the HEAD it was staged on (`rebuild_on`: on that
+/// commit instead). A branch that already holds this preview on that parent is kept,
+/// so a second run pushes the same commit; one holding an older preview of ours (a
+/// publish that failed before a refresh) is moved; one holding a commit we did not
+/// make is refused.
 fn branch_tip(
     repo: &Repo,
     preview: &Preview,
@@ -251,47 +283,78 @@ fn branch_tip(
     title: &str,
     agent: Option<&str>,
     rebuild_on: Option<gix::ObjectId>,
-) -> Result<gix::ObjectId, Error> {
-    if let Some(parent) = rebuild_on {
-        let tip = write_commit(repo, preview, title, agent, Some(parent))?;
-        txn::set_ref(
-            repo,
-            branch_ref,
-            tip,
-            txn::RefWas::Any,
-            &format!("astedit: campaign refresh {}", preview.id),
-            "pr-branch",
-        )?;
-        return Ok(tip);
-    }
-    if let Some(mut r) = repo
+) -> Result<Tip, Error> {
+    let before = match repo
         .git
         .try_find_reference(branch_ref)
         .map_err(git_err(format!("read {branch_ref}")))?
     {
-        return Ok(r
-            .peel_to_id()
-            .map_err(git_err(format!("read {branch_ref}")))?
-            .detach());
-    }
+        Some(mut r) => Some(
+            r.peel_to_id()
+                .map_err(git_err(format!("read {branch_ref}")))?
+                .detach(),
+        ),
+        None => None,
+    };
     let made = events
         .iter()
         .find(|e| e.id == preview.id && e.event == "applied")
         .and_then(|e| e.made_commit.as_deref())
         .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
-    let tip = match made {
-        Some(c) => c,
-        None => write_commit(repo, preview, title, agent, None)?,
+    let parent = rebuild_on.or_else(|| default_parent(repo, preview));
+    let commit = match (rebuild_on, made, before) {
+        (None, Some(c), _) => c,
+        (None, None, Some(b)) if holds(repo, b, &preview.id, parent) => b,
+        _ => write_commit(repo, preview, title, agent, parent)?,
     };
-    txn::set_ref(
-        repo,
-        branch_ref,
-        tip,
-        txn::RefWas::Absent,
-        &format!("astedit: pr {}", preview.id),
-        "pr-branch",
-    )?;
-    Ok(tip)
+    if let Some(b) = before.filter(|b| *b != commit) {
+        if !holds(repo, b, "", None) {
+            return Err(PrError::NotOurBranch {
+                branch: branch_ref.trim_start_matches("refs/heads/").into(),
+                commit: b.to_string(),
+            }
+            .into());
+        }
+    }
+    if before != Some(commit) {
+        txn::set_ref(
+            repo,
+            branch_ref,
+            commit,
+            before.map_or(txn::RefWas::Absent, txn::RefWas::At),
+            &format!("astedit: pr {}", preview.id),
+            "pr-branch",
+        )?;
+    }
+    Ok(Tip { commit, before })
+}
+
+/// Whether `commit` is one git astedit made (an `Astedit-Id:` trailer), for preview
+/// `id` when it is not empty, on `parent` when one is given.
+fn holds(repo: &Repo, commit: gix::ObjectId, id: &str, parent: Option<gix::ObjectId>) -> bool {
+    let Ok(c) = repo.git.find_commit(commit) else {
+        return false;
+    };
+    let Ok(message) = c.message_raw() else {
+        return false;
+    };
+    let ours = message.to_string().lines().any(|l| {
+        l.strip_prefix("Astedit-Id: ")
+            .is_some_and(|v| id.is_empty() || v.trim() == id)
+    });
+    ours && parent.is_none_or(|p| c.parent_ids().next().map(|x| x.detach()) == Some(p))
+}
+
+/// The commit a preview's branch goes on: the HEAD it was staged on when that still
+/// exists, else today's HEAD.
+fn default_parent(repo: &Repo, preview: &Preview) -> Option<gix::ObjectId> {
+    preview
+        .meta
+        .base_head
+        .as_deref()
+        .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
+        .filter(|id| repo.git.find_commit(*id).is_ok())
+        .or_else(|| repo.head_commit())
 }
 
 fn write_commit(
@@ -301,17 +364,6 @@ fn write_commit(
     agent: Option<&str>,
     parent: Option<gix::ObjectId>,
 ) -> Result<gix::ObjectId, Error> {
-    let git = &repo.git;
-    // The given parent, else the staging HEAD when it still exists, else today's HEAD.
-    let parent = parent.or_else(|| {
-        preview
-            .meta
-            .base_head
-            .as_deref()
-            .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
-            .filter(|id| git.find_commit(*id).is_ok())
-            .or_else(|| repo.head_commit())
-    });
     let mut message = format!("{title}\n\n");
     if let Some(r) = &preview.meta.reason {
         message.push_str(&format!("{r}\n\n"));
@@ -576,6 +628,103 @@ fn body(loaded: &LoadedPreview, state: &str, events: &[Event], remote_branch: &s
     b
 }
 
+/// Refuses to push the preview as the branch the pull request goes into, or as the
+/// remote's default branch, or as the branch checked out here.
+fn not_the_base(
+    repo: &Repo,
+    remote: &str,
+    branch: &str,
+    base: Option<&str>,
+) -> Result<(), PrError> {
+    let refuse = |what| {
+        Err(PrError::BaseBranch {
+            branch: branch.into(),
+            what,
+        })
+    };
+    if base == Some(branch) {
+        return refuse("base");
+    }
+    let default = repo
+        .git
+        .try_find_reference(format!("refs/remotes/{remote}/HEAD").as_str())
+        .ok()
+        .flatten()
+        .and_then(|r| match r.target() {
+            gix::refs::TargetRef::Symbolic(name) => Some(name.as_bstr().to_string()),
+            gix::refs::TargetRef::Object(_) => None,
+        });
+    if default.as_deref() == Some(format!("refs/remotes/{remote}/{branch}").as_str()) {
+        return refuse("remote's default");
+    }
+    let current = repo.git.head_name().ok().flatten();
+    if current.is_some_and(|h| h.as_bstr() == format!("refs/heads/{branch}").as_str()) {
+        return refuse("checked-out");
+    }
+    Ok(())
+}
+
+/// Pushes the branch. It moves over the remote branch only by lease: `lease` (the
+/// commit a campaign pushed), else the commit the local branch held before this run
+/// moved it (a push that went through before a failed `gh pr create`), when the remote
+/// branch is still there; anything else on the remote is not replaced.
+fn push(
+    repo: &Repo,
+    remote: &str,
+    branch: &str,
+    tip: &Tip,
+    lease: Option<gix::ObjectId>,
+) -> Result<(), Error> {
+    let workdir = &repo.workdir;
+    let branch_ref = format!("refs/heads/{branch}");
+    let lease = match (lease, tip.before.filter(|b| *b != tip.commit)) {
+        (Some(l), _) => Some(l),
+        (None, Some(old)) => {
+            let listed = spawn(
+                workdir,
+                "git",
+                &[
+                    "ls-remote".into(),
+                    "--".into(),
+                    remote.into(),
+                    branch_ref.clone(),
+                ],
+            )?;
+            let head = String::from_utf8_lossy(&listed.stdout)
+                .split_whitespace()
+                .next()
+                .map(str::to_string);
+            (listed.status.success() && head == Some(old.to_string())).then_some(old)
+        }
+        (None, None) => None,
+    };
+    // `--` ends git's options: what follows is a remote and a refspec, whatever it is.
+    let mut push_args: Vec<String> = vec!["push".into()];
+    if let Some(lease) = lease {
+        push_args.push(format!("--force-with-lease={branch_ref}:{lease}"));
+    }
+    push_args.extend([
+        "--".into(),
+        remote.into(),
+        format!("{branch_ref}:{branch_ref}"),
+    ]);
+    let pushed = spawn(workdir, "git", &push_args)?;
+    if !pushed.status.success() {
+        let stderr = stderr_of(&pushed);
+        return Err(if looks_offline(&stderr) {
+            PrError::Network(stderr)
+        } else {
+            PrError::Push {
+                remote: remote.into(),
+                branch: branch.into(),
+                stderr,
+            }
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// `pr`: pushes the branch and opens (or finds) the pull request.
 pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
     let workdir = repo.workdir.clone();
@@ -622,6 +771,7 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         };
         t.chars().take(200).collect()
     });
+    not_the_base(repo, &remote, &branch, args.base.as_deref())?;
     let tip = branch_tip(
         repo,
         &preview,
@@ -631,33 +781,14 @@ pub fn run(repo: &Repo, args: &PrRequest) -> Result<PrReport, Error> {
         args.agent.as_deref(),
         plan.parent,
     )?;
+    push(repo, &remote, &branch, &tip, plan.lease)?;
+    let tip = tip.commit;
 
-    // `--` ends git's options: what follows is a remote and a refspec, whatever it is.
-    let mut push_args: Vec<String> = vec!["push".into()];
-    if let Some(lease) = plan.lease {
-        push_args.push(format!("--force-with-lease={branch_ref}:{lease}"));
-    }
-    push_args.extend([
-        "--".into(),
-        remote.clone(),
-        format!("{branch_ref}:{branch_ref}"),
-    ]);
-    let pushed = spawn(&workdir, "git", &push_args)?;
-    if !pushed.status.success() {
-        let stderr = stderr_of(&pushed);
-        return Err(if looks_offline(&stderr) {
-            PrError::Network(stderr)
-        } else {
-            PrError::Push {
-                remote: remote.clone(),
-                branch: branch.clone(),
-                stderr,
-            }
-        }
-        .into());
-    }
-
-    let existing = forge.find(&workdir, &branch)?;
+    // Only an open pull request is this one's, or one whose head is the commit just
+    // pushed: a merged or closed one that had the same branch name is history.
+    let existing = forge.find(&workdir, &branch)?.filter(|found| {
+        found.state == "OPEN" || found.head.as_deref() == Some(tip.to_string().as_str())
+    });
     // A pull request found is reported as it is (a draft stays a draft whatever this
     // call asked for); one opened is a draft unless asked to be ready.
     let mut draft = !args.ready;

@@ -16,7 +16,8 @@ use crate::util::TestRepo;
 /// (`pr create`, `pr edit`) appends its start time to `writes`. `hold-create-<repo>`
 /// makes that repository's `pr create` wait (after `held-<repo>` appears) until the file
 /// is removed; `kill-on-create-<repo>` SIGKILLs the publisher right after the forge
-/// opened the PR. A file per running call sits in `running/`. `pr ready` marks a draft
+/// opened the PR; `fail-create-<repo>` makes `pr create` fail. A new pull request
+/// replaces the repository's old one (and its state). A file per running call sits in `running/`. `pr ready` marks a draft
 /// ready, `pr merge` merges (the state MERGED); `repo list` and `search repos` print
 /// the JSON the test left in `repo-list.json` and `search-repos.json`.
 const GH_STUB: &str = r#"#!/bin/sh
@@ -55,6 +56,9 @@ case "$1 $2" in
       echo "no pull requests found for branch \"$3\"" >&2; exit 1
     fi ;;
   "pr create")
+    if [ -f "$dir/fail-create-$repo" ]; then
+      echo "GraphQL: something went wrong (createPullRequest)" >&2; exit 1
+    fi
     if [ -f "$dir/hold-create-$repo" ]; then
       : > "$dir/held-$repo"
       while [ -f "$dir/hold-create-$repo" ]; do sleep 0.05; done
@@ -63,6 +67,7 @@ case "$1 $2" in
     num=$(( $(cat "$dir/counter" 2>/dev/null || echo 0) + 1 ))
     echo "$num" > "$dir/counter"
     echo "$num" > "$dir/prs/$repo"
+    rm -f "$dir/prs/$repo.state"
     echo "$started $repo create" >> "$dir/writes"
     unlock
     echo "https://github.com/acme/$repo/pull/$num"
@@ -2283,4 +2288,146 @@ fn a_publish_killed_holding_the_clone_branch_lock_is_cleared_by_the_rerun() {
         w.bare_rev("app", branch),
         w.git_in(&clone, &["rev-parse", branch]).trim()
     );
+}
+
+/// The entry of `key` in the campaign's state, as committed.
+fn state_entry(w: &World, key: &str) -> serde_json::Value {
+    let text = w.state.git(&[
+        "show",
+        &format!("refs/astedit-campaign/log-to-logger:{key}.json"),
+    ]);
+    serde_json::from_str(&text).expect("state entry")
+}
+
+/// After the base moved (someone changed the file the preview changes on `main`):
+/// refresh, publish, and check that what was pushed is a commit of the refreshed
+/// preview on the new base — the branch in
+/// the bare repository, the clone's and the state's `pushed_commit` all the same.
+fn refresh_then_publish_pushes_the_current_commit(w: &World, spec: &str) {
+    let base = w.push(
+        "app",
+        "main",
+        &[("src/app.ts", "// the app\nconsole.log(1);\n")],
+        "more",
+    );
+    let out = w.run(&["--json", "campaign", "refresh", spec]);
+    out.assert_code(0);
+    assert_eq!(out.json()["outcomes"][0]["action"], "refreshed", "{out:?}");
+    let out = w.run(&["--json", "campaign", "publish", spec]);
+    out.assert_code(0);
+    assert_eq!(out.json()["outcomes"][0]["action"], "published", "{out:?}");
+    let branch = "astedit/log-to-logger";
+    let pushed = w.bare_rev("app", branch);
+    assert_eq!(w.bare_rev("app", &format!("{branch}^")), base);
+    assert_eq!(
+        w.bare_show("app", &format!("{branch}:src/app.ts")),
+        "// the app\nlogger.info(1);\n"
+    );
+    let clone = Path::new(&w.workspace()).join("app");
+    assert_eq!(w.git_in(&clone, &["rev-parse", branch]).trim(), pushed);
+    let entry = state_entry(w, "app");
+    assert_eq!(entry["status"], "published");
+    assert_eq!(entry["pushed_commit"], pushed.as_str());
+    let creates = w.writes().iter().filter(|x| x.2 == "create").count();
+    assert_eq!(creates, 1);
+}
+
+/// Issue 35 item 5: a publish whose push was rejected leaves a local branch with the
+/// old preview's commit; after the base moved and a refresh, the next publish pushes
+/// the refreshed preview's commit, not the old one.
+#[test]
+fn a_publish_after_a_rejected_push_and_a_refresh_pushes_the_current_commit() {
+    let (w, spec) = app_world();
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    let hook = w.root.path().join("app.git/hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'push refused by policy' >&2\nexit 1\n",
+    )
+    .expect("hook");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = w.run(&["--json", "campaign", "publish", &spec]);
+    let note = out.json()["outcomes"][0]["note"].to_string();
+    assert!(note.contains("push refused by policy"), "{out:?}");
+    std::fs::remove_file(&hook).expect("rm hook");
+    refresh_then_publish_pushes_the_current_commit(&w, &spec);
+}
+
+/// Issue 35 item 5: a publish whose push went through but whose `gh pr create` failed
+/// left the old commit on the remote branch too; after a refresh, the next publish
+/// moves the remote branch (by lease on that commit) to the current one.
+#[test]
+fn a_publish_after_a_failed_pr_create_and_a_refresh_pushes_the_current_commit() {
+    let (w, spec) = app_world();
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    std::fs::create_dir_all(w.gh.path()).expect("mkdir");
+    let fail = w.gh.path().join("fail-create-app");
+    std::fs::write(&fail, "").expect("arm");
+    let out = w.run(&["--json", "campaign", "publish", &spec]);
+    let note = out.json()["outcomes"][0]["note"].to_string();
+    assert!(note.contains("createPullRequest"), "{out:?}");
+    let stale = w.bare_rev("app", "astedit/log-to-logger");
+    std::fs::remove_file(&fail).expect("disarm");
+    refresh_then_publish_pushes_the_current_commit(&w, &spec);
+    assert_ne!(w.bare_rev("app", "astedit/log-to-logger"), stale);
+}
+
+/// Issue 35 item 5: `[pr] branch = "main"` (the base) is refused before anything
+/// moves: the base branch is neither pushed nor reported as a pull request.
+#[test]
+fn a_campaign_branch_equal_to_the_base_is_refused() {
+    let w = World::new();
+    let b = w.bare("app", &[("src/app.ts", "console.log(1);\n")]);
+    let head = SPEC_HEAD.replace("branch = \"astedit/log-to-logger\"", "branch = \"main\"");
+    let spec = w.spec(&format!(
+        "{head}[[repos]]\nurl = \"{}\"\nbase = \"main\"\n",
+        b.display()
+    ));
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    let main = w.bare_rev("app", "main");
+    let clone = Path::new(&ws).join("app");
+    let local = w.git_in(&clone, &["rev-parse", "refs/heads/main"]);
+    let out = w.run(&["--json", "campaign", "publish", &spec]);
+    out.assert_code(1);
+    let o = &out.json()["outcomes"][0];
+    assert_eq!(o["action"], "failed", "{o}");
+    assert!(
+        o["note"].as_str().unwrap_or("").contains("base branch"),
+        "{o}"
+    );
+    assert_eq!(w.bare_rev("app", "main"), main);
+    assert_eq!(w.git_in(&clone, &["rev-parse", "refs/heads/main"]), local);
+    assert_eq!(w.creates(), 0);
+    assert_eq!(state_entry(&w, "app")["status"], "staged");
+}
+
+/// Issue 35 item 5: an old closed pull request with the campaign's head branch name is
+/// not taken for this one: a new one is opened and recorded.
+#[test]
+fn an_old_closed_pull_request_with_the_same_head_is_not_adopted() {
+    let (w, spec) = app_world();
+    let ws = w.workspace();
+    w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws])
+        .assert_code(0);
+    let prs = w.gh.path().join("prs");
+    std::fs::create_dir_all(&prs).expect("mkdir");
+    std::fs::write(prs.join("app"), "3\n").expect("old pr");
+    std::fs::write(w.gh.path().join("counter"), "3\n").expect("counter");
+    w.flip("app", "CLOSED");
+    let out = w.run(&["--json", "campaign", "publish", &spec]);
+    out.assert_code(0);
+    let o = &out.json()["outcomes"][0];
+    assert_eq!(o["action"], "published", "{o}");
+    assert_eq!(o["note"], "https://github.com/acme/app/pull/4", "{o}");
+    assert_eq!(w.creates(), 1);
+    let entry = state_entry(&w, "app");
+    assert_eq!(entry["pr_number"], 4);
+    assert_eq!(entry["status"], "published");
 }

@@ -48,7 +48,15 @@ impl super::Forge for GitHub {
             ]),
         )?;
         let v = json(GH, "pr list", &listed)?;
-        Ok(v.as_array().and_then(|a| a.first()).and_then(|e| {
+        // Several pull requests can have had this head branch: an open one is the one.
+        let open = |e: &&serde_json::Value| {
+            e["state"]
+                .as_str()
+                .is_some_and(|s| s.eq_ignore_ascii_case("open"))
+        };
+        let listed = v.as_array();
+        let pick = listed.and_then(|a| a.iter().find(open).or_else(|| a.first()));
+        Ok(pick.and_then(|e| {
             Some(FoundPr {
                 url: e["url"].as_str()?.to_string(),
                 number: e["number"].as_u64(),

@@ -46,7 +46,12 @@ impl super::Forge for GitLab {
             "--output=json".into(),
         ];
         let listed = json(GLAB, "mr list", &call(GLAB, workdir, &args)?)?;
-        let Some(first) = listed.as_array().and_then(|a| a.first()) else {
+        // Several merge requests can have had this source branch: an open one is the one.
+        let open = |e: &&serde_json::Value| e["state"].as_str() == Some("opened");
+        let Some(first) = listed
+            .as_array()
+            .and_then(|a| a.iter().find(open).or_else(|| a.first()))
+        else {
             return Ok(None);
         };
         let Some(iid) = first["iid"].as_u64() else {

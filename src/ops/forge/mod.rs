@@ -82,7 +82,7 @@ pub trait Forge: Send + Sync {
     fn kind(&self) -> ForgeKind;
     /// Checks that the CLI is installed and logged in.
     fn check(&self, workdir: &Path) -> Result<(), Error>;
-    /// The request whose head is `branch`, in any state.
+    /// The request whose head is `branch`: the open one, else the newest in any state.
     fn find(&self, workdir: &Path, branch: &str) -> Result<Option<FoundPr>, Error>;
     /// Opens a request; returns its URL.
     fn create(&self, workdir: &Path, new: &NewPr) -> Result<String, Error>;
