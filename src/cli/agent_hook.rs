@@ -3,9 +3,11 @@
 Read/Edit/Write tools (see `ops::agent_hook`). It reads one hook event as JSON on
 stdin, in the harness's own shape, and answers in that harness's protocol on stdout:
 
-* Claude Code (`agent-hook claude-code`, hook events `PreToolUse`/`PostToolUse`): a
-  refusal is `hookSpecificOutput.permissionDecision: "deny"` with the reason the model
-  reads; an allowed call prints nothing (so the user's permission rules still apply).
+* Claude Code (`agent-hook claude-code`, hook events `PreToolUse`/`PostToolUse`/
+  `PostToolUseFailure`): a refusal is `hookSpecificOutput.permissionDecision: "deny"`
+  with the reason the model reads; an allowed call prints nothing (so the user's
+  permission rules still apply); a warning after the edit is `decision: "block"` with
+  its reason, which Claude Code gives the model.
 * OpenCode (`agent-hook opencode`, called by the plugin `install opencode` writes, from
   `tool.execute.before`/`after`): `{"decision": "allow" | "deny", "reason": …}`.
 
@@ -124,20 +126,23 @@ fn answer(harness: Harness, input: &str) -> Result<Option<String>, Error> {
     let repo = agent_hook::open(&event.cwd)?;
     let outcome = agent_hook::handle(&repo, &event)?;
     Ok(match harness {
-        Harness::ClaudeCode => outcome.deny.map(|reason| {
-            serde_json::json!({"hookSpecificOutput": {
+        Harness::ClaudeCode => match (outcome.deny, outcome.warn) {
+            (Some(reason), _) => Some(serde_json::json!({"hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
                 "permissionDecisionReason": reason,
-            }})
-            .to_string()
-                + "\n"
-        }),
+            }})),
+            (None, Some(reason)) => Some(serde_json::json!({"decision": "block",
+                                                           "reason": reason})),
+            (None, None) => None,
+        }
+        .map(|answer| answer.to_string() + "\n"),
         Harness::OpenCode => Some(
             match outcome.deny {
                 Some(reason) => serde_json::json!({"decision": "deny", "reason": reason}),
                 None => serde_json::json!({"decision": "allow",
-                                           "journalled": outcome.journalled}),
+                                           "journalled": outcome.journalled,
+                                           "warning": outcome.warn}),
             }
             .to_string()
                 + "\n",
@@ -171,6 +176,7 @@ fn claude_event(input: &str) -> Result<Option<HookEvent>, Error> {
     let phase = match ev.hook_event_name.as_str() {
         "PreToolUse" => Phase::Before,
         "PostToolUse" => Phase::After,
+        "PostToolUseFailure" => Phase::Failed,
         _ => return Ok(None),
     };
     let tool = match ev.tool_name.as_str() {

@@ -18,8 +18,16 @@ front end reads from the harness's protocol):
   `git astedit undo` takes it back; the session has now seen what it wrote.
 
 A file the session never read is not refused (the harness has its own read-before-write
-rule; we cannot tell what the model knows). Hooks run before and after the tool, not
-around its write: the window between the check and the write is the harness's.
+rule; we cannot tell what the model knows).
+
+Hooks run before and after the tool, not around its write, so the check and the write
+it allows are made one step by the repository lock: the before-hook takes it (waiting
+behind an apply, recovering what a killed writer left), checks, and keeps it as the
+session's *turn* past its own exit; the after-hook takes that turn back, journals and
+releases it (a failed tool's event releases it too). An apply or another session's
+edit therefore never lands between the check and the write. A turn whose after-event
+never comes ends by itself after [`TURN_BOUND`]; an after-hook that finds its turn
+ended and taken by a writer of the same path meanwhile says so to the model.
 
 [`install`] writes the harness's configuration: Claude Code's `.claude/settings.json`
 (merged: other settings and hooks are kept) or OpenCode's plugin file.
@@ -65,6 +73,8 @@ impl Harness {
 pub enum Phase {
     Before,
     After,
+    /// After the tool failed (Claude Code's `PostToolUseFailure`): nothing was written.
+    Failed,
 }
 
 /// What the tool does to the file.
@@ -101,6 +111,8 @@ pub struct HookEvent {
 pub struct Outcome {
     /// Refuse the tool call, with this reason for the model.
     pub deny: Option<String>,
+    /// After the tool: something the model must know about the write it made.
+    pub warn: Option<String>,
     /// The transaction the edit was journalled as.
     pub journalled: Option<String>,
     /// The file is not one we look after (outside the work tree, under `.git`).
@@ -125,6 +137,10 @@ struct PathState {
     /// What the file held when the session's write tool started.
     #[serde(default)]
     before: Option<Seen>,
+    /// The journal's tip when the session's write tool started (to tell, when its
+    /// turn ended early, who wrote the file meanwhile).
+    #[serde(default)]
+    journal_at: Option<String>,
 }
 
 /// Why a hook call could not be answered.
@@ -178,6 +194,10 @@ pub fn open(cwd: &Path) -> Result<Repo, Error> {
     super::session::open(cwd, false).map(|(repo, _)| repo)
 }
 
+/// How long a session's turn lasts at most between its before-hook and its
+/// after-hook (the harness's own write, and any permission prompt, happen in between).
+pub const TURN_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Answers one hook call (see the module docs).
 pub fn handle(repo: &Repo, ev: &HookEvent) -> Result<Outcome, Error> {
     let Some(path) = repo_path(repo, ev) else {
@@ -188,36 +208,132 @@ pub fn handle(repo: &Repo, ev: &HookEvent) -> Result<Outcome, Error> {
     };
     let state_file = state_path(repo, ev, &path);
     let mut state = read_state(&state_file, &path);
-    let (now, bytes) = on_disk(repo, &path)?;
     let mut out = Outcome::default();
     match (ev.phase, ev.tool) {
         (Phase::After, ToolKind::Read) => {
+            let (now, bytes) = on_disk(repo, &path)?;
             if let Some(bytes) = &bytes {
                 txn::keep_blob(repo, bytes)?;
             }
             state.seen = Some(now);
         }
-        (Phase::Before, ToolKind::Read) => return Ok(out),
-        (Phase::Before, ToolKind::Write) => {
-            if let Some(seen) = state.seen.as_ref().filter(|s| **s != now) {
-                out.deny = Some(stale_reason(&path, seen, &now));
-                return Ok(out);
-            }
-            if let Some(bytes) = &bytes {
-                txn::keep_blob(repo, bytes)?;
-            }
-            state.before = Some(now);
-        }
+        (Phase::Before | Phase::Failed, ToolKind::Read) => return Ok(out),
+        (Phase::Before, ToolKind::Write) => return before_write(repo, ev, &path, state),
         (Phase::After, ToolKind::Write) => {
+            let (lock, kept) = turn_back(repo, ev, &path)?;
+            let (now, bytes) = on_disk(repo, &path)?;
+            if !kept {
+                out.warn = written_meanwhile(repo, ev, &path, state.journal_at.as_deref());
+            }
             let before = state.before.take().or_else(|| fallback_before(repo, ev));
             if let (Some(before), Some(after)) = (before, bytes) {
-                out.journalled = journal_edit(repo, ev, &path, before, after)?;
+                out.journalled = journal_edit(repo, &lock, ev, &path, before, after)?;
             }
             state.seen = Some(now);
+            state.journal_at = None;
+        }
+        (Phase::Failed, ToolKind::Write) => {
+            // Nothing written: the turn ends, the session's view stays what it was.
+            drop(turn_back(repo, ev, &path)?);
+            state.before = None;
+            state.journal_at = None;
         }
     }
     write_state(&state_file, &state)?;
     Ok(out)
+}
+
+/// Before an agent's own write: the check, made under the repository lock, which is
+/// then kept as the session's turn until its after-hook (see the module docs).
+fn before_write(
+    repo: &Repo,
+    ev: &HookEvent,
+    path: &str,
+    mut state: PathState,
+) -> Result<Outcome, Error> {
+    let mut out = Outcome::default();
+    let lock = match txn::HookLock::take(repo) {
+        Ok((lock, _)) => lock,
+        Err(txn::Error::Locked { holder, .. }) => {
+            out.deny = Some(format!(
+                "{path} was not written: the repository stayed busy ({holder}). Nothing was \
+                 changed; make the same edit again in a few seconds."
+            ));
+            return Ok(out);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (now, bytes) = on_disk(repo, path)?;
+    if let Some(seen) = state.seen.as_ref().filter(|s| **s != now) {
+        out.deny = Some(stale_reason(path, seen, &now));
+        return Ok(out);
+    }
+    if let Some(bytes) = &bytes {
+        txn::keep_blob(repo, bytes)?;
+    }
+    state.before = Some(now);
+    state.journal_at = txn::newest(repo, 1)?.0.first().map(event_mark);
+    write_state(&state_path(repo, ev, path), &state)?;
+    lock.keep_as_turn(&turn_owner(ev), path, TURN_BOUND)?;
+    Ok(out)
+}
+
+/// Who a turn belongs to in the lock file: the harness and a digest of the session.
+fn turn_owner(ev: &HookEvent) -> String {
+    format!(
+        "{}/{}",
+        ev.harness.name(),
+        digest(&format!("{}\0{}", ev.harness.name(), ev.session))
+    )
+}
+
+/// The lock for an after-hook: the session's turn taken back (`true`), or taken anew
+/// when the turn is gone (ended at its bound, or never given).
+fn turn_back(repo: &Repo, ev: &HookEvent, path: &str) -> Result<(txn::HookLock, bool), Error> {
+    if let Some(lock) = txn::HookLock::take_back(repo, &turn_owner(ev), path)? {
+        return Ok((lock, true));
+    }
+    Ok((txn::HookLock::take(repo)?.0, false))
+}
+
+/// A journal event told apart from the others near it (kind, id and time).
+fn event_mark(e: &txn::Event) -> String {
+    format!("{}:{}:{}", e.event.as_str(), e.id, e.time)
+}
+
+/// When a session's turn ended before its after-hook: the transactions journalled on
+/// `path` since its before-hook, which its write may have overwritten, as a warning.
+fn written_meanwhile(
+    repo: &Repo,
+    ev: &HookEvent,
+    path: &str,
+    since: Option<&str>,
+) -> Option<String> {
+    let since = since?;
+    let mine = agent_name(ev);
+    let others: Vec<String> = txn::newest(repo, 200)
+        .ok()?
+        .0
+        .into_iter()
+        .take_while(|e| event_mark(e) != since)
+        .filter(|e| e.files.iter().any(|f| f == path))
+        .filter(|e| e.agent.as_deref() != Some(mine.as_str()))
+        .map(|e| {
+            let who = e.agent.as_deref().unwrap_or(e.who.as_str());
+            format!("{} {} by {who}", e.event.as_str(), e.id)
+        })
+        .collect();
+    if others.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{path}: this edit took longer than {} s between its check and its write, and \
+         meanwhile {} wrote the file ({}); the write may have replaced their change. Read \
+         {path} again and put back what is missing.",
+        TURN_BOUND.as_secs(),
+        crate::text::plural(others.len(), "transaction"),
+        others.join(", ")
+    ))
 }
 
 /// The reason a stale write is refused, for the model.
@@ -249,6 +365,7 @@ fn fallback_before(repo: &Repo, ev: &HookEvent) -> Option<Seen> {
 /// Journals the edit of `path` from `before` to `after` as an applied transaction.
 fn journal_edit(
     repo: &Repo,
+    lock: &txn::HookLock,
     ev: &HookEvent,
     path: &str,
     before: Seen,
@@ -296,7 +413,7 @@ fn journal_edit(
                                              "session": ev.session, "tool": ev.tool_name}}),
         ..PreviewMeta::default()
     };
-    Ok(Some(txn::record_applied(repo, &changes, &meta)?))
+    Ok(Some(lock.record_applied(repo, &changes, &meta)?))
 }
 
 /// The agent as the journal names it: the harness and the session, control
@@ -468,7 +585,7 @@ fn install_claude(path: &Path) -> Result<Installed, Error> {
     })
 }
 
-/// Adds the PreToolUse and PostToolUse entries that run [`CLAUDE_COMMAND`] unless an
+/// Adds the PreToolUse, PostToolUse and PostToolUseFailure entries that run [`CLAUDE_COMMAND`] unless an
 /// entry of that event already runs it. Returns whether anything was added.
 fn add_claude_hooks(settings: &mut serde_json::Value) -> Result<bool, String> {
     let root = settings
@@ -483,6 +600,7 @@ fn add_claude_hooks(settings: &mut serde_json::Value) -> Result<bool, String> {
     for (event, matcher) in [
         ("PreToolUse", "Edit|MultiEdit|Write"),
         ("PostToolUse", "Read|Edit|MultiEdit|Write"),
+        ("PostToolUseFailure", "Edit|MultiEdit|Write"),
     ] {
         let list = hooks
             .entry(event)

@@ -233,17 +233,20 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
     Ok(report)
 }
 
-/// With the lock held, a record left behind is an interrupted run that recovery could
-/// not finish (the command line runs recovery first): nothing else may write until the
-/// user resolves it.
+/// With the lock held, a record left behind is a run that was interrupted (its
+/// writer killed after the prelude of this one ran) or that ended unfinished: it is
+/// finished or rolled back here as the prelude would, and only a run that stays
+/// unfinished keeps anything else from writing until the user resolves it.
 pub(super) fn refuse_while_unfinished(repo: &Repo) -> Result<(), Error> {
-    match record::read_record(repo) {
-        Ok(None) => Ok(()),
-        Ok(Some(r)) => Err(Error::RecoveryPending {
-            op: r.op.as_str(),
-            id: r.id,
-        }),
-        Err(e) => Err(e),
+    match record::read_record(repo)? {
+        None => Ok(()),
+        Some(r) => match super::recover::roll(repo, r)? {
+            done if !done.pending() => Ok(()),
+            left => Err(Error::RecoveryPending {
+                op: left.op.as_str(),
+                id: left.id,
+            }),
+        },
     }
 }
 

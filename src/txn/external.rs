@@ -9,7 +9,8 @@ From there it is like any applied transaction: `log` shows it, `undo` takes it b
 
 The repository lock is taken for the journal write, so a recorded edit never lands in
 the middle of an apply, and none is recorded while an interrupted run waits for
-recovery.
+recovery. A hook can hold it from its check to the write it allowed ([`HookLock`]): the
+agent's write then takes its turn with applies, as theirs take turns with each other.
 */
 
 use super::apply::refuse_while_unfinished;
@@ -31,6 +32,13 @@ pub fn record_applied(
     meta: &PreviewMeta,
 ) -> Result<String, Error> {
     let lock = Lock::acquire(repo, "record")?;
+    let id = record_locked(repo, changes, meta)?;
+    drop(lock);
+    Ok(id)
+}
+
+/// [`record_applied`] with the lock held.
+fn record_locked(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<String, Error> {
     refuse_while_unfinished(repo)?;
     let mut stager = store::Stager::new(repo);
     for c in &changes.changes {
@@ -46,6 +54,53 @@ pub fn record_applied(
     event.files = files.iter().map(|f| f.path.clone()).collect();
     let commit = journal::append(repo, &event, p_id, Vec::new())?;
     journal::sync(repo, commit, &[journal::JOURNAL_REF])?;
-    drop(lock);
     Ok(id)
+}
+
+/// The repository lock as an agent hook holds it: from its check before the agent's
+/// own edit to the write that edit makes (kept as a turn in between, see
+/// [`super::lock`]), then for the journal write after it.
+pub struct HookLock(Lock);
+
+impl HookLock {
+    /// Takes the lock (waiting as [`super::set_lock_wait`] set), then finishes or
+    /// rolls back what a killed writer left, as every writer does under the lock. A
+    /// run that stays unfinished does not keep the hook from checking: it is `false`
+    /// in the second field (the journal write will refuse then).
+    pub fn take(repo: &Repo) -> Result<(HookLock, bool), Error> {
+        let lock = Lock::acquire(repo, "agent-hook")?;
+        let clear = match refuse_while_unfinished(repo) {
+            Ok(()) => true,
+            Err(Error::RecoveryPending { .. }) => false,
+            Err(e) => return Err(e),
+        };
+        Ok((HookLock(lock), clear))
+    }
+
+    /// The turn `session` was given for `path`, taken back if nobody broke it after
+    /// its deadline (see [`super::lock`]); `None` when it is gone.
+    pub fn take_back(repo: &Repo, session: &str, path: &str) -> Result<Option<HookLock>, Error> {
+        Ok(super::lock::take_back_turn(repo, session, path, "agent-hook")?.map(HookLock))
+    }
+
+    /// Leaves the lock held past this process as `session`'s turn to write `path`,
+    /// for `bound` at most.
+    pub fn keep_as_turn(
+        self,
+        session: &str,
+        path: &str,
+        bound: std::time::Duration,
+    ) -> Result<(), Error> {
+        self.0.keep_as_turn(session, path, bound)
+    }
+
+    /// [`record_applied`] under this lock.
+    pub fn record_applied(
+        &self,
+        repo: &Repo,
+        changes: &ChangeSet,
+        meta: &PreviewMeta,
+    ) -> Result<String, Error> {
+        record_locked(repo, changes, meta)
+    }
 }

@@ -1,6 +1,8 @@
 /*!
-The repository lock: `<common_dir>/astedit.lock`, created with `O_CREAT|O_EXCL` like
-git's own lockfiles, holding who took it (pid, host, boot id, process start time, time).
+The repository lock: `<common_dir>/astedit.lock`, holding who took it (pid, host, boot
+id, process start time, time). It is written under a name of its own and then
+hard-linked into place, which fails when it exists (as `O_CREAT|O_EXCL` does for git's
+own lockfiles) and never shows an empty lock, even when its taker is killed at once.
 Its holder also keeps an advisory `flock` on it for as long as it lives, which the
 kernel drops when the process dies, however it dies.
 
@@ -16,6 +18,15 @@ or another breaker) and check that the path still names that very file before it
 removes it; then it creates its own lock with `O_EXCL` like anyone else. A note goes to
 the journal with the next event. A lock it cannot judge (another host, no `/proc`, a
 file system without `flock`) is reported as stale with the command that clears it.
+
+An agent hook keeps the lock past its own process as a *turn* ([`Lock::keep_as_turn`]):
+a harness's before-edit hook takes the lock, checks the file, and leaves the lock file
+in place naming the session, the path and a deadline; the harness writes the file; its
+after-edit hook takes the same file back ([`take_back_turn`]) and removes it when done.
+So an apply never runs between a hook's check and the write it allowed. A turn's holder
+is gone when its deadline has passed (its process exited long before): a hook whose
+after-event never comes (the tool failed, the harness died) holds others up for the
+bound at most.
 */
 
 use std::io::Read;
@@ -48,6 +59,27 @@ pub(crate) struct Holder {
     /// The work tree it ran in: where recovery of an interrupted run happens.
     #[serde(default)]
     pub workdir: Option<String>,
+    /// Kept past the process as an agent hook's turn (see the module docs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<Turn>,
+}
+
+/// An agent hook's turn: whose, on what, until when.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct Turn {
+    /// Who may take it back: the harness's session, as the hook names it.
+    pub session: String,
+    /// The repository path the session is writing.
+    pub path: String,
+    /// Milliseconds since the epoch after which the turn is over.
+    pub until_ms: i64,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }
 
 impl Holder {
@@ -61,13 +93,18 @@ impl Holder {
             time: super::notes::now_secs(),
             op: op.to_string(),
             workdir: Some(workdir.display().to_string()),
+            turn: None,
         }
     }
 
     /// Whether the holder is certainly gone (false when unsure, e.g. another host).
+    /// A turn is gone when its deadline has passed.
     pub fn is_dead(&self) -> bool {
         if self.host != hostname() {
             return false;
+        }
+        if let Some(turn) = &self.turn {
+            return now_ms() > turn.until_ms;
         }
         if let (Some(then), Some(now)) = (&self.boot, boot_id()) {
             if *then != now {
@@ -86,6 +123,15 @@ impl Holder {
     }
 
     fn describe(&self) -> String {
+        if let Some(t) = &self.turn {
+            return format!(
+                "the turn of an agent's own edit of {} (agent-hook, session {}) since {}, for {} ms more at most",
+                t.path,
+                t.session,
+                crate::text::rfc3339(self.time),
+                (t.until_ms - now_ms()).max(0)
+            );
+        }
         format!(
             "{} by pid {} on {} since {}",
             self.op,
@@ -101,6 +147,10 @@ pub(crate) struct Lock {
     path: PathBuf,
     /// Open for the lock's lifetime: it carries the flock.
     file: std::fs::File,
+    /// What the file says.
+    me: Holder,
+    /// Kept as a turn: dropping it leaves the file.
+    keep: bool,
 }
 
 /// What a look at a held lock found.
@@ -111,6 +161,8 @@ enum Judged {
     Moved,
     /// Held by a live (or unknown) process.
     Held(Option<Holder>),
+    /// Held by a process that is gone, but this file system cannot break it safely.
+    Unbreakable(Holder),
 }
 
 impl Lock {
@@ -144,9 +196,7 @@ impl Lock {
                 // Released or broken under us: look again at once, a few times.
                 Judged::Moved if moved < 8 => moved += 1,
                 // A dead holder that could not be broken here is not waited for.
-                Judged::Held(Some(h)) if h.is_dead() => {
-                    return Err(locked_error(&path, Some(&h), 0))
-                }
+                Judged::Unbreakable(h) => return Err(locked_error(&path, Some(&h), 0)),
                 Judged::Moved | Judged::Held(_) if started.elapsed() + pause <= bound => {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(std::time::Duration::from_millis(100));
@@ -162,30 +212,79 @@ impl Lock {
         }
     }
 
+    /// Creates the lock at `path` holding `me`, or `None` when it exists. The file is
+    /// written (and flocked) under a name of its own first and then linked to `path`,
+    /// so the lock is never seen empty, even when its taker is killed at once (an
+    /// empty lock names nobody and could never be judged gone).
     fn try_create(path: &Path, me: &Holder) -> Result<Option<Lock>, Error> {
-        let file = match std::fs::OpenOptions::new()
+        // Held: no need to write a file to learn it (the link below decides races).
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Ok(None);
+        }
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temp = path.with_extension(format!("lock.{}.{n}.new", me.pid));
+        // A file of that name is a killed process's whose pid was reused: not live.
+        let _ = std::fs::remove_file(&temp);
+        let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(path)
-        {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
-            Err(e) => return Err(Error::io("create the lock", path)(e)),
-        };
-        // Before the contents: a breaker only tries the flock of a lock it could read.
+            .open(&temp)
+            .map_err(Error::io("create the lock", &temp))?;
+        // Before the link: a breaker only tries the flock of a lock it could read.
         // A file system without flock leaves the lock unbreakable, not unsafe.
         let _ = super::os::flock(&file, super::os::LOCK_EX | super::os::LOCK_NB);
         let body = serde_json::to_string(me).unwrap_or_default();
-        // Held from here on: a failed write drops it, which removes the file.
-        let lock = Lock {
-            path: path.to_path_buf(),
-            file,
-        };
-        (&lock.file)
+        let written = (&file)
             .write_all(body.as_bytes())
-            .and_then(|_| lock.file.sync_all())
-            .map_err(Error::io("write the lock", path))?;
-        Ok(Some(lock))
+            .and_then(|_| file.sync_all());
+        let linked = written.and_then(|_| std::fs::hard_link(&temp, path));
+        let _ = std::fs::remove_file(&temp);
+        match linked {
+            Ok(()) => Ok(Some(Lock {
+                path: path.to_path_buf(),
+                file,
+                me: me.clone(),
+                keep: false,
+            }))
+            .inspect(|_| clear_stray_temps(path)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
+            Err(e) => Err(Error::io("create the lock", path)(e)),
+        }
+    }
+
+    /// Rewrites the holder in place (the file stays the same file, so the flock and
+    /// the breakers' identity check still hold).
+    fn rewrite(&mut self, holder: Holder) -> Result<(), Error> {
+        use std::io::Seek;
+        let body = serde_json::to_string(&holder).unwrap_or_default();
+        let mut f = &self.file;
+        f.set_len(0)
+            .and_then(|_| f.seek(std::io::SeekFrom::Start(0)))
+            .and_then(|_| f.write_all(body.as_bytes()))
+            .and_then(|_| f.sync_all())
+            .map_err(Error::io("write the lock", &self.path))?;
+        self.me = holder;
+        Ok(())
+    }
+
+    /// Leaves the lock in place past this process, as `session`'s turn to write
+    /// `path`, for `bound` at most (see the module docs).
+    pub fn keep_as_turn(
+        mut self,
+        session: &str,
+        path: &str,
+        bound: std::time::Duration,
+    ) -> Result<(), Error> {
+        let mut holder = self.me.clone();
+        holder.turn = Some(Turn {
+            session: session.to_string(),
+            path: path.to_string(),
+            until_ms: now_ms().saturating_add(i64::try_from(bound.as_millis()).unwrap_or(0)),
+        });
+        self.rewrite(holder)?;
+        self.keep = true;
+        Ok(())
     }
 
     /// Who holds the lock now, if it is held and readable.
@@ -195,11 +294,90 @@ impl Lock {
     }
 }
 
+/// Takes back the turn `session` was given for `path`, if the lock file is still that
+/// turn (nobody broke it after its deadline): the lock is then this process's, until
+/// dropped. `None` when the turn is not there any more (released, or broken and maybe
+/// taken by another writer since).
+pub(crate) fn take_back_turn(
+    repo: &Repo,
+    session: &str,
+    path: &str,
+    op: &str,
+) -> Result<Option<Lock>, Error> {
+    let lock_path = Lock::path(repo);
+    let mut file = match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&lock_path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("open the lock", &lock_path)(e)),
+    };
+    let mut text = String::new();
+    let _ = file.read_to_string(&mut text);
+    let ours = serde_json::from_str::<Holder>(&text)
+        .ok()
+        .and_then(|h| h.turn)
+        .is_some_and(|t| t.session == session && t.path == path);
+    if !ours
+        || !matches!(
+            super::os::flock(&file, super::os::LOCK_EX | super::os::LOCK_NB),
+            Ok(true)
+        )
+    {
+        return Ok(None);
+    }
+    let same_file = match (file.metadata(), std::fs::symlink_metadata(&lock_path)) {
+        (Ok(a), Ok(b)) => super::os::same_file(&a, &b).unwrap_or(false),
+        _ => false,
+    };
+    if !same_file {
+        return Ok(None);
+    }
+    let me = Holder::me(op, &repo.workdir);
+    let mut lock = Lock {
+        path: lock_path,
+        file,
+        me: me.clone(),
+        keep: false,
+    };
+    lock.rewrite(me)?;
+    Ok(Some(lock))
+}
+
 impl Drop for Lock {
     fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
         // Removed while the flock is still held: a breaker that opened this file
         // finds, once it gets the flock, that the path no longer names it.
         let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Removes the files a taker of the lock killed before it linked its lock left beside
+/// `path` (`astedit.lock.<pid>.<n>.new` of a pid that is gone); called with the lock
+/// held, so no live taker's file is judged.
+fn clear_stray_temps(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return;
+    };
+    let prefix = format!("{name}.");
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|f| f.strip_suffix(".new"))
+        else {
+            continue;
+        };
+        let pid = rest.split('.').next().and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|pid| proc_start(pid).is_none() && pid != std::process::id()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -224,7 +402,7 @@ fn judge(path: &Path) -> Result<Judged, Error> {
         // Someone holds it: the holder after all (another pid namespace?) or a breaker.
         Ok(false) => return Ok(Judged::Moved),
         // No flock here: breaking could race another breaker, so it is left to the user.
-        Err(_) => return Ok(Judged::Held(Some(holder))),
+        Err(_) => return Ok(Judged::Unbreakable(holder)),
     }
     // Where identity cannot be told (no flock there either) this is not reached.
     let same_file = match (file.metadata(), std::fs::symlink_metadata(path)) {

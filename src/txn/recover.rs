@@ -106,7 +106,7 @@ pub fn abandon(repo: &Repo) -> Result<Recovery, Error> {
 
 /// Rolls `record` back (before its commit point) or forward (after it), journals
 /// what was done, and says so.
-fn roll(repo: &Repo, record: Record) -> Result<Recovery, Error> {
+pub(super) fn roll(repo: &Repo, record: Record) -> Result<Recovery, Error> {
     let (action, pass) = match record.phase {
         Phase::Prepared => {
             let notes = record::rollback(repo, &record)?;

@@ -137,6 +137,19 @@ fn a_stale_write_is_refused_and_allowed_after_a_fresh_read() {
     // After reading it again, the write goes through.
     read(&t, "s1", "src/a.rs");
     assert_eq!(pre_write(&t, "s1", "src/a.rs", "x"), None);
+    // (Its tool then fails: the turn the check gave it ends.)
+    hook(
+        &t,
+        "claude-code",
+        &claude(
+            &t,
+            "s1",
+            "PostToolUseFailure",
+            "Write",
+            json!({"file_path": abs(&t, "src/a.rs"), "content": "x"}),
+            Value::Null,
+        ),
+    );
     // A session that never read the file is not refused (the harness has its rule).
     assert_eq!(pre_write(&t, "s3", "src/a.rs", "x"), None);
     // Files outside the work tree are not ours.
@@ -364,4 +377,110 @@ fn the_opencode_plugin_runs_under_node() {
         "{log}"
     );
     assert_eq!(t.read_string("a.txt"), "two\nthree\n");
+}
+
+/// A Claude Code event for session `s`'s Edit of `src/a.rs` (one → uno).
+fn edit_event(t: &TestRepo, s: &str, event: &str) -> Value {
+    let input = json!({"file_path": abs(t, "src/a.rs"), "old_string": "one();",
+                       "new_string": "uno();", "replace_all": false});
+    let mut ev = claude(t, s, event, "Edit", input, Value::Null);
+    match event {
+        "PostToolUse" => {
+            ev["tool_response"] = json!({"filePath": abs(t, "src/a.rs"), "oldString": "one();",
+                "newString": "uno();", "originalFile": A, "structuredPatch": [],
+                "userModified": false, "replaceAll": false});
+        }
+        "PostToolUseFailure" => {
+            ev["error"] = json!("File has been modified since read");
+        }
+        _ => {}
+    }
+    ev
+}
+
+/// A preview of `src/a.rs` staged from the file as it is now: `one()` → `eins()`.
+fn stage_eins(t: &TestRepo) -> String {
+    let out = t.run(&[
+        "--json", "edit", "-p", "one()", "-r", "eins()", "--lang", "rust",
+    ]);
+    out.assert_code(0);
+    out.json()["id"].as_str().expect("id").to_string()
+}
+
+#[test]
+fn an_apply_takes_its_turn_after_a_hook_allowed_write() {
+    // The lost update the stress harness found: an apply landing between the hook's
+    // check and the write it allowed, which then overwrote the applied change.
+    let t = repo();
+    let id = stage_eins(&t);
+    read(&t, "s1", "src/a.rs");
+    let out = hook(&t, "claude-code", &edit_event(&t, "s1", "PreToolUse"));
+    assert_eq!(out.stdout, "", "allowed: {out:?}");
+    // The session's turn: an apply waits for it (a command that does not wait is
+    // told who holds the repository) and writes nothing.
+    let out = t.run(&["apply", &id, "--reason", "r"]);
+    out.assert_code(6);
+    assert!(
+        out.stderr.contains("agent-hook") && out.stderr.contains("src/a.rs"),
+        "{out:?}"
+    );
+    assert_eq!(t.read_string("src/a.rs"), A);
+    // Claude Code's Edit writes; its PostToolUse journals the edit and ends the turn.
+    t.write("src/a.rs", A.replace("one();", "uno();"));
+    hook(&t, "claude-code", &edit_event(&t, "s1", "PostToolUse"));
+    // The apply now sees the agent's write: stale, nothing overwritten.
+    t.run(&["apply", &id, "--reason", "r"]).assert_code(3);
+    assert_eq!(t.read_string("src/a.rs"), A.replace("one();", "uno();"));
+    assert!(!t.path().join(".git/astedit.lock").exists());
+    t.fsck();
+}
+
+#[test]
+fn a_failed_tool_ends_the_turn_and_journals_nothing() {
+    let t = repo();
+    let id = stage_eins(&t);
+    read(&t, "s1", "src/a.rs");
+    assert_eq!(
+        hook(&t, "claude-code", &edit_event(&t, "s1", "PreToolUse")).stdout,
+        ""
+    );
+    // Claude Code's own tool refused (the file changed since its read): it sends
+    // PostToolUseFailure; the turn ends there, not at its bound.
+    let out = hook(
+        &t,
+        "claude-code",
+        &edit_event(&t, "s1", "PostToolUseFailure"),
+    );
+    assert_eq!(out.stdout, "");
+    assert!(!t.path().join(".git/astedit.lock").exists());
+    t.run(&["apply", &id, "--reason", "r"]).assert_code(0);
+    assert_eq!(t.read_string("src/a.rs"), A.replace("one()", "eins()"));
+    let log = t.run(&["--json", "log"]).json();
+    let hooks = log["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["kind"] == "hook")
+        .count();
+    assert_eq!(hooks, 0, "{log}");
+}
+
+#[test]
+fn a_hook_finishes_a_killed_apply_before_it_checks() {
+    let t = repo();
+    let id = stage_eins(&t);
+    read(&t, "s1", "src/a.rs");
+    // An apply killed past its commit point: its lock and record stay behind.
+    t.kill_at(&["apply", &id, "--reason", "r"], "after-commit");
+    assert!(t.path().join(".git/astedit.lock").exists());
+    // The hook completes the apply first; the session's read is then stale: refused,
+    // not written over.
+    let out = hook(&t, "claude-code", &edit_event(&t, "s1", "PreToolUse"));
+    let v: Value = serde_json::from_str(&out.stdout).expect("json answer");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert_eq!(t.read_string("src/a.rs"), A.replace("one()", "eins()"));
+    let status = t.run(&["recover", "--status"]);
+    assert!(status.stdout.contains("Nothing to recover"), "{status:?}");
+    assert!(!t.path().join(".git/astedit.lock").exists());
+    t.fsck();
 }
