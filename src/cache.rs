@@ -516,8 +516,8 @@ fn stat_of(meta: &std::fs::Metadata) -> Option<gix::index::entry::Stat> {
 /// What makes index ids trustworthy for a whole index: read once per file set.
 pub struct IndexTrust {
     timestamp: gix::index::entry::stat::Time,
-    /// No `.gitattributes`, no `info/attributes`, no `core.autocrlf`: the work-tree
-    /// bytes of an unchanged file are its blob's.
+    /// No attribute source git reads and no `core.autocrlf`: the work-tree bytes of an
+    /// unchanged file are its blob's.
     unfiltered: bool,
 }
 
@@ -532,15 +532,9 @@ impl IndexTrust {
         let autocrlf = config
             .string("core.autocrlf")
             .is_some_and(|v| !v.eq_ignore_ascii_case(b"false"));
-        let info_attributes = git.git_dir().join("info").join("attributes").exists();
-        let attributes_file = config.string("core.attributesFile").is_some();
-        let gitattributes = index.entries().iter().any(|e| {
-            let p = e.path(index);
-            p == ".gitattributes" || p.ends_with(b"/.gitattributes")
-        });
         IndexTrust {
             timestamp,
-            unfiltered: !(autocrlf || info_attributes || attributes_file || gitattributes),
+            unfiltered: !(autocrlf || may_filter(git, index)),
         }
     }
 
@@ -566,6 +560,77 @@ impl IndexTrust {
             stat: entry.stat,
         })
     }
+}
+
+/// Whether any attribute source git reads at checkout exists: an attribute there can
+/// name a filter (`smudge`), `text`/`eol`, `ident` or `working-tree-encoding`, which
+/// make a file's bytes differ from its blob while its stat data match the index.
+/// Every source counts, whatever it says: a `.gitattributes` in the work tree
+/// (tracked or not) in a folder of a tracked file or above, `info/attributes`,
+/// `core.attributesFile` or the default global file (`$XDG_CONFIG_HOME/git/attributes`,
+/// `~/.config/git/attributes`), the system's `gitattributes`, and `attr.tree` /
+/// `GIT_ATTR_SOURCE`.
+fn may_filter(git: &gix::Repository, index: &gix::index::State) -> bool {
+    let config = git.config_snapshot();
+    if config.string("core.attributesFile").is_some()
+        || config.string("attr.tree").is_some()
+        || std::env::var_os("GIT_ATTR_SOURCE").is_some()
+    {
+        return true;
+    }
+    let mut files = vec![
+        git.git_dir().join("info").join("attributes"),
+        git.common_dir().join("info").join("attributes"),
+    ];
+    match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(xdg) => files.push(PathBuf::from(xdg).join("git").join("attributes")),
+        None => {
+            if let Some(home) = std::env::var_os("HOME") {
+                files.push(PathBuf::from(home).join(".config/git/attributes"));
+            }
+        }
+    }
+    if std::env::var_os("GIT_ATTR_NOSYSTEM").is_none() {
+        // `$(prefix)/etc/gitattributes` of the common git builds (asking git for its
+        // prefix would cost a process).
+        for prefix in ["/", "/usr/local", "/opt/homebrew"] {
+            files.push(Path::new(prefix).join("etc/gitattributes"));
+        }
+    }
+    if files.iter().any(|f| f.symlink_metadata().is_ok()) {
+        return true;
+    }
+    // Every folder holding a tracked file, and the folders above it: git reads a
+    // `.gitattributes` in each, tracked or not.
+    let mut folders: std::collections::BTreeSet<&[u8]> = std::collections::BTreeSet::new();
+    folders.insert(b"");
+    for entry in index.entries() {
+        let path: &[u8] = entry.path(index);
+        if path == b".gitattributes" || path.ends_with(b"/.gitattributes") {
+            return true;
+        }
+        let mut end = path.len();
+        while let Some(slash) = path[..end].iter().rposition(|b| *b == b'/') {
+            if !folders.insert(&path[..slash]) {
+                break;
+            }
+            end = slash;
+        }
+    }
+    let Some(workdir) = git.workdir() else {
+        return false;
+    };
+    folders.iter().any(|folder| {
+        let Ok(folder) = std::str::from_utf8(folder) else {
+            // Not a path we can name: assume the worst.
+            return true;
+        };
+        workdir
+            .join(folder)
+            .join(".gitattributes")
+            .symlink_metadata()
+            .is_ok()
+    })
 }
 
 /// A file's blob id: the index's when `tracked` still matches the file's stat

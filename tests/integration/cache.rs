@@ -437,3 +437,143 @@ fn a_streamed_scan_started_again_prints_each_finding_once() {
     warm.assert_code(0);
     assert_eq!(warm.stdout, cold.stdout);
 }
+
+/// Where the attributes that name a smudge filter come from (issue 35 item 4).
+#[derive(Debug, Clone, Copy)]
+enum Attributes {
+    /// A `.gitattributes` in the work tree that git does not track.
+    Untracked,
+    /// The default global file, `~/.config/git/attributes`.
+    HomeConfig,
+    /// `$XDG_CONFIG_HOME/git/attributes`.
+    XdgConfigHome,
+}
+
+/// Runs `args` (git-astedit, or git when `git`) with `env` added.
+fn run_env(repo: &TestRepo, git: bool, env: &[(String, String)], args: &[&str]) -> Output {
+    let mut cmd = if git {
+        let mut cmd = std::process::Command::new("git");
+        repo.env(&mut cmd);
+        cmd.current_dir(repo.path()).args(args);
+        cmd
+    } else {
+        repo.command(".", args)
+    };
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    crate::util::run_command(cmd)
+}
+
+/// A checkout whose files went through a smudge filter, named by attributes from
+/// `source`, after a cache was warmed on the unfiltered files: the index's stat data
+/// match the smudged files (not racy), but the blob ids name other bytes. Every cached
+/// grep, scan and edit must answer for the bytes on disk, as `--no-cache` does.
+fn filtered_checkout_is_not_answered_from_the_blob(source: Attributes) {
+    let repo = repo();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    let edits: &[&[&str]] = &[
+        &["edit", "-p", "console.log($$$A)", "-r", "log($$$A)"],
+        &["edit", "-p", "print($$$A)", "-r", "log($$$A)"],
+        &["edit", "-p", "$A == $B", "-r", "$A === $B", "src"],
+    ];
+    let cases: Vec<&[&str]> = GREPS.iter().chain(SCANS.iter()).copied().collect();
+    for args in &cases {
+        run(&repo, Some(&dir), args);
+    }
+    for args in edits {
+        edit_result(&repo, Some(&dir), args);
+    }
+    // A reversible filter: the blobs hold `console`, `print` and `==`; the checkout
+    // `konsole`, `pront` and `!=`.
+    let xdg = repo.home().join("xdg");
+    let mut env: Vec<(String, String)> = Vec::new();
+    repo.git(&[
+        "config",
+        "filter.evil.smudge",
+        "sed -e s/console/konsole/ -e s/print/pront/ -e s/==/!=/",
+    ]);
+    repo.git(&[
+        "config",
+        "filter.evil.clean",
+        "sed -e s/konsole/console/ -e s/pront/print/ -e s/!=/==/",
+    ]);
+    let rules = "*.js filter=evil\n*.py filter=evil\n";
+    let file = match source {
+        Attributes::Untracked => repo.path().join(".gitattributes"),
+        Attributes::HomeConfig => repo.home().join(".config/git/attributes"),
+        Attributes::XdgConfigHome => {
+            env.push(("XDG_CONFIG_HOME".into(), xdg.display().to_string()));
+            xdg.join("git/attributes")
+        }
+    };
+    std::fs::create_dir_all(file.parent().expect("folder")).expect("mkdir");
+    std::fs::write(&file, rules).expect("write attributes");
+    let files = ["src/a.js", "src/b.js", "lib/same.js", "tool.py"];
+    for f in files {
+        std::fs::remove_file(repo.path().join(f)).expect("rm");
+    }
+    let mut checkout = vec!["checkout", "--"];
+    checkout.extend(files);
+    run_env(&repo, true, &env, &checkout).assert_code(0);
+    assert!(
+        repo.read_string("src/a.js").contains("konsole"),
+        "{source:?}: the filter did not run"
+    );
+    // Old modification times, recorded in the index (the clean filter gives the blob
+    // back, so git takes the files as unchanged).
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for f in files {
+        std::fs::File::options()
+            .write(true)
+            .open(repo.path().join(f))
+            .expect("open")
+            .set_modified(past)
+            .expect("set mtime");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // (lib/c.js, changed in the work tree, "needs update": exit 1.)
+    let refresh = run_env(&repo, true, &env, &["update-index", "--really-refresh"]);
+    for f in files {
+        assert!(!refresh.stdout.contains(f), "{}", refresh.stdout);
+    }
+    let status = run_env(&repo, true, &env, &["status", "--porcelain"]);
+    assert!(!status.stdout.contains("src/a.js"), "{}", status.stdout);
+    let with = |dir: Option<&Path>, args: &[&str]| {
+        let mut full: Vec<String> = match dir {
+            Some(d) => vec!["--cache-dir".into(), d.display().to_string()],
+            None => vec!["--no-cache".into()],
+        };
+        full.extend(args.iter().map(|a| a.to_string()));
+        let full: Vec<&str> = full.iter().map(String::as_str).collect();
+        run_env(&repo, false, &env, &full)
+    };
+    for args in &cases {
+        let cold = with(None, args);
+        assert!(cold.code <= 1, "{args:?}: {}", cold.stderr);
+        same(&cold, &with(Some(&dir), args), &format!("{source:?}"), args);
+    }
+    for args in edits {
+        let result = |dir: Option<&Path>| {
+            let out = with(dir, args);
+            let show = run_env(&repo, false, &env, &["show"]);
+            run_env(&repo, false, &env, &["discard"]);
+            (
+                out.code,
+                out.stderr,
+                show.stdout.lines().skip(1).collect::<Vec<_>>().join("\n"),
+            )
+        };
+        assert_eq!(result(None), result(Some(&dir)), "{source:?} {args:?}");
+    }
+}
+
+#[test]
+fn an_untracked_gitattributes_filter_is_not_answered_from_the_cache() {
+    filtered_checkout_is_not_answered_from_the_blob(Attributes::Untracked);
+}
+
+#[test]
+fn a_global_attributes_filter_is_not_answered_from_the_cache() {
+    filtered_checkout_is_not_answered_from_the_blob(Attributes::HomeConfig);
+    filtered_checkout_is_not_answered_from_the_blob(Attributes::XdgConfigHome);
+}
