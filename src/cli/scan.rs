@@ -87,6 +87,11 @@ pub struct ScanArgs {
     #[arg(long, value_name = "REV")]
     pub baseline: Option<String>,
 
+    /// With --baseline and --check, --stage or --apply: fix every finding, not only the
+    /// new ones
+    #[arg(long, requires = "baseline")]
+    pub fix_all: bool,
+
     /// Scan only shard I of N (1-based), split by path the same way on every machine
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
@@ -277,7 +282,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         cache: ctx.cache.clone(),
         agent: None,
         baseline: args.baseline,
-        fix_all: false,
+        fix_all: args.fix_all,
     };
     let (repo, out) = ctx.parts()?;
     request.color = format == ScanFormat::Text && out.color();

@@ -9,6 +9,15 @@ use std::process::Stdio;
 use crate::error::Classify;
 use crate::error::Exit;
 use crate::repo::Repo;
+use crate::scan;
+use crate::scan::baseline::Key;
+use crate::scan::baseline::Matched;
+use crate::scan::baseline::State;
+use crate::scan::Finding;
+use crate::select::Origin;
+use crate::select::Proposal;
+use crate::select::Select;
+use crate::Error;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BaselineError {
@@ -230,4 +239,146 @@ pub(crate) fn git(repo: &Repo, args: &[&str]) -> Result<String, BaselineError> {
         ));
     }
     String::from_utf8(out.stdout).map_err(|e| failed(e.to_string()))
+}
+
+/// The base side of a comparison: what the rules find in the base commit's tree, and
+/// the files renamed since.
+pub struct BaseSide {
+    pub base: Base,
+    pub findings: Vec<Finding>,
+    pub renamed: HashMap<String, String>,
+}
+
+/// Runs `rules` with `opts` over the base commit's tree (its blobs through the cache,
+/// no checkout), findings only; `cached`: the renames are those staged.
+pub fn scan_base(
+    repo: &Repo,
+    rules: &scan::rules::Rules,
+    opts: &scan::Options,
+    base: Base,
+    cached: bool,
+) -> Result<BaseSide, Error> {
+    let base_opts = scan::Options {
+        tree: Some(base.tree),
+        cached: false,
+        mode: scan::Mode::Report,
+        ..opts.clone()
+    };
+    let at_base = scan::run(repo, rules, &base_opts, scan::Consume::Collect)?;
+    let renamed = renames(repo, base.commit, cached)?;
+    Ok(BaseSide {
+        base,
+        findings: at_base.findings,
+        renamed,
+    })
+}
+
+fn keys(findings: &[Finding]) -> Vec<Key> {
+    findings
+        .iter()
+        .map(|f| Key::of(&f.rule, &f.path, &f.text))
+        .collect()
+}
+
+impl BaseSide {
+    /// Each of `current` as new or unchanged, and the base's findings left absent.
+    pub fn classify(&self, current: &[Finding]) -> Matched {
+        scan::baseline::classify(&keys(current), &keys(&self.findings), &self.renamed)
+    }
+
+    /// A fixing scan that fixes only the new findings (`--check`, `--stage`,
+    /// `--apply` with `--baseline`, not `--fix-all`): the findings of every file, then
+    /// the fixes of the files with a new fixable finding, each fix of an unchanged
+    /// finding declined (it is known by its rule and the text it replaces). `select`:
+    /// a person asked about the rest (`-i`).
+    pub fn fix_new(
+        &self,
+        repo: &Repo,
+        rules: &scan::rules::Rules,
+        opts: &scan::Options,
+        select: Option<&mut dyn Select>,
+    ) -> Result<scan::ScanOutcome, Error> {
+        let report_opts = scan::Options {
+            mode: scan::Mode::Report,
+            ..opts.clone()
+        };
+        let mut found = scan::run(repo, rules, &report_opts, scan::Consume::Collect)?;
+        let matched = self.classify(&found.findings);
+        let mut decline: HashMap<Key, usize> = HashMap::new();
+        let mut to_fix = std::collections::BTreeSet::new();
+        for (f, state) in found.findings.iter().zip(&matched.current) {
+            match state {
+                State::Unchanged => {
+                    *decline
+                        .entry(Key::of(&f.rule, &f.path, &f.text))
+                        .or_default() += 1
+                }
+                State::New if f.fixable => {
+                    to_fix.insert(f.path.clone());
+                }
+                _ => {}
+            }
+        }
+        if to_fix.is_empty() {
+            found.remaining = found.findings.clone();
+            return Ok(found);
+        }
+        let fix_opts = scan::Options {
+            pathspecs: to_fix
+                .iter()
+                .map(|p| format!(":(top,literal){p}"))
+                .collect(),
+            ..opts.clone()
+        };
+        let mut keep = KeepNew {
+            decline,
+            inner: select,
+        };
+        let fixed = scan::run(repo, rules, &fix_opts, scan::Consume::Ask(&mut keep))?;
+        let mut remaining: Vec<Finding> = found
+            .findings
+            .iter()
+            .filter(|f| !to_fix.contains(&f.path))
+            .cloned()
+            .chain(fixed.remaining)
+            .collect();
+        remaining.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+        Ok(scan::ScanOutcome {
+            remaining,
+            changes: fixed.changes,
+            fixed: fixed.fixed,
+            unconverged: fixed.unconverged,
+            conflicts: fixed.conflicts,
+            ..found
+        })
+    }
+}
+
+/// Declines the fixes of unchanged findings, passing the rest on (to a person, or
+/// accepted).
+struct KeepNew<'a> {
+    decline: HashMap<Key, usize>,
+    inner: Option<&'a mut dyn Select>,
+}
+
+impl Select for KeepNew<'_> {
+    fn select(&mut self, proposal: &Proposal<'_>) -> bool {
+        if let Origin::Rule(rule) = proposal.origin {
+            let p = &proposal.change;
+            let replaced = p.text.get(p.start..p.end).unwrap_or_default();
+            let key = Key::of(rule, proposal.path, replaced);
+            if let Some(n) = self.decline.get_mut(&key).filter(|n| **n > 0) {
+                *n -= 1;
+                return false;
+            }
+        }
+        match self.inner.as_mut() {
+            Some(inner) => inner.select(proposal),
+            None => true,
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.inner.as_ref().is_some_and(|s| s.finished())
+    }
 }

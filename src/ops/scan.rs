@@ -129,14 +129,6 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
         .as_deref()
         .map(|rev| super::baseline::resolve(repo, rev))
         .transpose()?;
-    if base.is_some() && req.mode.fixing() {
-        return Err(crate::error::UsageError(
-            "--baseline reports findings; it does not combine with --check, --stage, --apply \
-             or -i yet"
-                .into(),
-        )
-        .into());
-    }
     let cache = req.cache.settings(repo);
     let asking = matches!(consumer, Consumer::Ask(_));
     // Interactive scans use no cache (a person's answers are not cached).
@@ -166,6 +158,14 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
     };
     let rows = Rows::of(repo, req, &rules);
     let scan_rules = scan_rules(&rules);
+    let base = match base {
+        Some(base) => Some(super::baseline::scan_base(
+            repo, &rules, &opts, base, req.cached,
+        )?),
+        None => None,
+    };
+    // With a base, fixes are made only for new findings, unless `--fix-all`.
+    let fix_new = base.as_ref().filter(|_| req.mode.fixing() && !req.fix_all);
     let mut ran = Ran::default();
     let outcome = match consumer {
         // A comparison needs every finding before the first is shown.
@@ -175,15 +175,19 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
             ran.streamed = Some(streamed);
             outcome
         }
-        Consumer::Collect | Consumer::Stream(_) => {
-            scan::run(repo, &rules, &opts, scan::Consume::Collect)?
-        }
+        Consumer::Collect | Consumer::Stream(_) => match fix_new {
+            Some(base) => base.fix_new(repo, &rules, &opts, None)?,
+            None => scan::run(repo, &rules, &opts, scan::Consume::Collect)?,
+        },
         Consumer::Ask(select) => {
             let mut counting = Counting {
                 inner: select,
                 offered: 0,
             };
-            let outcome = scan::run(repo, &rules, &opts, scan::Consume::Ask(&mut counting))?;
+            let outcome = match fix_new {
+                Some(base) => base.fix_new(repo, &rules, &opts, Some(&mut counting))?,
+                None => scan::run(repo, &rules, &opts, scan::Consume::Ask(&mut counting))?,
+            };
             ran.offered = Some(counting.offered);
             outcome
         }
@@ -200,10 +204,7 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
         &outcome,
         ran.offered.is_some(),
     )?;
-    let compared = match base {
-        Some(base) => Some(compare(repo, req, &rules, &opts, &outcome, base)?),
-        None => None,
-    };
+    let compared = base.map(|base| Compared::of(base, &outcome, req.mode.fixing()));
     let mut report = report(repo, req, outcome, scan_rules, notices, &rows, ran, staged);
     if let Some(compared) = compared {
         compared.mark(&mut report, &rows);
@@ -215,49 +216,34 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
 struct Compared {
     base: super::baseline::Base,
     findings: scan::baseline::Matched,
+    /// In the fix modes: the findings the fixes leave, compared the same way.
+    remaining: Option<scan::baseline::Matched>,
     /// The base's findings, and so the absent ones.
     base_findings: Vec<Finding>,
     /// Error findings among the new ones.
     new_errors: usize,
 }
 
-/// Scans the base commit's tree (its blobs through the cache, no checkout) with the
-/// same rules and options, and matches its findings with `outcome`'s.
-fn compare(
-    repo: &Repo,
-    req: &ScanRequest,
-    rules: &scan::rules::Rules,
-    opts: &scan::Options,
-    outcome: &scan::ScanOutcome,
-    base: super::baseline::Base,
-) -> Result<Compared, Error> {
-    let base_opts = scan::Options {
-        tree: Some(base.tree),
-        cached: false,
-        mode: scan::Mode::Report,
-        ..opts.clone()
-    };
-    let at_base = scan::run(repo, rules, &base_opts, scan::Consume::Collect)?;
-    let renamed = super::baseline::renames(repo, base.commit, req.cached)?;
-    let keys = |fs: &[Finding]| -> Vec<scan::baseline::Key> {
-        fs.iter()
-            .map(|f| scan::baseline::Key::of(&f.rule, &f.path, &f.text))
-            .collect()
-    };
-    let findings =
-        scan::baseline::classify(&keys(&outcome.findings), &keys(&at_base.findings), &renamed);
-    let new_errors = outcome
-        .findings
-        .iter()
-        .zip(&findings.current)
-        .filter(|(f, s)| **s == scan::baseline::State::New && f.severity == scan::Severity::Error)
-        .count();
-    Ok(Compared {
-        base,
-        findings,
-        base_findings: at_base.findings,
-        new_errors,
-    })
+impl Compared {
+    fn of(side: super::baseline::BaseSide, outcome: &scan::ScanOutcome, fixing: bool) -> Compared {
+        let findings = side.classify(&outcome.findings);
+        let remaining = fixing.then(|| side.classify(&outcome.remaining));
+        let new_errors = outcome
+            .findings
+            .iter()
+            .zip(&findings.current)
+            .filter(|(f, s)| {
+                **s == scan::baseline::State::New && f.severity == scan::Severity::Error
+            })
+            .count();
+        Compared {
+            base: side.base,
+            findings,
+            remaining,
+            base_findings: side.findings,
+            new_errors,
+        }
+    }
 }
 
 impl Compared {
@@ -266,6 +252,11 @@ impl Compared {
     fn mark(self, report: &mut ScanReport, rows: &Rows<'_>) {
         for (row, state) in report.findings.iter_mut().zip(&self.findings.current) {
             row.baseline = Some(*state);
+        }
+        if let (Some(rows), Some(matched)) = (report.remaining.as_mut(), &self.remaining) {
+            for (row, state) in rows.iter_mut().zip(&matched.current) {
+                row.baseline = Some(*state);
+            }
         }
         report.error_count = self.new_errors;
         let absent: Vec<FindingRow> = self

@@ -252,3 +252,76 @@ fn baseline_revisions_and_the_cached_side() {
     let out = repo.run(&["scan", "--baseline", "--help-me"]);
     out.assert_code(2);
 }
+
+#[test]
+fn fixes_are_made_only_for_new_findings_unless_fix_all() {
+    let repo = TestRepo::new();
+    repo.write("astedit.toml", format!("{RULES}{PRINT_RULE}"));
+    repo.write("a.py", "print(1)\n");
+    repo.write("old.py", "print(0)\n");
+    repo.commit_all("base");
+    repo.write("a.py", "print(1)\nprint(2)\nprint(1)\n");
+    // --check: the diff fixes the new print(2) and the second print(1), not the old one.
+    let out = repo.run(&["scan", "--check", "--baseline", "HEAD"]);
+    out.assert_code(1);
+    assert!(out.stdout.contains("+log(2)"), "{}", out.stdout);
+    assert!(!out.stdout.contains("-print(0)"), "{}", out.stdout);
+    assert_eq!(out.stdout.matches("+log(1)").count(), 1, "{}", out.stdout);
+    assert_eq!(out.stdout.matches("-print(1)").count(), 1, "{}", out.stdout);
+    let (_, v) = json(&repo, &["--check", "--baseline", "HEAD"]);
+    assert_eq!(counts(&v), (2, 2, 0));
+    assert_eq!(v["fixes"], 2);
+    assert_eq!(
+        states(&v, "remaining"),
+        [
+            triple("no-print", "a.py", "unchanged"),
+            triple("no-print", "old.py", "unchanged")
+        ]
+    );
+    // --fix-all: every finding's fix.
+    let (_, v) = json(&repo, &["--check", "--baseline", "HEAD", "--fix-all"]);
+    assert_eq!(v["fixes"], 4);
+    // --apply writes the two.
+    let out = repo.run(&["scan", "--apply", "--baseline", "HEAD"]);
+    out.assert_code(1);
+    assert_eq!(repo.read_string("a.py"), "print(1)\nlog(2)\nlog(1)\n");
+    assert_eq!(repo.read_string("old.py"), "print(0)\n");
+    // Only old findings left: nothing to fix, exit 0.
+    let out = repo.run(&["scan", "--check", "--baseline", "HEAD"]);
+    out.assert_code(0);
+    assert!(out.stderr.contains("No fixes needed"), "{}", out.stderr);
+}
+
+#[test]
+fn auto_is_the_merge_base_with_the_upstream_or_main() {
+    let repo = repo();
+    let fork = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write("b.py", "eval(y)\neval(q)\n");
+    repo.commit_all("feature work");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("main.py", "eval(m)\n");
+    repo.commit_all("main moves on");
+    repo.git(&["checkout", "-q", "feature"]);
+    // No upstream: the merge-base with main, named on the last line.
+    let out = repo.run(&["scan", "--baseline", "auto"]);
+    out.assert_code(1);
+    assert_eq!(out.stdout, "b.py:2:1: error[no-eval]: eval of q\n");
+    let short = &fork[..12];
+    assert!(
+        out.stderr.trim_end().ends_with(&format!(
+            "Against merge-base HEAD main ({short}): 1 new, 2 unchanged, 0 fixed."
+        )),
+        "{}",
+        out.stderr
+    );
+    let (_, v) = json(&repo, &["--baseline", "auto"]);
+    assert_eq!(v["baseline"]["commit"], fork.as_str());
+    assert_eq!(v["baseline"]["rev"], "merge-base HEAD main");
+    // An upstream comes first.
+    repo.git(&["branch", "-q", "develop", "feature"]);
+    repo.git(&["branch", "-q", "--set-upstream-to=develop"]);
+    let (_, v) = json(&repo, &["--baseline", "auto"]);
+    assert_eq!(v["baseline"]["rev"], "merge-base HEAD develop");
+    assert_eq!(counts(&v), (0, 3, 0));
+}

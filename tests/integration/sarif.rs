@@ -358,3 +358,59 @@ fn streamed_scan_json_and_sarif_equal_the_whole_report() {
     assert_eq!(text.stdout.lines().count(), 5, "{}", text.stdout);
     assert!(text.stderr.contains(&more), "{}", text.stderr);
 }
+
+/// `scan --baseline REV --format sarif`: every result has its `baselineState`, the
+/// fixed ones as `absent` results, and the log still validates.
+#[test]
+fn sarif_baseline_states_validate() {
+    let repo = repo();
+    repo.write(
+        "plain.ts",
+        "// moved down\nfunction f() {\n    console.log(1);\n  console.log(1);\n  eval(t);\n}\n",
+    );
+    let out = repo.run(&["scan", "--format", "sarif", "--baseline", "HEAD"]);
+    out.assert_code(1);
+    let v = out.json();
+    assert_valid(&v);
+    let mut states: Vec<(String, String, String)> = v["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            (
+                r["baselineState"].as_str().unwrap_or("-").to_string(),
+                percent_decode(
+                    r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                        .as_str()
+                        .unwrap_or_default(),
+                ),
+                r["locations"][0]["physicalLocation"]["region"]["snippet"]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .filter(|(_, path, _)| path == "plain.ts")
+        .collect();
+    states.sort();
+    let want = |s: &str, t: &str| (s.to_string(), "plain.ts".to_string(), t.to_string());
+    assert_eq!(
+        states,
+        [
+            want("absent", "eval(s)"),
+            want("new", "eval(t)"),
+            want("unchanged", "console.log(1)"),
+            want("unchanged", "console.log(1)"),
+        ]
+    );
+    // Every result has one, the other files' findings unchanged.
+    let results = v["runs"][0]["results"].as_array().expect("results");
+    assert!(results.iter().all(|r| r["baselineState"].is_string()));
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| r["baselineState"] == "unchanged")
+            .count(),
+        2 + 3 * 3
+    );
+}

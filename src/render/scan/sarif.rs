@@ -131,6 +131,9 @@ pub struct SarifResult {
     pub partial_fingerprints: BTreeMap<&'static str, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fixes: Vec<Fix>,
+    /// With `--baseline`: `new`, `unchanged`, or `absent` (a base finding fixed since).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_state: Option<&'static str>,
     pub properties: ResultProperties,
 }
 
@@ -232,9 +235,13 @@ pub fn log(report: &ScanReport) -> Log {
         })
         .collect();
     let rule_index = rule_index(report);
+    let absent = report.absent.as_deref().unwrap_or_default();
+    // The absent ones (with `--baseline`) after the current ones, fingerprinted among
+    // the base's findings they come from.
     let results = findings
         .iter()
         .zip(fingerprints(findings))
+        .chain(absent.iter().zip(fingerprints(absent)))
         .map(|(f, fingerprint)| result(f, fingerprint, &rule_index))
         .collect();
     let original_uri_base_ids = root
@@ -306,8 +313,10 @@ fn result(f: &FindingRow, fingerprint: String, rule_index: &HashMap<String, usiz
         fixes: f
             .fix
             .as_ref()
+            .filter(|_| f.baseline != Some(crate::scan::baseline::State::Absent))
             .map(|fix| vec![sarif_fix(&f.rule, location, fix)])
             .unwrap_or_default(),
+        baseline_state: f.baseline.map(|s| s.as_str()),
         properties: ResultProperties { fixable: f.fixable },
     }
 }
