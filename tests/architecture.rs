@@ -1094,7 +1094,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("files.rs", "collect_watched"),
     ("ops/campaign/publish.rs", "refresh_one"),
     ("ops/grep.rs", "search"),
-    ("ops/refresh/mod.rs", "rederive"),
     ("patch/resolve.rs", "resolve_one"),
     ("rewrite/nested.rs", "rewrite_nested_selecting"),
     ("scan/rules.rs", "compile"),

@@ -5,6 +5,9 @@
 
 use crate::lang::Lang;
 
+pub mod recipe;
+
+use super::recipe::Recorded;
 use super::stage::settle;
 use super::stage::Audience;
 use super::stage::Staging;
@@ -104,15 +107,13 @@ pub fn run(
     let mut meta = outcome.meta(&ops, req.lang, staging.reason.clone());
     meta.agent = staging.agent.clone();
     meta.imports = req.imports.clone();
-    super::refresh::record_edit(
-        &mut meta,
-        &req.set.pathspecs,
-        repo.prefix.as_deref().unwrap_or(""),
-        req.max_file_size,
-    );
-    if selecting {
-        super::refresh::record_selection(&mut meta);
+    recipe::EditRecipe {
+        pathspecs: req.set.pathspecs.clone(),
+        prefix: repo.prefix.clone().unwrap_or_default(),
+        max_file_size: req.max_file_size,
+        selected: selecting,
     }
+    .record(&mut meta);
     let preview = if outcome.files.is_empty() {
         None
     } else {

@@ -32,6 +32,7 @@ pub use crate::cancel;
 pub mod patch;
 pub mod pr;
 pub mod preview;
+pub mod recipe;
 pub mod recover;
 pub mod refresh;
 pub mod replace;

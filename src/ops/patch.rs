@@ -1,7 +1,10 @@
 //! `patch` (and the `apply_patch` tool): resolve a `*** Begin Patch` text against the
 //! work tree, stage it as a preview, and apply it at once when asked.
 
+pub mod recipe;
+
 use super::grep::Paths;
+use super::recipe::Recorded;
 use super::stage::settle;
 use super::stage::stage_changes;
 use super::stage::Audience;
@@ -38,7 +41,7 @@ pub fn run(repo: &Repo, req: &PatchRequest, cancel: &Cancel) -> Result<StageRepo
     let res = crate::patch::resolve_text(&req.text, &tree, &req.base)?;
     let digest = format!("{:x}", sha2::Sha256::digest(req.text.as_bytes()));
     let mut meta = preview_meta(&res, &digest, staging.reason.clone());
-    super::refresh::record_patch(&mut meta, &req.text, &req.base);
+    recipe::PatchRecipe::new(&req.text, &req.base).record(&mut meta);
     cancel.check()?;
     let preview = stage_changes(repo, &res.changes, &mut meta, staging.agent.clone())?;
     let mut diagnostics = Diagnostics::default();

@@ -5,6 +5,10 @@
 
 use std::path::PathBuf;
 
+pub mod recipe;
+
+use super::recipe::Recorded;
+
 use crate::change::RuleCount;
 use crate::repo::Repo;
 use crate::report::scan::Unconverged;
@@ -469,10 +473,7 @@ fn stage(
     }
     let mut meta = outcome.meta(plan, opts, req.reason.clone());
     meta.agent = req.agent.clone();
-    super::refresh::record_scan(&mut meta, repo, plan, &req.configs, opts);
-    if asked {
-        super::refresh::record_selection(&mut meta);
-    }
+    recipe::ScanRecipe::new(repo, plan, &req.configs, opts, asked).record(&mut meta);
     // The stager, file by file (the changes are held for the diff anyway).
     let preview = txn::stage(repo, &outcome.changes, &meta)?;
     let mut staged = Staged::default();

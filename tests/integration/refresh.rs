@@ -911,3 +911,124 @@ fn patch_refresh_goes_through_reindented_context() {
     );
     repo.fsck();
 }
+
+/// Rewrites pending preview `id` as a version before the typed recipes would have
+/// staged it: `recipe` (`None`: nothing) in place of `details.refresh`. Returns the
+/// rewritten preview's id.
+fn with_old_recipe(repo: &TestRepo, id: &str, recipe: Option<serde_json::Value>) -> String {
+    const BEGIN: &str = "--- astedit-meta v1 ---\n";
+    const END: &str = "\n--- end astedit-meta ---";
+    let commit = repo.git(&["rev-parse", &format!("refs/astedit/{id}")]);
+    let commit = commit.trim();
+    let tree = repo.git(&["rev-parse", &format!("{commit}^{{tree}}")]);
+    let parent = repo.git(&["rev-parse", &format!("{commit}^")]);
+    let message = repo.git(&["log", "-1", "--format=%B", commit]);
+    let start = message.find(BEGIN).expect("metadata block") + BEGIN.len();
+    let end = start + message[start..].find(END).expect("end of metadata");
+    let mut envelope: serde_json::Value =
+        serde_json::from_str(&message[start..end]).expect("metadata json");
+    let details = envelope["meta"]["details"]
+        .as_object_mut()
+        .expect("details");
+    match recipe {
+        Some(r) => details.insert("refresh".into(), r),
+        None => details.remove("refresh"),
+    };
+    let rewritten = format!(
+        "{}{}{}",
+        &message[..start],
+        serde_json::to_string_pretty(&envelope).expect("json"),
+        &message[end..]
+    );
+    let new = repo.git(&[
+        "commit-tree",
+        tree.trim(),
+        "-p",
+        parent.trim(),
+        "-m",
+        rewritten.trim_end(),
+    ]);
+    let new = new.trim();
+    let new_id = &new[..12];
+    repo.git(&["update-ref", &format!("refs/astedit/{new_id}"), new]);
+    repo.git(&["update-ref", "-d", &format!("refs/astedit/{id}")]);
+    new_id.to_string()
+}
+
+/// Previews staged by older versions recorded untyped recipes with fewer fields (a
+/// scan's first recipe had no file set) or none at all (an edit's): they still
+/// refresh, each missing field read as its default.
+#[test]
+fn previews_with_old_untyped_recipes_still_refresh() {
+    let repo = TestRepo::new();
+    repo.write(
+        "astedit.toml",
+        "[[rules]]\nid = \"no-bar\"\nlanguage = \"javascript\"\nrule.pattern = \"bar($A)\"\nfix = \"qux($A)\"\nmessage = \"no bar\"\nseverity = \"warning\"\n",
+    );
+    repo.write("src/a.js", "bar(1);\n\n\n\nlet x = 1;\n");
+    repo.write("lib/b.js", "foo(1, 2);\n");
+    repo.commit_all("init");
+    let out = repo.run_in("src", &["scan", "--stage", ".", "--json"]);
+    out.assert_code(0);
+    let staged = out.json()["id"].as_str().expect("id").to_string();
+    let shown = repo.run(&["show", &staged, "--json"]).json();
+    let recipe = shown["meta"]["details"]["refresh"].clone();
+    // The first scan recipes: configs, digest, rules and passes only.
+    let old = with_old_recipe(
+        &repo,
+        &staged,
+        Some(serde_json::json!({
+            "configs": recipe["configs"],
+            "rules_digest": recipe["rules_digest"],
+            "only_rules": [],
+            "max_passes": recipe["max_passes"],
+        })),
+    );
+    // A stale path re-runs the rules; --all, with no file set recorded, runs them
+    // over the whole tree from the top (what that version meant).
+    repo.write("src/a.js", "bar(1);\n\n\n\nlet x  =  1;\nbar(3);\n");
+    repo.write("lib/d.js", "bar(4);\n");
+    let v = repo.run(&["refresh", "--all", &old, "--json"]).json();
+    assert_eq!(v["state"], "refreshed", "{v}");
+    assert_eq!(v["files"][0]["path"], "lib/d.js", "{v}");
+    assert_eq!(v["newly_matching"], serde_json::json!(["lib/d.js"]), "{v}");
+    let a = v["files"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|f| f["path"] == "src/a.js")
+        .expect("src/a.js")
+        .clone();
+    assert_eq!(a["how"], "rerun", "{v}");
+    assert_eq!(a["now"], 2, "{v}");
+    let new = v["successor"].as_str().expect("successor").to_string();
+    repo.run(&["apply", &new]).assert_code(0);
+    assert_eq!(
+        repo.read_string("src/a.js"),
+        "qux(1);\n\n\n\nlet x  =  1;\nqux(3);\n"
+    );
+    assert_eq!(repo.read_string("lib/d.js"), "qux(4);\n");
+
+    // An edit staged before edits recorded anything: its ops still re-run, and
+    // --all says it took the whole work tree.
+    let out = repo.run(&["edit", "-p", "foo($A, $B)", "-r", "foo($B, $A)", "--json"]);
+    out.assert_code(0);
+    let staged = out.json()["id"].as_str().expect("id").to_string();
+    let old = with_old_recipe(&repo, &staged, None);
+    repo.write("lib/b.js", "// moved\nfoo(1, 2);\n");
+    repo.write("lib/e.js", "foo(3, 4);\n");
+    let v = repo.run(&["refresh", "--all", &old, "--json"]).json();
+    assert_eq!(v["state"], "refreshed", "{v}");
+    assert_eq!(v["newly_matching"], serde_json::json!(["lib/e.js"]), "{v}");
+    assert!(
+        v["notes"].as_array().expect("notes").iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.contains("did not record its file set"))),
+        "{v}"
+    );
+    let new = v["successor"].as_str().expect("successor").to_string();
+    repo.run(&["apply", &new]).assert_code(0);
+    assert_eq!(repo.read_string("lib/b.js"), "// moved\nfoo(2, 1);\n");
+    assert_eq!(repo.read_string("lib/e.js"), "foo(4, 3);\n");
+    repo.fsck();
+}

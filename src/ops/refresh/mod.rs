@@ -31,26 +31,26 @@ text the preview rewrites — is a conflict: the refresh refuses (exit 3,
 and nothing is staged. The old preview stays pending.
 */
 
-use std::collections::BTreeMap;
 use std::collections::BTreeSet;
-
-use crate::lang::Lang;
 
 use crate::change::FileChange;
 use crate::change::FileContent;
 use crate::change::FileMeta;
 use crate::change::FileMode;
-use crate::change::PreviewKind;
 use crate::change::PreviewMeta;
 use crate::error::Classify;
 use crate::error::Exit;
+use crate::ops::recipe::old_count;
+use crate::ops::recipe::old_flags;
+use crate::ops::recipe::ConflictFile;
+use crate::ops::recipe::Derived;
+use crate::ops::recipe::PerPath;
+use crate::ops::recipe::Stale;
 use crate::repo::Repo;
 use crate::report::RefreshFile;
 use crate::report::RefreshReport;
 use crate::report::RefreshState;
 use crate::report::Version;
-use crate::rewrite::Op;
-use crate::rewrite::Rewriter;
 use crate::txn;
 use crate::txn::refresh::Held;
 use crate::txn::ApplyOptions;
@@ -59,22 +59,11 @@ use crate::txn::Preview;
 use crate::txn::StoredEntry;
 use crate::Error;
 
-mod merge;
-mod record;
-mod run;
-mod scan;
+mod recipe;
+mod whole;
 
-pub use merge::merge3;
-pub use merge::merge3_layout;
-pub use merge::Merge3;
-pub use merge::Region;
-pub use record::record_edit;
-pub use record::record_patch;
-pub use record::record_scan;
-pub use record::record_selection;
-pub use record::DETAILS_KEY;
-use scan::rescan_all;
-use scan::ScanRules;
+pub use recipe::Recipe;
+use recipe::Rederive;
 
 /// Why a refresh or an `apply --refresh` refused.
 #[derive(Debug, thiserror::Error)]
@@ -97,8 +86,6 @@ pub enum RefreshError {
     },
     #[error("refreshing preview {0} leaves nothing to change: every file dropped out; the preview stays pending")]
     Empty(String),
-    #[error("cannot run git merge-file: {0}")]
-    MergeTool(String),
 }
 
 fn conflict_message(id: &str, files: &[ConflictFile], rederived: &[FileOutcome]) -> String {
@@ -130,7 +117,6 @@ impl Classify for RefreshError {
             RefreshError::Conflict { .. } => "refresh-conflict",
             RefreshError::Differs { .. } => "refresh-differs",
             RefreshError::Empty(_) => "refresh-empty",
-            RefreshError::MergeTool(_) => "merge-failed",
         }
     }
     fn exit(&self) -> Exit {
@@ -138,7 +124,6 @@ impl Classify for RefreshError {
             // The work tree moved on from the preview: the stale class, as apply's.
             RefreshError::Conflict { .. } | RefreshError::Differs { .. } => Exit::Stale,
             RefreshError::Empty(_) => Exit::NothingFound,
-            RefreshError::MergeTool(_) => Exit::Internal,
         }
     }
     fn hint(&self) -> Option<String> {
@@ -166,16 +151,6 @@ impl Classify for RefreshError {
             _ => None,
         }
     }
-}
-
-/// A file a refresh cannot re-derive, and where.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-pub struct ConflictFile {
-    pub path: String,
-    /// What is in the way, e.g. `edited where the preview changes it`.
-    pub why: String,
-    /// Line regions of the work-tree file (1-based, inclusive) where the edits collide.
-    pub regions: Vec<Region>,
 }
 
 /// How a path of the successor came about (a report type: `refresh --json` shows it).
@@ -311,10 +286,11 @@ pub fn report(repo: &Repo, r: &Refreshed) -> RefreshReport {
 pub fn refresh(repo: &Repo, req: &RefreshRequest) -> Result<Refreshed, Error> {
     let held = txn::refresh::hold(repo, "refresh")?;
     let old = txn::find(repo, req.id.as_deref())?;
-    if old.meta.kind == PreviewKind::Run {
-        // Its command runs without the lock; the lock is taken again for the swap.
+    let recipe = Recipe::of(&old.meta);
+    if recipe.is_whole() {
+        // Its recipe runs without the lock; the lock is taken again for the swap.
         drop(held);
-        return run::refresh(repo, old, req);
+        return whole::refresh(repo, old, recipe, req);
     }
     rederive(repo, &held, old, req)
 }
@@ -434,189 +410,7 @@ fn after_mode(e: &StoredEntry, now: FileMode) -> FileMode {
     }
 }
 
-/// One path re-derived.
-enum Derived {
-    /// New after bytes and the count of changes in them.
-    Changed {
-        after: Vec<u8>,
-        count: usize,
-        how: How,
-        flags: Vec<crate::change::FileFlag>,
-        /// Said in the file's row (e.g. that only the layout at its sites changed).
-        why: Option<String>,
-    },
-    /// No change left to make at this path.
-    Dropped(String),
-    Conflict(ConflictFile),
-}
-
-/// The edit ops recorded in a preview, and the language forced at staging.
-struct EditOps {
-    ops: Vec<Op>,
-    imports: crate::change::ImportFix,
-    forced: Option<Lang>,
-}
-
-impl EditOps {
-    fn of(meta: &PreviewMeta) -> Option<EditOps> {
-        if meta.kind != PreviewKind::Edit || meta.ops.is_empty() || record::is_selection(meta) {
-            return None;
-        }
-        let forced = match meta.ops[0].lang.as_deref() {
-            Some(l) => Some(crate::files::parse_language(l).ok()?),
-            None => None,
-        };
-        Some(EditOps {
-            ops: meta
-                .ops
-                .iter()
-                .map(|o| Op {
-                    pattern: o.pattern.clone(),
-                    rewrite: o.rewrite.clone(),
-                })
-                .collect(),
-            imports: meta.imports.clone(),
-            forced,
-        })
-    }
-
-    fn rewriter(&self, path: &str) -> Option<Rewriter> {
-        // A file that embeds the forced language (HTML under `-l js`) was edited in its
-        // embedded regions only: not re-run as a whole, merged instead.
-        if let (Some(forced), Some(own)) = (self.forced, crate::files::language_of(path)) {
-            if own != forced && crate::lang::Injection::hosts_of(forced, &[]).contains(&own) {
-                return None;
-            }
-        }
-        let lang = self.forced.or_else(|| crate::files::language_of(path))?;
-        Rewriter::for_language(&self.ops, lang, self.forced)
-            .ok()
-            .map(|r| r.with_imports(&self.imports))
-    }
-}
-
-/// The replacements a re-run made, as (op, matched text, replacement), sorted: the
-/// identity of "the same change" wherever it sits in the file.
-fn pairs(rw: &Option<crate::rewrite::FileRewrite>) -> Vec<(usize, String, String)> {
-    let mut v: Vec<(usize, String, String)> = rw
-        .iter()
-        .flat_map(|r| &r.replacements)
-        .map(|r| (r.op, r.before.clone(), r.after.clone()))
-        .collect();
-    v.sort();
-    v
-}
-
-/// Whether two re-runs' replacements are the same sites but for layout: pairwise,
-/// the matched texts and the results are the same tokens (a formatter ran between).
-fn same_sites(
-    lang: Lang,
-    now: &[(usize, String, String)],
-    then: &[(usize, String, String)],
-) -> bool {
-    let key = |v: &[(usize, String, String)]| {
-        let mut k: Vec<(usize, Vec<String>, Vec<String>)> = v
-            .iter()
-            .map(|(op, b, a)| {
-                (
-                    *op,
-                    crate::rewrite::layout_key(lang, b),
-                    crate::rewrite::layout_key(lang, a),
-                )
-            })
-            .collect();
-        k.sort();
-        k
-    };
-    now.len() == then.len() && key(now) == key(then)
-}
-
-/// Says (in the refresh's notes, and returns for the file's row) that a path was
-/// re-derived although its sites changed, because only their layout did.
-fn reformatted_note(path: &str, what: &str, notes: &mut Vec<String>) -> String {
-    let why = "only whitespace changed at the preview's sites (a formatter?); the same \
-               replacements were made on the reformatted text";
-    notes.push(format!(
-        "{}: only whitespace or formatting changed where the preview's {what} apply; re-ran \
-         them on the reformatted text",
-        crate::text::escape_line(path)
-    ));
-    why.to_string()
-}
-
-/// The old preview's count for `path`.
-fn old_count(meta: &PreviewMeta, path: &str) -> usize {
-    meta.files
-        .iter()
-        .find(|f| f.path == path)
-        .map(|f| f.count)
-        .unwrap_or(0)
-}
-
-fn old_flags(meta: &PreviewMeta, path: &str) -> Vec<crate::change::FileFlag> {
-    meta.files
-        .iter()
-        .find(|f| f.path == path)
-        .map(|f| f.flags.clone())
-        .unwrap_or_default()
-}
-
-/// A recorded patch re-resolved on the current work tree: path → (after, count).
-type Repatched = BTreeMap<String, (Option<FileContent>, usize, Vec<crate::change::FileFlag>)>;
-
-fn repatch(repo: &Repo, meta: &PreviewMeta, notes: &mut Vec<String>) -> Result<Repatched, String> {
-    let rec = meta
-        .details
-        .get(DETAILS_KEY)
-        .ok_or("the preview did not record its patch (staged by an older version)")?;
-    let text = rec
-        .get("patch")
-        .and_then(|v| v.as_str())
-        .ok_or("the preview did not record its patch")?;
-    let base = rec.get("base").and_then(|v| v.as_str()).unwrap_or("");
-    let tree = crate::patch::FsTree::for_repo(repo).map_err(|e| e.to_string())?;
-    // Re-indented context (a formatter) is placed with indentation ignored: the patch
-    // placed once already, so a unique match of the same lines is the same place.
-    let opts = crate::patch::Options { reindent: true };
-    let res = crate::patch::resolve_text_with(text, &tree, base, opts)
-        .map_err(|e| format!("the patch no longer resolves: {e}"))?;
-    // A rescue overwrites drifted lines: someone's edit there would be lost unseen.
-    if res.report.rescued() > 0 {
-        return Err(
-            "the patch resolves again only by a rescue that overwrites drifted lines".into(),
-        );
-    }
-    for op in &res.report.ops {
-        use crate::patch::Level;
-        let has = |l: Level| op.chunks.iter().any(|c| c.level == l);
-        let path = crate::text::escape_line(&op.path);
-        if has(Level::Indentation) {
-            notes.push(format!(
-                "{path}: the patch's context differs from the file only in indentation (a \
-                 formatter?); placed with indentation ignored and its added lines re-indented"
-            ));
-        } else if has(Level::TrailingWhitespace) || has(Level::UnicodeTrailingWhitespace) {
-            notes.push(format!(
-                "{path}: the patch's context differs from the file only in trailing whitespace; \
-                 the file's lines were kept"
-            ));
-        }
-    }
-    let files = super::patch::preview_meta(&res, "", None).files;
-    Ok(res
-        .changes
-        .changes
-        .into_iter()
-        .map(|c| {
-            let f = files.iter().find(|f| f.path == c.path);
-            let count = f.map(|f| f.count).unwrap_or(0);
-            let flags = f.map(|f| f.flags.clone()).unwrap_or_default();
-            (c.path, (c.after, count, flags))
-        })
-        .collect())
-}
-
-/// The refresh itself, the lock held.
+/// The refresh itself, the lock held: by the preview's recipe, path by path or whole.
 fn rederive(
     repo: &Repo,
     held: &Held,
@@ -624,168 +418,107 @@ fn rederive(
     req: &RefreshRequest,
 ) -> Result<Refreshed, Error> {
     txn::refresh::check_contained(repo, held, &old)?;
-    if old.meta.kind == PreviewKind::Run {
-        return run::rederive(repo, held, old, req);
-    }
-    let meta = &old.meta;
-    let edit_ops = EditOps::of(meta);
+    let recipe = Recipe::of(&old.meta);
+    let unit = recipe.unit();
     let mut notes = Vec::new();
-    if meta.kind == PreviewKind::Edit && record::is_selection(meta) {
-        notes.push(
-            "the preview holds a selection of the matches (-i): its changed files are merged \
-             three-way, not re-run"
-                .into(),
-        );
+    match recipe.rederive(&old.meta, &mut notes) {
+        Rederive::Whole(whole) => whole::rederive(repo, held, old, whole.as_ref(), req, unit),
+        Rederive::PerPath(kind) => {
+            let mut paths = Paths::new(repo);
+            paths.notes = notes;
+            per_path(repo, held, old, kind, paths, req, unit)
+        }
     }
-    let mut stager = txn::Stager::new(repo);
-    let mut outcomes = Vec::new();
-    let mut conflicts = Vec::new();
-    let mut new_files: Vec<FileMeta> = Vec::new();
-    let mut changed_any = false;
-    // Re-resolved once, on the first stale path, for a patch preview; the rules of a
-    // scan loaded once likewise.
-    let mut repatched: Option<Result<Repatched, String>> = None;
-    let mut scan_rules: Option<Result<ScanRules, String>> = None;
+}
 
+/// What a path-by-path refresh gathers.
+struct Paths<'a> {
+    stager: txn::Stager<'a>,
+    outcomes: Vec<FileOutcome>,
+    conflicts: Vec<ConflictFile>,
+    files: Vec<FileMeta>,
+    notes: Vec<String>,
+    /// Some path is not as the preview left its before side.
+    changed_any: bool,
+}
+
+impl<'a> Paths<'a> {
+    fn new(repo: &'a Repo) -> Paths<'a> {
+        Paths {
+            stager: txn::Stager::new(repo),
+            outcomes: Vec::new(),
+            conflicts: Vec::new(),
+            files: Vec::new(),
+            notes: Vec::new(),
+            changed_any: false,
+        }
+    }
+
+    /// A path of the successor, and its row.
+    fn add(
+        &mut self,
+        change: FileChange,
+        before: Option<usize>,
+        count: usize,
+        flags: Vec<crate::change::FileFlag>,
+        how: How,
+        why: Option<String>,
+    ) -> Result<(), Error> {
+        self.outcomes.push(FileOutcome {
+            path: change.path.clone(),
+            before,
+            now: Some(count),
+            how,
+            why,
+        });
+        self.files.push(FileMeta {
+            path: change.path.clone(),
+            count,
+            flags,
+        });
+        Ok(self.stager.add(change)?)
+    }
+}
+
+/// The path-by-path refresh: each path kept, dropped or re-derived by `kind`, and
+/// with `--all` the files the recipe changes now.
+fn per_path(
+    repo: &Repo,
+    held: &Held,
+    old: Preview,
+    mut kind: Box<dyn PerPath>,
+    mut paths: Paths<'_>,
+    req: &RefreshRequest,
+    unit: &str,
+) -> Result<Refreshed, Error> {
+    let meta = &old.meta;
     for e in &old.entries {
-        let current = read_current(repo, &e.path)?;
-        let before_count = Some(old_count(meta, &e.path));
-        let keeps_before = match (&current, e.before) {
-            (Current::Absent, None) => true,
-            (Current::File(c), Some((id, mode))) => {
-                mode == c.mode && blob_id(repo, &c.bytes)? == id
-            }
-            _ => false,
-        };
-        if keeps_before {
-            stager.add_stored(e);
-            new_files.push(FileMeta {
-                path: e.path.clone(),
-                count: old_count(meta, &e.path),
-                flags: old_flags(meta, &e.path),
-            });
-            outcomes.push(FileOutcome {
-                path: e.path.clone(),
-                before: before_count,
-                now: before_count,
-                how: How::Kept,
-                why: None,
-            });
-            continue;
-        }
-        changed_any = true;
-        let after_bytes = e.after.map(|(id, _)| txn::blob(repo, id)).transpose()?;
-        let before_bytes = e.before.map(|(id, _)| txn::blob(repo, id)).transpose()?;
-        let derived = match (&current, &before_bytes, &after_bytes) {
-            (Current::Other, ..) => Derived::Conflict(ConflictFile {
-                path: e.path.clone(),
-                why: "is no longer a file".into(),
-                regions: Vec::new(),
-            }),
-            (Current::Absent, _, None) => Derived::Dropped("already deleted".into()),
-            (Current::Absent, ..) => Derived::Dropped("deleted from the work tree".into()),
-            (Current::File(c), _, Some(after)) if &c.bytes == after => {
-                Derived::Dropped("already holds the preview's change".into())
-            }
-            (Current::File(_), None, _) => Derived::Conflict(ConflictFile {
-                path: e.path.clone(),
-                why: "exists now, and the preview adds it".into(),
-                regions: Vec::new(),
-            }),
-            (Current::File(c), Some(before), after) => derive_file(
-                repo,
-                &old,
-                e,
-                &edit_ops,
-                &mut repatched,
-                &mut scan_rules,
-                &mut notes,
-                before,
-                after.as_deref(),
-                c,
-            )?,
-        };
-        match derived {
-            Derived::Changed {
-                after,
-                count,
-                how,
-                flags,
-                why,
-            } => {
-                let Current::File(c) = current else {
-                    unreachable!("only a file is re-derived")
-                };
-                let mode = after_mode(e, c.mode);
-                stager.add(FileChange {
-                    path: e.path.clone(),
-                    before: Some(c),
-                    after: Some(FileContent { bytes: after, mode }),
-                })?;
-                new_files.push(FileMeta {
-                    path: e.path.clone(),
-                    count,
-                    flags,
-                });
-                outcomes.push(FileOutcome {
-                    path: e.path.clone(),
-                    before: before_count,
-                    now: Some(count),
-                    how,
-                    why,
-                });
-            }
-            Derived::Dropped(why) => outcomes.push(FileOutcome {
-                path: e.path.clone(),
-                before: before_count,
-                now: None,
-                how: How::Dropped,
-                why: Some(why),
-            }),
-            Derived::Conflict(c) => conflicts.push(c),
-        }
+        one_path(repo, meta, e, kind.as_mut(), &mut paths)?;
     }
     if req.all {
         let known: BTreeSet<String> = old.entries.iter().map(|e| e.path.clone()).collect();
-        let fresh = match (&edit_ops, meta.kind) {
-            (Some(ops), _) => Some(rerun_all(repo, meta, ops, &known, &mut notes)?),
-            (None, PreviewKind::Scan) => {
-                let rules = scan_rules.get_or_insert_with(|| ScanRules::of(repo, meta));
-                match rules {
-                    Ok(rules) => Some(rescan_all(repo, meta, rules, &known, &mut notes)?),
-                    Err(why) => {
-                        notes.push(format!("--all needs the recorded rules: {why}"));
-                        Some(Vec::new())
-                    }
+        match kind.all(repo, meta, &known, &mut paths.notes)? {
+            Some(fresh) => {
+                for (_, change, count, flags) in fresh {
+                    paths.changed_any = true;
+                    paths.add(change, None, count, flags, How::Rerun, None)?;
                 }
             }
-            _ => None,
-        };
-        if let Some(fresh) = fresh {
-            for (path, change, count, flags) in fresh {
-                changed_any = true;
-                stager.add(change)?;
-                new_files.push(FileMeta {
-                    path: path.clone(),
-                    count,
-                    flags,
-                });
-                outcomes.push(FileOutcome {
-                    path,
-                    before: None,
-                    now: Some(count),
-                    how: How::Rerun,
-                    why: None,
-                });
-            }
-        } else {
-            notes.push(format!(
+            None => paths.notes.push(format!(
                 "--all re-runs recorded ops or rules; a {} preview has none, so only its own \
                  files were refreshed",
                 meta.kind
-            ));
+            )),
         }
     }
+    let Paths {
+        stager,
+        mut outcomes,
+        conflicts,
+        files,
+        notes,
+        changed_any,
+    } = paths;
     outcomes.sort_by(|a, b| a.path.cmp(&b.path));
     if !conflicts.is_empty() {
         return Err(RefreshError::Conflict {
@@ -806,7 +539,7 @@ fn rederive(
     if stager.is_empty() {
         return Err(RefreshError::Empty(old.id.clone()).into());
     }
-    let new_meta = successor_meta(&old, new_files, req.agent.clone());
+    let new_meta = successor_meta(&old, files, req.agent.clone(), unit);
     let new = txn::refresh::supersede(repo, held, &old, stager, &new_meta)?;
     Ok(Refreshed {
         old,
@@ -816,286 +549,111 @@ fn rederive(
     })
 }
 
-/// Re-derives one path whose work-tree content is neither side of the preview.
-#[allow(clippy::too_many_arguments)]
-fn derive_file(
+/// One path of the old preview: kept when the work tree holds its before side,
+/// dropped when it holds the after side or nothing, else re-derived by `kind`.
+fn one_path(
     repo: &Repo,
-    old: &Preview,
-    e: &StoredEntry,
-    edit_ops: &Option<EditOps>,
-    repatched: &mut Option<Result<Repatched, String>>,
-    scan_rules: &mut Option<Result<ScanRules, String>>,
-    notes: &mut Vec<String>,
-    before: &[u8],
-    after: Option<&[u8]>,
-    current: &FileContent,
-) -> Result<Derived, Error> {
-    let meta = &old.meta;
-    let merge = |after: &[u8]| merge3_layout(before, &current.bytes, after);
-    match meta.kind {
-        PreviewKind::Edit => {
-            let (Some(ops), Some(after)) = (edit_ops, after) else {
-                return merged(e, meta, after, merge);
-            };
-            let (Some(rewriter), Ok(now_text), Ok(before_text)) = (
-                ops.rewriter(&e.path),
-                std::str::from_utf8(&current.bytes),
-                std::str::from_utf8(before),
-            ) else {
-                return merged(e, meta, Some(after), merge);
-            };
-            let (Ok(now), Ok(then)) = (rewriter.rewrite(now_text), rewriter.rewrite(before_text))
-            else {
-                return merged(e, meta, Some(after), merge);
-            };
-            let merge = merge(after)?;
-            let mut why = None;
-            if !merge.conflicts.is_empty() && pairs(&now) != pairs(&then) {
-                if !same_sites(rewriter.language(), &pairs(&now), &pairs(&then)) {
-                    return Ok(Derived::Conflict(ConflictFile {
-                        path: e.path.clone(),
-                        why: "edited where the preview changes it, and re-running the ops \
-                              there gives other replacements"
-                            .into(),
-                        regions: merge.conflicts,
-                    }));
-                }
-                why = Some(reformatted_note(&e.path, "ops", notes));
-            }
-            Ok(match now.filter(|r| r.text.as_bytes() != current.bytes) {
-                None => Derived::Dropped("the ops no longer match".into()),
-                Some(rw) => Derived::Changed {
-                    count: rw.replacements.len(),
-                    flags: rw.flags(),
-                    after: rw.text.into_bytes(),
-                    how: How::Rerun,
-                    why,
-                },
-            })
-        }
-        PreviewKind::Patch => {
-            let res = repatched.get_or_insert_with(|| {
-                let r = repatch(repo, meta, notes);
-                if let Err(why) = &r {
-                    notes.push(format!("{why}; changed files are merged three-way instead"));
-                }
-                r
-            });
-            match res {
-                Ok(map) => Ok(match map.get(&e.path) {
-                    Some((Some(a), count, flags)) => Derived::Changed {
-                        after: a.bytes.clone(),
-                        count: *count,
-                        how: How::Repatched,
-                        flags: flags.clone(),
-                        why: None,
-                    },
-                    Some((None, ..)) => Derived::Conflict(ConflictFile {
-                        path: e.path.clone(),
-                        why: "edited, and the patch deletes it".into(),
-                        regions: Vec::new(),
-                    }),
-                    None => Derived::Dropped("the patch no longer changes it".into()),
-                }),
-                Err(_) => merged(e, meta, after, merge),
-            }
-        }
-        PreviewKind::Scan => {
-            let rules = scan_rules.get_or_insert_with(|| {
-                let r = ScanRules::of(repo, meta);
-                if let Err(why) = &r {
-                    notes.push(format!("{why}; changed files are merged three-way instead"));
-                }
-                r
-            });
-            let (Ok(rules), Some(after)) = (rules, after) else {
-                return merged(e, meta, after, merge);
-            };
-            let (Ok(now_text), Ok(before_text)) = (
-                std::str::from_utf8(&current.bytes),
-                std::str::from_utf8(before),
-            ) else {
-                return merged(e, meta, Some(after), merge);
-            };
-            let (Some(now), Some(then)) = (
-                rules.run(&e.path, now_text),
-                rules.run(&e.path, before_text),
-            ) else {
-                return merged(e, meta, Some(after), merge);
-            };
-            let merge = merge(after)?;
-            let mut why = None;
-            if !merge.conflicts.is_empty() && now.pairs != then.pairs {
-                let lang = crate::files::language_of(&e.path);
-                if !lang.is_some_and(|l| same_sites(l, &now.pairs, &then.pairs)) {
-                    return Ok(Derived::Conflict(ConflictFile {
-                        path: e.path.clone(),
-                        why: "edited where the preview changes it, and re-running the rules \
-                              there gives other fixes"
-                            .into(),
-                        regions: merge.conflicts,
-                    }));
-                }
-                why = Some(reformatted_note(&e.path, "rules", notes));
-            }
-            Ok(match now.after.filter(|t| t.as_bytes() != current.bytes) {
-                None => Derived::Dropped("the rules no longer fix it".into()),
-                Some(text) => Derived::Changed {
-                    after: text.into_bytes(),
-                    count: now.count,
-                    how: How::Rerun,
-                    why,
-                    flags: now.flags.clone(),
-                },
-            })
-        }
-        // Line edits are merged three-way from the blob they were staged on.
-        // A run is re-run whole (`run::rederive`), never path by path.
-        PreviewKind::Merge
-        | PreviewKind::Lines
-        | PreviewKind::Run
-        | PreviewKind::Replace
-        | PreviewKind::Write
-        | PreviewKind::Hook => merged(e, meta, after, merge),
-    }
-}
-
-/// The three-way merge of one path, as a derived path.
-fn merged(
-    e: &StoredEntry,
     meta: &PreviewMeta,
-    after: Option<&[u8]>,
-    merge: impl FnOnce(&[u8]) -> Result<Merge3, Error>,
-) -> Result<Derived, Error> {
-    let Some(after) = after else {
-        return Ok(Derived::Conflict(ConflictFile {
+    e: &StoredEntry,
+    kind: &mut dyn PerPath,
+    paths: &mut Paths<'_>,
+) -> Result<(), Error> {
+    let current = read_current(repo, &e.path)?;
+    let before_count = Some(old_count(meta, &e.path));
+    let keeps_before = match (&current, e.before) {
+        (Current::Absent, None) => true,
+        (Current::File(c), Some((id, mode))) => mode == c.mode && blob_id(repo, &c.bytes)? == id,
+        _ => false,
+    };
+    if keeps_before {
+        paths.stager.add_stored(e);
+        paths.files.push(FileMeta {
             path: e.path.clone(),
-            why: "edited, and the preview deletes it".into(),
+            count: old_count(meta, &e.path),
+            flags: old_flags(meta, &e.path),
+        });
+        paths.outcomes.push(FileOutcome {
+            path: e.path.clone(),
+            before: before_count,
+            now: before_count,
+            how: How::Kept,
+            why: None,
+        });
+        return Ok(());
+    }
+    paths.changed_any = true;
+    let after_bytes = e.after.map(|(id, _)| txn::blob(repo, id)).transpose()?;
+    let before_bytes = e.before.map(|(id, _)| txn::blob(repo, id)).transpose()?;
+    let conflict = |why: &str| {
+        Derived::Conflict(ConflictFile {
+            path: e.path.clone(),
+            why: why.into(),
             regions: Vec::new(),
-        }));
+        })
     };
-    let m = merge(after)?;
-    if !m.conflicts.is_empty() {
-        return Ok(Derived::Conflict(ConflictFile {
+    let derived = match (&current, &before_bytes, &after_bytes) {
+        (Current::Other, ..) => conflict("is no longer a file"),
+        (Current::Absent, _, None) => Derived::Dropped("already deleted".into()),
+        (Current::Absent, ..) => Derived::Dropped("deleted from the work tree".into()),
+        (Current::File(c), _, Some(after)) if &c.bytes == after => {
+            Derived::Dropped("already holds the preview's change".into())
+        }
+        (Current::File(_), None, _) => conflict("exists now, and the preview adds it"),
+        (Current::File(c), Some(before), after) => {
+            let stale = Stale {
+                repo,
+                meta,
+                entry: e,
+                before,
+                after: after.as_deref(),
+                current: c,
+            };
+            kind.path(&stale, &mut paths.notes)?
+        }
+    };
+    match derived {
+        Derived::Changed {
+            after,
+            count,
+            how,
+            flags,
+            why,
+        } => {
+            let Current::File(c) = current else {
+                unreachable!("only a file is re-derived")
+            };
+            let mode = after_mode(e, c.mode);
+            let change = FileChange {
+                path: e.path.clone(),
+                before: Some(c),
+                after: Some(FileContent { bytes: after, mode }),
+            };
+            paths.add(change, before_count, count, flags, how, why)?;
+        }
+        Derived::Dropped(why) => paths.outcomes.push(FileOutcome {
             path: e.path.clone(),
-            why: "edited where the preview changes it (three-way merge conflict)".into(),
-            regions: m.conflicts,
-        }));
-    }
-    Ok(Derived::Changed {
-        after: m.text,
-        count: old_count(meta, &e.path),
-        how: How::Merged,
-        flags: old_flags(meta, &e.path),
-        why: m.by_layout.then(|| {
-            "only whitespace at the ends of lines changed next to the preview's change (a \
-             formatter?); merged line by line"
-                .to_string()
+            before: before_count,
+            now: None,
+            how: How::Dropped,
+            why: Some(why),
         }),
-    })
-}
-
-/// A newly matching file: its path, change, count and flags.
-type NewFile = (String, FileChange, usize, Vec<crate::change::FileFlag>);
-
-/// `refresh --all` of an edit: the ops over the file set recorded at staging, for the
-/// files not in the preview. Returns the newly matching ones.
-fn rerun_all(
-    repo: &Repo,
-    meta: &PreviewMeta,
-    ops: &EditOps,
-    known: &BTreeSet<String>,
-    notes: &mut Vec<String>,
-) -> Result<Vec<NewFile>, Error> {
-    let rec = meta.details.get(DETAILS_KEY);
-    let pathspecs: Vec<String> = rec
-        .and_then(|r| r.get("pathspecs"))
-        .and_then(|p| serde_json::from_value(p.clone()).ok())
-        .unwrap_or_default();
-    let prefix = rec
-        .and_then(|r| r.get("prefix"))
-        .and_then(|p| p.as_str())
-        .unwrap_or("");
-    let max_file_size = rec
-        .and_then(|r| r.get("max_file_size"))
-        .and_then(|m| m.as_u64())
-        .unwrap_or(crate::files::DEFAULT_MAX_FILE_SIZE);
-    if rec.is_none() {
-        notes.push(
-            "the preview did not record its file set (staged by an older version): --all \
-             re-ran over the whole work tree"
-                .into(),
-        );
+        Derived::Conflict(c) => paths.conflicts.push(c),
     }
-    // The pathspecs are relative to the folder they were typed in.
-    let at = Repo::discover_from(&repo.workdir.join(prefix))?;
-    // The project's root sgconfig.yml, as an edit run at the root reads it: its
-    // languageGlobs name the files' languages, its injections the embedding ones.
-    let language_globs = crate::scan::rules::project_language_globs(&at, None)?;
-    let set = crate::files::collect(
-        &at,
-        &crate::files::Options {
-            pathspecs,
-            lang: ops.forced,
-            max_file_size,
-            globs: Default::default(),
-            no_ignore: false,
-            language_globs,
-        },
-    )?;
-    let unknown = |files: Vec<crate::files::Candidate>| -> Vec<crate::files::Candidate> {
-        files
-            .into_iter()
-            .filter(|f| !known.contains(&f.path))
-            .collect()
-    };
-    let fresh = crate::files::FileSet {
-        files: unknown(set.files),
-        hosts: unknown(set.hosts),
-        injections: set.injections,
-        ..Default::default()
-    };
-    let outcome = crate::edit::edit(
-        repo,
-        &fresh,
-        &ops.ops,
-        &ops.imports,
-        ops.forced,
-        max_file_size,
-    )?;
-    let mut out = Vec::new();
-    for (change, edit) in outcome.changes.changes.into_iter().zip(&outcome.files) {
-        out.push((
-            change.path.clone(),
-            change,
-            edit.replacements.len(),
-            edit.flags.clone(),
-        ));
-    }
-    Ok(out)
+    Ok(())
 }
 
 /// The successor's metadata: the old one's, with the new per-file counts, the summary
 /// saying what it was refreshed from, and `details.refreshed_from`.
-pub(super) fn successor_meta(
+fn successor_meta(
     old: &Preview,
     files: Vec<FileMeta>,
     agent: Option<String>,
+    word: &str,
 ) -> PreviewMeta {
     let mut meta = old.meta.clone();
     meta.files = files;
     meta.files.sort_by(|a, b| a.path.cmp(&b.path));
     meta.replacements = meta.files.iter().map(|f| f.count).sum();
-    let word = match meta.kind {
-        PreviewKind::Edit => "replacement",
-        PreviewKind::Scan => "fix",
-        PreviewKind::Patch => "chunk",
-        PreviewKind::Merge => "change",
-        PreviewKind::Lines => "line range",
-        PreviewKind::Run => "change",
-        PreviewKind::Replace => "replacement",
-        PreviewKind::Write | PreviewKind::Hook => "file",
-    };
     meta.summary = format!(
         "{} in {} (refreshed from {})",
         crate::text::plural(meta.replacements, word),
@@ -1108,7 +666,7 @@ pub(super) fn successor_meta(
     if agent.is_some() {
         meta.agent = agent;
     }
-    record::insert_detail_at(
+    crate::ops::recipe::insert_detail_at(
         &mut meta,
         "refreshed_from",
         serde_json::Value::from(old.id.clone()),
@@ -1119,27 +677,6 @@ pub(super) fn successor_meta(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_moved_call_makes_the_same_replacements_an_edited_one_does_not() {
-        let meta = PreviewMeta {
-            ops: vec![crate::change::OpMeta {
-                pattern: "foo($A, $B)".into(),
-                rewrite: "foo($B, $A)".into(),
-                lang: None,
-            }],
-            ..PreviewMeta::default()
-        };
-        let ops = EditOps::of(&meta).expect("edit ops");
-        let rw = ops.rewriter("a.js").expect("compiles for js");
-        let run = |t: &str| pairs(&rw.rewrite(t).expect("rewrite"));
-        let before = "function h() {}\nfunction m() { foo(1, k); }\n";
-        let moved = "function m() { foo(1, k); }\n\nfunction h() {}\n";
-        let edited = "function h() {}\nfunction m() { foo(1, j); }\n";
-        assert_eq!(run(before), run(moved));
-        assert_ne!(run(before), run(edited));
-        assert!(ops.rewriter("notes.unknown-extension").is_none());
-    }
 
     #[test]
     fn same_counts_is_the_dsh_rule() {

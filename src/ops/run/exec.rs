@@ -33,15 +33,14 @@ use crate::change::FileContent;
 use crate::change::FileMode;
 use crate::error::Classify;
 use crate::error::Exit;
+use crate::ops::recipe::insert_detail_at;
+use crate::ops::recipe::Recorded;
 use crate::ops::verify;
 use crate::ops::verify::VerifyCommand;
 use crate::repo::Repo;
 use crate::report::run::RunFacts;
 use crate::Error;
 
-/// Where a preview's metadata keeps its recipe (under `details`), as every kind keeps
-/// what its refresh needs.
-const RECIPE_KEY: &str = "refresh";
 /// Where a preview's metadata keeps how its command ended (under `details`).
 const FACTS_KEY: &str = "run";
 /// Lines of output the preview's record keeps (the report keeps more).
@@ -72,24 +71,12 @@ impl Recipe {
         VerifyCommand::Argv(self.argv.clone()).display()
     }
 
-    /// The recipe a `run` preview recorded; `None` when it recorded none.
-    pub fn of(meta: &crate::change::PreviewMeta) -> Option<Recipe> {
-        let rec = meta.details.get(RECIPE_KEY)?;
-        serde_json::from_value(rec.clone()).ok()
-    }
-
     /// Records the recipe and how the command ended in `meta.details`.
-    pub fn record(&self, meta: &mut crate::change::PreviewMeta, facts: &RunFacts) {
-        let mut details = match std::mem::take(&mut meta.details) {
-            serde_json::Value::Object(map) => map,
-            _ => serde_json::Map::new(),
-        };
-        details.insert(
-            RECIPE_KEY.into(),
-            serde_json::to_value(self).unwrap_or_default(),
-        );
-        details.insert(
-            FACTS_KEY.into(),
+    pub fn record_with(&self, meta: &mut crate::change::PreviewMeta, facts: &RunFacts) {
+        self.record(meta);
+        insert_detail_at(
+            meta,
+            FACTS_KEY,
             serde_json::json!({
                 "command": facts.command,
                 "exit_code": facts.exit_code,
@@ -100,9 +87,10 @@ impl Recipe {
                 "left_out": facts.left_out,
             }),
         );
-        meta.details = serde_json::Value::Object(details);
     }
 }
+
+impl Recorded for Recipe {}
 
 /// The end of `output` a preview's record keeps: its last lines, at most 4 KiB.
 fn recorded_tail(output: &str) -> String {

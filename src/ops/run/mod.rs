@@ -28,6 +28,7 @@ use crate::report::Version;
 use crate::Error;
 
 pub mod exec;
+pub mod recipe;
 
 pub use exec::Recipe;
 pub use exec::RunError;
@@ -146,6 +147,6 @@ pub fn preview_meta(done: &exec::Executed, recipe: &Recipe, reason: Option<Strin
         files,
         ..Default::default()
     };
-    recipe.record(&mut meta, &done.facts);
+    recipe.record_with(&mut meta, &done.facts);
     meta
 }

@@ -1,7 +1,22 @@
 //! The three-way merge of one file, by `git merge-file`, and its conflict regions.
 
-use super::RefreshError;
+use crate::error::Classify;
+use crate::error::Exit;
 use crate::Error;
+
+/// `git merge-file` could not run.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot run git merge-file: {0}")]
+pub struct MergeToolError(String);
+
+impl Classify for MergeToolError {
+    fn code(&self) -> &'static str {
+        "merge-failed"
+    }
+    fn exit(&self) -> Exit {
+        Exit::Internal
+    }
+}
 
 /// Lines `start..=end` of the work-tree file; `end == start - 1` (an empty region)
 /// means the work tree removed the lines the preview changes, just before `start`.
@@ -89,9 +104,9 @@ pub fn merge3_layout(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merge3, 
 /// Merges the change base → theirs into ours with `git merge-file -p` (the same merge
 /// git uses for a conflicted file), on temporary copies.
 pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merge3, Error> {
-    let fail = |e: &dyn std::fmt::Display| RefreshError::MergeTool(e.to_string());
+    let fail = |e: &dyn std::fmt::Display| MergeToolError(e.to_string());
     let dir = tempfile::tempdir().map_err(|e| fail(&e))?;
-    let write = |name: &str, bytes: &[u8]| -> Result<std::path::PathBuf, RefreshError> {
+    let write = |name: &str, bytes: &[u8]| -> Result<std::path::PathBuf, MergeToolError> {
         let p = dir.path().join(name);
         std::fs::write(&p, bytes).map_err(|e| fail(&e))?;
         Ok(p)
@@ -122,10 +137,9 @@ pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merge3, Error> 
     match out.status.code() {
         Some(n) if (0..=127).contains(&n) => {}
         _ => {
-            return Err(RefreshError::MergeTool(
-                String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            return Err(
+                MergeToolError(String::from_utf8_lossy(&out.stderr).trim().to_string()).into(),
             )
-            .into())
         }
     }
     let conflicts = if out.status.code() == Some(0) {
