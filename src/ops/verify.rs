@@ -189,6 +189,10 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
     }
     let preview = crate::txn::find(repo, req.id.as_deref())?;
     remove_abandoned(repo);
+    // Held until the worktree is gone (dropped after it): a Ctrl-C, SIGTERM or SIGHUP
+    // kills the command's group, the worktree is removed, then the run dies of it.
+    let _stop = crate::cancel::StopSignals::catch();
+    let cancel = &cancel.or_stopped();
     let tree = Worktree::add(repo, preview.meta.base_head.as_deref())?;
     let mut files = 0;
     let mut known_dirs = std::collections::HashSet::new();
@@ -439,7 +443,8 @@ pub(super) struct Ran {
 }
 
 /// Runs `command` in `dir` with stdout and stderr into one file (no pipe to fill up),
-/// in its own process group so that a timeout or a cancel kills what it started too.
+/// in its own process group so that a timeout, a cancel or a stop signal (while the
+/// caller holds [`crate::cancel::StopSignals`]) kills what it started too.
 pub(super) fn run_command(
     dir: &Path,
     command: &VerifyCommand,
@@ -474,6 +479,9 @@ pub(super) fn run_command(
         .stderr(log.try_clone().map_err(output_failed)?);
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    // Killed along with a run that is killed outright (its group is not: the next
+    // verify removes the worktree under what is left of it).
+    crate::cancel::end_with_parent(&mut cmd, crate::cancel::ParentDeath::Kill);
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|source| VerifyError::Spawn {
         command: shown.clone(),

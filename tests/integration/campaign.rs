@@ -2431,3 +2431,59 @@ fn an_old_closed_pull_request_with_the_same_head_is_not_adopted() {
     assert_eq!(entry["pr_number"], 4);
     assert_eq!(entry["status"], "published");
 }
+
+/// Issue 35 item 8: a `campaign stage` killed outright while `git clone` runs takes
+/// the clone with it (a parent-death signal): no clone goes on to race the rerun. A
+/// stand-in `git` first on PATH holds each clone (its pid written) before the real one.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stage_killed_during_git_clone_takes_the_clone_with_it() {
+    let (w, spec) = app_world();
+    let ws = w.workspace();
+    let real = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .expect("which git");
+    let real = String::from_utf8(real.stdout).expect("utf8");
+    let pid_file = w.root.path().join("clone.pid");
+    let went_on = w.root.path().join("clone-went-on");
+    let stub = w.gh.path().join("bin/git");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = clone ]; then echo $$ > '{}'; sleep 30; : > '{}'; fi\nexec '{}' \"$@\"\n",
+            pid_file.display(),
+            went_on.display(),
+            real.trim()
+        ),
+    )
+    .expect("stub");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut child = w
+        .command(&["campaign", "stage", &spec, "--workspace", &ws])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    w.wait_for(|| std::fs::read_to_string(&pid_file).is_ok_and(|p| p.ends_with('\n')));
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    w.wait_for(|| !crate::util::process_running(pid));
+    assert!(
+        !went_on.exists(),
+        "the held clone went on after its run was killed"
+    );
+    std::fs::remove_file(&stub).expect("rm stub");
+    let out = w.run(&["--json", "campaign", "stage", &spec, "--workspace", &ws]);
+    out.assert_code(0);
+    assert_eq!(out.json()["outcomes"][0]["action"], "staged", "{out:?}");
+    assert!(Path::new(&ws)
+        .join("app/.git/astedit-campaign-clone")
+        .is_file());
+}

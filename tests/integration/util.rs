@@ -235,6 +235,23 @@ pub fn without_identity(cmd: &mut Command, home: &Path) {
     }
 }
 
+/// Whether process `pid` is running (a zombie is not: it only waits to be reaped).
+#[cfg(target_os = "linux")]
+pub fn process_running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .next()?
+                .to_string();
+            Some(state != "Z" && state != "X")
+        })
+        .unwrap_or(false)
+}
+
 /// Runs a prepared command (from [`TestRepo::command`]) without stdin.
 pub fn run_command(cmd: Command) -> Output {
     run(cmd, None)

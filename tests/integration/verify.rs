@@ -3,6 +3,8 @@
 use std::time::Duration;
 use std::time::Instant;
 
+#[cfg(target_os = "linux")]
+use crate::util::process_running as running;
 use crate::util::TestRepo;
 
 fn staged() -> TestRepo {
@@ -237,4 +239,128 @@ fn a_symlinked_base_folder_is_never_written_through() {
     }
     // Nothing applied: the user's file is as it was.
     assert_eq!(repo.read_string("lib/a.ts"), "foo(1);\n");
+}
+
+/// The running processes of process group `pgid`.
+#[cfg(target_os = "linux")]
+fn group(pgid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let rest = stat.rsplit_once(')')?.1.to_string();
+                    let fields: Vec<&str> = rest.split_whitespace().collect();
+                    Some(fields.get(2)? == &pgid.to_string().as_str())
+                })
+                .unwrap_or(false)
+        })
+        .filter(|pid| running(*pid))
+        .collect()
+}
+
+/// Waits (at most a minute) until `ready` holds.
+#[cfg(target_os = "linux")]
+#[track_caller]
+fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "waited a minute in vain for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A verify whose command writes its pid, sleeps, then writes a marker: started with
+/// its temporary folder in `scratch/tmp`; returns the child and the command's pid.
+#[cfg(target_os = "linux")]
+fn sleeping_verify(repo: &TestRepo, scratch: &std::path::Path) -> (std::process::Child, i32) {
+    let tmp = scratch.join("tmp");
+    std::fs::create_dir_all(&tmp).expect("mkdir");
+    let script = format!(
+        "echo $$ > '{}'; sleep 30; touch '{}'",
+        scratch.join("pid").display(),
+        scratch.join("marker").display()
+    );
+    let child = repo
+        .command("", &["verify", "--", "sh", "-c", &script])
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let pid_file = scratch.join("pid");
+    wait_until("the command to start", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|p| p.ends_with('\n'))
+    });
+    let pid = std::fs::read_to_string(&pid_file)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    (child, pid)
+}
+
+/// Issue 35 item 8: SIGINT (a Ctrl-C does not reach the command, which leads its own
+/// process group), SIGTERM or SIGHUP to a running `verify` kills the command with what
+/// it started, removes the worktree, and the run dies of the signal: the marker the
+/// command would write later never appears.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stop_signal_during_verify_kills_the_command_and_removes_the_worktree() {
+    use std::os::unix::process::ExitStatusExt as _;
+    for (name, number) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
+        let repo = staged();
+        let before = repo.snapshot();
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let (mut child, pid) = sleeping_verify(&repo, scratch.path());
+        assert_eq!(worktrees(&repo), 2);
+        let sent = std::process::Command::new("kill")
+            .args(["-s", name, "--", &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        let status = child.wait().expect("wait");
+        assert_eq!(status.signal(), Some(number), "SIG{name}: {status:?}");
+        // Nothing of the command's group runs: the marker can never be written.
+        wait_until("the command's group to end", || group(pid).is_empty());
+        assert!(!scratch.path().join("marker").exists(), "SIG{name}");
+        assert_eq!(worktrees(&repo), 1, "SIG{name}");
+        let left: Vec<_> = std::fs::read_dir(scratch.path().join("tmp"))
+            .expect("tmp")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "SIG{name}: {left:?}");
+        assert_eq!(repo.snapshot(), before);
+    }
+}
+
+/// Issue 35 item 8: a verify killed outright (SIGKILL: no handler runs) takes its
+/// command with it (a parent-death signal), so nothing goes on in the worktree the
+/// next verify removes.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_verify_killed_outright_takes_its_command_with_it() {
+    let repo = staged();
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let (mut child, pid) = sleeping_verify(&repo, scratch.path());
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    wait_until("the command to end", || !running(pid));
+    assert!(!scratch.path().join("marker").exists());
+    let tmp = scratch.path().join("tmp").display().to_string();
+    repo.run_with(
+        ".",
+        &["verify", "--", "true"],
+        &[("TMPDIR", tmp.as_str())],
+        None,
+    )
+    .assert_code(0);
+    assert_eq!(worktrees(&repo), 1);
 }

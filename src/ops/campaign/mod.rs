@@ -310,6 +310,9 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     ] {
         cmd.env_remove(var);
     }
+    // A `git clone` or fetch ends with a run killed outright, removing what it was
+    // making, instead of racing the rerun.
+    crate::cancel::end_with_parent(&mut cmd, crate::cancel::ParentDeath::Term);
     let out = cmd
         .args(args)
         .current_dir(dir)

@@ -224,6 +224,9 @@ pub fn execute(repo: &Repo, recipe: &Recipe, cancel: &Cancel) -> Result<Executed
     let command = recipe.display();
     verify::remove_abandoned(repo);
     let head = repo.head_commit().map(|id| id.to_string());
+    // Held until the worktree is gone, as `verify` holds it.
+    let _stop = crate::cancel::StopSignals::catch();
+    let cancel = &cancel.or_stopped();
     let tree = verify::Worktree::add(repo, head.as_deref())?;
     let snapshot = fill(repo, &tree)?;
     cancel.check()?;
