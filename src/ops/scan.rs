@@ -292,9 +292,7 @@ fn load_rules(
     cache: Option<&crate::cache::Settings>,
 ) -> Result<scan::rules::Rules, Error> {
     let mut rules = match &req.inline_rules {
-        Some(text) => {
-            scan::rules::from_text(text, scan::rules::TextFormat::Yaml, "--inline-rules")?.into()
-        }
+        Some(text) => scan::rules::from_inline(repo, text)?.into(),
         None => scan::rules::open(repo, &req.configs, cache)?,
     };
     if !req.severities.is_empty() {

@@ -1187,7 +1187,11 @@ fn compile(text: &str, lang: Lang, forced: bool) -> Result<Pattern, Error> {
         lang: lang.to_string(),
         why,
     };
-    let pattern = match Pattern::try_new(text, lang) {
+    // C#'s `await $A` is no statement alone: it is read inside one.
+    let statement = (lang == Lang::CSharp && parses_with_errors(text, lang))
+        .then(|| csharp_statement_expression(text, lang))
+        .flatten();
+    let pattern = match statement.map_or_else(|| Pattern::try_new(text, lang), Ok) {
         Ok(pattern) => pattern,
         // Several roots may only mean that this language's grammar reads the text
         // differently (`fn $F() {}` in Python): that is a language to skip.
@@ -1220,6 +1224,37 @@ fn compile(text: &str, lang: Lang, forced: bool) -> Result<Pattern, Error> {
         return Err(not_code(NotCode::Text));
     }
     Ok(pattern)
+}
+
+/// A C# expression that does not parse alone (`await $A`: without its `;`, the
+/// grammar reads `await` as a stray word and loses the rest) as the expression of the
+/// statement `TEXT;`, as ast-grep's contextual patterns take a node out of a larger
+/// piece of code. `None`: not C#, or `TEXT;` is no single expression statement either.
+fn csharp_statement_expression(text: &str, lang: Lang) -> Option<Pattern> {
+    if lang != Lang::CSharp || text.trim_end().ends_with(';') {
+        return None;
+    }
+    let context = format!("{text};");
+    let processed = lang.pre_process_pattern(&context);
+    let root = parse(&processed, lang).ok()?;
+    if has_parse_error(&root) {
+        return None;
+    }
+    let top = root.root();
+    let statements: Vec<_> = top.children().filter(|n| n.is_named()).collect();
+    let [statement] = statements.as_slice() else {
+        return None;
+    };
+    let statement = match statement.kind().as_ref() {
+        "global_statement" => statement.children().find(|n| n.is_named())?,
+        _ => statement.clone(),
+    };
+    if statement.kind() != "expression_statement" {
+        return None;
+    }
+    let expression = statement.children().find(|n| n.is_named())?;
+    let kind = expression.kind().to_string();
+    Pattern::contextual(&context, &kind, lang).ok()
 }
 
 /// Whether the pattern text names metavariables and none of them is in `defined`

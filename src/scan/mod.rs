@@ -441,7 +441,7 @@ fn scan_with(
         }
     }
     let max_passes = opts.max_passes.unwrap_or(plan.max_passes).max(1);
-    let inputs = source::collect(repo, opts, &plan.language_globs)?;
+    let inputs = source::collect(repo, opts, &plan.language_globs, plan.no_ignore)?;
     // A file's result depends on its bytes, its language, the rules that apply to it
     // (their texts, ids and severities), the mode, the pass bound and whether unused
     // suppressions are judged.

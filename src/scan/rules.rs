@@ -246,6 +246,8 @@ pub struct RuleSet {
     pub digest: [u8; 32],
     /// `languageGlobs` as written, for the plan.
     language_glob_specs: Vec<(String, Vec<String>)>,
+    /// The sgconfig's `noIgnore`: the scan reads the files git ignores too.
+    pub no_ignore: bool,
 }
 
 impl RuleSet {
@@ -280,6 +282,7 @@ impl RuleSet {
                 })
                 .collect(),
             digest: self.digest,
+            no_ignore: self.no_ignore,
         }
     }
 }
@@ -300,6 +303,9 @@ pub struct Plan {
     pub language_globs: crate::files::LanguageGlobs,
     injected: Vec<InjectedLangs>,
     pub digest: [u8; 32],
+    /// As [`RuleSet::no_ignore`].
+    #[serde(default)]
+    pub no_ignore: bool,
 }
 
 /// Which languages a `languageInjections` entry may embed in which host.
@@ -393,6 +399,37 @@ struct SgConfig {
     custom_languages: Option<Value>,
     #[serde(default)]
     language_injections: Option<Value>,
+    /// ast-grep's `--no-ignore` values, for the project (a value or a list).
+    #[serde(default)]
+    no_ignore: Option<Value>,
+}
+
+/// Reads `noIgnore`: ast-grep's `--no-ignore` values (`hidden`, `dot`, `exclude`,
+/// `global`, `parent`, `vcs`), one or a list. Whether the scan reads the files git
+/// ignores: any of the last four (git's ignore sources are not told apart, as with
+/// `grep --no-ignore`); hidden files are always read and `.ignore` files never.
+fn no_ignore(value: &Value, file: &str) -> Result<bool, Error> {
+    const VALUES: &[&str] = &["hidden", "dot", "exclude", "global", "parent", "vcs"];
+    let bad = |detail: String| Error::BadConfigFile {
+        file: file.to_string(),
+        detail: format!("noIgnore: {detail}"),
+    };
+    let items = match value {
+        Value::Seq(items) => items.clone(),
+        Value::Unit | Value::Option(None) => Vec::new(),
+        one => vec![one.clone()],
+    };
+    let mut reads_ignored = false;
+    for item in items {
+        let Value::String(name) = item else {
+            return Err(bad("expected a list of ignore kinds".into()));
+        };
+        if !VALUES.contains(&name.as_str()) {
+            return Err(bad(format!("'{name}' is not one of {}", VALUES.join(", "))));
+        }
+        reads_ignored |= !matches!(name.as_str(), "hidden" | "dot");
+    }
+    Ok(reads_ignored)
 }
 
 /// A rule document before compilation: its value and where it came from.
@@ -431,6 +468,8 @@ struct Loader<'r> {
     /// `customLanguages` left unloaded (not allowed): a rule in one is refused saying so.
     ignored_custom: Vec<String>,
     injections: Vec<Injection>,
+    /// `noIgnore` asks for the files git ignores.
+    no_ignore: bool,
 }
 
 /// Loads the rules: from `configs` when given (each a `.toml`, an `sgconfig.yml` or a
@@ -687,8 +726,27 @@ fn read<'r>(repo: &'r Repo, configs: &[PathBuf]) -> Result<Loader<'r>, Error> {
                 loader.sources.push(display(Some(repo), &path));
             }
         }
+        // Only rule files (`-r`): the project's utility rules serve them, as in
+        // ast-grep 0.51.
+        let project = configs.iter().any(|c| {
+            let name = c.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.ends_with(".toml")
+                || SGCONFIG_NAMES.contains(&name)
+                || looks_like_sgconfig(&repo.cwd.join(c))
+        });
+        if !project {
+            loader.project_utils()?;
+        }
     }
     Ok(loader)
+}
+
+/// Rules given as YAML text on the command line (`--inline-rules`), with the utility
+/// rules of the project's `sgconfig.yml` (its `utilDirs`), as in ast-grep 0.51.
+pub fn from_inline(repo: &Repo, text: &str) -> Result<RuleSet, Error> {
+    let mut loader = text_loader(Some(repo), text, TextFormat::Yaml, "--inline-rules")?;
+    loader.project_utils()?;
+    loader.finish(None)
 }
 
 /// The `languageGlobs`, `customLanguages` (loaded) and `languageInjections` of an
@@ -819,12 +877,17 @@ fn check_inside(
 /// Compiles rules given as text rather than files (tests, agents). Globs are relative to
 /// the repository root; `rule-files` and `util-dirs` need files on disk and are refused.
 pub fn from_text(text: &str, format: TextFormat, name: &str) -> Result<RuleSet, Error> {
-    text_loader(text, format, name)?.finish(None)
+    text_loader(None, text, format, name)?.finish(None)
 }
 
 /// Rules given as text, read and not compiled.
-fn text_loader(text: &str, format: TextFormat, name: &str) -> Result<Loader<'static>, Error> {
-    let mut loader = Loader::new(None);
+fn text_loader<'r>(
+    repo: Option<&'r Repo>,
+    text: &str,
+    format: TextFormat,
+    name: &str,
+) -> Result<Loader<'r>, Error> {
+    let mut loader = Loader::new(repo);
     loader.texts.push(text.to_string());
     loader.paths.push(PathBuf::new());
     loader.sources.push(name.to_string());
@@ -877,6 +940,7 @@ impl<'r> Loader<'r> {
             custom_languages: Vec::new(),
             ignored_custom: Vec::new(),
             injections: Vec::new(),
+            no_ignore: false,
         }
     }
 
@@ -906,6 +970,7 @@ impl<'r> Loader<'r> {
             custom_languages: self.custom_languages,
             ignored_custom: self.ignored_custom,
             injections: self.injections,
+            no_ignore: self.no_ignore,
         }
     }
 
@@ -1161,6 +1226,9 @@ impl<'r> Loader<'r> {
         if let Some(injections) = &parsed.language_injections {
             self.language_injections(injections, &file)?;
         }
+        if let Some(value) = &parsed.no_ignore {
+            self.no_ignore |= no_ignore(value, &file)?;
+        }
         let base = self.base_of(path);
         let dir = path.parent().unwrap_or(Path::new("."));
         for entry in &parsed.util_dirs {
@@ -1209,6 +1277,34 @@ impl<'r> Loader<'r> {
             ordinal: 0,
             base: base.to_string(),
         });
+        Ok(())
+    }
+
+    /// Notes the utility rule files of the `utilDirs` of the `sgconfig.yml` at the
+    /// repository root (none without one): for rules given without a project config.
+    fn project_utils(&mut self) -> Result<(), Error> {
+        let Some(repo) = self.repo else {
+            return Ok(());
+        };
+        let Some(path) = SGCONFIG_NAMES
+            .iter()
+            .map(|n| repo.workdir.join(n))
+            .find(|p| p.is_file())
+        else {
+            return Ok(());
+        };
+        let index = self.read(&path)?;
+        let file = display(self.repo, &path);
+        let parsed: SgConfig =
+            ast_grep_config::from_str(&self.texts[index]).map_err(|e| Error::BadConfigFile {
+                file: file.clone(),
+                detail: yaml_error(&e),
+            })?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for entry in &parsed.util_dirs {
+            check_inside(self.repo, &path, &file, "utilDirs", entry)?;
+            self.util_dir(&dir.join(entry))?;
+        }
         Ok(())
     }
 
@@ -1384,6 +1480,7 @@ impl<'r> Loader<'r> {
             warnings,
             language_globs,
             injections: self.injections,
+            no_ignore: self.no_ignore,
             // A custom language's extensions are globs too: a plan read back from the
             // cache must find those files as this run does.
             language_glob_specs: self
@@ -1887,7 +1984,7 @@ fix: $A.expect(\"b\")
 ";
 
     fn lazy(plan: Plan) -> Rules {
-        let loader = text_loader(RULES, TextFormat::Yaml, "rules.yml").expect("read");
+        let loader = text_loader(None, RULES, TextFormat::Yaml, "rules.yml").expect("read");
         Rules {
             plan,
             set: Default::default(),

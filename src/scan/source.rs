@@ -85,7 +85,12 @@ pub struct Inputs {
 }
 
 /// Lists the files of the work tree, or of the index with `opts.cached`.
-pub fn collect(repo: &Repo, opts: &Options, globs: &files::LanguageGlobs) -> Result<Inputs, Error> {
+pub fn collect(
+    repo: &Repo,
+    opts: &Options,
+    globs: &files::LanguageGlobs,
+    no_ignore: bool,
+) -> Result<Inputs, Error> {
     files::check_max_file_size(opts.max_file_size)?;
     let mut inputs = if let Some(tree) = opts.tree {
         collect_tree(repo, tree, &opts.pathspecs, globs)?
@@ -99,7 +104,7 @@ pub fn collect(repo: &Repo, opts: &Options, globs: &files::LanguageGlobs) -> Res
                 lang: None,
                 max_file_size: opts.max_file_size,
                 globs: Default::default(),
-                no_ignore: false,
+                no_ignore,
                 language_globs: globs.clone(),
             },
         )?;

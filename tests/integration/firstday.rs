@@ -372,3 +372,138 @@ fix = "let $A = $B"
     let out = repo.run(&["scan", "--min-severity", "severe"]);
     out.assert_code(2);
 }
+
+// Item 5: the sgconfig.yml key `noIgnore`, as the `--no-ignore` values.
+#[test]
+fn sgconfig_no_ignore_makes_scan_read_ignored_files() {
+    let repo = TestRepo::new();
+    repo.write("sgconfig.yml", "ruleDirs: [rules]\n");
+    repo.write(
+        "rules/p.yml",
+        "id: no-print\nlanguage: python\nseverity: error\nmessage: no print\nrule: {pattern: print($A)}\n",
+    );
+    repo.write(".gitignore", "build/\n");
+    repo.write("a.py", "print(1)\n");
+    repo.write("build/gen.py", "print(2)\n");
+    repo.commit_all("init");
+    let found = |repo: &TestRepo| -> Vec<String> {
+        let out = repo.run(&["--json", "scan"]);
+        out.assert_code(1);
+        let mut paths: Vec<String> = out.json()["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| f["path"].as_str().unwrap_or("").to_string())
+            .collect();
+        paths.sort();
+        paths
+    };
+    assert_eq!(found(&repo), ["a.py"]);
+    for value in ["[vcs]", "vcs", "[hidden, exclude]"] {
+        repo.write(
+            "sgconfig.yml",
+            format!("ruleDirs: [rules]\nnoIgnore: {value}\n"),
+        );
+        assert_eq!(found(&repo), ["a.py", "build/gen.py"], "noIgnore: {value}");
+    }
+    // hidden and dot change nothing (hidden files are always read).
+    repo.write(
+        "sgconfig.yml",
+        "ruleDirs: [rules]\nnoIgnore: [hidden, dot]\n",
+    );
+    assert_eq!(found(&repo), ["a.py"]);
+    repo.write(
+        "sgconfig.yml",
+        "ruleDirs: [rules]\nnoIgnore: [everything]\n",
+    );
+    let out = repo.run(&["--json", "scan"]);
+    out.assert_code(2);
+    let message = out.json()["error"]["message"].to_string();
+    assert!(message.contains("noIgnore: 'everything'"), "{message}");
+}
+
+// Item 5: the project's `utilDirs` serve `-r` rule files and `--inline-rules`.
+#[test]
+fn project_utils_serve_rule_files_and_inline_rules() {
+    let repo = TestRepo::new();
+    repo.write("sgconfig.yml", "ruleDirs: [rules]\nutilDirs: [utils]\n");
+    repo.write(
+        "utils/is-print.yml",
+        "id: is-print\nlanguage: python\nrule: {pattern: print($A)}\n",
+    );
+    repo.write(
+        "rules/p.yml",
+        "id: in-project\nlanguage: python\nseverity: error\nrule: {matches: is-print}\n",
+    );
+    repo.write(
+        "extra/one.yml",
+        "id: lone\nlanguage: python\nseverity: error\nmessage: lone\nrule: {matches: is-print}\n",
+    );
+    repo.write("a.py", "print(1)\nx = 2\n");
+    repo.commit_all("init");
+    let ids = |out: &crate::util::Output| -> Vec<String> {
+        out.json()["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    let out = repo.run(&["--json", "scan", "-r", "extra/one.yml"]);
+    out.assert_code(1);
+    assert_eq!(ids(&out), ["lone"], "{}", out.stdout);
+    let out = repo.run(&[
+        "--json",
+        "scan",
+        "--inline-rules",
+        "id: inline\nlanguage: python\nseverity: error\nrule: {matches: is-print}\n",
+    ]);
+    out.assert_code(1);
+    assert_eq!(ids(&out), ["inline"], "{}", out.stdout);
+    // Without the project's utils the name is unknown, as before.
+    std::fs::remove_file(repo.path().join("sgconfig.yml")).expect("rm");
+    repo.run(&["scan", "-r", "extra/one.yml"]).assert_code(2);
+}
+
+// Item 5: C#'s `await $A` is a pattern (read as the expression of `await $A;`).
+#[test]
+fn csharp_await_is_a_pattern() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.cs",
+        "class C {\n    async Task F() {\n        await G();\n        var x = await H(1);\n    }\n}\n",
+    );
+    repo.commit_all("init");
+    for args in [
+        &["grep", "-p", "await $A"][..],
+        &["grep", "-l", "cs", "-p", "await $A"][..],
+    ] {
+        let out = repo.run(args);
+        out.assert_code(0);
+        assert_eq!(
+            out.stdout, "a.cs:3:9: await G()\na.cs:4:17: await H(1)\n",
+            "{args:?}"
+        );
+    }
+    repo.run(&[
+        "edit",
+        "-p",
+        "await $A",
+        "-r",
+        "await $A.ConfigureAwait(false)",
+        "--apply",
+    ])
+    .assert_code(0);
+    assert_eq!(
+        repo.read_string("a.cs"),
+        "class C {\n    async Task F() {\n        await G().ConfigureAwait(false);\n        var x = await H(1).ConfigureAwait(false);\n    }\n}\n"
+    );
+    // A rule's pattern too.
+    repo.write(
+        "r.yml",
+        "id: aw\nlanguage: csharp\nseverity: error\nrule: {pattern: await $A}\n",
+    );
+    let out = repo.run(&["--json", "scan", "-r", "r.yml"]);
+    out.assert_code(1);
+    assert_eq!(out.json()["findings"].as_array().map(Vec::len), Some(2));
+}
