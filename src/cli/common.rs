@@ -60,6 +60,11 @@ pub struct InputArgs {
     /// read it as text), not only those whose files hold its text
     #[arg(short = 'v', long)]
     pub verbose: bool,
+
+    /// Read only the files that differ from REV (default: HEAD): modified, staged and
+    /// untracked ones; write it --changed=REV
+    #[arg(long, value_name = "REV", num_args = 0..=1, require_equals = true, default_missing_value = "HEAD")]
+    pub changed: Option<String>,
 }
 
 /// ast-grep's `--no-ignore` values.
@@ -113,7 +118,12 @@ impl InputArgs {
             globs: files::PathGlobs::new(&self.globs, &folder_prefix(repo))?,
             no_ignore,
         };
-        Ok((files::collect(repo, &opts)?, lang))
+        let mut set = files::collect(repo, &opts)?;
+        if let Some(rev) = &self.changed {
+            let changed = git_astedit::ops::baseline::changed(repo, rev, false)?;
+            set.files.retain(|f| changed.files.contains(&f.path));
+        }
+        Ok((set, lang))
     }
 }
 

@@ -92,6 +92,16 @@ pub struct ScanArgs {
     #[arg(long, requires = "baseline")]
     pub fix_all: bool,
 
+    /// Scan only the files that differ from REV (default: HEAD): modified, staged and
+    /// untracked ones (with --cached, the staged ones); write it --changed=REV
+    #[arg(long, value_name = "REV", num_args = 0..=1, require_equals = true, default_missing_value = "HEAD")]
+    pub changed: Option<String>,
+
+    /// Report only findings on lines that differ from the --changed revision (default
+    /// HEAD; with --cached, the lines being committed); fixes only for those
+    #[arg(long)]
+    pub changed_lines: bool,
+
     /// Scan only shard I of N (1-based), split by path the same way on every machine
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
@@ -283,6 +293,11 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         agent: None,
         baseline: args.baseline,
         fix_all: args.fix_all,
+        changed: match (args.changed, args.changed_lines) {
+            (None, true) => Some("HEAD".into()),
+            (changed, _) => changed,
+        },
+        changed_lines: args.changed_lines,
     };
     let (repo, out) = ctx.parts()?;
     request.color = format == ScanFormat::Text && out.color();

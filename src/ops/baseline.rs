@@ -12,7 +12,6 @@ use crate::repo::Repo;
 use crate::scan;
 use crate::scan::baseline::Key;
 use crate::scan::baseline::Matched;
-use crate::scan::baseline::State;
 use crate::scan::Finding;
 use crate::select::Origin;
 use crate::select::Proposal;
@@ -220,7 +219,12 @@ pub fn renames(
 /// Runs git in the repository; its stdout, or the failure with its stderr.
 pub(crate) fn git(repo: &Repo, args: &[&str]) -> Result<String, BaselineError> {
     let failed = |detail: String| BaselineError::Git {
-        what: args.first().copied().unwrap_or_default().to_string(),
+        what: args
+            .iter()
+            .find(|a| !a.starts_with('-') && !a.contains('='))
+            .copied()
+            .unwrap_or_default()
+            .to_string(),
         detail,
     };
     let out = Command::new("git")
@@ -285,76 +289,72 @@ impl BaseSide {
     pub fn classify(&self, current: &[Finding]) -> Matched {
         scan::baseline::classify(&keys(current), &keys(&self.findings), &self.renamed)
     }
-
-    /// A fixing scan that fixes only the new findings (`--check`, `--stage`,
-    /// `--apply` with `--baseline`, not `--fix-all`): the findings of every file, then
-    /// the fixes of the files with a new fixable finding, each fix of an unchanged
-    /// finding declined (it is known by its rule and the text it replaces). `select`:
-    /// a person asked about the rest (`-i`).
-    pub fn fix_new(
-        &self,
-        repo: &Repo,
-        rules: &scan::rules::Rules,
-        opts: &scan::Options,
-        select: Option<&mut dyn Select>,
-    ) -> Result<scan::ScanOutcome, Error> {
-        let report_opts = scan::Options {
-            mode: scan::Mode::Report,
-            ..opts.clone()
-        };
-        let mut found = scan::run(repo, rules, &report_opts, scan::Consume::Collect)?;
-        let matched = self.classify(&found.findings);
-        let mut decline: HashMap<Key, usize> = HashMap::new();
-        let mut to_fix = std::collections::BTreeSet::new();
-        for (f, state) in found.findings.iter().zip(&matched.current) {
-            match state {
-                State::Unchanged => {
-                    *decline
-                        .entry(Key::of(&f.rule, &f.path, &f.text))
-                        .or_default() += 1
-                }
-                State::New if f.fixable => {
-                    to_fix.insert(f.path.clone());
-                }
-                _ => {}
-            }
-        }
-        if to_fix.is_empty() {
-            found.remaining = found.findings.clone();
-            return Ok(found);
-        }
-        let fix_opts = scan::Options {
-            pathspecs: to_fix
-                .iter()
-                .map(|p| format!(":(top,literal){p}"))
-                .collect(),
-            ..opts.clone()
-        };
-        let mut keep = KeepNew {
-            decline,
-            inner: select,
-        };
-        let fixed = scan::run(repo, rules, &fix_opts, scan::Consume::Ask(&mut keep))?;
-        let mut remaining: Vec<Finding> = found
-            .findings
-            .iter()
-            .filter(|f| !to_fix.contains(&f.path))
-            .cloned()
-            .chain(fixed.remaining)
-            .collect();
-        remaining.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
-        Ok(scan::ScanOutcome {
-            remaining,
-            changes: fixed.changes,
-            fixed: fixed.fixed,
-            unconverged: fixed.unconverged,
-            conflicts: fixed.conflicts,
-            ..found
-        })
-    }
 }
 
-/// Declines the fixes of unchanged findings, passing the rest on (to a person, or
+/// A fixing scan that fixes only the findings `wanted` picks (`wanted` gets every
+/// finding, in order, and says yes or no to each): the findings of every file, then
+/// the fixes of the files with a wanted fixable finding, each fix of an unwanted one
+/// declined (it is known by its rule and the text it replaces). For `--baseline` (the
+/// new findings) and `--changed-lines` (those on changed lines). `select`: a person
+/// asked about the rest (`-i`).
+pub fn fix_wanted(
+    repo: &Repo,
+    rules: &scan::rules::Rules,
+    opts: &scan::Options,
+    select: Option<&mut dyn Select>,
+    wanted: &dyn Fn(&[Finding]) -> Vec<bool>,
+) -> Result<scan::ScanOutcome, Error> {
+    let report_opts = scan::Options {
+        mode: scan::Mode::Report,
+        ..opts.clone()
+    };
+    let mut found = scan::run(repo, rules, &report_opts, scan::Consume::Collect)?;
+    let mut decline: HashMap<Key, usize> = HashMap::new();
+    let mut to_fix = std::collections::BTreeSet::new();
+    for (f, wanted) in found.findings.iter().zip(wanted(&found.findings)) {
+        if !wanted {
+            *decline
+                .entry(Key::of(&f.rule, &f.path, &f.text))
+                .or_default() += 1;
+        } else if f.fixable {
+            to_fix.insert(f.path.clone());
+        }
+    }
+    if to_fix.is_empty() {
+        found.remaining = found.findings.clone();
+        return Ok(found);
+    }
+    let fix_opts = scan::Options {
+        pathspecs: to_fix
+            .iter()
+            .map(|p| format!(":(top,literal){p}"))
+            .collect(),
+        ..opts.clone()
+    };
+    let mut keep = KeepNew {
+        decline,
+        inner: select,
+    };
+    let fixed = scan::run(repo, rules, &fix_opts, scan::Consume::Ask(&mut keep))?;
+    let mut remaining: Vec<Finding> = found
+        .findings
+        .iter()
+        .filter(|f| !to_fix.contains(&f.path))
+        .cloned()
+        .chain(fixed.remaining)
+        .collect();
+    remaining.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    Ok(scan::ScanOutcome {
+        remaining,
+        changes: fixed.changes,
+        fixed: fixed.fixed,
+        unconverged: fixed.unconverged,
+        conflicts: fixed.conflicts,
+        ..found
+    })
+}
+
+/// Declines the fixes of unwanted findings, passing the rest on (to a person, or
 /// accepted).
 struct KeepNew<'a> {
     decline: HashMap<Key, usize>,
@@ -380,5 +380,104 @@ impl Select for KeepNew<'_> {
 
     fn finished(&self) -> bool {
         self.inner.as_ref().is_some_and(|s| s.finished())
+    }
+}
+
+/// What `--changed [REV]` compares: the files that differ between REV and the work
+/// tree (or the index, with `cached`).
+#[derive(Debug, Clone, Default)]
+pub struct Changed {
+    /// Modified, added, staged, deleted and (not with `cached`) untracked files.
+    pub files: std::collections::BTreeSet<String>,
+    /// Of those, the lines of each (1-based, inclusive ranges) that were added or
+    /// changed; an untracked file has all its lines.
+    pub lines: HashMap<String, Vec<(usize, usize)>>,
+}
+
+impl Changed {
+    /// Whether lines `first..=last` of `path` touch a changed line.
+    pub fn touches(&self, path: &str, first: usize, last: usize) -> bool {
+        self.lines
+            .get(path)
+            .is_some_and(|ranges| ranges.iter().any(|&(a, b)| a <= last && first <= b))
+    }
+}
+
+/// The files (and lines) that differ between `rev` and the work tree, or the index
+/// with `cached` (what is being committed).
+pub fn changed(repo: &Repo, rev: &str, cached: bool) -> Result<Changed, BaselineError> {
+    let commit = match commit_of(repo, rev) {
+        Ok(commit) => commit.to_string(),
+        // Before the first commit, everything differs from HEAD.
+        Err(_) if rev == "HEAD" && repo.head_commit().is_none() => {
+            repo.git.empty_tree().id.to_string()
+        }
+        Err(e) => return Err(e),
+    };
+    let mut args = vec![
+        "-c",
+        "core.quotePath=false",
+        "diff",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-color",
+        "--no-renames",
+        "-U0",
+    ];
+    if cached {
+        args.push("--cached");
+    }
+    args.extend([commit.as_str(), "--"]);
+    let mut out = Changed::default();
+    let mut path: Option<String> = None;
+    for line in git(repo, &args)?.lines() {
+        if let Some(name) = line.strip_prefix("+++ ") {
+            path = name.strip_prefix("b/").map(str::to_string);
+        } else if let Some(name) = line.strip_prefix("--- a/") {
+            // A deleted file has no `+++ b/` side.
+            out.files.insert(name.to_string());
+        } else if let (Some(p), Some(hunk)) = (&path, line.strip_prefix("@@ ")) {
+            out.files.insert(p.clone());
+            if let Some(range) = added_range(hunk) {
+                out.lines.entry(p.clone()).or_default().push(range);
+            }
+        }
+    }
+    if !cached {
+        let untracked = git(repo, &["ls-files", "-z", "--others", "--exclude-standard"])?;
+        for p in untracked.split('\0').filter(|p| !p.is_empty()) {
+            out.files.insert(p.to_string());
+            out.lines.insert(p.to_string(), vec![(1, usize::MAX)]);
+        }
+    }
+    Ok(out)
+}
+
+/// The new side of a `-U0` hunk header's ranges (`-3,2 +4,5 @@ …` → lines 4..=8),
+/// `None` when it adds no line.
+fn added_range(hunk: &str) -> Option<(usize, usize)> {
+    let plus = hunk.split_whitespace().find(|w| w.starts_with('+'))?;
+    let (start, count) = match plus[1..].split_once(',') {
+        Some((s, c)) => (s.parse::<usize>().ok()?, c.parse::<usize>().ok()?),
+        None => (plus[1..].parse::<usize>().ok()?, 1),
+    };
+    (count > 0).then(|| (start, start + count - 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hunk_headers_give_the_added_lines() {
+        assert_eq!(added_range("-3,2 +4,5 @@ def f():"), Some((4, 8)));
+        assert_eq!(added_range("-3 +4 @@"), Some((4, 4)));
+        assert_eq!(added_range("-3,2 +2,0 @@"), None);
+        let c = Changed {
+            files: Default::default(),
+            lines: HashMap::from([("a.py".to_string(), vec![(4, 8)])]),
+        };
+        assert!(c.touches("a.py", 8, 9) && c.touches("a.py", 1, 4));
+        assert!(!c.touches("a.py", 9, 12) && !c.touches("b.py", 1, 100));
     }
 }

@@ -271,6 +271,8 @@ pub fn stage_all(
         agent,
         baseline: None,
         fix_all: false,
+        changed: None,
+        changed_lines: false,
     };
     super::scan::run(repo, &request, super::scan::Consumer::Collect)
 }

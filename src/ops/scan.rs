@@ -74,6 +74,12 @@ pub struct ScanRequest {
     pub baseline: Option<String>,
     /// With `baseline`: fix every finding, not only the new ones (`--fix-all`).
     pub fix_all: bool,
+    /// Only the files that differ from this revision (`--changed[=REV]`): modified,
+    /// staged, deleted and untracked ones.
+    pub changed: Option<String>,
+    /// Only findings on lines that differ from `changed`'s revision (`--changed-lines`;
+    /// with `cached`, the lines being committed).
+    pub changed_lines: bool,
 }
 
 /// A severity given on the command line, as ast-grep's `--error[=RULE]` and kin.
@@ -159,28 +165,51 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
         max_passes: req.max_passes,
         cache,
         tree: None,
+        only: None,
     };
     let rows = Rows::of(repo, req, &rules);
     let scan_rules = scan_rules(&rules);
+    let changed = match &req.changed {
+        Some(rev) => Some(super::baseline::changed(repo, rev, req.cached)?),
+        None => None,
+    };
+    let mut opts = opts;
+    opts.only = changed
+        .as_ref()
+        .map(|c| std::sync::Arc::new(c.files.clone()));
     let base = match base {
         Some(base) => Some(super::baseline::scan_base(
             repo, &rules, &opts, base, req.cached,
         )?),
         None => None,
     };
-    // With a base, fixes are made only for new findings, unless `--fix-all`.
-    let fix_new = base.as_ref().filter(|_| req.mode.fixing() && !req.fix_all);
+    let lines = changed.as_ref().filter(|_| req.changed_lines);
+    // Fixes only for new findings (unless `--fix-all`) and those on changed lines.
+    let wanted = |fs: &[Finding]| -> Vec<bool> {
+        let states = base.as_ref().map(|b| b.classify(fs).current);
+        fs.iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let new = states
+                    .as_ref()
+                    .is_none_or(|s| req.fix_all || s[i] == scan::baseline::State::New);
+                new && lines.is_none_or(|c| c.touches(&f.path, f.line, f.end_line))
+            })
+            .collect()
+    };
+    let fix_new = (req.mode.fixing() && ((base.is_some() && !req.fix_all) || lines.is_some()))
+        .then_some(&wanted);
     let mut ran = Ran::default();
     let outcome = match consumer {
         // A comparison needs every finding before the first is shown.
-        Consumer::Stream(sink) if !req.mode.fixing() && base.is_none() => {
+        Consumer::Stream(sink) if !req.mode.fixing() && base.is_none() && lines.is_none() => {
             let head = head_report(repo, req, scan_rules.clone(), notices.clone());
             let (outcome, streamed) = stream(repo, req, &rules, &opts, &rows, &head, sink)?;
             ran.streamed = Some(streamed);
             outcome
         }
         Consumer::Collect | Consumer::Stream(_) => match fix_new {
-            Some(base) => base.fix_new(repo, &rules, &opts, None)?,
+            Some(wanted) => super::baseline::fix_wanted(repo, &rules, &opts, None, wanted)?,
             None => scan::run(repo, &rules, &opts, scan::Consume::Collect)?,
         },
         Consumer::Ask(select) => {
@@ -189,7 +218,9 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
                 offered: 0,
             };
             let outcome = match fix_new {
-                Some(base) => base.fix_new(repo, &rules, &opts, Some(&mut counting))?,
+                Some(wanted) => {
+                    super::baseline::fix_wanted(repo, &rules, &opts, Some(&mut counting), wanted)?
+                }
                 None => scan::run(repo, &rules, &opts, scan::Consume::Ask(&mut counting))?,
             };
             ran.offered = Some(counting.offered);
@@ -213,7 +244,31 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
     if let Some(compared) = compared {
         compared.mark(&mut report, &rows);
     }
+    if let Some(lines) = lines {
+        keep_changed_lines(&mut report, lines);
+    }
     Ok(report)
+}
+
+/// `--changed-lines`: the report keeps the findings on changed lines, and its counts
+/// count only them.
+fn keep_changed_lines(report: &mut ScanReport, lines: &super::baseline::Changed) {
+    let on = |f: &FindingRow| lines.touches(&f.repo_path, f.line, f.end_line);
+    report.findings.retain(on);
+    if let Some(rows) = report.remaining.as_mut() {
+        rows.retain(on);
+    }
+    let new = |f: &&FindingRow| f.baseline != Some(scan::baseline::State::Unchanged);
+    report.error_count = report
+        .findings
+        .iter()
+        .filter(new)
+        .filter(|f| f.severity == scan::Severity::Error)
+        .count();
+    if let Some(b) = report.baseline.as_mut() {
+        b.new = report.findings.iter().filter(new).count();
+        b.unchanged = report.findings.len() - b.new;
+    }
 }
 
 /// The findings of a scan compared with those the same rules find at a base commit.

@@ -187,6 +187,8 @@ pub struct Options {
     pub cached: bool,
     /// Read the blobs of this tree instead (a commit's, for `--baseline`).
     pub tree: Option<gix::ObjectId>,
+    /// Only these repository paths of the file set (`--changed`).
+    pub only: Option<std::sync::Arc<std::collections::BTreeSet<String>>>,
     pub shard: Option<Shard>,
     pub mode: Mode,
     /// Only these rule ids (all when empty).

@@ -124,6 +124,9 @@ pub fn collect(
             other_shards: 0,
         }
     };
+    if let Some(only) = &opts.only {
+        inputs.files.retain(|f| only.contains(&f.path));
+    }
     if let Some(shard) = opts.shard {
         let before = inputs.files.len();
         inputs.files.retain(|f| shard.contains(&f.path));

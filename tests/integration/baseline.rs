@@ -325,3 +325,96 @@ fn auto_is_the_merge_base_with_the_upstream_or_main() {
     assert_eq!(v["baseline"]["rev"], "merge-base HEAD develop");
     assert_eq!(counts(&v), (0, 3, 0));
 }
+
+#[test]
+fn changed_files_modified_staged_untracked_and_deleted() {
+    let repo = repo();
+    repo.write("c.py", "eval(c)\n");
+    repo.commit_all("c");
+    repo.write("a.py", "def f(x):\n    return eval(x) + eval(2)\n"); // modified
+    repo.write("staged.py", "eval(s)\n");
+    repo.git(&["add", "staged.py"]); // staged
+    repo.write("new.py", "eval(n)\n"); // untracked
+    repo.git(&["rm", "-q", "c.py"]); // deleted
+    let out = repo.run(&["scan", "--changed"]);
+    out.assert_code(1);
+    assert_eq!(
+        out.stdout,
+        "a.py:2:12: error[no-eval]: eval of x\n\
+         a.py:2:22: error[no-eval]: eval of 2\n\
+         new.py:1:1: error[no-eval]: eval of n\n\
+         staged.py:1:1: error[no-eval]: eval of s\n"
+    );
+    // --cached: only what is staged.
+    let out = repo.run(&["scan", "--cached", "--changed"]);
+    assert_eq!(out.stdout, "staged.py:1:1: error[no-eval]: eval of s\n");
+    // With a base: the deleted file's finding is absent.
+    let (_, v) = json(&repo, &["--changed", "--baseline", "HEAD"]);
+    assert_eq!(counts(&v), (3, 1, 1));
+    assert_eq!(states(&v, "absent"), [triple("no-eval", "c.py", "absent")]);
+    // grep and edit read the same files.
+    let out = repo.run(&["grep", "-p", "eval($X)", "-l", "python", "--changed"]);
+    out.assert_code(0);
+    assert!(!out.stdout.contains("b.py"), "{}", out.stdout);
+    for p in ["a.py", "new.py", "staged.py"] {
+        assert!(out.stdout.contains(p), "{}", out.stdout);
+    }
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "eval($X)",
+        "-r",
+        "safe($X)",
+        "-l",
+        "python",
+        "--changed=HEAD~1",
+    ]);
+    out.assert_code(0);
+    // Since HEAD~1: c.py (now deleted) and the three above, not b.py.
+    assert!(out.stdout.contains("safe(n)"), "{}", out.stdout);
+    assert!(!out.stdout.contains("safe(y)"), "{}", out.stdout);
+}
+
+#[test]
+fn the_hook_checks_only_the_lines_being_committed() {
+    let repo = TestRepo::new();
+    repo.write("astedit.toml", format!("{RULES}{PRINT_RULE}"));
+    repo.write("a.py", "print(1)\neval(x)\n");
+    // Before the first commit every line is being committed.
+    repo.git(&["add", "-A"]);
+    let out = repo.run(&["scan", "--check", "--cached", "--changed-lines"]);
+    out.assert_code(1);
+    repo.commit_all("old findings");
+    let hook = repo.path().join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nexec '{}' scan --check --cached --changed-lines\n",
+            crate::util::bin().display()
+        ),
+    )
+    .expect("hook");
+    let mut perms = std::fs::metadata(&hook).expect("hook").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&hook, perms).expect("chmod");
+    // A clean line added to a file with old findings: the commit goes through.
+    repo.write("a.py", "print(1)\neval(x)\nx = 1\n");
+    repo.git(&["add", "a.py"]);
+    let ok = repo.git_output(&["commit", "-q", "-m", "clean line"]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    // A staged print on a new line: blocked, and only its fix is shown; an unstaged
+    // one is not looked at.
+    repo.write("a.py", "print(1)\neval(x)\nx = 1\nprint(2)\n");
+    repo.git(&["add", "a.py"]);
+    repo.write("a.py", "print(1)\neval(x)\nx = 1\nprint(2)\nprint(3)\n");
+    let blocked = repo.git_output(&["commit", "-q", "-m", "new print"]);
+    assert_eq!(blocked.code, 1, "{}", blocked.stderr);
+    let out = repo.run(&["scan", "--check", "--cached", "--changed-lines"]);
+    out.assert_code(1);
+    assert!(out.stdout.contains("+log(2)"), "{}", out.stdout);
+    assert!(
+        !out.stdout.contains("log(1)") && !out.stdout.contains("log(3)"),
+        "{}",
+        out.stdout
+    );
+}

@@ -401,6 +401,8 @@ fn run_change(
             agent: None,
             baseline: None,
             fix_all: false,
+            changed: None,
+            changed_lines: false,
         };
         let r = crate::ops::scan::run(repo, &req, crate::ops::scan::Consumer::Collect)?;
         let files: Vec<String> = r

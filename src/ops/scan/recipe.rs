@@ -299,6 +299,7 @@ fn rescan_all(
         pathspecs: recipe.pathspecs.clone(),
         cached: false,
         tree: None,
+        only: None,
         shard: None,
         mode: crate::scan::Mode::Fix,
         only_rules: rules.only.clone(),
