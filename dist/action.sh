@@ -90,6 +90,25 @@ scan() {
         for word in $line; do paths+=("$word"); done
     done <<<"${INPUT_PATHS:-}"
 
+    # The base to compare with: only new findings count (scan --baseline).
+    local baseline=${INPUT_BASELINE:-}
+    if [ -z "$baseline" ]; then
+        baseline=none
+        [ -n "${GITHUB_BASE_REF:-}" ] && baseline=auto
+    fi
+    if [ "$baseline" = auto ] && [ -n "${GITHUB_BASE_REF:-}" ]; then
+        # A pull request: the merge-base with its base branch, fetched (with enough
+        # history for the merge-base) when the checkout lacks it.
+        local ref="refs/remotes/origin/$GITHUB_BASE_REF"
+        git fetch -q --no-tags origin "+refs/heads/$GITHUB_BASE_REF:$ref" 2>/dev/null || true
+        if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+            git fetch -q --no-tags --deepen=200 origin "+refs/heads/$GITHUB_BASE_REF:$ref" 2>/dev/null || true
+        fi
+        baseline=$(git merge-base HEAD "$ref" 2>/dev/null || git rev-parse --verify -q "$ref^{commit}" || echo auto)
+        echo "git astedit scan: comparing with $baseline (merge-base with origin/$GITHUB_BASE_REF)"
+    fi
+    [ "$baseline" = none ] || args+=("--baseline=$baseline")
+
     local temp=${RUNNER_TEMP:-${TMPDIR:-/tmp}}
     local report="$temp/git-astedit-report.txt" errs="$temp/git-astedit-report.err"
 

@@ -137,7 +137,19 @@ scan_step clean-path 0 INPUT_MODE=check INPUT_FORMAT=github INPUT_PATHS="src/cle
 expect_output findings 0
 expect_output exit-code 0
 
-# 5. a bad input: exit 2, an error annotation.
+# 5. baseline: the finding is old (it is in HEAD), so nothing fails; on a pull request
+# (GITHUB_BASE_REF) auto is the default and a new `==` is the one finding.
+scan_step baseline-head 0 INPUT_MODE=check INPUT_FORMAT=github INPUT_BASELINE=HEAD
+expect_output findings 0
+expect_output exit-code 0
+printf 'function g(c, d) {\n  return c == d;\n}\n' >src/new.js
+scan_step baseline-pr 1 INPUT_MODE=report INPUT_FORMAT=github GITHUB_BASE_REF=main
+expect_output findings 1
+grep -q '^::error file=src/new.js,line=2' "$WORK/baseline-pr.out" && ok "only the new finding annotated" ||
+    fail "baseline-pr: $(cat "$WORK/baseline-pr.out")"
+rm src/new.js
+
+# 6. a bad input: exit 2, an error annotation.
 scan_step bad-mode 2 INPUT_MODE=apply INPUT_FORMAT=github
 grep -q "^::error title=git-astedit action::mode: 'apply'" "$WORK/bad-mode.out" && ok "bad mode named" ||
     fail "bad mode: $(cat "$WORK/bad-mode.out")"
