@@ -897,67 +897,12 @@ fn prepare_commit(
         .map(|(path, side)| (path.as_str(), side.as_ref().map(|s| (s.blob, s.mode))))
         .collect();
     let message = format!("{}\n\n{trailers}", subject.trim_end());
-    let id = write_commit(repo, head, &changes, &message)?;
+    let id = super::commit::write_commit(repo, head, &changes, &message)?;
     Ok(MadeCommit {
         id,
         head,
         subject: subject.lines().next().unwrap_or("").to_string(),
     })
-}
-
-/// Writes a commit on `parent` (none: a root commit) whose tree is the parent's with
-/// `changes` made: a path with a side gets that blob and mode, a path without one is
-/// removed. The commit builder of `apply --commit` and `pr`; it moves no reference.
-pub fn write_commit(
-    repo: &Repo,
-    parent: Option<ObjectId>,
-    changes: &[(&str, Option<(ObjectId, FileMode)>)],
-    message: &str,
-) -> Result<ObjectId, Error> {
-    let base_tree = match parent {
-        Some(c) => repo
-            .git
-            .find_commit(c)
-            .map_err(Error::git(format!("read commit {c}")))?
-            .tree_id()
-            .map_err(Error::git(format!("read the tree of commit {c}")))?
-            .detach(),
-        None => ObjectId::empty_tree(repo.git.object_hash()),
-    };
-    let mut editor = repo
-        .git
-        .edit_tree(base_tree)
-        .map_err(Error::git("edit a tree"))?;
-    for (path, side) in changes {
-        match side {
-            Some((blob, mode)) => {
-                editor
-                    .upsert(*path, store::entry_kind(*mode), *blob)
-                    .map_err(Error::git(format!("add {path} to a tree")))?;
-            }
-            None => {
-                editor
-                    .remove(*path)
-                    .map_err(Error::git(format!("remove {path} from a tree")))?;
-            }
-        }
-    }
-    let tree = editor.write().map_err(Error::git("write a tree"))?.detach();
-    let sig = repo.signature();
-    let commit = gix::objs::Commit {
-        tree,
-        parents: parent.into_iter().collect(),
-        author: sig.clone(),
-        committer: sig,
-        encoding: None,
-        message: message.into(),
-        extra_headers: Vec::new(),
-    };
-    Ok(repo
-        .git
-        .write_object(&commit)
-        .map_err(Error::git("write the commit"))?
-        .detach())
 }
 
 /// `Astedit-Agent: NAME` for a commit an agent (MCP client) made. A trailer is one

@@ -368,29 +368,17 @@ pub(crate) fn write_commit(
     txn_commit: ObjectId,
     event: &Event,
 ) -> Result<ObjectId, Error> {
-    let empty_tree = repo
-        .git
-        .write_object(gix::objs::Tree::empty())
-        .map_err(Error::git("write the empty tree"))?
-        .detach();
+    let empty_tree = super::commit::empty_tree(repo)?;
     let message = serde_json::to_string(event)
         .map_err(|e| Error::Corrupt(format!("cannot encode a journal event: {e}")))?;
-    let sig = repo.signature();
-    let parents = parent.into_iter().chain([txn_commit]).collect();
-    let commit = gix::objs::Commit {
-        tree: empty_tree,
+    let parents = parent.into_iter().chain([txn_commit]);
+    super::commit::write(
+        repo,
+        empty_tree,
         parents,
-        author: sig.clone(),
-        committer: sig,
-        encoding: None,
-        message: format!("{message}\n").into(),
-        extra_headers: Vec::new(),
-    };
-    Ok(repo
-        .git
-        .write_object(&commit)
-        .map_err(Error::git("write a journal commit"))?
-        .detach())
+        format!("{message}\n"),
+        "a journal commit",
+    )
 }
 
 /// Appends `event` (linking `txn_commit`) and applies `extra` ref edits in the same
@@ -604,22 +592,8 @@ mod tests {
     }
 
     fn commit_with(repo: &Repo, parents: Vec<ObjectId>, message: &str) -> ObjectId {
-        let tree = repo
-            .git
-            .write_object(gix::objs::Tree::empty())
-            .expect("tree")
-            .detach();
-        let sig = repo.signature();
-        let commit = gix::objs::Commit {
-            tree,
-            parents: parents.into(),
-            author: sig.clone(),
-            committer: sig,
-            encoding: None,
-            message: message.into(),
-            extra_headers: Vec::new(),
-        };
-        repo.git.write_object(&commit).expect("commit").detach()
+        let tree = crate::txn::commit::empty_tree(repo).expect("tree");
+        crate::txn::commit::write(repo, tree, parents, message.into(), "a commit").expect("commit")
     }
 
     fn set_tip(repo: &Repo, tip: ObjectId) {

@@ -19,6 +19,7 @@ Why it is built this way:
 */
 
 mod apply;
+mod commit;
 mod discard;
 mod external;
 mod fsutil;
@@ -91,8 +92,9 @@ pub use store::Split;
 pub use store::Stager;
 pub use store::REF_PREFIX;
 
+pub use commit::write_commit;
+pub use commit::write_merge_commit;
 pub(crate) use index::agent_trailer;
-pub use index::write_commit;
 
 /// Journals a `pr` event: transaction `preview` was pushed as a branch and its pull
 /// request opened or found (`note` says which, and where). Names the agent that did it.

@@ -207,12 +207,12 @@ pub(super) fn build_preview(
     for c in changes {
         if let Some((id, mode)) = c.before {
             before
-                .upsert(c.path.split('/'), entry_kind(mode), id)
+                .upsert(c.path.split('/'), super::commit::entry_kind(mode), id)
                 .map_err(Error::git(format!("add {} to a tree", c.path)))?;
         }
         if let Some((id, mode)) = c.after {
             after
-                .upsert(c.path.split('/'), entry_kind(mode), id)
+                .upsert(c.path.split('/'), super::commit::entry_kind(mode), id)
                 .map_err(Error::git(format!("add {} to a tree", c.path)))?;
         }
     }
@@ -235,29 +235,22 @@ fn write_commits(
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
     let sig = repo.signature();
-    let b_commit = gix::objs::Commit {
-        tree: before_tree,
-        parents: Default::default(),
-        author: sig.clone(),
-        committer: sig.clone(),
-        encoding: None,
-        message: format!(
+    let b_commit = super::commit::object(
+        &sig,
+        before_tree,
+        [],
+        format!(
             "astedit before: {}\n\nThe work-tree contents the preview was computed from.\n",
             one_line(&meta.summary)
-        )
-        .into(),
-        extra_headers: Vec::new(),
-    };
+        ),
+    );
     let b_id = objects.add_object(&b_commit)?;
-    let p_commit = gix::objs::Commit {
-        tree: after_tree,
-        parents: [b_id].into_iter().collect(),
-        author: sig.clone(),
-        committer: sig,
-        encoding: None,
-        message: preview_message(changes, meta, staged_at_ns)?.into(),
-        extra_headers: Vec::new(),
-    };
+    let p_commit = super::commit::object(
+        &sig,
+        after_tree,
+        [b_id],
+        preview_message(changes, meta, staged_at_ns)?,
+    );
     let p_id = objects.add_object(&p_commit)?;
     // Objects first, then the ref that makes them reachable.
     objects.write()?;
@@ -407,14 +400,6 @@ fn parse_envelope(commit: ObjectId, message: &[u8]) -> Result<Envelope, Error> {
 
 pub(crate) fn short_id(id: ObjectId) -> String {
     id.to_hex_with_len(ID_LEN).to_string()
-}
-
-pub(crate) fn entry_kind(mode: FileMode) -> EntryKind {
-    match mode {
-        FileMode::Regular => EntryKind::Blob,
-        FileMode::Executable => EntryKind::BlobExecutable,
-        FileMode::Symlink => EntryKind::Link,
-    }
 }
 
 /// Reads every file of a tree: path → (blob, mode).
@@ -659,30 +644,18 @@ pub(crate) fn remove_bad(
 /// An empty commit saying which ref it stands for, linked by the journal in place of a
 /// target that is not a commit.
 fn placeholder_commit(repo: &Repo, bad: &BadRef) -> Result<ObjectId, Error> {
-    let tree = repo
-        .git
-        .write_object(gix::objs::Tree::empty())
-        .map_err(Error::git("write the empty tree"))?
-        .detach();
-    let sig = repo.signature();
+    let tree = super::commit::empty_tree(repo)?;
     let target = bad
         .target
         .map(|t| t.to_string())
         .unwrap_or_else(|| "nothing readable".into());
-    let commit = gix::objs::Commit {
+    super::commit::write(
+        repo,
         tree,
-        parents: Default::default(),
-        author: sig.clone(),
-        committer: sig,
-        encoding: None,
-        message: format!("astedit: removed {} (it pointed at {target})\n", bad.name).into(),
-        extra_headers: Vec::new(),
-    };
-    Ok(repo
-        .git
-        .write_object(&commit)
-        .map_err(Error::git("write a commit"))?
-        .detach())
+        [],
+        format!("astedit: removed {} (it pointed at {target})\n", bad.name),
+        "a commit",
+    )
 }
 
 /// The bytes of a stored blob.

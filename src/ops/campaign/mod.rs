@@ -429,37 +429,8 @@ pub fn record(
         .iter()
         .map(|(p, id)| (p.as_str(), Some((*id, FileMode::Regular))))
         .collect();
-    let mut new = txn::write_commit(repo, state.commit, &edits, message)?;
-    if !extra_parents.is_empty() {
-        // A merge of shards: the same tree, every shard's tip a parent too.
-        let c = repo
-            .git
-            .find_commit(new)
-            .map_err(git_fail("read a state commit"))?;
-        let tree = c
-            .tree_id()
-            .map_err(git_fail("read a state commit"))?
-            .detach();
-        let sig = repo.signature();
-        let commit = gix::objs::Commit {
-            tree,
-            parents: state
-                .commit
-                .into_iter()
-                .chain(extra_parents.iter().copied())
-                .collect(),
-            author: sig.clone(),
-            committer: sig,
-            encoding: None,
-            message: message.into(),
-            extra_headers: Vec::new(),
-        };
-        new = repo
-            .git
-            .write_object(&commit)
-            .map_err(git_fail("write a state commit"))?
-            .detach();
-    }
+    // Shards' tips, when given, are further parents (a merge of shards).
+    let new = txn::write_merge_commit(repo, state.commit, extra_parents, &edits, message)?;
     let previous = match state.commit {
         Some(p) => txn::RefWas::At(p),
         None => txn::RefWas::Absent,

@@ -1,0 +1,119 @@
+//! The one place commit objects are made: previews (before and after), journal
+//! events, the placeholders of repaired refs, `apply --commit`, `pr` and campaign state
+//! commits. Every commit is signed by the repository's identity (git's, else the
+//! fallback, [`Repo::signature`]) as author and committer, with no encoding and no
+//! extra headers.
+
+use gix::ObjectId;
+
+use super::Error;
+use crate::change::FileMode;
+use crate::repo::Repo;
+
+/// The commit object with `tree`, `parents` and `message`, signed by `sig` (the
+/// repository's [`Repo::signature`], taken once for commits made together).
+pub(crate) fn object(
+    sig: &gix::actor::Signature,
+    tree: ObjectId,
+    parents: impl IntoIterator<Item = ObjectId>,
+    message: String,
+) -> gix::objs::Commit {
+    gix::objs::Commit {
+        tree,
+        parents: parents.into_iter().collect(),
+        author: sig.clone(),
+        committer: sig.clone(),
+        encoding: None,
+        message: message.into(),
+        extra_headers: Vec::new(),
+    }
+}
+
+/// Writes [`object`] to the object database; `what` names it in an error.
+pub(crate) fn write(
+    repo: &Repo,
+    tree: ObjectId,
+    parents: impl IntoIterator<Item = ObjectId>,
+    message: String,
+    what: &str,
+) -> Result<ObjectId, Error> {
+    let commit = object(&repo.signature(), tree, parents, message);
+    Ok(repo
+        .git
+        .write_object(&commit)
+        .map_err(Error::git(format!("write {what}")))?
+        .detach())
+}
+
+/// The empty tree, written (journal events and placeholders hold no files).
+pub(crate) fn empty_tree(repo: &Repo) -> Result<ObjectId, Error> {
+    Ok(repo
+        .git
+        .write_object(gix::objs::Tree::empty())
+        .map_err(Error::git("write the empty tree"))?
+        .detach())
+}
+
+/// Writes a commit on `parent` (none: a root commit) whose tree is the parent's with
+/// `changes` made: a path with a side gets that blob and mode, a path without one is
+/// removed. The commit builder of `apply --commit` and `pr`; it moves no reference.
+pub fn write_commit(
+    repo: &Repo,
+    parent: Option<ObjectId>,
+    changes: &[(&str, Option<(ObjectId, FileMode)>)],
+    message: &str,
+) -> Result<ObjectId, Error> {
+    write_merge_commit(repo, parent, &[], changes, message)
+}
+
+/// [`write_commit`] with `also` as further parents after `parent` (a merge: the tree
+/// is still `parent`'s with `changes` made).
+pub fn write_merge_commit(
+    repo: &Repo,
+    parent: Option<ObjectId>,
+    also: &[ObjectId],
+    changes: &[(&str, Option<(ObjectId, FileMode)>)],
+    message: &str,
+) -> Result<ObjectId, Error> {
+    let base_tree = match parent {
+        Some(c) => repo
+            .git
+            .find_commit(c)
+            .map_err(Error::git(format!("read commit {c}")))?
+            .tree_id()
+            .map_err(Error::git(format!("read the tree of commit {c}")))?
+            .detach(),
+        None => ObjectId::empty_tree(repo.git.object_hash()),
+    };
+    let mut editor = repo
+        .git
+        .edit_tree(base_tree)
+        .map_err(Error::git("edit a tree"))?;
+    for (path, side) in changes {
+        match side {
+            Some((blob, mode)) => {
+                editor
+                    .upsert(*path, entry_kind(*mode), *blob)
+                    .map_err(Error::git(format!("add {path} to a tree")))?;
+            }
+            None => {
+                editor
+                    .remove(*path)
+                    .map_err(Error::git(format!("remove {path} from a tree")))?;
+            }
+        }
+    }
+    let tree = editor.write().map_err(Error::git("write a tree"))?.detach();
+    let parents = parent.into_iter().chain(also.iter().copied());
+    write(repo, tree, parents, message.to_string(), "the commit")
+}
+
+/// The tree entry kind of a file mode.
+pub(crate) fn entry_kind(mode: FileMode) -> gix::objs::tree::EntryKind {
+    use gix::objs::tree::EntryKind;
+    match mode {
+        FileMode::Regular => EntryKind::Blob,
+        FileMode::Executable => EntryKind::BlobExecutable,
+        FileMode::Symlink => EntryKind::Link,
+    }
+}
