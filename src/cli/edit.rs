@@ -44,6 +44,11 @@ pub struct EditArgs {
     #[arg(long = "remove-import", value_name = "NAME")]
     pub remove_imports: Vec<String>,
 
+    /// Run each rewritten file through the formatter astedit.toml's [fmt] declares for
+    /// its language, keeping only its hunks over the rewrite
+    #[arg(long)]
+    pub fmt: bool,
+
     /// Ask about each change (y/n/a/d/q, one answer a line on stdin); stage only the
     /// accepted ones
     #[arg(short = 'i', long)]
@@ -119,6 +124,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
         staging: args.stage.staging(!args.interactive, color),
         cache,
         verbose: args.input.verbose,
+        fmt: args.fmt,
     };
     let never = Cancel::never();
     let report = if args.interactive {

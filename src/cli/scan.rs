@@ -155,6 +155,11 @@ pub struct ScanArgs {
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
 
+    /// Run each fixed file through the formatter astedit.toml's [fmt] declares for its
+    /// language, keeping only its hunks over the fixes (with --stage, --apply, --check)
+    #[arg(long)]
+    pub fmt: bool,
+
     /// Render at most N diff lines (0: no limit); the rest is summarized
     #[arg(long, value_name = "N", default_value_t = 2000)]
     pub max_render: usize,
@@ -298,6 +303,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             (changed, _) => changed,
         },
         changed_lines: args.changed_lines,
+        fmt: args.fmt,
     };
     let (repo, out) = ctx.parts()?;
     request.color = format == ScanFormat::Text && out.color();

@@ -47,6 +47,9 @@ pub struct EditRequest<'a> {
     /// Warn about every language a pattern is not code in, not only those whose files
     /// hold its text (`-v`).
     pub verbose: bool,
+    /// Run each rewritten file through the formatter `[fmt]` declares for its language,
+    /// keeping the hunks over the rewrite (`--fmt`).
+    pub fmt: bool,
 }
 
 /// How an edit runs.
@@ -76,7 +79,15 @@ pub fn run(
         .collect();
     let mut stager = txn::Stager::new(repo);
     let mut stage_error: Option<Error> = None;
-    let add = |change| {
+    let fmts = match req.fmt {
+        true => Some(super::fmt::Formatters::load(&repo.workdir)?),
+        false => None,
+    };
+    let mut fmt_warnings = Vec::new();
+    let add = |mut change| {
+        if let Some(fmts) = &fmts {
+            fmt_warnings.extend(super::fmt::format_change(&repo.workdir, fmts, &mut change));
+        }
         if let Err(e) = cancel.test_delay() {
             stage_error = Some(e.into());
             return false;
@@ -114,6 +125,9 @@ pub fn run(
         selected: selecting,
     }
     .record(&mut meta);
+    if let Some(fmts) = &fmts {
+        super::fmt::record(&mut meta, fmts);
+    }
     let preview = if outcome.files.is_empty() {
         None
     } else {
@@ -154,6 +168,7 @@ pub fn run(
         diagnostics: diagnostics(repo, &outcome, &ops, staging.audience),
         text: StageText::default(),
     };
+    report.diagnostics.warnings.extend(fmt_warnings);
     let patterns: Vec<&str> = req.ops.iter().map(|(p, _)| p.as_str()).collect();
     report
         .diagnostics

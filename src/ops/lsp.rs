@@ -273,6 +273,7 @@ pub fn stage_all(
         fix_all: false,
         changed: None,
         changed_lines: false,
+        fmt: false,
     };
     super::scan::run(repo, &request, super::scan::Consumer::Collect)
 }

@@ -14,6 +14,7 @@ pub mod campaign;
 pub mod discard;
 pub mod edit;
 pub mod editor;
+pub mod fmt;
 pub mod forge;
 pub mod gc;
 pub mod grep;

@@ -80,6 +80,9 @@ pub struct ScanRequest {
     /// Only findings on lines that differ from `changed`'s revision (`--changed-lines`;
     /// with `cached`, the lines being committed).
     pub changed_lines: bool,
+    /// Run each fixed file through the formatter `[fmt]` declares for its language,
+    /// keeping the hunks over the fixes (`--fmt`).
+    pub fmt: bool,
 }
 
 /// A severity given on the command line, as ast-grep's `--error[=RULE]` and kin.
@@ -200,7 +203,7 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
     let fix_new = (req.mode.fixing() && ((base.is_some() && !req.fix_all) || lines.is_some()))
         .then_some(&wanted);
     let mut ran = Ran::default();
-    let outcome = match consumer {
+    let mut outcome = match consumer {
         // A comparison needs every finding before the first is shown.
         Consumer::Stream(sink) if !req.mode.fixing() && base.is_none() && lines.is_none() => {
             let head = head_report(repo, req, scan_rules.clone(), notices.clone());
@@ -229,6 +232,12 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
     };
     for c in &outcome.conflicts {
         notices.push(c.to_string());
+    }
+    if req.fmt && req.mode.fixing() {
+        let fmts = super::fmt::Formatters::load(&repo.workdir)?;
+        for change in &mut outcome.changes.changes {
+            notices.extend(super::fmt::format_change(&repo.workdir, &fmts, change));
+        }
     }
     // Stage (and apply) before reporting, so that the id reported is real.
     let staged = stage(
@@ -527,6 +536,9 @@ fn stage(
     let mut meta = outcome.meta(plan, opts, req.reason.clone());
     meta.agent = req.agent.clone();
     recipe::ScanRecipe::new(repo, plan, &req.configs, opts, asked).record(&mut meta);
+    if req.fmt {
+        super::fmt::record(&mut meta, &super::fmt::Formatters::load(&repo.workdir)?);
+    }
     // The stager, file by file (the changes are held for the diff anyway).
     let preview = txn::stage(repo, &outcome.changes, &meta)?;
     let mut staged = Staged::default();

@@ -383,6 +383,10 @@ struct AsteditToml {
     util_dirs: Vec<String>,
     #[serde(default)]
     max_passes: Option<usize>,
+    /// `--fmt`'s formatters (read by `ops::fmt`, not here).
+    #[serde(default)]
+    #[allow(dead_code)]
+    fmt: Option<Value>,
 }
 
 /// The parts of an ast-grep `sgconfig.yml` that concern rules; other keys are ignored.

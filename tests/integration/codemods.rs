@@ -576,3 +576,69 @@ fn two_different_edits_of_one_node_leave_the_file_out() {
     ]);
     assert!(!files.contains("clash.ts"), "{files}");
 }
+
+/// A formatter for the tests: puts one space around every `=` of the file, and fails
+/// unless its one argument is the file's path.
+const SPACES_FMT: &str = "[ \"$1\" = a.py ] || exit 3\nsed -e 's/ *= */ = /g'\n";
+
+#[test]
+fn fmt_keeps_only_the_formatter_hunks_over_the_rewrite() {
+    let repo = TestRepo::new();
+    repo.write("fmt.sh", SPACES_FMT);
+    repo.write("astedit.toml", "[fmt]\npython = \"sh fmt.sh {path}\"\n");
+    repo.write(
+        "rules/new.yml",
+        "id: new\nlanguage: python\nrule:\n  pattern: old($A)\nfix: new($A)\n",
+    );
+    let before = "x  =  1\ny  =  old(2)\nz  =  3\n";
+    repo.write("a.py", before);
+    repo.commit_all("init");
+    let want = "x  =  1\ny = new(2)\nz  =  3\n";
+    let id = stage(&repo, &["-p", "old($A)", "-r", "new($A)", "--fmt", "a.py"]);
+    assert_eq!(blob_at(&repo, &id, "a.py"), want);
+    // The formatter is in the preview's record.
+    let shown = repo.run(&["show", &id, "--json"]);
+    assert!(
+        shown.stdout.contains("sh fmt.sh {path}"),
+        "{}",
+        shown.stdout
+    );
+    repo.run(&["discard", &id]).assert_code(0);
+    let id = scan_stage_with(&repo, &["--config", "rules/new.yml", "--fmt"]);
+    assert_eq!(blob_at(&repo, &id, "a.py"), want);
+    repo.run(&["discard", &id]).assert_code(0);
+    // Without --fmt, the rewrite alone.
+    let id = stage(&repo, &["-p", "old($A)", "-r", "new($A)", "a.py"]);
+    assert_eq!(
+        blob_at(&repo, &id, "a.py"),
+        "x  =  1\ny  =  new(2)\nz  =  3\n"
+    );
+}
+
+#[test]
+fn a_failing_formatter_leaves_the_file_as_rewritten_with_a_warning() {
+    let repo = TestRepo::new();
+    repo.write("astedit.toml", "[fmt]\npython = \"sh -c 'exit 4'\"\n");
+    repo.write("a.py", "y  =  old(2)\n");
+    repo.commit_all("init");
+    let out = repo.run(&["edit", "-p", "old($A)", "-r", "new($A)", "--fmt", "--json"]);
+    out.assert_code(0);
+    assert!(out.stdout.contains("failed"), "{}", out.stdout);
+    let id = staged_id(&out);
+    assert_eq!(blob_at(&repo, &id, "a.py"), "y  =  new(2)\n");
+}
+
+/// `scan --stage ARGS --json`: the preview id.
+fn scan_stage_with(repo: &TestRepo, args: &[&str]) -> String {
+    let mut all = vec!["scan", "--stage"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = repo.run(&all);
+    assert!(
+        out.code == 0 || out.code == 1,
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    out.json()["id"].as_str().expect("an id").to_string()
+}

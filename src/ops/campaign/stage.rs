@@ -358,6 +358,7 @@ fn run_change(
             staging,
             cache: Default::default(),
             verbose: false,
+            fmt: false,
         };
         let r = crate::ops::edit::run(
             repo,
@@ -403,6 +404,7 @@ fn run_change(
             fix_all: false,
             changed: None,
             changed_lines: false,
+            fmt: false,
         };
         let r = crate::ops::scan::run(repo, &req, crate::ops::scan::Consumer::Collect)?;
         let files: Vec<String> = r

@@ -81,6 +81,10 @@ pub struct EditInput {
     /// Why this change is made; recorded in the preview and the journal.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Run each rewritten file through the formatter astedit.toml's [fmt] declares for
+    /// its language, keeping only its hunks over the rewrite.
+    #[serde(default)]
+    pub fmt: bool,
     /// Return at most this many diff lines (default 400; 0 means no line limit,
     /// still at most 64 KiB).
     #[serde(default, deserialize_with = "count")]
@@ -158,6 +162,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         ),
         cache: Default::default(),
         verbose: false,
+        fmt: input.fmt,
     };
     let options = EditOptions {
         cancel: &call.cancel,

@@ -1,0 +1,246 @@
+//! `--fmt` (issue 37 item 4): the project's formatter, limited to the rewrite.
+//!
+//! `astedit.toml`'s `[fmt]` names a formatter per language (`python = "ruff format
+//! --stdin-filename {path} -"`): the file on stdin, the formatted file on stdout. Each
+//! rewritten file is formatted in memory, and of the formatter's changes only the
+//! hunks that overlap lines the rewrite itself changed are kept: formatting drift
+//! elsewhere in the file is never staged. A formatter that fails (cannot start, exits
+//! non-zero, prints no UTF-8) leaves the file as rewritten, with a warning.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use std::process::Stdio;
+
+use crate::change::FileChange;
+use crate::error::UsageError;
+use crate::lang::Lang;
+use crate::Error;
+
+/// The formatters of `[fmt]`, by language.
+#[derive(Debug, Clone, Default)]
+pub struct Formatters {
+    by_lang: Vec<(Lang, String)>,
+}
+
+impl Formatters {
+    /// `[fmt]` of the `astedit.toml` at the root of `workdir` (none: no formatter).
+    pub fn load(workdir: &Path) -> Result<Formatters, Error> {
+        let path = workdir.join(crate::scan::rules::ASTEDIT_TOML);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(Formatters::default());
+        };
+        #[derive(serde::Deserialize)]
+        struct File {
+            #[serde(default)]
+            fmt: BTreeMap<String, String>,
+        }
+        // The rest of the file is the rule loader's to judge.
+        let Ok(file) = toml::from_str::<toml::Value>(&text) else {
+            return Ok(Formatters::default());
+        };
+        let fmt: File = file.try_into().map_err(|e| {
+            UsageError(format!(
+                "astedit.toml: [fmt]: {e}: expected `LANGUAGE = \"COMMAND {{path}} …\"` lines"
+            ))
+        })?;
+        let mut by_lang = Vec::new();
+        for (name, command) in fmt.fmt {
+            let lang: Lang = name
+                .parse()
+                .map_err(|e| UsageError(format!("astedit.toml: [fmt]: {e}")))?;
+            if words(&command).is_empty() {
+                return Err(
+                    UsageError(format!("astedit.toml: [fmt]: {name}: an empty command")).into(),
+                );
+            }
+            by_lang.push((lang, command));
+        }
+        Ok(Formatters { by_lang })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_lang.is_empty()
+    }
+
+    /// The command for a file of `lang`.
+    pub fn command(&self, lang: Lang) -> Option<&str> {
+        self.by_lang
+            .iter()
+            .find(|(l, _)| *l == lang)
+            .map(|(_, c)| c.as_str())
+    }
+
+    /// The commands, as recorded in a preview (`language: command`).
+    pub fn record(&self) -> Vec<String> {
+        self.by_lang
+            .iter()
+            .map(|(l, c)| format!("{l}: {c}"))
+            .collect()
+    }
+}
+
+/// Records the formatters in the preview (`details.fmt`), for the reviewer.
+pub fn record(meta: &mut crate::change::PreviewMeta, fmts: &Formatters) {
+    super::recipe::insert_detail_at(meta, "fmt", serde_json::json!(fmts.record()));
+}
+
+/// Formats `change`'s new text in `workdir` when a formatter is declared for its
+/// language, keeping the formatter's hunks that overlap the rewrite; a warning when
+/// the formatter fails (the change is then left as it was).
+pub fn format_change(workdir: &Path, fmts: &Formatters, change: &mut FileChange) -> Option<String> {
+    let lang = Lang::from_path(&change.path)?;
+    let command = fmts.command(lang)?;
+    let after = change.after.as_mut()?;
+    let new = std::str::from_utf8(&after.bytes).ok()?;
+    let old = change
+        .before
+        .as_ref()
+        .and_then(|b| std::str::from_utf8(&b.bytes).ok())
+        .unwrap_or("");
+    match run(workdir, command, &change.path, new) {
+        Ok(formatted) => {
+            let kept = limit(old, new, &formatted);
+            after.bytes = kept.into_bytes();
+            None
+        }
+        Err(why) => Some(format!(
+            "{}: the formatter `{command}` failed ({why}); the file is staged as rewritten",
+            change.path
+        )),
+    }
+}
+
+/// Runs `command` with `{path}` filled in on `text`; its stdout.
+fn run(workdir: &Path, command: &str, path: &str, text: &str) -> Result<String, String> {
+    // The path fills a word of its own or part of one, never an option: a path that
+    // begins with `-` is written `./-…`.
+    let safe = if path.starts_with('-') {
+        format!("./{path}")
+    } else {
+        path.to_string()
+    };
+    let argv: Vec<String> = words(command)
+        .into_iter()
+        .map(|w| w.replace("{path}", &safe))
+        .collect();
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(workdir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", argv[0]))?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let input = text.as_bytes().to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let _ = writer.join();
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        return Err(format!("{}: {}", out.status, last.trim()));
+    }
+    String::from_utf8(out.stdout).map_err(|_| "its output is not UTF-8".to_string())
+}
+
+/// A command line split into words: whitespace separates, '…' and "…" quote.
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.get_or_insert_with(String::new).push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                cur.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => out.extend(cur.take()),
+            (None, c) => cur.get_or_insert_with(String::new).push(c),
+        }
+    }
+    out.extend(cur);
+    out
+}
+
+/// `new` (the rewrite of `old`) with the hunks of `formatted` (the formatter's output
+/// for `new`) that overlap lines the rewrite changed; the others left out.
+pub fn limit(old: &str, new: &str, formatted: &str) -> String {
+    use similar::TextDiff;
+    // Lines of `new` the rewrite wrote, as half-open ranges (an empty range: a deletion
+    // between two lines).
+    let mut touched: Vec<(usize, usize)> = Vec::new();
+    for op in TextDiff::from_lines(old, new).ops() {
+        let r = op.new_range();
+        if op.tag() != similar::DiffTag::Equal {
+            touched.push((r.start, r.end));
+        }
+    }
+    // Ranges meet when they share a line; an empty one (a point) meets what touches it.
+    let overlaps = |s: usize, e: usize| {
+        touched.iter().any(|&(ts, te)| {
+            if s == e || ts == te {
+                s <= te && ts <= e
+            } else {
+                s < te && ts < e
+            }
+        })
+    };
+    let diff = TextDiff::from_lines(new, formatted);
+    let (new_lines, formatted_lines) = (diff.old_slices(), diff.new_slices());
+    let mut out = String::with_capacity(formatted.len());
+    for op in diff.ops() {
+        let (o, n) = (op.old_range(), op.new_range());
+        if op.tag() == similar::DiffTag::Equal {
+            out.extend(new_lines[o].iter().copied());
+        } else if o.len() == n.len() {
+            // Line for line (a run of respaced lines): each line is a hunk of its own.
+            for (k, (was, now)) in new_lines[o.clone()]
+                .iter()
+                .zip(&formatted_lines[n])
+                .enumerate()
+            {
+                let at = o.start + k;
+                out.push_str(if overlaps(at, at + 1) { now } else { was });
+            }
+        } else if overlaps(o.start, o.end) {
+            out.extend(formatted_lines[n].iter().copied());
+        } else {
+            out.extend(new_lines[o].iter().copied());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::limit;
+    use super::words;
+
+    #[test]
+    fn only_the_hunks_over_the_rewrite_are_kept() {
+        let old = "a  =  1\nb = 2\nc  =  3\n";
+        let new = "a  =  1\nb = f(2)\nc  =  3\n";
+        // The formatter also respaces the lines the rewrite did not touch.
+        let formatted = "a = 1\nb = f( 2 )\nc = 3\n";
+        assert_eq!(limit(old, new, formatted), "a  =  1\nb = f( 2 )\nc  =  3\n");
+        assert_eq!(limit(old, old, formatted), old);
+    }
+
+    #[test]
+    fn words_split_on_spaces_and_quotes() {
+        assert_eq!(
+            words("ruff format --stdin-filename '{path}' -"),
+            ["ruff", "format", "--stdin-filename", "{path}", "-"]
+        );
+        assert_eq!(words("  a \"b c\"  "), ["a", "b c"]);
+    }
+}
