@@ -22,6 +22,7 @@ Standard library only. Example:
 """
 
 import argparse
+import difflib
 import json
 import os
 import re
@@ -97,6 +98,61 @@ def added_lines(repo, parent, commit):
     return added
 
 
+TOKEN = re.compile(r"\w+|\S")
+
+
+def tokens_added(old, new):
+    """The character offsets of `new` inside tokens that a token-level diff of `old`
+    and `new` shows as inserted or replaced."""
+    a = [m.group(0) for m in TOKEN.finditer(old)]
+    spans = [(m.start(), m.end()) for m in TOKEN.finditer(new)]
+    b = [new[s:e] for s, e in spans]
+    added = set()
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag in ("insert", "replace"):
+            for s, e in spans[j1:j2]:
+                added.update(range(s, e))
+    return added
+
+
+def offset(text, line, column):
+    """The character offset of a 1-based line and column."""
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    return starts[min(line, len(starts)) - 1] + column - 1
+
+
+class Truth:
+    """Whether a finding at a commit is truly new: a line of it is a (not moved, not
+    only re-indented) added line, and a token of its text is one the token-level diff
+    of the file adds."""
+
+    def __init__(self, repo, parent, commit):
+        self.repo, self.parent, self.commit = repo, parent, commit
+        self.added = added_lines(repo, parent, commit)
+        self.sources = {}
+        for row in git(repo, "diff", "--name-status", "-M", parent, commit).splitlines():
+            parts = row.split("\t")
+            if parts[0].startswith("R") and len(parts) == 3:
+                self.sources[parts[2]] = parts[1]
+        self.tokens = {}
+
+    def new(self, f):
+        lines = set(range(f["line"], f["end_line"] + 1))
+        if not lines & self.added.get(f["path"], set()):
+            return False
+        path = f["path"]
+        if path not in self.tokens:
+            old_path = self.sources.get(path, path)
+            old = git(self.repo, "show", f"{self.parent}:{old_path}", check=False)
+            new = git(self.repo, "show", f"{self.commit}:{path}", check=False)
+            self.tokens[path] = (new, tokens_added(old, new))
+        text, added = self.tokens[path]
+        start = offset(text, f["line"], f["column"])
+        end = offset(text, f["end_line"], f["end_column"])
+        return any(i in added for i in range(start, max(end, start + 1)))
+
+
 def scan(binary, repo, rules, extra, cache):
     cmd = [binary, "--json", "--cache-dir", cache, "scan", "-c", rules] + extra
     start = time.monotonic()
@@ -121,7 +177,7 @@ def replay(args, work, cache):
         git(work, "checkout", "-q", "--force", c)
         git(work, "clean", "-q", "-fdx")
         report, _ = scan(args.bin, work, args.rules, ["--baseline", parent], cache)
-        added = added_lines(work, parent, c)
+        truth = Truth(work, parent, c)
         totals["commits"] += 1
         b = report["baseline"]
         if b["new"] or b["absent"]:
@@ -129,8 +185,7 @@ def replay(args, work, cache):
         totals["absent"] += b["absent"]
         for f in report["findings"]:
             totals["findings"] += 1
-            lines = set(range(f["line"], f["end_line"] + 1))
-            truly = bool(lines & added.get(f["path"], set()))
+            truly = truth.new(f)
             said_new = f["baseline"] == "new"
             totals["new"] += said_new
             totals["truly_new"] += truly

@@ -251,6 +251,8 @@ pub struct BaseSide {
     pub base: Base,
     pub findings: Vec<Finding>,
     pub renamed: HashMap<String, String>,
+    /// The lines changed since the base (which of two identical findings is new).
+    pub changed: Changed,
 }
 
 /// Runs `rules` with `opts` over the base commit's tree (its blobs through the cache,
@@ -270,10 +272,12 @@ pub fn scan_base(
     };
     let at_base = scan::run(repo, rules, &base_opts, scan::Consume::Collect)?;
     let renamed = renames(repo, base.commit, cached)?;
+    let changed = changed(repo, &base.commit.to_string(), cached)?;
     Ok(BaseSide {
         base,
         findings: at_base.findings,
         renamed,
+        changed,
     })
 }
 
@@ -287,7 +291,11 @@ fn keys(findings: &[Finding]) -> Vec<Key> {
 impl BaseSide {
     /// Each of `current` as new or unchanged, and the base's findings left absent.
     pub fn classify(&self, current: &[Finding]) -> Matched {
-        scan::baseline::classify(&keys(current), &keys(&self.findings), &self.renamed)
+        let fresh: Vec<bool> = current
+            .iter()
+            .map(|f| self.changed.touches(&f.path, f.line, f.end_line))
+            .collect();
+        scan::baseline::classify(&keys(current), &keys(&self.findings), &self.renamed, &fresh)
     }
 }
 

@@ -111,7 +111,19 @@ impl Matched {
 /// Two rounds: first within a file (its base path carried over a rename); then what
 /// is left on both sides by rule and text alone, so that code moved to another file
 /// (or a rename git did not see, the file changed too much) is not new either.
-pub fn classify(current: &[Key], base: &[Key], renamed: &HashMap<String, String>) -> Matched {
+///
+/// `fresh` says which current findings lie on lines the change added (may be empty):
+/// among equal keys those are the last to be matched, so that of two identical findings
+/// where the base had one, the one on an added line is the new one.
+pub fn classify(
+    current: &[Key],
+    base: &[Key],
+    renamed: &HashMap<String, String>,
+    fresh: &[bool],
+) -> Matched {
+    let is_fresh = |i: usize| fresh.get(i).copied().unwrap_or(false);
+    let mut order: Vec<usize> = (0..current.len()).collect();
+    order.sort_by_key(|&i| (is_fresh(i), i));
     let mut waiting: HashMap<Key, VecDeque<usize>> = HashMap::new();
     for (i, key) in base.iter().enumerate() {
         let key = match renamed.get(&key.path) {
@@ -123,15 +135,16 @@ pub fn classify(current: &[Key], base: &[Key], renamed: &HashMap<String, String>
         };
         waiting.entry(key).or_default().push_back(i);
     }
-    let mut states: Vec<State> = current
-        .iter()
-        .map(
-            |key| match waiting.get_mut(key).and_then(VecDeque::pop_front) {
-                Some(_) => State::Unchanged,
-                None => State::New,
-            },
-        )
-        .collect();
+    let mut states = vec![State::New; current.len()];
+    for &i in &order {
+        if waiting
+            .get_mut(&current[i])
+            .and_then(VecDeque::pop_front)
+            .is_some()
+        {
+            states[i] = State::Unchanged;
+        }
+    }
     // The second round: by rule and text, whatever the path.
     let mut left: Vec<usize> = waiting.into_values().flatten().collect();
     left.sort_unstable();
@@ -143,14 +156,15 @@ pub fn classify(current: &[Key], base: &[Key], renamed: &HashMap<String, String>
             .push_back(i);
     }
     let mut matched = std::collections::HashSet::new();
-    for (state, key) in states.iter_mut().zip(current) {
-        if *state != State::New {
+    for &i in &order {
+        if states[i] != State::New {
             continue;
         }
+        let key = &current[i];
         let slot = moved.get_mut(&(key.rule.as_str(), key.text.as_str()));
-        if let Some(i) = slot.and_then(VecDeque::pop_front) {
-            *state = State::Unchanged;
-            matched.insert(i);
+        if let Some(b) = slot.and_then(VecDeque::pop_front) {
+            states[i] = State::Unchanged;
+            matched.insert(b);
         }
     }
     left.retain(|i| !matched.contains(i));
@@ -182,7 +196,7 @@ mod tests {
     fn whitespace_and_position_do_not_matter() {
         let base = [key("r", "a.py", "print(x,\n  y)")];
         let now = [key("r", "a.py", "    print(x, y)")];
-        let m = classify(&now, &base, &HashMap::new());
+        let m = classify(&now, &base, &HashMap::new(), &[]);
         assert_eq!(m.current, [State::Unchanged]);
         assert!(m.absent.is_empty());
     }
@@ -191,9 +205,12 @@ mod tests {
     fn duplicates_are_counted() {
         let base = [key("r", "a.py", "f()")];
         let now = [key("r", "a.py", "f()"), key("r", "a.py", "f()")];
-        let m = classify(&now, &base, &HashMap::new());
+        let m = classify(&now, &base, &HashMap::new(), &[]);
         assert_eq!(m.current, [State::Unchanged, State::New]);
         assert_eq!((m.new_count(), m.unchanged_count()), (1, 1));
+        // The one on an added line is the new one.
+        let m = classify(&now, &base, &HashMap::new(), &[true, false]);
+        assert_eq!(m.current, [State::New, State::Unchanged]);
     }
 
     #[test]
@@ -205,7 +222,7 @@ mod tests {
         ];
         let now = [key("r", "new.py", "f()"), key("r", "old.py", "h()")];
         let renamed = HashMap::from([("old.py".to_string(), "new.py".to_string())]);
-        let m = classify(&now, &base, &renamed);
+        let m = classify(&now, &base, &renamed, &[]);
         assert_eq!(m.current, [State::Unchanged, State::New]);
         assert_eq!(m.absent, [1, 2]);
     }
@@ -214,12 +231,12 @@ mod tests {
     fn another_rule_is_another_finding_and_a_file_keeps_its_own_first() {
         let base = [key("r", "a.py", "f()")];
         let now = [key("s", "a.py", "f()"), key("r", "b.py", "f()")];
-        let m = classify(&now, &base, &HashMap::new());
+        let m = classify(&now, &base, &HashMap::new(), &[]);
         assert_eq!(m.current, [State::New, State::Unchanged]);
         assert!(m.absent.is_empty());
         // A copy in another file while the original stays is new.
         let now = [key("r", "a.py", "f()"), key("r", "b.py", "f()")];
-        let m = classify(&now, &base, &HashMap::new());
+        let m = classify(&now, &base, &HashMap::new(), &[]);
         assert_eq!(m.current, [State::Unchanged, State::New]);
     }
 }
