@@ -5,11 +5,15 @@ diagnostics, and (b) the time from a `didChange` of a 5,000-line file to its new
 diagnostics, the median of N changes. Both servers get the same messages; a change
 alternates between two texts so that every one really changes the findings.
 
-    bench/lsp-latency.py GIT_ASTEDIT AST_GREP PROJECT [N]
+    bench/lsp-latency.py GIT_ASTEDIT AST_GREP PROJECT [N] [DOC]
 
 PROJECT is a folder holding sgconfig.yml (e.g. ../shared/acceptance/ast-grep-projects/
 codemods, or a copy of coderabbitai/ast-grep-essentials whose rules load in the
-ast-grep at hand); it is copied into a temporary git repository. Compare release
+ast-grep at hand); it is copied into a temporary git repository. DOC picks the 5,000-line
+file: its first line alternates between one that a rule of the project flags and one
+that none does — `javascript` (the default) for the codemods project, `essentials-js`
+(`detect-angular-sce-disabled-javascript`) and `python` (`avoid-mktemp-python`) for
+ast-grep-essentials. Compare release
 builds: a debug git-astedit is several times slower.
 """
 
@@ -77,10 +81,18 @@ class Server:
                          and m["params"].get("version") in (None, version))
 
 
-def measure(cmd, root, n):
-    uri = "file://" + root + "/bench/big.js"
-    line_a = "const a = dayjs().valueOf(); foo.should.equal(1);\n"
-    line_b = "const b = bar(1); baz.qux(2);\n"
+DOCUMENTS = {
+    "javascript": ("big.js", "javascript", "const a = dayjs().valueOf(); foo.should.equal(1);\n",
+                   "const b = bar(1); baz.qux(2);\n"),
+    "essentials-js": ("big.js", "javascript", "$sceProvider.enabled(false);\n",
+                      "const b = bar(1);\n"),
+    "python": ("big.py", "python", "a = tempfile.mktemp()\n", "b = compute(1)\n"),
+}
+
+
+def measure(cmd, root, n, doc):
+    name, lang, line_a, line_b = DOCUMENTS[doc]
+    uri = "file://" + root + "/bench/" + name
     text_a = (line_a + line_b * 9) * 500
     start = time.perf_counter()
     s = Server(cmd, root)
@@ -90,7 +102,7 @@ def measure(cmd, root, n):
     full = (sync if isinstance(sync, int) else sync.get("change", 1)) == 1
     s.notify("initialized", {})
     s.notify("textDocument/didOpen", {"textDocument": {
-        "uri": uri, "languageId": "javascript", "version": 1, "text": text_a}})
+        "uri": uri, "languageId": lang, "version": 1, "text": text_a}})
     first = s.diagnostics(uri, 1)
     opened = time.perf_counter() - start
     times = []
@@ -115,6 +127,7 @@ def measure(cmd, root, n):
 def main():
     astedit, ast_grep, project = (os.path.abspath(a) for a in sys.argv[1:4])
     n = int(sys.argv[4]) if len(sys.argv) > 4 else 20
+    lang = sys.argv[5] if len(sys.argv) > 5 else "javascript"
     with tempfile.TemporaryDirectory() as tmp:
         root = os.path.join(tmp, "project")
         shutil.copytree(project, root, ignore=shutil.ignore_patterns(".git"))
@@ -123,7 +136,7 @@ def main():
         print("| server | open to first diagnostics | didChange to diagnostics (median of %d) | findings |" % n)
         print("| --- | --- | --- | --- |")
         for name, cmd in (("ast-grep lsp", [ast_grep, "lsp"]), ("git astedit lsp", [astedit, "lsp"])):
-            opened, change, found = measure(cmd, root, n)
+            opened, change, found = measure(cmd, root, n, lang)
             print("| %s | %.0f ms | %.1f ms | %d |" % (name, opened * 1000, change * 1000, found))
 
 
