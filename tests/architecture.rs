@@ -33,7 +33,9 @@ tokenizes identifiers and `::`, and reads use trees and paths. What it resolves:
   `main` (the binary's root; `crate::cli` there and in `src/cli/` is `cli`);
 * `super` and `self` relative to the module (inline `mod x { … }` blocks counted);
 * a path through a module's re-export (`pub use store::find` in `txn/mod.rs`) to the
-  file that defines the name, so `crate::txn::find` is an edge to `txn::store`;
+  file that defines the name, so `crate::txn::find` is an edge to `txn::store`, and to
+  the re-exporting module as well unless it is an ancestor of the importer (a sibling
+  reaching back through a facade closes a loop; issue 36);
 * the target of a path is the deepest file module it names (`crate::render::plural`
   → `render`, an inline `mod style` included).
 
@@ -671,6 +673,40 @@ fn target_module(
     best
 }
 
+/// The facades a resolved path goes through: each module whose re-export
+/// [`target_module`] follows, in order.
+fn facades(
+    abs: &[String],
+    modules: &BTreeSet<String>,
+    reexports: &BTreeMap<String, BTreeMap<String, Vec<String>>>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut path = abs.to_vec();
+    for _ in 0..8 {
+        let Some(len) = (1..=path.len())
+            .rev()
+            .find(|k| modules.contains(&path[..*k].join("::")))
+        else {
+            break;
+        };
+        let best = path[..len].join("::");
+        let Some(target) = path
+            .get(len)
+            .and_then(|name| reexports.get(&best).and_then(|r| r.get(name)))
+        else {
+            break;
+        };
+        let mut next = target.clone();
+        next.extend(path[len + 1..].iter().cloned());
+        if next == path {
+            break;
+        }
+        out.push(best);
+        path = next;
+    }
+    out
+}
+
 fn is_descendant(module: &str, of: &str) -> bool {
     of.is_empty() || module.starts_with(&format!("{of}::"))
 }
@@ -691,16 +727,24 @@ fn edges(files: &[SourceFile]) -> Vec<Edge> {
         let from = module_of(path);
         for r in &s.refs {
             let to = target_module(&r.abs, &modules, &reexports, 0);
-            if to == from || is_descendant(&to, &from) {
-                continue;
+            // A name taken through another module's re-export depends on that
+            // module too (a sibling reaching back through a facade closes a loop the
+            // defining file alone would hide); a parent is its children's facade.
+            let through = facades(&r.abs, &modules, &reexports)
+                .into_iter()
+                .filter(|f| !is_descendant(&from, f) && !is_descendant(f, &from));
+            for to in through.chain([to]) {
+                if to == from || is_descendant(&to, &from) {
+                    continue;
+                }
+                out.push(Edge {
+                    file: path.clone(),
+                    line: r.line,
+                    written: r.written.clone(),
+                    from: from.clone(),
+                    to,
+                });
             }
-            out.push(Edge {
-                file: path.clone(),
-                line: r.line,
-                written: r.written.clone(),
-                from: from.clone(),
-                to,
-            });
         }
     }
     out
@@ -1336,6 +1380,47 @@ fn checker_fails_on_a_cycle_and_names_both_sides() {
     );
     assert!(report.violations["cycle src/txn/store.rs -> txn::journal"]
         .contains("src/txn/store.rs:3: crate::txn::journal::log"));
+}
+
+/// The loop issue 36 found: ops::refresh took an engine function through ops::patch's
+/// re-export while ops::patch called ops::refresh. Resolved to the defining file only,
+/// the edge refresh → patch vanished and the loop with it; the facade counts too.
+#[test]
+fn checker_fails_on_a_loop_through_a_re_export() {
+    let mut tree = clean_tree();
+    tree[4] = (
+        "ops/mod.rs",
+        "pub mod patch;\npub mod refresh;\npub fn run() {}\n",
+    );
+    tree.push(("patch/mod.rs", "pub mod meta;\n"));
+    tree.push(("patch/meta.rs", "pub fn preview_meta() {}\n"));
+    tree.push((
+        "ops/patch.rs",
+        "pub use crate::patch::meta::preview_meta;\npub fn run() { super::refresh::record(); }\n",
+    ));
+    tree.push((
+        "ops/refresh.rs",
+        "pub fn record() {}\nfn again() { super::patch::preview_meta(); }\n",
+    ));
+    let report = check(&fake(&tree));
+    assert_eq!(
+        report.cycles,
+        [vec!["ops::patch".to_string(), "ops::refresh".to_string()]]
+    );
+    let msg = &report.violations["cycle src/ops/refresh.rs -> ops::patch"];
+    assert!(
+        msg.contains("src/ops/refresh.rs:2: super::patch::preview_meta"),
+        "{msg}"
+    );
+    // Taken from the engine itself, the name closes no loop.
+    let last = tree.len() - 1;
+    tree[last] = (
+        "ops/refresh.rs",
+        "pub fn record() {}\nfn again() { crate::patch::meta::preview_meta(); }\n",
+    );
+    let report = check(&fake(&tree));
+    assert!(report.cycles.is_empty(), "{:?}", report.cycles);
+    assert!(report.violations.is_empty(), "{:#?}", report.violations);
 }
 
 #[test]

@@ -1,11 +1,11 @@
 //! `git astedit edit`: compute a structural rewrite and stage it as a preview.
 
 use git_astedit::cancel::Cancel;
+use git_astedit::change::ImportFix;
 use git_astedit::error::Exit;
 use git_astedit::error::UsageError;
 use git_astedit::ops::edit::EditOptions;
 use git_astedit::ops::edit::EditRequest;
-use git_astedit::rewrite::imports::ImportFix;
 use git_astedit::Error;
 
 use super::common::InputArgs;

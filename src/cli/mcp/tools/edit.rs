@@ -1,5 +1,6 @@
 //! `ast_edit`: stage a structural rewrite (and its seed-style apply forms).
 
+use git_astedit::change::ImportFix;
 use git_astedit::error::UsageError;
 use git_astedit::files;
 use git_astedit::ops::edit::EditOptions;
@@ -10,7 +11,6 @@ use git_astedit::ops::stage::DiffOptions;
 use git_astedit::ops::stage::Staging;
 use git_astedit::render;
 use git_astedit::report::StageReport;
-use git_astedit::rewrite::imports::ImportFix;
 use git_astedit::Error;
 use schemars::JsonSchema;
 use serde::Deserialize;
