@@ -302,127 +302,234 @@ fn declare_aliases(schema: &mut serde_json::Value, root: &str) {
     }
 }
 
+/// A tool's arguments as the client sent them.
+type Arguments = Option<serde_json::Map<String, serde_json::Value>>;
+
+/// One tool: its name (written here only), its catalog entry and its call.
+struct Route {
+    name: &'static str,
+    /// Offered (and callable) only with `--allow-run`.
+    needs_run: bool,
+    tool: fn(&'static str) -> Tool,
+    call: fn(&Call, Arguments, &str) -> Result<Done, Error>,
+}
+
+/// Every tool, in the catalog's order.
+const ROUTES: &[Route] = &[
+    Route {
+        name: "ast_grep",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::GrepInput, git_astedit::report::GrepReport>(
+                name,
+                "Structural code search with an ast-grep pattern over the repository's work tree \
+                 (tracked and untracked-not-ignored files). Returns `path:line:col: text` per match, \
+                 capped at max_results (default 200); says when capped and how many there are in all. \
+                 Reads only.",
+                hints("Structural search", true, false, true),
+            )
+        },
+        call: |call, arguments, name| tools::ast_grep(call, args(name, arguments)?),
+    },
+    Route {
+        name: "ast_edit",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::EditInput, git_astedit::report::StageReport>(
+                name,
+                "Stage a structural rewrite (one or more pattern → rewrite ops) as a preview kept in \
+                 git. The work tree is NOT changed: returns the preview id, a summary, per-file counts \
+                 and the diff (capped). Apply or discard it with `resolve`.",
+                // Destructive: its seed-style `apply: true` / `action: "apply"` write files.
+                hints("Stage a structural rewrite", false, true, false),
+            )
+        },
+        call: |call, arguments, name| tools::ast_edit(call, args(name, arguments)?),
+    },
+    Route {
+        name: "apply_patch",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::PatchInput, git_astedit::report::StageReport>(
+                name,
+                "Stage a `*** Begin Patch` … `*** End Patch` patch (Add/Update/Delete File, @@ \
+                 chunks, *** Move to) as a preview. Each chunk must fit exactly one place (tolerating \
+                 whitespace and typographic drift, with bounded rescues that are reported); otherwise \
+                 nothing is staged and the error names the chunk and candidate lines. The work tree is \
+                 NOT changed: apply or discard the preview with `resolve`.",
+                hints("Stage a patch", false, false, false),
+            )
+        },
+        call: |call, arguments, name| tools::apply_patch(call, args(name, arguments)?),
+    },
+    Route {
+        name: "previews",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::PreviewsInput, tools::PreviewsOutput>(
+                name,
+                "List pending previews (action `list`, newest first) or show one (action `show`: \
+                 metadata, per-file line counts, diff capped at max_diff_lines). Reads only.",
+                hints("List or show previews", true, false, true),
+            )
+        },
+        call: |call, arguments, name| tools::previews(call, args(name, arguments)?),
+    },
+    Route {
+        name: "resolve",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::ResolveInput, git_astedit::report::ResolveReport>(
+                name,
+                "Apply or discard a pending preview (the newest when no id is given); a reason is \
+                 required and journalled with your client name. `apply` first checks that every \
+                 touched file still holds what the preview was computed from: if any changed, nothing \
+                 is written and the error names the files (call again with `refresh: true` to \
+                 re-derive it on the current files and apply when the counts agree). `paths` \
+                 applies part of it. The write is atomic and can be undone with `undo`.",
+                hints("Apply or discard a preview", false, true, false),
+            )
+        },
+        call: |call, arguments, name| tools::resolve(call, args(name, arguments)?),
+    },
+    Route {
+        name: "undo",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::UndoInput, git_astedit::report::ResolveReport>(
+                name,
+                "Undo an applied transaction (the newest applied one when no id is given): restores \
+                 what the apply replaced, after checking that the files still hold what was applied \
+                 (otherwise nothing is written and the error names the files).",
+                hints("Undo an applied transaction", false, true, false),
+            )
+        },
+        call: |call, arguments, name| tools::undo(call, args(name, arguments)?),
+    },
+    Route {
+        name: "pr",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::PrInput, git_astedit::report::PrReport>(
+                name,
+                "Open a GitHub pull request for a transaction (applied, or still pending), as \
+                 `git astedit pr`: pushes a branch `astedit/<id>` holding exactly its changes on top \
+                 of the commit it was staged on (a commit with Astedit-* trailers naming you), then \
+                 runs `gh pr create` (a draft unless ready). Calling it again reports the existing \
+                 pull request. Needs the `gh` CLI logged in and a remote you may push to; journalled \
+                 with your client name.",
+                // Pushes and opens a PR on GitHub: outside the repository, and not undone by undo.
+                ToolAnnotations::with_title("Open a pull request")
+                    .read_only(false)
+                    .destructive(true)
+                    .idempotent(true)
+                    .open_world(true),
+            )
+        },
+        call: |call, arguments, name| tools::pr(call, args(name, arguments)?),
+    },
+    Route {
+        name: "read",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::ReadInput, git_astedit::report::ReadReport>(
+                name,
+                "Read a file's lines (numbered; a range with start/end, cut at the byte budget) with \
+                 the blob id of its content: the address edit_lines takes. Reads only (the blob is \
+                 kept in git's object database so a later edit can merge from it).",
+                hints("Read a file's lines", true, false, true),
+            )
+        },
+        call: |call, arguments, name| tools::read(call, args(name, arguments)?),
+    },
+    Route {
+        name: "edit_lines",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::EditLinesInput, git_astedit::report::StageReport>(
+                name,
+                "Stage replacements of line ranges of a file as a preview, the ranges counted in the \
+                 blob `read` returned. If the file changed since the read, the edit is re-placed onto \
+                 it by a three-way merge (and the result says so); if it changed where the ranges \
+                 are, nothing is staged (stale-read: read again). The work tree is NOT changed: \
+                 apply or discard the preview with `resolve`.",
+                hints("Stage line edits", false, false, false),
+            )
+        },
+        call: |call, arguments, name| tools::edit_lines(call, args(name, arguments)?),
+    },
+    Route {
+        name: "replace",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::ReplaceInput, git_astedit::report::StageReport>(
+                name,
+                "Stage exact-text replacements in one file as a preview (the Edit/MultiEdit shape): \
+                 old_string must occur exactly once (or set replace_all); `edits` makes several in \
+                 order, all or nothing. When old_string is not found, the error shows the closest \
+                 lines, where they differ and a `next` replace that would work; when it occurs more \
+                 than once, the line of each. `blob` (from `read`) pins the text the edit was made \
+                 from: a file changed since is merged three-way. The work tree is NOT changed unless \
+                 `apply` is set: apply or discard the preview with `resolve`.",
+                hints("Stage text replacements", false, true, false),
+            )
+        },
+        call: |call, arguments, name| tools::replace(call, args(name, arguments)?),
+    },
+    Route {
+        name: "write",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::WriteInput, git_astedit::report::StageReport>(
+                name,
+                "Stage a whole file, created or replaced, as a preview (the Write shape). `blob` \
+                 (from `read`) pins the content it was written from: if the file changed since, the \
+                 other change is merged in three-way, or nothing is staged (stale-read) where they \
+                 collide, so a write from a stale read never drops another agent's edit. The work \
+                 tree is NOT changed unless `apply` is set: apply or discard with `resolve`.",
+                hints("Stage a whole file", false, true, false),
+            )
+        },
+        call: |call, arguments, name| tools::write(call, args(name, arguments)?),
+    },
+    Route {
+        name: "ast_apply",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::AstApplyInput, git_astedit::report::ResolveReport>(
+                name,
+                "Legacy name of `resolve`, kept for older callers: `action` (apply or discard), \
+                 `previewId`, optional `reason`. Prefer `resolve`.",
+                hints("Apply or discard a preview (legacy)", false, true, false),
+            )
+        },
+        call: |call, arguments, name| tools::ast_apply(call, args(name, arguments)?),
+    },
+    Route {
+        name: "run",
+        needs_run: true,
+        tool: |name| {
+            tool::<tools::RunInput, git_astedit::report::StageReport>(
+                name,
+                "Run a command (a formatter, a fixer: argv, no shell) in a temporary worktree              holding the work tree's files, and stage what it changed there (new, changed,              deleted files, modes) as a preview. The work tree is NOT changed: returns the              preview id, how the command ended, the end of its output and the diff; apply or              discard it with `resolve`. A command that exits non-zero stages nothing unless              allow_failure; one that writes under .git is refused.",
+                // It executes a program: anything it does outside its worktree is outside.
+                ToolAnnotations::with_title("Run a command and stage its changes")
+                    .read_only(false)
+                    .destructive(false)
+                    .idempotent(false)
+                    .open_world(true),
+            )
+        },
+        call: |call, arguments, name| tools::run(call, args(name, arguments)?),
+    },
+];
+
 fn catalog(allow_run: bool) -> Vec<Tool> {
-    let mut tools = vec![
-        tool::<tools::GrepInput, git_astedit::report::GrepReport>(
-            "ast_grep",
-            "Structural code search with an ast-grep pattern over the repository's work tree \
-             (tracked and untracked-not-ignored files). Returns `path:line:col: text` per match, \
-             capped at max_results (default 200); says when capped and how many there are in all. \
-             Reads only.",
-            hints("Structural search", true, false, true),
-        ),
-        tool::<tools::EditInput, git_astedit::report::StageReport>(
-            "ast_edit",
-            "Stage a structural rewrite (one or more pattern → rewrite ops) as a preview kept in \
-             git. The work tree is NOT changed: returns the preview id, a summary, per-file counts \
-             and the diff (capped). Apply or discard it with `resolve`.",
-            // Destructive: its seed-style `apply: true` / `action: "apply"` write files.
-            hints("Stage a structural rewrite", false, true, false),
-        ),
-        tool::<tools::PatchInput, git_astedit::report::StageReport>(
-            "apply_patch",
-            "Stage a `*** Begin Patch` … `*** End Patch` patch (Add/Update/Delete File, @@ \
-             chunks, *** Move to) as a preview. Each chunk must fit exactly one place (tolerating \
-             whitespace and typographic drift, with bounded rescues that are reported); otherwise \
-             nothing is staged and the error names the chunk and candidate lines. The work tree is \
-             NOT changed: apply or discard the preview with `resolve`.",
-            hints("Stage a patch", false, false, false),
-        ),
-        tool::<tools::PreviewsInput, tools::PreviewsOutput>(
-            "previews",
-            "List pending previews (action `list`, newest first) or show one (action `show`: \
-             metadata, per-file line counts, diff capped at max_diff_lines). Reads only.",
-            hints("List or show previews", true, false, true),
-        ),
-        tool::<tools::ResolveInput, git_astedit::report::ResolveReport>(
-            "resolve",
-            "Apply or discard a pending preview (the newest when no id is given); a reason is \
-             required and journalled with your client name. `apply` first checks that every \
-             touched file still holds what the preview was computed from: if any changed, nothing \
-             is written and the error names the files (call again with `refresh: true` to \
-             re-derive it on the current files and apply when the counts agree). `paths` \
-             applies part of it. The write is atomic and can be undone with `undo`.",
-            hints("Apply or discard a preview", false, true, false),
-        ),
-        tool::<tools::UndoInput, git_astedit::report::ResolveReport>(
-            "undo",
-            "Undo an applied transaction (the newest applied one when no id is given): restores \
-             what the apply replaced, after checking that the files still hold what was applied \
-             (otherwise nothing is written and the error names the files).",
-            hints("Undo an applied transaction", false, true, false),
-        ),
-        tool::<tools::PrInput, git_astedit::report::PrReport>(
-            "pr",
-            "Open a GitHub pull request for a transaction (applied, or still pending), as \
-             `git astedit pr`: pushes a branch `astedit/<id>` holding exactly its changes on top \
-             of the commit it was staged on (a commit with Astedit-* trailers naming you), then \
-             runs `gh pr create` (a draft unless ready). Calling it again reports the existing \
-             pull request. Needs the `gh` CLI logged in and a remote you may push to; journalled \
-             with your client name.",
-            // Pushes and opens a PR on GitHub: outside the repository, and not undone by undo.
-            ToolAnnotations::with_title("Open a pull request")
-                .read_only(false)
-                .destructive(true)
-                .idempotent(true)
-                .open_world(true),
-        ),
-        tool::<tools::ReadInput, git_astedit::report::ReadReport>(
-            "read",
-            "Read a file's lines (numbered; a range with start/end, cut at the byte budget) with \
-             the blob id of its content: the address edit_lines takes. Reads only (the blob is \
-             kept in git's object database so a later edit can merge from it).",
-            hints("Read a file's lines", true, false, true),
-        ),
-        tool::<tools::EditLinesInput, git_astedit::report::StageReport>(
-            "edit_lines",
-            "Stage replacements of line ranges of a file as a preview, the ranges counted in the \
-             blob `read` returned. If the file changed since the read, the edit is re-placed onto \
-             it by a three-way merge (and the result says so); if it changed where the ranges \
-             are, nothing is staged (stale-read: read again). The work tree is NOT changed: \
-             apply or discard the preview with `resolve`.",
-            hints("Stage line edits", false, false, false),
-        ),
-        tool::<tools::ReplaceInput, git_astedit::report::StageReport>(
-            "replace",
-            "Stage exact-text replacements in one file as a preview (the Edit/MultiEdit shape): \
-             old_string must occur exactly once (or set replace_all); `edits` makes several in \
-             order, all or nothing. When old_string is not found, the error shows the closest \
-             lines, where they differ and a `next` replace that would work; when it occurs more \
-             than once, the line of each. `blob` (from `read`) pins the text the edit was made \
-             from: a file changed since is merged three-way. The work tree is NOT changed unless \
-             `apply` is set: apply or discard the preview with `resolve`.",
-            hints("Stage text replacements", false, true, false),
-        ),
-        tool::<tools::WriteInput, git_astedit::report::StageReport>(
-            "write",
-            "Stage a whole file, created or replaced, as a preview (the Write shape). `blob` \
-             (from `read`) pins the content it was written from: if the file changed since, the \
-             other change is merged in three-way, or nothing is staged (stale-read) where they \
-             collide, so a write from a stale read never drops another agent's edit. The work \
-             tree is NOT changed unless `apply` is set: apply or discard with `resolve`.",
-            hints("Stage a whole file", false, true, false),
-        ),
-        tool::<tools::AstApplyInput, git_astedit::report::ResolveReport>(
-            "ast_apply",
-            "Legacy name of `resolve`, kept for older callers: `action` (apply or discard), \
-             `previewId`, optional `reason`. Prefer `resolve`.",
-            hints("Apply or discard a preview (legacy)", false, true, false),
-        ),
-    ];
-    if allow_run {
-        tools.push(tool::<tools::RunInput, git_astedit::report::StageReport>(
-            "run",
-            "Run a command (a formatter, a fixer: argv, no shell) in a temporary worktree              holding the work tree's files, and stage what it changed there (new, changed,              deleted files, modes) as a preview. The work tree is NOT changed: returns the              preview id, how the command ended, the end of its output and the diff; apply or              discard it with `resolve`. A command that exits non-zero stages nothing unless              allow_failure; one that writes under .git is refused.",
-            // It executes a program: anything it does outside its worktree is outside.
-            ToolAnnotations::with_title("Run a command and stage its changes")
-                .read_only(false)
-                .destructive(false)
-                .idempotent(false)
-                .open_world(true),
-        ));
-    }
-    tools
+    ROUTES
+        .iter()
+        .filter(|r| allow_run || !r.needs_run)
+        .map(|r| (r.tool)(r.name))
+        .collect()
 }
 
 /// `text` with control characters (and backslashes, so the escape is unambiguous)
@@ -453,29 +560,13 @@ fn args<T: DeserializeOwned>(
     })
 }
 
-/// Runs one tool to completion on the current (blocking) thread.
-fn dispatch(
-    name: &str,
-    call: &Call,
-    arguments: Option<serde_json::Map<String, serde_json::Value>>,
-) -> Result<Done, Error> {
-    match name {
-        "ast_grep" => tools::ast_grep(call, args(name, arguments)?),
-        "ast_edit" => tools::ast_edit(call, args(name, arguments)?),
-        "apply_patch" => tools::apply_patch(call, args(name, arguments)?),
-        "read" => tools::read(call, args(name, arguments)?),
-        "edit_lines" => tools::edit_lines(call, args(name, arguments)?),
-        "replace" => tools::replace(call, args(name, arguments)?),
-        "write" => tools::write(call, args(name, arguments)?),
-        "previews" => tools::previews(call, args(name, arguments)?),
-        "resolve" => tools::resolve(call, args(name, arguments)?),
-        "undo" => tools::undo(call, args(name, arguments)?),
-        "ast_apply" => tools::ast_apply(call, args(name, arguments)?),
-        "pr" => tools::pr(call, args(name, arguments)?),
-        // Reached only when the catalog offers it (`--allow-run`): calls of tools not
-        // in it are refused before dispatch.
-        "run" => tools::run(call, args(name, arguments)?),
-        other => Err(UsageError(format!("unknown tool '{other}'")).into()),
+/// Runs one tool to completion on the current (blocking) thread. A `--allow-run`
+/// tool is reached only when the catalog offers it: calls of tools not in it are
+/// refused before dispatch.
+fn dispatch(name: &str, call: &Call, arguments: Arguments) -> Result<Done, Error> {
+    match ROUTES.iter().find(|r| r.name == name) {
+        Some(route) => (route.call)(call, arguments, name),
+        None => Err(UsageError(format!("unknown tool '{name}'")).into()),
     }
 }
 
