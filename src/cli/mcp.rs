@@ -26,6 +26,7 @@ use super::Ctx;
 #[cfg(feature = "mcp")]
 mod budget;
 #[cfg(feature = "mcp")]
+mod catalog;
 mod server;
 #[cfg(feature = "mcp")]
 mod stdio;
