@@ -479,8 +479,9 @@ fn the_example_workflow_can_run_its_jobs() {
 fn pre_commit_hooks_filter_by_language() {
     let root = env!("CARGO_MANIFEST_DIR");
     let hooks = std::fs::read_to_string(format!("{root}/.pre-commit-hooks.yaml")).expect("hooks");
-    assert_eq!(hooks.matches("- id: ").count(), 2);
-    assert_eq!(hooks.matches("types_or: ").count(), 2, "{hooks}");
+    // astedit-scan, astedit-check and astedit-check-changed, each filtered by language.
+    assert_eq!(hooks.matches("- id: ").count(), 3);
+    assert_eq!(hooks.matches("types_or: ").count(), 3, "{hooks}");
     for tag in ["javascript", "ts", "tsx", "python", "rust", "go", "java"] {
         assert!(hooks.contains(&format!(" {tag},")), "{tag} missing");
     }
