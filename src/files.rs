@@ -913,6 +913,34 @@ fn collect_watched(
     Ok(set)
 }
 
+/// Whether [`collect`] leaves the repository path `path` out because git ignores it
+/// (without `no_ignore`): it is not in the index, and the exclude stack the walk
+/// itself consults (`.gitignore` files, `info/exclude`, `core.excludesFile`) excludes
+/// it or a folder above it. The file need not exist (an editor's unsaved buffer).
+pub fn is_ignored(repo: &Repo, path: &str) -> Result<bool, Error> {
+    let git = &repo.git;
+    let index = git
+        .index_or_empty()
+        .map_err(|e| Error::Index(Box::new(e)))?;
+    if index.entry_by_path(path.into()).is_some() {
+        return Ok(false);
+    }
+    let mut excludes = git
+        .excludes(
+            &index,
+            None,
+            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+        )
+        .map_err(|e| Error::Walk(Box::new(e)))?;
+    let at = excludes
+        .at_path(
+            std::path::Path::new(path),
+            Some(gix::index::entry::Mode::FILE),
+        )
+        .map_err(|e| Error::Walk(Box::new(e)))?;
+    Ok(at.is_excluded())
+}
+
 /// The files and symlinks under the folder `dir` (a repository path), for an
 /// ignored folder listed whole; nested repositories are not entered.
 fn files_under(workdir: &std::path::Path, dir: &str, out: &mut Vec<(String, Option<Kind>)>) {

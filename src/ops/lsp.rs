@@ -8,7 +8,9 @@ call `scan --stage` makes ([`stage_all`]).
 A document is checked exactly as the scan's per-file step checks a file: its language
 from the project's `languageGlobs` (then its extension), the rules whose language,
 `files` and `ignores` take it (injected languages included), suppression comments, and
-unused suppressions as hints. Positions stay the engine's (1-based lines, columns in
+unused suppressions as hints. A document `scan` would not look at, one git ignores
+(decided as the scan's file walk decides it) or one outside the repository, gets
+nothing. Positions stay the engine's (1-based lines, columns in
 characters); the server turns them into the protocol's UTF-16 columns.
 */
 
@@ -129,6 +131,14 @@ impl Workspace {
             || self.configs.iter().any(|c| path.ends_with(c))
     }
 
+    /// Whether `scan` looks at the repository path `path`: its file walk leaves out
+    /// what git ignores (unless the project sets `noIgnore`), and so does the server.
+    /// An index that cannot be read fails the scan: nothing to say then either.
+    pub fn looks_at(&self, repo: &Repo, path: &str) -> bool {
+        self.rules.as_ref().is_some_and(|set| set.no_ignore)
+            || !crate::files::is_ignored(repo, path).unwrap_or(true)
+    }
+
     /// The rule `id`, when it runs.
     pub fn rule(&self, id: &str) -> Option<RuleInfo> {
         let rule = self.rules.as_ref()?.rules.iter().find(|r| r.id == id)?;
@@ -146,7 +156,7 @@ impl Workspace {
     /// disk. Each row carries its fix (what `scan --apply` makes of that one match)
     /// and the rule's `labels` at that match.
     pub fn check(&self, repo: &Repo, path: &str, text: &str) -> Result<Vec<Checked>, Error> {
-        let Some((set, lang, rules)) = self.rules_for(path, None) else {
+        let Some((set, lang, rules)) = self.rules_for(repo, path, None) else {
             return Ok(Vec::new());
         };
         let result = engine::run_file_injected(
@@ -181,8 +191,14 @@ impl Workspace {
 
     /// The text `scan --apply` would write for `text` (the content of `path`), with
     /// every rule or only `rule`; `None` when no fix changes it.
-    pub fn fix(&self, path: &str, text: &str, rule: Option<&str>) -> Result<Option<String>, Error> {
-        let Some((set, lang, rules)) = self.rules_for(path, rule) else {
+    pub fn fix(
+        &self,
+        repo: &Repo,
+        path: &str,
+        text: &str,
+        rule: Option<&str>,
+    ) -> Result<Option<String>, Error> {
+        let Some((set, lang, rules)) = self.rules_for(repo, path, rule) else {
             return Ok(None);
         };
         let result = engine::run_file_injected(
@@ -201,13 +217,18 @@ impl Workspace {
     }
 
     /// The rule set, the file's language and the rules that run on it (only `only`
-    /// when given); `None` when none does.
+    /// when given); `None` when none does, or when `scan` would not look at the file
+    /// (git ignores it and the project does not set `noIgnore`).
     fn rules_for(
         &self,
+        repo: &Repo,
         path: &str,
         only: Option<&str>,
     ) -> Option<(&RuleSet, crate::lang::Lang, Vec<&scan::Rule>)> {
         let set = self.rules.as_ref()?;
+        if !self.looks_at(repo, path) {
+            return None;
+        }
         let lang = set.language_globs.language_of(path)?;
         let rules: Vec<&scan::Rule> = set
             .rules

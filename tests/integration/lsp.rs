@@ -716,3 +716,48 @@ fn a_rules_labels_are_related_information_where_they_point() {
     );
     assert_eq!(c.shutdown(), 0);
 }
+
+#[test]
+fn a_file_scan_leaves_out_gets_no_diagnostics_and_no_actions() {
+    let repo = project();
+    repo.write(".gitignore", "build/\n");
+    let text = "console.log(1);\n";
+    repo.write("build/out.js", text);
+    repo.write("src/kept.js", text);
+    repo.commit_all("ignore build");
+    // `scan` agrees: the finding in src/kept.js, none in the ignored build/.
+    let scan = repo.run(&["--json", "scan"]).json();
+    let paths: Vec<&str> = scan["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    assert!(paths.contains(&"src/kept.js"), "{scan:#}");
+    assert!(!paths.iter().any(|p| p.starts_with("build/")), "{scan:#}");
+
+    let mut c = Client::initialized(&repo, json!({}));
+    let ignored = uri(&repo, "build/out.js");
+    c.open(&ignored, "javascript", text);
+    assert_eq!(c.diagnostics(&ignored), Vec::<Value>::new());
+    assert_eq!(code_actions(&mut c, &ignored, 0, None), Vec::<Value>::new());
+    // An unsaved buffer under the ignored folder: left out as well.
+    let unsaved = uri(&repo, "build/new/later.js");
+    c.open(&unsaved, "javascript", text);
+    assert_eq!(c.diagnostics(&unsaved), Vec::<Value>::new());
+    // Outside the repository.
+    let elsewhere = crate::util::TestRepo::new();
+    let outside = format!("file://{}/o.js", elsewhere.path().display());
+    c.open(&outside, "javascript", text);
+    assert_eq!(c.diagnostics(&outside), Vec::<Value>::new());
+    assert_eq!(code_actions(&mut c, &outside, 0, None), Vec::<Value>::new());
+    // The same text in a tracked file: its finding and quick fix.
+    let kept = uri(&repo, "src/kept.js");
+    c.open(&kept, "javascript", text);
+    let got = c.diagnostics(&kept);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!(got[0]["code"], "no-console");
+    let actions = code_actions(&mut c, &kept, 0, Some(&["quickfix"]));
+    assert!(!actions.is_empty(), "{actions:#?}");
+    assert_eq!(c.shutdown(), 0);
+}

@@ -58,6 +58,14 @@ impl Server {
         p: &lsp::CodeActionParams,
     ) -> Vec<lsp::CodeActionOrCommand> {
         let uri = p.text_document.uri.clone();
+        // A document `scan` would not look at (ignored, outside the repository): no
+        // actions at all, as it has no diagnostics.
+        let Some(path) = self
+            .repo_path(uri.as_str())
+            .filter(|path| self.workspace.looks_at(&self.repo, path))
+        else {
+            return Vec::new();
+        };
         let only = p.context.only.as_ref();
         let mut actions = Vec::new();
         let checked: Vec<Checked> = self
@@ -65,8 +73,7 @@ impl Server {
             .map(<[Checked]>::to_vec)
             .unwrap_or_default();
         let rows: Vec<&FindingRow> = checked.iter().map(|c| &c.row).collect();
-        let path = self.repo_path(uri.as_str());
-        if let (Some(doc), Some(path)) = (self.docs.get(uri.as_str()), path) {
+        if let Some(doc) = self.docs.get(uri.as_str()) {
             let text = doc.text.clone();
             let lines = Lines::new(&text);
             if wanted(only, lsp::CodeActionKind::QUICKFIX.as_str()) {
@@ -122,7 +129,7 @@ impl Server {
         text: &str,
         rule: Option<&str>,
     ) -> Option<lsp::WorkspaceEdit> {
-        let after = self.workspace.fix(path, text, rule).ok()??;
+        let after = self.workspace.fix(&self.repo, path, text, rule).ok()??;
         let (range, new_text) = minimal_edit(text, &after);
         Some(workspace_edit(uri, vec![lsp::TextEdit { range, new_text }]))
     }
