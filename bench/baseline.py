@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Colours we set, so that the moved lines can be told from the new ones.
 COLOURS = [
@@ -66,14 +66,16 @@ def git(repo, *args, check=True):
 
 def added_lines(repo, parent, commit):
     """path -> the line numbers (in `commit`) added by it, moved and whitespace-only
-    changes left out."""
+    changes left out; and of those, the lines of hunks that delete nothing."""
     diff = git(
         repo, "diff", "--color=always", "-w", "-M", "--color-moved=plain",
         "--color-moved-ws=ignore-all-space", "-U0", "--no-ext-diff", parent, commit, "--",
     )
     added = {}
+    pure = {}
     path = None
     line = 0
+    inserting = False
     for raw in diff.split("\n"):
         plain = ANSI.sub("", raw)
         if plain.startswith("+++ "):
@@ -84,7 +86,9 @@ def added_lines(repo, parent, commit):
             continue
         m = HUNK.match(plain)
         if m:
-            line = int(m.group(1))
+            line = int(m.group(2))
+            # A hunk that deletes nothing only inserts: its lines are new whole.
+            inserting = m.group(1) == "0"
             continue
         if path is None:
             continue
@@ -92,10 +96,12 @@ def added_lines(repo, parent, commit):
             # A new line is green; a moved one has the moved colour.
             if raw.lstrip().startswith(GREEN) or raw.startswith(GREEN):
                 added.setdefault(path, set()).add(line)
+                if inserting:
+                    pure.setdefault(path, set()).add(line)
             line += 1
         elif plain.startswith(" "):
             line += 1
-    return added
+    return added, pure
 
 
 TOKEN = re.compile(r"\w+|\S")
@@ -129,7 +135,7 @@ class Truth:
 
     def __init__(self, repo, parent, commit):
         self.repo, self.parent, self.commit = repo, parent, commit
-        self.added = added_lines(repo, parent, commit)
+        self.added, self.pure = added_lines(repo, parent, commit)
         self.sources = {}
         for row in git(repo, "diff", "--name-status", "-M", parent, commit).splitlines():
             parts = row.split("\t")
@@ -141,6 +147,9 @@ class Truth:
         lines = set(range(f["line"], f["end_line"] + 1))
         if not lines & self.added.get(f["path"], set()):
             return False
+        # Lines only inserted are new; in a changed hunk, the tokens tell.
+        if lines & self.pure.get(f["path"], set()):
+            return True
         path = f["path"]
         if path not in self.tokens:
             old_path = self.sources.get(path, path)
