@@ -459,6 +459,25 @@ impl Pathspecs {
     }
 }
 
+/// git's pathspec matcher for `specs` over `index` (pathspec attributes read from the
+/// index, as git reads them): every file walk and selection builds its search here.
+pub(crate) fn pathspec_search<'r>(
+    git: &'r gix::Repository,
+    specs: impl IntoIterator<Item = impl AsRef<str>>,
+    index: &gix::index::State,
+) -> Result<gix::Pathspec<'r>, Error> {
+    git.pathspec(
+        true,
+        specs
+            .into_iter()
+            .map(|s| gix::bstr::BString::from(s.as_ref())),
+        true,
+        index,
+        gix::worktree::stack::state::attributes::Source::IdMapping,
+    )
+    .map_err(|e| Error::Walk(Box::new(e)))
+}
+
 /// The specs of `positive` (as typed) that match no stage-0 entry of `index`: for
 /// `--cached`, where the index is the file set and such a spec is an error too.
 pub(crate) fn unmatched_in_index(
@@ -468,15 +487,7 @@ pub(crate) fn unmatched_in_index(
 ) -> Result<Vec<String>, Error> {
     let mut unmatched = Vec::new();
     for (spec, typed) in positive {
-        let mut pathspec = git
-            .pathspec(
-                true,
-                [gix::bstr::BStr::new(spec.as_bytes())],
-                true,
-                index,
-                gix::worktree::stack::state::attributes::Source::IdMapping,
-            )
-            .map_err(|e| Error::Walk(Box::new(e)))?;
+        let mut pathspec = pathspec_search(git, [spec], index)?;
         let matched = index.entries().iter().any(|entry| {
             entry.stage_raw() == 0 && pathspec.is_included(entry.path(index), Some(false))
         });
@@ -519,15 +530,7 @@ pub fn select_paths(
     let mut selected = std::collections::BTreeSet::new();
     let mut unmatched = Vec::new();
     for (specs, typed) in groups {
-        let mut search = git
-            .pathspec(
-                true,
-                specs.iter().map(|s| gix::bstr::BStr::new(s.as_bytes())),
-                true,
-                &index,
-                gix::worktree::stack::state::attributes::Source::IdMapping,
-            )
-            .map_err(|e| Error::Walk(Box::new(e)))?;
+        let mut search = pathspec_search(&git, &specs, &index)?;
         let mut any = false;
         for p in paths {
             if search.is_included(gix::bstr::BStr::new(p.as_bytes()), Some(false)) {

@@ -152,15 +152,7 @@ fn collect_index(
         return Err(files::Error::PathspecNoMatch(unmatched).into());
     }
     let specs = search_specs(repo, prepared);
-    let mut pathspec = git
-        .pathspec(
-            true,
-            specs.iter().map(|s| gix::bstr::BStr::new(s.as_bytes())),
-            true,
-            &index,
-            gix::worktree::stack::state::attributes::Source::IdMapping,
-        )
-        .map_err(|e| Error::Files(files::Error::Walk(Box::new(e))))?;
+    let mut pathspec = files::pathspec_search(git, &specs, &index).map_err(Error::Files)?;
 
     let mut inputs = Inputs::default();
     for entry in index.entries() {
@@ -239,15 +231,7 @@ fn collect_tree(
         .index_or_empty()
         .map_err(|e| Error::Index(Box::new(e)))?;
     let specs = search_specs(repo, prepared);
-    let mut pathspec = git
-        .pathspec(
-            true,
-            specs.iter().map(|s| gix::bstr::BStr::new(s.as_bytes())),
-            true,
-            &index,
-            gix::worktree::stack::state::attributes::Source::IdMapping,
-        )
-        .map_err(|e| Error::Files(files::Error::Walk(Box::new(e))))?;
+    let mut pathspec = files::pathspec_search(git, &specs, &index).map_err(Error::Files)?;
     let unreadable = |e: Box<dyn std::error::Error + Send + Sync>| Error::Tree {
         tree: tree.to_string(),
         source: e,
