@@ -79,11 +79,29 @@ impl Formatters {
             .map(|(l, c)| format!("{l}: {c}"))
             .collect()
     }
+
+    /// The formatters a preview was staged with (`details.fmt`), for `refresh` to run
+    /// them again as staging did; `None` when it was staged without `--fmt`. A line
+    /// that does not read (a language this build does not know) is left out.
+    pub fn recorded(meta: &crate::change::PreviewMeta) -> Option<Formatters> {
+        let lines = meta.details.get(FMT_KEY)?.as_array()?;
+        let by_lang = lines
+            .iter()
+            .filter_map(|line| {
+                let (lang, command) = line.as_str()?.split_once(": ")?;
+                Some((lang.parse().ok()?, command.to_string()))
+            })
+            .collect();
+        Some(Formatters { by_lang })
+    }
 }
+
+/// The key under `details` where a preview records its formatters.
+const FMT_KEY: &str = "fmt";
 
 /// Records the formatters in the preview (`details.fmt`), for the reviewer.
 pub fn record(meta: &mut crate::change::PreviewMeta, fmts: &Formatters) {
-    super::recipe::insert_detail_at(meta, "fmt", serde_json::json!(fmts.record()));
+    super::recipe::insert_detail_at(meta, FMT_KEY, serde_json::json!(fmts.record()));
 }
 
 /// Formats `change`'s new text in `workdir` when a formatter is declared for its
@@ -233,6 +251,28 @@ mod tests {
         let formatted = "a = 1\nb = f( 2 )\nc = 3\n";
         assert_eq!(limit(old, new, formatted), "a  =  1\nb = f( 2 )\nc  =  3\n");
         assert_eq!(limit(old, old, formatted), old);
+    }
+
+    #[test]
+    fn recorded_formatters_read_back() {
+        let mut meta = crate::change::PreviewMeta::default();
+        let fmts = super::Formatters {
+            by_lang: vec![
+                (crate::lang::Lang::Python, "ruff format -".into()),
+                (
+                    crate::lang::Lang::TypeScript,
+                    "prettier --stdin-filepath {path}".into(),
+                ),
+            ],
+        };
+        assert!(super::Formatters::recorded(&meta).is_none());
+        super::record(&mut meta, &fmts);
+        let back = super::Formatters::recorded(&meta).expect("recorded");
+        assert_eq!(back.record(), fmts.record());
+        assert_eq!(
+            back.command(crate::lang::Lang::TypeScript),
+            Some("prettier --stdin-filepath {path}")
+        );
     }
 
     #[test]

@@ -628,6 +628,68 @@ fn a_failing_formatter_leaves_the_file_as_rewritten_with_a_warning() {
     assert_eq!(blob_at(&repo, &id, "a.py"), "y  =  new(2)\n");
 }
 
+/// `refresh ID --json`: the successor's id.
+fn refreshed(repo: &TestRepo, id: &str) -> (String, serde_json::Value) {
+    let out = repo.run(&["refresh", id, "--json"]);
+    out.assert_code(0);
+    let v = out.json();
+    let successor = v["successor"].as_str().expect("a successor").to_string();
+    (successor, v)
+}
+
+#[test]
+fn refresh_runs_the_recorded_formatter_over_the_re_derived_rewrite() {
+    let repo = TestRepo::new();
+    repo.write("fmt.sh", SPACES_FMT);
+    repo.write("astedit.toml", "[fmt]\npython = \"sh fmt.sh {path}\"\n");
+    repo.write(
+        "rules/new.yml",
+        "id: new\nlanguage: python\nrule:\n  pattern: old($A)\nfix: new($A)\n",
+    );
+    repo.write("a.py", "x  =  1\ny  =  old(2)\nz  =  3\n");
+    repo.commit_all("init");
+    // An unrelated line above, and a new site below: both re-derived.
+    let moved = "v  =  0\nx  =  1\ny  =  old(2)\nz  =  3\n\nw  =  old(4)\n";
+    let want = "v  =  0\nx  =  1\ny = new(2)\nz  =  3\n\nw = new(4)\n";
+    let edit = stage(&repo, &["-p", "old($A)", "-r", "new($A)", "--fmt", "a.py"]);
+    let scan = scan_stage_with(&repo, &["--config", "rules/new.yml", "--fmt"]);
+    repo.write("a.py", moved);
+    for id in [&edit, &scan] {
+        let (successor, v) = refreshed(&repo, id);
+        assert_eq!(blob_at(&repo, &successor, "a.py"), want, "{v}");
+        assert_eq!(v["files"][0]["how"], "rerun", "{v}");
+    }
+    // The command recorded at staging is the one that runs, even when `[fmt]` has
+    // changed since; one that fails now leaves the file as re-derived, with a note.
+    repo.write("astedit.toml", "[fmt]\npython = \"sh -c 'exit 5'\"\n");
+    repo.write("a.py", "x  =  1\ny  =  old(2)\nz  =  3\n");
+    let edit = stage(&repo, &["-p", "old($A)", "-r", "new($A)", "--fmt", "a.py"]);
+    repo.write("fmt.sh", "exit 6\n");
+    repo.write("astedit.toml", "[fmt]\npython = \"sh fmt.sh {path}\"\n");
+    repo.write("a.py", moved);
+    let (successor, v) = refreshed(&repo, &edit);
+    assert_eq!(
+        blob_at(&repo, &successor, "a.py"),
+        "v  =  0\nx  =  1\ny  =  new(2)\nz  =  3\n\nw  =  new(4)\n"
+    );
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("the formatter `sh -c 'exit 5'` failed"),
+        "{v}"
+    );
+    // Without --fmt at staging, a refresh formats nothing.
+    repo.write("fmt.sh", SPACES_FMT);
+    repo.write("a.py", "x  =  1\ny  =  old(2)\nz  =  3\n");
+    let plain = stage(&repo, &["-p", "old($A)", "-r", "new($A)", "a.py"]);
+    repo.write("a.py", moved);
+    let (successor, _) = refreshed(&repo, &plain);
+    assert_eq!(
+        blob_at(&repo, &successor, "a.py"),
+        "v  =  0\nx  =  1\ny  =  new(2)\nz  =  3\n\nw  =  new(4)\n"
+    );
+}
+
 /// `scan --stage ARGS --json`: the preview id.
 fn scan_stage_with(repo: &TestRepo, args: &[&str]) -> String {
     let mut all = vec!["scan", "--stage"];

@@ -426,6 +426,7 @@ fn rederive(
         Rederive::PerPath(kind) => {
             let mut paths = Paths::new(repo);
             paths.notes = notes;
+            paths.fmt = crate::ops::fmt::Formatters::recorded(&old.meta);
             per_path(repo, held, old, kind, paths, req, unit)
         }
     }
@@ -433,6 +434,7 @@ fn rederive(
 
 /// What a path-by-path refresh gathers.
 struct Paths<'a> {
+    repo: &'a Repo,
     stager: txn::Stager<'a>,
     outcomes: Vec<FileOutcome>,
     conflicts: Vec<ConflictFile>,
@@ -440,30 +442,41 @@ struct Paths<'a> {
     notes: Vec<String>,
     /// Some path is not as the preview left its before side.
     changed_any: bool,
+    /// The formatters the preview was staged with (`--fmt`): each re-run path is
+    /// formatted again, limited to the rewrite, as staging did.
+    fmt: Option<crate::ops::fmt::Formatters>,
 }
 
 impl<'a> Paths<'a> {
     fn new(repo: &'a Repo) -> Paths<'a> {
         Paths {
+            repo,
             stager: txn::Stager::new(repo),
             outcomes: Vec::new(),
             conflicts: Vec::new(),
             files: Vec::new(),
             notes: Vec::new(),
             changed_any: false,
+            fmt: None,
         }
     }
 
-    /// A path of the successor, and its row.
+    /// A path of the successor, and its row. A re-run path of a preview staged with
+    /// `--fmt` goes through its formatter first (a failure is a note).
     fn add(
         &mut self,
-        change: FileChange,
+        mut change: FileChange,
         before: Option<usize>,
         count: usize,
         flags: Vec<crate::change::FileFlag>,
         how: How,
         why: Option<String>,
     ) -> Result<(), Error> {
+        if let (Some(fmts), How::Rerun) = (&self.fmt, how) {
+            let workdir = &self.repo.workdir;
+            self.notes
+                .extend(crate::ops::fmt::format_change(workdir, fmts, &mut change));
+        }
         self.outcomes.push(FileOutcome {
             path: change.path.clone(),
             before,
@@ -512,12 +525,14 @@ fn per_path(
         }
     }
     let Paths {
+        repo: _,
         stager,
         mut outcomes,
         conflicts,
         files,
         notes,
         changed_any,
+        fmt: _,
     } = paths;
     outcomes.sort_by(|a, b| a.path.cmp(&b.path));
     if !conflicts.is_empty() {
