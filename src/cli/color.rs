@@ -41,17 +41,6 @@ pub fn parse_bool(value: &str) -> Option<bool> {
     }
 }
 
-/// The config slot that colours a command's output besides `color.ui`.
-pub fn slot(command: &str) -> Option<&'static str> {
-    match command {
-        "grep" => Some("color.grep"),
-        "show" | "edit" | "patch" | "scan" | "merge" | "apply" | "undo" | "resolve" => {
-            Some("color.diff")
-        }
-        _ => None,
-    }
-}
-
 /// Whether the terminal on stdout would be coloured: what `auto` decides.
 pub struct Terminal {
     /// stdout is a terminal.
@@ -60,17 +49,19 @@ pub struct Terminal {
     pub pager_in_use: bool,
 }
 
-/// Decides colour for `command`. `flag` is the command line's choice; `config` reads
-/// a git config value (see [`Repo::config_value`](git_astedit::repo::Repo::config_value)).
+/// Decides colour for a command whose own config slot is `slot` (`color.diff`, see
+/// its [traits](super::traits::Traits)). `flag` is the command line's choice; `config`
+/// reads a git config value (see
+/// [`Repo::config_value`](git_astedit::repo::Repo::config_value)).
 pub fn decide(
     flag: Option<When>,
-    command: &str,
+    slot: Option<&str>,
     config: &mut dyn FnMut(&str) -> Option<Option<String>>,
     terminal: &Terminal,
 ) -> bool {
     let mut setting = |key: &str| config(key).and_then(|v| When::from_config(v.as_deref()));
     let when = flag
-        .or_else(|| slot(command).and_then(&mut setting))
+        .or_else(|| slot.and_then(&mut setting))
         .or_else(|| setting("color.ui"))
         .unwrap_or(When::Auto);
     match when {
@@ -125,9 +116,14 @@ mod tests {
             "color.grep" => Some(Some("always".to_string())),
             _ => None,
         };
-        assert!(decide(Some(When::Always), "log", &mut config, &tty));
-        assert!(!decide(None, "log", &mut config, &tty));
-        assert!(decide(None, "grep", &mut config, &tty));
-        assert!(!decide(Some(When::Never), "grep", &mut config, &tty));
+        assert!(decide(Some(When::Always), None, &mut config, &tty));
+        assert!(!decide(None, None, &mut config, &tty));
+        assert!(decide(None, Some("color.grep"), &mut config, &tty));
+        assert!(!decide(
+            Some(When::Never),
+            Some("color.grep"),
+            &mut config,
+            &tty
+        ));
     }
 }

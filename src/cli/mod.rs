@@ -50,6 +50,7 @@ mod scan;
 mod schema;
 mod show;
 mod test;
+mod traits;
 mod undo;
 mod verify;
 
@@ -192,11 +193,11 @@ pub struct Ctx {
     recovered: bool,
     /// [`Ctx::config_value`] looked for a repository (found or not).
     looked_for_repo: bool,
-    unfinished: recover::Policy,
+    unfinished: traits::Policy,
 }
 
 impl Ctx {
-    fn new(json: bool, unfinished: recover::Policy) -> Ctx {
+    fn new(json: bool, unfinished: traits::Policy) -> Ctx {
         Ctx {
             out: Out::new(),
             json,
@@ -273,10 +274,8 @@ pub fn main() -> ExitCode {
         Ok(parsed) => parsed,
         Err(e) => return clap_error(e, wants_json),
     };
-    let mut ctx = Ctx::new(
-        cli.json.is_some(),
-        recover::recover_policy::of(&cli.command),
-    );
+    let traits = cli.command.traits();
+    let mut ctx = Ctx::new(cli.json.is_some(), traits.recovery);
     ctx.json_style = cli.json.unwrap_or(JsonStyle::Compact);
     ctx.out.set_pretty(ctx.json_style == JsonStyle::Pretty);
     ctx.cache = match (&cli.cache_dir, cli.no_cache) {
@@ -307,26 +306,19 @@ pub fn main() -> ExitCode {
     }
     // The command's name, as in `pager.<name>` (`resolve` for `resolve apply`).
     let name = matches.subcommand_name().unwrap_or("");
-    if ctx.json_style == JsonStyle::Stream && name != "grep" {
+    if ctx.json_style == JsonStyle::Stream && !traits.json_stream {
         let err = git_astedit::error::UsageError(format!(
             "--json=stream is grep's (one ast-grep match a line); {name} prints one report: \
              use --json"
         ));
         return report_error(&mut ctx, &Error::from(err));
     }
-    setup_output(&mut ctx, &cli, name);
-    let policy = match &cli.command {
-        Command::Grep(a) => a.input.custom_languages.clone(),
-        Command::Edit(a) => a.input.custom_languages.clone(),
-        Command::Scan(a) => a.custom_languages.clone(),
-        Command::Test(a) => a.custom_languages.clone(),
-        _ => None,
-    };
-    if let Err(err) = custom_languages(&mut ctx, policy.as_deref()) {
+    setup_output(&mut ctx, &cli, name, &traits);
+    if let Err(err) = custom_languages(&mut ctx, traits.custom_languages) {
         return report_error(&mut ctx, &err);
     }
     // Engines report progress to the bar only while it is installed.
-    let installed = progress_bar(&ctx, name).map(|bar| {
+    let installed = progress_bar(&ctx, traits.progress).map(|bar| {
         ctx.out.start_progress(bar.clone());
         git_astedit::progress::install(std::sync::Arc::new(bar))
     });
@@ -346,7 +338,7 @@ pub fn main() -> ExitCode {
 }
 
 /// Starts the pager and decides colour for `command` (see [`pager`] and [`color`]).
-fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
+fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str, traits: &traits::Traits<'_>) {
     let flag = if cli.no_pager {
         Some(pager::Flag::NoPager)
     } else if cli.paginate {
@@ -355,7 +347,13 @@ fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
         None
     };
     let mut config = |key: &str| ctx.config_value(key);
-    let program = pager::choose(command, flag, cli.json.is_some(), &mut config);
+    let program = pager::choose(
+        command,
+        traits.paging,
+        flag,
+        cli.json.is_some(),
+        &mut config,
+    );
     let flag = if cli.no_color {
         Some(color::When::Never)
     } else {
@@ -363,7 +361,7 @@ fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
     };
     let color = color::decide(
         flag,
-        command,
+        traits.color_slot,
         &mut config,
         &color::Terminal {
             // Our pager reads stdout instead of the terminal.
@@ -379,15 +377,13 @@ fn setup_output(ctx: &mut Ctx, cli: &Cli, command: &str) {
 }
 
 /// A progress bar for a run whose stderr is a terminal of its own: not under `--json`,
-/// nor under a pager (ours or git's, which holds the terminal), nor for the MCP and LSP
-/// servers (concurrent requests, stdout a protocol) or a campaign (repositories at once).
-fn progress_bar(ctx: &Ctx, command: &str) -> Option<progress::Bar> {
+/// nor under a pager (ours or git's, which holds the terminal), nor for a command
+/// whose traits rule it out (`allowed`: the servers, a campaign).
+fn progress_bar(ctx: &Ctx, allowed: bool) -> Option<progress::Bar> {
     let wanted = !ctx.json
         && !ctx.out.paging()
         && !color::git_pager_in_use()
-        && command != "mcp"
-        && command != "lsp"
-        && command != "campaign"
+        && allowed
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
     wanted.then(progress::Bar::new)
 }
@@ -451,7 +447,7 @@ fn clap_error(e: clap::Error, json: bool) -> ExitCode {
         kind: e.kind().to_string(),
         usage,
     });
-    let mut ctx = Ctx::new(true, recover::recover_policy::Policy::Skip);
+    let mut ctx = Ctx::new(true, traits::Policy::Skip);
     report_error(&mut ctx, &err)
 }
 

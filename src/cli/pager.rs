@@ -23,12 +23,7 @@ use std::sync::atomic::AtomicI32;
 use std::sync::atomic::Ordering;
 
 use super::color::parse_bool;
-
-/// The commands that page unless told otherwise (git's `USE_PAGER` commands).
-const PAGED_BY_DEFAULT: &[&str] = &["show", "log", "grep"];
-
-/// Commands whose stdout is a protocol, never a page.
-const NEVER_PAGED: &[&str] = &["mcp", "lsp"];
+use super::traits::Paging;
 
 /// `-p` or `-P` on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,14 +32,16 @@ pub enum Flag {
     NoPager,
 }
 
-/// The pager program to run for `command`, if any.
+/// The pager program to run for `command` (whose [traits](super::traits::Traits) say
+/// how it pages), if any.
 pub fn choose(
     command: &str,
+    paging: Paging,
     flag: Option<Flag>,
     json: bool,
     config: &mut dyn FnMut(&str) -> Option<Option<String>>,
 ) -> Option<String> {
-    if json || NEVER_PAGED.contains(&command) || flag == Some(Flag::NoPager) {
+    if json || paging == Paging::Never || flag == Some(Flag::NoPager) {
         return None;
     }
     if !std::io::stdout().is_terminal() {
@@ -55,7 +52,7 @@ pub fn choose(
     let mut program = None;
     if flag != Some(Flag::Paginate) {
         let wanted = match config(&format!("pager.{command}")) {
-            None => PAGED_BY_DEFAULT.contains(&command),
+            None => paging == Paging::ByDefault,
             Some(None) => true,
             Some(Some(v)) => match parse_bool(&v) {
                 Some(on) => on,

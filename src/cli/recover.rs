@@ -7,7 +7,6 @@ use git_astedit::ops::recover::RecoverRequest;
 use git_astedit::Error;
 
 use super::Ctx;
-pub(super) use recover_policy::Policy;
 
 /// Show, finish or abandon an interrupted apply or undo
 ///
@@ -46,56 +45,14 @@ pub fn run(ctx: &mut Ctx, args: RecoverArgs) -> Result<Exit, Error> {
 
 /// What each command does while an interrupted run is unfinished (see the user guide's
 /// Reliability chapter): commands that write (the work tree, previews, the journal)
-/// refuse, read-only ones warn, `recover` itself looks without rolling anything.
+/// refuse, read-only ones warn, `recover` itself looks without rolling anything. Which
+/// command is which is its [`traits`](super::super::traits) entry.
 pub(super) mod recover_policy {
     use git_astedit::repo::Repo;
     use git_astedit::Error;
 
-    use super::super::Command;
+    use super::super::traits::Policy;
     use super::super::Out;
-    use super::super::ResolveCommand;
-
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum Policy {
-        Refuse,
-        Warn,
-        /// `recover`: no automatic recovery first; it is the command that does it.
-        Skip,
-    }
-
-    pub fn of(command: &Command) -> Policy {
-        match command {
-            Command::Recover(_)
-            | Command::Schema(_)
-            | Command::Man(_)
-            | Command::Completions(_) => Policy::Skip,
-            Command::Grep(_)
-            | Command::List(_)
-            | Command::Show(_)
-            | Command::Log(_)
-            | Command::Hook(_)
-            | Command::Test(_)
-            | Command::Verify(_)
-            | Command::Mcp(_)
-            | Command::AgentHook(_)
-            | Command::Lsp(_)
-            | Command::Campaign(_) => Policy::Warn,
-            // `scan -i` stages what the person accepts.
-            Command::Scan(args) if !args.stage && !args.apply && !args.interactive => Policy::Warn,
-            Command::Edit(_)
-            | Command::Patch(_)
-            | Command::Run(_)
-            | Command::Scan(_)
-            | Command::Merge(_)
-            | Command::Apply(_)
-            | Command::Resolve(ResolveCommand::Apply(_) | ResolveCommand::Discard(_))
-            | Command::Discard(_)
-            | Command::Undo(_)
-            | Command::Refresh(_)
-            | Command::Gc(_)
-            | Command::Pr(_) => Policy::Refuse,
-        }
-    }
 
     /// Recovers first (unless `Skip`), says what it did, and refuses under `Refuse`
     /// while the run stays unfinished.
