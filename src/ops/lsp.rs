@@ -17,6 +17,7 @@ characters); the server turns them into the protocol's UTF-16 columns.
 use std::path::Path;
 use std::path::PathBuf;
 
+use crate::cancel::Cancel;
 use crate::repo::Repo;
 use crate::report::FindingRow;
 use crate::report::ScanMode;
@@ -264,15 +265,47 @@ fn broken(repo: &Repo, e: &Error) -> Broken {
 
 /// Stages every fix of the rules in the files under the current folder as one
 /// preview, as `scan --stage` does, journalled with `agent` (the editor's name).
+/// Once `cancel` says so, no further file is read and nothing is staged (the error
+/// is `cancelled`).
 pub fn stage_all(
     repo: &Repo,
     configs: &[PathBuf],
     agent: Option<String>,
+    cancel: &Cancel,
 ) -> Result<ScanReport, Error> {
-    let request = super::scan::ScanRequest {
+    let mut request = scan_request(configs, ScanMode::Stage);
+    request.reason = Some("fixes staged from the editor".into());
+    request.agent = agent;
+    super::scan::run_cancellable(repo, &request, super::scan::Consumer::Collect, cancel)
+}
+
+/// The findings in the files under the current folder, as `scan` reports them (the
+/// same file selection, rules and result cache), by repository path in path order;
+/// a file without findings is not listed.
+pub fn workspace_findings(
+    repo: &Repo,
+    configs: &[PathBuf],
+    cancel: &Cancel,
+) -> Result<Vec<(String, Vec<FindingRow>)>, Error> {
+    let request = scan_request(configs, ScanMode::Report);
+    let report =
+        super::scan::run_cancellable(repo, &request, super::scan::Consumer::Collect, cancel)?;
+    let mut files: std::collections::BTreeMap<String, Vec<FindingRow>> = Default::default();
+    for row in report.findings {
+        files.entry(row.repo_path.clone()).or_default().push(row);
+    }
+    for rows in files.values_mut() {
+        rows.sort_by_key(|r| (r.line, r.column));
+    }
+    Ok(files.into_iter().collect())
+}
+
+/// A scan of the files under the current folder with every rule of `configs`.
+fn scan_request(configs: &[PathBuf], mode: ScanMode) -> super::scan::ScanRequest {
+    super::scan::ScanRequest {
         pathspecs: Vec::new(),
         configs: configs.to_vec(),
-        mode: ScanMode::Stage,
+        mode,
         cached: false,
         shard: None,
         only_rules: Vec::new(),
@@ -281,7 +314,7 @@ pub fn stage_all(
         min_severity: None,
         max_results: None,
         max_passes: None,
-        reason: Some("fixes staged from the editor".into()),
+        reason: None,
         max_render: 1,
         color: false,
         max_file_size: crate::files::DEFAULT_MAX_FILE_SIZE,
@@ -289,14 +322,13 @@ pub fn stage_all(
         include_metadata: false,
         verify: None,
         cache: Default::default(),
-        agent,
+        agent: None,
         baseline: None,
         fix_all: false,
         changed: None,
         changed_lines: false,
         fmt: false,
-    };
-    super::scan::run(repo, &request, super::scan::Consumer::Collect)
+    }
 }
 
 /// Gives each finding of a rule with `labels` (in the file's own language) the

@@ -136,6 +136,17 @@ pub enum Consumer<'a> {
 
 /// Runs the scan `req` asks for, its findings going to `consumer`.
 pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<ScanReport, Error> {
+    run_cancellable(repo, req, consumer, &crate::cancel::Cancel::never())
+}
+
+/// [`run`], stopped by `cancel`: no further file is read, and nothing is staged or
+/// written once it is cancelled (the error is `cancelled`).
+pub fn run_cancellable(
+    repo: &Repo,
+    req: &ScanRequest,
+    consumer: Consumer<'_>,
+    cancel: &crate::cancel::Cancel,
+) -> Result<ScanReport, Error> {
     let shard = req.shard.as_deref().map(scan::Shard::parse).transpose()?;
     let base = req
         .baseline
@@ -169,6 +180,7 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
         cache,
         tree: None,
         only: None,
+        cancel: cancel.clone(),
     };
     let rows = Rows::of(repo, req, &rules);
     let scan_rules = scan_rules(&rules);
@@ -239,6 +251,7 @@ pub fn run(repo: &Repo, req: &ScanRequest, consumer: Consumer<'_>) -> Result<Sca
             notices.extend(super::fmt::format_change(&repo.workdir, &fmts, change));
         }
     }
+    cancel.check()?;
     // Stage (and apply) before reporting, so that the id reported is real.
     let staged = stage(
         repo,
@@ -538,6 +551,9 @@ fn stage(
     recipe::ScanRecipe::new(repo, plan, &req.configs, opts, asked).record(&mut meta);
     if req.fmt {
         super::fmt::record(&mut meta, &super::fmt::Formatters::load(&repo.workdir)?);
+    }
+    for _ in &outcome.changes.changes {
+        opts.cancel.test_delay()?;
     }
     // The stager, file by file (the changes are held for the diff anyway).
     let preview = txn::stage(repo, &outcome.changes, &meta)?;

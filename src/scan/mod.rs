@@ -201,6 +201,9 @@ pub struct Options {
     /// Where to keep and find each file's result between runs (`None`: no cache).
     /// An interactive scan (`-i`) never uses it.
     pub cache: Option<crate::cache::Settings>,
+    /// Checked between files: once cancelled, no further file is read (the caller
+    /// checks it again before making anything visible).
+    pub cancel: crate::cancel::Cancel,
 }
 
 /// A fixed file: its change and what produced it.
@@ -497,13 +500,12 @@ fn scan_with(
         cache,
         skipped: inputs.skipped.clone(),
     };
-    let never = crate::cancel::Cancel::never();
     let drive = match select {
         // One file at a time, in path order: a person answers for each fix.
         Some(select) => crate::worker::Drive::Selecting(select),
         None => crate::worker::Drive::Parallel {
             order: crate::pipeline::Delivery::InOrder,
-            cancel: &never,
+            cancel: &opts.cancel,
         },
     };
     let totals = crate::worker::run(&worker, &tasks, run, drive, |task, one| {

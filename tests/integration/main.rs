@@ -28,6 +28,7 @@ mod look;
 mod lsp;
 mod lsp_astgrep;
 mod lsp_nvim;
+mod lsp_workspace;
 mod manpages;
 mod mcp;
 mod mcp_lines;

@@ -163,8 +163,46 @@ impl Server {
         out
     }
 
+    /// `workspace/executeCommand`: runs the command and answers. Stage-all reports
+    /// work-done progress to the client's token and stops when cancelled (its
+    /// `$/cancelRequest`, the progress's cancel, or the client going away): nothing is
+    /// staged and the answer is `RequestCancelled`.
+    pub(super) fn command(&mut self, id: lsp_server::RequestId, p: &lsp::ExecuteCommandParams) {
+        let token = p.work_done_progress_params.work_done_token.as_ref();
+        let cancel = self.cancel_for(&id, token);
+        let title = match p.command.as_str() {
+            STAGE_ALL => "Staging all fixes as a preview",
+            _ => "git-astedit",
+        };
+        self.progress(token, super::server::begin(title));
+        let result = self.execute(p, &cancel);
+        let said = match &result {
+            Ok(_) => None,
+            Err(_) if cancel.is_cancelled() => Some("cancelled; nothing was staged".to_string()),
+            Err(e) => Some(e.clone()),
+        };
+        self.progress(token, super::server::end(said));
+        match result {
+            Ok(result) => self.reply(id.clone(), result),
+            Err(_) if cancel.is_cancelled() => self.reply_err(
+                id.clone(),
+                lsp_server::ErrorCode::RequestCanceled,
+                "cancelled; nothing was staged",
+            ),
+            Err(e) => {
+                self.show(lsp::MessageType::ERROR, e.clone());
+                self.reply_err(id.clone(), lsp_server::ErrorCode::RequestFailed, &e);
+            }
+        }
+        self.forget(&id, token);
+    }
+
     /// Runs a command; the error is a sentence for the user.
-    pub(super) fn execute(&mut self, p: &lsp::ExecuteCommandParams) -> Result<Value, String> {
+    fn execute(
+        &mut self,
+        p: &lsp::ExecuteCommandParams,
+        cancel: &git_astedit::cancel::Cancel,
+    ) -> Result<Value, String> {
         let id = p
             .arguments
             .first()
@@ -177,8 +215,8 @@ impl Server {
         let reason = Some("from the editor".to_string());
         match p.command.as_str() {
             STAGE_ALL => {
-                let report =
-                    ops::lsp::stage_all(&repo, &self.configs, agent).map_err(|e| e.to_string())?;
+                let report = ops::lsp::stage_all(&repo, &self.configs, agent, cancel)
+                    .map_err(|e| e.to_string())?;
                 let Some(id) = report.id.clone() else {
                     self.show(lsp::MessageType::INFO, "git-astedit: nothing to fix".into());
                     return Ok(Value::Null);

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use git_astedit::ops;
 use git_astedit::ops::lsp::Checked;
 use git_astedit::ops::lsp::Workspace;
 use git_astedit::repo::Repo;
@@ -24,6 +25,7 @@ use serde_json::Value;
 
 use super::text::Doc;
 use super::text::Lines;
+use super::transport::Cancelled;
 use super::transport::Out;
 use super::transport::Transport;
 
@@ -33,6 +35,8 @@ pub const SOURCE: &str = "git-astedit";
 /// The server's state between messages.
 pub struct Server {
     pub(super) out: crossbeam_channel::Sender<Out>,
+    /// What the client cancelled (noted by the reader as it reads).
+    cancelled: Cancelled,
     pub(super) repo: Repo,
     pub(super) configs: Vec<PathBuf>,
     pub(super) workspace: Workspace,
@@ -69,6 +73,7 @@ pub fn serve(transport: Transport, repo: Repo, configs: Vec<PathBuf>) {
     let workspace = Workspace::open(&repo, &configs);
     let mut server = Server {
         out: transport.outgoing.clone(),
+        cancelled: transport.cancelled.clone(),
         repo,
         configs,
         workspace,
@@ -162,6 +167,39 @@ impl Server {
             R::METHOD.to_string(),
             params,
         )));
+    }
+
+    /// What stops the request `id`: its `$/cancelRequest`, the cancel of its
+    /// work-done progress `token`, or the client going away.
+    pub(super) fn cancel_for(
+        &self,
+        id: &RequestId,
+        token: Option<&lsp::NumberOrString>,
+    ) -> git_astedit::cancel::Cancel {
+        let cancelled = self.cancelled.clone();
+        let id = id.clone();
+        let token = token.map(super::transport::token_key);
+        git_astedit::cancel::Cancel::when(move || cancelled.asked(&id, token.as_deref()))
+    }
+
+    /// Forgets the cancellation marks of an answered request.
+    pub(super) fn forget(&self, id: &RequestId, token: Option<&lsp::NumberOrString>) {
+        let token = token.map(super::transport::token_key);
+        self.cancelled.forget(id, token.as_deref());
+    }
+
+    /// Reports work-done progress to the client's `token` (nothing without one).
+    pub(super) fn progress(
+        &self,
+        token: Option<&lsp::NumberOrString>,
+        step: lsp::WorkDoneProgress,
+    ) {
+        if let Some(token) = token {
+            self.notify::<lsp::notification::Progress>(lsp::ProgressParams {
+                token: token.clone(),
+                value: lsp::ProgressParamsValue::WorkDone(step),
+            });
+        }
     }
 
     pub(super) fn show(&self, kind: lsp::MessageType, message: String) {
@@ -283,22 +321,18 @@ impl Server {
             }
             "textDocument/diagnostic" => {
                 let p: lsp::DocumentDiagnosticParams = parse!();
-                let items = self.diagnostics(p.text_document.uri.as_str());
-                self.reply(
-                    id,
-                    lsp::DocumentDiagnosticReport::Full(lsp::RelatedFullDocumentDiagnosticReport {
-                        related_documents: None,
-                        full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {
-                            result_id: None,
-                            items,
-                        },
-                    }),
-                );
+                let report = self.document_report(&p);
+                self.reply(id, report);
             }
             "workspace/diagnostic" => {
-                let _: lsp::WorkspaceDiagnosticParams = parse!();
-                let report = self.workspace_diagnostics();
-                self.reply(id, report);
+                let p: lsp::WorkspaceDiagnosticParams = parse!();
+                let token = p.work_done_progress_params.work_done_token.as_ref();
+                let cancel = self.cancel_for(&id, token);
+                match self.workspace_diagnostics(&p, &cancel) {
+                    Some(report) => self.reply(id.clone(), report),
+                    None => self.reply_err(id.clone(), ErrorCode::RequestCanceled, "cancelled"),
+                }
+                self.forget(&id, token);
             }
             "textDocument/codeAction" => {
                 let p: lsp::CodeActionParams = parse!();
@@ -312,13 +346,7 @@ impl Server {
             }
             "workspace/executeCommand" => {
                 let p: lsp::ExecuteCommandParams = parse!();
-                match self.execute(&p) {
-                    Ok(result) => self.reply(id, result),
-                    Err(e) => {
-                        self.show(lsp::MessageType::ERROR, e.clone());
-                        self.reply_err(id, ErrorCode::RequestFailed, &e);
-                    }
-                }
+                self.command(id, &p);
             }
             other => {
                 self.reply_err(
@@ -526,29 +554,165 @@ impl Server {
             .collect()
     }
 
-    /// `workspace/diagnostic`: the open documents' diagnostics (the files on disk are
-    /// `scan`'s business).
-    fn workspace_diagnostics(&mut self) -> lsp::WorkspaceDiagnosticReport {
-        let uris: Vec<String> = self.docs.keys().cloned().collect();
-        let mut items = Vec::new();
-        for uri in uris {
-            let diagnostics = self.diagnostics(&uri);
-            let (Ok(parsed), Some(doc)) = (uri.parse::<lsp::Uri>(), self.docs.get(&uri)) else {
-                continue;
-            };
-            items.push(lsp::WorkspaceDocumentDiagnosticReport::Full(
-                lsp::WorkspaceFullDocumentDiagnosticReport {
-                    uri: parsed,
-                    version: Some(i64::from(doc.version)),
-                    full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {
-                        result_id: None,
-                        items: diagnostics,
+    /// `textDocument/diagnostic`: an open document's diagnostics, `unchanged` when
+    /// the client holds them already (its `previousResultId`).
+    fn document_report(
+        &mut self,
+        p: &lsp::DocumentDiagnosticParams,
+    ) -> lsp::DocumentDiagnosticReport {
+        let items = self.diagnostics(p.text_document.uri.as_str());
+        let result_id = result_id(&items);
+        if p.previous_result_id.as_deref() == Some(result_id.as_str()) {
+            return lsp::DocumentDiagnosticReport::Unchanged(
+                lsp::RelatedUnchangedDocumentDiagnosticReport {
+                    related_documents: None,
+                    unchanged_document_diagnostic_report: lsp::UnchangedDocumentDiagnosticReport {
+                        result_id,
                     },
                 },
-            ));
+            );
         }
-        lsp::WorkspaceDiagnosticReport { items }
+        lsp::DocumentDiagnosticReport::Full(lsp::RelatedFullDocumentDiagnosticReport {
+            related_documents: None,
+            full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {
+                result_id: Some(result_id),
+                items,
+            },
+        })
     }
+
+    /// `workspace/diagnostic`: the findings in the files `scan` looks at under the
+    /// folder the server started in (the same selection, rules and result cache),
+    /// the open documents' from their text instead, and an empty list for a file the
+    /// client holds diagnostics of that has none now. Each report has a result id
+    /// (a digest of its diagnostics): a file whose id the client sent back is
+    /// reported `unchanged`. `None` when cancelled.
+    fn workspace_diagnostics(
+        &mut self,
+        p: &lsp::WorkspaceDiagnosticParams,
+        cancel: &git_astedit::cancel::Cancel,
+    ) -> Option<lsp::WorkspaceDiagnosticReport> {
+        let previous: HashMap<&str, &str> = p
+            .previous_result_ids
+            .iter()
+            .map(|r| (r.uri.as_str(), r.value.as_str()))
+            .collect();
+        let token = p.work_done_progress_params.work_done_token.as_ref();
+        self.progress(token, begin("Checking the workspace"));
+        let found = ops::lsp::workspace_findings(&self.repo, &self.configs, cancel);
+        self.progress(token, end(None));
+        let on_disk = match found {
+            Ok(files) => files,
+            Err(_) if cancel.is_cancelled() => return None,
+            Err(e) => {
+                self.show(lsp::MessageType::WARNING, format!("git-astedit: {e}"));
+                Vec::new()
+            }
+        };
+        // (uri, version, diagnostics), the open documents first.
+        let mut reports: Vec<(String, Option<i64>, Vec<lsp::Diagnostic>)> = Vec::new();
+        let open: Vec<String> = self.docs.keys().cloned().collect();
+        let mut open_paths = BTreeSet::new();
+        for uri in open {
+            open_paths.extend(self.repo_path(&uri));
+            let items = self.diagnostics(&uri);
+            let version = self.docs.get(&uri).map(|d| i64::from(d.version));
+            reports.push((uri, version, items));
+        }
+        for (path, rows) in on_disk {
+            if open_paths.contains(&path) {
+                continue;
+            }
+            if let Some((uri, items)) = self.file_diagnostics(&path, &rows) {
+                reports.push((uri, None, items));
+            }
+        }
+        for uri in previous.keys() {
+            if !reports.iter().any(|(u, _, _)| u == uri) {
+                reports.push((uri.to_string(), None, Vec::new()));
+            }
+        }
+        let items = reports
+            .into_iter()
+            .filter_map(|(uri, version, items)| {
+                let uri: lsp::Uri = uri.parse().ok()?;
+                let result_id = result_id(&items);
+                if previous.get(uri.as_str()) == Some(&result_id.as_str()) {
+                    return Some(lsp::WorkspaceDocumentDiagnosticReport::Unchanged(
+                        lsp::WorkspaceUnchangedDocumentDiagnosticReport {
+                            uri,
+                            version,
+                            unchanged_document_diagnostic_report:
+                                lsp::UnchangedDocumentDiagnosticReport { result_id },
+                        },
+                    ));
+                }
+                Some(lsp::WorkspaceDocumentDiagnosticReport::Full(
+                    lsp::WorkspaceFullDocumentDiagnosticReport {
+                        uri,
+                        version,
+                        full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {
+                            result_id: Some(result_id),
+                            items,
+                        },
+                    },
+                ))
+            })
+            .collect();
+        Some(lsp::WorkspaceDiagnosticReport { items })
+    }
+
+    /// The diagnostics of a file on disk (the repository path `path`) from the rows
+    /// `scan` reported for it, and its URI.
+    fn file_diagnostics(
+        &self,
+        path: &str,
+        rows: &[git_astedit::report::FindingRow],
+    ) -> Option<(String, Vec<lsp::Diagnostic>)> {
+        let abs = self.repo.workdir.join(path);
+        let uri = super::path_uri(&abs)?;
+        // Columns are characters of the text scan read.
+        let text = std::fs::read_to_string(&abs).ok()?;
+        let lines = Lines::new(&text);
+        let items = rows
+            .iter()
+            .map(|row| {
+                let checked = Checked {
+                    row: row.clone(),
+                    labels: Vec::new(),
+                };
+                diagnostic(&checked, &text, &lines, &uri)
+            })
+            .collect();
+        Some((uri.as_str().to_string(), items))
+    }
+}
+
+/// A report's result id: a digest of its diagnostics, so that the same diagnostics
+/// get the same id (and the client is told they are unchanged).
+fn result_id(items: &[lsp::Diagnostic]) -> String {
+    use std::hash::Hash;
+    use std::hash::Hasher;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(items)
+        .unwrap_or_default()
+        .hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// Work-done progress that begins (cancellable).
+pub(super) fn begin(title: &str) -> lsp::WorkDoneProgress {
+    lsp::WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin {
+        title: title.into(),
+        cancellable: Some(true),
+        message: None,
+        percentage: None,
+    })
+}
+
+/// Work-done progress that ends.
+pub(super) fn end(message: Option<String>) -> lsp::WorkDoneProgress {
+    lsp::WorkDoneProgress::End(lsp::WorkDoneProgressEnd { message })
 }
 
 /// A finding as the protocol's diagnostic.

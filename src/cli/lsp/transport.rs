@@ -11,9 +11,11 @@
 //! * a body longer than [`MAX_MESSAGE`] gets an invalid request and is read past in
 //!   slices, never held.
 //!
-//! `$/cancelRequest` is noted in [`Cancelled`] as soon as it is read, so a request the
-//! server has not reached yet is answered as cancelled instead of run. The reader ends
-//! at the end of stdin (the client is gone) or after `exit`.
+//! `$/cancelRequest` and `window/workDoneProgress/cancel` are noted in [`Cancelled`] as
+//! soon as they are read, so a request the server has not reached yet is answered as
+//! cancelled instead of run, and a long one that is running (stage-all, the workspace's
+//! diagnostics) stops between files. The reader ends at the end of stdin (the client
+//! is gone, which cancels whatever runs) or after `exit`.
 
 use std::collections::HashSet;
 use std::io::BufRead;
@@ -40,19 +42,61 @@ pub enum Out {
     Raw(serde_json::Value),
 }
 
-/// Ids of requests the client cancelled.
+/// What the client cancelled: requests by id, work-done progress by token (a
+/// `window/workDoneProgress/cancel`), and everything once it is gone (the end of
+/// stdin). Shared with the loop, which asks while a long request runs.
 #[derive(Clone, Default)]
-pub struct Cancelled(Arc<Mutex<HashSet<RequestId>>>);
+pub struct Cancelled(Arc<Mutex<Marks>>);
+
+#[derive(Default)]
+struct Marks {
+    ids: HashSet<RequestId>,
+    tokens: HashSet<String>,
+    gone: bool,
+}
 
 impl Cancelled {
+    fn marks(&self) -> std::sync::MutexGuard<'_, Marks> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn add(&self, id: RequestId) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
+        self.marks().ids.insert(id);
+    }
+
+    fn add_token(&self, token: String) {
+        self.marks().tokens.insert(token);
+    }
+
+    fn client_gone(&self) {
+        self.marks().gone = true;
     }
 
     /// Whether `id` was cancelled (forgetting it: an id is answered once).
     pub fn take(&self, id: &RequestId) -> bool {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(id)
+        self.marks().ids.remove(id)
     }
+
+    /// Whether the request `id`, or the progress `token` it reports to, was
+    /// cancelled, or the client is gone (remembered: see [`Cancelled::forget`]).
+    pub fn asked(&self, id: &RequestId, token: Option<&str>) -> bool {
+        let marks = self.marks();
+        marks.gone || marks.ids.contains(id) || token.is_some_and(|t| marks.tokens.contains(t))
+    }
+
+    /// Forgets a request that has been answered, and its progress token.
+    pub fn forget(&self, id: &RequestId, token: Option<&str>) {
+        let mut marks = self.marks();
+        marks.ids.remove(id);
+        if let Some(token) = token {
+            marks.tokens.remove(token);
+        }
+    }
+}
+
+/// A progress token as a key: its JSON text (`"abc"` and `7` stay apart).
+pub fn token_key(token: &lsp_types::NumberOrString) -> String {
+    serde_json::to_string(token).unwrap_or_default()
 }
 
 /// The two threads and their channels.
@@ -156,7 +200,10 @@ fn read_loop(
 ) {
     loop {
         let body = match read_frame(&mut input) {
-            Frame::End => return,
+            Frame::End => {
+                cancelled.client_gone();
+                return;
+            }
             Frame::Bad(why) => {
                 let _ = outgoing.send(error_out(PARSE_ERROR, &why));
                 continue;
@@ -200,6 +247,12 @@ fn read_loop(
             if n.method == "$/cancelRequest" {
                 if let Some(id) = cancelled_id(&n.params) {
                     cancelled.add(id);
+                }
+            }
+            if n.method == "window/workDoneProgress/cancel" {
+                let token = n.params.get("token").cloned().map(serde_json::from_value);
+                if let Some(Ok(token)) = token {
+                    cancelled.add_token(token_key(&token));
                 }
             }
         }

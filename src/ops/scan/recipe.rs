@@ -309,6 +309,7 @@ fn rescan_all(
         max_passes: Some(rules.max_passes),
         // A refresh runs on a worktree of the preview's base: nothing to reuse.
         cache: None,
+        cancel: Default::default(),
     };
     let outcome = crate::scan::scan(&at, &rules.rules, &opts)?;
     let mut out = Vec::new();
