@@ -434,10 +434,40 @@ fn join_numbers(zero_based: &[usize]) -> String {
     s.join(", ")
 }
 
+/// A placed chunk: its edit (none when already applied), its report and the cursor for
+/// the next chunk.
+type Placed = (Option<Edit>, ChunkReport, usize);
+
+/// What every step of placing one chunk (after its anchors narrowed the search) reads.
+struct Attempt<'a> {
+    ctx: &'a Ctx<'a>,
+    text: &'a Text,
+    chunk: &'a Chunk,
+    chunk_no: usize,
+    old: Vec<&'a str>,
+    new: Vec<&'a str>,
+    /// Where the search starts: the cursor, or the anchors' line.
+    start: usize,
+}
+
+impl Attempt<'_> {
+    fn ambiguous(&self, level: Level, cands: &[usize]) -> Error {
+        ambiguous(self.ctx, self.chunk, self.chunk_no, level, cands)
+    }
+
+    /// Places the chunk over its old lines, found one for one at `at`.
+    fn place_at(&self, chunk: &Chunk, report: ChunkReport, at: usize) -> Placed {
+        let align: Vec<Option<usize>> = (at..at + self.old.len()).map(Some).collect();
+        place(chunk, report, at, self.old.len(), &align, self.text)
+    }
+}
+
 /// Places one chunk searching from `cursor`; `taken` are the edits of the chunks
 /// placed before it. Returns its edit (none when already applied), its
 /// report and the cursor for the next chunk.
-#[allow(clippy::type_complexity)]
+///
+/// The steps go from the surest to the loosest placement; the first that finds one
+/// place decides, and more than one place at any step is an error (ambiguous).
 fn resolve_one(
     ctx: &Ctx,
     text: &Text,
@@ -446,10 +476,8 @@ fn resolve_one(
     chunk_no: usize,
     cursor: usize,
     taken: &[Edit],
-) -> Result<(Option<Edit>, ChunkReport, usize), Error> {
+) -> Result<Placed, Error> {
     let old = chunk.old_lines();
-    let new = chunk.new_lines();
-    let len = text.lines.len();
     let insertion = old.is_empty();
     // Anchors are required to place a pure insertion; for other chunks they only
     // narrow the search, and one that cannot be found is reported and skipped.
@@ -466,215 +494,268 @@ fn resolve_one(
         drifted: Vec::new(),
         notes,
     };
-
+    let a = Attempt {
+        ctx,
+        text,
+        chunk,
+        chunk_no,
+        old,
+        new: chunk.new_lines(),
+        start,
+    };
     if insertion {
-        let at = if chunk.end_of_file || chunk.anchors.is_empty() {
-            report.level = Level::EndOfFile;
-            len
-        } else {
-            report.level = Level::Anchor;
-            start
-        };
-        report.line = at + 1;
-        // Re-sending an anchored insertion would duplicate it; the lines already
-        // following the anchor are the tell.
-        if report.level == Level::Anchor && new.iter().any(|l| is_significant(l)) {
-            let level = Level::UnicodeTrailingWhitespace;
-            let want = keys_of(level, &new);
-            let hay = keys.get(level);
-            if hay.get(at..at + want.len()) == Some(&want[..]) {
-                report.level = Level::AlreadyApplied;
-                report
-                    .notes
-                    .push("the inserted lines already follow the anchor".into());
-                return Ok((None, report, at + want.len()));
-            }
-        }
-        report.added = new.len();
-        let edit = Edit {
-            start: at,
-            del: 0,
-            lines: new.iter().map(|l| NewLine::Text(l.to_string())).collect(),
-        };
-        return Ok((Some(edit), report, at));
+        return Ok(place_insertion(&a, keys, report));
     }
-
     // 1. Whole-line comparisons, strict to tolerant.
-    for level in Level::LINE_LEVELS {
-        let pat = keys_of(level, &old);
-        let mut cands = keys.find_all(level, &pat, start);
-        if chunk.end_of_file && len >= pat.len() && cands.contains(&(len - pat.len())) {
-            cands = vec![len - pat.len()];
-        }
-        match cands.len() {
-            0 => continue,
-            1 => {
-                let at = cands[0];
-                let align: Vec<Option<usize>> = (at..at + old.len()).map(Some).collect();
-                report.level = level;
-                return Ok(place(chunk, report, at, old.len(), &align, text));
-            }
-            _ => {
-                return Err(ambiguous(ctx, chunk, chunk_no, level, &cands));
-            }
-        }
+    if let Some((level, at)) = by_whole_lines(&a, keys)? {
+        report.level = level;
+        return Ok(a.place_at(chunk, report, at));
     }
-
-    // 1b. Out of order: agents do not always write chunks top to bottom. Without an
-    // anchor to say otherwise, a chunk that fits nowhere below the previous one may
-    // fit above it, if it fits there uniquely and touches no line already edited.
+    // 1b. Out of order: agents do not always write chunks top to bottom.
     if start == cursor && cursor > 0 {
-        for level in Level::LINE_LEVELS {
-            let pat = keys_of(level, &old);
-            let cands = keys.find_all(level, &pat, 0);
-            match cands.len() {
-                0 => continue,
-                1 => {
-                    let at = cands[0];
-                    let end = at + old.len();
-                    let clash = taken.iter().any(|e| {
-                        let (s, d) = (e.start, e.del);
-                        if d == 0 {
-                            s > at && s < end
-                        } else {
-                            s < end && at < s + d
-                        }
-                    });
-                    if clash {
-                        break;
-                    }
-                    let align: Vec<Option<usize>> = (at..end).map(Some).collect();
-                    report.level = level;
-                    report.notes.push(
-                        "placed above the previous chunk (the chunks are out of order)".into(),
-                    );
-                    let (edit, report, _) = place(chunk, report, at, old.len(), &align, text);
-                    return Ok((edit, report, cursor));
-                }
-                _ => return Err(ambiguous(ctx, chunk, chunk_no, level, &cands)),
-            }
+        if let Some((level, at)) = above_the_cursor(&a, keys, taken)? {
+            report.level = level;
+            report
+                .notes
+                .push("placed above the previous chunk (the chunks are out of order)".into());
+            let (edit, report, _) = a.place_at(chunk, report, at);
+            return Ok((edit, report, cursor));
         }
     }
-
     // 1c. Only for a refresh: the chunk's lines with their indentation changed (a
     // formatter re-indented the block). Context lines keep the file's text; added lines
     // move by the indentation their neighbours moved by.
     if ctx.reindent {
-        let level = Level::Indentation;
-        let pat = keys_of(level, &old);
-        let cands = keys.find_all(level, &pat, start);
+        if let Some(at) = by_indentation(&a, keys)? {
+            report.level = Level::Indentation;
+            report.notes.push(
+                "placed with indentation ignored (the file was re-indented); added lines \
+                 were re-indented to match"
+                    .into(),
+            );
+            return Ok(a.place_at(&reindented(chunk, text, at), report, at));
+        }
+    }
+    // 2. Already applied, checked before the rescues, which would otherwise "rescue"
+    // the chunk's new lines again.
+    let applied_hint = match already_applied(&a, keys) {
+        Applied::Yes(at) => {
+            report.level = Level::AlreadyApplied;
+            report.line = at + 1;
+            report.notes.push(format!(
+                "the chunk's old lines are not in the file and its new lines are \
+                 (lines {}-{}); nothing to do",
+                at + 1,
+                at + a.new.len()
+            ));
+            return Ok((None, report, at + a.new.len()));
+        }
+        Applied::Maybe(at) => Some(at),
+        Applied::No => None,
+    };
+    // 3. Rescues, which overwrite lines the patch did not name.
+    if let Some((level, at, del, align)) = rescue(&a, keys)? {
+        report.level = level;
+        return Ok(place(chunk, report, at, del, &align, text));
+    }
+    Err(no_match(&a, keys, applied_hint))
+}
+
+/// A pure insertion: after its anchor, or at the end of the file.
+fn place_insertion(a: &Attempt, keys: &mut Keys, mut report: ChunkReport) -> Placed {
+    let (chunk, new) = (a.chunk, &a.new);
+    let at = if chunk.end_of_file || chunk.anchors.is_empty() {
+        report.level = Level::EndOfFile;
+        a.text.lines.len()
+    } else {
+        report.level = Level::Anchor;
+        a.start
+    };
+    report.line = at + 1;
+    // Re-sending an anchored insertion would duplicate it; the lines already
+    // following the anchor are the tell.
+    if report.level == Level::Anchor && new.iter().any(|l| is_significant(l)) {
+        let level = Level::UnicodeTrailingWhitespace;
+        let want = keys_of(level, new);
+        let hay = keys.get(level);
+        if hay.get(at..at + want.len()) == Some(&want[..]) {
+            report.level = Level::AlreadyApplied;
+            report
+                .notes
+                .push("the inserted lines already follow the anchor".into());
+            return (None, report, at + want.len());
+        }
+    }
+    report.added = new.len();
+    let edit = Edit {
+        start: at,
+        del: 0,
+        lines: new.iter().map(|l| NewLine::Text(l.to_string())).collect(),
+    };
+    (Some(edit), report, at)
+}
+
+/// The one place at or after the start where the old lines stand whole, at the first
+/// level (strict to tolerant) that finds any. A chunk marked end-of-file takes the
+/// candidate that ends the file.
+fn by_whole_lines(a: &Attempt, keys: &mut Keys) -> Result<Option<(Level, usize)>, Error> {
+    let len = a.text.lines.len();
+    for level in Level::LINE_LEVELS {
+        let pat = keys_of(level, &a.old);
+        let mut cands = keys.find_all(level, &pat, a.start);
+        if a.chunk.end_of_file && len >= pat.len() && cands.contains(&(len - pat.len())) {
+            cands = vec![len - pat.len()];
+        }
         match cands.len() {
-            0 => {}
+            0 => continue,
+            1 => return Ok(Some((level, cands[0]))),
+            _ => return Err(a.ambiguous(level, &cands)),
+        }
+    }
+    Ok(None)
+}
+
+/// Without an anchor to say otherwise, a chunk that fits nowhere below the previous
+/// one may fit above it, if it fits there uniquely and touches no line already edited.
+fn above_the_cursor(
+    a: &Attempt,
+    keys: &mut Keys,
+    taken: &[Edit],
+) -> Result<Option<(Level, usize)>, Error> {
+    for level in Level::LINE_LEVELS {
+        let pat = keys_of(level, &a.old);
+        let cands = keys.find_all(level, &pat, 0);
+        match cands.len() {
+            0 => continue,
             1 => {
                 let at = cands[0];
-                let moved = reindented(chunk, text, at);
-                let align: Vec<Option<usize>> = (at..at + old.len()).map(Some).collect();
-                report.level = level;
-                report.notes.push(
-                    "placed with indentation ignored (the file was re-indented); added lines \
-                     were re-indented to match"
-                        .into(),
-                );
-                return Ok(place(&moved, report, at, old.len(), &align, text));
+                let end = at + a.old.len();
+                let clash = taken.iter().any(|e| {
+                    let (s, d) = (e.start, e.del);
+                    if d == 0 {
+                        s > at && s < end
+                    } else {
+                        s < end && at < s + d
+                    }
+                });
+                return Ok((!clash).then_some((level, at)));
             }
-            _ => return Err(ambiguous(ctx, chunk, chunk_no, level, &cands)),
+            _ => return Err(a.ambiguous(level, &cands)),
         }
     }
+    Ok(None)
+}
 
-    // 2. Already applied: the old lines are gone and the new ones sit uniquely in the
-    // region. Checked before the rescues, which would otherwise "rescue" them again.
-    // One significant line is weak evidence (it may simply occur elsewhere), so then
-    // the chunk is refused and the find is only mentioned.
-    let mut applied_hint = None;
-    let evidence = new.iter().filter(|l| is_significant(l)).count();
-    if chunk.has_changes() && evidence > 0 {
-        for level in Level::LINE_LEVELS {
-            let pat = keys_of(level, &new);
-            let cands = keys.find_all(level, &pat, start);
-            match cands.len() {
-                0 => continue,
-                1 if evidence >= 2 => {
-                    report.level = Level::AlreadyApplied;
-                    report.line = cands[0] + 1;
-                    report.notes.push(format!(
-                        "the chunk's old lines are not in the file and its new lines are \
-                         (lines {}-{}); nothing to do",
-                        cands[0] + 1,
-                        cands[0] + new.len()
-                    ));
-                    return Ok((None, report, cands[0] + new.len()));
-                }
-                1 => applied_hint = Some(cands[0]),
-                _ => {}
-            }
-            break;
-        }
+/// The one place of the old lines with indentation ignored.
+fn by_indentation(a: &Attempt, keys: &mut Keys) -> Result<Option<usize>, Error> {
+    let level = Level::Indentation;
+    let pat = keys_of(level, &a.old);
+    let cands = keys.find_all(level, &pat, a.start);
+    match cands.len() {
+        0 => Ok(None),
+        1 => Ok(Some(cands[0])),
+        _ => Err(a.ambiguous(level, &cands)),
     }
+}
 
-    // 3. Rescues overwrite lines the patch did not name, which is only worth it for a
-    // chunk that removes lines itself: one that only adds must not delete anything.
-    let rescue_keys: Vec<String> = keys_of(Level::PrefixSuffix, &old);
-    let hay: &[String] = keys.get(Level::PrefixSuffix);
-    let removes = chunk
+/// Whether a chunk's changes are in the file already.
+enum Applied {
+    /// Its new lines stand once where its old ones should, with two or more
+    /// significant lines to say so: nothing to do.
+    Yes(usize),
+    /// They do, but one significant line is weak evidence (it may simply occur
+    /// elsewhere): the chunk is refused and the find only mentioned.
+    Maybe(usize),
+    No,
+}
+
+/// The old lines are gone and the new ones sit uniquely in the region (at the first
+/// level that finds them at all).
+fn already_applied(a: &Attempt, keys: &mut Keys) -> Applied {
+    let evidence = a.new.iter().filter(|l| is_significant(l)).count();
+    if !a.chunk.has_changes() || evidence == 0 {
+        return Applied::No;
+    }
+    for level in Level::LINE_LEVELS {
+        let pat = keys_of(level, &a.new);
+        let cands = keys.find_all(level, &pat, a.start);
+        return match cands.len() {
+            0 => continue,
+            1 if evidence >= 2 => Applied::Yes(cands[0]),
+            1 => Applied::Maybe(cands[0]),
+            _ => Applied::No,
+        };
+    }
+    Applied::No
+}
+
+/// The rescues (prefix and suffix, then the longest common subsequence): a window of
+/// the file to replace and how the old lines align in it. They overwrite lines the
+/// patch did not name, which is only worth it for a chunk that removes lines itself:
+/// one that only adds must not delete anything.
+#[allow(clippy::type_complexity)]
+fn rescue(
+    a: &Attempt,
+    keys: &mut Keys,
+) -> Result<Option<(Level, usize, usize, Vec<Option<usize>>)>, Error> {
+    let removes = a
+        .chunk
         .lines
         .iter()
         .any(|l| matches!(l, ChunkLine::Remove(_)));
-    match if removes {
-        prefix_suffix(hay, &rescue_keys, &old, &new, start)
-    } else {
-        Rescue::None
-    } {
-        Rescue::One(at, del) => {
-            report.level = Level::PrefixSuffix;
-            let align = align(&rescue_keys, &hay[at..at + del], at);
-            return Ok(place(chunk, report, at, del, &align, text));
-        }
-        Rescue::Many(cands) => {
-            return Err(ambiguous(ctx, chunk, chunk_no, Level::PrefixSuffix, &cands))
-        }
-        Rescue::None => {}
+    if !removes {
+        return Ok(None);
     }
-    match if removes {
-        lcs_rescue(hay, &rescue_keys, start)
-    } else {
-        Rescue::None
-    } {
-        Rescue::One(at, del) => {
-            report.level = Level::Lcs;
-            let align = align(&rescue_keys, &hay[at..at + del], at);
-            return Ok(place(chunk, report, at, del, &align, text));
+    let rescue_keys: Vec<String> = keys_of(Level::PrefixSuffix, &a.old);
+    let hay: &[String] = keys.get(Level::PrefixSuffix);
+    for level in [Level::PrefixSuffix, Level::Lcs] {
+        let found = if level == Level::PrefixSuffix {
+            prefix_suffix(hay, &rescue_keys, &a.old, &a.new, a.start)
+        } else {
+            lcs_rescue(hay, &rescue_keys, a.start)
+        };
+        match found {
+            Rescue::One(at, del) => {
+                let align = align(&rescue_keys, &hay[at..at + del], at);
+                return Ok(Some((level, at, del, align)));
+            }
+            Rescue::Many(cands) => return Err(a.ambiguous(level, &cands)),
+            Rescue::None => {}
         }
-        Rescue::Many(cands) => return Err(ambiguous(ctx, chunk, chunk_no, Level::Lcs, &cands)),
-        Rescue::None => {}
     }
+    Ok(None)
+}
 
-    let (near, near_unique) = near_miss(text, &old);
-    Err(Error::NoMatch {
-        path: ctx.path.to_string(),
-        chunk: chunk_no,
-        line: chunk.line,
+/// The error for a chunk no step could place: what was expected, the closest window,
+/// and where its new lines were seen if they were.
+fn no_match(a: &Attempt, keys: &mut Keys, applied_hint: Option<usize>) -> Error {
+    let rescue_keys: Vec<String> = keys_of(Level::PrefixSuffix, &a.old);
+    let hay: &[String] = keys.get(Level::PrefixSuffix);
+    let (near, near_unique) = near_miss(a.text, &a.old);
+    let mut detail = no_match_detail(a.text, hay, &rescue_keys, &a.old, a.start);
+    if let Some(at) = applied_hint {
+        detail.push_str(&format!(
+            "\nthe chunk's new lines are at line {}: it may be applied already",
+            at + 1
+        ));
+    }
+    if let Some(n) = &near {
+        detail.push_str(&format!(
+            "\nfirst difference at line {}:\n  expected: {}\n  found:    {}\n{}",
+            n.diverges_at,
+            n.expected_line,
+            n.found_line,
+            n.diff.trim_end()
+        ));
+    }
+    Error::NoMatch {
+        path: a.ctx.path.to_string(),
+        chunk: a.chunk_no,
+        line: a.chunk.line,
         near_unique,
-        detail: {
-            let mut d = no_match_detail(text, hay, &rescue_keys, &old, start);
-            if let Some(at) = applied_hint {
-                d.push_str(&format!(
-                    "\nthe chunk's new lines are at line {}: it may be applied already",
-                    at + 1
-                ));
-            }
-            if let Some(n) = &near {
-                d.push_str(&format!(
-                    "\nfirst difference at line {}:\n  expected: {}\n  found:    {}\n{}",
-                    n.diverges_at,
-                    n.expected_line,
-                    n.found_line,
-                    n.diff.trim_end()
-                ));
-            }
-            d
-        },
+        detail,
         near,
-    })
+    }
 }
 
 /// The file region closest to a chunk's old lines ([`crate::text::closest`]), and
