@@ -1514,7 +1514,30 @@ enum Compiled {
     },
 }
 
+/// Names a rule document in its errors: its file, the line of its id, and its id (or
+/// `#N`, its place in the file, when it has none).
+struct Blame<'a> {
+    file: &'a str,
+    line: Option<usize>,
+    rule: String,
+}
+
+impl Blame<'_> {
+    fn bad(&self, field: &str, detail: String) -> Error {
+        Error::BadRule {
+            file: self.file.into(),
+            line: self.line,
+            rule: self.rule.clone(),
+            field: field.into(),
+            detail,
+        }
+    }
+}
+
 /// Compiles one rule document; `None` for an empty document.
+///
+/// In steps: our own checks of its fields, then ast-grep's reading of what is left,
+/// the text need, ast-grep's compilation, our `edits:`, and the rule we keep.
 fn compile(
     value: Value,
     n: usize,
@@ -1541,57 +1564,24 @@ fn compile(
         Some(Value::String(id)) if !id.trim().is_empty() => id.clone(),
         _ => String::new(),
     };
-    let line = if id.is_empty() {
-        None
-    } else {
-        find_id_line(text, &id)
-    };
-    let bad = |field: &str, detail: String| Error::BadRule {
-        file: file.into(),
-        line,
+    let blame = Blame {
+        file,
+        line: if id.is_empty() {
+            None
+        } else {
+            find_id_line(text, &id)
+        },
         rule: if id.is_empty() {
             format!("#{}", n + 1)
         } else {
             id.clone()
         },
-        field: field.into(),
-        detail,
     };
-    if id.is_empty() {
-        return Err(bad("id", "every rule needs a non-empty string id".into()));
-    }
-    for key in map.keys() {
-        let Value::String(key) = key else {
-            return Err(bad("(rule)", "field names must be strings".into()));
-        };
-        if !RULE_FIELDS.contains(&key.as_str()) {
-            let hint = suggest(key)
-                .map(|s| format!("; did you mean '{s}'?"))
-                .unwrap_or_default();
-            return Err(bad(key, format!("unknown field{hint}")));
-        }
-    }
-    for required in ["language", "rule"] {
-        if !map.contains_key(&Value::String(required.into())) {
-            return Err(bad(required, "missing".into()));
-        }
-    }
-
-    if let Some(Value::String(lang)) = map.get(&Value::String("language".into())) {
-        if globals.ignored_custom.contains(lang) {
-            return Err(bad(
-                "language",
-                format!(
-                    "'{lang}' is one of sgconfig.yml's customLanguages, which are not loaded: {}",
-                    crate::lang::NOT_LOADED
-                ),
-            ));
-        }
-    }
+    check_fields(map, &id, globals, &blame)?;
     let imports = match map.get(&Value::String("imports".into())) {
         None => ImportFix::default(),
         Some(v) => ImportFix::deserialize(v.clone()).map_err(|e| {
-            bad(
+            blame.bad(
                 "imports",
                 format!("{e}: expected `imports: {{add: [STATEMENT…], remove: [NAME…]}}`"),
             )
@@ -1608,60 +1598,36 @@ fn compile(
         Ok(s) => s,
         Err(e) => {
             let (field, detail) = blame_field(map, e.to_string());
-            return Err(bad(&field, detail));
+            return Err(blame.bad(&field, detail));
         }
     };
-    let files = globs(map.get(&Value::String("files".into()))).map_err(|e| bad("files", e))?;
-    let ignores =
-        globs(map.get(&Value::String("ignores".into()))).map_err(|e| bad("ignores", e))?;
+    let get = |key: &str| map.get(&Value::String(key.into()));
+    let files = globs(get("files")).map_err(|e| blame.bad("files", e))?;
+    let ignores = globs(get("ignores")).map_err(|e| blame.bad("ignores", e))?;
     let expando = serialized.language.expando_char();
     // Before ast-grep compiles it: its matcher (and `potential_kinds`) would expand a
     // rule that blows up through its utils just the same, without end.
-    let need = match serde_json::to_value(&serialized.core.rule) {
-        Ok(rule) => {
-            let utils = serialized
-                .core
-                .utils
-                .as_ref()
-                .and_then(|u| serde_json::to_value(u).ok());
-            need::of_rule(&rule, utils.as_ref(), serialized.language, &globals.needs).map_err(
-                |too| {
-                    let detail = match too {
-                        need::TooLarge::Size => format!(
-                            "the rule stands for more than {} sub-rules once the utils its \
-                             `matches` name are expanded (a util that names another several \
-                             times at every level multiplies)",
-                            need::MAX_EXPANDED
-                        ),
-                        need::TooLarge::Depth => format!(
-                            "its `matches` go through a chain of more than {} utils",
-                            need::MAX_UTIL_DEPTH
-                        ),
-                    };
-                    bad("rule", detail)
-                },
-            )?
-        }
-        Err(_) => None,
-    };
+    let need = text_need(&serialized, globals, &blame)?;
     let config = RuleConfig::try_from(serialized, &globals.rules).map_err(|e| {
         // ast-grep quotes patterns in their internal form; show the user's `$`.
         let mut detail = chain(&e);
         if expando != '$' && !expando.is_ascii_alphanumeric() && expando != '_' {
             detail = detail.replace(expando, "$");
         }
-        bad(config_error_field(&e), detail)
+        blame.bad(config_error_field(&e), detail)
     })?;
-    let edits = match map.get(&Value::String("edits".into())) {
+    let edits = match get("edits") {
         None => Vec::new(),
-        Some(v) => edits_of(v, &ast_grep_value, &config, globals).map_err(|e| bad("edits", e))?,
+        Some(v) => {
+            edits_of(v, &ast_grep_value, &config, globals).map_err(|e| blame.bad("edits", e))?
+        }
     };
     // Checked like any rule, then left out: a disabled rule must still be valid.
     let severity = match config.severity {
         ast_grep_config::Severity::Off => {
             return Ok(Some(Compiled::Off {
                 id,
-                line,
+                line: blame.line,
                 config: Box::new(config),
             }))
         }
@@ -1670,27 +1636,8 @@ fn compile(
         ast_grep_config::Severity::Warning => Severity::Warning,
         ast_grep_config::Severity::Error => Severity::Error,
     };
+    let message_template = message_template(&config, file, &id, warnings);
     let lang = config.language;
-    let transform_keys: Vec<String> = config
-        .transform
-        .as_ref()
-        .map(|t| t.keys().cloned().collect())
-        .unwrap_or_default();
-    let message_template = TemplateFix::with_transform(&config.message, &lang, &transform_keys);
-    // ast-grep expands an unknown metavariable in a message to nothing; say so once.
-    let defined = config.matcher.defined_vars();
-    let mut unknown: Vec<&str> = message_template
-        .used_vars()
-        .into_iter()
-        .filter(|v| !defined.contains(v))
-        .collect();
-    unknown.sort_unstable();
-    if !unknown.is_empty() {
-        warnings.push(format!(
-            "{file}: rule '{id}': the message uses ${}, which the rule does not capture (it prints as nothing)",
-            unknown.join(", $")
-        ));
-    }
     let metadata = config
         .metadata
         .as_ref()
@@ -1704,7 +1651,7 @@ fn compile(
             note: config.note.clone(),
             url: config.url.clone(),
             source: file.into(),
-            line,
+            line: blame.line,
             fixable: !config.fixer.is_empty(),
             metadata,
             files,
@@ -1721,6 +1668,110 @@ fn compile(
         edits,
         config,
     }))))
+}
+
+/// Our checks of a rule's fields before ast-grep reads it: an id, only known fields
+/// (with a suggestion for a misspelt one), `language` and `rule` present, and no
+/// language from a `customLanguages` entry that was not loaded.
+fn check_fields(
+    map: &BTreeMap<Value, Value>,
+    id: &str,
+    globals: &Globals,
+    blame: &Blame,
+) -> Result<(), Error> {
+    if id.is_empty() {
+        return Err(blame.bad("id", "every rule needs a non-empty string id".into()));
+    }
+    for key in map.keys() {
+        let Value::String(key) = key else {
+            return Err(blame.bad("(rule)", "field names must be strings".into()));
+        };
+        if !RULE_FIELDS.contains(&key.as_str()) {
+            let hint = suggest(key)
+                .map(|s| format!("; did you mean '{s}'?"))
+                .unwrap_or_default();
+            return Err(blame.bad(key, format!("unknown field{hint}")));
+        }
+    }
+    for required in ["language", "rule"] {
+        if !map.contains_key(&Value::String(required.into())) {
+            return Err(blame.bad(required, "missing".into()));
+        }
+    }
+    if let Some(Value::String(lang)) = map.get(&Value::String("language".into())) {
+        if globals.ignored_custom.contains(lang) {
+            return Err(blame.bad(
+                "language",
+                format!(
+                    "'{lang}' is one of sgconfig.yml's customLanguages, which are not loaded: {}",
+                    crate::lang::NOT_LOADED
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The text a file must contain for the rule to match in it ([`need::of_rule`]), or
+/// the error for a rule too large to expand.
+fn text_need(
+    serialized: &SerializableRuleConfig<Lang>,
+    globals: &Globals,
+    blame: &Blame,
+) -> Result<Option<Need>, Error> {
+    let Ok(rule) = serde_json::to_value(&serialized.core.rule) else {
+        return Ok(None);
+    };
+    let utils = serialized
+        .core
+        .utils
+        .as_ref()
+        .and_then(|u| serde_json::to_value(u).ok());
+    need::of_rule(&rule, utils.as_ref(), serialized.language, &globals.needs).map_err(|too| {
+        let detail = match too {
+            need::TooLarge::Size => format!(
+                "the rule stands for more than {} sub-rules once the utils its \
+                 `matches` name are expanded (a util that names another several \
+                 times at every level multiplies)",
+                need::MAX_EXPANDED
+            ),
+            need::TooLarge::Depth => format!(
+                "its `matches` go through a chain of more than {} utils",
+                need::MAX_UTIL_DEPTH
+            ),
+        };
+        blame.bad("rule", detail)
+    })
+}
+
+/// The rule's message as a template of its metavariables and transforms. ast-grep
+/// expands an unknown metavariable in a message to nothing; that is said once, here.
+fn message_template(
+    config: &RuleConfig<Lang>,
+    file: &str,
+    id: &str,
+    warnings: &mut Vec<String>,
+) -> TemplateFix {
+    let transform_keys: Vec<String> = config
+        .transform
+        .as_ref()
+        .map(|t| t.keys().cloned().collect())
+        .unwrap_or_default();
+    let template = TemplateFix::with_transform(&config.message, &config.language, &transform_keys);
+    let defined = config.matcher.defined_vars();
+    let mut unknown: Vec<&str> = template
+        .used_vars()
+        .into_iter()
+        .filter(|v| !defined.contains(v))
+        .collect();
+    unknown.sort_unstable();
+    if !unknown.is_empty() {
+        warnings.push(format!(
+            "{file}: rule '{id}': the message uses ${}, which the rule does not capture (it prints as nothing)",
+            unknown.join(", $")
+        ));
+    }
+    template
 }
 
 /// A rule's `edits:`, each entry's `fix` compiled as the rule's own `fix` would be (in
