@@ -246,114 +246,28 @@ where
         return Ok(Nested::default());
     }
     let src = doc.src.clone();
-    let (max_height, skipped) = assign_heights(&src, &mut sites, options.overlap)?;
     let index = LineIndex::new(&src);
-    if max_height >= options.max_depth {
-        // Report the outermost site of the deepest nest: the one the user would look at.
-        let site = sites.iter().find(|s| s.height == max_height);
-        let (line, column) = site.map_or((1, 1), |s| index.line_col(s.edit_start));
-        return Err(Error::NestingTooDeep {
-            line,
-            column,
-            depth: max_height + 1,
-            limit: options.max_depth,
-        });
-    }
     let mut nested = Nested::default();
-    if !skipped.is_empty() {
-        let mut keep = vec![true; sites.len()];
-        for &i in &skipped {
-            keep[i] = false;
-            nested.overlapped.push(lost_site(&src, &index, &sites[i]));
-        }
-        let mut flags = keep.into_iter();
-        sites.retain(|_| flags.next().unwrap_or(true));
-    }
-
-    let mut after: Vec<Option<String>> = vec![None; sites.len()];
-    let mut repeated: Vec<Option<String>> = vec![None; sites.len()];
-    let mut lost_flags = vec![false; sites.len()];
-    let mut declined_flags = vec![false; sites.len()];
+    let max_height = nest_sites(&src, &index, &mut sites, &options, &mut nested)?;
+    let mut outcomes: Vec<Outcome> = sites.iter().map(|_| Outcome::default()).collect();
     // Whether an earlier pass changed the text: then the edits computed on the input's
     // tree are stale and every site must be re-found in the current tree.
     let mut changed = false;
-
+    // One pass per nesting level, innermost first, so that an outer site's edit sees
+    // its inner sites' results.
     for height in 0..=max_height {
-        let root = changed.then(|| AstGrep::doc(doc.clone()));
-        // (site index, edit in the current text) for this pass, in document order.
-        let mut pass: Vec<(usize, Edit<String>)> = Vec::new();
-        for (i, site) in sites.iter_mut().enumerate() {
-            if site.height != height {
-                continue;
-            }
-            let edit = match &root {
-                None => site.edit.take(),
-                Some(tree) => {
-                    refind(tree, matcher, site.node_start, site.node_end).map(|m| edit_for(&m))
+        let pass = pass_edits(doc, &mut sites, height, changed, matcher, &mut edit_for);
+        let pass = pass
+            .into_iter()
+            .filter_map(|(i, edit)| match edit {
+                Some(edit) => Some((i, edit)),
+                None => {
+                    outcomes[i].lost = true;
+                    None
                 }
-            };
-            match edit {
-                Some(edit) => pass.push((i, edit)),
-                None => lost_flags[i] = true,
-            }
-        }
-        drop(root);
-        let mut applied: Vec<Edit<String>> = Vec::with_capacity(pass.len());
-        // The length of the text once `applied` is made.
-        let mut len = doc.src.len();
-        for (i, mut edit) in pass {
-            let end = edit.position + edit.deleted_length;
-            let Some(current) = doc.src.get(edit.position..end) else {
-                lost_flags[i] = true;
-                continue;
-            };
-            if let Some(prev) = applied.last() {
-                if prev.position + prev.deleted_length > edit.position {
-                    // Same-height sites are disjoint in the input; a re-found match that
-                    // grew into its neighbour is a change in parse shape: leave it.
-                    lost_flags[i] = true;
-                    continue;
-                }
-            }
-            if current.as_bytes() == edit.inserted_text.as_slice() {
-                continue;
-            }
-            let mut inserted = String::from_utf8_lossy(&edit.inserted_text).into_owned();
-            // The node's text past the edit stays: what the pattern did not cover.
-            let kept = doc.src.get(end..sites[i].node_end).unwrap_or_default();
-            let replaced = std::cell::RefCell::new(None);
-            let proposed = Proposed {
-                text: &doc.src,
-                start: edit.position,
-                end,
-                after: &inserted,
-                site_start: sites[i].edit_start,
-                site_end: sites[i].edit_end,
-                earlier: &applied,
-                kept,
-                replaced: &replaced,
-            };
-            if !select(&proposed) {
-                declined_flags[i] = true;
-                continue;
-            }
-            repeated[i] = proposed.repeated_kept().map(str::to_string);
-            if let Some(own) = replaced.take() {
-                // The person's own replacement for this site.
-                edit.inserted_text = own.as_bytes().to_vec();
-                inserted = own;
-            }
-            len = len
-                .saturating_sub(edit.deleted_length)
-                .saturating_add(edit.inserted_text.len());
-            if len > options.max_len {
-                return Err(Error::OutputTooLarge {
-                    limit: options.max_len,
-                });
-            }
-            after[i] = Some(inserted);
-            applied.push(edit);
-        }
+            })
+            .collect();
+        let applied = offer_pass(doc, &sites, pass, select, &options, &mut outcomes)?;
         if applied.is_empty() {
             continue;
         }
@@ -370,17 +284,177 @@ where
         apply_and_reparse(doc, applied)?;
         changed = true;
     }
+    report_sites(&src, &index, &sites, outcomes, &mut nested);
+    Ok(nested)
+}
 
-    for (i, site) in sites.iter().enumerate() {
-        if !lost_flags[i] && !declined_flags[i] && after[i].is_none() {
+/// What became of one site.
+#[derive(Default)]
+struct Outcome {
+    /// Its new text, when it changed.
+    after: Option<String>,
+    /// The kept text its new text repeats ([`Proposed::repeated_kept`]).
+    repeated: Option<String>,
+    /// It could not be found again after an inner change (or grew into a neighbour).
+    lost: bool,
+    /// `select` declined it.
+    declined: bool,
+}
+
+/// Gives the sites their nesting heights and returns the largest: an error when it is
+/// deeper than `options` allow; sites that overlap without nesting, when `options`
+/// skip them, are dropped from `sites` and reported in `nested.overlapped`.
+fn nest_sites(
+    src: &str,
+    index: &LineIndex<'_>,
+    sites: &mut Vec<Site>,
+    options: &Options,
+    nested: &mut Nested,
+) -> Result<usize, Error> {
+    let (max_height, skipped) = assign_heights(src, sites, options.overlap)?;
+    if max_height >= options.max_depth {
+        // Report the outermost site of the deepest nest: the one the user would look at.
+        let site = sites.iter().find(|s| s.height == max_height);
+        let (line, column) = site.map_or((1, 1), |s| index.line_col(s.edit_start));
+        return Err(Error::NestingTooDeep {
+            line,
+            column,
+            depth: max_height + 1,
+            limit: options.max_depth,
+        });
+    }
+    if !skipped.is_empty() {
+        let mut keep = vec![true; sites.len()];
+        for &i in &skipped {
+            keep[i] = false;
+            nested.overlapped.push(lost_site(src, index, &sites[i]));
+        }
+        let mut flags = keep.into_iter();
+        sites.retain(|_| flags.next().unwrap_or(true));
+    }
+    Ok(max_height)
+}
+
+/// The edits of the sites at `height`, in document order: computed on the input's tree
+/// while nothing changed, else re-found in the current one (`None`: not found again).
+fn pass_edits<L, M, F>(
+    doc: &StrDoc<L>,
+    sites: &mut [Site],
+    height: usize,
+    changed: bool,
+    matcher: &M,
+    edit_for: &mut F,
+) -> Vec<(usize, Option<Edit<String>>)>
+where
+    L: LanguageExt,
+    M: Matcher,
+    F: FnMut(&NodeMatch<'_, StrDoc<L>>) -> Edit<String>,
+{
+    let root = changed.then(|| AstGrep::doc(doc.clone()));
+    let mut pass = Vec::new();
+    for (i, site) in sites.iter_mut().enumerate() {
+        if site.height != height {
             continue;
         }
-        let site_report = lost_site(&src, &index, site);
-        if declined_flags[i] {
+        let edit = match &root {
+            None => site.edit.take(),
+            Some(tree) => {
+                refind(tree, matcher, site.node_start, site.node_end).map(|m| edit_for(&m))
+            }
+        };
+        pass.push((i, edit));
+    }
+    pass
+}
+
+/// Offers one pass's changes to `select` in document order and returns those to make.
+/// Changes that make no difference are left out silently; a re-found match that runs
+/// into the previous one is lost; the text may not grow past `options.max_len`.
+fn offer_pass(
+    doc: &StrDoc<impl LanguageExt>,
+    sites: &[Site],
+    pass: Vec<(usize, Edit<String>)>,
+    select: &mut dyn FnMut(&Proposed<'_>) -> bool,
+    options: &Options,
+    outcomes: &mut [Outcome],
+) -> Result<Vec<Edit<String>>, Error> {
+    let mut applied: Vec<Edit<String>> = Vec::with_capacity(pass.len());
+    // The length of the text once `applied` is made.
+    let mut len = doc.src.len();
+    for (i, mut edit) in pass {
+        let end = edit.position + edit.deleted_length;
+        let Some(current) = doc.src.get(edit.position..end) else {
+            outcomes[i].lost = true;
+            continue;
+        };
+        if let Some(prev) = applied.last() {
+            if prev.position + prev.deleted_length > edit.position {
+                // Same-height sites are disjoint in the input; a re-found match that
+                // grew into its neighbour is a change in parse shape: leave it.
+                outcomes[i].lost = true;
+                continue;
+            }
+        }
+        if current.as_bytes() == edit.inserted_text.as_slice() {
+            continue;
+        }
+        let mut inserted = String::from_utf8_lossy(&edit.inserted_text).into_owned();
+        // The node's text past the edit stays: what the pattern did not cover.
+        let kept = doc.src.get(end..sites[i].node_end).unwrap_or_default();
+        let replaced = std::cell::RefCell::new(None);
+        let proposed = Proposed {
+            text: &doc.src,
+            start: edit.position,
+            end,
+            after: &inserted,
+            site_start: sites[i].edit_start,
+            site_end: sites[i].edit_end,
+            earlier: &applied,
+            kept,
+            replaced: &replaced,
+        };
+        if !select(&proposed) {
+            outcomes[i].declined = true;
+            continue;
+        }
+        outcomes[i].repeated = proposed.repeated_kept().map(str::to_string);
+        if let Some(own) = replaced.take() {
+            // The person's own replacement for this site.
+            edit.inserted_text = own.as_bytes().to_vec();
+            inserted = own;
+        }
+        len = len
+            .saturating_sub(edit.deleted_length)
+            .saturating_add(edit.inserted_text.len());
+        if len > options.max_len {
+            return Err(Error::OutputTooLarge {
+                limit: options.max_len,
+            });
+        }
+        outcomes[i].after = Some(inserted);
+        applied.push(edit);
+    }
+    Ok(applied)
+}
+
+/// Reports each site that changed, was declined or was lost, in document order.
+fn report_sites(
+    src: &str,
+    index: &LineIndex<'_>,
+    sites: &[Site],
+    outcomes: Vec<Outcome>,
+    nested: &mut Nested,
+) {
+    for (site, outcome) in sites.iter().zip(outcomes) {
+        if !outcome.lost && !outcome.declined && outcome.after.is_none() {
+            continue;
+        }
+        let site_report = lost_site(src, index, site);
+        if outcome.declined {
             nested.declined.push(site_report);
             continue;
         }
-        if let Some(after) = after[i].take() {
+        if let Some(after) = outcome.after {
             nested.changes.push(SiteChange {
                 start: site_report.start,
                 end: site_report.end,
@@ -388,14 +462,13 @@ where
                 column: site_report.column,
                 before: site_report.text.clone(),
                 after,
-                repeated_kept: repeated[i].take(),
+                repeated_kept: outcome.repeated,
             });
         }
-        if lost_flags[i] {
+        if outcome.lost {
             nested.lost.push(site_report);
         }
     }
-    Ok(nested)
 }
 
 /// The matches of the input as sites, sorted outer-before-inner, duplicates dropped.
