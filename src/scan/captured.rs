@@ -146,7 +146,8 @@ pub(crate) fn settle(
         let Some(old) = before.get(f.start..f.end) else {
             continue;
         };
-        let (s, e, text) = changed_part(old, &f.text);
+        let new = keep_blank_lines(old, &f.text);
+        let (s, e, text) = changed_part(old, &new);
         if s == e && text.is_empty() {
             continue;
         }
@@ -218,6 +219,37 @@ fn changed_part<'n>(old: &str, new: &'n str) -> (usize, usize, &'n str) {
     (head, a.len() - tail, &new[head..b.len() - tail])
 }
 
+/// `new` with each blank line that stands where `old` has a blank line written as in
+/// `old`. A multi-line capture re-indented into a template (`async $FN` of a method)
+/// gets the indentation on its empty lines too; without this, the edit of the
+/// function would reach over its whole body, and so over the rule's own fix inside it.
+fn keep_blank_lines(old: &str, new: &str) -> String {
+    use similar::DiffTag;
+    let diff = similar::TextDiff::from_lines(old, new);
+    let (was, now) = (diff.old_slices(), diff.new_slices());
+    let blank = |l: &str| l.trim().is_empty();
+    let mut out = String::with_capacity(new.len());
+    for op in diff.ops() {
+        let (o, n) = (op.old_range(), op.new_range());
+        match op.tag() {
+            DiffTag::Replace if o.len() == n.len() => {
+                for (a, b) in was[o].iter().zip(&now[n]) {
+                    // The line's own ending is the new one's (the last line may have none).
+                    let ending = &b[b.trim_end_matches(['\n', '\r']).len()..];
+                    if blank(a) && blank(b) {
+                        out.push_str(a.trim_end_matches(['\n', '\r']));
+                        out.push_str(ending);
+                    } else {
+                        out.push_str(b);
+                    }
+                }
+            }
+            _ => out.extend(now[n].iter().copied()),
+        }
+    }
+    out
+}
+
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
@@ -225,6 +257,18 @@ fn first_line(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::changed_part;
+
+    #[test]
+    fn blank_lines_keep_their_old_whitespace() {
+        let old = "def run(self):\n    a()\n\n    b()\n";
+        let new = "async def run(self):\n    a()\n    \n    b()\n";
+        assert_eq!(
+            super::keep_blank_lines(old, new),
+            "async def run(self):\n    a()\n\n    b()\n"
+        );
+        // A blank line the template adds stays as written.
+        assert_eq!(super::keep_blank_lines("f()", "  \nf()"), "  \nf()");
+    }
 
     #[test]
     fn the_changed_part_leaves_the_shared_head_and_tail() {

@@ -536,6 +536,36 @@ fn an_inside_capture_is_edited_once_for_two_matches() {
 }
 
 #[test]
+fn a_method_with_a_blank_line_is_made_async_around_its_own_fix() {
+    // A captured method re-indented into `async $FN` used to get its blank lines
+    // indented, and its edit then reached over the fix inside it (file left out).
+    let repo = TestRepo::new();
+    repo.write(
+        "rules/sleep.yml",
+        "id: async-sleep\nlanguage: python\nrule:\n  pattern: time.sleep($S)\n  inside:\n    kind: function_definition\n    pattern: $FN\n    stopBy: end\nfix: await asyncio.sleep($S)\nedits:\n  - target: $FN\n    fix: async $FN\nimports:\n  add: ['import asyncio']\n  remove: [time]\n",
+    );
+    repo.write(
+        "a.py",
+        "import time\n\n\nclass A:\n    def run(self):\n        while True:\n            time.sleep(1)\n\n        print(2)\n",
+    );
+    repo.write(
+        "b.py",
+        "import time\n\n\ndef wait():\n    time.sleep(1)\n\n    return time.time()\n",
+    );
+    repo.commit_all("init");
+    let id = scan_stage(&repo, "rules/sleep.yml");
+    assert_eq!(
+        blob_at(&repo, &id, "a.py"),
+        "import asyncio\n\n\nclass A:\n    async def run(self):\n        while True:\n            await asyncio.sleep(1)\n\n        print(2)\n"
+    );
+    // `time` is still used there: it stays.
+    assert_eq!(
+        blob_at(&repo, &id, "b.py"),
+        "import time\nimport asyncio\n\n\nasync def wait():\n    await asyncio.sleep(1)\n\n    return time.time()\n"
+    );
+}
+
+#[test]
 fn two_different_edits_of_one_node_leave_the_file_out() {
     let repo = TestRepo::new();
     repo.write(
