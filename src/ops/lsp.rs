@@ -1,9 +1,11 @@
 /*!
 The editor server's operations (`git astedit lsp`): the project's rules, loaded once and
-kept between requests ([`Workspace`]), one in-memory document checked with them as
+kept between requests ([`Workspace`]; as `scan` does, from the result cache's plan of
+the config files when it has one, compiling a rule only when a document needs it), one in-memory document checked with them as
 `scan` checks the file on disk ([`Workspace::check`]), the text its fixes make
 ([`Workspace::fix`]), and the workspace's fixes staged as one preview through the same
-call `scan --stage` makes ([`stage_all`]).
+call `scan --stage` makes ([`stage_all`]), and the findings in the workspace's files as
+`scan` reports them ([`workspace_findings`]).
 
 A document is checked exactly as the scan's per-file step checks a file: its language
 from the project's `languageGlobs` (then its extension), the rules whose language,
@@ -14,6 +16,7 @@ nothing. Positions stay the engine's (1-based lines, columns in
 characters); the server turns them into the protocol's UTF-16 columns.
 */
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -24,6 +27,7 @@ use crate::report::ScanMode;
 use crate::report::ScanReport;
 use crate::scan;
 use crate::scan::engine;
+use crate::scan::rules::Rules;
 use crate::scan::Finding;
 use crate::scan::RuleSet;
 use crate::Error;
@@ -32,8 +36,12 @@ use crate::Error;
 pub struct Workspace {
     /// Rule files given with `-c` (empty: astedit.toml and sgconfig.yml at the root).
     configs: Vec<PathBuf>,
-    /// The rules that load; after a failed reload, the last set that loaded.
-    rules: Option<RuleSet>,
+    /// The rules that load; after a failed reload, the last set that loaded. When
+    /// the result cache holds the plan of these very config files (a set that
+    /// compiled before), nothing is compiled up front: see [`Workspace::compiled`].
+    rules: Option<Rules>,
+    /// The rule ids compiled alone for the first document's language.
+    first: std::sync::OnceLock<HashSet<String>>,
     /// Why the last (re)load failed, if it did.
     broken: Option<Broken>,
 }
@@ -88,6 +96,7 @@ impl Workspace {
         let mut ws = Workspace {
             configs: configs.to_vec(),
             rules: None,
+            first: Default::default(),
             broken: None,
         };
         ws.reload(repo);
@@ -97,9 +106,11 @@ impl Workspace {
     /// Reads the rules again (a rule file changed). When they no longer load, the
     /// rules that loaded last keep serving and [`Workspace::broken`] says why.
     pub fn reload(&mut self, repo: &Repo) {
-        match scan::rules::load(repo, &self.configs) {
-            Ok(set) => {
-                self.rules = Some(set);
+        let cache = super::cache::CacheChoice::Default.settings(repo);
+        match scan::rules::open(repo, &self.configs, cache.as_ref()) {
+            Ok(rules) => {
+                self.rules = Some(rules);
+                self.first = Default::default();
                 self.broken = None;
             }
             Err(e) => self.broken = Some(broken(repo, &e.into())),
@@ -112,12 +123,12 @@ impl Workspace {
 
     /// Notes about the rules that loaded (keys read but not honoured and the like).
     pub fn warnings(&self) -> &[String] {
-        self.rules.as_ref().map_or(&[], |r| &r.warnings)
+        self.rules.as_ref().map_or(&[], |r| &r.plan.warnings)
     }
 
     /// How many rules run.
     pub fn rule_count(&self) -> usize {
-        self.rules.as_ref().map_or(0, |r| r.rules.len())
+        self.rules.as_ref().map_or(0, |r| r.plan.rules.len())
     }
 
     /// Whether a change of this file (absolute) may change the rules: the configs,
@@ -136,13 +147,19 @@ impl Workspace {
     /// what git ignores (unless the project sets `noIgnore`), and so does the server.
     /// An index that cannot be read fails the scan: nothing to say then either.
     pub fn looks_at(&self, repo: &Repo, path: &str) -> bool {
-        self.rules.as_ref().is_some_and(|set| set.no_ignore)
+        self.rules.as_ref().is_some_and(|r| r.plan.no_ignore)
             || !crate::files::is_ignored(repo, path).unwrap_or(true)
     }
 
     /// The rule `id`, when it runs.
     pub fn rule(&self, id: &str) -> Option<RuleInfo> {
-        let rule = self.rules.as_ref()?.rules.iter().find(|r| r.id == id)?;
+        let rule = self
+            .rules
+            .as_ref()?
+            .plan
+            .rules
+            .iter()
+            .find(|r| r.id == id)?;
         Some(RuleInfo {
             id: rule.id.clone(),
             message: rule.message.clone(),
@@ -226,11 +243,15 @@ impl Workspace {
         path: &str,
         only: Option<&str>,
     ) -> Option<(&RuleSet, crate::lang::Lang, Vec<&scan::Rule>)> {
-        let set = self.rules.as_ref()?;
+        let plan = &self.rules.as_ref()?.plan;
         if !self.looks_at(repo, path) {
             return None;
         }
-        let lang = set.language_globs.language_of(path)?;
+        let lang = plan.language_globs.language_of(path)?;
+        if !plan.rules.iter().any(|h| plan.runs_in(h, path, lang)) {
+            return None;
+        }
+        let set = self.compiled(repo, lang)?;
         let rules: Vec<&scan::Rule> = set
             .rules
             .iter()
@@ -238,6 +259,32 @@ impl Workspace {
             .filter(|r| set.runs_in(r, path, lang))
             .collect();
         (!rules.is_empty()).then_some((set, lang, rules))
+    }
+
+    /// Compiled rules that hold every rule that may run on a file of `lang`. With a
+    /// plan from the cache, the first language's rules are compiled alone (opening a
+    /// project compiles the few rules of the document shown, not a whole collection);
+    /// a document of another language compiles every rule. `None` when they do not
+    /// compile (the config files changed since: the reload their change brings says
+    /// why).
+    fn compiled(&self, repo: &Repo, lang: crate::lang::Lang) -> Option<&RuleSet> {
+        let rules = self.rules.as_ref()?;
+        if rules.is_compiled() {
+            return rules.compiled(repo).ok();
+        }
+        let wanted: HashSet<String> = rules
+            .plan
+            .rules
+            .iter()
+            .filter(|h| rules.plan.runs_on_language(h, lang))
+            .map(|h| h.id.clone())
+            .collect();
+        let first = self.first.get_or_init(|| wanted.clone());
+        if !wanted.is_subset(first) {
+            return rules.compiled(repo).ok();
+        }
+        let ids: HashSet<&str> = first.iter().map(String::as_str).collect();
+        rules.compiled_some(repo, &ids).ok()
     }
 }
 

@@ -225,3 +225,62 @@ fn a_client_that_dies_during_stage_all_leaves_nothing_staged() {
     assert_eq!(c.close(), 0);
     nothing_staged(&repo);
 }
+
+/// A server started again on the same rule files takes their plan from the result
+/// cache and compiles only the rules of the first document's language, then every
+/// rule for a document of another language: the diagnostics are the same as the
+/// first server's, in both languages.
+#[test]
+fn a_restarted_server_compiles_rules_as_documents_need_them() {
+    let repo = project();
+    repo.write(
+        "rules/py.yml",
+        "id: no-print\nlanguage: Python\nseverity: info\nmessage: no print\n\
+         rule: {pattern: 'print($A)'}\nfix: 'log($A)'\n",
+    );
+    repo.commit_all("python rule");
+    let js = uri(&repo, "src/a.js");
+    let py = uri(&repo, "src/p.py");
+    let js_text = "console.log(a);\nvar x = 1;\n";
+    let py_text = "print(1)\n";
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let mut c = Client::initialized(&repo, json!({}));
+        c.open(&js, "javascript", js_text);
+        let on_js = c.diagnostics(&js);
+        let hover = c.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": js}, "position": {"line": 0, "character": 2}}),
+        );
+        let actions = c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": js},
+                   "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}},
+                   "context": {"diagnostics": [], "only": ["quickfix"]}}),
+        );
+        c.open(&py, "python", py_text);
+        let on_py = c.diagnostics(&py);
+        seen.push((
+            on_js,
+            hover["result"].clone(),
+            actions["result"].clone(),
+            on_py,
+        ));
+        assert_eq!(c.shutdown(), 0);
+    }
+    assert_eq!(seen[0].0.len(), 2, "{:#?}", seen[0].0);
+    assert_eq!(seen[0].3.len(), 1, "{:#?}", seen[0].3);
+    assert_eq!(seen[0].3[0]["code"], "no-print");
+    assert!(
+        seen[0].1["contents"]["value"].is_string(),
+        "{:?}",
+        seen[0].1
+    );
+    assert_eq!(
+        seen[0].2.as_array().map(Vec::len),
+        Some(1),
+        "{:?}",
+        seen[0].2
+    );
+    assert_eq!(seen[0], seen[1]);
+}
