@@ -3,13 +3,12 @@
 
 use git_astedit::error::UsageError;
 use git_astedit::files;
-use git_astedit::lang::Lang;
+use git_astedit::ops::input::Caller;
+use git_astedit::ops::input::Input;
 use git_astedit::ops::stage::Apply;
 use git_astedit::ops::stage::Audience;
 use git_astedit::ops::stage::DiffOptions;
 use git_astedit::ops::stage::Staging;
-use git_astedit::repo::Repo;
-use git_astedit::Error;
 
 /// Which files to read.
 #[derive(Debug, clap::Args)]
@@ -81,57 +80,42 @@ pub enum NoIgnore {
 }
 
 impl InputArgs {
-    /// Sets up the thread pool and lists the files.
-    pub fn collect(&self, repo: &Repo) -> Result<(files::FileSet, Option<Lang>), Error> {
-        if let Some(n) = self.threads {
-            // Fails only when a pool already exists, which cannot happen this early.
-            let _ = rayon::ThreadPoolBuilder::new()
-                .num_threads(n.max(1))
-                .build_global();
-        }
-        // The project's config first: `--lang` may name one of its customLanguages.
-        let language_globs = git_astedit::ops::grep::language_globs(repo, self.config.as_deref())?;
-        let lang = self
-            .lang
-            .as_deref()
-            .map(files::parse_language)
-            .transpose()?;
+    /// The files asked for, as the operation takes them; sets up the thread pool
+    /// first (`-j`).
+    pub fn input(&self) -> Result<Input, UsageError> {
+        threads(self.threads);
         if self.follow {
             return Err(UsageError(
                 "--follow is not supported: git-astedit reads the files git sees and skips \
                  symlinks (git stores the link, not its target); name the target itself as a \
                  pathspec instead"
                     .into(),
-            )
-            .into());
+            ));
         }
-        // Git's ignore files are one source here; ast-grep's other kinds are no-ops.
-        let no_ignore = self
-            .no_ignore
-            .iter()
-            .any(|n| !matches!(n, NoIgnore::Hidden | NoIgnore::Dot));
-        let opts = files::Options {
+        Ok(Input {
             pathspecs: self.pathspecs.clone(),
-            lang,
+            lang: self.lang.clone(),
+            globs: self.globs.clone(),
+            // Git's ignore files are one source here; ast-grep's other kinds are no-ops.
+            no_ignore: self
+                .no_ignore
+                .iter()
+                .any(|n| !matches!(n, NoIgnore::Hidden | NoIgnore::Dot)),
             max_file_size: self.max_filesize,
-            language_globs,
-            globs: files::PathGlobs::new(&self.globs, &folder_prefix(repo))?,
-            no_ignore,
-        };
-        let mut set = files::collect(repo, &opts)?;
-        if let Some(rev) = &self.changed {
-            let changed = git_astedit::ops::baseline::changed(repo, rev, false)?;
-            set.files.retain(|f| changed.files.contains(&f.path));
-        }
-        Ok((set, lang))
+            config: self.config.clone(),
+            changed: self.changed.clone(),
+            caller: Caller::Person,
+        })
     }
 }
 
-/// The current folder as a repository path with its `/` (`src/`), empty at the top.
-fn folder_prefix(repo: &Repo) -> String {
-    match repo.prefix.as_deref() {
-        None | Some("") => String::new(),
-        Some(p) => format!("{p}/"),
+/// Makes the thread pool `-j N` asks for (the number of cores when `None`).
+pub fn threads(n: Option<usize>) {
+    if let Some(n) = n {
+        // Fails only when a pool already exists, which cannot happen this early.
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global();
     }
 }
 

@@ -106,20 +106,18 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     if args.interactive && ctx.json {
         return Err(UsageError("-i/--interactive cannot be combined with --json".into()).into());
     }
+    let input = args.input.input()?;
     let cache = ctx.cache.clone();
     let (repo, out) = ctx.parts()?;
     let color = out.color();
-    let (set, lang) = args.input.collect(repo)?;
     let several_ops = ops.len() > 1;
     let request = EditRequest {
-        set: &set,
+        input,
         ops,
         imports: ImportFix {
             add: args.add_imports.clone(),
             remove: args.remove_imports.clone(),
         },
-        lang,
-        max_file_size: args.input.max_filesize,
         // After `-i` every accepted change has been shown already.
         staging: args.stage.staging(!args.interactive, color),
         cache,

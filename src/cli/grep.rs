@@ -6,6 +6,7 @@ use git_astedit::error::UsageError;
 use git_astedit::levels::Strictness;
 use git_astedit::ops::grep::DebugFormat;
 use git_astedit::ops::grep::GrepRequest;
+use git_astedit::ops::grep::GrepSink;
 use git_astedit::ops::grep::Paths;
 use git_astedit::pipeline::Delivery;
 use git_astedit::render::grep::Finish;
@@ -206,29 +207,10 @@ fn check(args: &GrepArgs, json: bool, stream: bool) -> Result<(), UsageError> {
 pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
     let stream = ctx.json_style == JsonStyle::Stream;
     check(&args, ctx.json, stream)?;
+    let input = args.input.input()?;
     let ctx_pretty = ctx.json_style == JsonStyle::Pretty;
     let cache = ctx.cache.clone();
     let (repo, out) = ctx.parts()?;
-    let (set, lang) = if args.stdin {
-        let lang = args
-            .input
-            .lang
-            .as_deref()
-            .map(git_astedit::files::parse_language)
-            .transpose()?;
-        (git_astedit::files::FileSet::default(), lang)
-    } else {
-        args.input.collect(repo)?
-    };
-    if let (Some(format), Some(lang)) = (args.debug_query, lang) {
-        let (title, format) = match format {
-            DebugQuery::Ast | DebugQuery::Pattern => ("AST", DebugFormat::Ast),
-            DebugQuery::Cst => ("CST", DebugFormat::Cst),
-            DebugQuery::Sexp => ("Sexp", DebugFormat::Sexp),
-        };
-        let tree = git_astedit::ops::grep::debug_query(&args.pattern, lang, format)?;
-        out.note(&format!("Debug {title}:\n{}", tree.trim_end()));
-    }
     let stdin = if args.stdin {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|source| {
@@ -251,13 +233,11 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
     } else {
         GrepOutput::Matches
     };
-    let mut printer = GrepPrinter::with_output(out.format(), out.style(), output);
+    let printer = GrepPrinter::with_output(out.format(), out.style(), output);
     let (before, after) = args.context();
     let request = GrepRequest {
-        set: &set,
+        input,
         pattern: args.pattern,
-        lang,
-        max_file_size: args.input.max_filesize,
         text: printer.match_text(),
         before,
         after,
@@ -279,21 +259,36 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         cache,
         verbose: args.input.verbose,
     };
+    if let Some(format) = args.debug_query {
+        let (title, format) = match format {
+            DebugQuery::Ast | DebugQuery::Pattern => ("AST", DebugFormat::Ast),
+            DebugQuery::Cst => ("CST", DebugFormat::Cst),
+            DebugQuery::Sexp => ("Sexp", DebugFormat::Sexp),
+        };
+        if let Some(tree) = git_astedit::ops::grep::debug_query(repo, &request, format)? {
+            out.note(&format!("Debug {title}:\n{}", tree.trim_end()));
+        }
+    }
+    let mut printer = printer;
     let cancel = Cancel::never();
     let report = match printer.encoder() {
         // Rows are encoded where their file was searched.
         Some(encode) => {
-            git_astedit::ops::grep::run_encoded(repo, &request, &cancel, encode, |rows| {
+            let mut rows = |rows: &[String]| -> Result<(), Error> {
                 Ok(printer.rows(rows, &request.pattern, |s| out.print(s))?)
-            })?
+            };
+            git_astedit::ops::grep::run(repo, &request, &cancel, GrepSink::Rows(encode, &mut rows))?
         }
-        None => git_astedit::ops::grep::run(repo, &request, &cancel, |file| {
-            let text = printer.file(&file, &request.pattern);
-            if !text.is_empty() {
-                out.print(&text)?;
-            }
-            Ok(())
-        })?,
+        None => {
+            let sink = GrepSink::Files(&mut |file| {
+                let text = printer.file(&file, &request.pattern);
+                if !text.is_empty() {
+                    out.print(&text)?;
+                }
+                Ok(())
+            });
+            git_astedit::ops::grep::run(repo, &request, &cancel, sink)?
+        }
     };
     let exit = report.exit();
     if !printer.reports() {

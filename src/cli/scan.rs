@@ -237,12 +237,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     } else {
         ScanMode::Report
     };
-    if let Some(n) = args.threads {
-        // Fails only when a pool already exists, which cannot happen this early.
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build_global();
-    }
+    super::common::threads(args.threads);
     let filter = super::common::filter(args.filter.as_deref())?;
     // ast-grep's `-r` names a rule file; selecting by id is `--rule-id` here.
     for file in &args.rule_files {

@@ -3,8 +3,6 @@
 //! engine into the preview's objects as they are rewritten (nothing holds every
 //! file's text).
 
-use crate::lang::Lang;
-
 pub mod recipe;
 
 use super::recipe::Recorded;
@@ -13,7 +11,6 @@ use super::stage::Audience;
 use super::stage::Staging;
 use crate::cancel::Cancel;
 use crate::edit::EditOutcome;
-use crate::files::FileSet;
 use crate::repo::Repo;
 use crate::report::Diagnostics;
 use crate::report::Dropped;
@@ -31,16 +28,15 @@ use crate::Error;
 
 /// A structural rewrite to stage.
 #[derive(Debug, Clone)]
-pub struct EditRequest<'a> {
-    pub set: &'a FileSet,
+pub struct EditRequest {
+    /// The files to rewrite (made files here), and the language every file is parsed
+    /// as.
+    pub input: super::input::Input,
     /// (pattern, rewrite template) pairs, run in this order, each on the previous
     /// one's result.
     pub ops: Vec<(String, String)>,
     /// The imports to add and remove in each file the ops change (`--add-import`).
     pub imports: ImportFix,
-    /// Parse every file as this language.
-    pub lang: Option<Lang>,
-    pub max_file_size: u64,
     pub staging: Staging,
     /// The result cache to use.
     pub cache: super::cache::CacheChoice,
@@ -63,11 +59,8 @@ pub struct EditOptions<'a> {
     pub select: Option<&'a mut dyn Select>,
 }
 
-pub fn run(
-    repo: &Repo,
-    req: &EditRequest<'_>,
-    opts: EditOptions<'_>,
-) -> Result<StageReport, Error> {
+pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<StageReport, Error> {
+    let files = req.input.files(repo)?;
     let cancel = opts.cancel;
     let ops: Vec<Op> = req
         .ops
@@ -104,24 +97,24 @@ pub fn run(
     let engine = crate::edit::Options {
         imports: req.imports.clone(),
         cache: req.cache.settings(repo),
-        forced_lang: req.lang,
-        max_file_size: req.max_file_size,
+        forced_lang: files.lang,
+        max_file_size: req.input.max_file_size,
         cancel,
         select: opts.select,
     };
-    let outcome = crate::edit::edit_each(repo, req.set, &ops, engine, add)?;
+    let outcome = crate::edit::edit_each(repo, &files.set, &ops, engine, add)?;
     if let Some(e) = stage_error {
         return Err(e);
     }
     cancel.check()?;
     let staging = &req.staging;
-    let mut meta = outcome.meta(&ops, req.lang, staging.reason.clone());
+    let mut meta = outcome.meta(&ops, files.lang, staging.reason.clone());
     meta.agent = staging.agent.clone();
     meta.imports = req.imports.clone();
     recipe::EditRecipe {
-        pathspecs: req.set.pathspecs.clone(),
+        pathspecs: files.set.pathspecs.clone(),
         prefix: repo.prefix.clone().unwrap_or_default(),
-        max_file_size: req.max_file_size,
+        max_file_size: req.input.max_file_size,
         selected: selecting,
     }
     .record(&mut meta);
@@ -174,7 +167,7 @@ pub fn run(
         .diagnostics
         .say_languages(&super::notcode::worth_saying(
             repo,
-            req.set,
+            &files.set,
             &patterns,
             &outcome.skipped_languages,
             req.verbose,
@@ -186,6 +179,7 @@ pub fn run(
         });
     }
     settle(repo, &mut report, preview.as_ref(), staging, cancel)?;
+    report.diagnostics.warnings.extend(files.warnings);
     Ok(report)
 }
 

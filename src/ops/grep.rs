@@ -5,10 +5,7 @@
 //! file at a time (issue 26). What the front end does with a file (print its lines,
 //! keep its JSON rows, keep rows within a byte budget) is the sink's business.
 
-use crate::lang::Lang;
-
 use crate::cancel::Cancel;
-use crate::files::FileSet;
 use crate::grep::Context;
 use crate::grep::GrepFile;
 use crate::grep::Lines;
@@ -41,12 +38,11 @@ impl Paths {
 
 /// A search.
 #[derive(Debug, Clone)]
-pub struct GrepRequest<'a> {
-    pub set: &'a FileSet,
+pub struct GrepRequest {
+    /// The files to search (made files here), and the language every file is parsed
+    /// as; with `stdin`, only the language counts.
+    pub input: super::input::Input,
     pub pattern: String,
-    /// Parse every file as this language.
-    pub lang: Option<Lang>,
-    pub max_file_size: u64,
     /// What of each match is kept: its first line (text), or its whole text with the
     /// captures (JSON rows).
     pub text: MatchText,
@@ -64,7 +60,8 @@ pub struct GrepRequest<'a> {
     /// `--selector`, `--strictness` (ast-grep's pattern object).
     pub selector: Option<String>,
     pub strictness: Option<crate::levels::Strictness>,
-    /// Search this text (standard input) as one file in `lang`, instead of `set`.
+    /// Search this text (standard input) as one file in the input's language, instead
+    /// of the input's files.
     pub stdin: Option<String>,
     /// Keep each matching file's lines (for ast-grep's `lines` in `--json=stream`).
     pub keep_lines: bool,
@@ -86,24 +83,26 @@ pub enum DebugFormat {
     Sexp,
 }
 
-/// The tree of `pattern` parsed in `lang`, for `--debug-query`.
-pub fn debug_query(pattern: &str, lang: Lang, format: DebugFormat) -> Result<String, Error> {
+/// The tree of the request's pattern parsed in its input's language (none without
+/// one), for `--debug-query`.
+pub fn debug_query(
+    repo: &Repo,
+    req: &GrepRequest,
+    format: DebugFormat,
+) -> Result<Option<String>, Error> {
+    let Some(lang) = req.input.language(repo)? else {
+        return Ok(None);
+    };
     let format = match format {
         DebugFormat::Ast => crate::rewrite::TreeFormat::Ast,
         DebugFormat::Cst => crate::rewrite::TreeFormat::Cst,
         DebugFormat::Sexp => crate::rewrite::TreeFormat::Sexp,
     };
-    Ok(crate::rewrite::debug_tree(pattern, lang, format)?)
-}
-
-/// An ast-grep project's `languageGlobs`, `customLanguages` and `languageInjections`
-/// for `grep` and `edit`: from `config` (an `sgconfig.yml`) when given, else from the
-/// `sgconfig.yml` at the root, if any.
-pub fn language_globs(
-    repo: &Repo,
-    config: Option<&std::path::Path>,
-) -> Result<crate::files::LanguageGlobs, Error> {
-    Ok(crate::scan::rules::project_language_globs(repo, config)?)
+    Ok(Some(crate::rewrite::debug_tree(
+        &req.pattern,
+        lang,
+        format,
+    )?))
 }
 
 /// One match of a file as the output prints it (a JSON row, a stream line), without
@@ -111,38 +110,57 @@ pub fn language_globs(
 /// encoded and dropped in turn.
 pub type EncodeRow = fn(&GrepFile<'_>, &crate::rewrite::Match) -> String;
 
-/// Searches `req.set`, handing each file's shown matches to `sink` as it comes; an
-/// error from the sink stops the search and is returned. The report counts
+/// Where a search's matches go as it finds them (the front end's printer, the
+/// server's rows): the one place that decides how a file's matches travel.
+pub enum GrepSink<'s> {
+    /// Each file's shown matches, in the request's order.
+    Files(&'s mut dyn FnMut(GrepFile<'_>) -> Result<(), Error>),
+    /// Each match encoded by the function, on the worker that searched its file, into
+    /// the row the output prints; then each file's shown rows, in order. A file
+    /// searched early waits for its turn as the text it prints, not as matches with
+    /// their captures.
+    Rows(EncodeRow, &'s mut dyn FnMut(&[String]) -> Result<(), Error>),
+}
+
+/// Searches the request's input, handing each file's shown matches to `sink` as it
+/// comes; an error from the sink stops the search and is returned. The report counts
 /// everything found and holds no matches (`matches` is the sink's to fill).
 pub fn run(
     repo: &Repo,
-    req: &GrepRequest<'_>,
+    req: &GrepRequest,
     cancel: &Cancel,
-    mut sink: impl FnMut(GrepFile<'_>) -> Result<(), Error>,
+    sink: GrepSink<'_>,
 ) -> Result<GrepReport, Error> {
-    search(repo, req, cancel, None, |shown| match shown {
-        Shown::Matches(file) => sink(file),
-        // No encoder, no rows.
-        Shown::Rows(_) => Ok(()),
-    })
-}
-
-/// [`run`] for an output written row by row: each match is encoded by `encode` on the
-/// worker that searched its file, and `sink` gets each file's shown rows, in order. A
-/// file searched early then waits for its turn as the text it prints, not as matches
-/// with their captures.
-pub fn run_encoded(
-    repo: &Repo,
-    req: &GrepRequest<'_>,
-    cancel: &Cancel,
-    encode: EncodeRow,
-    mut sink: impl FnMut(&[String]) -> Result<(), Error>,
-) -> Result<GrepReport, Error> {
-    search(repo, req, cancel, Some(encode), |shown| match shown {
-        Shown::Rows(rows) => sink(rows),
-        // Every file is encoded when there is an encoder.
-        Shown::Matches(_) => Ok(()),
-    })
+    let files = match &req.stdin {
+        Some(_) => super::input::Files {
+            lang: req.input.language(repo)?,
+            ..Default::default()
+        },
+        None => req.input.files(repo)?,
+    };
+    let mut report = match sink {
+        GrepSink::Files(sink) => search(repo, req, &files, cancel, None, |shown| match shown {
+            Shown::Matches(file) => sink(file),
+            // No encoder, no rows.
+            Shown::Rows(_) => Ok(()),
+        })?,
+        GrepSink::Rows(encode, sink) => {
+            search(
+                repo,
+                req,
+                &files,
+                cancel,
+                Some(encode),
+                |shown| match shown {
+                    Shown::Rows(rows) => sink(rows),
+                    // Every file is encoded when there is an encoder.
+                    Shown::Matches(_) => Ok(()),
+                },
+            )?
+        }
+    };
+    report.diagnostics.warnings.extend(files.warnings);
+    Ok(report)
 }
 
 /// One file's shown part, as [`search`] hands it on.
@@ -244,7 +262,8 @@ impl SpilledRows {
 
 fn search(
     repo: &Repo,
-    req: &GrepRequest<'_>,
+    req: &GrepRequest,
+    files: &super::input::Files,
     cancel: &Cancel,
     encode: Option<EncodeRow>,
     mut sink: impl FnMut(Shown<'_>) -> Result<(), Error>,
@@ -265,8 +284,8 @@ fn search(
     let mut failed: Option<Error> = None;
     let cache = req.cache.settings(repo);
     let opts = crate::grep::Options {
-        forced_lang: req.lang,
-        max_file_size: req.max_file_size,
+        forced_lang: files.lang,
+        max_file_size: req.input.max_file_size,
         keep: crate::grep::Keep {
             text: req.text,
             source: !context.is_empty() || req.keep_lines,
@@ -356,7 +375,7 @@ fn search(
             }
         }
     };
-    let found = match (&req.stdin, req.lang) {
+    let found = match (&req.stdin, files.lang) {
         (Some(text), Some(lang)) => crate::grep::grep_text(
             STDIN_NAME,
             text.clone(),
@@ -376,13 +395,26 @@ fn search(
             )
             .into())
         }
-        (None, _) => crate::grep::grep(repo, req.set, &req.pattern, &opts, prepare, &mut on_file)?,
+        (None, _) => {
+            crate::grep::grep(repo, &files.set, &req.pattern, &opts, prepare, &mut on_file)?
+        }
     };
     if let Some(e) = failed {
         return Err(e);
     }
     // A partial search must not pass for a whole one.
     cancel.check()?;
+    Ok(report(repo, req, files, found, shown))
+}
+
+/// The report of a search that found `found` and showed `shown` matches.
+fn report(
+    repo: &Repo,
+    req: &GrepRequest,
+    files: &super::input::Files,
+    found: crate::grep::GrepSummary,
+    shown: usize,
+) -> GrepReport {
     let mut diagnostics = Diagnostics::of(
         &found.skipped_languages,
         &found.parse_errors,
@@ -391,12 +423,12 @@ fn search(
     );
     diagnostics.say_languages(&super::notcode::worth_saying(
         repo,
-        req.set,
+        &files.set,
         &[&req.pattern],
         &found.skipped_languages,
         req.verbose,
     ));
-    Ok(GrepReport {
+    GrepReport {
         schema_version: Version,
         pattern: req.pattern.clone(),
         matches: Vec::new(),
@@ -407,5 +439,5 @@ fn search(
         files_matched: found.files_matched,
         diagnostics,
         max_count: req.max_count,
-    })
+    }
 }

@@ -19,6 +19,7 @@ pub mod forge;
 pub mod gc;
 pub mod grep;
 pub mod hook;
+pub mod input;
 pub mod lines;
 pub mod list;
 pub mod log;

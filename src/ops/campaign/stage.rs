@@ -332,29 +332,19 @@ fn run_change(
     };
     let cancel = Cancel::never();
     if !change.ops.is_empty() {
-        let lang = change
-            .lang
-            .as_deref()
-            .map(files::parse_language)
-            .transpose()?;
-        let set = files::collect(
-            repo,
-            &files::Options {
+        // The clone's files as `edit` lists them (its sgconfig.yml's languageGlobs too).
+        let req = crate::ops::edit::EditRequest {
+            input: crate::ops::input::Input {
                 pathspecs: spec.pathspecs.clone(),
-                lang,
+                lang: change.lang.clone(),
                 ..Default::default()
             },
-        )?;
-        let req = crate::ops::edit::EditRequest {
-            set: &set,
             ops: change
                 .ops
                 .iter()
                 .map(|o| (o.pattern.clone(), o.rewrite.clone()))
                 .collect(),
             imports: Default::default(),
-            lang,
-            max_file_size: files::DEFAULT_MAX_FILE_SIZE,
             staging,
             cache: Default::default(),
             verbose: false,

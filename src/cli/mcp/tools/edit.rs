@@ -2,7 +2,6 @@
 
 use git_astedit::change::ImportFix;
 use git_astedit::error::UsageError;
-use git_astedit::files;
 use git_astedit::ops::edit::EditOptions;
 use git_astedit::ops::edit::EditRequest;
 use git_astedit::ops::stage::Apply;
@@ -16,9 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::capped_diff;
-use super::collect;
 use super::count;
-use super::pathspecs;
 use super::resolve;
 use super::string_or_list;
 use super::Call;
@@ -138,19 +135,15 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         .into());
     }
     let (repo, notes) = call.open()?;
-    let specs = pathspecs(&input.paths, &input.glob);
-    let (set, lang, path_warnings) = collect(&repo, input.lang.as_deref(), &specs)?;
     // The one staging path the CLI's `edit` takes too: files stream into the preview.
     let request = EditRequest {
-        set: &set,
+        input: super::input(input.lang.as_deref(), &input.paths, &input.glob),
         ops: input
             .ops
             .iter()
             .map(|o| (o.pattern.clone(), o.rewrite.clone()))
             .collect(),
         imports: merged_imports(&input.ops),
-        lang,
-        max_file_size: files::DEFAULT_MAX_FILE_SIZE,
         // The harness's one-step form: the apply is the one `resolve` makes, with its
         // stale check (trivially fresh here, but still checked).
         staging: staging(
@@ -169,7 +162,6 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         select: None,
     };
     let mut out = git_astedit::ops::edit::run(&repo, &request, options)?;
-    out.diagnostics.warnings.extend(path_warnings);
     staged(call, &mut out, input.max_diff_lines);
     Done::new(render::agent::stage::edit_text(&out, &notes), &out)
 }

@@ -1,7 +1,7 @@
 //! `ast_grep`: structural search.
 
-use git_astedit::files;
 use git_astedit::ops::grep::GrepRequest;
+use git_astedit::ops::grep::GrepSink;
 use git_astedit::ops::grep::Paths;
 use git_astedit::pipeline::Delivery;
 use git_astedit::render;
@@ -10,9 +10,8 @@ use git_astedit::Error;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::collect;
 use super::count;
-use super::pathspecs;
+
 use super::string_or_list;
 use super::Call;
 use super::Done;
@@ -55,8 +54,6 @@ pub struct GrepInput {
 
 pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
     let (repo, notes) = call.open_read_only()?;
-    let specs = pathspecs(&input.paths, &input.glob);
-    let (set, lang, path_warnings) = collect(&repo, input.lang.as_deref(), &specs)?;
     let cap = input
         .max_results
         .unwrap_or(DEFAULT_MAX_RESULTS)
@@ -66,10 +63,8 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
     // rest of the result).
     let mut rows = Rows::new(call.budget - call.budget / 10, MAX_MATCH_TEXT);
     let request = GrepRequest {
-        set: &set,
+        input: super::input(input.lang.as_deref(), &input.paths, &input.glob),
         pattern: input.pattern,
-        lang,
-        max_file_size: files::DEFAULT_MAX_FILE_SIZE,
         text: rows.match_text(),
         before: 0,
         after: 0,
@@ -84,12 +79,12 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         cache: Default::default(),
         verbose: false,
     };
-    let report = git_astedit::ops::grep::run(&repo, &request, &call.cancel, |file| {
+    let sink = GrepSink::Files(&mut |file| {
         rows.add(&file);
         Ok(())
-    })?;
-    let mut kept = rows.finish(report, offset);
-    kept.report.diagnostics.warnings.extend(path_warnings);
+    });
+    let report = git_astedit::ops::grep::run(&repo, &request, &call.cancel, sink)?;
+    let kept = rows.finish(report, offset);
     let text = render::agent::grep::text(&kept, offset, call.budget, &notes);
     Done::new(text, &kept.report)
 }

@@ -11,9 +11,10 @@ server was started in: a model should not have to know the server's cwd.
 
 use std::path::Path;
 
-use git_astedit::files;
 use git_astedit::ops;
 use git_astedit::ops::cancel::Cancel;
+use git_astedit::ops::input::Caller;
+use git_astedit::ops::input::Input;
 use git_astedit::repo::Repo;
 use git_astedit::report::CappedDiff;
 use git_astedit::Error;
@@ -217,39 +218,15 @@ fn pathspecs(paths: &[String], globs: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The files `paths` name, and a warning per path that names none. Only when every
-/// path names nothing is it an error: a search of nothing must not look clean, but a
-/// model's one stale path among good ones should not cost it the whole call.
-fn collect(
-    repo: &Repo,
-    lang: Option<&str>,
-    paths: &[String],
-) -> Result<(files::FileSet, Option<git_astedit::lang::Lang>, Vec<String>), Error> {
-    // The project's `sgconfig.yml` at the root, as `grep`/`edit` read it there: its
-    // languageGlobs, languageInjections and (when allowed) customLanguages. First:
-    // `lang` may name one of its custom languages.
-    let language_globs = git_astedit::ops::grep::language_globs(repo, None)?;
-    let lang = lang.map(files::parse_language).transpose()?;
-    let mut opts = files::Options {
-        pathspecs: paths.to_vec(),
-        lang,
-        max_file_size: files::DEFAULT_MAX_FILE_SIZE,
-        globs: Default::default(),
-        no_ignore: false,
-        language_globs,
-    };
-    match files::collect_remembered(repo, &opts) {
-        Ok(set) => Ok((set, lang, Vec::new())),
-        Err(files::Error::PathspecNoMatch(unmatched)) if unmatched.len() < opts.pathspecs.len() => {
-            opts.pathspecs.retain(|p| !unmatched.contains(p));
-            let set = files::collect_remembered(repo, &opts)?;
-            let warnings = unmatched
-                .iter()
-                .map(|p| format!("path '{p}' matches no file; searched the other paths"))
-                .collect();
-            Ok((set, lang, warnings))
-        }
-        Err(e) => Err(e.into()),
+/// The files a tool reads: `paths` and `glob` as [`pathspecs`], in `lang`, with the
+/// leniency an agent gets (a stale path among good ones is a warning), through the one
+/// input every front end builds.
+fn input(lang: Option<&str>, paths: &[String], globs: &[String]) -> Input {
+    Input {
+        pathspecs: pathspecs(paths, globs),
+        lang: lang.map(str::to_string),
+        caller: Caller::Agent,
+        ..Input::default()
     }
 }
 

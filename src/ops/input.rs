@@ -1,0 +1,145 @@
+/*!
+Which files a command reads, as a front end was told them: pathspecs, a language, globs,
+the ignore rules, a size limit, the project config whose `languageGlobs` say which file
+is which language, and `--changed`. The CLI's flags and the server's tool arguments
+both become one [`Input`]; the operation turns it into files ([`Input::files`]), so
+`grep` and `edit` list their files the same way whoever asked.
+*/
+
+use std::path::PathBuf;
+
+use crate::files;
+use crate::files::FileSet;
+use crate::lang::Lang;
+use crate::repo::Repo;
+use crate::Error;
+
+/// Who named the files, which decides how strictly they are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Caller {
+    /// A person at the command line: a pathspec that names no file is an error, as in
+    /// `git add`.
+    #[default]
+    Person,
+    /// An agent through the server: a pathspec naming nothing beside others that name
+    /// files is a warning (a model's one stale path should not cost it the call), and
+    /// the listing of an earlier call is reused while nothing it was made from changed
+    /// (the server lives long).
+    Agent,
+}
+
+/// The files to read, as asked.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// Git pathspecs (relative to the current folder); none: the current folder.
+    pub pathspecs: Vec<String>,
+    /// Only files of this language (by extension), and files named exactly are parsed
+    /// as it (`-l`); a name the project config may define.
+    pub lang: Option<String>,
+    /// ast-grep's include and `!`exclude globs, gitignore-style (`--globs`).
+    pub globs: Vec<String>,
+    /// Files git ignores are read too (`--no-ignore`).
+    pub no_ignore: bool,
+    /// Files larger than this are skipped (and counted).
+    pub max_file_size: u64,
+    /// The ast-grep project config whose `languageGlobs`, `languageInjections` and
+    /// `customLanguages` apply (`-c`); none: `sgconfig.yml` at the root, if any.
+    pub config: Option<PathBuf>,
+    /// Only the files that differ from this revision (`--changed[=REV]`).
+    pub changed: Option<String>,
+    pub caller: Caller,
+}
+
+impl Default for Input {
+    fn default() -> Input {
+        Input {
+            pathspecs: Vec::new(),
+            lang: None,
+            globs: Vec::new(),
+            no_ignore: false,
+            max_file_size: files::DEFAULT_MAX_FILE_SIZE,
+            config: None,
+            changed: None,
+            caller: Caller::Person,
+        }
+    }
+}
+
+/// An [`Input`] made files.
+#[derive(Debug, Default)]
+pub struct Files {
+    pub set: FileSet,
+    /// The language asked for, resolved.
+    pub lang: Option<Lang>,
+    /// What the caller is told besides the result (an agent's pathspec that named
+    /// nothing).
+    pub warnings: Vec<String>,
+}
+
+impl Input {
+    /// Lists the files: the project's language globs first (`lang` may name one of its
+    /// custom languages), then the walk, narrowed to `changed` when asked.
+    pub fn files(&self, repo: &Repo) -> Result<Files, Error> {
+        let (language_globs, lang) = self.languages(repo)?;
+        let mut opts = files::Options {
+            pathspecs: self.pathspecs.clone(),
+            lang,
+            max_file_size: self.max_file_size,
+            language_globs,
+            globs: files::PathGlobs::new(&self.globs, &folder_prefix(repo))?,
+            no_ignore: self.no_ignore,
+        };
+        let (mut set, warnings) = match self.caller {
+            Caller::Person => (files::collect(repo, &opts)?, Vec::new()),
+            Caller::Agent => match files::collect_remembered(repo, &opts) {
+                Ok(set) => (set, Vec::new()),
+                Err(files::Error::PathspecNoMatch(unmatched))
+                    if unmatched.len() < opts.pathspecs.len() =>
+                {
+                    opts.pathspecs.retain(|p| !unmatched.contains(p));
+                    let set = files::collect_remembered(repo, &opts)?;
+                    let warnings = unmatched
+                        .iter()
+                        .map(|p| format!("path '{p}' matches no file; searched the other paths"))
+                        .collect();
+                    (set, warnings)
+                }
+                Err(e) => return Err(e.into()),
+            },
+        };
+        if let Some(rev) = &self.changed {
+            let changed = super::baseline::changed(repo, rev, false)?;
+            set.files.retain(|f| changed.files.contains(&f.path));
+        }
+        Ok(Files {
+            set,
+            lang,
+            warnings,
+        })
+    }
+
+    /// The language asked for (`lang`), a custom one of the project config too.
+    pub fn language(&self, repo: &Repo) -> Result<Option<Lang>, Error> {
+        Ok(self.languages(repo)?.1)
+    }
+
+    /// The project config's language globs (read first: they register its custom
+    /// languages), and the language asked for.
+    fn languages(&self, repo: &Repo) -> Result<(files::LanguageGlobs, Option<Lang>), Error> {
+        let globs = crate::scan::rules::project_language_globs(repo, self.config.as_deref())?;
+        let lang = self
+            .lang
+            .as_deref()
+            .map(files::parse_language)
+            .transpose()?;
+        Ok((globs, lang))
+    }
+}
+
+/// The current folder as a repository path with its `/` (`src/`), empty at the top.
+fn folder_prefix(repo: &Repo) -> String {
+    match repo.prefix.as_deref() {
+        None | Some("") => String::new(),
+        Some(p) => format!("{p}/"),
+    }
+}
