@@ -104,6 +104,8 @@ pub enum PreviewKind {
     /// An edit an agent made with its own tool, journalled by `agent-hook` after the
     /// fact (applied when recorded).
     Hook,
+    /// `steps`: ordered steps (rule sets or ops), each run on the previous result.
+    Steps,
 }
 
 impl PreviewKind {
@@ -118,6 +120,7 @@ impl PreviewKind {
             PreviewKind::Replace => "replace",
             PreviewKind::Write => "write",
             PreviewKind::Hook => "hook",
+            PreviewKind::Steps => "steps",
         }
     }
 }

@@ -49,6 +49,7 @@ mod run;
 mod scan;
 mod schema;
 mod show;
+mod steps;
 mod test;
 mod traits;
 mod undo;
@@ -135,6 +136,7 @@ pub enum Command {
     Patch(patch::PatchArgs),
     Run(run::RunArgs),
     Scan(Box<scan::ScanArgs>),
+    Steps(steps::StepsArgs),
     /// Install a git pre-commit hook that runs `scan --check --cached`
     #[command(subcommand)]
     Hook(hook::HookCommand),
@@ -536,6 +538,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Log(args) => log::run(ctx, args),
         Command::Gc(args) => gc::run(ctx, args),
         Command::Scan(args) => scan::run(ctx, *args),
+        Command::Steps(args) => steps::run(ctx, args),
         Command::Hook(cmd) => hook::run(ctx, cmd),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),

@@ -126,6 +126,7 @@ impl Command {
                 ..Traits::READS
             },
             Command::Patch(_)
+            | Command::Steps(_)
             | Command::Merge(_)
             | Command::Apply(_)
             | Command::Undo(_)

@@ -150,6 +150,7 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
         apply: None,
         diff: None,
         run: None,
+        steps: None,
         repeated_kept_text: Some(
             outcome
                 .files

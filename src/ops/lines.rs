@@ -567,6 +567,7 @@ pub(super) fn stage_file(
         file_count: usize::from(preview.is_some()),
         files_searched: None,
         run: None,
+        steps: None,
         repeated_kept_text: None,
         patch_digest: None,
         ops: None,

@@ -43,4 +43,5 @@ pub mod session;
 pub mod show;
 pub mod split;
 pub mod stage;
+pub mod steps;
 pub mod undo;

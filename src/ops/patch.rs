@@ -84,6 +84,7 @@ pub fn run(repo: &Repo, req: &PatchRequest, cancel: &Cancel) -> Result<StageRepo
         ops: ops_json(repo, &res, paths),
         apply: None,
         run: None,
+        steps: None,
         repeated_kept_text: None,
         diff: None,
         diagnostics,

@@ -1,4 +1,4 @@
-//! `edit`, `patch` and `run` as text: the diff, the patch's placement, the summary and the
+//! `edit`, `patch`, `run` and `steps` as text: the diff, the patch's placement, the summary and the
 //! line that says what was staged (or applied) and what to do next; warnings on
 //! stderr.
 
@@ -22,6 +22,11 @@ impl TextReport for StageReport {
         if let Some(placement) = &self.text.placement {
             printed.out(placement.as_str());
         }
+        if let Some(steps) = &self.steps {
+            for row in steps {
+                printed.out(format!("{}\n", step_line(row)));
+            }
+        }
         printed.out(format!("{}\n", self.summary));
         printed.out(match &self.apply {
             Some(apply) => format!(
@@ -38,6 +43,34 @@ impl TextReport for StageReport {
         }
         printed
     }
+}
+
+/// One step of `steps`: `step 2 (importers): 5 changes in 3 files, 2 runs`.
+fn step_line(row: &crate::report::StepRow) -> String {
+    let mut line = match &row.name {
+        Some(name) => format!("step {} ({name}): ", row.number),
+        None => format!("step {}: ", row.number),
+    };
+    line.push_str(&format!(
+        "{} in {}",
+        plural(row.changes, "change"),
+        plural(row.files, "file")
+    ));
+    if row.runs != 1 {
+        line.push_str(&format!(", {}", plural(row.runs, "run")));
+    }
+    match row.exported.as_slice() {
+        [] => {}
+        [one] => {
+            let values: Vec<String> = one
+                .iter()
+                .map(|(k, v)| format!("${k} = {}", crate::text::escape_line(v)))
+                .collect();
+            line.push_str(&format!("; exported {}", values.join(", ")));
+        }
+        many => line.push_str(&format!("; exported {}", plural(many.len(), "value"))),
+    }
+    line
 }
 
 /// How a `run`'s command ended, on stderr: a line when it succeeded; the end of its

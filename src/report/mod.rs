@@ -544,6 +544,9 @@ pub struct StageReport {
     /// `run`: the command, how it ended, and the end of its output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<Box<run::RunFacts>>,
+    /// `steps`: what each step did, in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Vec<StepRow>>,
     /// The diff (the tools always; the CLI leaves it out).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub diff: Option<CappedDiff>,
@@ -552,6 +555,28 @@ pub struct StageReport {
     /// What the text of the report needs besides the JSON's facts.
     #[serde(skip)]
     pub text: StageText,
+}
+
+/// What one step of `steps` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StepRow {
+    /// 1-based, in the order the steps ran.
+    pub number: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `rules` or `ops`.
+    pub kind: String,
+    /// Times it ran: once, or once per value of what it takes from earlier steps (0:
+    /// they exported none).
+    pub runs: usize,
+    /// Changes it made (fixes or replacements), in all its runs.
+    pub changes: usize,
+    /// Files it changed.
+    pub files: usize,
+    /// The distinct values it exported to the steps after it (name → text), in the
+    /// order found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exported: Vec<std::collections::BTreeMap<String, String>>,
 }
 
 /// The parts of a staging report only its text shows.
@@ -573,7 +598,9 @@ impl StageReport {
     pub fn exit(&self) -> crate::error::Exit {
         let nothing_is_failure = matches!(
             self.kind,
-            crate::change::PreviewKind::Edit | crate::change::PreviewKind::Run
+            crate::change::PreviewKind::Edit
+                | crate::change::PreviewKind::Run
+                | crate::change::PreviewKind::Steps
         );
         if nothing_is_failure && !self.staged {
             crate::error::Exit::NothingFound

@@ -22,6 +22,7 @@ pub mod baseline;
 mod cached;
 mod captured;
 pub mod engine;
+pub mod export;
 pub mod hook;
 pub mod merge;
 mod need;

@@ -387,6 +387,10 @@ struct AsteditToml {
     #[serde(default)]
     #[allow(dead_code)]
     fmt: Option<Value>,
+    /// `git astedit steps`' ordered steps (read by `ops::steps`, not here).
+    #[serde(default)]
+    #[allow(dead_code)]
+    steps: Option<Value>,
 }
 
 /// The parts of an ast-grep `sgconfig.yml` that concern rules; other keys are ignored.
@@ -751,6 +755,37 @@ pub fn from_inline(repo: &Repo, text: &str) -> Result<RuleSet, Error> {
     let mut loader = text_loader(Some(repo), text, TextFormat::Yaml, "--inline-rules")?;
     loader.project_utils()?;
     loader.finish(None)
+}
+
+/// Rules given as documents already read (a step of `git astedit steps`: its inline
+/// rules and the documents of its rule files, with its variables filled in), with the
+/// utility rules of the project's `sgconfig.yml`. `name` stands for the file in
+/// errors; globs are relative to the repository root.
+pub fn from_values(repo: &Repo, docs: Vec<Value>, name: &str) -> Result<RuleSet, Error> {
+    let mut loader = Loader::new(Some(repo));
+    loader.texts.push(String::new());
+    loader.paths.push(PathBuf::new());
+    loader.sources.push(name.to_string());
+    for (ordinal, value) in docs.into_iter().enumerate() {
+        loader.docs.push(Doc {
+            value: Some(value),
+            file: name.to_string(),
+            text_index: 0,
+            ordinal,
+            base: String::new(),
+        });
+    }
+    loader.project_utils()?;
+    loader.finish(None)
+}
+
+/// The documents of an ast-grep rule YAML text, unread (`name` stands for the file in
+/// errors).
+pub fn yaml_documents(text: &str, name: &str) -> Result<Vec<Value>, Error> {
+    ast_grep_config::from_multiple(text).map_err(|e| Error::BadConfigFile {
+        file: name.to_string(),
+        detail: yaml_error(&e),
+    })
 }
 
 /// The `languageGlobs`, `customLanguages` (loaded) and `languageInjections` of an

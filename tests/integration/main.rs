@@ -45,6 +45,7 @@ mod sarif;
 mod scan;
 mod sgconfig;
 mod snapshots;
+mod steps;
 mod suppress;
 mod trust;
 mod verify;

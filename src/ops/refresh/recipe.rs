@@ -14,6 +14,8 @@ use crate::ops::recipe::Whole;
 use crate::ops::run::exec::Recipe as RunRecipe;
 use crate::ops::run::recipe::RunRederive;
 use crate::ops::scan::recipe::ScanRecipe;
+use crate::ops::steps::recipe::StepsRederive;
+use crate::ops::steps::StepsRecipe;
 
 /// A preview's recipe. `None` inside a variant: the preview was staged by a version
 /// that recorded none (or one that does not read); the kind then re-derives what it
@@ -28,6 +30,8 @@ pub enum Recipe {
     Patch(Option<PatchRecipe>),
     /// The command run again, whole.
     Run(Option<RunRecipe>),
+    /// Every step run again, in order, whole.
+    Steps(Option<StepsRecipe>),
     /// Merged three-way from the blob the lines were read from.
     Lines,
     /// Previews combined: merged three-way.
@@ -59,12 +63,13 @@ impl Recipe {
             PreviewKind::Replace => Recipe::Replace,
             PreviewKind::Write => Recipe::Write,
             PreviewKind::Hook => Recipe::Hook,
+            PreviewKind::Steps => Recipe::Steps(StepsRecipe::recorded(meta)),
         }
     }
 
     /// Whether the preview is re-derived whole (its recipe runs without the lock).
     pub fn is_whole(&self) -> bool {
-        matches!(self, Recipe::Run(_))
+        matches!(self, Recipe::Run(_) | Recipe::Steps(_))
     }
 
     /// The re-derivation of a stale preview with `meta` (notes said at the start go
@@ -75,6 +80,7 @@ impl Recipe {
             Recipe::Scan(r) => Rederive::PerPath(Box::new(ScanRecipe::rederive(r))),
             Recipe::Patch(r) => Rederive::PerPath(Box::new(PatchRecipe::rederive(r))),
             Recipe::Run(r) => Rederive::Whole(Box::new(RunRederive(r))),
+            Recipe::Steps(r) => Rederive::Whole(Box::new(StepsRederive(r))),
             Recipe::Lines | Recipe::Merge | Recipe::Replace | Recipe::Write | Recipe::Hook => {
                 Rederive::PerPath(Box::new(ThreeWay))
             }
@@ -87,7 +93,7 @@ impl Recipe {
             Recipe::Edit(_) | Recipe::Replace => "replacement",
             Recipe::Scan(_) => "fix",
             Recipe::Patch(_) => "chunk",
-            Recipe::Merge | Recipe::Run(_) => "change",
+            Recipe::Merge | Recipe::Run(_) | Recipe::Steps(_) => "change",
             Recipe::Lines => "line range",
             Recipe::Write | Recipe::Hook => "file",
         }

@@ -105,6 +105,7 @@ pub fn run(repo: &Repo, req: &RunRequest, cancel: &Cancel) -> Result<StageReport
         ops: None,
         apply: None,
         run: Some(Box::new(facts)),
+        steps: None,
         repeated_kept_text: None,
         diff: None,
         diagnostics,
