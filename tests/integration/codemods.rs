@@ -346,6 +346,193 @@ fn an_empty_rewrite_of_a_list_element_takes_its_comma_in_five_languages() {
 }
 
 #[test]
+fn python_kotlin_and_csharp_imports_already_there_merged_or_covered() {
+    let repo = TestRepo::new();
+    let files = [
+        // Already imported, covered by `*`, merged into the same module's import.
+        ("have.py", "from log import info, warn2\n\nwarn(info)\n"),
+        ("star.py", "from log import *\n\nwarn(1)\n"),
+        ("merge.py", "from log import info\n\nwarn(info)\n"),
+        (
+            "paren.py",
+            "from log import (\n    info,\n)\n\nwarn(info)\n",
+        ),
+        // Another module: a new statement after it.
+        ("other.py", "import os\n\nwarn(os.sep)\n"),
+    ];
+    for (path, text) in files {
+        repo.write(path, text);
+    }
+    repo.write("A.kt", "package a\n\nfun m() { warn(1) }\n");
+    repo.write(
+        "B.kt",
+        "package a\n\nimport log.Info\n\nfun m() { warn(Info) }\n",
+    );
+    repo.write(
+        "C.cs",
+        "using System;\n\nclass C { void M() { warn(1); } }\n",
+    );
+    repo.write("D.cs", "using Log;\n\nclass D { void M() { warn(1); } }\n");
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "warn($A)",
+            "-r",
+            "warn2($A)",
+            "--add-import",
+            "from log import warn2",
+            "-l",
+            "python",
+        ],
+    );
+    let want = [
+        ("have.py", "from log import info, warn2\n\nwarn2(info)\n"),
+        ("star.py", "from log import *\n\nwarn2(1)\n"),
+        ("merge.py", "from log import info, warn2\n\nwarn2(info)\n"),
+        (
+            "paren.py",
+            "from log import (\n    info, warn2,\n)\n\nwarn2(info)\n",
+        ),
+        (
+            "other.py",
+            "import os\nfrom log import warn2\n\nwarn2(os.sep)\n",
+        ),
+    ];
+    for (path, text) in want {
+        assert_eq!(blob_at(&repo, &id, path), text, "{path}");
+    }
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "warn($A)",
+            "-r",
+            "Log.warn($A)",
+            "--add-import",
+            "import log.Log",
+            "-l",
+            "kotlin",
+        ],
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "A.kt"),
+        "package a\n\nimport log.Log\n\nfun m() { Log.warn(1) }\n"
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "B.kt"),
+        "package a\n\nimport log.Info\nimport log.Log\n\nfun m() { Log.warn(Info) }\n"
+    );
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "warn($A)",
+            "-r",
+            "Logger.Warn($A)",
+            "--add-import",
+            "using Log;",
+            "-l",
+            "csharp",
+        ],
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "C.cs"),
+        "using System;\nusing Log;\n\nclass C { void M() { Logger.Warn(1); } }\n"
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "D.cs"),
+        "using Log;\n\nclass D { void M() { Logger.Warn(1); } }\n"
+    );
+}
+
+/// Rules whose empty fix takes a list element by its kind, per language.
+const DELETE_RULES: &str = "id: ts-member\nlanguage: typescript\nrule:\n  kind: pair\n  has:\n    field: key\n    regex: ^debug$\nfix: ''\n---\nid: ts-specifier\nlanguage: typescript\nrule:\n  kind: import_specifier\n  regex: ^debug$\nfix: ''\n---\nid: ts-parameter\nlanguage: typescript\nrule:\n  kind: required_parameter\n  regex: ^debug\nfix: ''\n---\nid: py-member\nlanguage: python\nrule:\n  kind: pair\n  has:\n    field: key\n    regex: debug\nfix: ''\n---\nid: py-name\nlanguage: python\nrule:\n  kind: dotted_name\n  regex: ^debug$\n  inside:\n    kind: import_from_statement\nfix: ''\n---\nid: go-parameter\nlanguage: go\nrule:\n  kind: parameter_declaration\n  has:\n    field: name\n    regex: ^debug$\nfix: ''\n---\nid: rs-parameter\nlanguage: rust\nrule:\n  kind: parameter\n  has:\n    field: pattern\n    regex: ^debug$\nfix: ''\n---\nid: java-parameter\nlanguage: java\nrule:\n  kind: formal_parameter\n  has:\n    field: name\n    regex: ^debug$\nfix: ''\n";
+
+#[test]
+fn parameters_members_and_import_specifiers_go_with_their_comma() {
+    let repo = TestRepo::new();
+    repo.write("rules/delete.yml", DELETE_RULES);
+    let cases = [
+        (
+            "a.ts",
+            "import { a, debug, b } from \"m\";\nfunction f(x, debug: boolean, y) {}\nconst o = { k: 1, debug: true, z: 2 };\nconst p = {\n  k: 1,\n  debug: true,\n};\nconst q = {\n  debug: true,\n  k: 1,\n};\n",
+            "import { a, b } from \"m\";\nfunction f(x, y) {}\nconst o = { k: 1, z: 2 };\nconst p = {\n  k: 1,\n};\nconst q = {\n  k: 1,\n};\n",
+        ),
+        (
+            "b.py",
+            "from m import a, debug, b\nfrom n import (\n    debug,\n    c,\n)\nd = {\"k\": 1, \"debug\": 2}\n",
+            "from m import a, b\nfrom n import (\n    c,\n)\nd = {\"k\": 1}\n",
+        ),
+        (
+            "c.go",
+            "package p\n\nfunc f(a int, debug bool, b int) {}\nfunc g(\n\ta int,\n\tdebug bool,\n) {\n}\n",
+            "package p\n\nfunc f(a int, b int) {}\nfunc g(\n\ta int,\n) {\n}\n",
+        ),
+        (
+            "d.rs",
+            "fn f(a: u8, debug: bool) {}\nfn g(\n    debug: bool,\n    b: u8,\n) {\n}\n",
+            "fn f(a: u8) {}\nfn g(\n    b: u8,\n) {\n}\n",
+        ),
+        (
+            "E.java",
+            "class E { void f(int a, boolean debug, int b) {} }\n",
+            "class E { void f(int a, int b) {} }\n",
+        ),
+    ];
+    for (path, text, _) in cases {
+        repo.write(path, text);
+    }
+    repo.commit_all("init");
+    let id = scan_stage(&repo, "rules/delete.yml");
+    for (path, _, want) in cases {
+        assert_eq!(blob_at(&repo, &id, path), want, "{path}");
+    }
+}
+
+#[test]
+fn a_python_capture_keeps_its_layout_and_other_brackets_take_the_template_s() {
+    let repo = TestRepo::new();
+    let src = "def f(value):\n    warn(\n        \"msg\",\n        value,\n    )\n    warn(\"one line\", value)\n";
+    repo.write("a.py", src);
+    repo.commit_all("init");
+    let id = stage(&repo, &["-p", "warn($$$A)", "-r", "log.warning($$$A)"]);
+    assert_eq!(
+        blob_at(&repo, &id, "a.py"),
+        "def f(value):\n    log.warning(\n        \"msg\",\n        value,\n    )\n    log.warning(\"one line\", value)\n"
+    );
+    repo.run(&["discard", &id]).assert_code(0);
+    // Moved into other brackets, the capture takes the template's layout.
+    let id = stage(&repo, &["-p", "warn($$$A)", "-r", "log.warning([$$$A])"]);
+    let text = blob_at(&repo, &id, "a.py");
+    assert!(
+        text.contains("log.warning([\"one line\", value])"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_follows_capture_is_edited_with_the_match() {
+    let repo = TestRepo::new();
+    repo.write(
+        "rules/wrap.yml",
+        "id: wrap\nlanguage: typescript\nrule:\n  kind: expression_statement\n  pattern: useOld();\n  follows:\n    pattern: const $X = $V;\n    stopBy: end\nfix: useNew();\nedits:\n  - target: $V\n    fix: wrap($V)\n",
+    );
+    repo.write(
+        "a.ts",
+        "function m() {\n  const a = 1;\n  useOld();\n  useOld();\n}\n",
+    );
+    repo.commit_all("init");
+    let id = scan_stage(&repo, "rules/wrap.yml");
+    // Both calls reach the same `1`: wrapped once.
+    assert_eq!(
+        blob_at(&repo, &id, "a.ts"),
+        "function m() {\n  const a = wrap(1);\n  useNew();\n  useNew();\n}\n"
+    );
+}
+
+#[test]
 fn a_moved_capture_keeps_its_layout_between_its_own_brackets() {
     let repo = TestRepo::new();
     let src = "function f(value) {\n  console.warn(\n    'msg',\n    value,\n  );\n  console.warn('one line', value);\n}\n";
