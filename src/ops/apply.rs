@@ -66,15 +66,16 @@ impl From<&ApplyOptions> for txn::ApplyOptions {
     }
 }
 
-/// An apply: which preview, which part, how.
-#[derive(Debug, Clone, Default)]
+/// An apply: which preview, which part, how. Made by [`ApplyRequest::new`], which
+/// checks the rules between its parts, or [`ApplyRequest::whole`].
+#[derive(Debug, Clone)]
 pub struct ApplyRequest {
     /// A pending preview's id or unique prefix; the newest pending one when `None`.
-    pub id: Option<String>,
-    pub scope: ApplyScope,
-    pub options: ApplyOptions,
+    id: Option<String>,
+    scope: ApplyScope,
+    options: ApplyOptions,
     /// Check the preview in a worktree of its own first; apply only if it passes.
-    pub verify: Option<VerifyPlan>,
+    verify: Option<VerifyPlan>,
 }
 
 /// `apply --verify`: the command and how long it may take.
@@ -125,6 +126,25 @@ impl ApplyRequest {
             options,
             verify,
         })
+    }
+
+    /// An apply of the whole preview `id` (the newest pending when `None`), as it is.
+    pub fn whole(id: Option<String>, options: ApplyOptions) -> ApplyRequest {
+        ApplyRequest {
+            id,
+            scope: ApplyScope::Whole,
+            options,
+            verify: None,
+        }
+    }
+
+    /// The same apply, of the preview `id` (a caller that checks its flags before it
+    /// knows which preview it means).
+    pub fn of(self, id: String) -> ApplyRequest {
+        ApplyRequest {
+            id: Some(id),
+            ..self
+        }
     }
 }
 

@@ -240,15 +240,14 @@ impl Server {
             }
             APPLY => {
                 let id = self.target(&repo, id)?;
-                let request = ops::apply::ApplyRequest {
-                    id: Some(id),
-                    options: ops::apply::ApplyOptions {
+                let request = ops::apply::ApplyRequest::whole(
+                    Some(id),
+                    ops::apply::ApplyOptions {
                         reason,
                         agent,
                         ..Default::default()
                     },
-                    ..Default::default()
-                };
+                );
                 let report = ops::apply::run(&repo, &request).map_err(|e| e.to_string())?;
                 self.staged.retain(|s| *s != report.id);
                 self.applied.push(report.id.clone());

@@ -18,14 +18,13 @@ use crate::Error;
 pub fn apply(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
     let from = [RepoStatus::Staged, RepoStatus::Undone];
     each_local(repo, loaded, "apply", &from, |clone, s| {
-        let req = crate::ops::apply::ApplyRequest {
-            id: s.preview.clone(),
-            options: crate::ops::apply::ApplyOptions {
+        let req = crate::ops::apply::ApplyRequest::whole(
+            s.preview.clone(),
+            crate::ops::apply::ApplyOptions {
                 reason: Some(format!("campaign {}", loaded.spec.name)),
                 ..Default::default()
             },
-            ..Default::default()
-        };
+        );
         crate::ops::apply::run(clone, &req)?;
         Ok(RepoStatus::Applied)
     })

@@ -150,7 +150,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
         return Err(UsageError("verify_timeout goes with verify".into()).into());
     }
     // The flags are checked before the repository is opened; the id is the target's.
-    let mut apply_request = apply::ApplyRequest::new(
+    let apply_request = apply::ApplyRequest::new(
         None,
         input.refresh,
         pathspecs(&input.paths, &[]),
@@ -177,10 +177,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
     };
     call.cancel.check()?;
     let report = match input.action {
-        ResolveAction::Apply => {
-            apply_request.id = Some(id);
-            apply::run_cancellable(&repo, &apply_request, &call.cancel)?
-        }
+        ResolveAction::Apply => apply::run_cancellable(&repo, &apply_request.of(id), &call.cancel)?,
         ResolveAction::Discard => discard::run(
             &repo,
             &discard::DiscardRequest {
