@@ -47,13 +47,10 @@ pub trait Task: Sync {
     fn key_part(&self) -> Option<&Key> {
         None
     }
-    /// The id of content read before the run (a staged blob: only the calling thread
-    /// can read the object database).
+    /// The id of its content when that is a blob of the object database (a staged or
+    /// committed file), which [`Worker::read`] reads: its cache entry is looked up by
+    /// this id, and the blob is read only when the entry is missing or needs the text.
     fn read_id(&self) -> Option<gix::ObjectId> {
-        None
-    }
-    /// That content, taken by the worker that runs the task (`None` the second time).
-    fn take_read(&self) -> Option<Loaded> {
         None
     }
 }
@@ -99,6 +96,11 @@ pub trait Worker: Sync {
     type Error: Send;
 
     fn plan(&self, task: &Self::Task) -> Plan;
+    /// The content of a task whose content is a blob ([`Task::read_id`]); `None`:
+    /// the task's file is read from the work tree.
+    fn read(&self, _task: &Self::Task) -> Option<Result<Loaded, Self::Error>> {
+        None
+    }
     /// The result of `text`, the task's content.
     fn compute(
         &self,
@@ -317,9 +319,10 @@ impl<W: Worker> One<'_, W> {
             (Plan::Pass, _) => return Ok(Step::Pass),
             (Plan::Cached, Some(cache)) => self.cached(cache, task, offer)?,
             (Plan::Cached | Plan::Compute, _) => {
-                let loaded = task
-                    .take_read()
-                    .unwrap_or_else(|| files::load(self.workdir, task.path(), self.max_file_size));
+                let loaded = match self.worker.read(task) {
+                    Some(read) => read?,
+                    None => files::load(self.workdir, task.path(), self.max_file_size),
+                };
                 match loaded {
                     Loaded::Text(text, mode) => Ok(self.worker.compute(task, text, mode, offer)?),
                     Loaded::Skipped(r) => Err(r),
@@ -349,22 +352,20 @@ impl<W: Worker> One<'_, W> {
                 self.hash_kind,
             )
         };
-        // (key, text) of a content read before the run, or looked up by the stat
-        // data, or read now.
-        let (key, payload, mut text) = match (task.read_id(), task.take_read()) {
-            (Some(id), Some(loaded)) => match loaded {
-                Loaded::Text(t, m) => {
-                    let key = key_of(&id);
-                    (key, cache.bucket.get(&key), Some((t, m)))
+        // (key, entry, text): a blob looked up by its id (read only on a miss), or a
+        // file by the index's stat data, or read now and named.
+        let (key, payload, mut text) = match task.read_id() {
+            Some(id) => {
+                let key = key_of(&id);
+                match cache.bucket.get(&key) {
+                    Some(payload) => (key, Some(payload), None),
+                    None => match self.read_blob(task)? {
+                        Ok(text) => (key, None, Some(text)),
+                        Err(r) => return Ok(Err(r)),
+                    },
                 }
-                Loaded::Skipped(r) => return Ok(Err(r)),
-            },
-            (_, Some(Loaded::Skipped(r))) => return Ok(Err(r)),
-            (_, Some(Loaded::Text(t, m))) => {
-                // Read before the run but not named: computed, not stored.
-                return Ok(Ok(self.worker.compute(task, t, m, offer)?));
             }
-            (_, None) => match files::load_cached(
+            None => match files::load_cached(
                 self.workdir,
                 task.path(),
                 task.tracked(),
@@ -388,6 +389,10 @@ impl<W: Worker> One<'_, W> {
                     if let Some(t) = text.take() {
                         return Some(t);
                     }
+                    if task.read_id().is_some() {
+                        // A blob is what its id names: no second look-up.
+                        return self.read_blob(task).ok()?.ok();
+                    }
                     match read_named() {
                         Ok((t, id)) if key_of(&id) == key => Some(t),
                         Ok((t, id)) => {
@@ -404,6 +409,10 @@ impl<W: Worker> One<'_, W> {
                 match (fresh, text) {
                     (Some((t, k)), _) => (t, k),
                     (None, Some(t)) => (t, key),
+                    (None, None) if task.read_id().is_some() => match self.read_blob(task)? {
+                        Ok(t) => (t, key),
+                        Err(r) => return Ok(Err(r)),
+                    },
                     (None, None) => match read_named() {
                         Ok((t, id)) => (t, key_of(&id)),
                         Err(r) => return Ok(Err(r)),
@@ -420,5 +429,20 @@ impl<W: Worker> One<'_, W> {
                 .put_with(&key, |out| self.worker.encode(&output, out));
         }
         Ok(Ok(output))
+    }
+
+    /// The text of a task whose content is a blob, as the worker reads it.
+    fn read_blob(
+        &self,
+        task: &W::Task,
+    ) -> Result<Result<(String, FileMode), SkipReason>, W::Error> {
+        match self.worker.read(task) {
+            Some(read) => Ok(match read? {
+                Loaded::Text(t, m) => Ok((t, m)),
+                Loaded::Skipped(r) => Err(r),
+            }),
+            // A worker that names blobs reads them.
+            None => Ok(Err(SkipReason::Unreadable)),
+        }
     }
 }

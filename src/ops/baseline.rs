@@ -107,6 +107,9 @@ fn commit_of(repo: &Repo, rev: &str) -> Result<gix::ObjectId, BaselineError> {
         return Err(unknown("not a revision".into()));
     }
     let spec = format!("{rev}^{{commit}}");
+    if let Some(id) = commit_in_process(repo, rev) {
+        return Ok(id);
+    }
     let out = git(
         repo,
         &[
@@ -119,6 +122,53 @@ fn commit_of(repo: &Repo, rev: &str) -> Result<gix::ObjectId, BaselineError> {
     )
     .map_err(|e| unknown(e.to_string()))?;
     gix::ObjectId::from_hex(out.trim().as_bytes()).map_err(|e| unknown(e.to_string()))
+}
+
+/// The commit `rev` names, read without a child process (which costs more than the
+/// rest of a warm comparison) when it is a full object id or a reference name (looked
+/// up in git's order) followed by `~N` and `^N` steps; `None` leaves every other form,
+/// and every doubt, to git.
+fn commit_in_process(repo: &Repo, rev: &str) -> Option<gix::ObjectId> {
+    let (name, mut steps) = rev.split_at(rev.find(['~', '^']).unwrap_or(rev.len()));
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b"_./-".contains(&b);
+    if name.is_empty() || name.starts_with('-') || !name.bytes().all(plain) {
+        return None;
+    }
+    let full_id = name.len() == repo.git.object_hash().len_in_hex()
+        && name.bytes().all(|b| b.is_ascii_hexdigit());
+    let mut commit = if full_id {
+        let id = gix::ObjectId::from_hex(name.as_bytes()).ok()?;
+        repo.git.find_object(id).ok()?.peel_to_commit().ok()?
+    } else {
+        // Not a reference: maybe a short id, which git tells apart.
+        repo.git
+            .try_find_reference(name)
+            .ok()??
+            .peel_to_commit()
+            .ok()?
+    };
+    while let Some(op) = steps.chars().next() {
+        let digits = steps[1..]
+            .find(|c: char| !c.is_ascii_digit())
+            .map_or(steps.len(), |i| i + 1);
+        let n: usize = match &steps[1..digits] {
+            "" => 1,
+            count => count.parse().ok()?,
+        };
+        steps = &steps[digits..];
+        let hops = match op {
+            '~' => vec![0; n],
+            // `^0` is the commit itself; `^N` its Nth parent.
+            '^' if n == 0 => Vec::new(),
+            '^' => vec![n - 1],
+            _ => return None,
+        };
+        for parent in hops {
+            let id = commit.parent_ids().nth(parent)?.detach();
+            commit = repo.git.find_commit(id).ok()?;
+        }
+    }
+    Some(commit.id)
 }
 
 /// `--baseline auto`: the merge-base of HEAD with its upstream, else with
@@ -245,25 +295,34 @@ pub(crate) fn git(repo: &Repo, args: &[&str]) -> Result<String, BaselineError> {
     String::from_utf8(out.stdout).map_err(|e| failed(e.to_string()))
 }
 
-/// The base side of a comparison: what the rules find in the base commit's tree, and
-/// the files renamed since.
-pub struct BaseSide {
+/// The base side of a comparison: what the rules find in the base commit's tree; the
+/// files renamed since and the lines added are read from git only when a comparison
+/// needs them ([`Matched::splits`]).
+pub struct BaseSide<'r> {
+    repo: &'r Repo,
     pub base: Base,
     pub findings: Vec<Finding>,
-    pub renamed: HashMap<String, String>,
-    /// The lines changed since the base (which of two identical findings is new).
-    pub changed: Changed,
+    /// Compared with the index (`--cached`), not the work tree.
+    cached: bool,
+    since: std::cell::OnceCell<Since>,
+}
+
+/// What changed between the base and the tree: renames (base path → path now), and
+/// the lines added (which of two identical findings is new).
+struct Since {
+    renamed: HashMap<String, String>,
+    changed: Changed,
 }
 
 /// Runs `rules` with `opts` over the base commit's tree (its blobs through the cache,
-/// no checkout), findings only; `cached`: the renames are those staged.
-pub fn scan_base(
-    repo: &Repo,
+/// no checkout), findings only; `cached`: compared with the index.
+pub fn scan_base<'r>(
+    repo: &'r Repo,
     rules: &scan::rules::Rules,
     opts: &scan::Options,
     base: Base,
     cached: bool,
-) -> Result<BaseSide, Error> {
+) -> Result<BaseSide<'r>, Error> {
     let base_opts = scan::Options {
         tree: Some(base.tree),
         cached: false,
@@ -271,13 +330,12 @@ pub fn scan_base(
         ..opts.clone()
     };
     let at_base = scan::run(repo, rules, &base_opts, scan::Consume::Collect)?;
-    let renamed = renames(repo, base.commit, cached)?;
-    let changed = changed(repo, &base.commit.to_string(), cached)?;
     Ok(BaseSide {
+        repo,
         base,
         findings: at_base.findings,
-        renamed,
-        changed,
+        cached,
+        since: Default::default(),
     })
 }
 
@@ -288,16 +346,41 @@ fn keys(findings: &[Finding]) -> Vec<Key> {
         .collect()
 }
 
-impl BaseSide {
+impl BaseSide<'_> {
     /// Each of `current` as new or unchanged, and the base's findings left absent.
-    pub fn classify(&self, current: &[Finding]) -> Matched {
+    pub fn classify(&self, current: &[Finding]) -> Result<Matched, BaselineError> {
+        let (now, then) = (keys(current), keys(&self.findings));
+        let matched = scan::baseline::classify(&now, &then, &HashMap::new(), &[]);
+        if !matched.splits(&now, &then) {
+            return Ok(matched);
+        }
+        let since = self.since()?;
         let fresh: Vec<bool> = current
             .iter()
-            .map(|f| self.changed.touches(&f.path, f.line, f.end_line))
+            .map(|f| since.changed.touches(&f.path, f.line, f.end_line))
             .collect();
-        scan::baseline::classify(&keys(current), &keys(&self.findings), &self.renamed, &fresh)
+        Ok(scan::baseline::classify(
+            &now,
+            &then,
+            &since.renamed,
+            &fresh,
+        ))
+    }
+
+    fn since(&self) -> Result<&Since, BaselineError> {
+        if let Some(since) = self.since.get() {
+            return Ok(since);
+        }
+        let since = Since {
+            renamed: renames(self.repo, self.base.commit, self.cached)?,
+            changed: changed(self.repo, &self.base.commit.to_string(), self.cached)?,
+        };
+        Ok(self.since.get_or_init(|| since))
     }
 }
+
+/// Says yes or no to each of a scan's findings, in order.
+pub type Wanted<'a> = dyn Fn(&[Finding]) -> Result<Vec<bool>, Error> + 'a;
 
 /// A fixing scan that fixes only the findings `wanted` picks (`wanted` gets every
 /// finding, in order, and says yes or no to each): the findings of every file, then
@@ -310,7 +393,7 @@ pub fn fix_wanted(
     rules: &scan::rules::Rules,
     opts: &scan::Options,
     select: Option<&mut dyn Select>,
-    wanted: &dyn Fn(&[Finding]) -> Vec<bool>,
+    wanted: &Wanted<'_>,
 ) -> Result<scan::ScanOutcome, Error> {
     let report_opts = scan::Options {
         mode: scan::Mode::Report,
@@ -319,7 +402,7 @@ pub fn fix_wanted(
     let mut found = scan::run(repo, rules, &report_opts, scan::Consume::Collect)?;
     let mut decline: HashMap<Key, usize> = HashMap::new();
     let mut to_fix = std::collections::BTreeSet::new();
-    for (f, wanted) in found.findings.iter().zip(wanted(&found.findings)) {
+    for (f, wanted) in found.findings.iter().zip(wanted(&found.findings)?) {
         if !wanted {
             *decline
                 .entry(Key::of(&f.rule, &f.path, &f.text))
@@ -475,6 +558,63 @@ fn added_range(hunk: &str) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn simple_revisions_are_read_in_process_and_the_rest_left_to_git() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "commit.gpgsign=false",
+                ])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .expect("git runs");
+            assert!(out.status.success(), "{:?}", out);
+            String::from_utf8(out.stdout)
+                .expect("utf-8")
+                .trim()
+                .to_string()
+        };
+        git(&["init", "-q", "-b", "main"]);
+        for i in 0..3 {
+            git(&["commit", "-q", "--allow-empty", "-m", &i.to_string()]);
+        }
+        git(&["tag", "-a", "-m", "t", "v1", "HEAD~1"]);
+        let repo = Repo::discover_from(dir.path()).expect("repo");
+        for rev in [
+            "HEAD", "HEAD~1", "main~2", "HEAD^", "HEAD^1~1", "v1", "v1~1", "HEAD~0",
+        ] {
+            let by_git = git(&["rev-parse", &format!("{rev}^{{commit}}")]);
+            let ours = commit_in_process(&repo, rev).map(|id| id.to_string());
+            assert_eq!(ours.as_deref(), Some(by_git.as_str()), "{rev}");
+            assert_eq!(commit_of(&repo, rev).expect(rev).to_string(), by_git);
+        }
+        let head = git(&["rev-parse", "HEAD"]);
+        assert!(commit_in_process(&repo, &head).is_some());
+        // Git's: short ids, reflog and upstream forms; no such parent.
+        for rev in [
+            &head[..8],
+            "@",
+            "HEAD@{0}",
+            "main^{}",
+            "HEAD~3",
+            "HEAD^2",
+            "nope",
+        ] {
+            assert_eq!(commit_in_process(&repo, rev), None, "{rev}");
+        }
+        assert_eq!(
+            commit_of(&repo, &head[..8]).expect("short").to_string(),
+            head
+        );
+    }
 
     #[test]
     fn hunk_headers_give_the_added_lines() {

@@ -200,9 +200,13 @@ pub fn run_cancellable(
     };
     let lines = changed.as_ref().filter(|_| req.changed_lines);
     // Fixes only for new findings (unless `--fix-all`) and those on changed lines.
-    let wanted = |fs: &[Finding]| -> Vec<bool> {
-        let states = base.as_ref().map(|b| b.classify(fs).current);
-        fs.iter()
+    let wanted = |fs: &[Finding]| -> Result<Vec<bool>, Error> {
+        let states = match &base {
+            Some(b) => Some(b.classify(fs)?.current),
+            None => None,
+        };
+        Ok(fs
+            .iter()
             .enumerate()
             .map(|(i, f)| {
                 let new = states
@@ -210,7 +214,7 @@ pub fn run_cancellable(
                     .is_none_or(|s| req.fix_all || s[i] == scan::baseline::State::New);
                 new && lines.is_none_or(|c| c.touches(&f.path, f.line, f.end_line))
             })
-            .collect()
+            .collect())
     };
     let fix_new = (req.mode.fixing() && ((base.is_some() && !req.fix_all) || lines.is_some()))
         .then_some(&wanted);
@@ -261,7 +265,9 @@ pub fn run_cancellable(
         &outcome,
         ran.offered.is_some(),
     )?;
-    let compared = base.map(|base| Compared::of(base, &outcome, req.mode.fixing()));
+    let compared = base
+        .map(|base| Compared::of(base, &outcome, req.mode.fixing()))
+        .transpose()?;
     let mut report = report(repo, req, outcome, scan_rules, notices, &rows, ran, staged);
     if let Some(compared) = compared {
         compared.mark(&mut report, &rows);
@@ -306,9 +312,16 @@ struct Compared {
 }
 
 impl Compared {
-    fn of(side: super::baseline::BaseSide, outcome: &scan::ScanOutcome, fixing: bool) -> Compared {
-        let findings = side.classify(&outcome.findings);
-        let remaining = fixing.then(|| side.classify(&outcome.remaining));
+    fn of(
+        side: super::baseline::BaseSide<'_>,
+        outcome: &scan::ScanOutcome,
+        fixing: bool,
+    ) -> Result<Compared, super::baseline::BaselineError> {
+        let findings = side.classify(&outcome.findings)?;
+        let remaining = match fixing {
+            true => Some(side.classify(&outcome.remaining)?),
+            false => None,
+        };
         let new_errors = outcome
             .findings
             .iter()
@@ -317,13 +330,13 @@ impl Compared {
                 **s == scan::baseline::State::New && f.severity == scan::Severity::Error
             })
             .count();
-        Compared {
+        Ok(Compared {
             base: side.base,
             findings,
             remaining,
             base_findings: side.findings,
             new_errors,
-        }
+        })
     }
 }
 

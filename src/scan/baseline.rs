@@ -174,6 +174,34 @@ pub fn classify(
     }
 }
 
+impl Matched {
+    /// Whether a group of identical findings (one rule, one text) is split: some of
+    /// its current findings new and some unchanged, or some of its base findings
+    /// absent and some matched. Only then do renames and added lines change the
+    /// outcome: a group's counts of new and absent findings are the same whatever
+    /// pairs them (the second round pairs across paths), so renames and added lines
+    /// only pick which of a split group's findings are the new or absent ones.
+    pub fn splits(&self, current: &[Key], base: &[Key]) -> bool {
+        // Per (rule, text): [new, unchanged, absent, matched base].
+        let mut groups: HashMap<(&str, &str), [usize; 4]> = HashMap::new();
+        for (key, state) in current.iter().zip(&self.current) {
+            let g = groups.entry((&key.rule, &key.text)).or_default();
+            g[usize::from(*state != State::New)] += 1;
+        }
+        let mut absent = vec![false; base.len()];
+        for &i in &self.absent {
+            absent[i] = true;
+        }
+        for (key, gone) in base.iter().zip(absent) {
+            let g = groups.entry((&key.rule, &key.text)).or_default();
+            g[if gone { 2 } else { 3 }] += 1;
+        }
+        groups
+            .values()
+            .any(|g| (g[0] > 0 && g[1] > 0) || (g[2] > 0 && g[3] > 0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,6 +253,24 @@ mod tests {
         let m = classify(&now, &base, &renamed, &[]);
         assert_eq!(m.current, [State::Unchanged, State::New]);
         assert_eq!(m.absent, [1, 2]);
+    }
+
+    #[test]
+    fn only_a_split_group_needs_renames_or_added_lines() {
+        let base = [key("r", "old.py", "f()"), key("r", "b.py", "g()")];
+        // Moved to a renamed file, one new finding: nothing split.
+        let now = [key("r", "new.py", "f()"), key("r", "b.py", "h()")];
+        let m = classify(&now, &base, &HashMap::new(), &[]);
+        assert!(!m.splits(&now, &base));
+        // A second f(): one unchanged, one new (which one, renames and lines decide).
+        let now = [key("r", "a.py", "f()"), key("r", "new.py", "f()")];
+        let m = classify(&now, &base, &HashMap::new(), &[]);
+        assert!(m.splits(&now, &base));
+        // One of two g() fixed: which one is absent is a split too.
+        let base = [key("r", "a.py", "g()"), key("r", "b.py", "g()")];
+        let now = [key("r", "b.py", "g()")];
+        let m = classify(&now, &base, &HashMap::new(), &[]);
+        assert!(m.splits(&now, &base));
     }
 
     #[test]

@@ -91,11 +91,11 @@ pub enum Error {
     Files(#[from] files::Error),
     #[error("cannot read the index")]
     Index(#[source] Box<gix::Error>),
-    #[error("cannot read the staged content of {path}")]
+    #[error("cannot read the blob of {path}")]
     Blob {
         path: String,
         #[source]
-        source: Box<gix::Error>,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     #[error("cannot read the tree {tree}")]
     Tree {
@@ -453,10 +453,12 @@ fn scan_with(
     // suppressions are judged.
     let query_key = {
         let mut k = crate::cache::KeyBuilder::new("scan");
+        // The size bound too: an entry then says that its content fit, so a blob's
+        // entry is used without reading the blob.
         k.add(&plan.digest).add(
             format!(
-                "{:?} {max_passes} {:?}",
-                opts.mode, opts.unused_suppressions
+                "{:?} {max_passes} {:?} {}",
+                opts.mode, opts.unused_suppressions, opts.max_file_size
             )
             .as_bytes(),
         );
@@ -467,7 +469,14 @@ fn scan_with(
         (Some(settings), None) => Some(crate::worker::Cache::open(settings, query_key)),
         _ => None,
     };
-    let tasks = tasks(repo, plan, opts, &inputs)?;
+    let tasks = tasks(plan, opts, &inputs);
+    // Blobs (`--cached`, `--baseline`'s side) are read by the workers, and only those
+    // whose result the cache does not hold.
+    let blobs = inputs
+        .files
+        .iter()
+        .any(|c| c.staged.is_some())
+        .then(|| source::Blobs::new(repo));
     let set = rules_needed(repo, plan, compiled, cache.as_ref(), &tasks)?;
     // Each plan rule's compiled rule, where there is one.
     let resolved: Vec<Option<&Rule>> = match set {
@@ -484,6 +493,8 @@ fn scan_with(
     let worker = FileScan {
         set,
         resolved,
+        blobs: blobs.as_ref(),
+        max_file_size: opts.max_file_size,
         mode: opts.mode,
         max_passes,
         // A suppression comment is unused only when every rule ran (one meant for a
@@ -577,14 +588,12 @@ impl ScanOutcome {
     }
 }
 
-/// One file of a scan: the candidate, its rules (indices into the plan) and their
-/// part of the cache key, and its text when read before the run (a staged blob).
+/// One file of a scan: the candidate, and its rules (indices into the plan) and their
+/// part of the cache key.
 struct Task<'a> {
     cand: &'a source::Candidate,
     rules: std::sync::Arc<[usize]>,
     rules_key: crate::cache::Key,
-    /// In a mutex only so that the worker that takes the task can take the text.
-    read: std::sync::Mutex<Option<files::Loaded>>,
 }
 
 impl crate::worker::Task for Task<'_> {
@@ -606,19 +615,11 @@ impl crate::worker::Task for Task<'_> {
     fn read_id(&self) -> Option<gix::ObjectId> {
         self.cand.staged.map(|(id, _)| id)
     }
-    fn take_read(&self) -> Option<files::Loaded> {
-        self.read.lock().unwrap_or_else(|e| e.into_inner()).take()
-    }
 }
 
-/// The files with rules to run, each with its rules. Staged blobs are read here;
-/// work-tree files are read by the workers.
-fn tasks<'a>(
-    repo: &Repo,
-    plan: &rules::Plan,
-    opts: &Options,
-    inputs: &'a source::Inputs,
-) -> Result<Vec<Task<'a>>, Error> {
+/// The files with rules to run, each with its rules (none is read here: the workers
+/// read what the cache does not answer).
+fn tasks<'a>(plan: &rules::Plan, opts: &Options, inputs: &'a source::Inputs) -> Vec<Task<'a>> {
     let active: Vec<usize> = (0..plan.rules.len())
         .filter(|&k| opts.only_rules.is_empty() || opts.only_rules.contains(&plan.rules[k].id))
         .collect();
@@ -665,18 +666,13 @@ fn tasks<'a>(
                 (list.clone().into(), k.finish())
             })
             .clone();
-        let read = match cand.staged {
-            Some(_) => Some(source::load(repo, cand, opts.max_file_size)?),
-            None => None,
-        };
         tasks.push(Task {
             cand,
             rules,
             rules_key,
-            read: std::sync::Mutex::new(read),
         });
     }
-    Ok(tasks)
+    tasks
 }
 
 /// The compiled rules, or only those the files whose results are not cached (by the
@@ -721,6 +717,9 @@ struct FileScan<'a, 't> {
     set: Option<&'a RuleSet>,
     /// Each plan rule's compiled rule, where there is one.
     resolved: Vec<Option<&'a Rule>>,
+    /// Where the blob tasks are read from.
+    blobs: Option<&'a source::Blobs>,
+    max_file_size: u64,
     mode: Mode,
     max_passes: usize,
     judge_suppressions: bool,
@@ -735,6 +734,13 @@ impl<'t> crate::worker::Worker for FileScan<'_, 't> {
 
     fn plan(&self, _task: &Task<'_>) -> crate::worker::Plan {
         crate::worker::Plan::Cached
+    }
+
+    fn read(&self, task: &Task<'_>) -> Option<Result<files::Loaded, Error>> {
+        let blobs = self.blobs?;
+        task.cand
+            .staged
+            .map(|(id, mode)| blobs.load(&task.cand.path, id, mode, self.max_file_size))
     }
 
     fn compute(

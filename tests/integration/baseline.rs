@@ -418,3 +418,35 @@ fn the_hook_checks_only_the_lines_being_committed() {
         out.stdout
     );
 }
+
+/// The base side reads only the blobs the result cache does not answer: once a
+/// comparison is warm, a base blob that went missing from the object database is not
+/// missed (and without the cache it is, naming the file).
+#[test]
+fn a_warm_base_side_reads_no_blob_the_cache_answers() {
+    let repo = repo();
+    repo.write("gone.py", "eval(q)\n# first\n");
+    repo.commit_all("gone.py");
+    let old_blob = repo.git(&["rev-parse", "HEAD:gone.py"]);
+    repo.write("gone.py", "eval(q)\n# second\n");
+    repo.commit_all("gone.py changed");
+    let (out, v) = json(&repo, &["--baseline", "HEAD~1"]);
+    out.assert_code(0);
+    assert_eq!(counts(&v), (0, 3, 0));
+    // The blob only HEAD~1 has, taken out of the (loose) object database.
+    let id = old_blob.trim();
+    let loose = repo
+        .path()
+        .join(".git/objects")
+        .join(&id[..2])
+        .join(&id[2..]);
+    std::fs::remove_file(&loose).expect("a loose object");
+    let (out, v) = json(&repo, &["--baseline", "HEAD~1"]);
+    out.assert_code(0);
+    assert_eq!(counts(&v), (0, 3, 0));
+    let out = repo.run(&["--json", "--no-cache", "scan", "--baseline", "HEAD~1"]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    let err = out.json();
+    assert_eq!(err["error"]["code"], "index", "{err}");
+    assert!(err.to_string().contains("gone.py"), "{err}");
+}
