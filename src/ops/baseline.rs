@@ -340,10 +340,7 @@ pub fn scan_base<'r>(
 }
 
 fn keys(findings: &[Finding]) -> Vec<Key> {
-    findings
-        .iter()
-        .map(|f| Key::of(&f.rule, &f.path, &f.text))
-        .collect()
+    findings.iter().map(Key::of_finding).collect()
 }
 
 impl BaseSide<'_> {

@@ -4,11 +4,11 @@ same rules find at a base commit (`scan --baseline REV`), so that CI can fail on
 change brings and not on what the repository already had.
 
 A finding is matched by its rule, its file (the base's path carried over a rename) and
-its matched text with the whitespace folded, never by its line: code that moved down,
-was re-indented or had lines added above it is still the same finding. What is left
-unmatched is then matched by rule and text alone, so code moved to another file is
-not new either. Equal keys are
-counted, not collapsed: two identical findings where the base had one are one
+its matched text with the whitespace folded and the comments inside it left out, never
+by its line: code that moved down, was re-indented, had lines added above it or a
+comment edited inside it is still the same finding. What is left unmatched is then
+matched by rule and text alone, so code moved to another file is not new either. Equal
+keys are counted, not collapsed: two identical findings where the base had one are one
 `unchanged` and one `new` (the later one). Base findings left unmatched are `absent`
 (fixed, or removed with their code).
 
@@ -61,6 +61,30 @@ impl Key {
             text: normalize(text),
         }
     }
+
+    /// A finding's key: its text without the comments inside it (each one a space),
+    /// so that a comment added, edited or removed inside a match changes nothing.
+    pub fn of_finding(f: &super::Finding) -> Key {
+        Key::of(&f.rule, &f.path, &without(&f.text, &f.comments))
+    }
+}
+
+/// `text` with each of `ranges` (byte ranges, in order, not overlapping) replaced by
+/// a space: a comment separates what is on either side of it. Ranges that do not fit
+/// the text are ignored.
+pub fn without(text: &str, ranges: &[(usize, usize)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for &(a, b) in ranges {
+        let (Some(keep), Some(_)) = (text.get(at..a), text.get(a..b)) else {
+            continue;
+        };
+        out.push_str(keep);
+        out.push(' ');
+        at = b;
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// The text without its whitespace, but for one space where a run of it separates
@@ -218,6 +242,24 @@ mod tests {
         );
         assert_eq!(normalize("a b\tc"), "a b c");
         assert_eq!(normalize(""), "");
+    }
+
+    #[test]
+    fn comments_inside_a_match_are_left_out_of_its_key() {
+        let before = "isinstance(\n    x,  # type: ignore\n    str)";
+        let comment = before.find('#').expect("a comment");
+        let end = before[comment..].find('\n').expect("a line end") + comment;
+        assert_eq!(
+            without(before, &[(comment, end)]),
+            "isinstance(\n    x,   \n    str)"
+        );
+        assert_eq!(
+            normalize(&without(before, &[(comment, end)])),
+            "isinstance(x,str)"
+        );
+        assert_eq!(without("a/*c*/b", &[(1, 6)]), "a b");
+        // Ranges that do not fit are ignored.
+        assert_eq!(without("ab", &[(1, 9)]), "ab");
     }
 
     #[test]

@@ -10,6 +10,11 @@ use super::FindingFix;
 use super::Severity;
 use super::Unconverged;
 
+/// The entries' format, part of the scan's cache key: a build that stores more (the
+/// comments inside a match) does not read an older build's entries of the same
+/// version as if they had none.
+pub(super) const FORMAT: &str = "entry-2";
+
 /// `None`: no rule can match in the file (read, not parsed).
 #[derive(Serialize, Deserialize)]
 pub(super) struct Entry(pub Option<Result>);
@@ -43,6 +48,9 @@ struct Row {
     url: Option<String>,
     at: [usize; 4],
     text: String,
+    /// Comments inside the match (byte ranges in `text`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    comments: Vec<(usize, usize)>,
     fixable: bool,
     fix: Option<([usize; 4], String)>,
 }
@@ -57,6 +65,7 @@ impl Row {
             url: f.url.clone(),
             at: [f.line, f.column, f.end_line, f.end_column],
             text: f.text.clone(),
+            comments: f.comments.clone(),
             fixable: f.fixable,
             fix: f.fix.as_ref().map(|x| {
                 (
@@ -81,6 +90,7 @@ impl Row {
             end_line,
             end_column,
             text: self.text,
+            comments: self.comments,
             fixable: self.fixable,
             fix: self.fix.map(|([sl, sc, el, ec], inserted)| FindingFix {
                 start_line: sl,

@@ -55,6 +55,11 @@ pub struct Finding {
     pub end_column: usize,
     /// The matched text.
     pub text: String,
+    /// Byte ranges in `text` of the comments inside the match: `--baseline` leaves
+    /// them out of the key it matches findings by, so a comment added, edited or
+    /// removed inside a match keeps the finding (not part of `--json`).
+    #[serde(skip)]
+    pub comments: Vec<(usize, usize)>,
     /// The rule has a fix (`scan --apply` would change this).
     pub fixable: bool,
     /// What the rule's fix does to the input at this finding (SARIF `fixes`); not
@@ -818,9 +823,31 @@ fn finding(
         end_line: end.line() + 1,
         end_column: end.column(m) + 1,
         text: m.text().into_owned(),
+        comments: comments_in(m),
         fixable: rule.fixable(),
         fix,
     }
+}
+
+/// The byte ranges, within a match's text, of the comment nodes inside it (the
+/// grammar's extras that name a comment, such as `comment`, `line_comment` or
+/// `block_comment`), outermost only; a match that is itself a comment keeps its text.
+fn comments_in(m: &ast_grep_core::NodeMatch<'_, StrDoc<Lang>>) -> Vec<(usize, usize)> {
+    let start = m.range().start;
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for node in m.dfs().skip(1) {
+        if !node.is_extra() || !node.kind().contains("comment") {
+            continue;
+        }
+        let r = node.range();
+        let (a, b) = (r.start - start, r.end - start);
+        // A comment's own parts (a doc comment's marker) lie inside the last one.
+        if out.last().is_some_and(|&(_, end)| a < end) {
+            continue;
+        }
+        out.push((a, b));
+    }
+    out
 }
 
 /// An unused suppression comment as a finding (a hint; not fixed here, where
@@ -838,6 +865,7 @@ fn unused(path: &str, d: &super::suppress::Directive) -> Finding {
         end_line: d.end_line + 1,
         end_column: d.end_column + 1,
         text: d.text.clone(),
+        comments: Vec::new(),
         fixable: false,
         fix: None,
     }

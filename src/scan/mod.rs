@@ -455,7 +455,7 @@ fn scan_with(
         let mut k = crate::cache::KeyBuilder::new("scan");
         // The size bound too: an entry then says that its content fit, so a blob's
         // entry is used without reading the blob.
-        k.add(&plan.digest).add(
+        k.add(cached::FORMAT.as_bytes()).add(&plan.digest).add(
             format!(
                 "{:?} {max_passes} {:?} {}",
                 opts.mode, opts.unused_suppressions, opts.max_file_size

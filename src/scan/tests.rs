@@ -396,3 +396,36 @@ fn declined_fixes_are_not_offered_again_when_the_rules_re_run() {
     // The declined fix is a finding left for a person.
     assert_eq!(result.remaining.len(), 2);
 }
+
+#[test]
+fn a_finding_knows_the_comments_inside_its_match() {
+    let set = from_text(
+        "id: call\nlanguage: python\nrule: { pattern: 'isinstance($A, $B)' }\n---\n\
+         id: note\nlanguage: python\nrule: { kind: comment }\n",
+        TextFormat::Yaml,
+        "rules.yml",
+    )
+    .expect("rules load");
+    let rules: Vec<&super::Rule> = set.rules.iter().collect();
+    let text = "ok = isinstance(\n    x,  # type: ignore\n    str)\n# alone\n";
+    let result = run_file("a.py", text, Lang::Python, &rules, Mode::Report, 1).expect("runs");
+    let call = &result.findings[0];
+    assert_eq!(call.rule, "call");
+    let comments: Vec<&str> = call
+        .comments
+        .iter()
+        .map(|&(a, b)| &call.text[a..b])
+        .collect();
+    assert_eq!(comments, ["# type: ignore"]);
+    let key = super::baseline::Key::of_finding(call);
+    assert_eq!(key.text, "isinstance(x,str)");
+    // A comment that is the match keeps its text.
+    let notes: Vec<&super::Finding> = result
+        .findings
+        .iter()
+        .filter(|f| f.rule == "note")
+        .collect();
+    assert_eq!(notes.len(), 2);
+    assert!(notes.iter().all(|f| f.comments.is_empty()));
+    assert_eq!(super::baseline::Key::of_finding(notes[1]).text, "#alone");
+}

@@ -450,3 +450,45 @@ fn a_warm_base_side_reads_no_blob_the_cache_answers() {
     assert_eq!(err["error"]["code"], "index", "{err}");
     assert!(err.to_string().contains("gone.py"), "{err}");
 }
+
+/// A comment removed, added or edited inside a match keeps the finding `unchanged`
+/// (the key leaves out the comment nodes of the match); code added beside it is new.
+#[test]
+fn a_comment_edited_inside_a_match_keeps_it_unchanged() {
+    let repo = TestRepo::new();
+    repo.write("astedit.toml", PRINT_RULE);
+    repo.write("a.py", "print(\n    a,  # type: ignore\n    b,\n)\n");
+    repo.write("b.py", "print(x, y)\n");
+    repo.write("c.py", "print(p,  # first\n      q)\n");
+    repo.commit_all("base");
+    repo.write("a.py", "print(\n    a,\n    b,\n)\n");
+    repo.write("b.py", "print(x,  # why\n      y)\n");
+    repo.write(
+        "c.py",
+        "print(p,  # second, longer\n      q)\nprint(p, r)\n",
+    );
+    let (out, v) = json(&repo, &["--baseline", "HEAD"]);
+    out.assert_code(0);
+    assert_eq!(
+        states(&v, "findings"),
+        [
+            triple("no-print", "a.py", "unchanged"),
+            triple("no-print", "b.py", "unchanged"),
+            triple("no-print", "c.py", "unchanged"),
+            triple("no-print", "c.py", "new"),
+        ]
+    );
+    assert_eq!(counts(&v), (1, 3, 0));
+    // The same from a warm cache, and with the cache off.
+    for args in [
+        &["--json", "scan"][..],
+        &["--json", "--no-cache", "scan"][..],
+    ] {
+        let out = repo.run(&[args, &["--baseline", "HEAD"]].concat());
+        assert_eq!(counts(&out.json()), (1, 3, 0), "{args:?}");
+    }
+    // Code inside the match still counts: a changed argument is new.
+    repo.write("b.py", "print(x,  # why\n      z)\n");
+    let (_, v) = json(&repo, &["--baseline", "HEAD"]);
+    assert_eq!(counts(&v), (2, 2, 1));
+}
