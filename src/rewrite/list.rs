@@ -57,6 +57,40 @@ pub(crate) fn widened_deletion<D: Doc<Source = String>>(
     Some(whole_lines(src, own.start..end))
 }
 
+/// The range to delete instead of `node`'s own when it is the only element between a
+/// pair of brackets (`{ a }`, `f( a )`, a lone line of `[\n  a\n]`), so that no
+/// spaces or blank line stay between them: the whitespace inside the brackets on one
+/// line, the element's whole line otherwise. `None` for anything else.
+pub(crate) fn only_element_deletion<D: Doc<Source = String>>(
+    node: &Node<'_, D>,
+) -> Option<Range<usize>> {
+    let range = node.range();
+    let mut at = node.clone();
+    loop {
+        let (open, close) = (at.prev(), at.next());
+        if let (Some(open), Some(close)) = (open, close) {
+            if is_pair(&open.kind(), &close.kind()) && !open.is_named() && !close.is_named() {
+                let src: &str = node.get_doc().get_source();
+                let inside = open.range().end..close.range().start;
+                let around = |r: Range<usize>| src[r].trim().is_empty();
+                if !around(inside.start..range.start) || !around(range.end..inside.end) {
+                    return None;
+                }
+                return Some(match src[inside.clone()].contains('\n') {
+                    false => inside,
+                    true => whole_lines(src, range),
+                });
+            }
+            return None;
+        }
+        at = at.parent().filter(|p| p.range() == range)?;
+    }
+}
+
+fn is_pair(open: &str, close: &str) -> bool {
+    matches!((open, close), ("(", ")") | ("[", "]") | ("{", "}"))
+}
+
 /// `node`, or the outermost ancestor with its range, that has a `,` beside it.
 fn list_element<'r, D: Doc>(node: &Node<'r, D>) -> Option<Node<'r, D>> {
     let range = node.range();
@@ -263,6 +297,37 @@ mod tests {
             delete(go, "x", "package p\nvar v = []int{a, x, b}\n"),
             "package p\nvar v = []int{a, b}\n"
         );
+    }
+
+    /// Deletes the one named node whose text is `target` as the only element.
+    fn delete_only(lang: Lang, target: &str, src: &str) -> String {
+        let root = lang.ast_grep(src);
+        let top = root.root();
+        let node = top
+            .dfs()
+            .find(|n| n.is_named() && n.text() == target)
+            .expect("target");
+        let cut = only_element_deletion(&node).unwrap_or(node.range());
+        format!("{}{}", &src[..cut.start], &src[cut.end..])
+    }
+
+    #[test]
+    fn an_only_element_leaves_no_space_between_its_brackets() {
+        let ts = Lang::TypeScript;
+        assert_eq!(
+            delete_only(ts, "x", "import { x } from \"m\";"),
+            "import {} from \"m\";"
+        );
+        assert_eq!(delete_only(ts, "x", "f( x );"), "f();");
+        assert_eq!(delete_only(ts, "x", "f(x);"), "f();");
+        assert_eq!(
+            delete_only(ts, "x", "const v = [\n  x\n];\n"),
+            "const v = [\n];\n"
+        );
+        assert_eq!(delete_only(Lang::Python, "x", "f( x )\n"), "f()\n");
+        // Not alone between the brackets, or not between brackets: as it is.
+        assert_eq!(delete_only(ts, "x", "f(x + 1);"), "f( + 1);");
+        assert_eq!(delete_only(ts, "x", "x;"), ";");
     }
 
     #[test]

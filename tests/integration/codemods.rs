@@ -457,8 +457,8 @@ fn parameters_members_and_import_specifiers_go_with_their_comma() {
     let cases = [
         (
             "a.ts",
-            "import { a, debug, b } from \"m\";\nfunction f(x, debug: boolean, y) {}\nconst o = { k: 1, debug: true, z: 2 };\nconst p = {\n  k: 1,\n  debug: true,\n};\nconst q = {\n  debug: true,\n  k: 1,\n};\n",
-            "import { a, b } from \"m\";\nfunction f(x, y) {}\nconst o = { k: 1, z: 2 };\nconst p = {\n  k: 1,\n};\nconst q = {\n  k: 1,\n};\n",
+            "import { a, debug, b } from \"m\";\nimport { debug } from \"n\";\nfunction f(x, debug: boolean, y) {}\nconst o = { k: 1, debug: true, z: 2 };\nconst p = {\n  k: 1,\n  debug: true,\n};\nconst q = {\n  debug: true,\n  k: 1,\n};\n",
+            "import { a, b } from \"m\";\nimport {} from \"n\";\nfunction f(x, y) {}\nconst o = { k: 1, z: 2 };\nconst p = {\n  k: 1,\n};\nconst q = {\n  k: 1,\n};\n",
         ),
         (
             "b.py",
@@ -830,6 +830,51 @@ fn fmt_keeps_only_the_formatter_hunks_over_the_rewrite() {
         blob_at(&repo, &id, "a.py"),
         "x  =  1\ny  =  new(2)\nz  =  3\n"
     );
+}
+
+#[test]
+fn fmt_on_scan_check_and_apply_and_on_the_mcp_tool() {
+    let repo = TestRepo::new();
+    repo.write("fmt.sh", SPACES_FMT);
+    repo.write("astedit.toml", "[fmt]\npython = \"sh fmt.sh {path}\"\n");
+    repo.write(
+        "rules/new.yml",
+        "id: new\nlanguage: python\nrule:\n  pattern: old($A)\nfix: new($A)\n",
+    );
+    let before = "x  =  1\ny  =  old(2)\nz  =  3\n";
+    let want = "x  =  1\ny = new(2)\nz  =  3\n";
+    repo.write("a.py", before);
+    repo.commit_all("init");
+    // --check shows the formatted fix and writes nothing.
+    let out = repo.run(&["scan", "--check", "--config", "rules/new.yml", "--fmt"]);
+    assert!(out.stdout.contains("+y = new(2)"), "{}", out.stdout);
+    assert!(!out.stdout.contains("+x = 1"), "{}", out.stdout);
+    assert_eq!(repo.read_string("a.py"), before);
+    // The MCP tool stages the same.
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "ast_edit", "arguments": {"fmt": true, "ops": [{
+            "pattern": "old($A)", "rewrite": "new($A)"}]}}});
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "codemods-test", "version": "1"}}});
+    let ready = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let reply = mcp_call(&repo, &[init, ready, call], 2);
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    let id = reply["result"]["structuredContent"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(blob_at(&repo, &id, "a.py"), want);
+    repo.run(&["discard", &id]).assert_code(0);
+    // --apply writes it.
+    let out = repo.run(&["scan", "--apply", "--config", "rules/new.yml", "--fmt"]);
+    assert!(
+        out.code == 0 || out.code == 1,
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert_eq!(repo.read_string("a.py"), want);
 }
 
 #[test]
