@@ -46,7 +46,7 @@ impl TextReport for StageReport {
 }
 
 /// One step of `steps`: `step 2 (importers): 5 changes in 3 files, 2 runs`.
-fn step_line(row: &crate::report::StepRow) -> String {
+pub fn step_line(row: &crate::report::StepRow) -> String {
     let mut line = match &row.name {
         Some(name) => format!("step {} ({name}): ", row.number),
         None => format!("step {}: ", row.number),

@@ -382,7 +382,8 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
             "edit_lines",
             "replace",
             "write",
-            "ast_apply"
+            "ast_apply",
+            "ast_steps"
         ]
     );
     for tool in tools["tools"].as_array().expect("tools") {

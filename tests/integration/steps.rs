@@ -320,3 +320,34 @@ fn a_bad_step_is_named_and_nothing_is_staged() {
     assert!(refs(&repo).is_empty(), "{:?}", refs(&repo));
     assert_eq!(repo.read_string("m.ts"), "getUser(1);\n");
 }
+
+#[test]
+fn the_ast_steps_tool_stages_the_same_preview() {
+    let repo = ts_repo();
+    let mut s = crate::mcp::Server::start(&repo);
+    s.handshake("2025-06-18", "steps-client");
+    let result = s.call("ast_steps", serde_json::json!({"reason": "rename getUser"}));
+    assert_eq!(result["isError"], false, "{result}");
+    let text = result["content"][0]["text"].as_str().expect("text");
+    assert!(
+        text.starts_with(
+            "step 1 (definition): 1 change in 1 file; exported $NEW = fetchUser, $OLD = getUser\n\
+             step 2 (importers): 5 changes in 3 files\nPreview "
+        ),
+        "{text}"
+    );
+    let v = &result["structuredContent"];
+    assert_eq!(v["kind"], "steps");
+    assert_eq!(v["steps"][1]["changes"], 5);
+    let id = v["id"].as_str().expect("id").to_string();
+    assert_eq!(blob_at(&repo, &id, "src/page.ts"), renamed(PAGE));
+    assert_eq!(repo.read_string("src/page.ts"), PAGE);
+
+    // A config outside the repository is refused before anything is read.
+    let out = s.call(
+        "ast_steps",
+        serde_json::json!({"config": "../astedit.toml"}),
+    );
+    assert_eq!(out["isError"], true, "{out}");
+    drop(s);
+}

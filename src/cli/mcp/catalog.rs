@@ -376,6 +376,23 @@ const ROUTES: &[Route] = &[
         call: |call, arguments, name| tools::ast_apply(call, args(name, arguments)?),
     },
     Route {
+        name: "ast_steps",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::StepsInput, git_astedit::report::StageReport>(
+                name,
+                "Run the ordered [[steps]] of the repository's astedit.toml (each a rule set or \
+                 pattern → rewrite ops, with imports), each on the tree the steps before it \
+                 produced, and stage the result as ONE preview; a step's `export` hands the values \
+                 it captured to later steps (a rename with every importer across files). The work \
+                 tree is NOT changed: returns the preview id, what each step did and the diff \
+                 (capped). Apply or discard it with `resolve`.",
+                hints("Stage several steps as one preview", false, false, false),
+            )
+        },
+        call: |call, arguments, name| tools::ast_steps(call, args(name, arguments)?),
+    },
+    Route {
         name: "run",
         needs_run: true,
         tool: |name| {

@@ -461,6 +461,11 @@ fn rules_file(
             }
         }
     }
+    // A rule fixes only from a match, and none can match where its text need fails:
+    // the file is not parsed then.
+    if !active.iter().any(|r| r.may_match(text)) {
+        return Ok(());
+    }
     let res = crate::scan::engine::run_file_injected(
         &file.path,
         text,

@@ -30,6 +30,7 @@ mod previews;
 mod replace;
 mod resolve;
 mod run;
+mod steps;
 mod undo;
 
 pub use edit::ast_edit;
@@ -59,6 +60,8 @@ pub use resolve::ResolveAction;
 pub use resolve::ResolveInput;
 pub use run::run;
 pub use run::RunInput;
+pub use steps::ast_steps;
+pub use steps::StepsInput;
 pub use undo::undo;
 pub use undo::UndoInput;
 
