@@ -2257,3 +2257,51 @@ fn tools_read_the_projects_language_globs() {
     assert_eq!(edited["file_count"], 2, "{edited}");
     s.finish();
 }
+
+/// The tools take their files through the same input as `grep` and `edit` (issue 36
+/// item 2), with an agent's leniency: a path that names nothing beside one that names
+/// files is a warning and the others are read; only a call whose every path names
+/// nothing fails, as the CLI fails on any such pathspec.
+#[test]
+fn a_stale_path_among_good_ones_is_a_warning_and_all_stale_is_an_error() {
+    let t = TestRepo::new();
+    t.write("src/a.js", "foo(1);\n");
+    t.write("lib/b.js", "foo(2);\n");
+    t.commit_all("init");
+    let mut s = Server::start(&t);
+    s.handshake("2025-06-18", "inspector");
+    let found = s.ok(
+        "ast_grep",
+        json!({"pattern": "foo($A)", "paths": ["src/", "gone/"]}),
+    );
+    assert_eq!(found["total"], 1, "{found}");
+    assert_eq!(found["matches"][0]["path"], "src/a.js", "{found}");
+    let warnings = found["warnings"].to_string();
+    assert!(
+        warnings.contains("path 'gone/' matches no file; searched the other paths"),
+        "{found}"
+    );
+    let staged = s.ok(
+        "ast_edit",
+        json!({"ops": [{"pattern": "foo($A)", "rewrite": "bar($A)"}], "paths": "gone.js; lib/"}),
+    );
+    assert_eq!(staged["file_count"], 1, "{staged}");
+    assert!(
+        staged["warnings"]
+            .to_string()
+            .contains("path 'gone.js' matches no file"),
+        "{staged}"
+    );
+    let refused = s.call(
+        "ast_grep",
+        json!({"pattern": "foo($A)", "paths": ["gone/"]}),
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(error_json(&refused)["error"]["code"], "pathspec-no-match");
+    s.finish();
+
+    // The CLI takes the same input strictly: one pathspec naming nothing fails.
+    let out = t.run(&["grep", "--json", "-p", "foo($A)", "src/", "gone/"]);
+    out.assert_code(2);
+    assert_eq!(out.json()["error"]["code"], "pathspec-no-match");
+}
