@@ -87,6 +87,16 @@ pub(crate) fn only_element_deletion<D: Doc<Source = String>>(
     }
 }
 
+/// The whole lines of `node` when nothing else stands on them (a statement deleted by
+/// an empty fix leaves no line of indentation behind); `None` otherwise.
+pub(crate) fn lone_lines_deletion<D: Doc<Source = String>>(
+    node: &Node<'_, D>,
+) -> Option<Range<usize>> {
+    let range = node.range();
+    let lines = whole_lines(node.get_doc().get_source(), range.clone());
+    (lines != range).then_some(lines)
+}
+
 fn is_pair(open: &str, close: &str) -> bool {
     matches!((open, close), ("(", ")") | ("[", "]") | ("{", "}"))
 }
@@ -325,6 +335,21 @@ mod tests {
             "const v = [\n];\n"
         );
         assert_eq!(delete_only(Lang::Python, "x", "f( x )\n"), "f()\n");
+        let lone = |src: &str| {
+            let root = ts.ast_grep(src);
+            let top = root.root();
+            let node = top
+                .dfs()
+                .find(|n| n.kind() == "lexical_declaration")
+                .expect("a declaration");
+            let cut = lone_lines_deletion(&node).unwrap_or(node.range());
+            format!("{}{}", &src[..cut.start], &src[cut.end..])
+        };
+        assert_eq!(
+            lone("function f() {\n  a();\n  const x = 1;\n  b();\n}\n"),
+            "function f() {\n  a();\n  b();\n}\n"
+        );
+        assert_eq!(lone("a(); const x = 1;\n"), "a(); \n");
         // Not alone between the brackets, or not between brackets: as it is.
         assert_eq!(delete_only(ts, "x", "f(x + 1);"), "f( + 1);");
         assert_eq!(delete_only(ts, "x", "x;"), ";");

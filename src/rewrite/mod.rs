@@ -1102,7 +1102,8 @@ fn deleted_ranges(op: &CompiledOp, doc: &StrDoc<Lang>) -> Option<Vec<std::ops::R
 
 /// Widens `edit`, a deletion of the whole matched node, to one separator of the
 /// comma-separated list the node is an element of, or, for the only element between
-/// a pair of brackets, to the space around it.
+/// a pair of brackets, to the space around it, or, for a node alone on its lines, to
+/// those lines.
 pub(crate) fn list_aware(
     m: &NodeMatch<'_, StrDoc<Lang>>,
     edit: &mut Edit<String>,
@@ -1115,7 +1116,8 @@ pub(crate) fn list_aware(
     }
     let goes = |r: std::ops::Range<usize>| deleted.contains(&r);
     let cut = list::widened_deletion(m.get_node(), &goes)
-        .or_else(|| list::only_element_deletion(m.get_node()));
+        .or_else(|| list::only_element_deletion(m.get_node()))
+        .or_else(|| list::lone_lines_deletion(m.get_node()));
     if let Some(cut) = cut {
         edit.position = cut.start;
         edit.deleted_length = cut.len();

@@ -492,6 +492,22 @@ fn parameters_members_and_import_specifiers_go_with_their_comma() {
 }
 
 #[test]
+fn a_deleted_statement_alone_on_its_line_takes_the_line() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.js",
+        "function f() {\n  a();\n  debugger;\n  b(); debugger;\n}\n",
+    );
+    repo.commit_all("init");
+    let id = stage(&repo, &["-p", "debugger;", "-r", ""]);
+    // The one sharing its line with another statement leaves the rest of the line.
+    assert_eq!(
+        blob_at(&repo, &id, "a.js"),
+        "function f() {\n  a();\n  b(); \n}\n"
+    );
+}
+
+#[test]
 fn a_python_capture_keeps_its_layout_and_other_brackets_take_the_template_s() {
     let repo = TestRepo::new();
     let src = "def f(value):\n    warn(\n        \"msg\",\n        value,\n    )\n    warn(\"one line\", value)\n";
