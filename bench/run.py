@@ -124,6 +124,7 @@ class Row:
     runs: list[Run] = field(default_factory=list)
     count: str = ""  # matches / files, filled by the agreement checks
     baseline: bool = False  # the row the others in its group are compared against
+    floor: bool = False  # the parse floor of its group (bench/parse_floor.rs)
     error: str = ""
     stopped: float = 0.0  # > 0: a run was killed after this many seconds (`--timeout`)
 
@@ -152,6 +153,7 @@ class Tools:
     threads: int
     env: dict[str, str]
     versions: dict[str, str]
+    floor: Path | None = None  # the parse-floor example (bench/parse_floor.rs)
 
     def astedit_has(self, command: str, flag: str) -> bool:
         return re.search(rf"(^|\s){re.escape(flag)}[\s,=]", self.astedit_help.get(command, ""), re.M) is not None
@@ -198,13 +200,20 @@ def prepare(args: argparse.Namespace) -> tuple[Tools, dict[str, Path]]:
 
     astedit: Path | None = None
     if not args.no_build:
-        log("cargo build --release")
-        subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=REPO, check=True)
-    candidate = REPO / "target" / "release" / "git-astedit"
+        log("cargo build --release (and the parse-floor example)")
+        subprocess.run(["cargo", "build", "--release", "--locked", "--quiet", "--bin", "git-astedit",
+                        "--example", "parse-floor"], cwd=REPO, check=True)
+    candidate = Path(args.astedit) if args.astedit else REPO / "target" / "release" / "git-astedit"
     if candidate.exists():
-        astedit = candidate
+        astedit = candidate.resolve()
     else:
-        log("no target/release/git-astedit: measuring the other tools only")
+        log(f"no {candidate}: measuring the other tools only")
+    floor: Path | None = Path(args.floor) if args.floor else REPO / "target" / "release" / "examples" / "parse-floor"
+    if not floor.exists():
+        log(f"no {floor}: no parse-floor rows")
+        floor = None
+    else:
+        floor = floor.resolve()
 
     helps: dict[str, str] = {}
     if astedit:
@@ -229,7 +238,9 @@ def prepare(args: argparse.Namespace) -> tuple[Tools, dict[str, Path]]:
                    cwd=REPO).strip()
         versions["git-astedit"] = (sh([str(astedit), "--version"], check=False).strip()
                                    + f" ({rev}{', dirty' if dirty else ''})")
-    return Tools(astedit, helps, ast_grep, rg, args.threads, env, versions), corpora
+    if astedit and args.astedit:
+        versions["git-astedit"] = sh([str(astedit), "--version"], check=False).strip() + f" ({args.astedit})"
+    return Tools(astedit, helps, ast_grep, rg, args.threads, env, versions, floor), corpora
 
 
 # ---------------------------------------------------------------- helpers
@@ -268,6 +279,32 @@ def fmt_mib(kib: int | None) -> str:
     return "—" if kib is None else f"{kib / 1024:.0f} MiB"
 
 
+# ---------------------------------------------------------------- the parse floor
+
+
+FLOOR_TOOL = "parse floor"
+
+
+def floor_contender(tools: Tools, corpus: str, task: str, lang: str) -> list[tuple[Row, list[str]]]:
+    """The parse floor of a task, to time beside it: the corpus's files of `lang` read and
+    parsed on the same threads, nothing else (bench/parse_floor.rs). None without the
+    example binary."""
+    if not tools.floor:
+        return []
+    cmd = [str(tools.floor), lang]
+    return [(Row(corpus, task, FLOOR_TOOL, f"parse-floor {lang}", floor=True), cmd)]
+
+
+def floor_count(contenders: list[tuple[Row, list[str]]], out: Path) -> None:
+    """Fills the floor row's result from its summary line (`N LANG files parsed (B bytes, …`)."""
+    for row, _ in contenders:
+        if not row.floor or not out.exists():
+            continue
+        m = re.match(r"(\d+) \S+ files parsed \((\d+) bytes", out.read_text())
+        if m:
+            row.count = f"{int(m.group(1)):,} files, {int(m.group(2)) / 1e6:.1f} MB parsed"
+
+
 # ---------------------------------------------------------------- search
 
 
@@ -292,10 +329,12 @@ def bench_search(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], 
         else:  # no literal to look for: a regex for "a call" shows the cost of reading everything
             cmd = [tools.rg, *tj, *rg_filter, "-n", r"\w\("]
         contenders.append((Row(corpus, task, "rg", "rg " + " ".join(cmd[1:])), cmd))
+        contenders += floor_contender(tools, corpus, task, lang)
 
         log(f"{corpus}: {task}")
         timed(contenders, lambda row, cmd, i: measure(cmd, root, tools.env, scratch / f"{row.tool}.out"),
               args.runs)
+        floor_count(contenders, scratch / f"{FLOOR_TOOL}.out")
         rows.extend(row for row, _ in contenders)
         if not args.no_check:
             check_grep(tools, root, lang, pattern, contenders, scratch, checks)
@@ -319,9 +358,11 @@ def bench_scan(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], ch
         contenders.append((Row(STAGE_CORPUS, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
     cmd = [tools.ast_grep, "scan", "-c", conf, "-j", str(tools.threads)]
     contenders.append((Row(STAGE_CORPUS, task, "ast-grep", "ast-grep " + " ".join(cmd[1:]), baseline=True), cmd))
+    contenders += floor_contender(tools, STAGE_CORPUS, task, STAGE_LANG)
     log(f"{STAGE_CORPUS}: {task}")
     timed(contenders, lambda row, cmd, i: measure(cmd, root, tools.env, scratch / f"{row.tool}.out"),
           args.runs)
+    floor_count(contenders, scratch / f"{FLOOR_TOOL}.out")
     rows.extend(row for row, _ in contenders)
     if args.no_check:
         return
@@ -678,6 +719,7 @@ def bench_stage_apply(tools: Tools, corpora: dict[str, Path], args, rows: list[R
         contenders.append((Row(STAGE_CORPUS, task, "git-astedit", "git astedit " + " ".join(cmd[1:])), cmd))
     contenders.append((Row(STAGE_CORPUS, task, "ast-grep", "ast-grep " + " ".join(sg_cmd[1:]) + "  (on a fresh copy)",
                            baseline=True), sg_cmd))
+    contenders += floor_contender(tools, STAGE_CORPUS, task, STAGE_LANG)
 
     apply_row = Row(STAGE_CORPUS, "apply that preview", "git-astedit", "git astedit apply ID")
     git_apply_row = Row(STAGE_CORPUS, "apply that preview", "git apply",
@@ -685,6 +727,8 @@ def bench_stage_apply(tools: Tools, corpora: dict[str, Path], args, rows: list[R
     kept: dict[str, Path] = {}  # copies kept from the first timed round for the checks
 
     def runner(row: Row, cmd: list[str], i: int) -> Run:
+        if row.floor:  # reads only: the corpus itself
+            return measure(cmd, corpus, tools.env, scratch / f"{row.tool}.out")
         dest = fresh_copy(corpus, work / f"stage-{row.tool}")
         res = measure(cmd, dest, tools.env, scratch / f"{row.tool}.out")
         if res.code not in (0, 1):
@@ -735,6 +779,7 @@ def bench_stage_apply(tools: Tools, corpora: dict[str, Path], args, rows: list[R
 
     log(f"{STAGE_CORPUS}: {task}")
     timed(contenders, runner, args.runs)
+    floor_count(contenders, scratch / f"{FLOOR_TOOL}.out")
     rows.extend(row for row, _ in contenders)
     if tools.astedit and not args.only_stage and (apply_row.runs or apply_row.error):
         rows.extend([apply_row, git_apply_row])
@@ -855,23 +900,24 @@ def check_stage(tools: Tools, corpus: Path, kept: dict[str, Path], contenders, a
 
 def table(rows: list[Row]) -> str:
     out = ["| corpus | task | tool | result | median | min–max | CPU | peak RSS | time ÷ baseline "
-           "| CPU ÷ baseline | RSS ÷ baseline |",
-           "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| CPU ÷ baseline | RSS ÷ baseline | time ÷ floor | CPU ÷ floor |",
+           "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     groups: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
         groups.setdefault((row.corpus, row.task), []).append(row)
     for (corpus, task), members in groups.items():
         base = next((r for r in members if r.baseline and r.runs and not r.error), None)
         stopped = next((r for r in members if r.baseline and r.stopped and not r.runs), None)
+        floor = next((r for r in members if r.floor and r.runs and not r.error), None)
         for row in members:
             if row.error and not row.runs:
-                out.append(f"| {corpus} | {task} | {row.tool} | not measured: {row.error} | | | | | | | |")
+                out.append(f"| {corpus} | {task} | {row.tool} | not measured: {row.error} | | | | | | | | | |")
                 continue
             if row.stopped and not row.runs:
                 note = "(baseline)" if row.baseline else "—"
                 out.append(f"| {corpus} | {task} | {row.tool} | did not finish: stopped after "
                            f"{fmt_s(row.stopped)} (`--timeout`) | > {fmt_s(row.stopped)} | | | | {note} | "
-                           f"{note} | {note} |")
+                           f"{note} | {note} | | |")
                 continue
             med, peak = row.median(), row.peak()
             if row.baseline:
@@ -885,10 +931,17 @@ def table(rows: list[Row]) -> str:
                 rss_ratio = f"{peak / base.peak():.2f}×" if base.peak() else "—"
             else:
                 ratio = cpu_ratio = rss_ratio = "—"
+            if row.floor:
+                floor_ratio = floor_cpu = "(floor)"
+            elif floor and med is not None:
+                floor_ratio = f"{med / floor.median():.2f}×"
+                floor_cpu = f"{row.cpu() / floor.cpu():.2f}×" if floor.cpu() else "—"
+            else:
+                floor_ratio = floor_cpu = ""
             mm = f"{fmt_s(min(row.walls()))} – {fmt_s(max(row.walls()))}"
             result = row.count + (f" ⚠ {row.error}" if row.error else "")
             out.append(f"| {corpus} | {task} | {row.tool} | {result} | {fmt_s(med)} | {mm} | {fmt_s(row.cpu())} "
-                       f"| {fmt_mib(peak)} | {ratio} | {cpu_ratio} | {rss_ratio} |")
+                       f"| {fmt_mib(peak)} | {ratio} | {cpu_ratio} | {rss_ratio} | {floor_ratio} | {floor_cpu} |")
     return "\n".join(out)
 
 
@@ -972,6 +1025,10 @@ def main() -> int:
     ap.add_argument("--only-stage", action="store_true", help="time edit but not apply")
     ap.add_argument("--no-build", action="store_true", help="use the existing target/release/git-astedit")
     ap.add_argument("--no-check", action="store_true", help="skip the agreement checks")
+    ap.add_argument("--astedit", help="the git-astedit binary to measure (default target/release/git-astedit), "
+                                      "e.g. an older build for before/after figures")
+    ap.add_argument("--floor", help="the parse-floor example binary (default target/release/examples/parse-floor; "
+                                    "without it the parse-floor rows are left out)")
     ap.add_argument("--timeout", type=float, default=1800,
                     help="seconds any one run may take before it is killed and its row marked as not "
                          "finished (default 1800; 0: no limit)")
@@ -1022,7 +1079,9 @@ def main() -> int:
         "",
         "Baseline: ast-grep for search, staging and scan, `git apply` for apply. median and min–max: wall "
         "time; CPU: median user + system time; peak RSS: the largest of the timed runs. On a shared "
-        "machine wall time reflects the cores actually obtained; CPU time less so.",
+        "machine wall time reflects the cores actually obtained; CPU time less so. Parse floor: every "
+        "file of the task's language read and parsed on the same threads, nothing else "
+        "(bench/parse_floor.rs); ÷ floor is the distance to it.",
         "",
         "## Against the bars (issue 16, and issue 5 where 16 set none)",
         "",
