@@ -375,38 +375,33 @@ pub fn refresh(
     ))
 }
 
+/// A repository's refresh, decided: its outcome, and the entry to record when it
+/// changed.
+type Refreshed = (RepoOutcome, Option<RepoState>);
+
 /// One repository: the outcome, and the entry to record when it changed.
+///
+/// In steps, each of which may end it: find its clone and fetch, see whether the base
+/// moved, refuse a published branch someone else pushed to, re-run the preview on the
+/// new base, then move a published branch to the new commit.
 fn refresh_one(
     loaded: &Loaded,
     workspace: &Path,
     mut s: RepoState,
     pace: Option<Arc<Pace>>,
-) -> (RepoOutcome, Option<RepoState>) {
-    let key = s.key.clone();
-    // The clone is the spec's key in the workspace, made by the campaign: the state
-    // (shared, and anyone's to write) names no folder we work in.
-    let spec = match loaded.repos.iter().find(|(k, _)| *k == key) {
-        Some((_, r)) if r.path.is_none() => r.clone(),
-        Some(_) => {
-            return (
-                outcome(&s, "skipped", Some("a local checkout".into())),
-                None,
-            )
-        }
-        None => {
-            let e = super::CampaignError::NotInSpec(key);
-            return (outcome(&s, "failed", Some(clone::reason(&e))), None);
-        }
-    };
-    let dir = match clone::existing(workspace, &key) {
-        Ok(d) => d,
-        Err(e) => return (outcome(&s, "failed", Some(clone::reason(&e))), None),
-    };
-    if let Err(e) = git(&dir, &["fetch", "--quiet", "--prune", "origin"]) {
-        return (outcome(&s, "failed", Some(e)), None);
-    }
+) -> Refreshed {
+    refresh_steps(loaded, workspace, &mut s, pace).unwrap_or_else(|done| *done)
+}
+
+fn refresh_steps(
+    loaded: &Loaded,
+    workspace: &Path,
+    s: &mut RepoState,
+    pace: Option<Arc<Pace>>,
+) -> Result<Refreshed, Box<Refreshed>> {
+    let (spec, dir) = fetched_clone(loaded, workspace, s)?;
     let base = s.base.clone().unwrap_or_default();
-    let now = match git(
+    let now = git(
         &dir,
         &[
             "rev-parse",
@@ -414,60 +409,134 @@ fn refresh_one(
             "--quiet",
             &format!("refs/remotes/origin/{base}^{{commit}}"),
         ],
-    ) {
-        Ok(c) => c.trim().to_string(),
-        Err(e) => return (outcome(&s, "failed", Some(e)), None),
-    };
+    )
+    .map(|c| c.trim().to_string())
+    .map_err(|e| Box::new((outcome(s, "failed", Some(e)), None)))?;
     if Some(now.as_str()) == s.base_commit.as_deref() && s.status != RepoStatus::Stale {
-        return (outcome(&s, "current", None), None);
+        return Ok((outcome(s, "current", None), None));
     }
     let published = s.status == RepoStatus::Published;
-    let branch = s.branch.clone().unwrap_or_else(|| loaded.branch());
-    // Someone pushed to the branch: never move it over their commits.
     if published {
-        let remote_head = git(
-            &dir,
-            &["ls-remote", "--", "origin", &format!("refs/heads/{branch}")],
-        )
-        .map(|o| o.split_whitespace().next().unwrap_or("").to_string());
-        match remote_head {
-            Ok(h) if Some(h.as_str()) != s.pushed_commit.as_deref() => {
-                s.status = RepoStatus::Diverged;
-                s.reason = Some(format!(
-                    "branch {branch} is at {} but we pushed {}: it holds commits we did not \
-                     push, so it was left alone; rebase it onto {base} by hand, or close the \
-                     pull request and publish again",
-                    if h.is_empty() { "nothing" } else { &h },
-                    s.pushed_commit.as_deref().unwrap_or("nothing")
-                ));
-                s.updated = super::now();
-                let o = outcome(&s, "diverged", s.reason.clone());
-                return (o, Some(s));
+        let branch = s.branch.clone().unwrap_or_else(|| loaded.branch());
+        refuse_diverged(&dir, s, &branch, &base)?;
+    }
+    let spec = crate::report::campaign::RepoSpec {
+        base: Some(base.clone()),
+        ..spec
+    };
+    rerun_preview(workspace, &dir, &spec, s)?;
+    s.base_commit = Some(now.clone());
+    s.status = if published {
+        RepoStatus::Published
+    } else {
+        RepoStatus::Staged
+    };
+    s.reason = None;
+    s.updated = super::now();
+    if published {
+        let parent = gix::ObjectId::from_hex(now.as_bytes()).ok();
+        let lease = s
+            .pushed_commit
+            .as_deref()
+            .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
+        match publish_one(loaded, &dir, s, parent, lease, pace) {
+            Ok(r) => s.pushed_commit = Some(r.commit),
+            Err(e) => {
+                s.status = RepoStatus::Stale;
+                s.reason = Some(format!("refreshed, but the branch could not be moved: {e}"));
+                let o = outcome(s, "failed", s.reason.clone());
+                return Err(Box::new((o, Some(s.clone()))));
             }
-            Err(e) => return (outcome(&s, "failed", Some(e)), None),
-            Ok(_) => {}
         }
     }
-    let checkout = clone::sync_clone(
-        workspace,
-        &key,
-        &crate::report::campaign::RepoSpec {
-            base: Some(base.clone()),
-            ..spec
-        },
+    let note = format!(
+        "on {}: {} replacement{}",
+        &now[..now.len().min(12)],
+        s.replacements,
+        if s.replacements == 1 { "" } else { "s" }
     );
-    if let Err(e) = checkout {
-        return (outcome(&s, "failed", Some(e)), None);
-    }
-    let clone = match Repo::discover_from(&dir) {
-        Ok(r) => r,
-        Err(e) => {
-            return (
-                outcome(&s, "failed", Some(Error::from(e).to_string())),
+    let action = if published { "moved" } else { "refreshed" };
+    Ok((outcome(s, action, Some(note)), Some(s.clone())))
+}
+
+/// The repository's spec and its clone in the workspace, fetched. The clone is the
+/// spec's key in the workspace, made by the campaign: the state (shared, and anyone's
+/// to write) names no folder we work in; a local checkout is skipped.
+fn fetched_clone(
+    loaded: &Loaded,
+    workspace: &Path,
+    s: &RepoState,
+) -> Result<(crate::report::campaign::RepoSpec, std::path::PathBuf), Box<Refreshed>> {
+    let key = s.key.clone();
+    let spec = match loaded.repos.iter().find(|(k, _)| *k == key) {
+        Some((_, r)) if r.path.is_none() => r.clone(),
+        Some(_) => {
+            return Err(Box::new((
+                outcome(s, "skipped", Some("a local checkout".into())),
                 None,
-            )
+            )))
+        }
+        None => {
+            let e = super::CampaignError::NotInSpec(key);
+            return Err(Box::new((
+                outcome(s, "failed", Some(clone::reason(&e))),
+                None,
+            )));
         }
     };
+    let dir = clone::existing(workspace, &key)
+        .map_err(|e| Box::new((outcome(s, "failed", Some(clone::reason(&e))), None)))?;
+    git(&dir, &["fetch", "--quiet", "--prune", "origin"])
+        .map_err(|e| Box::new((outcome(s, "failed", Some(e)), None)))?;
+    Ok((spec, dir))
+}
+
+/// Someone pushed to the published branch: never move it over their commits. The
+/// repository is then recorded as diverged.
+fn refuse_diverged(
+    dir: &Path,
+    s: &mut RepoState,
+    branch: &str,
+    base: &str,
+) -> Result<(), Box<Refreshed>> {
+    let remote_head = git(
+        dir,
+        &["ls-remote", "--", "origin", &format!("refs/heads/{branch}")],
+    )
+    .map(|o| o.split_whitespace().next().unwrap_or("").to_string());
+    match remote_head {
+        Ok(h) if Some(h.as_str()) != s.pushed_commit.as_deref() => {
+            s.status = RepoStatus::Diverged;
+            s.reason = Some(format!(
+                "branch {branch} is at {} but we pushed {}: it holds commits we did not \
+                 push, so it was left alone; rebase it onto {base} by hand, or close the \
+                 pull request and publish again",
+                if h.is_empty() { "nothing" } else { &h },
+                s.pushed_commit.as_deref().unwrap_or("nothing")
+            ));
+            s.updated = super::now();
+            let o = outcome(s, "diverged", s.reason.clone());
+            Err(Box::new((o, Some(s.clone()))))
+        }
+        Err(e) => Err(Box::new((outcome(s, "failed", Some(e)), None))),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Checks the clone out on the new base and refreshes the repository's preview there
+/// (`refresh --all`), taking its successor, replacements and files into the state. A
+/// refresh that leaves nothing to change is "no change", any other failure "stale".
+fn rerun_preview(
+    workspace: &Path,
+    dir: &Path,
+    spec: &crate::report::campaign::RepoSpec,
+    s: &mut RepoState,
+) -> Result<(), Box<Refreshed>> {
+    if let Err(e) = clone::sync_clone(workspace, &s.key, spec) {
+        return Err(Box::new((outcome(s, "failed", Some(e)), None)));
+    }
+    let clone = Repo::discover_from(dir)
+        .map_err(|e| Box::new((outcome(s, "failed", Some(Error::from(e).to_string())), None)))?;
     let request = crate::ops::refresh::RefreshRequest {
         id: s.preview.clone(),
         all: true,
@@ -484,8 +553,8 @@ fn refresh_one(
                 s.reason = Some(e.to_string());
             }
             s.updated = super::now();
-            let o = outcome(&s, "conflict", s.reason.clone());
-            return (o, Some(s));
+            let o = outcome(s, "conflict", s.reason.clone());
+            return Err(Box::new((o, Some(s.clone()))));
         }
     };
     if let Some(next) = &refreshed.successor {
@@ -499,42 +568,5 @@ fn refresh_one(
         .map(|f| f.path.clone())
         .collect();
     s.file_count = s.files.len();
-    s.base_commit = Some(now.clone());
-    s.status = if published {
-        RepoStatus::Published
-    } else {
-        RepoStatus::Staged
-    };
-    s.reason = None;
-    s.updated = super::now();
-    if published {
-        let parent = gix::ObjectId::from_hex(now.as_bytes()).ok();
-        let lease = s
-            .pushed_commit
-            .as_deref()
-            .and_then(|c| gix::ObjectId::from_hex(c.as_bytes()).ok());
-        match publish_one(loaded, &dir, &s, parent, lease, pace) {
-            Ok(r) => s.pushed_commit = Some(r.commit),
-            Err(e) => {
-                s.status = RepoStatus::Stale;
-                s.reason = Some(format!("refreshed, but the branch could not be moved: {e}"));
-                let o = outcome(&s, "failed", s.reason.clone());
-                return (o, Some(s));
-            }
-        }
-    }
-    let note = format!(
-        "on {}: {} replacement{}",
-        &now[..now.len().min(12)],
-        s.replacements,
-        if s.replacements == 1 { "" } else { "s" }
-    );
-    (
-        outcome(
-            &s,
-            if published { "moved" } else { "refreshed" },
-            Some(note),
-        ),
-        Some(s),
-    )
+    Ok(())
 }
