@@ -760,7 +760,7 @@ impl gix::dir::walk::Delegate for Watching<'_> {
 fn collect_watched(
     repo: &Repo,
     opts: &Options,
-    mut witness: Option<&mut Witness>,
+    witness: Option<&mut Witness>,
 ) -> Result<FileSet, Error> {
     check_max_file_size(opts.max_file_size)?;
     let specs = Pathspecs::new(repo, &opts.pathspecs)?;
@@ -768,16 +768,6 @@ fn collect_watched(
     let index = git
         .index_or_empty()
         .map_err(|e| Error::Index(Box::new(e)))?;
-    let walk_opts = git
-        .dirwalk_options()
-        .map_err(|e| Error::Walk(Box::new(e)))?
-        .emit_tracked(true)
-        .emit_untracked(gix::dir::walk::EmissionMode::Matching)
-        .emit_ignored(
-            opts.no_ignore
-                .then_some(gix::dir::walk::EmissionMode::Matching),
-        )
-        .empty_patterns_match_prefix(true);
     // Every plain pathspec is made relative to the top (above), and the walk runs once
     // per positive spec (each with all exclusions): gix's walk loses specs that climb
     // above the current folder (`../../x`) when several are given. That also tells
@@ -798,38 +788,7 @@ fn collect_watched(
             })
             .collect()
     };
-    let mut entries: BTreeMap<gix::bstr::BString, gix::dir::Entry> = BTreeMap::new();
-    let mut unmatched: Vec<String> = Vec::new();
-    for (specs, typed) in walks {
-        let interrupt = AtomicBool::new(false);
-        let mut watching = Watching {
-            collect: Default::default(),
-            workdir: &repo.workdir,
-            witness: witness.as_deref_mut(),
-        };
-        git.dirwalk(
-            &index,
-            specs.iter().map(|s| gix::bstr::BString::from(s.as_str())),
-            &interrupt,
-            walk_opts,
-            &mut watching,
-        )
-        .map_err(|e| Error::Walk(Box::new(e)))?;
-        let collect = watching.collect;
-        let mut matched = false;
-        for (entry, _) in collect.unorded_entries {
-            matched |= matches!(entry.status, Status::Tracked | Status::Untracked)
-                || (opts.no_ignore && matches!(entry.status, Status::Ignored(_)));
-            entries.entry(entry.rela_path.clone()).or_insert(entry);
-        }
-        if let (false, Some(typed)) = (matched, typed) {
-            unmatched.push(typed);
-        }
-    }
-    if !unmatched.is_empty() {
-        return Err(Error::PathspecNoMatch(unmatched));
-    }
-
+    let entries = walk_entries(repo, git, &index, walks, opts.no_ignore, witness)?;
     let trust = crate::cache::IndexTrust::new(git, &index);
     let mut set = FileSet {
         pathspecs: opts.pathspecs.clone(),
@@ -839,28 +798,7 @@ fn collect_watched(
     let hosts = opts.lang.map_or_else(Vec::new, |l| {
         crate::lang::Injection::hosts_of(l, &opts.language_globs.injections)
     });
-    // `--no-ignore`: an ignored folder comes as one entry; its files are listed here.
-    let mut listed: Vec<(String, Option<Kind>)> = Vec::new();
-    for entry in entries.into_values() {
-        let ignored = matches!(entry.status, Status::Ignored(_));
-        if !(matches!(entry.status, Status::Tracked | Status::Untracked)
-            || (opts.no_ignore && ignored))
-        {
-            continue;
-        }
-        let Ok(path) = std::str::from_utf8(entry.rela_path.as_ref()) else {
-            set.skipped
-                .add(SkipReason::NonUtf8Path, &entry.rela_path.to_string());
-            continue;
-        };
-        if ignored && entry.disk_kind == Some(Kind::Directory) {
-            files_under(&repo.workdir, path, &mut listed);
-            continue;
-        }
-        listed.push((path.to_string(), entry.disk_kind));
-    }
-    listed.sort_by(|a, b| a.0.cmp(&b.0));
-    for (path, disk_kind) in &listed {
+    for (path, disk_kind) in &listed(repo, entries, opts.no_ignore, &mut set) {
         let path = path.as_str();
         if !opts.globs.selects(path) {
             continue;
@@ -878,23 +816,8 @@ fn collect_watched(
             // Tracked but deleted from disk, folders, fifos: nothing to read.
             _ => continue,
         }
-        let by_name = opts.language_globs.language_of(path);
-        let mut host = false;
-        let lang = match (opts.lang, by_name) {
-            (Some(forced), _) if named.contains(path) => forced,
-            (Some(forced), Some(l)) if l == forced => l,
-            // A file that may embed the language: searched where it does.
-            (Some(_), Some(l)) if hosts.contains(&l) => {
-                host = true;
-                l
-            }
-            // Another language's file: not part of a `-l` search.
-            (Some(_), _) => continue,
-            (None, Some(l)) => l,
-            (None, None) => {
-                set.skipped.add(SkipReason::NoLanguage, path);
-                continue;
-            }
+        let Some((lang, host)) = search_language(opts, &named, &hosts, path, &mut set) else {
+            continue;
         };
         let entry = index.entry_by_path(path.into());
         let size_hint = match entry {
@@ -914,6 +837,115 @@ fn collect_watched(
         }
     }
     Ok(set)
+}
+
+/// The walks' entries by path: tracked and untracked files (ignored ones too with
+/// `no_ignore`) that each walk's pathspecs select; an error names each spec as typed
+/// (the walk's second half) whose walk matched nothing.
+fn walk_entries(
+    repo: &Repo,
+    git: &gix::Repository,
+    index: &gix::worktree::Index,
+    walks: Vec<(Vec<String>, Option<String>)>,
+    no_ignore: bool,
+    mut witness: Option<&mut Witness>,
+) -> Result<BTreeMap<gix::bstr::BString, gix::dir::Entry>, Error> {
+    let walk_opts = git
+        .dirwalk_options()
+        .map_err(|e| Error::Walk(Box::new(e)))?
+        .emit_tracked(true)
+        .emit_untracked(gix::dir::walk::EmissionMode::Matching)
+        .emit_ignored(no_ignore.then_some(gix::dir::walk::EmissionMode::Matching))
+        .empty_patterns_match_prefix(true);
+    let mut entries: BTreeMap<gix::bstr::BString, gix::dir::Entry> = BTreeMap::new();
+    let mut unmatched: Vec<String> = Vec::new();
+    for (specs, typed) in walks {
+        let interrupt = AtomicBool::new(false);
+        let mut watching = Watching {
+            collect: Default::default(),
+            workdir: &repo.workdir,
+            witness: witness.as_deref_mut(),
+        };
+        git.dirwalk(
+            index,
+            specs.iter().map(|s| gix::bstr::BString::from(s.as_str())),
+            &interrupt,
+            walk_opts,
+            &mut watching,
+        )
+        .map_err(|e| Error::Walk(Box::new(e)))?;
+        let collect = watching.collect;
+        let mut matched = false;
+        for (entry, _) in collect.unorded_entries {
+            matched |= matches!(entry.status, Status::Tracked | Status::Untracked)
+                || (no_ignore && matches!(entry.status, Status::Ignored(_)));
+            entries.entry(entry.rela_path.clone()).or_insert(entry);
+        }
+        if let (false, Some(typed)) = (matched, typed) {
+            unmatched.push(typed);
+        }
+    }
+    if !unmatched.is_empty() {
+        return Err(Error::PathspecNoMatch(unmatched));
+    }
+    Ok(entries)
+}
+
+/// The paths of the walk's files with their kinds on disk, sorted; a path that is not
+/// UTF-8 is counted as skipped. `--no-ignore`: an ignored folder comes as one entry;
+/// its files are listed here.
+fn listed(
+    repo: &Repo,
+    entries: BTreeMap<gix::bstr::BString, gix::dir::Entry>,
+    no_ignore: bool,
+    set: &mut FileSet,
+) -> Vec<(String, Option<Kind>)> {
+    let mut listed: Vec<(String, Option<Kind>)> = Vec::new();
+    for entry in entries.into_values() {
+        let ignored = matches!(entry.status, Status::Ignored(_));
+        if !(matches!(entry.status, Status::Tracked | Status::Untracked) || (no_ignore && ignored))
+        {
+            continue;
+        }
+        let Ok(path) = std::str::from_utf8(entry.rela_path.as_ref()) else {
+            set.skipped
+                .add(SkipReason::NonUtf8Path, &entry.rela_path.to_string());
+            continue;
+        };
+        if ignored && entry.disk_kind == Some(Kind::Directory) {
+            files_under(&repo.workdir, path, &mut listed);
+            continue;
+        }
+        listed.push((path.to_string(), entry.disk_kind));
+    }
+    listed.sort_by(|a, b| a.0.cmp(&b.0));
+    listed
+}
+
+/// The language a file is searched as, and whether it is a host (a file that may
+/// embed the `-l` language); `None` for a file the run leaves out (another language's
+/// under `-l`, or one of no known language, counted as skipped).
+fn search_language(
+    opts: &Options,
+    named: &std::collections::BTreeSet<String>,
+    hosts: &[Lang],
+    path: &str,
+    set: &mut FileSet,
+) -> Option<(Lang, bool)> {
+    let by_name = opts.language_globs.language_of(path);
+    match (opts.lang, by_name) {
+        (Some(forced), _) if named.contains(path) => Some((forced, false)),
+        (Some(forced), Some(l)) if l == forced => Some((l, false)),
+        // A file that may embed the language: searched where it does.
+        (Some(_), Some(l)) if hosts.contains(&l) => Some((l, true)),
+        // Another language's file: not part of a `-l` search.
+        (Some(_), _) => None,
+        (None, Some(l)) => Some((l, false)),
+        (None, None) => {
+            set.skipped.add(SkipReason::NoLanguage, path);
+            None
+        }
+    }
 }
 
 /// Whether [`collect`] leaves the repository path `path` out because git ignores it
