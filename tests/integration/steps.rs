@@ -238,7 +238,7 @@ fn a_later_step_works_on_what_an_earlier_step_wrote() {
     alone.assert_code(1);
     assert_eq!(
         alone.json()["warnings"],
-        serde_json::json!(["step 1 (log-to-logger) changed nothing"])
+        serde_json::json!(["step 2 (log-to-logger) changed nothing"])
     );
 }
 

@@ -87,11 +87,14 @@ struct FileRun {
     warnings: Vec<String>,
 }
 
-/// Runs `steps` in order over `set`'s files (see the module docs).
+/// Runs `steps` in order over `set`'s files (see the module docs). A step is named by
+/// its number in the config file (`numbers`, when only some of them run), else by its
+/// place in `steps`.
 pub fn run(
     repo: &Repo,
     set: &FileSet,
     steps: &[StepSpec],
+    numbers: &[usize],
     max_file_size: u64,
     config: &str,
 ) -> Result<Outcome, Error> {
@@ -107,7 +110,8 @@ pub fn run(
     let mut rows = Vec::new();
     let mut warnings = Vec::new();
     for (i, step) in steps.iter().enumerate() {
-        let at = label(i + 1, step.name.as_deref());
+        let number = numbers.get(i).copied().unwrap_or(i + 1);
+        let at = label(number, step.name.as_deref());
         let in_step = |e: Error| -> Error {
             StepsError::InStep {
                 step: at.clone(),
@@ -117,7 +121,7 @@ pub fn run(
         };
         let values = values_for(step, &exporter, &exported);
         let mut row = StepRow {
-            number: i + 1,
+            number,
             name: step.name.clone(),
             kind: if step.is_rules() { "rules" } else { "ops" }.to_string(),
             runs: values.len(),

@@ -104,10 +104,11 @@ pub struct StepsRequest {
 /// Runs the steps of `req` and stages what they change as one preview.
 pub fn run(repo: &Repo, req: &StepsRequest, cancel: &Cancel) -> Result<StageReport, Error> {
     let (steps, config) = spec::load(repo, req.config.as_deref())?;
-    let steps = select(steps, &req.only)?;
+    let (steps, numbers) = select(steps, &req.only)?;
     let recipe = StepsRecipe {
         config,
         steps,
+        numbers,
         pathspecs: req.pathspecs.clone(),
         prefix: repo.prefix.clone().unwrap_or_default(),
         max_file_size: req.max_file_size,
@@ -155,11 +156,15 @@ pub fn run(repo: &Repo, req: &StepsRequest, cancel: &Cancel) -> Result<StageRepo
     Ok(report)
 }
 
-/// The steps named in `only` (all when it is empty), in the file's order. A step that
-/// uses a value only a step left out exports is refused.
-fn select(steps: Vec<spec::StepSpec>, only: &[String]) -> Result<Vec<spec::StepSpec>, Error> {
+/// The steps named in `only` (all when it is empty), in the file's order, with their
+/// numbers there (none when all run). A step that uses a value only a step left out
+/// exports is refused.
+fn select(
+    steps: Vec<spec::StepSpec>,
+    only: &[String],
+) -> Result<(Vec<spec::StepSpec>, Vec<usize>), Error> {
     if only.is_empty() {
-        return Ok(steps);
+        return Ok((steps, Vec::new()));
     }
     let known: Vec<String> = steps
         .iter()
@@ -176,8 +181,9 @@ fn select(steps: Vec<spec::StepSpec>, only: &[String]) -> Result<Vec<spec::StepS
         }
     }
     let mut kept = Vec::new();
+    let mut numbers = Vec::new();
     let mut left_out = std::collections::BTreeMap::new();
-    for (step, name) in steps.into_iter().zip(&known) {
+    for (i, (step, name)) in steps.into_iter().zip(&known).enumerate() {
         if only.contains(name) {
             if let Some(var) = step
                 .mentioned()
@@ -194,13 +200,14 @@ fn select(steps: Vec<spec::StepSpec>, only: &[String]) -> Result<Vec<spec::StepS
                 .into());
             }
             kept.push(step);
+            numbers.push(i + 1);
         } else {
             for var in step.export.keys() {
                 left_out.insert(var.clone(), name.clone());
             }
         }
     }
-    Ok(kept)
+    Ok((kept, numbers))
 }
 
 /// The preview metadata of the steps' outcome, with the recipe recorded.

@@ -23,6 +23,10 @@ pub struct StepsRecipe {
     #[serde(default)]
     pub config: String,
     pub steps: Vec<StepSpec>,
+    /// Each step's number in the config file, when only some of them ran (`--step`);
+    /// empty: all of them, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub numbers: Vec<usize>,
     #[serde(default)]
     pub pathspecs: Vec<String>,
     /// The folder the pathspecs were typed in.
@@ -49,7 +53,14 @@ impl StepsRecipe {
             ..Default::default()
         };
         let set = files::collect(&at, &opts)?;
-        engine::run(&at, &set, &self.steps, self.max_file_size, &self.config)
+        engine::run(
+            &at,
+            &set,
+            &self.steps,
+            &self.numbers,
+            self.max_file_size,
+            &self.config,
+        )
     }
 }
 
