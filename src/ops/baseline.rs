@@ -295,13 +295,17 @@ pub(crate) fn git(repo: &Repo, args: &[&str]) -> Result<String, BaselineError> {
     String::from_utf8(out.stdout).map_err(|e| failed(e.to_string()))
 }
 
-/// The base side of a comparison: what the rules find in the base commit's tree; the
-/// files renamed since and the lines added are read from git only when a comparison
-/// needs them ([`Matched::splits`]).
+/// The base side of a comparison: what the rules find in the base commit's tree, but
+/// for the files whose blob is at the same path now (their findings are the current
+/// ones: `same`); the files renamed since and the lines added are read from git only
+/// when a comparison needs them ([`Matched::splits`]).
 pub struct BaseSide<'r> {
     repo: &'r Repo,
     pub base: Base,
+    /// The findings of the files not in `same`.
     pub findings: Vec<Finding>,
+    /// The files whose blob is the same at the base and now.
+    same: std::collections::HashSet<String>,
     /// Compared with the index (`--cached`), not the work tree.
     cached: bool,
     since: std::cell::OnceCell<Since>,
@@ -315,7 +319,8 @@ struct Since {
 }
 
 /// Runs `rules` with `opts` over the base commit's tree (its blobs through the cache,
-/// no checkout), findings only; `cached`: compared with the index.
+/// no checkout) but for the files that are the same now, findings only; `cached`:
+/// compared with the index.
 pub fn scan_base<'r>(
     repo: &'r Repo,
     rules: &scan::rules::Rules,
@@ -323,8 +328,15 @@ pub fn scan_base<'r>(
     base: Base,
     cached: bool,
 ) -> Result<BaseSide<'r>, Error> {
+    let now = match cached {
+        true => scan::source::Now::Index,
+        false => scan::source::Now::WorkTree,
+    };
     let base_opts = scan::Options {
-        tree: Some(base.tree),
+        tree: Some(scan::source::Tree {
+            id: base.tree,
+            skip_same: Some(now),
+        }),
         cached: false,
         mode: scan::Mode::Report,
         ..opts.clone()
@@ -334,19 +346,58 @@ pub fn scan_base<'r>(
         repo,
         base,
         findings: at_base.findings,
+        same: at_base.same.into_iter().collect(),
         cached,
         since: Default::default(),
     })
 }
 
-fn keys(findings: &[Finding]) -> Vec<Key> {
-    findings.iter().map(Key::of_finding).collect()
+fn keys<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> Vec<Key> {
+    findings.into_iter().map(Key::of_finding).collect()
 }
 
 impl BaseSide<'_> {
-    /// Each of `current` as new or unchanged, and the base's findings left absent.
+    /// Each of `current` (a scan's findings in its input) as new or unchanged, and
+    /// the base's findings left absent. Those in a file that is the same at the base
+    /// are unchanged: the base has the very same there, and they pair off before
+    /// anything else is matched.
     pub fn classify(&self, current: &[Finding]) -> Result<Matched, BaselineError> {
-        let (now, then) = (keys(current), keys(&self.findings));
+        let others: Vec<usize> = (0..current.len())
+            .filter(|&i| !self.same.contains(&current[i].path))
+            .collect();
+        let rest: Vec<&Finding> = others.iter().map(|&i| &current[i]).collect();
+        let matched = self.compare(&rest, &self.findings.iter().collect::<Vec<_>>())?;
+        let mut states = vec![scan::baseline::State::Unchanged; current.len()];
+        for (&i, state) in others.iter().zip(matched.current) {
+            states[i] = state;
+        }
+        Ok(Matched {
+            current: states,
+            absent: matched.absent,
+        })
+    }
+
+    /// [`classify`](Self::classify) for the findings a fix leaves (`remaining`),
+    /// which may differ from `input`'s (the same scan's findings in its input) even
+    /// in a file that is the same at the base; the base's findings there are
+    /// `input`'s. The absent ones are not told.
+    pub fn classify_fixed(
+        &self,
+        remaining: &[Finding],
+        input: &[Finding],
+    ) -> Result<Matched, BaselineError> {
+        let mut base: Vec<&Finding> = self.findings.iter().collect();
+        base.extend(input.iter().filter(|f| self.same.contains(&f.path)));
+        base.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+        let mut matched = self.compare(&remaining.iter().collect::<Vec<_>>(), &base)?;
+        matched.absent.clear();
+        Ok(matched)
+    }
+
+    /// Matches `current` with `base`, asking git for renames and added lines only
+    /// when a group of identical findings is split.
+    fn compare(&self, current: &[&Finding], base: &[&Finding]) -> Result<Matched, BaselineError> {
+        let (now, then) = (keys(current.iter().copied()), keys(base.iter().copied()));
         let matched = scan::baseline::classify(&now, &then, &HashMap::new(), &[]);
         if !matched.splits(&now, &then) {
             return Ok(matched);

@@ -319,7 +319,7 @@ impl Compared {
     ) -> Result<Compared, super::baseline::BaselineError> {
         let findings = side.classify(&outcome.findings)?;
         let remaining = match fixing {
-            true => Some(side.classify(&outcome.remaining)?),
+            true => Some(side.classify_fixed(&outcome.remaining, &outcome.findings)?),
             false => None,
         };
         let new_errors = outcome

@@ -187,7 +187,7 @@ pub struct Options {
     /// Read staged blobs from the index instead of the work tree.
     pub cached: bool,
     /// Read the blobs of this tree instead (a commit's, for `--baseline`).
-    pub tree: Option<gix::ObjectId>,
+    pub tree: Option<source::Tree>,
     /// Only these repository paths of the file set (`--changed`).
     pub only: Option<std::sync::Arc<std::collections::BTreeSet<String>>>,
     pub shard: Option<Shard>,
@@ -267,6 +267,9 @@ pub struct ScanOutcome {
     pub parse_errors: Vec<String>,
     /// Files of the set left out by `--shard`.
     pub other_shards: usize,
+    /// Scanning a tree: the files left out for having the same blob now
+    /// ([`source::Tree::skip_same`]), in path order.
+    pub same: Vec<String>,
 }
 
 impl ScanOutcome {
@@ -504,6 +507,7 @@ fn scan_with(
     };
     let mut out = ScanOutcome {
         other_shards: inputs.other_shards,
+        same: inputs.same.clone(),
         ..Default::default()
     };
     let run = crate::worker::Run {

@@ -82,6 +82,28 @@ pub struct Inputs {
     pub files: Vec<Candidate>,
     pub skipped: files::Skipped,
     pub other_shards: usize,
+    /// Of a tree's files, those left out for having the same blob now (see
+    /// [`Tree::skip_same`]), in path order.
+    pub same: Vec<String>,
+}
+
+/// A commit's tree, scanned instead of the work tree (the other side of `--baseline`).
+#[derive(Debug, Clone, Copy)]
+pub struct Tree {
+    pub id: gix::ObjectId,
+    /// Leave out the files whose blob is at the same path now: their findings are
+    /// those of the scan of now, so the comparison need not read them twice.
+    pub skip_same: Option<Now>,
+}
+
+/// What "now" is for [`Tree::skip_same`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Now {
+    /// The index: a file is the same when its stage-0 entry has the tree's blob.
+    Index,
+    /// The work tree: the same when its index entry has the tree's blob and the
+    /// file's stat data still match the entry (as the result cache trusts them).
+    WorkTree,
 }
 
 /// Lists the files of the work tree, or of the index with `opts.cached`.
@@ -122,15 +144,18 @@ pub fn collect(
                 .collect(),
             skipped: set.skipped,
             other_shards: 0,
+            same: Vec::new(),
         }
     };
     if let Some(only) = &opts.only {
         inputs.files.retain(|f| only.contains(&f.path));
+        inputs.same.retain(|p| only.contains(p));
     }
     if let Some(shard) = opts.shard {
         let before = inputs.files.len();
         inputs.files.retain(|f| shard.contains(&f.path));
         inputs.other_shards = before - inputs.files.len();
+        inputs.same.retain(|p| shard.contains(p));
     }
     Ok(inputs)
 }
@@ -220,7 +245,7 @@ fn search_specs(repo: &Repo, prepared: files::Pathspecs) -> Vec<String> {
 /// names may be new).
 fn collect_tree(
     repo: &Repo,
-    tree: gix::ObjectId,
+    tree: Tree,
     pathspecs: &[String],
     globs: &files::LanguageGlobs,
 ) -> Result<Inputs, Error> {
@@ -233,16 +258,17 @@ fn collect_tree(
     let specs = search_specs(repo, prepared);
     let mut pathspec = files::pathspec_search(git, &specs, &index).map_err(Error::Files)?;
     let unreadable = |e: Box<dyn std::error::Error + Send + Sync>| Error::Tree {
-        tree: tree.to_string(),
+        tree: tree.id.to_string(),
         source: e,
     };
     let entries = git
-        .find_tree(tree)
+        .find_tree(tree.id)
         .map_err(|e| unreadable(e.into()))?
         .traverse()
         .breadthfirst
         .files()
         .map_err(|e| unreadable(e.into()))?;
+    let same = tree.skip_same.map(|now| Same::new(repo, git, &index, now));
     let mut inputs = Inputs::default();
     for entry in entries {
         let path_b = entry.filepath.as_bstr();
@@ -272,6 +298,10 @@ fn collect_tree(
             inputs.skipped.add(SkipReason::NoLanguage, path);
             continue;
         };
+        if same.as_ref().is_some_and(|s| s.holds(path, entry.oid)) {
+            inputs.same.push(path.to_string());
+            continue;
+        }
         inputs.files.push(Candidate {
             path: path.to_string(),
             lang,
@@ -281,7 +311,49 @@ fn collect_tree(
         });
     }
     inputs.files.sort_by(|a, b| a.path.cmp(&b.path));
+    inputs.same.sort();
     Ok(inputs)
+}
+
+/// Tells whether a tree's blob is still at its path now ([`Tree::skip_same`]).
+struct Same<'a> {
+    index: &'a gix::index::State,
+    workdir: Option<(&'a std::path::Path, crate::cache::IndexTrust)>,
+}
+
+impl<'a> Same<'a> {
+    fn new(repo: &'a Repo, git: &gix::Repository, index: &'a gix::index::State, now: Now) -> Self {
+        let workdir = match now {
+            Now::Index => None,
+            Now::WorkTree => Some((
+                repo.workdir.as_path(),
+                crate::cache::IndexTrust::new(git, index),
+            )),
+        };
+        Same { index, workdir }
+    }
+
+    fn holds(&self, path: &str, blob: gix::ObjectId) -> bool {
+        let Some(entry) = self.index.entry_by_path(path.into()) else {
+            return false;
+        };
+        if entry.stage_raw() != 0 || entry.id != blob {
+            return false;
+        }
+        let Some((workdir, trust)) = &self.workdir else {
+            return !entry
+                .flags
+                .contains(gix::index::entry::Flags::INTENT_TO_ADD);
+        };
+        // The file's bytes are the entry's blob only while its stat data say so.
+        trust.entry(entry).is_some_and(|stat| {
+            std::fs::symlink_metadata(workdir.join(path))
+                .ok()
+                .filter(|m| m.is_file())
+                .and_then(|m| stat.id_if_unchanged(&m))
+                == Some(blob)
+        })
+    }
 }
 
 fn is_exclude(spec: &str) -> bool {

@@ -492,3 +492,29 @@ fn a_comment_edited_inside_a_match_keeps_it_unchanged() {
     let (_, v) = json(&repo, &["--baseline", "HEAD"]);
     assert_eq!(counts(&v), (2, 2, 1));
 }
+
+/// A file whose blob is at the same path now is not read at the base at all (its
+/// findings there are the current ones), even with no cache; one edited on disk is.
+#[test]
+fn a_file_the_same_now_is_not_read_at_the_base() {
+    let repo = repo();
+    // Not racy: the index's stat data name the files' bytes.
+    crate::cache::age(&repo);
+    let id = repo.git(&["rev-parse", "HEAD:a.py"]);
+    let id = id.trim();
+    // a.py's blob, taken out of the object database: the work tree still has it.
+    let loose = repo
+        .path()
+        .join(".git/objects")
+        .join(&id[..2])
+        .join(&id[2..]);
+    std::fs::remove_file(&loose).expect("a loose object");
+    repo.write("b.py", "eval(y)\neval(w)\n");
+    let out = repo.run(&["--json", "--no-cache", "scan", "--baseline", "HEAD"]);
+    out.assert_code(1);
+    assert_eq!(counts(&out.json()), (1, 2, 0));
+    // Edited on disk (not staged): read at the base, and missed.
+    repo.write("a.py", "def f(x):\n    return eval(x)  # edited\n");
+    let out = repo.run(&["--json", "--no-cache", "scan", "--baseline", "HEAD"]);
+    assert_eq!(out.json()["error"]["code"], "index", "{}", out.stdout);
+}

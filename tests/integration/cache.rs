@@ -64,7 +64,7 @@ fn repo() -> TestRepo {
 /// Moves every file's mtime a minute back and refreshes the index, so that the index
 /// entries are not racy and their ids name the files unread (the path a warm run on a
 /// real tree takes).
-fn age(repo: &TestRepo) {
+pub fn age(repo: &TestRepo) {
     let files = repo.git(&["ls-files", "-z"]);
     let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
     for f in files.split('\0').filter(|f| !f.is_empty()) {
