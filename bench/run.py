@@ -521,6 +521,57 @@ def bench_cache(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], c
     bench_mcp_repeat(tools, corpora, args, rows, checks)
 
 
+def bench_baseline(tools: Tools, corpora: dict[str, Path], args, rows: list[Row], checks: list[str]) -> None:
+    """`scan --baseline HEAD~1` against a plain scan, both with a warm cache (issue 39
+    item 3: at most 1.3×), and both cold (at most 2×): the py corpus with the
+    ast-grep-essentials collection, on a private copy given a second commit that
+    appends a comment line to 1 % of its Python files."""
+    rules_dir = corpora.get("essentials")
+    if rules_dir is None or "py" not in args.corpus or "py" not in corpora or not tools.astedit:
+        return
+    root = fresh_copy(corpora["py"], BENCH_DIR / "work" / "baseline-py")
+    tracked = sorted(p for p in sh(["git", "ls-files", "*.py"], cwd=root).splitlines())
+    for path in tracked[::max(1, round(1 / EDIT_SHARE))]:
+        with open(root / path, "a") as f:
+            f.write("\n# bench: the second commit\n")
+    sh(["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false",
+        "commit", "-q", "-am", "bench: 1 % of the files edited"], cwd=root)
+    cache = BENCH_DIR / "work" / "baseline-py.cache"
+    sub = ["--json", "--cache-dir", str(cache), "scan", "--config", str(rules_dir / "sgconfig.yml")] \
+        + tools.astedit_threads("scan")
+    exe = str(tools.astedit)
+    task = "scan --baseline HEAD~1, ast-grep-essentials"
+    made = {
+        "plain, warm": (Row("py", task, "plain scan, warm", "git astedit " + " ".join(sub[3:]), baseline=True),
+                        [exe, *sub]),
+        "baseline, warm": (Row("py", task, "--baseline HEAD~1, warm",
+                               "git astedit " + " ".join(sub[3:]) + " --baseline HEAD~1"),
+                           [exe, *sub, "--baseline", "HEAD~1"]),
+        "plain, cold": (Row("py", task, "plain scan, cold", "(empty cache)", baseline=False), [exe, *sub]),
+        "baseline, cold": (Row("py", task, "--baseline HEAD~1, cold", "(empty cache)"),
+                           [exe, *sub, "--baseline", "HEAD~1"]),
+    }
+    out = BENCH_DIR / "out" / "baseline-py.out"
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def runner(row: Row, cmd: list[str], i: int) -> Run:
+        # Untimed: the cache each row is about (cold: empty; warm: both sides stored).
+        shutil.rmtree(cache, ignore_errors=True)
+        if "warm" in row.tool:
+            sh([exe, *sub, "--baseline", "HEAD~1"], cwd=root, check=False, env=tools.env)
+        return measure(cmd, root, tools.env, out)
+
+    contenders = list(made.values())
+    log(f"py: {task}")
+    timed(contenders, runner, args.runs)
+    rows.extend(r for r, _ in contenders)
+    pw, bw = made["plain, warm"][0].median(), made["baseline, warm"][0].median()
+    pc, bc = made["plain, cold"][0].median(), made["baseline, cold"][0].median()
+    if pw and bw and pc and bc:
+        checks.append(f"- py {task}: warm {fmt_s(bw)} = {bw / pw:.2f}× a warm plain scan ({fmt_s(pw)}; bar "
+                      f"1.3×); cold {fmt_s(bc)} = {bc / pc:.2f}× a cold plain scan ({fmt_s(pc)}; bar 2×)")
+
+
 MCP_SEARCH = ("py", "python", "print($$$A)")
 
 
@@ -1060,6 +1111,7 @@ def main() -> int:
         bench_collection(tools, corpora, args, rows, checks)
     if args.only in (None, "cache"):
         bench_cache(tools, corpora, args, rows, checks)
+        bench_baseline(tools, corpora, args, rows, checks)
     elapsed = datetime.datetime.now(datetime.timezone.utc) - started
 
     argv = " ".join(sys.argv[1:])

@@ -21,6 +21,11 @@ pub struct InstallArgs {
     /// Replace an existing pre-commit hook (it is kept as pre-commit.astedit-backup)
     #[arg(long)]
     pub force: bool,
+
+    /// Check only the lines being committed (scan --changed-lines), so old code in a
+    /// touched file does not block a commit
+    #[arg(long)]
+    pub changed_lines: bool,
 }
 
 pub fn run(ctx: &mut Ctx, cmd: HookCommand) -> Result<Exit, Error> {
@@ -30,6 +35,7 @@ pub fn run(ctx: &mut Ctx, cmd: HookCommand) -> Result<Exit, Error> {
         force: args.force,
         // The binary running now is the hook's fallback when git-astedit is not on PATH.
         fallback: std::env::current_exe().ok(),
+        changed_lines: args.changed_lines,
     };
     out.emit(&git_astedit::ops::hook::run(repo, &request)?)?;
     Ok(Exit::Ok)

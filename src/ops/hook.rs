@@ -15,10 +15,12 @@ pub struct HookRequest {
     pub force: bool,
     /// The binary the hook runs when `git-astedit` is not on PATH.
     pub fallback: Option<PathBuf>,
+    /// Check only the lines being committed (`scan --changed-lines`).
+    pub changed_lines: bool,
 }
 
 pub fn run(repo: &Repo, req: &HookRequest) -> Result<HookReport, Error> {
-    let installed = hook::install(repo, req.force, req.fallback.as_deref())?;
+    let installed = hook::install(repo, req.force, req.fallback.as_deref(), req.changed_lines)?;
     Ok(HookReport {
         schema_version: Version,
         path: installed.path.display().to_string(),

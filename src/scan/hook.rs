@@ -63,19 +63,25 @@ pub struct Installed {
 }
 
 /// The hook script. It prefers `git-astedit` from PATH (what a team shares) and falls
-/// back to the binary that installed it.
-pub fn script(fallback: Option<&Path>) -> String {
+/// back to the binary that installed it. `changed_lines`: only the lines being
+/// committed are checked (`--changed-lines`), so old code in a touched file does not
+/// block a commit.
+pub fn script(fallback: Option<&Path>, changed_lines: bool) -> String {
+    let args = match changed_lines {
+        true => "scan --check --cached --changed-lines",
+        false => "scan --check --cached",
+    };
     let mut s = format!(
         "#!/bin/sh\n{MARKER} (installed by `git astedit hook install`).\n\
          # Blocks the commit when the astedit rules would change staged content.\n\
          if command -v git-astedit >/dev/null 2>&1; then\n\
-         \texec git-astedit scan --check --cached\n\
+         \texec git-astedit {args}\n\
          fi\n"
     );
     match fallback {
         Some(exe) => {
             let quoted = exe.display().to_string().replace('\'', "'\\''");
-            s.push_str(&format!("exec '{quoted}' scan --check --cached\n"));
+            s.push_str(&format!("exec '{quoted}' {args}\n"));
         }
         None => s.push_str(
             "echo 'git-astedit is not on PATH; cannot run the pre-commit scan' >&2\nexit 1\n",
@@ -95,11 +101,17 @@ pub fn hooks_dir(repo: &Repo) -> PathBuf {
     }
 }
 
-/// Writes the pre-commit hook; refuses to replace another hook unless `force`.
-pub fn install(repo: &Repo, force: bool, fallback: Option<&Path>) -> Result<Installed, Error> {
+/// Writes the pre-commit hook ([`script`]); refuses to replace another hook unless
+/// `force`.
+pub fn install(
+    repo: &Repo,
+    force: bool,
+    fallback: Option<&Path>,
+    changed_lines: bool,
+) -> Result<Installed, Error> {
     let dir = hooks_dir(repo);
     let path = dir.join("pre-commit");
-    let content = script(fallback);
+    let content = script(fallback, changed_lines);
     let io = |action: &'static str, path: &Path| {
         let path = path.to_path_buf();
         move |source| Error::Io {
