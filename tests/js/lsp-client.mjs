@@ -1,11 +1,13 @@
 // Drives `git astedit lsp` with VS Code's protocol client library
 // (vscode-languageserver-protocol, the one the VS Code extension's client is built on):
-// the handshake, pushed and pulled diagnostics, a quick fix, stage-all and its undo,
-// shutdown. Run by tests/integration/js.rs with ASTEDIT_BIN and ASTEDIT_REPO set (a
+// the handshake, pushed and pulled diagnostics (the workspace's too, with result ids), a
+// quick fix, stage-all and its undo, a stage-all cancelled through the library's
+// cancellation token (nothing staged), shutdown. Run by tests/integration/js.rs with ASTEDIT_BIN and ASTEDIT_REPO set (a
 // repository holding sgconfig.yml, rules/no-console.yml and src/a.js).
 import { spawn } from "node:child_process";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import {
   createProtocolConnection,
   StreamMessageReader,
@@ -15,6 +17,10 @@ import {
   DidOpenTextDocumentNotification,
   PublishDiagnosticsNotification,
   DocumentDiagnosticRequest,
+  WorkspaceDiagnosticRequest,
+  CancellationTokenSource,
+  WorkDoneProgress,
+  ErrorCodes,
   CodeActionRequest,
   ExecuteCommandRequest,
   ShutdownRequest,
@@ -76,6 +82,21 @@ const pulled = await connection.sendRequest(DocumentDiagnosticRequest.type, {
 check(() => assert.equal(pulled.kind, "full"));
 check(() => assert.deepEqual(pulled.items, diagnostics));
 
+// The workspace's diagnostics: the open document from its text (with its version);
+// asked again with the result ids it gave, everything is unchanged.
+const workspace = await connection.sendRequest(WorkspaceDiagnosticRequest.type, {
+  previousResultIds: [],
+});
+const mine = workspace.items.find((i) => i.uri === uri);
+check(() => assert.equal(mine.kind, "full"));
+check(() => assert.equal(mine.version, 1));
+check(() => assert.deepEqual(mine.items, diagnostics));
+const again = await connection.sendRequest(WorkspaceDiagnosticRequest.type, {
+  previousResultIds: workspace.items.map((i) => ({ uri: i.uri, value: i.resultId })),
+});
+check(() => assert.ok(again.items.every((i) => i.kind === "unchanged")));
+check(() => assert.equal(again.items.length, workspace.items.length));
+
 const actions = await connection.sendRequest(CodeActionRequest.type, {
   textDocument: { uri },
   range: diagnostics[0].range,
@@ -110,5 +131,52 @@ await connection.sendRequest(ShutdownRequest.type);
 await connection.sendNotification(ExitNotification.type);
 const code = await new Promise((resolve) => server.on("exit", resolve));
 check(() => assert.equal(code, 0));
-console.log(`${checks} lsp checks passed`);
 connection.dispose();
+
+// A stage-all the client cancels while it runs (a server whose staging waits, by the
+// test-only delay, until it is cancelled): RequestCancelled, nothing staged.
+const slow = spawn(bin, ["lsp"], {
+  cwd: repo,
+  stdio: ["pipe", "pipe", "inherit"],
+  env: { ...process.env, GIT_ASTEDIT_TEST_STAGE_DELAY_MS: "600000" },
+});
+const second = createProtocolConnection(
+  new StreamMessageReader(slow.stdout),
+  new StreamMessageWriter(slow.stdin),
+);
+let begun;
+const started = new Promise((resolve) => (begun = resolve));
+second.onProgress(WorkDoneProgress.type, "stage", (value) => {
+  if (value.kind === "begin") begun({ value });
+});
+second.onNotification("window/showMessage", () => {});
+second.listen();
+await second.sendRequest(InitializeRequest.type, {
+  processId: process.pid,
+  rootUri: `file://${repo}`,
+  capabilities: {},
+  clientInfo: { name: "vscode-protocol-test", version: "3.17" },
+});
+await second.sendNotification(InitializedNotification.type, {});
+const refsOf = () =>
+  execFileSync("git", ["for-each-ref", "refs/astedit/"], { cwd: repo, encoding: "utf8" });
+const refsBefore = refsOf();
+const source = new CancellationTokenSource();
+const staging = second.sendRequest(
+  ExecuteCommandRequest.type,
+  { command: "astedit.stageAll", arguments: [], workDoneToken: "stage" },
+  source.token,
+);
+const progress = await started;
+check(() => assert.equal(progress.value.cancellable, true));
+source.cancel();
+await assert.rejects(staging, (e) => e.code === ErrorCodes.RequestCancelled || e.code === -32800);
+checks += 1;
+check(() => assert.equal(refsOf(), refsBefore));
+check(() => assert.equal(readFileSync(`${repo}/src/a.js`, "utf8"), "console.log(1);\n"));
+await second.sendRequest(ShutdownRequest.type);
+await second.sendNotification(ExitNotification.type);
+const secondCode = await new Promise((resolve) => slow.on("exit", resolve));
+check(() => assert.equal(secondCode, 0));
+console.log(`${checks} lsp checks passed`);
+second.dispose();
