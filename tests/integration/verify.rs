@@ -276,24 +276,66 @@ fn wait_until(what: &str, ready: impl Fn() -> bool) {
     }
 }
 
-/// A verify whose command writes its pid, sleeps, then writes a marker: started with
-/// its temporary folder in `scratch/tmp`; returns the child and the command's pid.
+/// What the stop signals (SIGINT, SIGTERM, SIGHUP) of a run the tests start do.
 #[cfg(target_os = "linux")]
-fn sleeping_verify(repo: &TestRepo, scratch: &std::path::Path) -> (std::process::Child, i32) {
+#[derive(Clone, Copy)]
+enum StopSignals {
+    /// Their default action, as in a job at a terminal.
+    Default,
+    /// Ignored, as under `nohup` (and SIGINT in `cargo test &` from a script).
+    Ignored,
+}
+
+/// Gives the run `cmd` starts the stop signals `how`, whatever the test run inherited:
+/// a `cargo test` started in the background by a non-interactive shell (`sh -c 'cargo
+/// test &'`, as CI scripts do) has SIGINT ignored, a run keeps an ignored stop signal
+/// ignored, and a test expecting a Ctrl-C to stop it would wait out its command.
+#[cfg(target_os = "linux")]
+fn stop_signals(cmd: &mut std::process::Command, how: StopSignals) {
+    use std::os::unix::process::CommandExt as _;
+    let action = match how {
+        StopSignals::Default => libc::SIG_DFL,
+        StopSignals::Ignored => libc::SIG_IGN,
+    };
+    // SAFETY: the hook runs in the forked child before exec and only calls signal(2),
+    // which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                if libc::signal(signal, action) == libc::SIG_ERR {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A verify whose command writes its pid, then writes a marker once `scratch/go`
+/// exists (or after two minutes): started with its temporary folder in `scratch/tmp`
+/// and its stop signals `how`; returns the child and the command's pid once the
+/// command runs.
+#[cfg(target_os = "linux")]
+fn sleeping_verify(
+    repo: &TestRepo,
+    scratch: &std::path::Path,
+    how: StopSignals,
+) -> (std::process::Child, i32) {
     let tmp = scratch.join("tmp");
     std::fs::create_dir_all(&tmp).expect("mkdir");
     let script = format!(
-        "echo $$ > '{}'; sleep 30; touch '{}'",
-        scratch.join("pid").display(),
-        scratch.join("marker").display()
+        "echo $$ > '{pid}'; i=0; while [ ! -e '{go}' ] && [ $i -lt 2400 ]; do \
+         sleep 0.05; i=$((i+1)); done; touch '{marker}'",
+        pid = scratch.join("pid").display(),
+        go = scratch.join("go").display(),
+        marker = scratch.join("marker").display()
     );
-    let child = repo
-        .command("", &["verify", "--", "sh", "-c", &script])
-        .env("TMPDIR", &tmp)
+    let mut cmd = repo.command("", &["verify", "--", "sh", "-c", &script]);
+    cmd.env("TMPDIR", &tmp)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn");
+        .stderr(std::process::Stdio::null());
+    stop_signals(&mut cmd, how);
+    let child = cmd.spawn().expect("spawn");
     let pid_file = scratch.join("pid");
     wait_until("the command to start", || {
         std::fs::read_to_string(&pid_file).is_ok_and(|p| p.ends_with('\n'))
@@ -318,7 +360,7 @@ fn a_stop_signal_during_verify_kills_the_command_and_removes_the_worktree() {
         let repo = staged();
         let before = repo.snapshot();
         let scratch = tempfile::tempdir().expect("tempdir");
-        let (mut child, pid) = sleeping_verify(&repo, scratch.path());
+        let (mut child, pid) = sleeping_verify(&repo, scratch.path(), StopSignals::Default);
         assert_eq!(worktrees(&repo), 2);
         let sent = std::process::Command::new("kill")
             .args(["-s", name, "--", &child.id().to_string()])
@@ -341,6 +383,29 @@ fn a_stop_signal_during_verify_kills_the_command_and_removes_the_worktree() {
     }
 }
 
+/// A stop signal that was ignored when the run started (`nohup`) stays ignored: the
+/// verify runs its command to the end and reports it. (The kernel drops a signal sent
+/// to a process that ignores it, so the command may finish right after.)
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stop_signal_ignored_at_the_start_stays_ignored_during_verify() {
+    let repo = staged();
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let (mut child, _) = sleeping_verify(&repo, scratch.path(), StopSignals::Ignored);
+    for name in ["INT", "TERM", "HUP"] {
+        let sent = std::process::Command::new("kill")
+            .args(["-s", name, "--", &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+    }
+    std::fs::write(scratch.path().join("go"), "").expect("go");
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(scratch.path().join("marker").exists());
+    assert_eq!(worktrees(&repo), 1);
+}
+
 /// Issue 35 item 8: a verify killed outright (SIGKILL: no handler runs) takes its
 /// command with it (a parent-death signal), so nothing goes on in the worktree the
 /// next verify removes.
@@ -349,7 +414,7 @@ fn a_stop_signal_during_verify_kills_the_command_and_removes_the_worktree() {
 fn a_verify_killed_outright_takes_its_command_with_it() {
     let repo = staged();
     let scratch = tempfile::tempdir().expect("tempdir");
-    let (mut child, pid) = sleeping_verify(&repo, scratch.path());
+    let (mut child, pid) = sleeping_verify(&repo, scratch.path(), StopSignals::Default);
     child.kill().expect("kill");
     child.wait().expect("wait");
     wait_until("the command to end", || !running(pid));
