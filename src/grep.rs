@@ -165,6 +165,9 @@ pub struct Options<'a> {
     pub query: &'a rewrite::QueryOptions,
     /// Where to keep and find each file's matches between runs (`None`: no cache).
     pub cache: Option<&'a crate::cache::Settings>,
+    /// Only the matches that touch these lines count (`--changed-lines`); the cache
+    /// keeps every match, so the same entry serves any lines.
+    pub lines: Option<&'a crate::text::LineRanges>,
 }
 
 /// A file with matches as the sink of [`grep`] gets it: what the workers made of it
@@ -200,6 +203,7 @@ pub fn grep<P: Send>(
         cancel,
         query,
         cache,
+        lines,
     } = *opts;
     let langs = set.files.iter().map(|f| f.lang).chain(forced_lang);
     let PerLanguage {
@@ -225,6 +229,7 @@ pub fn grep<P: Send>(
         keep,
         injections: &set.injections,
         prepare: &prepare,
+        lines,
     };
     let mut out = GrepSummary {
         skipped_languages,
@@ -268,6 +273,7 @@ struct Search<'a, P> {
     keep: Keep,
     injections: &'a [crate::lang::Injection],
     prepare: &'a (dyn Fn(FileHits) -> P + Sync),
+    lines: Option<&'a crate::text::LineRanges>,
 }
 
 /// A file searched: its matches (in the language searched), whether it parsed with
@@ -383,7 +389,11 @@ impl<P: Send> worker::Worker for Search<'_, P> {
         serde_json::to_writer(w, &(out.parse_error, &out.matches)).map_err(std::io::Error::from)
     }
 
-    fn item(&self, file: &files::Candidate, out: Searched) -> (Option<Found<P>>, bool) {
+    fn item(&self, file: &files::Candidate, mut out: Searched) -> (Option<Found<P>>, bool) {
+        if let Some(lines) = self.lines {
+            out.matches
+                .retain(|m| lines.touches(&file.path, m.line, m.end_line));
+        }
         let found = (!out.matches.is_empty()).then(|| Found {
             count: out.matches.len(),
             file: (self.prepare)(FileHits {

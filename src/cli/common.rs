@@ -64,6 +64,11 @@ pub struct InputArgs {
     /// untracked ones; write it --changed=REV
     #[arg(long, value_name = "REV", num_args = 0..=1, require_equals = true, default_missing_value = "HEAD")]
     pub changed: Option<String>,
+
+    /// Keep only the matches on lines that differ from the --changed revision (default
+    /// HEAD): added or rewritten lines, every line of an untracked file
+    #[arg(long)]
+    pub changed_lines: bool,
 }
 
 /// ast-grep's `--no-ignore` values.
@@ -104,6 +109,7 @@ impl InputArgs {
             max_file_size: self.max_filesize,
             config: self.config.clone(),
             changed: self.changed.clone(),
+            changed_lines: self.changed_lines,
             caller: Caller::Person,
         })
     }

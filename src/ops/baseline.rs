@@ -530,15 +530,13 @@ pub struct Changed {
     pub files: std::collections::BTreeSet<String>,
     /// Of those, the lines of each (1-based, inclusive ranges) that were added or
     /// changed; an untracked file has all its lines.
-    pub lines: HashMap<String, Vec<(usize, usize)>>,
+    pub lines: crate::text::LineRanges,
 }
 
 impl Changed {
     /// Whether lines `first..=last` of `path` touch a changed line.
     pub fn touches(&self, path: &str, first: usize, last: usize) -> bool {
-        self.lines
-            .get(path)
-            .is_some_and(|ranges| ranges.iter().any(|&(a, b)| a <= last && first <= b))
+        self.lines.touches(path, first, last)
     }
 }
 
@@ -578,7 +576,7 @@ pub fn changed(repo: &Repo, rev: &str, cached: bool) -> Result<Changed, Baseline
         } else if let (Some(p), Some(hunk)) = (&path, line.strip_prefix("@@ ")) {
             out.files.insert(p.clone());
             if let Some(range) = added_range(hunk) {
-                out.lines.entry(p.clone()).or_default().push(range);
+                out.lines.0.entry(p.clone()).or_default().push(range);
             }
         }
     }
@@ -586,7 +584,7 @@ pub fn changed(repo: &Repo, rev: &str, cached: bool) -> Result<Changed, Baseline
         let untracked = git(repo, &["ls-files", "-z", "--others", "--exclude-standard"])?;
         for p in untracked.split('\0').filter(|p| !p.is_empty()) {
             out.files.insert(p.to_string());
-            out.lines.insert(p.to_string(), vec![(1, usize::MAX)]);
+            out.lines.0.insert(p.to_string(), vec![(1, usize::MAX)]);
         }
     }
     Ok(out)
@@ -671,7 +669,7 @@ mod tests {
         assert_eq!(added_range("-3,2 +2,0 @@"), None);
         let c = Changed {
             files: Default::default(),
-            lines: HashMap::from([("a.py".to_string(), vec![(4, 8)])]),
+            lines: crate::text::LineRanges(HashMap::from([("a.py".to_string(), vec![(4, 8)])])),
         };
         assert!(c.touches("a.py", 8, 9) && c.touches("a.py", 1, 4));
         assert!(!c.touches("a.py", 9, 12) && !c.touches("b.py", 1, 100));

@@ -93,14 +93,27 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
             }
         }
     };
-    let selecting = opts.select.is_some();
+    // `--changed-lines`: replacements off the changed lines are declined.
+    let mut on_lines;
+    let select: Option<&mut dyn Select> = match &files.lines {
+        Some(lines) => {
+            on_lines = OnLines {
+                lines,
+                inner: opts.select,
+            };
+            Some(&mut on_lines)
+        }
+        // A shorter-lived selector than the caller's: the wrapper's.
+        None => opts.select.map(|s| -> &mut dyn Select { s }),
+    };
+    let selecting = select.is_some();
     let engine = crate::edit::Options {
         imports: req.imports.clone(),
         cache: req.cache.settings(repo),
         forced_lang: files.lang,
         max_file_size: req.input.max_file_size,
         cancel,
-        select: opts.select,
+        select,
     };
     let outcome = crate::edit::edit_each(repo, &files.set, &ops, engine, add)?;
     if let Some(e) = stage_error {
@@ -182,6 +195,44 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
     settle(repo, &mut report, preview.as_ref(), staging, cancel)?;
     report.diagnostics.warnings.extend(files.warnings);
     Ok(report)
+}
+
+/// Makes only the changes that touch the lines asked for, passing those on (to a
+/// person with `-i`, or accepted).
+struct OnLines<'l, 's> {
+    lines: &'l crate::text::LineRanges,
+    inner: Option<&'s mut dyn Select>,
+}
+
+impl Select for OnLines<'_, '_> {
+    fn select(&mut self, proposal: &crate::select::Proposal<'_>) -> bool {
+        let (first, last) = proposal_lines(proposal);
+        if !self.lines.touches(proposal.path, first, last) {
+            return false;
+        }
+        match self.inner.as_mut() {
+            Some(inner) => inner.select(proposal),
+            None => true,
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.inner.as_ref().is_some_and(|s| s.finished())
+    }
+}
+
+/// The lines (1-based, inclusive) a proposed change replaces, in the text its op
+/// reads: the file itself for the first op (an embedded region counts its host's lines
+/// above it).
+fn proposal_lines(proposal: &crate::select::Proposal<'_>) -> (usize, usize) {
+    let c = &proposal.change;
+    let above = proposal
+        .around
+        .map_or(0, |(head, _)| head.matches('\n').count());
+    let before = c.text.get(..c.start).unwrap_or_default();
+    let first = above + before.matches('\n').count() + 1;
+    let inside = c.text.get(c.start..c.end).unwrap_or_default();
+    (first, first + inside.matches('\n').count())
 }
 
 /// Each file with its replacements and the outer matches left alone.

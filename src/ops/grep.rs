@@ -297,6 +297,7 @@ fn search(
             strictness: req.strictness,
         },
         cache: cache.as_ref(),
+        lines: files.lines.as_ref(),
     };
     let display = repo.path_display();
     let show_path = |path: &str| match (&req.stdin, req.paths) {

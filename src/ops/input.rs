@@ -1,7 +1,7 @@
 /*!
 Which files a command reads, as a front end was told them: pathspecs, a language, globs,
 the ignore rules, a size limit, the project config whose `languageGlobs` say which file
-is which language, and `--changed`. The CLI's flags and the server's tool arguments
+is which language, and `--changed` (with `--changed-lines`, the lines too). The CLI's flags and the server's tool arguments
 both become one [`Input`]; the operation turns it into files ([`Input::files`]), so
 `grep` and `edit` list their files the same way whoever asked.
 */
@@ -47,6 +47,10 @@ pub struct Input {
     pub config: Option<PathBuf>,
     /// Only the files that differ from this revision (`--changed[=REV]`).
     pub changed: Option<String>,
+    /// Only the matches on lines that differ from `changed`'s revision (HEAD when
+    /// `changed` is unset): added or rewritten lines, every line of an untracked file
+    /// (`--changed-lines`).
+    pub changed_lines: bool,
     pub caller: Caller,
 }
 
@@ -60,6 +64,7 @@ impl Default for Input {
             max_file_size: files::DEFAULT_MAX_FILE_SIZE,
             config: None,
             changed: None,
+            changed_lines: false,
             caller: Caller::Person,
         }
     }
@@ -74,6 +79,8 @@ pub struct Files {
     /// What the caller is told besides the result (an agent's pathspec that named
     /// nothing).
     pub warnings: Vec<String>,
+    /// With `changed_lines`: the lines a match must touch to count.
+    pub lines: Option<crate::text::LineRanges>,
 }
 
 impl Input {
@@ -107,14 +114,21 @@ impl Input {
                 Err(e) => return Err(e.into()),
             },
         };
-        if let Some(rev) = &self.changed {
+        let rev = match (&self.changed, self.changed_lines) {
+            (None, true) => Some("HEAD"),
+            (rev, _) => rev.as_deref(),
+        };
+        let mut lines = None;
+        if let Some(rev) = rev {
             let changed = super::baseline::changed(repo, rev, false)?;
             set.files.retain(|f| changed.files.contains(&f.path));
+            lines = self.changed_lines.then_some(changed.lines);
         }
         Ok(Files {
             set,
             lang,
             warnings,
+            lines,
         })
     }
 

@@ -8,6 +8,20 @@ pub mod closest;
 mod quote;
 pub use quote::Quoting;
 
+/// Lines of files, by repository path: 1-based inclusive ranges (`--changed-lines`
+/// keeps what touches the lines a change added or rewrote). A path not listed has none.
+#[derive(Debug, Clone, Default)]
+pub struct LineRanges(pub std::collections::HashMap<String, Vec<(usize, usize)>>);
+
+impl LineRanges {
+    /// Whether lines `first..=last` of `path` touch one of its ranges.
+    pub fn touches(&self, path: &str, first: usize, last: usize) -> bool {
+        self.0
+            .get(path)
+            .is_some_and(|ranges| ranges.iter().any(|&(a, b)| a <= last && first <= b))
+    }
+}
+
 /// Seconds since the epoch as an RFC 3339 UTC timestamp, `2026-11-30T15:33:02Z`.
 pub fn rfc3339(secs: i64) -> String {
     let days = secs.div_euclid(86_400);

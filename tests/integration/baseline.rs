@@ -514,3 +514,139 @@ fn a_file_the_same_now_is_not_read_at_the_base() {
     let out = repo.run(&["--json", "--no-cache", "scan", "--baseline", "HEAD"]);
     assert_eq!(out.json()["error"]["code"], "index", "{}", out.stdout);
 }
+
+/// `grep --changed-lines`: only the matches on lines that differ from HEAD (staged or
+/// not), every line of an untracked file; the text, `--files-with-matches` and the
+/// JSON counts agree.
+#[test]
+fn grep_changed_lines_reports_only_matches_on_changed_lines() {
+    let repo = repo();
+    repo.write("c.py", "eval(c)\nz = 0\n");
+    repo.commit_all("c");
+    // a.py: its old eval stays, a new one is added below.
+    repo.write("a.py", "def f(x):\n    return eval(x)\n\neval(new)\n");
+    // b.py: a line rewritten around its old eval (staged), the eval left alone.
+    repo.write(
+        "b.py",
+        "import sys\n\ny = sys.argv[2]\neval(y)\nsys.exit(0)\n",
+    );
+    repo.git(&["add", "b.py"]);
+    // c.py: an unstaged eval on a rewritten line.
+    repo.write("c.py", "eval(c)\nz = eval(1)\n");
+    repo.write("u.py", "x = 1\neval(u)\n"); // untracked
+    let grep = |extra: &[&str]| {
+        let mut args = vec!["grep", "-p", "eval($X)", "-l", "python"];
+        args.extend_from_slice(extra);
+        repo.run(&args)
+    };
+    let out = grep(&["--changed-lines"]);
+    out.assert_code(0);
+    assert_eq!(
+        out.stdout,
+        "a.py:4:1: eval(new)\nc.py:2:5: eval(1)\nu.py:2:1: eval(u)\n"
+    );
+    let out = grep(&["--changed-lines", "--files-with-matches"]);
+    assert_eq!(out.stdout, "a.py\nc.py\nu.py\n");
+    let v = grep(&["--changed-lines", "--json"]).json();
+    assert_eq!(
+        (v["total"].as_u64(), v["shown"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(v["files_matched"].as_u64(), Some(3));
+    let lines: Vec<(String, u64)> = v["matches"]
+        .as_array()
+        .expect("matches")
+        .iter()
+        .map(|m| {
+            (
+                m["path"].as_str().unwrap_or("").to_string(),
+                m["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [("a.py".into(), 4), ("c.py".into(), 2), ("u.py".into(), 2)]
+    );
+    // --changed alone: every match of the changed files (b.py's old one too).
+    let v = grep(&["--changed", "--json"]).json();
+    assert_eq!(v["total"].as_u64(), Some(6));
+    // Against an older revision, c.py's first line is new too.
+    let out = grep(&[
+        "--changed=HEAD~1",
+        "--changed-lines",
+        "--files-with-matches",
+    ]);
+    assert_eq!(out.stdout, "a.py\nc.py\nu.py\n");
+    let v = grep(&["--changed=HEAD~1", "--changed-lines", "--json"]).json();
+    assert_eq!(v["total"].as_u64(), Some(4));
+    // Nothing on a changed line: exit 1, as a search that finds nothing.
+    repo.git(&["add", "-A"]);
+    repo.commit_all("all");
+    repo.write(
+        "a.py",
+        "def f(x):\n    return eval(x)\n\neval(new)\n# note\n",
+    );
+    let out = grep(&["--changed-lines"]);
+    out.assert_code(1);
+    assert_eq!(out.stdout, "");
+}
+
+/// `edit --changed-lines` stages only the replacements whose match touches a changed
+/// line; with `-i`, only those are offered.
+#[test]
+fn edit_changed_lines_rewrites_only_matches_on_changed_lines() {
+    let repo = repo();
+    repo.write(
+        "a.py",
+        "def f(x):\n    return eval(x)\n\nv = eval(\n    new\n)\n",
+    );
+    repo.write("u.py", "eval(u)\n"); // untracked
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "eval($X)",
+        "-r",
+        "safe($X)",
+        "-l",
+        "python",
+        "--changed-lines",
+        "--apply",
+    ]);
+    out.assert_code(0);
+    assert!(
+        out.stdout.contains("2 replacements in 2 files"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        repo.read_string("a.py"),
+        "def f(x):\n    return eval(x)\n\nv = safe(new)\n"
+    );
+    assert_eq!(repo.read_string("u.py"), "safe(u)\n");
+    assert_eq!(
+        repo.read_string("b.py"),
+        "import sys\n\ny = sys.argv[1]\neval(y)\nsys.exit(0)\n"
+    );
+    // Only the old match left: nothing to stage, no preview.
+    repo.commit_all("safe");
+    repo.write("a.py", "# top\ndef f(x):\n    return eval(x)\n");
+    let refs = repo.astedit_refs();
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "eval($X)",
+        "-r",
+        "safe($X)",
+        "-l",
+        "python",
+        "--changed-lines",
+    ]);
+    out.assert_code(1);
+    assert!(out.stderr.contains("nothing staged"), "{}", out.stderr);
+    assert_eq!(repo.astedit_refs(), refs);
+    assert_eq!(
+        repo.read_string("a.py"),
+        "# top\ndef f(x):\n    return eval(x)\n"
+    );
+}

@@ -544,3 +544,19 @@ fn scan_i_shows_a_change_in_an_embedded_block_at_its_lines_in_the_file() {
         )
     );
 }
+
+/// `edit -i --changed-lines` asks only about the changes on changed lines.
+#[test]
+fn changed_lines_offers_only_changes_on_changed_lines() {
+    let repo = two_files();
+    repo.write("a.js", "foo(1);\nfoo(22);\nfoo(3);\nfoo(6);\n");
+    let out = edit_i(&repo, "y\nn\n", &["--changed-lines"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout.matches(QUESTION).count(), 2, "{}", out.stdout);
+    let id = only_id(&repo);
+    assert_eq!(
+        staged(&repo, &id, "a.js").as_deref(),
+        Some("foo(1);\nbar(22);\nfoo(3);\nfoo(6);\n")
+    );
+    assert_eq!(staged(&repo, &id, "b.js"), None);
+}
