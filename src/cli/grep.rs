@@ -201,6 +201,13 @@ fn check(args: &GrepArgs, json: bool, stream: bool) -> Result<(), UsageError> {
             "--stdin searches standard input: leave the pathspecs out".into(),
         ));
     }
+    if args.stdin && (args.input.changed.is_some() || args.input.changed_lines) {
+        return Err(UsageError(
+            "--stdin searches standard input, which has no git history: leave out --changed \
+             and --changed-lines"
+                .into(),
+        ));
+    }
     Ok(())
 }
 

@@ -225,14 +225,15 @@ impl Select for OnLines<'_, '_> {
 /// reads: the file itself for the first op (an embedded region counts its host's lines
 /// above it).
 fn proposal_lines(proposal: &crate::select::Proposal<'_>) -> (usize, usize) {
+    // Counted afresh for each change (with memchr: a file of many matches stays cheap).
+    let newlines = |s: &str| memchr::memchr_iter(b'\n', s.as_bytes()).count();
     let c = &proposal.change;
-    let above = proposal
-        .around
-        .map_or(0, |(head, _)| head.matches('\n').count());
-    let before = c.text.get(..c.start).unwrap_or_default();
-    let first = above + before.matches('\n').count() + 1;
-    let inside = c.text.get(c.start..c.end).unwrap_or_default();
-    (first, first + inside.matches('\n').count())
+    let above = proposal.around.map_or(0, |(head, _)| newlines(head));
+    let first = above + newlines(c.text.get(..c.start).unwrap_or_default()) + 1;
+    (
+        first,
+        first + newlines(c.text.get(c.start..c.end).unwrap_or_default()),
+    )
 }
 
 /// Each file with its replacements and the outer matches left alone.

@@ -580,6 +580,23 @@ fn grep_changed_lines_reports_only_matches_on_changed_lines() {
     assert_eq!(out.stdout, "a.py\nc.py\nu.py\n");
     let v = grep(&["--changed=HEAD~1", "--changed-lines", "--json"]).json();
     assert_eq!(v["total"].as_u64(), Some(4));
+    // Standard input has no history to compare with.
+    let out = repo.run_with(
+        ".",
+        &[
+            "grep",
+            "-p",
+            "eval($X)",
+            "-l",
+            "python",
+            "--stdin",
+            "--changed-lines",
+        ],
+        &[],
+        Some(b"eval(1)\n"),
+    );
+    out.assert_code(2);
+    assert!(out.stderr.contains("--changed-lines"), "{}", out.stderr);
     // Nothing on a changed line: exit 1, as a search that finds nothing.
     repo.git(&["add", "-A"]);
     repo.commit_all("all");
@@ -648,5 +665,42 @@ fn edit_changed_lines_rewrites_only_matches_on_changed_lines() {
     assert_eq!(
         repo.read_string("a.py"),
         "# top\ndef f(x):\n    return eval(x)\n"
+    );
+}
+
+/// In a file that embeds the language (HTML's `<script>`), the lines are the host's.
+#[test]
+fn changed_lines_in_embedded_code_are_the_host_files_lines() {
+    let repo = TestRepo::new();
+    let page = |second: &str| {
+        format!("<html>\n<body>\n<script>\nfoo(1);\nfoo({second});\n</script>\n</body>\n</html>\n")
+    };
+    repo.write("a.html", page("2"));
+    repo.commit_all("page");
+    repo.write("a.html", page("3"));
+    let out = repo.run(&[
+        "grep",
+        "-p",
+        "foo($X)",
+        "-l",
+        "javascript",
+        "--changed-lines",
+    ]);
+    assert_eq!(out.stdout, "a.html:5:1: foo(3)\n");
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "foo($X)",
+        "-r",
+        "bar($X)",
+        "-l",
+        "javascript",
+        "--changed-lines",
+        "--apply",
+    ]);
+    out.assert_code(0);
+    assert_eq!(
+        repo.read_string("a.html"),
+        "<html>\n<body>\n<script>\nfoo(1);\nbar(3);\n</script>\n</body>\n</html>\n"
     );
 }
