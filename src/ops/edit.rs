@@ -16,9 +16,7 @@ use crate::report::Diagnostics;
 use crate::report::Dropped;
 use crate::report::Replacement;
 use crate::report::StageReport;
-use crate::report::StageText;
 use crate::report::StagedFile;
-use crate::report::Version;
 use crate::rewrite::imports::ImportFix;
 use crate::rewrite::Op;
 use crate::select::Select;
@@ -140,30 +138,16 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
         Some(stager.finish(&meta)?)
     };
 
+    let staged = match staging.audience {
+        Audience::Person => staged_files(repo, &outcome),
+        Audience::Agent => meta
+            .files
+            .iter()
+            .map(|f| StagedFile::of_meta(f, f.path.clone()))
+            .collect(),
+    };
     let mut report = StageReport {
-        schema_version: Version,
-        kind: meta.kind,
-        id: None,
-        staged: false,
-        applied: false,
-        summary: meta.summary.clone(),
-        replacements: meta.replacements,
-        files: match staging.audience {
-            Audience::Person => staged_files(repo, &outcome),
-            Audience::Agent => meta
-                .files
-                .iter()
-                .map(|f| StagedFile::of_meta(f, f.path.clone()))
-                .collect(),
-        },
-        file_count: meta.files.len(),
         files_searched: Some(outcome.files_searched),
-        patch_digest: None,
-        ops: None,
-        apply: None,
-        diff: None,
-        run: None,
-        steps: None,
         repeated_kept_text: Some(
             outcome
                 .files
@@ -173,7 +157,7 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
                 .count(),
         ),
         diagnostics: diagnostics(repo, &outcome, &ops, staging.audience),
-        text: StageText::default(),
+        ..StageReport::of_meta(&meta, staged)
     };
     report.diagnostics.warnings.extend(fmt_warnings);
     let patterns: Vec<&str> = req.ops.iter().map(|(p, _)| p.as_str()).collect();

@@ -548,31 +548,18 @@ pub(super) fn stage_file(
             .warnings
             .push("the edit leaves the file as it is; nothing staged".into());
     }
+    let files = match &preview {
+        Some(_) => meta
+            .files
+            .iter()
+            .map(|f| StagedFile::of_meta(f, f.path.clone()))
+            .collect(),
+        None => Vec::new(),
+    };
     let mut report = StageReport {
-        schema_version: Version,
         kind,
-        id: None,
-        staged: false,
-        applied: false,
-        summary: meta.summary.clone(),
         replacements: if preview.is_some() { count } else { 0 },
-        files: if preview.is_some() {
-            meta.files
-                .iter()
-                .map(|f| StagedFile::of_meta(f, f.path.clone()))
-                .collect()
-        } else {
-            Vec::new()
-        },
         file_count: usize::from(preview.is_some()),
-        files_searched: None,
-        run: None,
-        steps: None,
-        repeated_kept_text: None,
-        patch_digest: None,
-        ops: None,
-        apply: None,
-        diff: None,
         diagnostics,
         text: StageText {
             diff: staging
@@ -582,6 +569,7 @@ pub(super) fn stage_file(
             offered: None,
             already_applied: 0,
         },
+        ..StageReport::of_meta(&meta, files)
     };
     settle(repo, &mut report, preview.as_ref(), staging, cancel)?;
     Ok(report)

@@ -10,7 +10,6 @@ use super::stage::stage_changes;
 use super::stage::Audience;
 use super::stage::Staging;
 use crate::cancel::Cancel;
-use crate::change::PreviewKind;
 use crate::diff::render_diffs;
 use crate::diff::DiffFile;
 use crate::patch::Resolution;
@@ -19,7 +18,6 @@ use crate::report::Diagnostics;
 use crate::report::StageReport;
 use crate::report::StageText;
 use crate::report::StagedFile;
-use crate::report::Version;
 use crate::Error;
 
 /// A patch to stage.
@@ -65,28 +63,11 @@ pub fn run(repo: &Repo, req: &PatchRequest, cancel: &Cancel) -> Result<StageRepo
             }
         }
     }
+    let files = meta.files.iter();
+    let files = files.map(|f| StagedFile::of_meta(f, paths.show(repo, &f.path)));
     let mut report = StageReport {
-        schema_version: Version,
-        kind: PreviewKind::Patch,
-        id: None,
-        staged: false,
-        applied: false,
-        summary: meta.summary.clone(),
-        replacements: meta.replacements,
-        files: meta
-            .files
-            .iter()
-            .map(|f| StagedFile::of_meta(f, paths.show(repo, &f.path)))
-            .collect(),
-        file_count: meta.files.len(),
-        files_searched: None,
         patch_digest: Some(digest),
         ops: ops_json(repo, &res, paths),
-        apply: None,
-        run: None,
-        steps: None,
-        repeated_kept_text: None,
-        diff: None,
         diagnostics,
         text: StageText {
             diff: staging
@@ -96,6 +77,7 @@ pub fn run(repo: &Repo, req: &PatchRequest, cancel: &Cancel) -> Result<StageRepo
             offered: None,
             already_applied,
         },
+        ..StageReport::of_meta(&meta, files.collect())
     };
     settle(repo, &mut report, preview.as_ref(), staging, cancel)?;
     Ok(report)

@@ -593,6 +593,32 @@ pub struct StageText {
 }
 
 impl StageReport {
+    /// A report of nothing staged yet for a preview of `meta`'s kind: its summary,
+    /// count and `files`; the kind-specific fields left empty for the op to fill.
+    pub fn of_meta(meta: &crate::change::PreviewMeta, files: Vec<StagedFile>) -> StageReport {
+        StageReport {
+            schema_version: Version,
+            kind: meta.kind,
+            id: None,
+            staged: false,
+            applied: false,
+            summary: meta.summary.clone(),
+            replacements: meta.replacements,
+            file_count: meta.files.len(),
+            files,
+            files_searched: None,
+            patch_digest: None,
+            ops: None,
+            apply: None,
+            repeated_kept_text: None,
+            run: None,
+            steps: None,
+            diff: None,
+            diagnostics: Diagnostics::default(),
+            text: StageText::default(),
+        }
+    }
+
     /// 1 when an edit (or a command `run`) would change nothing, else 0 (a patch that
     /// changes nothing is not a failure: it may be applied already).
     pub fn exit(&self) -> crate::error::Exit {

@@ -24,7 +24,6 @@ use crate::report::Diagnostics;
 use crate::report::StageReport;
 use crate::report::StageText;
 use crate::report::StagedFile;
-use crate::report::Version;
 use crate::Error;
 
 pub mod exec;
@@ -86,28 +85,10 @@ pub fn run(repo: &Repo, req: &RunRequest, cancel: &Cancel) -> Result<StageReport
         verified_line = Some(line);
         facts.verified = Some(Box::new(check));
     }
+    let files = meta.files.iter();
+    let files = files.map(|f| StagedFile::of_meta(f, paths.show(repo, &f.path)));
     let mut report = StageReport {
-        schema_version: Version,
-        kind: PreviewKind::Run,
-        id: None,
-        staged: false,
-        applied: false,
-        summary: meta.summary.clone(),
-        replacements: meta.replacements,
-        files: meta
-            .files
-            .iter()
-            .map(|f| StagedFile::of_meta(f, paths.show(repo, &f.path)))
-            .collect(),
-        file_count: meta.files.len(),
-        files_searched: None,
-        patch_digest: None,
-        ops: None,
-        apply: None,
         run: Some(Box::new(facts)),
-        steps: None,
-        repeated_kept_text: None,
-        diff: None,
         diagnostics,
         text: StageText {
             diff: staging.diff.map(|d| {
@@ -115,6 +96,7 @@ pub fn run(repo: &Repo, req: &RunRequest, cancel: &Cancel) -> Result<StageReport
             }),
             ..Default::default()
         },
+        ..StageReport::of_meta(&meta, files.collect())
     };
     settle_verified(
         repo,

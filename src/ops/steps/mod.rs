@@ -24,7 +24,6 @@ use crate::report::Diagnostics;
 use crate::report::StageReport;
 use crate::report::StageText;
 use crate::report::StagedFile;
-use crate::report::Version;
 use crate::Error;
 
 pub mod engine;
@@ -119,28 +118,10 @@ pub fn run(repo: &Repo, req: &StepsRequest, cancel: &Cancel) -> Result<StageRepo
     cancel.check()?;
     let preview = stage_changes(repo, &done.changes, &mut meta, staging.agent.clone())?;
     let paths = staging.audience.paths();
+    let files = meta.files.iter();
+    let files = files.map(|f| StagedFile::of_meta(f, paths.show(repo, &f.path)));
     let mut report = StageReport {
-        schema_version: Version,
-        kind: PreviewKind::Steps,
-        id: None,
-        staged: false,
-        applied: false,
-        summary: meta.summary.clone(),
-        replacements: meta.replacements,
-        files: meta
-            .files
-            .iter()
-            .map(|f| StagedFile::of_meta(f, paths.show(repo, &f.path)))
-            .collect(),
-        file_count: meta.files.len(),
-        files_searched: None,
-        patch_digest: None,
-        ops: None,
-        apply: None,
-        run: None,
         steps: Some(done.rows),
-        repeated_kept_text: None,
-        diff: None,
         diagnostics: Diagnostics {
             warnings: done.warnings,
             ..Default::default()
@@ -151,6 +132,7 @@ pub fn run(repo: &Repo, req: &StepsRequest, cancel: &Cancel) -> Result<StageRepo
             }),
             ..Default::default()
         },
+        ..StageReport::of_meta(&meta, files.collect())
     };
     settle(repo, &mut report, preview.as_ref(), staging, cancel)?;
     Ok(report)
