@@ -880,7 +880,7 @@ pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<
 /// it (symbolic links resolved): a clone's `sgconfig.yml` (CI running a pull
 /// request's) must not make a scan read the runner's other files. A config from
 /// outside the repository (given with `-c`) is the person's own and names anything.
-fn check_inside(
+pub(crate) fn check_inside(
     repo: Option<&Repo>,
     config: &Path,
     file: &str,

@@ -351,3 +351,41 @@ fn the_ast_steps_tool_stages_the_same_preview() {
     assert_eq!(out["isError"], true, "{out}");
     drop(s);
 }
+
+#[test]
+fn a_project_step_names_no_rule_file_outside_the_repository() {
+    let repo = TestRepo::new();
+    let outside = tempfile::tempdir().expect("tempdir");
+    let secret = outside.path().join("rules.yml");
+    std::fs::write(
+        &secret,
+        "id: r\nlanguage: typescript\nrule: { pattern: getUser($A) }\nfix: fetchUser($A)\n",
+    )
+    .expect("write");
+    repo.write("m.ts", "getUser(1);\n");
+    let entry = secret.to_string_lossy().replace('\\', "/");
+    repo.write(
+        "astedit.toml",
+        format!("[[steps]]\nname = \"far\"\nrule-files = [\"{entry}\"]\n"),
+    );
+    repo.commit_all("init");
+
+    let out = repo.run(&["steps", "--json"]);
+    out.assert_code(2);
+    let e = &out.json()["error"];
+    assert_eq!(e["code"], "bad-steps", "{e}");
+    let message = e["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("step 1 (far): rule-files:") && message.contains("outside the repository"),
+        "{e}"
+    );
+    assert!(refs(&repo).is_empty(), "{:?}", refs(&repo));
+
+    // A config of the person's own, outside the repository, names what it likes.
+    let config = outside.path().join("steps.toml");
+    std::fs::write(&config, "[[steps]]\nrule-files = [\"rules.yml\"]\n").expect("write");
+    let out = repo.run(&["steps", "-c", &config.to_string_lossy(), "--json"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["staged"], true);
+    assert_eq!(repo.read_string("m.ts"), "getUser(1);\n");
+}

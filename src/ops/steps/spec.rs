@@ -240,11 +240,10 @@ pub fn load(repo: &Repo, config: Option<&Path>) -> Result<(Vec<StepSpec>, String
     if parsed.steps.is_empty() {
         return Err(StepsError::NoSteps(shown));
     }
-    let dir = path.parent().unwrap_or(Path::new("."));
     let mut steps = Vec::with_capacity(parsed.steps.len());
     for (i, step) in parsed.steps.into_iter().enumerate() {
         let at = label(i + 1, step.name.as_deref());
-        steps.push(resolve(repo, dir, step).map_err(|d| bad(format!("{at}: {d}")))?);
+        steps.push(resolve(repo, &path, step).map_err(|d| bad(format!("{at}: {d}")))?);
     }
     check(&steps).map_err(bad)?;
     Ok((steps, shown))
@@ -259,8 +258,9 @@ fn repo_path(repo: &Repo, path: &Path) -> String {
     }
 }
 
-/// Checks one step's shape and reads its rule files (relative to `dir`) into its rules.
-fn resolve(repo: &Repo, dir: &Path, mut step: StepSpec) -> Result<StepSpec, String> {
+/// Checks one step's shape and reads its rule files (relative to the `config` file's
+/// folder) into its rules; a config inside the repository names only files inside it.
+fn resolve(repo: &Repo, config: &Path, mut step: StepSpec) -> Result<StepSpec, String> {
     let has_ops = step.pattern.is_some() || step.rewrite.is_some() || !step.ops.is_empty();
     match (step.is_rules(), has_ops) {
         (true, true) => {
@@ -298,7 +298,14 @@ fn resolve(repo: &Repo, dir: &Path, mut step: StepSpec) -> Result<StepSpec, Stri
             return Err(format!("export: {name} has an empty template"));
         }
     }
+    let dir = config.parent().unwrap_or(Path::new("."));
     for entry in std::mem::take(&mut step.rule_files) {
+        crate::scan::rules::check_inside(Some(repo), config, "", "rule-files", &entry).map_err(
+            |e| match e {
+                crate::scan::Error::BadConfigFile { detail, .. } => detail,
+                other => other.to_string(),
+            },
+        )?;
         let file = dir.join(&entry);
         let shown = repo.display_path(&repo_path(repo, &file));
         let text = std::fs::read_to_string(&file)
