@@ -1,7 +1,8 @@
 /*!
 Structural rewrite over a file set: every op compiled once per language, run in order
 on each file (in parallel), and the result turned into a [`ChangeSet`] whose before-side
-is the work tree's bytes as read — uncommitted edits included.
+is the work tree's bytes as read — uncommitted edits included — or, for a file that names
+its blob (`--cached`), the staged bytes.
 */
 
 use crate::lang::Lang;
@@ -40,6 +41,17 @@ pub enum Error {
         #[source]
         source: rewrite::Error,
     },
+    /// A staged file's blob (`--cached`) could not be read.
+    #[error(transparent)]
+    Read(#[from] files::Error),
+    /// `--cached`: the rewrite changes staged files whose work-tree file holds other
+    /// bytes (an unstaged edit), where a preview of the staged content could not apply.
+    #[error(
+        "--cached: the work tree differs from the index in {} the rewrite changes: {}",
+        crate::text::plural(.paths.len(), "file"),
+        .paths.join(", ")
+    )]
+    Unstaged { paths: Vec<String> },
 }
 
 impl Classify for Error {
@@ -47,12 +59,33 @@ impl Classify for Error {
         match self {
             Error::Compile(e) => e.code(),
             Error::InFile { source, .. } => source.code(),
+            Error::Read(e) => e.code(),
+            Error::Unstaged { .. } => "unstaged-changes",
         }
     }
     fn exit(&self) -> Exit {
         match self {
             Error::Compile(e) => e.exit(),
             Error::InFile { source, .. } => source.exit(),
+            Error::Read(e) => e.exit(),
+            Error::Unstaged { .. } => Exit::Refused,
+        }
+    }
+    fn hint(&self) -> Option<String> {
+        match self {
+            Error::Unstaged { .. } => Some(
+                "stage those files as they are in the work tree (`git add`) or set their \
+                 unstaged edits aside, then edit again; or leave out --cached to edit the work \
+                 tree"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+    fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            Error::Unstaged { paths } => Some(serde_json::json!({ "paths": paths })),
+            _ => None,
         }
     }
 }
@@ -229,6 +262,8 @@ pub fn edit_each(
         injections: &set.injections,
         // Not while a person answers: the answer may run anything.
         arena: select.is_none(),
+        blobs: files::Blobs::for_set(repo, set),
+        max_file_size,
     };
     // A person's answers are not cached.
     let cache = cache.filter(|_| select.is_none());
@@ -283,6 +318,9 @@ struct Rewrite<'a> {
     injections: &'a [crate::lang::Injection],
     /// Parse in an arena ([`crate::alloc::ParseArena`]).
     arena: bool,
+    /// Reads the files that name a blob (`--cached`).
+    blobs: Option<files::Blobs>,
+    max_file_size: u64,
 }
 
 /// A rewritten file: its change, its report and whether it parsed with errors
@@ -342,6 +380,11 @@ impl worker::Worker for Rewrite<'_> {
             (Some(_), Some(_)) => worker::Plan::Compute,
             (Some(_), None) => worker::Plan::Cached,
         }
+    }
+
+    fn read(&self, file: &files::Candidate) -> Option<Result<files::Loaded, Error>> {
+        let read = self.blobs.as_ref()?.load_file(file, self.max_file_size)?;
+        Some(read.map_err(Error::from))
     }
 
     fn compute(

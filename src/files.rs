@@ -47,6 +47,12 @@ pub enum Error {
     MaxFileSizeTooLarge(u64),
     #[error("--globs '{0}' is not a glob: {1}")]
     BadGlob(String, String),
+    #[error("cannot read the blob of {path}")]
+    Blob {
+        path: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// Refuses a size limit above [`MAX_FILE_SIZE_CEILING`], before any file is read.
@@ -69,7 +75,7 @@ impl Classify for Error {
     fn code(&self) -> &'static str {
         match self {
             Error::Walk(_) => "file-walk",
-            Error::Index(_) => "index",
+            Error::Index(_) | Error::Blob { .. } => "index",
             Error::UnknownLanguage(_) => "unknown-language",
             Error::Pathspec(e) => e.code(),
             Error::PathspecNoMatch(_) => "pathspec-no-match",
@@ -82,7 +88,7 @@ impl Classify for Error {
             Error::UnknownLanguage(_) => Exit::BadInput,
             // gix reports bad pathspecs through the walk.
             Error::Walk(_) => Exit::BadInput,
-            Error::Index(_) => Exit::Internal,
+            Error::Index(_) | Error::Blob { .. } => Exit::Internal,
             Error::Pathspec(e) => e.exit(),
             Error::PathspecNoMatch(_) | Error::MaxFileSizeTooLarge(_) | Error::BadGlob(..) => {
                 Exit::BadInput
@@ -338,6 +344,9 @@ pub struct Candidate {
     /// Its index entry, when that entry's id may name the file's bytes while its stat
     /// data match (the result cache's key, without reading the file).
     pub tracked: Option<crate::cache::IndexStat>,
+    /// The blob read instead of the work-tree file, and its mode: the staged content
+    /// ([`collect_index`], `--cached`).
+    pub blob: Option<(gix::ObjectId, FileMode)>,
 }
 
 /// The files to work on, sorted by path, and what was skipped.
@@ -829,6 +838,7 @@ fn collect_watched(
             lang,
             size_hint,
             tracked: entry.and_then(|e| trust.entry(e)),
+            blob: None,
         };
         if host {
             set.hosts.push(candidate);
@@ -837,6 +847,182 @@ fn collect_watched(
         }
     }
     Ok(set)
+}
+
+/// Lists the index's stage-0 entries matching the pathspecs, the staged content
+/// (`--cached`, what a commit would hold), as [`collect`] lists the work tree: with
+/// the same languages, `-l`, globs and skips, each file naming its blob
+/// ([`Candidate::blob`]), read instead of the work-tree file. Files added with
+/// `--intent-to-add` have no content staged and are left out; ignore rules do not
+/// apply (the index holds what it holds). A pathspec matching no entry is an error
+/// naming it.
+pub fn collect_index(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
+    check_max_file_size(opts.max_file_size)?;
+    let specs = Pathspecs::new(repo, &opts.pathspecs)?;
+    let git = &specs.repository(repo);
+    let index = git
+        .index_or_empty()
+        .map_err(|e| Error::Index(Box::new(e)))?;
+    let unmatched = unmatched_in_index(git, &index, &specs.positive)?;
+    if !unmatched.is_empty() {
+        return Err(Error::PathspecNoMatch(unmatched));
+    }
+    let named = specs.named.clone();
+    let mut pathspec = pathspec_search(git, index_specs(repo, specs), &index)?;
+    let mut set = FileSet {
+        pathspecs: opts.pathspecs.clone(),
+        injections: opts.language_globs.injections.clone(),
+        ..FileSet::default()
+    };
+    let hosts = opts.lang.map_or_else(Vec::new, |l| {
+        crate::lang::Injection::hosts_of(l, &opts.language_globs.injections)
+    });
+    for entry in index.entries() {
+        let path_b = entry.path(&index);
+        if entry.stage_raw() != 0
+            || entry
+                .flags
+                .contains(gix::index::entry::Flags::INTENT_TO_ADD)
+            || !pathspec.is_included(path_b, Some(false))
+        {
+            continue;
+        }
+        let Ok(path) = std::str::from_utf8(path_b.as_ref()) else {
+            set.skipped
+                .add(SkipReason::NonUtf8Path, &path_b.to_string());
+            continue;
+        };
+        if !opts.globs.selects(path) {
+            continue;
+        }
+        let mode = match entry.mode {
+            gix::index::entry::Mode::FILE => FileMode::Regular,
+            gix::index::entry::Mode::FILE_EXECUTABLE => FileMode::Executable,
+            gix::index::entry::Mode::SYMLINK => {
+                set.skipped.add(SkipReason::Symlink, path);
+                continue;
+            }
+            gix::index::entry::Mode::COMMIT => {
+                set.skipped.add(SkipReason::Submodule, path);
+                continue;
+            }
+            _ => continue,
+        };
+        let Some((lang, host)) = search_language(opts, &named, &hosts, path, &mut set) else {
+            continue;
+        };
+        let candidate = Candidate {
+            path: path.to_string(),
+            lang,
+            size_hint: u64::from(entry.stat.size),
+            tracked: None,
+            blob: Some((entry.id, mode)),
+        };
+        match host {
+            true => set.hosts.push(candidate),
+            false => set.files.push(candidate),
+        }
+    }
+    // Stage-0 entries are unique and sorted by path.
+    Ok(set)
+}
+
+/// The specs a search of the index gets: the selecting ones, then the exclusions;
+/// like git, no selecting spec means the current folder and below.
+fn index_specs(repo: &Repo, specs: Pathspecs) -> Vec<String> {
+    let mut out: Vec<String> = specs.positive.into_iter().map(|(s, _)| s).collect();
+    let selecting = !out.is_empty();
+    out.extend(specs.negative);
+    if !selecting {
+        match repo.prefix.as_deref() {
+            Some(p) if !p.is_empty() => out.push(format!(":(top){p}")),
+            _ => out.push(":/".into()),
+        }
+    }
+    out
+}
+
+/// Reads blobs (staged or committed files) on a run's worker threads, each of which
+/// opens the repository once for itself (a `gix::Repository` cannot be sent to
+/// another thread); a thread that reads nothing opens nothing.
+pub struct Blobs {
+    git_dir: std::path::PathBuf,
+    options: gix::open::Options,
+    /// Tells this reader's handles from an earlier one's on a reused thread.
+    id: u64,
+}
+
+thread_local! {
+    static HANDLE: std::cell::RefCell<Option<(u64, gix::Repository)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl Blobs {
+    pub fn new(repo: &Repo) -> Blobs {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Blobs {
+            git_dir: repo.git.path().to_path_buf(),
+            options: repo.git.open_options().clone(),
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// A reader for `set` when one of its files names a blob.
+    pub fn for_set(repo: &Repo, set: &FileSet) -> Option<Blobs> {
+        set.files
+            .iter()
+            .chain(&set.hosts)
+            .any(|f| f.blob.is_some())
+            .then(|| Blobs::new(repo))
+    }
+
+    /// The text of blob `id` at `path`, or why it is skipped.
+    pub fn load(
+        &self,
+        path: &str,
+        id: gix::ObjectId,
+        mode: FileMode,
+        max_file_size: u64,
+    ) -> Result<Loaded, Error> {
+        let unreadable = |e: Box<dyn std::error::Error + Send + Sync>| Error::Blob {
+            path: path.to_string(),
+            source: e,
+        };
+        HANDLE.with(|handle| {
+            let mut handle = handle.borrow_mut();
+            if handle.as_ref().is_none_or(|(of, _)| *of != self.id) {
+                let git = gix::open_opts(&self.git_dir, self.options.clone())
+                    .map_err(|e| unreadable(e.into()))?;
+                *handle = Some((self.id, git));
+            }
+            let (_, git) = handle.as_ref().expect("opened above");
+            let mut blob = git.find_blob(id).map_err(|e| unreadable(e.into()))?;
+            if blob.data.len() as u64 > max_file_size.min(MAX_FILE_SIZE_CEILING) {
+                return Ok(Loaded::Skipped(SkipReason::TooLarge));
+            }
+            Ok(classify_bytes(blob.take_data(), mode))
+        })
+    }
+
+    /// The text of `file`'s blob; `None` when it names none (the work-tree file is
+    /// read).
+    pub fn load_file(&self, file: &Candidate, max_file_size: u64) -> Option<Result<Loaded, Error>> {
+        let (id, mode) = file.blob?;
+        Some(self.load(&file.path, id, mode, max_file_size))
+    }
+}
+
+impl Drop for Blobs {
+    fn drop(&mut self) {
+        // The calling thread's handle (a run on one thread); the workers' went with
+        // their threads.
+        let _ = HANDLE.try_with(|h| {
+            let mut h = h.borrow_mut();
+            if h.as_ref().is_some_and(|(of, _)| *of == self.id) {
+                *h = None;
+            }
+        });
+    }
 }
 
 /// The walks' entries by path: tracked and untracked files (ignored ones too with

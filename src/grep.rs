@@ -29,6 +29,9 @@ pub enum Error {
     /// nested matches each copy everything inside them).
     #[error("the matches in {path} hold more than {limit} bytes of text")]
     MatchesTooLarge { path: String, limit: usize },
+    /// A staged file's blob (`--cached`) could not be read.
+    #[error(transparent)]
+    Read(#[from] files::Error),
 }
 
 impl Classify for Error {
@@ -37,12 +40,14 @@ impl Classify for Error {
             Error::Pattern(e) => e.code(),
             Error::ParsesNowhere { .. } => "bad-pattern",
             Error::MatchesTooLarge { .. } => "matches-too-large",
+            Error::Read(e) => e.code(),
         }
     }
     fn exit(&self) -> Exit {
         match self {
             Error::Pattern(e) => e.exit(),
             Error::ParsesNowhere { .. } | Error::MatchesTooLarge { .. } => Exit::BadInput,
+            Error::Read(e) => e.exit(),
         }
     }
     fn hint(&self) -> Option<String> {
@@ -63,6 +68,7 @@ impl Classify for Error {
                  file out with a pathspec (`:!PATH`)"
                     .to_string(),
             ),
+            Error::Read(e) => e.hint(),
         }
     }
 }
@@ -230,6 +236,8 @@ pub fn grep<P: Send>(
         injections: &set.injections,
         prepare: &prepare,
         lines,
+        blobs: files::Blobs::for_set(repo, set),
+        max_file_size,
     };
     let mut out = GrepSummary {
         skipped_languages,
@@ -274,6 +282,9 @@ struct Search<'a, P> {
     injections: &'a [crate::lang::Injection],
     prepare: &'a (dyn Fn(FileHits) -> P + Sync),
     lines: Option<&'a crate::text::LineRanges>,
+    /// Reads the files that name a blob (`--cached`).
+    blobs: Option<files::Blobs>,
+    max_file_size: u64,
 }
 
 /// A file searched: its matches (in the language searched), whether it parsed with
@@ -309,6 +320,11 @@ impl<P: Send> worker::Worker for Search<'_, P> {
             None if self.query(file.lang).is_some() => worker::Plan::Cached,
             _ => worker::Plan::Pass,
         }
+    }
+
+    fn read(&self, file: &files::Candidate) -> Option<Result<files::Loaded, Error>> {
+        let read = self.blobs.as_ref()?.load_file(file, self.max_file_size)?;
+        Some(read.map_err(Error::from))
     }
 
     fn compute(

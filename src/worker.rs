@@ -68,6 +68,9 @@ impl Task for files::Candidate {
     fn tracked(&self) -> Option<&IndexStat> {
         self.tracked.as_ref()
     }
+    fn read_id(&self) -> Option<gix::ObjectId> {
+        self.blob.map(|(id, _)| id)
+    }
 }
 
 /// How a worker wants a task run.

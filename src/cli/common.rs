@@ -61,14 +61,20 @@ pub struct InputArgs {
     pub verbose: bool,
 
     /// Read only the files that differ from REV (default: HEAD): modified, staged and
-    /// untracked ones; write it --changed=REV
+    /// untracked ones (with --cached, the staged ones); write it --changed=REV
     #[arg(long, value_name = "REV", num_args = 0..=1, require_equals = true, default_missing_value = "HEAD")]
     pub changed: Option<String>,
 
     /// Keep only the matches on lines that differ from the --changed revision (default
-    /// HEAD): added or rewritten lines, every line of an untracked file
+    /// HEAD): added or rewritten lines, every line of an untracked file (with --cached,
+    /// the lines being committed)
     #[arg(long)]
     pub changed_lines: bool,
+
+    /// Read the staged content (the index) instead of the work tree, as `git grep
+    /// --cached`; edit stages it only where the work-tree file holds the same bytes
+    #[arg(long)]
+    pub cached: bool,
 }
 
 /// ast-grep's `--no-ignore` values.
@@ -110,6 +116,7 @@ impl InputArgs {
             config: self.config.clone(),
             changed: self.changed.clone(),
             changed_lines: self.changed_lines,
+            cached: self.cached,
             caller: Caller::Person,
         })
     }
@@ -150,6 +157,7 @@ impl StageArgs {
             agent: None,
             apply: self.apply.then(|| Apply {
                 reason: self.reason.clone(),
+                index: false,
             }),
             diff: diff.then_some(DiffOptions {
                 color,

@@ -208,6 +208,11 @@ fn check(args: &GrepArgs, json: bool, stream: bool) -> Result<(), UsageError> {
                 .into(),
         ));
     }
+    if args.stdin && args.input.cached {
+        return Err(UsageError(
+            "--stdin searches standard input, not the index: leave out --cached".into(),
+        ));
+    }
     Ok(())
 }
 

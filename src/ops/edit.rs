@@ -75,7 +75,15 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
         false => None,
     };
     let mut fmt_warnings = Vec::new();
-    let add = |mut change| {
+    // `--cached`: the ops rewrite the staged bytes, and the preview's before-side is
+    // what apply finds in the work tree; a file whose work tree holds other bytes is
+    // named in a refusal instead.
+    let mut unstaged: Vec<String> = Vec::new();
+    let add = |mut change: crate::change::FileChange| {
+        if req.input.cached && !work_tree_holds(repo, &change) {
+            unstaged.push(change.path);
+            return true;
+        }
         if let Some(fmts) = &fmts {
             fmt_warnings.extend(super::fmt::format_change(&repo.workdir, fmts, &mut change));
         }
@@ -118,7 +126,11 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
         return Err(e);
     }
     cancel.check()?;
-    let staging = &req.staging;
+    if !unstaged.is_empty() {
+        unstaged.sort();
+        return Err(crate::edit::Error::Unstaged { paths: unstaged }.into());
+    }
+    let staging = &staged_from(req);
     let mut meta = outcome.meta(&ops, files.lang, staging.reason.clone());
     meta.agent = staging.agent.clone();
     meta.imports = req.imports.clone();
@@ -160,6 +172,7 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
         ..StageReport::of_meta(&meta, staged)
     };
     report.diagnostics.warnings.extend(fmt_warnings);
+    report.text.apply_index = req.input.cached;
     let patterns: Vec<&str> = req.ops.iter().map(|(p, _)| p.as_str()).collect();
     report
         .diagnostics
@@ -179,6 +192,29 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
     settle(repo, &mut report, preview.as_ref(), staging, cancel)?;
     report.diagnostics.warnings.extend(files.warnings);
     Ok(report)
+}
+
+/// The request's staging; a preview of the staged content (`--cached`) is applied to
+/// the index too, so that what is staged stays what the work tree holds.
+fn staged_from(req: &EditRequest) -> super::stage::Staging {
+    let mut staging = req.staging.clone();
+    if let Some(apply) = &mut staging.apply {
+        apply.index |= req.input.cached;
+    }
+    staging
+}
+
+/// Whether the work-tree file holds `change`'s before-side, byte for byte and with its
+/// executable bit: what apply's stale check will ask of it.
+fn work_tree_holds(repo: &Repo, change: &crate::change::FileChange) -> bool {
+    let Some(before) = &change.before else {
+        return false;
+    };
+    let path = repo.workdir.join(&change.path);
+    let same_kind = std::fs::symlink_metadata(&path).is_ok_and(|m| {
+        !m.file_type().is_symlink() && crate::change::FileMode::from_metadata(&m) == before.mode
+    });
+    same_kind && std::fs::read(&path).is_ok_and(|bytes| bytes == before.bytes)
 }
 
 /// Makes only the changes that touch the lines asked for, passing those on (to a

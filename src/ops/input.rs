@@ -1,7 +1,8 @@
 /*!
 Which files a command reads, as a front end was told them: pathspecs, a language, globs,
 the ignore rules, a size limit, the project config whose `languageGlobs` say which file
-is which language, and `--changed` (with `--changed-lines`, the lines too). The CLI's flags and the server's tool arguments
+is which language, `--cached` (the index's content, not the work tree's), and
+`--changed` (with `--changed-lines`, the lines too). The CLI's flags and the server's tool arguments
 both become one [`Input`]; the operation turns it into files ([`Input::files`]), so
 `grep` and `edit` list their files the same way whoever asked.
 */
@@ -51,6 +52,10 @@ pub struct Input {
     /// `changed` is unset): added or rewritten lines, every line of an untracked file
     /// (`--changed-lines`).
     pub changed_lines: bool,
+    /// Read the staged content (the index's stage-0 entries) instead of the work tree
+    /// (`--cached`); `changed` then compares the revision with the index: what a commit
+    /// would hold, and the lines it would change.
+    pub cached: bool,
     pub caller: Caller,
 }
 
@@ -65,6 +70,7 @@ impl Default for Input {
             config: None,
             changed: None,
             changed_lines: false,
+            cached: false,
             caller: Caller::Person,
         }
     }
@@ -96,15 +102,20 @@ impl Input {
             globs: files::PathGlobs::new(&self.globs, &folder_prefix(repo))?,
             no_ignore: self.no_ignore,
         };
+        let collect = match (self.cached, self.caller) {
+            (true, _) => files::collect_index,
+            (false, Caller::Person) => files::collect,
+            (false, Caller::Agent) => files::collect_remembered,
+        };
         let (mut set, warnings) = match self.caller {
-            Caller::Person => (files::collect(repo, &opts)?, Vec::new()),
-            Caller::Agent => match files::collect_remembered(repo, &opts) {
+            Caller::Person => (collect(repo, &opts)?, Vec::new()),
+            Caller::Agent => match collect(repo, &opts) {
                 Ok(set) => (set, Vec::new()),
                 Err(files::Error::PathspecNoMatch(unmatched))
                     if unmatched.len() < opts.pathspecs.len() =>
                 {
                     opts.pathspecs.retain(|p| !unmatched.contains(p));
-                    let set = files::collect_remembered(repo, &opts)?;
+                    let set = collect(repo, &opts)?;
                     let warnings = unmatched
                         .iter()
                         .map(|p| format!("path '{p}' matches no file; searched the other paths"))
@@ -120,7 +131,7 @@ impl Input {
         };
         let mut lines = None;
         if let Some(rev) = rev {
-            let changed = super::baseline::changed(repo, rev, false)?;
+            let changed = super::baseline::changed(repo, rev, self.cached)?;
             set.files.retain(|f| changed.files.contains(&f.path));
             lines = self.changed_lines.then_some(changed.lines);
         }

@@ -568,6 +568,7 @@ pub(super) fn stage_file(
             placement: Some(placement),
             offered: None,
             already_applied: 0,
+            apply_index: false,
         },
         ..StageReport::of_meta(&meta, files)
     };

@@ -76,6 +76,7 @@ pub fn run(repo: &Repo, req: &PatchRequest, cancel: &Cancel) -> Result<StageRepo
             placement: Some(report_text(repo, &res)),
             offered: None,
             already_applied,
+            apply_index: false,
         },
         ..StageReport::of_meta(&meta, files.collect())
     };

@@ -50,6 +50,9 @@ pub struct DiffOptions {
 pub struct Apply {
     /// Recorded in the journal and the apply's report.
     pub reason: Option<String>,
+    /// Update the touched paths' index entries too (`apply --index`): a preview of the
+    /// staged content (`edit --cached`) is applied so.
+    pub index: bool,
 }
 
 /// What every staging request says besides its changes.
@@ -100,6 +103,7 @@ pub(super) fn settle_verified(
         reason: apply.reason.clone(),
         agent: staging.agent.clone(),
         verified,
+        index: apply.index,
         ..Default::default()
     };
     let applied = txn::apply(repo, Some(&preview.id), &opts)?;

@@ -34,7 +34,8 @@ impl TextReport for StageReport {
                 plural(apply.written.len() + apply.deleted.len(), "file"),
             ),
             None => format!(
-                "Staged preview {id}. Apply with `git astedit apply {id}`, drop with `git astedit discard {id}`.\n"
+                "Staged preview {id}. Apply with `git astedit apply {}{id}`, drop with `git astedit discard {id}`.\n",
+                if self.text.apply_index { "--index " } else { "" }
             ),
         });
         printed.warn_all(&self.diagnostics.warnings);

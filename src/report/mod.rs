@@ -590,6 +590,9 @@ pub struct StageText {
     pub offered: Option<usize>,
     /// `patch`: chunks found already applied.
     pub already_applied: usize,
+    /// `edit --cached`: the preview is of the staged content, and applying it should
+    /// update the index too (`apply --index`).
+    pub apply_index: bool,
 }
 
 impl StageReport {

@@ -91,12 +91,6 @@ pub enum Error {
     Files(#[from] files::Error),
     #[error("cannot read the index")]
     Index(#[source] Box<gix::Error>),
-    #[error("cannot read the blob of {path}")]
-    Blob {
-        path: String,
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
     #[error("cannot read the tree {tree}")]
     Tree {
         tree: String,
@@ -127,7 +121,7 @@ impl Classify for Error {
             Error::StalePlan => "stale-cache",
             Error::BadShard(_) => "bad-shard",
             Error::Files(e) => e.code(),
-            Error::Index(_) | Error::Blob { .. } => "index",
+            Error::Index(_) => "index",
             Error::Tree { .. } => "git",
             Error::Rewrite { source, .. } => source.code(),
         }
@@ -140,11 +134,9 @@ impl Classify for Error {
             {
                 Exit::BadInput
             }
-            Error::ReadConfig { .. }
-            | Error::Index(_)
-            | Error::Blob { .. }
-            | Error::Tree { .. }
-            | Error::StalePlan => Exit::Internal,
+            Error::ReadConfig { .. } | Error::Index(_) | Error::Tree { .. } | Error::StalePlan => {
+                Exit::Internal
+            }
             Error::Files(e) => e.exit(),
             Error::Rewrite { source, .. } => source.exit(),
             _ => Exit::BadInput,
@@ -744,7 +736,7 @@ impl<'t> crate::worker::Worker for FileScan<'_, 't> {
         let blobs = self.blobs?;
         task.cand
             .staged
-            .map(|(id, mode)| blobs.load(&task.cand.path, id, mode, self.max_file_size))
+            .map(|(id, mode)| Ok(blobs.load(&task.cand.path, id, mode, self.max_file_size)?))
     }
 
     fn compute(

@@ -14,7 +14,6 @@ use super::Error;
 use super::Options;
 use crate::change::FileMode;
 use crate::files;
-use crate::files::Loaded;
 use crate::files::SkipReason;
 use crate::repo::Repo;
 
@@ -360,69 +359,5 @@ fn is_exclude(spec: &str) -> bool {
     spec.starts_with(":!") || spec.starts_with(":^") || spec.starts_with(":(exclude")
 }
 
-/// Reads blobs (staged or committed files) on the scan's worker threads, each of
-/// which opens the repository once for itself (a `gix::Repository` cannot be sent to
-/// another thread); a thread that reads nothing opens nothing.
-pub struct Blobs {
-    git_dir: std::path::PathBuf,
-    options: gix::open::Options,
-    /// Tells this reader's handles from an earlier one's on a reused thread.
-    id: u64,
-}
-
-thread_local! {
-    static HANDLE: std::cell::RefCell<Option<(u64, gix::Repository)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-impl Blobs {
-    pub fn new(repo: &Repo) -> Blobs {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        Blobs {
-            git_dir: repo.git.path().to_path_buf(),
-            options: repo.git.open_options().clone(),
-            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-        }
-    }
-
-    /// The text of blob `id` at `path`, or why it is skipped.
-    pub fn load(
-        &self,
-        path: &str,
-        id: gix::ObjectId,
-        mode: FileMode,
-        max_file_size: u64,
-    ) -> Result<Loaded, Error> {
-        let unreadable = |e: Box<dyn std::error::Error + Send + Sync>| Error::Blob {
-            path: path.to_string(),
-            source: e,
-        };
-        HANDLE.with(|handle| {
-            let mut handle = handle.borrow_mut();
-            if handle.as_ref().is_none_or(|(of, _)| *of != self.id) {
-                let git = gix::open_opts(&self.git_dir, self.options.clone())
-                    .map_err(|e| unreadable(e.into()))?;
-                *handle = Some((self.id, git));
-            }
-            let (_, git) = handle.as_ref().expect("opened above");
-            let mut blob = git.find_blob(id).map_err(|e| unreadable(e.into()))?;
-            if blob.data.len() as u64 > max_file_size.min(files::MAX_FILE_SIZE_CEILING) {
-                return Ok(Loaded::Skipped(SkipReason::TooLarge));
-            }
-            Ok(files::classify_bytes(blob.take_data(), mode))
-        })
-    }
-}
-
-impl Drop for Blobs {
-    fn drop(&mut self) {
-        // The calling thread's handle (a run on one thread); the workers' went with
-        // their threads.
-        let _ = HANDLE.try_with(|h| {
-            let mut h = h.borrow_mut();
-            if h.as_ref().is_some_and(|(of, _)| *of == self.id) {
-                *h = None;
-            }
-        });
-    }
-}
+/// Reads the staged and committed blobs a scan reads (shared with `grep` and `edit`).
+pub use crate::files::Blobs;

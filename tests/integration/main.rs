@@ -8,6 +8,7 @@ mod apply;
 mod baseline;
 mod bounds;
 mod cache;
+mod cached;
 mod campaign;
 mod codemods;
 mod context;

@@ -151,6 +151,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
             input.reason.clone(),
             input.apply.then(|| Apply {
                 reason: Some(input.reason.unwrap_or_else(|| "ast_edit apply".into())),
+                index: false,
             }),
         ),
         cache: Default::default(),

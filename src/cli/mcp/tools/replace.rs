@@ -160,6 +160,7 @@ pub fn write(call: &Call, input: WriteInput) -> Result<Done, Error> {
 fn staging_of(call: &Call, reason: Option<String>, apply: bool, tool: &str) -> Staging {
     let at_once = apply.then(|| Apply {
         reason: Some(reason.clone().unwrap_or_else(|| format!("{tool} apply"))),
+        index: false,
     });
     staging(call, reason, at_once)
 }
