@@ -88,6 +88,10 @@ pub struct FindingRow {
     /// What the rule's fix does at this finding (SARIF `fixes`).
     #[serde(skip)]
     pub fix: Option<FindingFix>,
+    /// Byte ranges in `text` of the comments inside the match (left out of its SARIF
+    /// fingerprint, as of its `--baseline` key).
+    #[serde(skip)]
+    pub comments: Vec<(usize, usize)>,
     /// With `--baseline`: `new` (the change brought it) or `unchanged` (the base
     /// has it too); `absent` in the report's `absent` list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,6 +116,7 @@ impl FindingRow {
             metadata: None,
             repo_path: f.path.clone(),
             fix: f.fix.clone(),
+            comments: f.comments.clone(),
             baseline: None,
         }
     }

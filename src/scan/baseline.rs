@@ -45,7 +45,7 @@ impl State {
 }
 
 /// What a finding is matched by: its rule, its path (on the tree's side of a
-/// rename) and its matched text with whitespace runs folded.
+/// rename) and its [`key_text`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
     pub rule: String,
@@ -54,18 +54,34 @@ pub struct Key {
 }
 
 impl Key {
+    /// The key of matched text whose comments are not known (a fix's replaced text).
     pub fn of(rule: &str, path: &str, text: &str) -> Key {
         Key {
             rule: rule.to_string(),
             path: path.to_string(),
-            text: normalize(text),
+            text: key_text(text, &[]),
         }
     }
 
-    /// A finding's key: its text without the comments inside it (each one a space),
-    /// so that a comment added, edited or removed inside a match changes nothing.
+    /// A finding's key.
     pub fn of_finding(f: &super::Finding) -> Key {
-        Key::of(&f.rule, &f.path, &without(&f.text, &f.comments))
+        Key {
+            rule: f.rule.clone(),
+            path: f.path.clone(),
+            text: key_text(&f.text, &f.comments),
+        }
+    }
+}
+
+/// What identifies a finding's matched text, line-free: the text without the comments
+/// inside it (`comments`, byte ranges; each one a space) and with its whitespace
+/// folded ([`normalize`]), so that a comment added, edited or removed inside a match,
+/// re-indenting and re-wrapping change nothing. The one definition behind both
+/// `--baseline`'s matching and SARIF's `partialFingerprints`.
+pub fn key_text(text: &str, comments: &[(usize, usize)]) -> String {
+    match comments {
+        [] => normalize(text),
+        _ => normalize(&without(text, comments)),
     }
 }
 

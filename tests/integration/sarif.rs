@@ -137,7 +137,7 @@ fn results(v: &serde_json::Value) -> Vec<(String, u64, String)> {
                     .expect("uri")
                     .to_string(),
                 loc["region"]["startLine"].as_u64().expect("line"),
-                r["partialFingerprints"]["astedit/v1"]
+                r["partialFingerprints"]["astedit/v2"]
                     .as_str()
                     .expect("fingerprint")
                     .to_string(),
@@ -236,6 +236,53 @@ fn sarif_fingerprints_survive_an_inserted_line_and_differ_between_equal_findings
         };
         assert_eq!(a[print], (uri.clone(), expected), "{uri}");
     }
+}
+
+/// A comment added inside a finding's match (or edited there) keeps its fingerprint,
+/// as it keeps the finding `unchanged` under `--baseline` (one definition of the text
+/// both use); a change to the code itself does not.
+#[test]
+fn sarif_fingerprints_leave_out_the_comments_inside_a_finding() {
+    let repo = TestRepo::new();
+    repo.write("astedit.toml", RULES);
+    let file = |args: &str| format!("function f() {{\n  console.log(\n    {args}\n  );\n}}\n");
+    repo.write("a.ts", file("1,\n    2"));
+    repo.commit_all("init");
+    // A warning only: exit 0.
+    let sarif = |repo: &TestRepo| {
+        let out = repo.run(&["scan", "--format", "sarif"]);
+        out.assert_code(0);
+        out.json()
+    };
+    let prints = |repo: &TestRepo| -> Vec<String> {
+        results(&sarif(repo))
+            .into_iter()
+            .map(|(_, _, print)| print)
+            .collect()
+    };
+    let before = prints(&repo);
+    assert_eq!(before.len(), 1);
+    for commented in [
+        "1, // the first\n    2",
+        "1, /* the first */ 2",
+        "/* both */ 1,\n    // and\n    2",
+    ] {
+        repo.write("a.ts", file(commented));
+        assert_eq!(prints(&repo), before, "{commented}");
+    }
+    // The code changed: another finding.
+    repo.write("a.ts", file("1,\n    3"));
+    let changed = prints(&repo);
+    assert_eq!(changed.len(), 1);
+    assert_ne!(changed, before);
+    // The fingerprint is versioned: no result carries the old key.
+    let v = sarif(&repo);
+    let keys: Vec<&String> = v["runs"][0]["results"][0]["partialFingerprints"]
+        .as_object()
+        .expect("partialFingerprints")
+        .keys()
+        .collect();
+    assert_eq!(keys, ["astedit/v2"]);
 }
 
 #[test]

@@ -381,6 +381,7 @@ mod tests {
                 end_column: 5,
                 inserted: "new\ntext".into(),
             }),
+            comments: Vec::new(),
             baseline: None,
         }
     }

@@ -20,14 +20,17 @@ use sha2::Digest;
 use crate::levels::Severity;
 use crate::report::FindingRow;
 use crate::report::ScanReport;
+use crate::scan::baseline::key_text;
 use crate::scan::FindingFix;
 
 /// The base id every artifact location is relative to: the work tree's root.
 pub const SRCROOT: &str = "%SRCROOT%";
 
 /// The `partialFingerprints` key of our fingerprint (versioned: a change in what it
-/// hashes must change the key, not silently every value).
-pub const FINGERPRINT_KEY: &str = "astedit/v1";
+/// hashes must change the key, not silently every value). v2: the text hashed is
+/// `--baseline`'s key text (comments inside a match left out, whitespace folded as
+/// there); v1 hashed the text with its comments and whitespace runs as one space.
+pub const FINGERPRINT_KEY: &str = "astedit/v2";
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
@@ -467,9 +470,10 @@ fn is_absolute_uri(s: &str) -> bool {
 }
 
 /// One fingerprint per finding, in order: a hash of the rule id, the path, the matched
-/// text with its whitespace runs folded, and the finding's index among the findings
-/// equal in those three (in position order). No line or column goes in, so a line
-/// inserted above a finding leaves its fingerprint alone, and two identical findings
+/// text as `--baseline` keys it ([`key_text`]: comments inside left out, whitespace
+/// folded), and the finding's index among the findings equal in those three (in
+/// position order). No line or column goes in, so a line inserted above a finding or
+/// a comment added inside it leaves its fingerprint alone, and two identical findings
 /// in one file still differ.
 pub fn fingerprints(findings: &[FindingRow]) -> Vec<String> {
     let mut order: Vec<usize> = (0..findings.len()).collect();
@@ -486,7 +490,7 @@ pub fn fingerprints(findings: &[FindingRow]) -> Vec<String> {
     let mut out = vec![String::new(); findings.len()];
     for i in order {
         let f = &findings[i];
-        let normalized = normalize(&f.text);
+        let normalized = key_text(&f.text, &f.comments);
         let occurrence = seen
             .entry((f.rule.as_str(), f.repo_path.as_str(), normalized.clone()))
             .or_insert(0);
@@ -505,12 +509,6 @@ pub fn fingerprints(findings: &[FindingRow]) -> Vec<String> {
         out[i] = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
     }
     out
-}
-
-/// The text with every whitespace run folded to one space and the ends trimmed, so
-/// that re-indenting a finding keeps its fingerprint.
-fn normalize(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
