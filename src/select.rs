@@ -86,6 +86,30 @@ pub trait Select {
     }
 }
 
+/// Declines the proposals `keep` says no to and passes the others on: to a person
+/// (`inner`, `-i`), or accepted. What `--changed-lines` (the changes on changed lines)
+/// and `scan --baseline` (the fixes of new findings) put in front of a selection.
+pub struct Narrowed<'s, F> {
+    pub keep: F,
+    pub inner: Option<&'s mut dyn Select>,
+}
+
+impl<F: FnMut(&Proposal<'_>) -> bool> Select for Narrowed<'_, F> {
+    fn select(&mut self, proposal: &Proposal<'_>) -> bool {
+        if !(self.keep)(proposal) {
+            return false;
+        }
+        match self.inner.as_mut() {
+            Some(inner) => inner.select(proposal),
+            None => true,
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.inner.as_ref().is_some_and(|s| s.finished())
+    }
+}
+
 /// One change an engine is about to make, offered to a [`Select`] (see
 /// [`rewrite_nested_selecting`](crate::rewrite::rewrite_nested_selecting)).
 ///

@@ -13,6 +13,7 @@ use crate::scan;
 use crate::scan::baseline::Key;
 use crate::scan::baseline::Matched;
 use crate::scan::Finding;
+use crate::select::Narrowed;
 use crate::select::Origin;
 use crate::select::Proposal;
 use crate::select::Select;
@@ -470,8 +471,22 @@ pub fn fix_wanted(
             .collect(),
         ..opts.clone()
     };
-    let mut keep = KeepNew {
-        decline,
+    // The fixes of unwanted findings are declined (known by rule and replaced text).
+    let mut keep = Narrowed {
+        keep: |proposal: &Proposal<'_>| {
+            let Origin::Rule(rule) = proposal.origin else {
+                return true;
+            };
+            let p = &proposal.change;
+            let replaced = p.text.get(p.start..p.end).unwrap_or_default();
+            match decline.get_mut(&Key::of(rule, proposal.path, replaced)) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    false
+                }
+                _ => true,
+            }
+        },
         inner: select,
     };
     let fixed = scan::run(repo, rules, &fix_opts, scan::Consume::Ask(&mut keep))?;
@@ -491,35 +506,6 @@ pub fn fix_wanted(
         conflicts: fixed.conflicts,
         ..found
     })
-}
-
-/// Declines the fixes of unwanted findings, passing the rest on (to a person, or
-/// accepted).
-struct KeepNew<'a> {
-    decline: HashMap<Key, usize>,
-    inner: Option<&'a mut dyn Select>,
-}
-
-impl Select for KeepNew<'_> {
-    fn select(&mut self, proposal: &Proposal<'_>) -> bool {
-        if let Origin::Rule(rule) = proposal.origin {
-            let p = &proposal.change;
-            let replaced = p.text.get(p.start..p.end).unwrap_or_default();
-            let key = Key::of(rule, proposal.path, replaced);
-            if let Some(n) = self.decline.get_mut(&key).filter(|n| **n > 0) {
-                *n -= 1;
-                return false;
-            }
-        }
-        match self.inner.as_mut() {
-            Some(inner) => inner.select(proposal),
-            None => true,
-        }
-    }
-
-    fn finished(&self) -> bool {
-        self.inner.as_ref().is_some_and(|s| s.finished())
-    }
 }
 
 /// What `--changed [REV]` compares: the files that differ between REV and the work

@@ -19,6 +19,7 @@ use crate::report::StageReport;
 use crate::report::StagedFile;
 use crate::rewrite::imports::ImportFix;
 use crate::rewrite::Op;
+use crate::select::Narrowed;
 use crate::select::Select;
 use crate::text::plural;
 use crate::txn;
@@ -103,8 +104,11 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
     let mut on_lines;
     let select: Option<&mut dyn Select> = match &files.lines {
         Some(lines) => {
-            on_lines = OnLines {
-                lines,
+            on_lines = Narrowed {
+                keep: |p: &crate::select::Proposal<'_>| {
+                    let (first, last) = proposal_lines(p);
+                    lines.touches(p.path, first, last)
+                },
                 inner: opts.select,
             };
             Some(&mut on_lines)
@@ -215,30 +219,6 @@ fn work_tree_holds(repo: &Repo, change: &crate::change::FileChange) -> bool {
         !m.file_type().is_symlink() && crate::change::FileMode::from_metadata(&m) == before.mode
     });
     same_kind && std::fs::read(&path).is_ok_and(|bytes| bytes == before.bytes)
-}
-
-/// Makes only the changes that touch the lines asked for, passing those on (to a
-/// person with `-i`, or accepted).
-struct OnLines<'l, 's> {
-    lines: &'l crate::text::LineRanges,
-    inner: Option<&'s mut dyn Select>,
-}
-
-impl Select for OnLines<'_, '_> {
-    fn select(&mut self, proposal: &crate::select::Proposal<'_>) -> bool {
-        let (first, last) = proposal_lines(proposal);
-        if !self.lines.touches(proposal.path, first, last) {
-            return false;
-        }
-        match self.inner.as_mut() {
-            Some(inner) => inner.select(proposal),
-            None => true,
-        }
-    }
-
-    fn finished(&self) -> bool {
-        self.inner.as_ref().is_some_and(|s| s.finished())
-    }
 }
 
 /// The lines (1-based, inclusive) a proposed change replaces, in the text its op
