@@ -5,6 +5,8 @@
 
 pub mod recipe;
 
+use std::collections::HashMap;
+
 use super::recipe::Recorded;
 use super::stage::settle;
 use super::stage::Audience;
@@ -100,21 +102,19 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
             }
         }
     };
-    // `--changed-lines`: replacements off the changed lines are declined.
-    let mut on_lines;
-    let select: Option<&mut dyn Select> = match &files.lines {
-        Some(lines) => {
-            on_lines = Narrowed {
-                keep: |p: &crate::select::Proposal<'_>| {
-                    let (first, last) = proposal_lines(p);
-                    lines.touches(p.path, first, last)
-                },
-                inner: opts.select,
+    // `--changed-lines` and `--cached` narrow what is offered (to a person with `-i`).
+    let mut narrowing = Narrowing::new(repo, &files, req.input.cached);
+    let mut narrowed;
+    let select: Option<&mut dyn Select> = match (narrowing.needed(&opts.select), opts.select) {
+        (true, inner) => {
+            narrowed = Narrowed {
+                keep: |p: &crate::select::Proposal<'_>| narrowing.keep(p),
+                inner,
             };
-            Some(&mut on_lines)
+            Some(&mut narrowed)
         }
         // A shorter-lived selector than the caller's: the wrapper's.
-        None => opts.select.map(|s| -> &mut dyn Select { s }),
+        (false, inner) => inner.map(|s| -> &mut dyn Select { s }),
     };
     let selecting = select.is_some();
     let engine = crate::edit::Options {
@@ -130,8 +130,10 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
         return Err(e);
     }
     cancel.check()?;
+    unstaged.append(&mut narrowing.unstaged);
     if !unstaged.is_empty() {
         unstaged.sort();
+        unstaged.dedup();
         return Err(crate::edit::Error::Unstaged { paths: unstaged }.into());
     }
     let staging = &staged_from(req);
@@ -208,17 +210,95 @@ fn staged_from(req: &EditRequest) -> super::stage::Staging {
     staging
 }
 
-/// Whether the work-tree file holds `change`'s before-side, byte for byte and with its
-/// executable bit: what apply's stale check will ask of it.
+/// Whether the work-tree file holds `change`'s before-side (see [`holds`]).
 fn work_tree_holds(repo: &Repo, change: &crate::change::FileChange) -> bool {
-    let Some(before) = &change.before else {
-        return false;
-    };
-    let path = repo.workdir.join(&change.path);
+    change
+        .before
+        .as_ref()
+        .is_some_and(|b| holds(repo, &change.path, &b.bytes, b.mode))
+}
+
+/// Whether the work-tree file at `path` holds `bytes` byte for byte, with `mode`'s
+/// executable bit: what apply's stale check will ask of a preview's before-side.
+fn holds(repo: &Repo, path: &str, bytes: &[u8], mode: crate::change::FileMode) -> bool {
+    let path = repo.workdir.join(path);
     let same_kind = std::fs::symlink_metadata(&path).is_ok_and(|m| {
-        !m.file_type().is_symlink() && crate::change::FileMode::from_metadata(&m) == before.mode
+        !m.file_type().is_symlink() && crate::change::FileMode::from_metadata(&m) == mode
     });
-    same_kind && std::fs::read(&path).is_ok_and(|bytes| bytes == before.bytes)
+    same_kind && std::fs::read(&path).is_ok_and(|on_disk| on_disk == bytes)
+}
+
+/// What narrows the changes an edit makes or offers: `--changed-lines` declines those
+/// off the changed lines; `--cached` declines those in a file whose work tree does not
+/// hold its staged blob, recording the file for the refusal, so that a person (`-i`) is
+/// never asked about a change that cannot be staged.
+struct Narrowing<'r> {
+    repo: &'r Repo,
+    lines: Option<&'r crate::text::LineRanges>,
+    /// `--cached`: each file's staged blob and mode, and whether the work tree holds
+    /// it, once asked.
+    staged: HashMap<&'r str, StagedBlob>,
+    unstaged: Vec<String>,
+}
+
+struct StagedBlob {
+    id: gix::ObjectId,
+    mode: crate::change::FileMode,
+    held: Option<bool>,
+}
+
+impl<'r> Narrowing<'r> {
+    fn new(repo: &'r Repo, files: &'r super::input::Files, cached: bool) -> Narrowing<'r> {
+        let staged = match cached {
+            true => (files.set.files.iter().chain(&files.set.hosts))
+                .filter_map(|f| {
+                    let (id, mode) = f.blob?;
+                    let blob = StagedBlob {
+                        id,
+                        mode,
+                        held: None,
+                    };
+                    Some((f.path.as_str(), blob))
+                })
+                .collect(),
+            false => HashMap::new(),
+        };
+        Narrowing {
+            repo,
+            lines: files.lines.as_ref(),
+            staged,
+            unstaged: Vec::new(),
+        }
+    }
+
+    /// Whether an edit selecting through `inner` needs narrowing: with changed lines,
+    /// or a person asked about staged content. (An edit of staged content that asks
+    /// no one is checked as each changed file is staged, in parallel.)
+    fn needed(&self, inner: &Option<&mut dyn Select>) -> bool {
+        self.lines.is_some() || (!self.staged.is_empty() && inner.is_some())
+    }
+
+    fn keep(&mut self, p: &crate::select::Proposal<'_>) -> bool {
+        if let Some(lines) = self.lines {
+            let (first, last) = proposal_lines(p);
+            if !lines.touches(p.path, first, last) {
+                return false;
+            }
+        }
+        let Some(blob) = self.staged.get_mut(p.path) else {
+            return true;
+        };
+        let repo = self.repo;
+        let held = *blob.held.get_or_insert_with(|| {
+            repo.git
+                .find_blob(blob.id)
+                .is_ok_and(|b| holds(repo, p.path, &b.data, blob.mode))
+        });
+        if !held && !self.unstaged.iter().any(|u| u == p.path) {
+            self.unstaged.push(p.path.to_string());
+        }
+        held
+    }
 }
 
 /// The lines (1-based, inclusive) a proposed change replaces, in the text its op

@@ -246,6 +246,39 @@ fn edit_cached_refuses_files_whose_work_tree_differs_from_the_index() {
         );
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o644)).expect("chmod");
     }
+    // `-i`: a person is asked only about the changes that can be staged (d.py's), and
+    // the edit is refused all the same, naming the others.
+    let out = repo.run_with(
+        ".",
+        &[
+            "edit", "-i", "-p", "eval($X)", "-r", "safe($X)", "-l", "python", "--cached",
+        ],
+        &[],
+        Some(b"y\ny\ny\ny\n"),
+    );
+    out.assert_code(4);
+    assert_eq!(
+        out.stdout.matches("Apply this change [").count(),
+        1,
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("+safe(d)"), "{}", out.stdout);
+    assert!(!out.stdout.contains("+safe(staged)"), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("2 files the rewrite changes: a.py, n.py"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.astedit_refs(), refs);
+    // With --changed-lines too (a.py's staged eval is on a staged line).
+    let out = edit(&repo, &["--cached", "--changed-lines"]);
+    out.assert_code(4);
+    assert!(out.stderr.contains(": a.py, n.py"), "{}", out.stderr);
+    assert_eq!(repo.astedit_refs(), refs);
+    assert_eq!(repo.snapshot(), files_now);
+
     // Left out by a pathspec, the other files block nothing.
     let out = edit(&repo, &["--cached", "d.py"]);
     out.assert_code(0);
