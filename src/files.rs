@@ -927,9 +927,9 @@ pub fn collect_index(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
     Ok(set)
 }
 
-/// The specs a search of the index gets: the selecting ones, then the exclusions;
-/// like git, no selecting spec means the current folder and below.
-fn index_specs(repo: &Repo, specs: Pathspecs) -> Vec<String> {
+/// The specs a search of the index (or of a commit's tree) gets: the selecting ones,
+/// then the exclusions; like git, no selecting spec means the current folder and below.
+pub(crate) fn index_specs(repo: &Repo, specs: Pathspecs) -> Vec<String> {
     let mut out: Vec<String> = specs.positive.into_iter().map(|(s, _)| s).collect();
     let selecting = !out.is_empty();
     out.extend(specs.negative);

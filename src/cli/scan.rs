@@ -7,6 +7,7 @@ use git_astedit::error::UsageError;
 use git_astedit::files;
 use git_astedit::levels::Severity;
 use git_astedit::ops;
+use git_astedit::ops::input::Input;
 use git_astedit::ops::scan::ScanRequest;
 use git_astedit::ops::scan::SeverityOverride;
 use git_astedit::render::scan::ScanFormat;
@@ -269,10 +270,16 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     let mut configs = args.config;
     configs.extend(args.rule_files);
     let mut request = ScanRequest {
-        pathspecs: args.pathspecs,
+        input: Input {
+            pathspecs: args.pathspecs,
+            max_file_size: args.max_filesize,
+            changed: args.changed,
+            changed_lines: args.changed_lines,
+            cached: args.cached,
+            ..Input::default()
+        },
         configs,
         mode,
-        cached: args.cached,
         shard: args.shard,
         only_rules: args.rules,
         filter,
@@ -283,7 +290,6 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         reason: args.reason,
         max_render: args.max_render,
         color: false,
-        max_file_size: args.max_filesize,
         inline_rules: args.inline_rules,
         include_metadata: args.include_metadata,
         verify: args
@@ -293,11 +299,6 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         agent: None,
         baseline: args.baseline,
         fix_all: args.fix_all,
-        changed: match (args.changed, args.changed_lines) {
-            (None, true) => Some("HEAD".into()),
-            (changed, _) => changed,
-        },
-        changed_lines: args.changed_lines,
         fmt: args.fmt,
     };
     let (repo, out) = ctx.parts()?;

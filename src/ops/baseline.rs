@@ -319,30 +319,22 @@ struct Since {
     changed: Changed,
 }
 
-/// Runs `rules` with `opts` over the base commit's tree (its blobs through the cache,
-/// no checkout) but for the files that are the same now, findings only; `cached`:
-/// compared with the index.
+/// Runs `rules` with `opts` over `inputs`, the files of the base commit's tree (their
+/// blobs through the cache, no checkout) but for the files that are the same now,
+/// findings only; `cached`: compared with the index.
 pub fn scan_base<'r>(
     repo: &'r Repo,
     rules: &scan::rules::Rules,
     opts: &scan::Options,
+    inputs: &scan::source::Inputs,
     base: Base,
     cached: bool,
 ) -> Result<BaseSide<'r>, Error> {
-    let now = match cached {
-        true => scan::source::Now::Index,
-        false => scan::source::Now::WorkTree,
-    };
     let base_opts = scan::Options {
-        tree: Some(scan::source::Tree {
-            id: base.tree,
-            skip_same: Some(now),
-        }),
-        cached: false,
         mode: scan::Mode::Report,
         ..opts.clone()
     };
-    let at_base = scan::run(repo, rules, &base_opts, scan::Consume::Collect)?;
+    let at_base = scan::run(repo, rules, &base_opts, inputs, scan::Consume::Collect)?;
     Ok(BaseSide {
         repo,
         base,
@@ -441,6 +433,7 @@ pub fn fix_wanted(
     repo: &Repo,
     rules: &scan::rules::Rules,
     opts: &scan::Options,
+    inputs: &scan::source::Inputs,
     select: Option<&mut dyn Select>,
     wanted: &Wanted<'_>,
 ) -> Result<scan::ScanOutcome, Error> {
@@ -448,7 +441,7 @@ pub fn fix_wanted(
         mode: scan::Mode::Report,
         ..opts.clone()
     };
-    let mut found = scan::run(repo, rules, &report_opts, scan::Consume::Collect)?;
+    let mut found = scan::run(repo, rules, &report_opts, inputs, scan::Consume::Collect)?;
     let mut decline: HashMap<Key, usize> = HashMap::new();
     let mut to_fix = std::collections::BTreeSet::new();
     for (f, wanted) in found.findings.iter().zip(wanted(&found.findings)?) {
@@ -464,13 +457,6 @@ pub fn fix_wanted(
         found.remaining = found.findings.clone();
         return Ok(found);
     }
-    let fix_opts = scan::Options {
-        pathspecs: to_fix
-            .iter()
-            .map(|p| format!(":(top,literal){p}"))
-            .collect(),
-        ..opts.clone()
-    };
     // The fixes of unwanted findings are declined (known by rule and replaced text).
     let mut keep = Narrowed {
         keep: |proposal: &Proposal<'_>| {
@@ -489,7 +475,14 @@ pub fn fix_wanted(
         },
         inner: select,
     };
-    let fixed = scan::run(repo, rules, &fix_opts, scan::Consume::Ask(&mut keep))?;
+    let to_fix_inputs = inputs.only(&to_fix);
+    let fixed = scan::run(
+        repo,
+        rules,
+        opts,
+        &to_fix_inputs,
+        scan::Consume::Ask(&mut keep),
+    )?;
     let mut remaining: Vec<Finding> = found
         .findings
         .iter()

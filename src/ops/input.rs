@@ -2,10 +2,14 @@
 Which files a command reads, as a front end was told them: pathspecs, a language, globs,
 the ignore rules, a size limit, the project config whose `languageGlobs` say which file
 is which language, `--cached` (the index's content, not the work tree's), and
-`--changed` (with `--changed-lines`, the lines too). The CLI's flags and the server's tool arguments
-both become one [`Input`]; the operation turns it into files ([`Input::files`]), so
-`grep` and `edit` list their files the same way whoever asked.
+`--changed` (with `--changed-lines`, the lines too). The CLI's flags and the server's
+tool arguments both become one [`Input`]; the operation turns it into files, so `grep`,
+`edit` and `scan` list their files the same way whoever asked: [`Input::files`] for
+`grep` and `edit`, [`Listing::files`] for `scan`, whose rules' config gives the
+language globs and which may read a commit's tree instead ([`stored`]).
 */
+
+pub mod stored;
 
 use std::path::PathBuf;
 
@@ -13,6 +17,7 @@ use crate::files;
 use crate::files::FileSet;
 use crate::lang::Lang;
 use crate::repo::Repo;
+use crate::scan;
 use crate::Error;
 
 /// Who named the files, which decides how strictly they are taken.
@@ -94,20 +99,54 @@ impl Input {
     /// custom languages), then the walk, narrowed to `changed` when asked.
     pub fn files(&self, repo: &Repo) -> Result<Files, Error> {
         let (language_globs, lang) = self.languages(repo)?;
+        let (mut set, warnings) = self.walk(repo, language_globs, lang, self.no_ignore)?;
+        let mut lines = None;
+        if let Some(rev) = self.changed_rev() {
+            let changed = super::baseline::changed(repo, rev, self.cached)?;
+            set.files.retain(|f| changed.files.contains(&f.path));
+            lines = self.changed_lines.then_some(changed.lines);
+        }
+        Ok(Files {
+            set,
+            lang,
+            warnings,
+            lines,
+        })
+    }
+
+    /// The revision `changed` compares with: `changed`'s, or HEAD for `changed_lines`
+    /// alone; `None`: every file.
+    pub fn changed_rev(&self) -> Option<&str> {
+        match (&self.changed, self.changed_lines) {
+            (None, true) => Some("HEAD"),
+            (rev, _) => rev.as_deref(),
+        }
+    }
+
+    /// The work tree's files the pathspecs and globs select, with these language globs,
+    /// in `lang` (when asked), reading ignored files too with `no_ignore`; for an agent,
+    /// a pathspec naming nothing beside others is a warning.
+    fn walk(
+        &self,
+        repo: &Repo,
+        language_globs: files::LanguageGlobs,
+        lang: Option<Lang>,
+        no_ignore: bool,
+    ) -> Result<(FileSet, Vec<String>), Error> {
         let mut opts = files::Options {
             pathspecs: self.pathspecs.clone(),
             lang,
             max_file_size: self.max_file_size,
             language_globs,
             globs: files::PathGlobs::new(&self.globs, &folder_prefix(repo))?,
-            no_ignore: self.no_ignore,
+            no_ignore,
         };
         let collect = match (self.cached, self.caller) {
             (true, _) => files::collect_index,
             (false, Caller::Person) => files::collect,
             (false, Caller::Agent) => files::collect_remembered,
         };
-        let (mut set, warnings) = match self.caller {
+        Ok(match self.caller {
             Caller::Person => (collect(repo, &opts)?, Vec::new()),
             Caller::Agent => match collect(repo, &opts) {
                 Ok(set) => (set, Vec::new()),
@@ -124,22 +163,6 @@ impl Input {
                 }
                 Err(e) => return Err(e.into()),
             },
-        };
-        let rev = match (&self.changed, self.changed_lines) {
-            (None, true) => Some("HEAD"),
-            (rev, _) => rev.as_deref(),
-        };
-        let mut lines = None;
-        if let Some(rev) = rev {
-            let changed = super::baseline::changed(repo, rev, self.cached)?;
-            set.files.retain(|f| changed.files.contains(&f.path));
-            lines = self.changed_lines.then_some(changed.lines);
-        }
-        Ok(Files {
-            set,
-            lang,
-            warnings,
-            lines,
         })
     }
 
@@ -166,5 +189,40 @@ fn folder_prefix(repo: &Repo) -> String {
     match repo.prefix.as_deref() {
         None | Some("") => String::new(),
         Some(p) => format!("{p}/"),
+    }
+}
+
+/// An [`Input`] as a scan lists it: the language globs and `noIgnore` are those of
+/// the rules' config (a scan's `-c` names rule files, not [`Input::config`]), and
+/// the files are narrowed to `only` (the files `--changed` found, computed once for
+/// both sides of `--baseline`) and to one `shard`. A scan takes no language and no
+/// globs ([`Input::lang`], [`Input::globs`] stay unset).
+pub struct Listing<'a> {
+    pub input: &'a Input,
+    pub rules: &'a crate::scan::rules::Plan,
+    pub only: Option<&'a std::collections::BTreeSet<String>>,
+    pub shard: Option<crate::scan::Shard>,
+}
+
+impl Listing<'_> {
+    /// The files to scan, in path order: the work tree's, or with `cached` the
+    /// index's.
+    pub fn files(&self, repo: &Repo) -> Result<scan::source::Inputs, Error> {
+        let input = self.input;
+        let no_ignore = input.no_ignore || self.rules.no_ignore;
+        let globs = self.rules.language_globs.clone();
+        let (set, _) = input.walk(repo, globs, None, no_ignore)?;
+        let mut inputs = scan::source::Inputs::from(set);
+        inputs.narrow(self.only, self.shard);
+        Ok(inputs)
+    }
+
+    /// The files of a commit's tree to scan, in path order (`--baseline`'s other side).
+    pub fn tree(&self, repo: &Repo, tree: stored::Tree) -> Result<scan::source::Inputs, Error> {
+        files::check_max_file_size(self.input.max_file_size).map_err(scan::Error::from)?;
+        let globs = &self.rules.language_globs;
+        let mut inputs = stored::tree(repo, tree, &self.input.pathspecs, globs)?;
+        inputs.narrow(self.only, self.shard);
+        Ok(inputs)
     }
 }

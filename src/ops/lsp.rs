@@ -350,10 +350,9 @@ pub fn workspace_findings(
 /// A scan of the files under the current folder with every rule of `configs`.
 fn scan_request(configs: &[PathBuf], mode: ScanMode) -> super::scan::ScanRequest {
     super::scan::ScanRequest {
-        pathspecs: Vec::new(),
+        input: Default::default(),
         configs: configs.to_vec(),
         mode,
-        cached: false,
         shard: None,
         only_rules: Vec::new(),
         filter: None,
@@ -364,7 +363,6 @@ fn scan_request(configs: &[PathBuf], mode: ScanMode) -> super::scan::ScanRequest
         reason: None,
         max_render: 1,
         color: false,
-        max_file_size: crate::files::DEFAULT_MAX_FILE_SIZE,
         inline_rules: None,
         include_metadata: false,
         verify: None,
@@ -372,8 +370,6 @@ fn scan_request(configs: &[PathBuf], mode: ScanMode) -> super::scan::ScanRequest
         agent: None,
         baseline: None,
         fix_all: false,
-        changed: None,
-        changed_lines: false,
         fmt: false,
     }
 }

@@ -28,13 +28,15 @@ use crate::Error;
 /// One scan.
 #[derive(Debug, Clone)]
 pub struct ScanRequest {
-    /// Git pathspecs or file names (relative to the current folder).
-    pub pathspecs: Vec<String>,
+    /// The files to scan: pathspecs or file names (relative to the current folder),
+    /// the size limit, `--cached` (the staged content, not the work tree's),
+    /// `--changed` and `--changed-lines` (only findings on lines that differ from its
+    /// revision; with `cached`, the lines being committed). The language globs and
+    /// `noIgnore` are the rules' config's (see [`Listing`](super::input::Listing)).
+    pub input: super::input::Input,
     /// Rule files; empty: astedit.toml and sgconfig.yml at the root.
     pub configs: Vec<PathBuf>,
     pub mode: ScanMode,
-    /// Scan the staged content (the index) instead of the work tree.
-    pub cached: bool,
     /// Only shard `I/N` (1-based), as the user wrote it.
     pub shard: Option<String>,
     /// Only these rule ids (all when empty).
@@ -57,7 +59,6 @@ pub struct ScanRequest {
     pub max_render: usize,
     /// Colour the diff of the fixes (text output on a terminal).
     pub color: bool,
-    pub max_file_size: u64,
     /// Rules given as YAML text (`--inline-rules`), instead of config files.
     pub inline_rules: Option<String>,
     /// Each finding carries its rule's `metadata` (`--include-metadata`).
@@ -74,12 +75,6 @@ pub struct ScanRequest {
     pub baseline: Option<String>,
     /// With `baseline`: fix every finding, not only the new ones (`--fix-all`).
     pub fix_all: bool,
-    /// Only the files that differ from this revision (`--changed[=REV]`): modified,
-    /// staged, deleted and untracked ones.
-    pub changed: Option<String>,
-    /// Only findings on lines that differ from `changed`'s revision (`--changed-lines`;
-    /// with `cached`, the lines being committed).
-    pub changed_lines: bool,
     /// Run each fixed file through the formatter `[fmt]` declares for its language,
     /// keeping the hunks over the fixes (`--fmt`).
     pub fmt: bool,
@@ -164,41 +159,30 @@ pub fn run_cancellable(
             rules.plan.sources.join(", ")
         ));
     }
-    let opts = scan::Options {
-        pathspecs: req.pathspecs.clone(),
-        cached: req.cached,
-        shard,
-        mode: if req.mode.fixing() {
-            scan::Mode::Fix
-        } else {
-            scan::Mode::Report
-        },
-        only_rules: only_rules(req, &rules)?,
-        unused_suppressions: unused_suppressions(req),
-        max_file_size: req.max_file_size,
-        max_passes: req.max_passes,
-        cache,
-        tree: None,
-        only: None,
-        cancel: cancel.clone(),
-    };
+    let opts = scan_options(req, &rules, cache, cancel)?;
     let rows = Rows::of(repo, req, &rules);
     let scan_rules = scan_rules(&rules);
-    let changed = match &req.changed {
-        Some(rev) => Some(super::baseline::changed(repo, rev, req.cached)?),
+    let changed = match req.input.changed_rev() {
+        Some(rev) => Some(super::baseline::changed(repo, rev, req.input.cached)?),
         None => None,
     };
-    let mut opts = opts;
-    opts.only = changed
-        .as_ref()
-        .map(|c| std::sync::Arc::new(c.files.clone()));
+    let listing = super::input::Listing {
+        input: &req.input,
+        rules: &rules.plan,
+        only: changed.as_ref().map(|c| &c.files),
+        shard,
+    };
+    let inputs = listing.files(repo)?;
     let base = match base {
-        Some(base) => Some(super::baseline::scan_base(
-            repo, &rules, &opts, base, req.cached,
-        )?),
+        Some(base) => {
+            let at_base = listing.tree(repo, base_tree(base.tree, req.input.cached))?;
+            let cached = req.input.cached;
+            let side = super::baseline::scan_base(repo, &rules, &opts, &at_base, base, cached);
+            Some(side?)
+        }
         None => None,
     };
-    let lines = changed.as_ref().filter(|_| req.changed_lines);
+    let lines = changed.as_ref().filter(|_| req.input.changed_lines);
     // Fixes only for new findings (unless `--fix-all`) and those on changed lines.
     let wanted = |fs: &[Finding]| -> Result<Vec<bool>, Error> {
         let states = match &base {
@@ -223,13 +207,16 @@ pub fn run_cancellable(
         // A comparison needs every finding before the first is shown.
         Consumer::Stream(sink) if !req.mode.fixing() && base.is_none() && lines.is_none() => {
             let head = head_report(repo, req, scan_rules.clone(), notices.clone());
-            let (outcome, streamed) = stream(repo, req, &rules, &opts, &rows, &head, sink)?;
+            let scanned = (&opts, &inputs);
+            let (outcome, streamed) = stream(repo, req, &rules, scanned, &rows, &head, sink)?;
             ran.streamed = Some(streamed);
             outcome
         }
         Consumer::Collect | Consumer::Stream(_) => match fix_new {
-            Some(wanted) => super::baseline::fix_wanted(repo, &rules, &opts, None, wanted)?,
-            None => scan::run(repo, &rules, &opts, scan::Consume::Collect)?,
+            Some(wanted) => {
+                super::baseline::fix_wanted(repo, &rules, &opts, &inputs, None, wanted)?
+            }
+            None => scan::run(repo, &rules, &opts, &inputs, scan::Consume::Collect)?,
         },
         Consumer::Ask(select) => {
             let mut counting = Counting {
@@ -237,10 +224,21 @@ pub fn run_cancellable(
                 offered: 0,
             };
             let outcome = match fix_new {
-                Some(wanted) => {
-                    super::baseline::fix_wanted(repo, &rules, &opts, Some(&mut counting), wanted)?
-                }
-                None => scan::run(repo, &rules, &opts, scan::Consume::Ask(&mut counting))?,
+                Some(wanted) => super::baseline::fix_wanted(
+                    repo,
+                    &rules,
+                    &opts,
+                    &inputs,
+                    Some(&mut counting),
+                    wanted,
+                )?,
+                None => scan::run(
+                    repo,
+                    &rules,
+                    &opts,
+                    &inputs,
+                    scan::Consume::Ask(&mut counting),
+                )?,
             };
             ran.offered = Some(counting.offered);
             outcome
@@ -260,10 +258,10 @@ pub fn run_cancellable(
     let staged = stage(
         repo,
         req,
-        &rules.plan,
+        (&rules.plan, shard),
         &opts,
         &outcome,
-        ran.offered.is_some(),
+        ran.offered,
     )?;
     let compared = base
         .map(|base| Compared::of(base, &outcome, req.mode.fixing()))
@@ -276,6 +274,38 @@ pub fn run_cancellable(
         keep_changed_lines(&mut report, lines);
     }
     Ok(report)
+}
+
+/// The engine's options of the scan `req` asks for with `rules`.
+fn scan_options(
+    req: &ScanRequest,
+    rules: &scan::rules::Rules,
+    cache: Option<crate::cache::Settings>,
+    cancel: &crate::cancel::Cancel,
+) -> Result<scan::Options, Error> {
+    Ok(scan::Options {
+        mode: if req.mode.fixing() {
+            scan::Mode::Fix
+        } else {
+            scan::Mode::Report
+        },
+        only_rules: only_rules(req, rules)?,
+        unused_suppressions: unused_suppressions(req),
+        max_file_size: req.input.max_file_size,
+        max_passes: req.max_passes,
+        cache,
+        cancel: cancel.clone(),
+    })
+}
+
+/// A base commit's tree (`--baseline`) to scan but for the files whose blob is the
+/// same now: in the index with `cached`, else in the work tree.
+fn base_tree(id: gix::ObjectId, cached: bool) -> super::input::stored::Tree {
+    use super::input::stored::Now;
+    super::input::stored::Tree {
+        id,
+        skip_same: Some(if cached { Now::Index } else { Now::WorkTree }),
+    }
 }
 
 /// `--changed-lines`: the report keeps the findings on changed lines, and its counts
@@ -495,7 +525,7 @@ fn stream(
     repo: &Repo,
     req: &ScanRequest,
     rules: &scan::rules::Rules,
-    opts: &scan::Options,
+    (opts, inputs): (&scan::Options, &scan::source::Inputs),
     rows: &Rows<'_>,
     head: &ScanReport,
     sink: &mut dyn ScanSink,
@@ -523,7 +553,8 @@ fn stream(
             }
         }
     };
-    let outcome = scan::run(repo, rules, opts, scan::Consume::Stream(&mut on_file))?;
+    let consume = scan::Consume::Stream(&mut on_file);
+    let outcome = scan::run(repo, rules, opts, inputs, consume)?;
     if let Some(e) = state.failed.take() {
         return Err(e);
     }
@@ -551,17 +582,18 @@ struct Staged {
 fn stage(
     repo: &Repo,
     req: &ScanRequest,
-    plan: &scan::rules::Plan,
+    (plan, shard): (&scan::rules::Plan, Option<scan::Shard>),
     opts: &scan::Options,
     outcome: &scan::ScanOutcome,
-    asked: bool,
+    offered: Option<usize>,
 ) -> Result<Staged, Error> {
     if !matches!(req.mode, ScanMode::Stage | ScanMode::Apply) || outcome.changes.is_empty() {
         return Ok(Staged::default());
     }
-    let mut meta = outcome.meta(plan, opts, req.reason.clone());
+    let mut meta = outcome.meta(plan, (req.input.cached, shard), req.reason.clone());
     meta.agent = req.agent.clone();
-    recipe::ScanRecipe::new(repo, plan, &req.configs, opts, asked).record(&mut meta);
+    let asked = offered.is_some();
+    recipe::ScanRecipe::new(repo, plan, req, opts, asked).record(&mut meta);
     if req.fmt {
         super::fmt::record(&mut meta, &super::fmt::Formatters::load(&repo.workdir)?);
     }

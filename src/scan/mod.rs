@@ -8,8 +8,9 @@ undo.
   ast-grep-config's own rule types, and explains a bad rule by file, id and field.
 * [`engine`] runs the rules on one text: findings, and fixes through the shared
   nested-rewrite routine, each rule re-run until its output stops changing (bounded).
-* [`source`] picks the inputs: the work tree, or the index for `--cached` (what is
-  about to be committed), optionally one deterministic shard of them.
+* [`source`] holds the inputs the engine is given (`ops::input` lists them: the work
+  tree, the index for `--cached`, a commit's tree for `--baseline`), reads their
+  blobs, and splits them into deterministic shards.
 * [`merge`] checks and describes a merge of previews with disjoint paths (shards
   staged on CI machines); `ops::merge` reads and stages them.
 * [`hook`] writes the git pre-commit hook.
@@ -175,14 +176,6 @@ pub enum Mode {
 /// Options of one scan.
 #[derive(Debug, Clone)]
 pub struct Options {
-    pub pathspecs: Vec<String>,
-    /// Read staged blobs from the index instead of the work tree.
-    pub cached: bool,
-    /// Read the blobs of this tree instead (a commit's, for `--baseline`).
-    pub tree: Option<source::Tree>,
-    /// Only these repository paths of the file set (`--changed`).
-    pub only: Option<std::sync::Arc<std::collections::BTreeSet<String>>>,
-    pub shard: Option<Shard>,
     pub mode: Mode,
     /// Only these rule ids (all when empty).
     pub only_rules: Vec<String>,
@@ -259,8 +252,8 @@ pub struct ScanOutcome {
     pub parse_errors: Vec<String>,
     /// Files of the set left out by `--shard`.
     pub other_shards: usize,
-    /// Scanning a tree: the files left out for having the same blob now
-    /// ([`source::Tree::skip_same`]), in path order.
+    /// Scanning a tree: the files left out for having the same blob now (see
+    /// [`source::Inputs::same`]), in path order.
     pub same: Vec<String>,
 }
 
@@ -312,8 +305,14 @@ impl ScanOutcome {
         )
     }
 
-    /// The preview metadata of the fixes.
-    pub fn meta(&self, rules: &rules::Plan, opts: &Options, reason: Option<String>) -> PreviewMeta {
+    /// The preview metadata of the fixes, of a scan of the index (`cached`) or not,
+    /// of one `shard` or all.
+    pub fn meta(
+        &self,
+        rules: &rules::Plan,
+        (cached, shard): (bool, Option<Shard>),
+        reason: Option<String>,
+    ) -> PreviewMeta {
         PreviewMeta {
             kind: crate::change::PreviewKind::Scan,
             summary: self.summary(),
@@ -332,8 +331,8 @@ impl ScanOutcome {
             tool_version: crate::VERSION.to_string(),
             details: serde_json::json!({
                 "config": rules.sources,
-                "cached": opts.cached,
-                "shard": opts.shard.map(|s| s.to_string()),
+                "cached": cached,
+                "shard": shard.map(|s| s.to_string()),
                 "unconverged": self.unconverged,
                 "conflicts": self.conflicts,
             }),
@@ -342,10 +341,16 @@ impl ScanOutcome {
     }
 }
 
-/// Runs `rules` over the files chosen by `opts`.
-pub fn scan(repo: &Repo, rules: &RuleSet, opts: &Options) -> Result<ScanOutcome, Error> {
+/// Runs `rules` over `inputs`.
+pub fn scan(
+    repo: &Repo,
+    rules: &RuleSet,
+    opts: &Options,
+    inputs: &source::Inputs,
+) -> Result<ScanOutcome, Error> {
     let plan = rules.plan();
-    scan_with(repo, &plan, Compiled::Ready(rules), opts, None, None)
+    let compiled = Compiled::Ready(rules);
+    scan_with(repo, &plan, compiled, opts, inputs, None, None)
 }
 
 /// Who takes a scan's findings as the files are done: the one choice the callers
@@ -364,19 +369,28 @@ pub enum Consume<'a> {
     Ask(&'a mut dyn crate::select::Select),
 }
 
-/// Runs `rules` over the files chosen by `opts`, the findings going where `consume`
-/// says. Rules not compiled yet are compiled only if some file's result is not in
-/// the cache.
+/// Runs `rules` over `inputs` (the files `ops::input` lists), the findings going
+/// where `consume` says. Rules not compiled yet are compiled only if some file's
+/// result is not in the cache.
 pub fn run(
     repo: &Repo,
     rules: &rules::Rules,
     opts: &Options,
+    inputs: &source::Inputs,
     consume: Consume<'_>,
 ) -> Result<ScanOutcome, Error> {
     let mut sink = match consume {
         Consume::Ask(select) => {
             let compiled = Compiled::Ready(rules.compiled(repo)?);
-            return scan_with(repo, &rules.plan, compiled, opts, Some(select), None);
+            return scan_with(
+                repo,
+                &rules.plan,
+                compiled,
+                opts,
+                inputs,
+                Some(select),
+                None,
+            );
         }
         Consume::Collect => None,
         Consume::Stream(sink) => Some(sink),
@@ -397,7 +411,15 @@ pub fn run(
             true => Some(&mut record),
             false => None,
         };
-        scan_with(repo, &rules.plan, Compiled::Later(rules), opts, None, tee)
+        scan_with(
+            repo,
+            &rules.plan,
+            Compiled::Later(rules),
+            opts,
+            inputs,
+            None,
+            tee,
+        )
     };
     match first {
         // A file changed (or an entry broke) between the look-up and its read: again,
@@ -415,7 +437,7 @@ pub fn run(
                 false => None,
             };
             let compiled = Compiled::Ready(compiled);
-            scan_with(repo, &rules.plan, compiled, opts, None, tee)
+            scan_with(repo, &rules.plan, compiled, opts, inputs, None, tee)
         }
         other => other,
     }
@@ -433,6 +455,7 @@ fn scan_with(
     plan: &rules::Plan,
     compiled: Compiled<'_>,
     opts: &Options,
+    inputs: &source::Inputs,
     select: Option<&mut dyn crate::select::Select>,
     mut sink: Option<&mut dyn FnMut(Vec<Finding>) -> bool>,
 ) -> Result<ScanOutcome, Error> {
@@ -442,7 +465,6 @@ fn scan_with(
         }
     }
     let max_passes = opts.max_passes.unwrap_or(plan.max_passes).max(1);
-    let inputs = source::collect(repo, opts, &plan.language_globs, plan.no_ignore)?;
     // A file's result depends on its bytes, its language, the rules that apply to it
     // (their texts, ids and severities), the mode, the pass bound and whether unused
     // suppressions are judged.
@@ -464,13 +486,13 @@ fn scan_with(
         (Some(settings), None) => Some(crate::worker::Cache::open(settings, query_key)),
         _ => None,
     };
-    let tasks = tasks(plan, opts, &inputs);
+    let tasks = tasks(plan, opts, inputs);
     // Blobs (`--cached`, `--baseline`'s side) are read by the workers, and only those
     // whose result the cache does not hold.
     let blobs = inputs
         .files
         .iter()
-        .any(|c| c.staged.is_some())
+        .any(|c| c.blob.is_some())
         .then(|| source::Blobs::new(repo));
     let set = rules_needed(repo, plan, compiled, cache.as_ref(), &tasks)?;
     // Each plan rule's compiled rule, where there is one.
@@ -609,7 +631,7 @@ impl crate::worker::Task for Task<'_> {
         Some(&self.rules_key)
     }
     fn read_id(&self) -> Option<gix::ObjectId> {
-        self.cand.staged.map(|(id, _)| id)
+        self.cand.blob.map(|(id, _)| id)
     }
 }
 
@@ -735,7 +757,7 @@ impl<'t> crate::worker::Worker for FileScan<'_, 't> {
     fn read(&self, task: &Task<'_>) -> Option<Result<files::Loaded, Error>> {
         let blobs = self.blobs?;
         task.cand
-            .staged
+            .blob
             .map(|(id, mode)| Ok(blobs.load(&task.cand.path, id, mode, self.max_file_size)?))
     }
 

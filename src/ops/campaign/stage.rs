@@ -12,7 +12,6 @@ use super::outcome;
 use super::record;
 use super::Loaded;
 use crate::cancel::Cancel;
-use crate::files;
 use crate::ops::stage::Audience;
 use crate::ops::stage::Staging;
 use crate::repo::Repo;
@@ -370,10 +369,12 @@ fn run_change(
     }
     if let Some(rules) = &change.rules {
         let req = crate::ops::scan::ScanRequest {
-            pathspecs: spec.pathspecs.clone(),
+            input: crate::ops::input::Input {
+                pathspecs: spec.pathspecs.clone(),
+                ..Default::default()
+            },
             configs: vec![loaded.resolve(rules)],
             mode: ScanMode::Stage,
-            cached: false,
             shard: None,
             only_rules: Vec::new(),
             filter: None,
@@ -384,7 +385,6 @@ fn run_change(
             reason,
             max_render: 0,
             color: false,
-            max_file_size: files::DEFAULT_MAX_FILE_SIZE,
             inline_rules: None,
             include_metadata: false,
             verify: None,
@@ -392,8 +392,6 @@ fn run_change(
             agent: None,
             baseline: None,
             fix_all: false,
-            changed: None,
-            changed_lines: false,
             fmt: false,
         };
         let r = crate::ops::scan::run(repo, &req, crate::ops::scan::Consumer::Collect)?;

@@ -51,16 +51,17 @@ fn default_max_file_size() -> u64 {
 impl Recorded for ScanRecipe {}
 
 impl ScanRecipe {
-    /// The recipe of a scan with `rules` (loaded from `configs`, as typed) and `opts`;
-    /// `selected` when the fixes were chosen one by one.
+    /// The recipe of the scan `req` with `rules` (loaded from its configs, as typed)
+    /// and `opts`; `selected` when the fixes were chosen one by one.
     pub fn new(
         repo: &Repo,
         rules: &crate::scan::rules::Plan,
-        configs: &[std::path::PathBuf],
+        req: &super::ScanRequest,
         opts: &crate::scan::Options,
         selected: bool,
     ) -> ScanRecipe {
-        let configs: Vec<String> = configs
+        let configs: Vec<String> = req
+            .configs
             .iter()
             .map(|c| {
                 let abs = repo.cwd.join(c);
@@ -76,10 +77,10 @@ impl ScanRecipe {
             rules_digest: Some(rules_digest(&repo.cwd, &rules.sources)),
             only_rules: opts.only_rules.clone(),
             max_passes: Some(opts.max_passes.unwrap_or(rules.max_passes)),
-            pathspecs: opts.pathspecs.clone(),
+            pathspecs: req.input.pathspecs.clone(),
             prefix: repo.prefix.clone().unwrap_or_default(),
             max_file_size: opts.max_file_size,
-            cached: opts.cached,
+            cached: req.input.cached,
             selected,
         }
     }
@@ -295,12 +296,19 @@ fn rescan_all(
         return Ok(Vec::new());
     }
     let at = Repo::discover_from(&repo.workdir.join(&recipe.prefix))?;
-    let opts = crate::scan::Options {
+    let input = crate::ops::input::Input {
         pathspecs: recipe.pathspecs.clone(),
-        cached: false,
-        tree: None,
+        max_file_size: recipe.max_file_size,
+        ..Default::default()
+    };
+    let listing = crate::ops::input::Listing {
+        input: &input,
+        rules: &rules.rules.plan(),
         only: None,
         shard: None,
+    };
+    let inputs = listing.files(&at)?;
+    let opts = crate::scan::Options {
         mode: crate::scan::Mode::Fix,
         only_rules: rules.only.clone(),
         // A refresh re-makes fixes; findings are not reported.
@@ -311,7 +319,7 @@ fn rescan_all(
         cache: None,
         cancel: Default::default(),
     };
-    let outcome = crate::scan::scan(&at, &rules.rules, &opts)?;
+    let outcome = crate::scan::scan(&at, &rules.rules, &opts, &inputs)?;
     let mut out = Vec::new();
     for (change, fixed) in outcome.changes.changes.into_iter().zip(&outcome.fixed) {
         if known.contains(&change.path) {

@@ -1,0 +1,153 @@
+/*!
+The files of a commit's tree, which a scan reads from git's object database rather
+than the work tree: the other side of `scan --baseline`, read without a checkout.
+They are matched by the same pathspecs as the work tree's and the index's listings
+(`files::collect`, `files::collect_index`) and given their language by the same
+globs; the scan engine reads their blobs.
+*/
+
+use gix::bstr::ByteSlice;
+
+use crate::change::FileMode;
+use crate::files;
+use crate::files::SkipReason;
+use crate::repo::Repo;
+use crate::scan::source::Candidate;
+use crate::scan::source::Inputs;
+use crate::scan::Error;
+
+/// A commit's tree, scanned instead of the work tree (the other side of `--baseline`).
+#[derive(Debug, Clone, Copy)]
+pub struct Tree {
+    pub id: gix::ObjectId,
+    /// Leave out the files whose blob is at the same path now: their findings are
+    /// those of the scan of now, so the comparison need not read them twice.
+    pub skip_same: Option<Now>,
+}
+
+/// What "now" is for [`Tree::skip_same`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Now {
+    /// The index: a file is the same when its stage-0 entry has the tree's blob.
+    Index,
+    /// The work tree: the same when its index entry has the tree's blob and the
+    /// file's stat data still match the entry (as the result cache trusts them).
+    WorkTree,
+}
+
+/// The files of a commit's tree matching the pathspecs (relative to the current
+/// folder), in path order: the other side of `scan --baseline`, read from the object
+/// database, no checkout. A spec that matches nothing there is no error (the files it
+/// names may be new).
+pub fn tree(
+    repo: &Repo,
+    tree: Tree,
+    pathspecs: &[String],
+    globs: &files::LanguageGlobs,
+) -> Result<Inputs, Error> {
+    use gix::objs::tree::EntryKind;
+    let prepared = files::Pathspecs::new(repo, pathspecs)?;
+    let git = &prepared.repository(repo);
+    let index = git
+        .index_or_empty()
+        .map_err(|e| Error::Index(Box::new(e)))?;
+    let specs = files::index_specs(repo, prepared);
+    let mut pathspec = files::pathspec_search(git, &specs, &index).map_err(Error::Files)?;
+    let unreadable = |e: Box<dyn std::error::Error + Send + Sync>| Error::Tree {
+        tree: tree.id.to_string(),
+        source: e,
+    };
+    let entries = git
+        .find_tree(tree.id)
+        .map_err(|e| unreadable(e.into()))?
+        .traverse()
+        .breadthfirst
+        .files()
+        .map_err(|e| unreadable(e.into()))?;
+    let same = tree.skip_same.map(|now| Same::new(repo, git, &index, now));
+    let mut inputs = Inputs::default();
+    for entry in entries {
+        let path_b = entry.filepath.as_bstr();
+        if !pathspec.is_included(path_b, Some(false)) {
+            continue;
+        }
+        let Ok(path) = path_b.to_str() else {
+            inputs
+                .skipped
+                .add(SkipReason::NonUtf8Path, &path_b.to_str_lossy());
+            continue;
+        };
+        let mode = match entry.mode.kind() {
+            EntryKind::Blob => FileMode::Regular,
+            EntryKind::BlobExecutable => FileMode::Executable,
+            EntryKind::Link => {
+                inputs.skipped.add(SkipReason::Symlink, path);
+                continue;
+            }
+            EntryKind::Commit => {
+                inputs.skipped.add(SkipReason::Submodule, path);
+                continue;
+            }
+            EntryKind::Tree => continue,
+        };
+        let Some(lang) = globs.language_of(path) else {
+            inputs.skipped.add(SkipReason::NoLanguage, path);
+            continue;
+        };
+        if same.as_ref().is_some_and(|s| s.holds(path, entry.oid)) {
+            inputs.same.push(path.to_string());
+            continue;
+        }
+        inputs.files.push(Candidate {
+            path: path.to_string(),
+            lang,
+            size_hint: 0,
+            tracked: None,
+            blob: Some((entry.oid, mode)),
+        });
+    }
+    inputs.files.sort_by(|a, b| a.path.cmp(&b.path));
+    inputs.same.sort();
+    Ok(inputs)
+}
+
+/// Tells whether a tree's blob is still at its path now ([`Tree::skip_same`]).
+struct Same<'a> {
+    index: &'a gix::index::State,
+    workdir: Option<(&'a std::path::Path, crate::cache::IndexTrust)>,
+}
+
+impl<'a> Same<'a> {
+    fn new(repo: &'a Repo, git: &gix::Repository, index: &'a gix::index::State, now: Now) -> Self {
+        let workdir = match now {
+            Now::Index => None,
+            Now::WorkTree => Some((
+                repo.workdir.as_path(),
+                crate::cache::IndexTrust::new(git, index),
+            )),
+        };
+        Same { index, workdir }
+    }
+
+    fn holds(&self, path: &str, blob: gix::ObjectId) -> bool {
+        let Some(entry) = self.index.entry_by_path(path.into()) else {
+            return false;
+        };
+        if entry.stage_raw() != 0 || entry.id != blob {
+            return false;
+        }
+        let Some((workdir, trust)) = &self.workdir else {
+            return !entry
+                .flags
+                .contains(gix::index::entry::Flags::INTENT_TO_ADD);
+        };
+        // The file's bytes are the entry's blob only while its stat data say so.
+        trust.entry(entry).is_some_and(|stat| {
+            std::fs::symlink_metadata(workdir.join(path))
+                .ok()
+                .filter(|m| m.is_file())
+                .and_then(|m| stat.id_if_unchanged(&m))
+                == Some(blob)
+        })
+    }
+}
