@@ -30,8 +30,9 @@ impl TextReport for StageReport {
         printed.out(format!("{}\n", self.summary));
         printed.out(match &self.apply {
             Some(apply) => format!(
-                "Staged and applied {id} ({} written). Undo with `git astedit undo {id}`.\n",
+                "Staged and applied {id} ({} written). Undo with `git astedit undo {}{id}`.\n",
                 plural(apply.written.len() + apply.deleted.len(), "file"),
+                if self.text.apply_index { "--index " } else { "" }
             ),
             None => format!(
                 "Staged preview {id}. Apply with `git astedit apply {}{id}`, drop with `git astedit discard {id}`.\n",

@@ -591,7 +591,7 @@ pub struct StageText {
     /// `patch`: chunks found already applied.
     pub already_applied: usize,
     /// `edit --cached`: the preview is of the staged content, and applying it should
-    /// update the index too (`apply --index`).
+    /// update the index too (`apply --index`; its undo then `undo --index`).
     pub apply_index: bool,
 }
 

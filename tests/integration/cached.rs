@@ -190,6 +190,22 @@ fn edit_cached_rewrites_the_staged_content_and_applies_it_to_the_index_too() {
         assert_eq!(repo.git(&["show", &format!(":{path}")]), text, "{path}");
     }
     assert_eq!(repo.git(&["diff", "--name-only"]), "c.py\n");
+    // Its undo takes both back, as the text says.
+    repo.write("b.py", "safe(b)\nsafe(b2)\neval(b3)\n");
+    repo.git(&["add", "b.py"]);
+    let out = edit(&repo, &["--cached", "--apply"]);
+    out.assert_code(0);
+    assert!(
+        out.stdout.contains("Undo with `git astedit undo --index "),
+        "{}",
+        out.stdout
+    );
+    repo.run(&["undo", "--index"]).assert_code(0);
+    assert_eq!(
+        repo.git(&["show", ":b.py"]),
+        "safe(b)\nsafe(b2)\neval(b3)\n"
+    );
+    assert_eq!(repo.read_string("b.py"), "safe(b)\nsafe(b2)\neval(b3)\n");
 }
 
 /// `edit --cached` refuses (exit 4, `unstaged-changes`) when a file it would change
