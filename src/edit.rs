@@ -282,6 +282,7 @@ pub fn edit_each(
         max_file_size,
         cache: cache.map(|c| worker::Cache::open(&c, query_key)),
         skipped: set.skipped.clone(),
+        ids: false,
     };
     let mut out = EditOutcome {
         skipped_languages,

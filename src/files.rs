@@ -1234,6 +1234,8 @@ pub enum CachedLoad {
     /// An intact entry; `text` when the file had to be read to name its content.
     Hit {
         key: crate::cache::Key,
+        /// The id of the content the entry is of.
+        id: gix::ObjectId,
         payload: Vec<u8>,
         text: Option<(String, FileMode)>,
     },
@@ -1241,6 +1243,7 @@ pub enum CachedLoad {
     /// under `key`.
     Miss {
         key: crate::cache::Key,
+        id: gix::ObjectId,
         text: (String, FileMode),
     },
 }
@@ -1273,6 +1276,7 @@ pub fn load_cached(
         if let Some(payload) = bucket.get(&key) {
             return CachedLoad::Hit {
                 key,
+                id,
                 payload,
                 text: None,
             };
@@ -1286,10 +1290,11 @@ pub fn load_cached(
     match bucket.get(&key) {
         Some(payload) => CachedLoad::Hit {
             key,
+            id,
             payload,
             text: Some(text),
         },
-        None => CachedLoad::Miss { key, text },
+        None => CachedLoad::Miss { key, id, text },
     }
 }
 

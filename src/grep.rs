@@ -251,6 +251,7 @@ pub fn grep<P: Send>(
         max_file_size,
         cache: cache.map(|c| worker::Cache::open(c, query_key)),
         skipped: set.skipped.clone(),
+        ids: false,
     };
     let drive = worker::Drive::Parallel {
         order: keep.order,

@@ -191,11 +191,16 @@ pub struct Totals {
     pub files_searched: usize,
     /// The skipped files given to [`run`], and those skipped on reading.
     pub skipped: Skipped,
+    /// With [`Run::ids`]: each task done or skipped on reading (its index in the
+    /// tasks), with the id of its content where the cache named it (the id its entry
+    /// is keyed by); in the order they were handed on.
+    pub ids: Vec<(usize, Option<gix::ObjectId>)>,
 }
 
 /// What became of one task.
 enum Step<I> {
-    Done(I),
+    /// Its item, and its content's id when the cache named it.
+    Done(I, Option<gix::ObjectId>),
     Skipped(SkipReason),
     Pass,
 }
@@ -208,6 +213,8 @@ pub struct Run<'a> {
     pub cache: Option<Cache>,
     /// Files left out before the run (they start [`Totals::skipped`]).
     pub skipped: Skipped,
+    /// Keep the content ids the cache named ([`Totals::ids`]).
+    pub ids: bool,
 }
 
 /// Runs `worker` on every task, handing each item to `consume` (on the calling
@@ -225,6 +232,7 @@ pub fn run<W: Worker>(
         max_file_size,
         cache,
         skipped,
+        ids,
     } = settings;
     let cache = match drive {
         Drive::Parallel { .. } => cache,
@@ -240,6 +248,7 @@ pub fn run<W: Worker>(
     let mut totals = Totals {
         files_searched: 0,
         skipped,
+        ids: Vec::new(),
     };
     let mut first_error = None;
     let never = Cancel::never();
@@ -253,7 +262,7 @@ pub fn run<W: Worker>(
         }
         let task = &tasks[i];
         let found = match &step {
-            Ok(Step::Done(item)) => worker.found(item),
+            Ok(Step::Done(item, _)) => worker.found(item),
             _ => 0,
         };
         crate::progress::advance(1, found);
@@ -264,11 +273,17 @@ pub fn run<W: Worker>(
             }
             Ok(Step::Skipped(reason)) => {
                 totals.skipped.add(reason, task.path());
+                if ids {
+                    totals.ids.push((i, None));
+                }
                 true
             }
             Ok(Step::Pass) => true,
-            Ok(Step::Done(item)) => {
+            Ok(Step::Done(item, id)) => {
                 totals.files_searched += 1;
+                if ids {
+                    totals.ids.push((i, id));
+                }
                 consume(task, item)
             }
         }
@@ -307,6 +322,9 @@ pub fn run<W: Worker>(
     }
 }
 
+/// An output, and the id of the content it is of.
+type Named<O> = (O, gix::ObjectId);
+
 /// Running one task: what every worker thread shares.
 struct One<'a, W> {
     worker: &'a W,
@@ -320,31 +338,36 @@ impl<W: Worker> One<'_, W> {
     fn step(&self, task: &W::Task, offer: &mut Offer<'_>) -> Result<Step<W::Item>, W::Error> {
         let output = match (self.worker.plan(task), self.cache) {
             (Plan::Pass, _) => return Ok(Step::Pass),
-            (Plan::Cached, Some(cache)) => self.cached(cache, task, offer)?,
+            (Plan::Cached, Some(cache)) => self
+                .cached(cache, task, offer)?
+                .map(|(output, id)| (output, Some(id))),
             (Plan::Cached | Plan::Compute, _) => {
                 let loaded = match self.worker.read(task) {
                     Some(read) => read?,
                     None => files::load(self.workdir, task.path(), self.max_file_size),
                 };
                 match loaded {
-                    Loaded::Text(text, mode) => Ok(self.worker.compute(task, text, mode, offer)?),
+                    Loaded::Text(text, mode) => {
+                        Ok((self.worker.compute(task, text, mode, offer)?, None))
+                    }
                     Loaded::Skipped(r) => Err(r),
                 }
             }
         };
         Ok(match output {
-            Ok(output) => Step::Done(self.worker.item(task, output)),
+            Ok((output, id)) => Step::Done(self.worker.item(task, output), id),
             Err(reason) => Step::Skipped(reason),
         })
     }
 
-    /// A task's output through the cache: its entry, or computed and stored.
+    /// A task's output through the cache (its entry, or computed and stored), with
+    /// the id of the content it is the output of.
     fn cached(
         &self,
         cache: &Cache,
         task: &W::Task,
         offer: &mut Offer<'_>,
-    ) -> Result<Result<W::Output, SkipReason>, W::Error> {
+    ) -> Result<Result<Named<W::Output>, SkipReason>, W::Error> {
         let key_of = |id: &gix::oid| cache.key(task, id);
         let read_named = || {
             files::read_named(
@@ -355,15 +378,15 @@ impl<W: Worker> One<'_, W> {
                 self.hash_kind,
             )
         };
-        // (key, entry, text): a blob looked up by its id (read only on a miss), or a
-        // file by the index's stat data, or read now and named.
-        let (key, payload, mut text) = match task.read_id() {
+        // (key, id, entry, text): a blob looked up by its id (read only on a miss), or
+        // a file by the index's stat data, or read now and named.
+        let (key, id, payload, mut text) = match task.read_id() {
             Some(id) => {
                 let key = key_of(&id);
                 match cache.bucket.get(&key) {
-                    Some(payload) => (key, Some(payload), None),
+                    Some(payload) => (key, id, Some(payload), None),
                     None => match self.read_blob(task)? {
-                        Ok(text) => (key, None, Some(text)),
+                        Ok(text) => (key, id, None, Some(text)),
                         Err(r) => return Ok(Err(r)),
                     },
                 }
@@ -378,12 +401,17 @@ impl<W: Worker> One<'_, W> {
                 key_of,
             ) {
                 files::CachedLoad::Skipped(r) => return Ok(Err(r)),
-                files::CachedLoad::Miss { key, text } => (key, None, Some(text)),
-                files::CachedLoad::Hit { key, payload, text } => (key, Some(payload), text),
+                files::CachedLoad::Miss { key, id, text } => (key, id, None, Some(text)),
+                files::CachedLoad::Hit {
+                    key,
+                    id,
+                    payload,
+                    text,
+                } => (key, id, Some(payload), text),
             },
         };
-        let (text, key) = match payload {
-            None => (text.expect("a missed entry's text was read"), key),
+        let (text, key, id) = match payload {
+            None => (text.expect("a missed entry's text was read"), key, id),
             Some(payload) => {
                 // The text, when the result needs it: the one read, or one read now
                 // and named again (it may have changed since the look-up).
@@ -397,9 +425,9 @@ impl<W: Worker> One<'_, W> {
                         return self.read_blob(task).ok()?.ok();
                     }
                     match read_named() {
-                        Ok((t, id)) if key_of(&id) == key => Some(t),
-                        Ok((t, id)) => {
-                            fresh = Some((t, key_of(&id)));
+                        Ok((t, now)) if now == id => Some(t),
+                        Ok((t, now)) => {
+                            fresh = Some((t, key_of(&now), now));
                             None
                         }
                         Err(_) => None,
@@ -407,17 +435,17 @@ impl<W: Worker> One<'_, W> {
                 });
                 if let Some(output) = decoded {
                     cache.bucket.touch(&key);
-                    return Ok(Ok(output));
+                    return Ok(Ok((output, id)));
                 }
                 match (fresh, text) {
-                    (Some((t, k)), _) => (t, k),
-                    (None, Some(t)) => (t, key),
+                    (Some(fresh), _) => fresh,
+                    (None, Some(t)) => (t, key, id),
                     (None, None) if task.read_id().is_some() => match self.read_blob(task)? {
-                        Ok(t) => (t, key),
+                        Ok(t) => (t, key, id),
                         Err(r) => return Ok(Err(r)),
                     },
                     (None, None) => match read_named() {
-                        Ok((t, id)) => (t, key_of(&id)),
+                        Ok((t, now)) => (t, key_of(&now), now),
                         Err(r) => return Ok(Err(r)),
                     },
                 }
@@ -431,7 +459,7 @@ impl<W: Worker> One<'_, W> {
                 .bucket
                 .put_with(&key, |out| self.worker.encode(&output, out));
         }
-        Ok(Ok(output))
+        Ok(Ok((output, id)))
     }
 
     /// The text of a task whose content is a blob, as the worker reads it.

@@ -345,6 +345,44 @@ pub fn scan_base<'r>(
     })
 }
 
+/// The base side of a comparison before it is scanned: it waits for the scan of now,
+/// whose content ids tell which files are the same at the base (so that those are
+/// neither read at the base nor looked at on disk again).
+pub struct Pending<'r> {
+    base: Base,
+    side: std::cell::OnceCell<BaseSide<'r>>,
+}
+
+impl<'r> Pending<'r> {
+    pub fn new(base: Base) -> Pending<'r> {
+        Pending {
+            base,
+            side: Default::default(),
+        }
+    }
+
+    /// The base side, scanned by `scan` the first time it is asked for.
+    pub fn side(
+        &self,
+        scan: impl FnOnce(&Base) -> Result<BaseSide<'r>, Error>,
+    ) -> Result<&BaseSide<'r>, Error> {
+        if let Some(side) = self.side.get() {
+            return Ok(side);
+        }
+        let side = scan(&self.base)?;
+        Ok(self.side.get_or_init(|| side))
+    }
+
+    /// [`side`](Self::side), taken.
+    pub fn into_side(
+        self,
+        scan: impl FnOnce(&Base) -> Result<BaseSide<'r>, Error>,
+    ) -> Result<BaseSide<'r>, Error> {
+        self.side(scan)?;
+        Ok(self.side.into_inner().expect("scanned above"))
+    }
+}
+
 fn keys<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> Vec<Key> {
     findings.into_iter().map(Key::of_finding).collect()
 }
@@ -420,8 +458,9 @@ impl BaseSide<'_> {
     }
 }
 
-/// Says yes or no to each of a scan's findings, in order.
-pub type Wanted<'a> = dyn Fn(&[Finding]) -> Result<Vec<bool>, Error> + 'a;
+/// Says yes or no to each of a scan's findings (those of the outcome it is given,
+/// whose content ids it may use too), in order.
+pub type Wanted<'a> = dyn Fn(&scan::ScanOutcome) -> Result<Vec<bool>, Error> + 'a;
 
 /// A fixing scan that fixes only the findings `wanted` picks (`wanted` gets every
 /// finding, in order, and says yes or no to each): the findings of every file, then
@@ -444,7 +483,7 @@ pub fn fix_wanted(
     let mut found = scan::run(repo, rules, &report_opts, inputs, scan::Consume::Collect)?;
     let mut decline: HashMap<Key, usize> = HashMap::new();
     let mut to_fix = std::collections::BTreeSet::new();
-    for (f, wanted) in found.findings.iter().zip(wanted(&found.findings)?) {
+    for (f, wanted) in found.findings.iter().zip(wanted(&found)?) {
         if !wanted {
             *decline
                 .entry(Key::of(&f.rule, &f.path, &f.text))

@@ -218,7 +218,7 @@ impl Listing<'_> {
     }
 
     /// The files of a commit's tree to scan, in path order (`--baseline`'s other side).
-    pub fn tree(&self, repo: &Repo, tree: stored::Tree) -> Result<scan::source::Inputs, Error> {
+    pub fn tree(&self, repo: &Repo, tree: &stored::Tree) -> Result<scan::source::Inputs, Error> {
         files::check_max_file_size(self.input.max_file_size).map_err(scan::Error::from)?;
         let globs = &self.rules.language_globs;
         let mut inputs = stored::tree(repo, tree, &self.input.pathspecs, globs)?;

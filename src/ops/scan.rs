@@ -173,23 +173,27 @@ pub fn run_cancellable(
         shard,
     };
     let inputs = listing.files(repo)?;
-    let base = match base {
-        Some(base) => {
-            let at_base = listing.tree(repo, base_tree(base.tree, req.input.cached))?;
-            let cached = req.input.cached;
-            let side = super::baseline::scan_base(repo, &rules, &opts, &at_base, base, cached);
-            Some(side?)
-        }
-        None => None,
+    let cached = req.input.cached;
+    // The base side waits for the scan of now, whose content ids tell which files
+    // are the same at the base.
+    let pending = base.map(super::baseline::Pending::new);
+    let scan_base = |base: &super::baseline::Base, now: &scan::ScanOutcome| {
+        let tree = base_tree(base.tree, cached, now.ids.clone());
+        let at_base = listing.tree(repo, &tree)?;
+        super::baseline::scan_base(repo, &rules, &opts, &at_base, base.clone(), cached)
     };
     let lines = changed.as_ref().filter(|_| req.input.changed_lines);
     // Fixes only for new findings (unless `--fix-all`) and those on changed lines.
-    let wanted = |fs: &[Finding]| -> Result<Vec<bool>, Error> {
-        let states = match &base {
-            Some(b) => Some(b.classify(fs)?.current),
+    let wanted = |found: &scan::ScanOutcome| -> Result<Vec<bool>, Error> {
+        let states = match &pending {
+            Some(p) => {
+                let side = p.side(|base| scan_base(base, found))?;
+                Some(side.classify(&found.findings)?.current)
+            }
             None => None,
         };
-        Ok(fs
+        Ok(found
+            .findings
             .iter()
             .enumerate()
             .map(|(i, f)| {
@@ -200,12 +204,12 @@ pub fn run_cancellable(
             })
             .collect())
     };
-    let fix_new = (req.mode.fixing() && ((base.is_some() && !req.fix_all) || lines.is_some()))
+    let fix_new = (req.mode.fixing() && ((pending.is_some() && !req.fix_all) || lines.is_some()))
         .then_some(&wanted);
     let mut ran = Ran::default();
     let mut outcome = match consumer {
         // A comparison needs every finding before the first is shown.
-        Consumer::Stream(sink) if !req.mode.fixing() && base.is_none() && lines.is_none() => {
+        Consumer::Stream(sink) if !req.mode.fixing() && pending.is_none() && lines.is_none() => {
             let head = head_report(repo, req, scan_rules.clone(), notices.clone());
             let scanned = (&opts, &inputs);
             let (outcome, streamed) = stream(repo, req, &rules, scanned, &rows, &head, sink)?;
@@ -244,6 +248,10 @@ pub fn run_cancellable(
             outcome
         }
     };
+    // Compared before anything is staged or applied.
+    let side = pending
+        .map(|p| p.into_side(|base| scan_base(base, &outcome)))
+        .transpose()?;
     for c in &outcome.conflicts {
         notices.push(c.to_string());
     }
@@ -263,8 +271,8 @@ pub fn run_cancellable(
         &outcome,
         ran.offered,
     )?;
-    let compared = base
-        .map(|base| Compared::of(base, &outcome, req.mode.fixing()))
+    let compared = side
+        .map(|side| Compared::of(side, &outcome, req.mode.fixing()))
         .transpose()?;
     let mut report = report(repo, req, outcome, scan_rules, notices, &rows, ran, staged);
     if let Some(compared) = compared {
@@ -299,12 +307,18 @@ fn scan_options(
 }
 
 /// A base commit's tree (`--baseline`) to scan but for the files whose blob is the
-/// same now: in the index with `cached`, else in the work tree.
-fn base_tree(id: gix::ObjectId, cached: bool) -> super::input::stored::Tree {
+/// same now: in the index with `cached`, else in the work tree; `known`: the content
+/// ids the scan of now gave its files, which tell most of them without a look.
+fn base_tree(
+    id: gix::ObjectId,
+    cached: bool,
+    known: Option<std::sync::Arc<scan::source::Known>>,
+) -> super::input::stored::Tree {
     use super::input::stored::Now;
     super::input::stored::Tree {
         id,
         skip_same: Some(if cached { Now::Index } else { Now::WorkTree }),
+        known,
     }
 }
 

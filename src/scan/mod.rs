@@ -255,6 +255,10 @@ pub struct ScanOutcome {
     /// Scanning a tree: the files left out for having the same blob now (see
     /// [`source::Inputs::same`]), in path order.
     pub same: Vec<String>,
+    /// When the scan went through the cache: each file it scanned, with the id of
+    /// its content (the blob id its entry is keyed by: the index's by the stat data,
+    /// or the bytes' hash), `None` for one skipped on reading.
+    pub ids: Option<std::sync::Arc<source::Known>>,
 }
 
 impl ScanOutcome {
@@ -524,11 +528,14 @@ fn scan_with(
         same: inputs.same.clone(),
         ..Default::default()
     };
+    let through_cache = cache.is_some();
     let run = crate::worker::Run {
         repo,
         max_file_size: opts.max_file_size,
         cache,
         skipped: inputs.skipped.clone(),
+        // The base side of a comparison compares its blobs with these.
+        ids: true,
     };
     let drive = match select {
         // One file at a time, in path order: a person answers for each fix.
@@ -551,6 +558,13 @@ fn scan_with(
     })?;
     out.files_searched = totals.files_searched;
     out.skipped = totals.skipped;
+    out.ids = through_cache.then(|| {
+        let ids = totals.ids.into_iter();
+        std::sync::Arc::new(
+            ids.map(|(i, id)| (tasks[i].cand.path.clone(), id))
+                .collect(),
+        )
+    });
     Ok(out)
 }
 

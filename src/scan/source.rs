@@ -71,6 +71,10 @@ pub struct Inputs {
     pub same: Vec<String>,
 }
 
+/// Paths of a scan's files and the ids of their contents (`None`: not named; see
+/// [`super::ScanOutcome::ids`]).
+pub type Known = std::collections::HashMap<String, Option<gix::ObjectId>>;
+
 impl From<files::FileSet> for Inputs {
     /// The files of the work tree or the index, as `files` lists them.
     fn from(set: files::FileSet) -> Inputs {

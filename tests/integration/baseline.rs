@@ -515,6 +515,43 @@ fn a_file_the_same_now_is_not_read_at_the_base() {
     assert_eq!(out.json()["error"]["code"], "index", "{}", out.stdout);
 }
 
+/// In a fresh clone the index entries are racy (the files written in the same second
+/// as the index), so their stat data name nothing: the scan of now hashes those files,
+/// and the base side takes the ids from it. A file the same now is still not read at
+/// the base, with a cold cache too.
+#[test]
+fn a_racy_file_the_same_now_is_not_read_at_the_base() {
+    let repo = repo();
+    // Racy for certain: the files' mtimes after the index's.
+    let future = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    for f in ["a.py", "b.py"] {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(repo.path().join(f))
+            .expect("open");
+        file.set_modified(future).expect("set mtime");
+    }
+    repo.git(&["update-index", "--really-refresh"]);
+    let id = repo.git(&["rev-parse", "HEAD:a.py"]);
+    let id = id.trim();
+    std::fs::remove_file(
+        repo.path()
+            .join(".git/objects")
+            .join(&id[..2])
+            .join(&id[2..]),
+    )
+    .expect("a loose object");
+    repo.write("b.py", "eval(y)\neval(w)\n");
+    let cache = tempfile::tempdir().expect("cache dir");
+    let cache = cache.path().to_str().expect("utf-8");
+    let out = repo.run(&["--json", "--cache-dir", cache, "scan", "--baseline", "HEAD"]);
+    out.assert_code(1);
+    assert_eq!(counts(&out.json()), (1, 2, 0), "{}", out.stdout);
+    // Warm: the same.
+    let out = repo.run(&["--json", "--cache-dir", cache, "scan", "--baseline", "HEAD"]);
+    assert_eq!(counts(&out.json()), (1, 2, 0), "{}", out.stdout);
+}
+
 /// `grep --changed-lines`: only the matches on lines that differ from HEAD (staged or
 /// not), every line of an untracked file; the text, `--files-with-matches` and the
 /// JSON counts agree.

@@ -14,15 +14,22 @@ use crate::files::SkipReason;
 use crate::repo::Repo;
 use crate::scan::source::Candidate;
 use crate::scan::source::Inputs;
+use crate::scan::source::Known;
 use crate::scan::Error;
 
 /// A commit's tree, scanned instead of the work tree (the other side of `--baseline`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Tree {
     pub id: gix::ObjectId,
     /// Leave out the files whose blob is at the same path now: their findings are
     /// those of the scan of now, so the comparison need not read them twice.
     pub skip_same: Option<Now>,
+    /// The files the scan of now went over through the cache, with their content
+    /// ids ([`crate::scan::ScanOutcome::ids`]): a file with an id is the same when its
+    /// id is the tree's blob, and one not named is not (the scan of now had no rule
+    /// for it, or it is gone), both told without a look at the disk; a file skipped
+    /// now, and every file without these, is told as [`Tree::skip_same`] says.
+    pub known: Option<std::sync::Arc<Known>>,
 }
 
 /// What "now" is for [`Tree::skip_same`].
@@ -41,7 +48,7 @@ pub enum Now {
 /// names may be new).
 pub fn tree(
     repo: &Repo,
-    tree: Tree,
+    tree: &Tree,
     pathspecs: &[String],
     globs: &files::LanguageGlobs,
 ) -> Result<Inputs, Error> {
@@ -64,7 +71,9 @@ pub fn tree(
         .breadthfirst
         .files()
         .map_err(|e| unreadable(e.into()))?;
-    let same = tree.skip_same.map(|now| Same::new(repo, git, &index, now));
+    let same = tree
+        .skip_same
+        .map(|now| Same::new(repo, git, &index, now, tree.known.as_deref()));
     let mut inputs = Inputs::default();
     for entry in entries {
         let path_b = entry.filepath.as_bstr();
@@ -114,33 +123,55 @@ pub fn tree(
 /// Tells whether a tree's blob is still at its path now ([`Tree::skip_same`]).
 struct Same<'a> {
     index: &'a gix::index::State,
-    workdir: Option<(&'a std::path::Path, crate::cache::IndexTrust)>,
+    /// The ids the scan of now named ([`Tree::known`]).
+    known: Option<&'a Known>,
+    /// With [`Now::WorkTree`]: the work tree, and whether the index's ids may stand for
+    /// its files (made on first use: it looks for attribute files in every folder).
+    workdir: Option<(
+        &'a std::path::Path,
+        &'a gix::Repository,
+        std::cell::OnceCell<crate::cache::IndexTrust>,
+    )>,
 }
 
 impl<'a> Same<'a> {
-    fn new(repo: &'a Repo, git: &gix::Repository, index: &'a gix::index::State, now: Now) -> Self {
+    fn new(
+        repo: &'a Repo,
+        git: &'a gix::Repository,
+        index: &'a gix::index::State,
+        now: Now,
+        known: Option<&'a Known>,
+    ) -> Self {
         let workdir = match now {
             Now::Index => None,
-            Now::WorkTree => Some((
-                repo.workdir.as_path(),
-                crate::cache::IndexTrust::new(git, index),
-            )),
+            Now::WorkTree => Some((repo.workdir.as_path(), git, Default::default())),
         };
-        Same { index, workdir }
+        Same {
+            index,
+            known,
+            workdir,
+        }
     }
 
     fn holds(&self, path: &str, blob: gix::ObjectId) -> bool {
+        match self.known.map(|known| known.get(path)) {
+            Some(Some(Some(id))) => return *id == blob,
+            Some(None) => return false,
+            // Skipped now, or no ids: by the index and the disk.
+            Some(Some(None)) | None => {}
+        }
         let Some(entry) = self.index.entry_by_path(path.into()) else {
             return false;
         };
         if entry.stage_raw() != 0 || entry.id != blob {
             return false;
         }
-        let Some((workdir, trust)) = &self.workdir else {
+        let Some((workdir, git, trust)) = &self.workdir else {
             return !entry
                 .flags
                 .contains(gix::index::entry::Flags::INTENT_TO_ADD);
         };
+        let trust = trust.get_or_init(|| crate::cache::IndexTrust::new(git, self.index));
         // The file's bytes are the entry's blob only while its stat data say so.
         trust.entry(entry).is_some_and(|stat| {
             std::fs::symlink_metadata(workdir.join(path))
