@@ -44,14 +44,6 @@ pub enum Error {
     /// A staged file's blob (`--cached`) could not be read.
     #[error(transparent)]
     Read(#[from] files::Error),
-    /// `--cached`: the rewrite changes staged files whose work-tree file holds other
-    /// bytes (an unstaged edit), where a preview of the staged content could not apply.
-    #[error(
-        "--cached: the work tree differs from the index in {} the rewrite changes: {}",
-        crate::text::plural(.paths.len(), "file"),
-        .paths.join(", ")
-    )]
-    Unstaged { paths: Vec<String> },
 }
 
 impl Classify for Error {
@@ -60,7 +52,6 @@ impl Classify for Error {
             Error::Compile(e) => e.code(),
             Error::InFile { source, .. } => source.code(),
             Error::Read(e) => e.code(),
-            Error::Unstaged { .. } => "unstaged-changes",
         }
     }
     fn exit(&self) -> Exit {
@@ -68,24 +59,6 @@ impl Classify for Error {
             Error::Compile(e) => e.exit(),
             Error::InFile { source, .. } => source.exit(),
             Error::Read(e) => e.exit(),
-            Error::Unstaged { .. } => Exit::Refused,
-        }
-    }
-    fn hint(&self) -> Option<String> {
-        match self {
-            Error::Unstaged { .. } => Some(
-                "stage those files as they are in the work tree (`git add`) or set their \
-                 unstaged edits aside, then edit again; or leave out --cached to edit the work \
-                 tree"
-                    .into(),
-            ),
-            _ => None,
-        }
-    }
-    fn details(&self) -> Option<serde_json::Value> {
-        match self {
-            Error::Unstaged { paths } => Some(serde_json::json!({ "paths": paths })),
-            _ => None,
         }
     }
 }

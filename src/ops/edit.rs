@@ -83,7 +83,7 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
     // named in a refusal instead.
     let mut unstaged: Vec<String> = Vec::new();
     let add = |mut change: crate::change::FileChange| {
-        if req.input.cached && !work_tree_holds(repo, &change) {
+        if req.input.cached && !super::stage::work_tree_holds(repo, &change) {
             unstaged.push(change.path);
             return true;
         }
@@ -134,7 +134,7 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
     if !unstaged.is_empty() {
         unstaged.sort();
         unstaged.dedup();
-        return Err(crate::edit::Error::Unstaged { paths: unstaged }.into());
+        return Err(txn::Error::Unstaged { paths: unstaged }.into());
     }
     let staging = &staged_from(req);
     let mut meta = outcome.meta(&ops, files.lang, staging.reason.clone());
@@ -210,24 +210,6 @@ fn staged_from(req: &EditRequest) -> super::stage::Staging {
     staging
 }
 
-/// Whether the work-tree file holds `change`'s before-side (see [`holds`]).
-fn work_tree_holds(repo: &Repo, change: &crate::change::FileChange) -> bool {
-    change
-        .before
-        .as_ref()
-        .is_some_and(|b| holds(repo, &change.path, &b.bytes, b.mode))
-}
-
-/// Whether the work-tree file at `path` holds `bytes` byte for byte, with `mode`'s
-/// executable bit: what apply's stale check will ask of a preview's before-side.
-fn holds(repo: &Repo, path: &str, bytes: &[u8], mode: crate::change::FileMode) -> bool {
-    let path = repo.workdir.join(path);
-    let same_kind = std::fs::symlink_metadata(&path).is_ok_and(|m| {
-        !m.file_type().is_symlink() && crate::change::FileMode::from_metadata(&m) == mode
-    });
-    same_kind && std::fs::read(&path).is_ok_and(|on_disk| on_disk == bytes)
-}
-
 /// What narrows the changes an edit makes or offers: `--changed-lines` declines those
 /// off the changed lines; `--cached` declines those in a file whose work tree does not
 /// hold its staged blob, recording the file for the refusal, so that a person (`-i`) is
@@ -292,7 +274,7 @@ impl<'r> Narrowing<'r> {
         let held = *blob.held.get_or_insert_with(|| {
             repo.git
                 .find_blob(blob.id)
-                .is_ok_and(|b| holds(repo, p.path, &b.data, blob.mode))
+                .is_ok_and(|b| super::stage::holds(repo, p.path, &b.data, blob.mode))
         });
         if !held && !self.unstaged.iter().any(|u| u == p.path) {
             self.unstaged.push(p.path.to_string());

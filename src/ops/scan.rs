@@ -614,6 +614,9 @@ fn stage(
     for _ in &outcome.changes.changes {
         opts.cancel.test_delay()?;
     }
+    if req.input.cached {
+        super::stage::refuse_unstaged(repo, &outcome.changes)?;
+    }
     // The stager, file by file (the changes are held for the diff anyway).
     let preview = txn::stage(repo, &outcome.changes, &meta)?;
     let mut staged = Staged::default();
@@ -628,6 +631,8 @@ fn stage(
                 super::apply::ApplyOptions {
                     reason: req.reason.clone(),
                     agent: req.agent.clone(),
+                    // Fixes of the staged content keep the index what the work tree is.
+                    index: req.input.cached,
                     ..Default::default()
                 },
                 req.verify.clone(),

@@ -133,3 +133,37 @@ pub fn stage_changes(
     meta.agent = agent;
     Ok(Some(txn::stage(repo, changes, meta)?))
 }
+
+/// Whether the work-tree file holds `change`'s before-side (see [`holds`]): a preview
+/// of the staged content (`--cached`) is sound only where it does.
+pub(super) fn work_tree_holds(repo: &Repo, change: &crate::change::FileChange) -> bool {
+    change
+        .before
+        .as_ref()
+        .is_some_and(|b| holds(repo, &change.path, &b.bytes, b.mode))
+}
+
+/// Whether the work-tree file at `path` holds `bytes` byte for byte, with `mode`'s
+/// executable bit: what apply's stale check will ask of a preview's before-side.
+pub(super) fn holds(repo: &Repo, path: &str, bytes: &[u8], mode: crate::change::FileMode) -> bool {
+    let path = repo.workdir.join(path);
+    let same_kind = std::fs::symlink_metadata(&path).is_ok_and(|m| {
+        !m.file_type().is_symlink() && crate::change::FileMode::from_metadata(&m) == mode
+    });
+    same_kind && std::fs::read(&path).is_ok_and(|on_disk| on_disk == bytes)
+}
+
+/// Refuses a preview of the staged content (`--cached`) that changes files whose work
+/// tree holds other bytes than its before-side, naming them all.
+pub(super) fn refuse_unstaged(repo: &Repo, changes: &ChangeSet) -> Result<(), Error> {
+    let paths: Vec<String> = changes
+        .changes
+        .iter()
+        .filter(|c| !work_tree_holds(repo, c))
+        .map(|c| c.path.clone())
+        .collect();
+    match paths.is_empty() {
+        true => Ok(()),
+        false => Err(txn::Error::Unstaged { paths }.into()),
+    }
+}

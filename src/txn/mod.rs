@@ -351,6 +351,15 @@ pub enum Error {
     Concurrent(String),
     #[error("--commit would sweep in other changes of {}: {}", .paths.join(", "), .why)]
     OtherChanges { paths: Vec<String>, why: String },
+    /// A preview of the staged content (`--cached`) would change files whose work-tree
+    /// file holds other bytes than the index (an unstaged edit), where it could not
+    /// apply: nothing is staged.
+    #[error(
+        "--cached: the work tree differs from the index in {} the preview would change: {}",
+        crate::text::plural(.paths.len(), "file"),
+        .paths.join(", ")
+    )]
+    Unstaged { paths: Vec<String> },
     #[error("invalid age '{0}' (use e.g. 30d, 12h, 45m, 10s, 2w or now)")]
     BadAge(String),
     #[error("{}", unfinished_message(.op, .id, .paths))]
@@ -441,6 +450,7 @@ impl Classify for Error {
             Error::Protected { .. } => "protected-path",
             Error::Concurrent(_) => "concurrent-update",
             Error::OtherChanges { .. } => "other-staged-changes",
+            Error::Unstaged { .. } => "unstaged-changes",
             Error::BadAge(_) => "bad-age",
             Error::Unfinished { .. } => "unfinished",
             Error::RecoveryPending { .. } => "recovery-pending",
@@ -465,9 +475,10 @@ impl Classify for Error {
             Error::Stale { .. } | Error::AlreadyApplied(_) | Error::Unfinished { .. } => {
                 Exit::Stale
             }
-            Error::Refused { .. } | Error::Protected { .. } | Error::OtherChanges { .. } => {
-                Exit::Refused
-            }
+            Error::Refused { .. }
+            | Error::Protected { .. }
+            | Error::OtherChanges { .. }
+            | Error::Unstaged { .. } => Exit::Refused,
             Error::Locked { .. }
             | Error::IndexLocked { .. }
             | Error::RefLocked { .. }
@@ -541,6 +552,12 @@ impl Classify for Error {
             Error::OtherChanges { .. } => {
                 Some("commit or unstage those changes first, or apply without --commit".into())
             }
+            Error::Unstaged { .. } => Some(
+                "stage those files as they are in the work tree (`git add`) or set their \
+                 unstaged edits aside, then run it again; or leave out --cached to work on the \
+                 work tree"
+                    .into(),
+            ),
             Error::Unfinished { .. } | Error::RecoveryPending { .. } => Some(RESOLVE_HINT.into()),
             _ => None,
         }
@@ -571,6 +588,7 @@ impl Classify for Error {
                     .collect::<Vec<_>>(),
             })),
             Error::OnlyUndone(ids) => Some(serde_json::json!({"undone": ids})),
+            Error::Unstaged { paths } => Some(serde_json::json!({ "paths": paths })),
             Error::AmbiguousId { candidates, .. } => {
                 Some(serde_json::json!({"candidates": candidates}))
             }

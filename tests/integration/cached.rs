@@ -226,8 +226,8 @@ fn edit_cached_refuses_files_whose_work_tree_differs_from_the_index() {
     out.assert_code(4);
     assert!(
         out.stderr.contains(
-            "--cached: the work tree differs from the index in 2 files the rewrite changes: \
-             a.py, n.py"
+            "--cached: the work tree differs from the index in 2 files the preview would \
+             change: a.py, n.py"
         ),
         "{}",
         out.stderr
@@ -256,7 +256,8 @@ fn edit_cached_refuses_files_whose_work_tree_differs_from_the_index() {
         let out = edit(&repo, &["--cached", "d.py"]);
         out.assert_code(4);
         assert!(
-            out.stderr.contains("in 1 file the rewrite changes: d.py"),
+            out.stderr
+                .contains("in 1 file the preview would change: d.py"),
             "{}",
             out.stderr
         );
@@ -283,7 +284,7 @@ fn edit_cached_refuses_files_whose_work_tree_differs_from_the_index() {
     assert!(!out.stdout.contains("+safe(staged)"), "{}", out.stdout);
     assert!(
         out.stderr
-            .contains("2 files the rewrite changes: a.py, n.py"),
+            .contains("2 files the preview would change: a.py, n.py"),
         "{}",
         out.stderr
     );
@@ -300,4 +301,60 @@ fn edit_cached_refuses_files_whose_work_tree_differs_from_the_index() {
     out.assert_code(0);
     assert_eq!(repo.astedit_refs().len(), refs.len() + 1);
     assert_eq!(repo.read_string("d.py"), "eval(d)\n");
+}
+
+/// `scan --cached --stage/--apply` holds to the same rule as `edit --cached`: fixes of
+/// the staged content are staged only where the work tree holds it (else exit 4,
+/// `unstaged-changes`, nothing staged), and `--apply` updates the index too.
+#[test]
+fn scan_cached_fixes_are_staged_only_where_the_work_tree_holds_the_index() {
+    let repo = TestRepo::new();
+    repo.write(
+        "astedit.toml",
+        r#"
+[[rules]]
+id = "no-eval"
+language = "python"
+severity = "error"
+message = "eval"
+rule.pattern = "eval($X)"
+fix = "safe($X)"
+"#,
+    );
+    repo.write(
+        "a.py", "x = 1
+",
+    );
+    repo.commit_all("base");
+    repo.write(
+        "a.py",
+        "x = eval(1)
+",
+    );
+    repo.git(&["add", "a.py"]);
+    repo.write(
+        "a.py",
+        "x = eval(1)
+# wip
+",
+    );
+    let (files, staged, refs) = (repo.snapshot(), index(&repo), repo.astedit_refs());
+    for mode in ["--stage", "--apply"] {
+        let out = repo.run(&["--json", "scan", "--cached", mode]);
+        out.assert_code(4);
+        let v = out.json();
+        assert_eq!(v["error"]["code"], "unstaged-changes", "{mode}");
+        assert_eq!(v["error"]["details"]["paths"], serde_json::json!(["a.py"]));
+        assert_eq!(repo.astedit_refs(), refs, "{mode}");
+        assert_eq!(repo.snapshot(), files, "{mode}");
+        assert_eq!(index(&repo), staged, "{mode}");
+    }
+    // The check alone reads the index and writes nothing: it runs.
+    repo.run(&["scan", "--cached", "--check"]).assert_code(1);
+
+    repo.git(&["add", "a.py"]);
+    // Exit 1: files were changed.
+    repo.run(&["scan", "--cached", "--apply"]).assert_code(1);
+    assert_eq!(repo.read_string("a.py"), "x = safe(1)\n# wip\n");
+    assert_eq!(repo.git(&["show", ":a.py"]), "x = safe(1)\n# wip\n");
 }
