@@ -741,3 +741,37 @@ fn changed_lines_in_embedded_code_are_the_host_files_lines() {
         "<html>\n<body>\n<script>\nfoo(1);\nbar(3);\n</script>\n</body>\n</html>\n"
     );
 }
+
+/// `--shard` narrows both sides of the comparison: each shard's base side reads only
+/// the shard's files, so a finding of a deleted file is absent in exactly one shard,
+/// and the shards' counts add up to the unsharded run's.
+#[test]
+fn each_shard_compares_only_its_own_files_with_the_base() {
+    let repo = TestRepo::new();
+    repo.write("astedit.toml", RULES);
+    for name in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+        repo.write(&format!("{name}.py"), &format!("eval({name})\n"));
+    }
+    repo.commit_all("base");
+    repo.git(&["rm", "-q", "c.py", "f.py", "h.py"]);
+    repo.write("new.py", "eval(n)\n");
+    let (_, all) = json(&repo, &["--baseline", "HEAD"]);
+    assert_eq!(counts(&all), (1, 5, 3));
+    let mut sum = (0, 0, 0);
+    let mut absent = Vec::new();
+    let mut files = 0;
+    for shard in ["1/2", "2/2"] {
+        let (_, v) = json(&repo, &["--baseline", "HEAD", "--shard", shard]);
+        let (new, unchanged, gone) = counts(&v);
+        sum = (sum.0 + new, sum.1 + unchanged, sum.2 + gone);
+        absent.extend(states(&v, "absent"));
+        files += v["files_searched"].as_u64().expect("files_searched");
+    }
+    assert_eq!(sum, counts(&all));
+    absent.sort();
+    assert_eq!(absent, states(&all, "absent"));
+    assert_eq!(
+        files,
+        all["files_searched"].as_u64().expect("files_searched")
+    );
+}
