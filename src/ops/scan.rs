@@ -720,6 +720,7 @@ fn report(
         written: staged.written.unwrap_or(0),
         offered: ran.offered,
         other_shards: outcome.other_shards,
+        apply_index: req.input.cached,
         workdir: repo.workdir.clone(),
         streamed: streamed.map(|s| s.tally),
     }
@@ -797,6 +798,7 @@ fn head_report(
         written: 0,
         offered: None,
         other_shards: 0,
+        apply_index: req.input.cached,
         workdir: repo.workdir.clone(),
         streamed: Some(Default::default()),
     }

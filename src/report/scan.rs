@@ -213,6 +213,10 @@ pub struct ScanReport {
     /// Files of the set left out by `--shard`.
     #[serde(skip)]
     pub other_shards: usize,
+    /// `--cached`: the fixes are of the staged content, applied to the index too; the
+    /// text's apply and undo commands say `--index`.
+    #[serde(skip)]
+    pub apply_index: bool,
     /// The work tree, the base of SARIF's paths.
     #[serde(skip)]
     pub workdir: PathBuf,

@@ -353,8 +353,23 @@ fix = "safe($X)"
     repo.run(&["scan", "--cached", "--check"]).assert_code(1);
 
     repo.git(&["add", "a.py"]);
+    let out = repo.run(&["scan", "--cached", "--stage"]);
+    out.assert_code(0);
+    assert!(
+        out.stderr
+            .contains("Apply with `git astedit apply --index "),
+        "{}",
+        out.stderr
+    );
+    repo.run(&["discard"]).assert_code(0);
     // Exit 1: files were changed.
-    repo.run(&["scan", "--cached", "--apply"]).assert_code(1);
+    let out = repo.run(&["scan", "--cached", "--apply"]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.contains("Undo with `git astedit undo --index "),
+        "{}",
+        out.stderr
+    );
     assert_eq!(repo.read_string("a.py"), "x = safe(1)\n# wip\n");
     assert_eq!(repo.git(&["show", ":a.py"]), "x = safe(1)\n# wip\n");
 }

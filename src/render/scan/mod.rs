@@ -262,6 +262,8 @@ pub fn status(report: &ScanReport, style: &Style, printed: &mut Printed) {
         }
     } else {
         let summary = report.summary.clone().unwrap_or_default();
+        // Fixes of the staged content (`--cached`) go to the index too.
+        let index = if report.apply_index { "--index " } else { "" };
         match report.offered {
             Some(offered) if offered > 0 && report.no_fixes() => lines.push(format!(
                 "No change accepted ({offered} offered); nothing staged."
@@ -272,11 +274,11 @@ pub fn status(report: &ScanReport, style: &Style, printed: &mut Printed) {
                     "{summary} would be made; run `git astedit scan --apply` to make them."
                 ),
                 (ScanMode::Apply, Some(id)) => format!(
-                    "{summary}: staged and applied {id} ({} written). Undo with `git astedit undo {id}`.",
+                    "{summary}: staged and applied {id} ({} written). Undo with `git astedit undo {index}{id}`.",
                     plural(report.written, "file"),
                 ),
                 (_, Some(id)) => format!(
-                    "{summary}: staged preview {id}. Apply with `git astedit apply {id}`, drop with `git astedit discard {id}`."
+                    "{summary}: staged preview {id}. Apply with `git astedit apply {index}{id}`, drop with `git astedit discard {id}`."
                 ),
                 _ => summary,
             }),
@@ -437,6 +439,7 @@ mod tests {
             written: 0,
             offered: None,
             other_shards: 2,
+            apply_index: false,
             workdir: "/tmp/the repo".into(),
             streamed: None,
         }
