@@ -750,7 +750,7 @@ fn each_shard_compares_only_its_own_files_with_the_base() {
     let repo = TestRepo::new();
     repo.write("astedit.toml", RULES);
     for name in ["a", "b", "c", "d", "e", "f", "g", "h"] {
-        repo.write(&format!("{name}.py"), &format!("eval({name})\n"));
+        repo.write(&format!("{name}.py"), format!("eval({name})\n"));
     }
     repo.commit_all("base");
     repo.git(&["rm", "-q", "c.py", "f.py", "h.py"]);
