@@ -230,6 +230,22 @@ impl Default for Options {
     }
 }
 
+impl Options {
+    /// The set a listing by these options starts from (its pathspecs and the project's
+    /// injections, no file yet), and with `-l` the languages whose files may embed it.
+    fn empty_set(&self) -> (FileSet, Vec<Lang>) {
+        let set = FileSet {
+            pathspecs: self.pathspecs.clone(),
+            injections: self.language_globs.injections.clone(),
+            ..FileSet::default()
+        };
+        let hosts = self.lang.map_or_else(Vec::new, |l| {
+            crate::lang::Injection::hosts_of(l, &self.language_globs.injections)
+        });
+        (set, hosts)
+    }
+}
+
 /// ast-grep's `--globs`: gitignore-style globs that include a path or, after `!`,
 /// exclude it. The last glob matching a path decides; when any glob includes, a path
 /// no glob matches is left out. A glob without a `/` matches a name at any depth; one
@@ -466,6 +482,21 @@ impl Pathspecs {
         }
         git
     }
+
+    /// `specs` prepared ([`Pathspecs::new`]), the repository to search with them
+    /// ([`Pathspecs::repository`]) and its index: what every listing and selection by
+    /// pathspec starts from.
+    pub(crate) fn open(
+        repo: &Repo,
+        specs: &[String],
+    ) -> Result<(Pathspecs, gix::Repository, gix::worktree::Index), Error> {
+        let specs = Pathspecs::new(repo, specs)?;
+        let git = specs.repository(repo);
+        let index = git
+            .index_or_empty()
+            .map_err(|e| Error::Index(Box::new(e)))?;
+        Ok((specs, git, index))
+    }
 }
 
 /// git's pathspec matcher for `specs` over `index` (pathspec attributes read from the
@@ -515,11 +546,7 @@ pub fn select_paths(
     specs: &[String],
     paths: &[String],
 ) -> Result<std::collections::BTreeSet<String>, Error> {
-    let parsed = Pathspecs::new(repo, specs)?;
-    let git = parsed.repository(repo);
-    let index = git
-        .index_or_empty()
-        .map_err(|e| Error::Index(Box::new(e)))?;
+    let (parsed, git, index) = Pathspecs::open(repo, specs)?;
     // One search per selecting spec (each with every exclusion), so that a spec that
     // selects nothing is told apart from the others.
     let groups: Vec<(Vec<String>, Option<String>)> = if parsed.positive.is_empty() {
@@ -772,11 +799,8 @@ fn collect_watched(
     witness: Option<&mut Witness>,
 ) -> Result<FileSet, Error> {
     check_max_file_size(opts.max_file_size)?;
-    let specs = Pathspecs::new(repo, &opts.pathspecs)?;
-    let git = &specs.repository(repo);
-    let index = git
-        .index_or_empty()
-        .map_err(|e| Error::Index(Box::new(e)))?;
+    let (specs, git, index) = Pathspecs::open(repo, &opts.pathspecs)?;
+    let git = &git;
     // Every plain pathspec is made relative to the top (above), and the walk runs once
     // per positive spec (each with all exclusions): gix's walk loses specs that climb
     // above the current folder (`../../x`) when several are given. That also tells
@@ -799,14 +823,7 @@ fn collect_watched(
     };
     let entries = walk_entries(repo, git, &index, walks, opts.no_ignore, witness)?;
     let trust = crate::cache::IndexTrust::new(git, &index);
-    let mut set = FileSet {
-        pathspecs: opts.pathspecs.clone(),
-        injections: opts.language_globs.injections.clone(),
-        ..FileSet::default()
-    };
-    let hosts = opts.lang.map_or_else(Vec::new, |l| {
-        crate::lang::Injection::hosts_of(l, &opts.language_globs.injections)
-    });
+    let (mut set, hosts) = opts.empty_set();
     for (path, disk_kind) in &listed(repo, entries, opts.no_ignore, &mut set) {
         let path = path.as_str();
         if !opts.globs.selects(path) {
@@ -858,25 +875,15 @@ fn collect_watched(
 /// naming it.
 pub fn collect_index(repo: &Repo, opts: &Options) -> Result<FileSet, Error> {
     check_max_file_size(opts.max_file_size)?;
-    let specs = Pathspecs::new(repo, &opts.pathspecs)?;
-    let git = &specs.repository(repo);
-    let index = git
-        .index_or_empty()
-        .map_err(|e| Error::Index(Box::new(e)))?;
+    let (specs, git, index) = Pathspecs::open(repo, &opts.pathspecs)?;
+    let git = &git;
     let unmatched = unmatched_in_index(git, &index, &specs.positive)?;
     if !unmatched.is_empty() {
         return Err(Error::PathspecNoMatch(unmatched));
     }
     let named = specs.named.clone();
     let mut pathspec = pathspec_search(git, index_specs(repo, specs), &index)?;
-    let mut set = FileSet {
-        pathspecs: opts.pathspecs.clone(),
-        injections: opts.language_globs.injections.clone(),
-        ..FileSet::default()
-    };
-    let hosts = opts.lang.map_or_else(Vec::new, |l| {
-        crate::lang::Injection::hosts_of(l, &opts.language_globs.injections)
-    });
+    let (mut set, hosts) = opts.empty_set();
     for entry in index.entries() {
         let path_b = entry.path(&index);
         if entry.stage_raw() != 0

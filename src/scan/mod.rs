@@ -90,8 +90,6 @@ pub enum Error {
     BadShard(String),
     #[error(transparent)]
     Files(#[from] files::Error),
-    #[error("cannot read the index")]
-    Index(#[source] Box<gix::Error>),
     #[error("cannot read the tree {tree}")]
     Tree {
         tree: String,
@@ -122,7 +120,6 @@ impl Classify for Error {
             Error::StalePlan => "stale-cache",
             Error::BadShard(_) => "bad-shard",
             Error::Files(e) => e.code(),
-            Error::Index(_) => "index",
             Error::Tree { .. } => "git",
             Error::Rewrite { source, .. } => source.code(),
         }
@@ -135,9 +132,7 @@ impl Classify for Error {
             {
                 Exit::BadInput
             }
-            Error::ReadConfig { .. } | Error::Index(_) | Error::Tree { .. } | Error::StalePlan => {
-                Exit::Internal
-            }
+            Error::ReadConfig { .. } | Error::Tree { .. } | Error::StalePlan => Exit::Internal,
             Error::Files(e) => e.exit(),
             Error::Rewrite { source, .. } => source.exit(),
             _ => Exit::BadInput,

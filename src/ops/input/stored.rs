@@ -53,11 +53,8 @@ pub fn tree(
     globs: &files::LanguageGlobs,
 ) -> Result<Inputs, Error> {
     use gix::objs::tree::EntryKind;
-    let prepared = files::Pathspecs::new(repo, pathspecs)?;
-    let git = &prepared.repository(repo);
-    let index = git
-        .index_or_empty()
-        .map_err(|e| Error::Index(Box::new(e)))?;
+    let (prepared, git, index) = files::Pathspecs::open(repo, pathspecs)?;
+    let git = &git;
     let specs = files::index_specs(repo, prepared);
     let mut pathspec = files::pathspec_search(git, &specs, &index).map_err(Error::Files)?;
     let unreadable = |e: Box<dyn std::error::Error + Send + Sync>| Error::Tree {
