@@ -250,6 +250,8 @@ def fresh_copy(corpus: Path, dest: Path) -> Path:
     """A private copy of a corpus repository with a refreshed index (untimed)."""
     if dest.exists():
         shutil.rmtree(dest)
+    # A run of one group (`--only cache`) may be the first to copy anything.
+    dest.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["cp", "-a", str(corpus), str(dest)], check=True)
     subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=dest, check=False)
     # Write the copy back to disk now, untimed: otherwise whichever timed tool makes its
