@@ -332,6 +332,7 @@ pub fn scan_base<'r>(
 ) -> Result<BaseSide<'r>, Error> {
     let base_opts = scan::Options {
         mode: scan::Mode::Report,
+        name_contents: false,
         ..opts.clone()
     };
     let at_base = scan::run(repo, rules, &base_opts, inputs, scan::Consume::Collect)?;

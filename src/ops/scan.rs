@@ -303,6 +303,7 @@ fn scan_options(
         max_passes: req.max_passes,
         cache,
         cancel: cancel.clone(),
+        name_contents: req.baseline.is_some(),
     })
 }
 

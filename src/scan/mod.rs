@@ -185,6 +185,9 @@ pub struct Options {
     /// Checked between files: once cancelled, no further file is read (the caller
     /// checks it again before making anything visible).
     pub cancel: crate::cancel::Cancel,
+    /// Keep each file's content id in the outcome ([`ScanOutcome::ids`]), for the
+    /// base side of `--baseline` to compare its blobs with.
+    pub name_contents: bool,
 }
 
 /// A fixed file: its change and what produced it.
@@ -250,8 +253,8 @@ pub struct ScanOutcome {
     /// Scanning a tree: the files left out for having the same blob now (see
     /// [`source::Inputs::same`]), in path order.
     pub same: Vec<String>,
-    /// When the scan went through the cache: each file it scanned, with the id of
-    /// its content (the blob id its entry is keyed by: the index's by the stat data,
+    /// With [`Options::name_contents`], when the scan went through the cache: each
+    /// file it scanned, with the id of its content (the blob id its entry is keyed by: the index's by the stat data,
     /// or the bytes' hash), `None` for one skipped on reading.
     pub ids: Option<std::sync::Arc<source::Known>>,
 }
@@ -529,8 +532,7 @@ fn scan_with(
         max_file_size: opts.max_file_size,
         cache,
         skipped: inputs.skipped.clone(),
-        // The base side of a comparison compares its blobs with these.
-        ids: true,
+        ids: opts.name_contents,
     };
     let drive = match select {
         // One file at a time, in path order: a person answers for each fix.
@@ -553,7 +555,7 @@ fn scan_with(
     })?;
     out.files_searched = totals.files_searched;
     out.skipped = totals.skipped;
-    out.ids = through_cache.then(|| {
+    out.ids = (through_cache && opts.name_contents).then(|| {
         let ids = totals.ids.into_iter();
         std::sync::Arc::new(
             ids.map(|(i, id)| (tasks[i].cand.path.clone(), id))

@@ -318,6 +318,7 @@ fn rescan_all(
         // A refresh runs on a worktree of the preview's base: nothing to reuse.
         cache: None,
         cancel: Default::default(),
+        name_contents: false,
     };
     let outcome = crate::scan::scan(&at, &rules.rules, &opts, &inputs)?;
     let mut out = Vec::new();
