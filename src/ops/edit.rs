@@ -5,8 +5,6 @@
 
 pub mod recipe;
 
-use std::collections::HashMap;
-
 use super::recipe::Recorded;
 use super::stage::settle;
 use super::stage::Audience;
@@ -130,12 +128,8 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
         return Err(e);
     }
     cancel.check()?;
-    unstaged.append(&mut narrowing.unstaged);
-    if !unstaged.is_empty() {
-        unstaged.sort();
-        unstaged.dedup();
-        return Err(txn::Error::Unstaged { paths: unstaged }.into());
-    }
+    unstaged.extend(narrowing.staged.unstaged());
+    super::stage::refuse(unstaged)?;
     let staging = &staged_from(req);
     let mut meta = outcome.meta(&ops, files.lang, staging.reason.clone());
     meta.agent = staging.agent.clone();
@@ -211,45 +205,20 @@ fn staged_from(req: &EditRequest) -> super::stage::Staging {
 }
 
 /// What narrows the changes an edit makes or offers: `--changed-lines` declines those
-/// off the changed lines; `--cached` declines those in a file whose work tree does not
-/// hold its staged blob, recording the file for the refusal, so that a person (`-i`) is
-/// never asked about a change that cannot be staged.
+/// off the changed lines; `--cached` those in a file whose work tree does not hold its
+/// staged blob (see [`super::stage::StagedFiles`]), so that a person (`-i`) is never
+/// asked about a change that cannot be staged.
 struct Narrowing<'r> {
-    repo: &'r Repo,
     lines: Option<&'r crate::text::LineRanges>,
-    /// `--cached`: each file's staged blob and mode, and whether the work tree holds
-    /// it, once asked.
-    staged: HashMap<&'r str, StagedBlob>,
-    unstaged: Vec<String>,
-}
-
-struct StagedBlob {
-    id: gix::ObjectId,
-    mode: crate::change::FileMode,
-    held: Option<bool>,
+    staged: super::stage::StagedFiles<'r>,
 }
 
 impl<'r> Narrowing<'r> {
     fn new(repo: &'r Repo, files: &'r super::input::Files, cached: bool) -> Narrowing<'r> {
-        let staged = match cached {
-            true => (files.set.files.iter().chain(&files.set.hosts))
-                .filter_map(|f| {
-                    let (id, mode) = f.blob?;
-                    let blob = StagedBlob {
-                        id,
-                        mode,
-                        held: None,
-                    };
-                    Some((f.path.as_str(), blob))
-                })
-                .collect(),
-            false => HashMap::new(),
-        };
+        let read = (files.set.files.iter().chain(&files.set.hosts)).filter(|_| cached);
         Narrowing {
-            repo,
             lines: files.lines.as_ref(),
-            staged,
-            unstaged: Vec::new(),
+            staged: super::stage::StagedFiles::new(repo, read),
         }
     }
 
@@ -267,19 +236,7 @@ impl<'r> Narrowing<'r> {
                 return false;
             }
         }
-        let Some(blob) = self.staged.get_mut(p.path) else {
-            return true;
-        };
-        let repo = self.repo;
-        let held = *blob.held.get_or_insert_with(|| {
-            repo.git
-                .find_blob(blob.id)
-                .is_ok_and(|b| super::stage::holds(repo, p.path, &b.data, blob.mode))
-        });
-        if !held && !self.unstaged.iter().any(|u| u == p.path) {
-            self.unstaged.push(p.path.to_string());
-        }
-        held
+        self.staged.keep(p.path)
     }
 }
 

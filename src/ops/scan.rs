@@ -20,6 +20,7 @@ use crate::report::ScanRule;
 use crate::report::Version;
 use crate::scan;
 use crate::scan::Finding;
+use crate::select::Narrowed;
 use crate::select::Proposal;
 use crate::select::Select;
 use crate::txn;
@@ -223,29 +224,9 @@ pub fn run_cancellable(
             None => scan::run(repo, &rules, &opts, &inputs, scan::Consume::Collect)?,
         },
         Consumer::Ask(select) => {
-            let mut counting = Counting {
-                inner: select,
-                offered: 0,
-            };
-            let outcome = match fix_new {
-                Some(wanted) => super::baseline::fix_wanted(
-                    repo,
-                    &rules,
-                    &opts,
-                    &inputs,
-                    Some(&mut counting),
-                    wanted,
-                )?,
-                None => scan::run(
-                    repo,
-                    &rules,
-                    &opts,
-                    &inputs,
-                    scan::Consume::Ask(&mut counting),
-                )?,
-            };
-            ran.offered = Some(counting.offered);
-            outcome
+            let scanned = (&opts, &inputs);
+            let wanted = fix_new.map(|w| -> &super::baseline::Wanted<'_> { w });
+            ask(repo, &rules, scanned, (select, cached), wanted, &mut ran)?
         }
     };
     // Compared before anything is staged or applied.
@@ -263,14 +244,7 @@ pub fn run_cancellable(
     }
     cancel.check()?;
     // Stage (and apply) before reporting, so that the id reported is real.
-    let staged = stage(
-        repo,
-        req,
-        (&rules.plan, shard),
-        &opts,
-        &outcome,
-        ran.offered,
-    )?;
+    let staged = stage(repo, req, (&rules.plan, shard), &opts, &outcome, &mut ran)?;
     let compared = side
         .map(|side| Compared::of(side, &outcome, req.mode.fixing()))
         .transpose()?;
@@ -581,6 +555,9 @@ fn stream(
 struct Ran {
     streamed: Option<Streamed>,
     offered: Option<usize>,
+    /// `--cached -i`: the files whose fixes were not offered, their work tree not
+    /// holding the staged blob (named in the refusal).
+    unstaged: Vec<String>,
 }
 
 /// What staging the fixes made: the preview, and with `--apply` what was written
@@ -600,14 +577,20 @@ fn stage(
     (plan, shard): (&scan::rules::Plan, Option<scan::Shard>),
     opts: &scan::Options,
     outcome: &scan::ScanOutcome,
-    offered: Option<usize>,
+    ran: &mut Ran,
 ) -> Result<Staged, Error> {
-    if !matches!(req.mode, ScanMode::Stage | ScanMode::Apply) || outcome.changes.is_empty() {
+    let unstaged = std::mem::take(&mut ran.unstaged);
+    if !matches!(req.mode, ScanMode::Stage | ScanMode::Apply) {
+        return Ok(Staged::default());
+    }
+    if outcome.changes.is_empty() {
+        // Fixes declined for being in files that could not be staged are still refused.
+        super::stage::refuse(unstaged)?;
         return Ok(Staged::default());
     }
     let mut meta = outcome.meta(plan, (req.input.cached, shard), req.reason.clone());
     meta.agent = req.agent.clone();
-    let asked = offered.is_some();
+    let asked = ran.offered.is_some();
     recipe::ScanRecipe::new(repo, plan, req, opts, asked).record(&mut meta);
     if req.fmt {
         super::fmt::record(&mut meta, &super::fmt::Formatters::load(&repo.workdir)?);
@@ -616,7 +599,7 @@ fn stage(
         opts.cancel.test_delay()?;
     }
     if req.input.cached {
-        super::stage::refuse_unstaged(repo, &outcome.changes)?;
+        super::stage::refuse_unstaged(repo, &outcome.changes, unstaged)?;
     }
     // The stager, file by file (the changes are held for the diff anyway).
     let preview = txn::stage(repo, &outcome.changes, &meta)?;
@@ -803,6 +786,38 @@ fn head_report(
         workdir: repo.workdir.clone(),
         streamed: Some(Default::default()),
     }
+}
+
+/// Offers the fixes to a person (`select`), only those `wanted` picks when given; with
+/// `cached`, not those in a file whose work tree does not hold its staged blob (they
+/// could not be staged; the files go to `ran.unstaged` for the refusal, as `edit
+/// --cached -i`'s). Counts the fixes offered in `ran`.
+fn ask(
+    repo: &Repo,
+    rules: &scan::rules::Rules,
+    (opts, inputs): (&scan::Options, &scan::source::Inputs),
+    (select, cached): (&mut dyn Select, bool),
+    wanted: Option<&super::baseline::Wanted<'_>>,
+    ran: &mut Ran,
+) -> Result<scan::ScanOutcome, Error> {
+    let mut counting = Counting {
+        inner: select,
+        offered: 0,
+    };
+    let mut staged = super::stage::StagedFiles::new(repo, inputs.files.iter().filter(|_| cached));
+    let mut narrowed = Narrowed {
+        keep: |p: &Proposal<'_>| staged.keep(p.path),
+        inner: Some(&mut counting),
+    };
+    let outcome = match wanted {
+        Some(wanted) => {
+            super::baseline::fix_wanted(repo, rules, opts, inputs, Some(&mut narrowed), wanted)?
+        }
+        None => scan::run(repo, rules, opts, inputs, scan::Consume::Ask(&mut narrowed))?,
+    };
+    ran.unstaged = staged.unstaged();
+    ran.offered = Some(counting.offered);
+    Ok(outcome)
 }
 
 /// Passes proposals on to the person's selection, counting those offered while it

@@ -3,6 +3,8 @@
 //! stages-then-applies in one place. [`crate::txn::Stager`] stamps the base HEAD and
 //! tool version; the request carries the agent.
 
+use std::collections::HashMap;
+
 use crate::cancel::Cancel;
 use crate::change::ChangeSet;
 use crate::change::PreviewMeta;
@@ -145,7 +147,7 @@ pub(super) fn work_tree_holds(repo: &Repo, change: &crate::change::FileChange) -
 
 /// Whether the work-tree file at `path` holds `bytes` byte for byte, with `mode`'s
 /// executable bit: what apply's stale check will ask of a preview's before-side.
-pub(super) fn holds(repo: &Repo, path: &str, bytes: &[u8], mode: crate::change::FileMode) -> bool {
+fn holds(repo: &Repo, path: &str, bytes: &[u8], mode: crate::change::FileMode) -> bool {
     let path = repo.workdir.join(path);
     let same_kind = std::fs::symlink_metadata(&path).is_ok_and(|m| {
         !m.file_type().is_symlink() && crate::change::FileMode::from_metadata(&m) == mode
@@ -154,16 +156,100 @@ pub(super) fn holds(repo: &Repo, path: &str, bytes: &[u8], mode: crate::change::
 }
 
 /// Refuses a preview of the staged content (`--cached`) that changes files whose work
-/// tree holds other bytes than its before-side, naming them all.
-pub(super) fn refuse_unstaged(repo: &Repo, changes: &ChangeSet) -> Result<(), Error> {
-    let paths: Vec<String> = changes
-        .changes
-        .iter()
-        .filter(|c| !work_tree_holds(repo, c))
-        .map(|c| c.path.clone())
-        .collect();
-    match paths.is_empty() {
-        true => Ok(()),
-        false => Err(txn::Error::Unstaged { paths }.into()),
+/// tree holds other bytes than its before-side, naming them all with `known` (files
+/// already found so, see [`StagedFiles`]).
+pub(super) fn refuse_unstaged(
+    repo: &Repo,
+    changes: &ChangeSet,
+    known: Vec<String>,
+) -> Result<(), Error> {
+    let mut paths = known;
+    paths.extend(
+        (changes.changes.iter())
+            .filter(|c| !work_tree_holds(repo, c))
+            .map(|c| c.path.clone()),
+    );
+    refuse(paths)
+}
+
+/// The `unstaged-changes` refusal naming `paths` (sorted, once each), if any.
+pub(super) fn refuse(mut paths: Vec<String>) -> Result<(), Error> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    paths.sort();
+    paths.dedup();
+    Err(txn::Error::Unstaged { paths }.into())
+}
+
+/// The staged files an edit or scan of the staged content (`--cached`) reads, and
+/// whether each one's work-tree file holds its staged blob, found out the first time a
+/// change in it is offered. A change in a file that does not cannot be staged: `edit
+/// -i` and `scan -i` decline it without asking anyone ([`StagedFiles::keep`]) and the
+/// file is named in the refusal at the end ([`StagedFiles::unstaged`]).
+pub(super) struct StagedFiles<'r> {
+    repo: &'r Repo,
+    staged: HashMap<&'r str, StagedBlob>,
+    unstaged: Vec<String>,
+}
+
+/// A staged file's blob and mode, and whether the work tree holds it, once asked.
+struct StagedBlob {
+    id: gix::ObjectId,
+    mode: crate::change::FileMode,
+    held: Option<bool>,
+}
+
+impl<'r> StagedFiles<'r> {
+    /// The files of `files` read from the index (none when the work tree was read).
+    pub(super) fn new(
+        repo: &'r Repo,
+        files: impl IntoIterator<Item = &'r crate::files::Candidate>,
+    ) -> StagedFiles<'r> {
+        let staged = (files.into_iter())
+            .filter_map(|f| {
+                let (id, mode) = f.blob?;
+                let blob = StagedBlob {
+                    id,
+                    mode,
+                    held: None,
+                };
+                Some((f.path.as_str(), blob))
+            })
+            .collect();
+        StagedFiles {
+            repo,
+            staged,
+            unstaged: Vec::new(),
+        }
+    }
+
+    /// Whether no file was read from the index.
+    pub(super) fn is_empty(&self) -> bool {
+        self.staged.is_empty()
+    }
+
+    /// Whether a change in the file at `path` can be staged: it was not read from the
+    /// index, or its work-tree file holds the staged blob. A file that does not is
+    /// recorded for the refusal.
+    pub(super) fn keep(&mut self, path: &str) -> bool {
+        let Some(blob) = self.staged.get_mut(path) else {
+            return true;
+        };
+        let repo = self.repo;
+        let held = *blob.held.get_or_insert_with(|| {
+            repo.git
+                .find_blob(blob.id)
+                .is_ok_and(|b| holds(repo, path, &b.data, blob.mode))
+        });
+        if !held && !self.unstaged.iter().any(|u| u == path) {
+            self.unstaged.push(path.to_string());
+        }
+        held
+    }
+
+    /// The files whose changes [`StagedFiles::keep`] declined, in the order found.
+    pub(super) fn unstaged(self) -> Vec<String> {
+        self.unstaged
     }
 }

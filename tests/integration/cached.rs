@@ -373,3 +373,64 @@ fix = "safe($X)"
     assert_eq!(repo.read_string("a.py"), "x = safe(1)\n# wip\n");
     assert_eq!(repo.git(&["show", ":a.py"]), "x = safe(1)\n# wip\n");
 }
+
+/// `scan --cached -i` asks a person only about the fixes that could be staged (in files
+/// whose work tree holds the staged blob) and, as `edit --cached -i`, is refused at the
+/// end naming the others; nothing is staged.
+#[test]
+fn scan_cached_i_offers_only_the_fixes_that_can_be_staged() {
+    let repo = TestRepo::new();
+    repo.write(
+        "astedit.toml",
+        r#"
+[[rules]]
+id = "no-eval"
+language = "python"
+severity = "error"
+message = "eval"
+rule.pattern = "eval($X)"
+fix = "safe($X)"
+"#,
+    );
+    repo.write("a.py", "x = 1\n");
+    repo.write("d.py", "y = 2\n");
+    repo.commit_all("base");
+    repo.write("a.py", "x = eval(staged)\n");
+    repo.write("d.py", "y = eval(d)\n");
+    repo.git(&["add", "a.py", "d.py"]);
+    repo.write("a.py", "x = eval(staged)\n# wip\n");
+    let (files, staged, refs) = (repo.snapshot(), index(&repo), repo.astedit_refs());
+    let ask = |args: &[&str]| repo.run_with(".", args, &[], Some(b"y\ny\ny\n"));
+    let out = ask(&["scan", "-i", "--cached"]);
+    out.assert_code(4);
+    assert_eq!(
+        out.stdout.matches("Apply this change [").count(),
+        1,
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("+y = safe(d)"), "{}", out.stdout);
+    assert!(!out.stdout.contains("safe(staged)"), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("1 file the preview would change: a.py"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.astedit_refs(), refs);
+    // Only a.py's fix found: nothing is offered, the refusal all the same.
+    let out = ask(&["scan", "-i", "--cached", "--apply", "a.py"]);
+    out.assert_code(4);
+    assert!(
+        !out.stdout.contains("Apply this change ["),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stderr.contains("would change: a.py"), "{}", out.stderr);
+    assert_eq!(repo.astedit_refs(), refs);
+    assert_eq!(repo.snapshot(), files);
+    assert_eq!(index(&repo), staged);
+    // Left out by a pathspec, a.py blocks nothing: d.py's accepted fix is staged.
+    let out = ask(&["scan", "-i", "--cached", "d.py"]);
+    out.assert_code(0);
+    assert_eq!(repo.astedit_refs().len(), refs.len() + 1);
+}
