@@ -139,6 +139,7 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
         prefix: repo.prefix.clone().unwrap_or_default(),
         max_file_size: req.input.max_file_size,
         selected: selecting,
+        cached: req.input.cached,
     }
     .record(&mut meta);
     if let Some(fmts) = &fmts {

@@ -179,6 +179,13 @@ pub trait PerPath {
         stale.merged()
     }
 
+    /// Whether the preview was staged from the index (`--cached`): a stale path is then
+    /// re-derived only where the work-tree file holds the index's blob (what the
+    /// recipe would read), else the refresh is refused (`unstaged-changes`).
+    fn cached(&self) -> bool {
+        false
+    }
+
     /// `refresh --all`: the files outside `known` that the recipe changes now, over
     /// the file set recorded at staging; `None` when the kind records no file set.
     fn all(

@@ -173,7 +173,7 @@ pub(super) fn refuse_unstaged(
 }
 
 /// The `unstaged-changes` refusal naming `paths` (sorted, once each), if any.
-pub(super) fn refuse(mut paths: Vec<String>) -> Result<(), Error> {
+pub(crate) fn refuse(mut paths: Vec<String>) -> Result<(), Error> {
     if paths.is_empty() {
         return Ok(());
     }

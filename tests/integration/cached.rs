@@ -434,3 +434,60 @@ fix = "safe($X)"
     out.assert_code(0);
     assert_eq!(repo.astedit_refs().len(), refs.len() + 1);
 }
+
+/// A preview staged with `--cached` records it, and `refresh` re-derives it from the
+/// index: a stale file whose work tree holds other bytes than its staged blob refuses
+/// the refresh (exit 4, `unstaged-changes`, nothing staged); once staged as it is, it
+/// is re-run on that content. The same for a scan's fixes.
+#[test]
+fn refresh_of_a_cached_preview_rederives_from_the_index() {
+    let repo = TestRepo::new();
+    repo.write(
+        "astedit.toml",
+        r#"
+[[rules]]
+id = "no-eval"
+language = "python"
+severity = "error"
+message = "eval"
+rule.pattern = "eval($X)"
+fix = "safe($X)"
+"#,
+    );
+    repo.write("a.py", "x = 1\n");
+    repo.commit_all("base");
+    repo.write("a.py", "x = eval(1)\n");
+    repo.git(&["add", "a.py"]);
+    let staged = |args: &[&str]| -> String {
+        let out = repo.run(args);
+        out.assert_code(0);
+        let v = out.json();
+        v["id"].as_str().expect("id").to_string()
+    };
+    let edit = staged(&[
+        "--json", "edit", "-p", "eval($X)", "-r", "safe($X)", "-l", "python", "--cached",
+    ]);
+    let scan = staged(&["--json", "scan", "--cached", "--stage"]);
+    // An unstaged edit makes both stale, and neither can be re-derived from the index.
+    repo.write("a.py", "# moved down\nx = eval(1)\n");
+    let refs = repo.astedit_refs();
+    for id in [&edit, &scan] {
+        let out = repo.run(&["--json", "refresh", id]);
+        out.assert_code(4);
+        let v = out.json();
+        assert_eq!(v["error"]["code"], "unstaged-changes", "{v}");
+        assert_eq!(v["error"]["details"]["paths"], serde_json::json!(["a.py"]));
+        assert_eq!(repo.astedit_refs(), refs);
+    }
+    // Staged as it is, the file is re-run on that content.
+    repo.git(&["add", "a.py"]);
+    let out = repo.run(&["--json", "refresh", &edit]);
+    out.assert_code(0);
+    let successor = out.json()["successor"]
+        .as_str()
+        .expect("successor")
+        .to_string();
+    repo.run(&["apply", "--index", &successor]).assert_code(0);
+    assert_eq!(repo.read_string("a.py"), "# moved down\nx = safe(1)\n");
+    assert_eq!(repo.git(&["show", ":a.py"]), "# moved down\nx = safe(1)\n");
+}

@@ -22,7 +22,8 @@ use crate::Error;
 /// What an edit preview records for `refresh --all`: the pathspecs as typed, the
 /// folder they were typed in, the file size limit; and whether it holds a selection
 /// of the matches (`edit -i`), which a refresh must not re-run (that would take
-/// every match): its changed files are merged three-way instead.
+/// every match): its changed files are merged three-way instead; and whether it read
+/// the index (`--cached`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EditRecipe {
     #[serde(default)]
@@ -33,6 +34,9 @@ pub struct EditRecipe {
     pub max_file_size: u64,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub selected: bool,
+    /// Staged from the index (`--cached`); absent from the recipes of the work tree.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 fn default_max_file_size() -> u64 {
@@ -111,6 +115,10 @@ impl PerPath for EditRederive {
         })
     }
 
+    fn cached(&self) -> bool {
+        self.recipe.as_ref().is_some_and(|r| r.cached)
+    }
+
     fn all(
         &mut self,
         repo: &Repo,
@@ -118,6 +126,14 @@ impl PerPath for EditRederive {
         known: &BTreeSet<String>,
         notes: &mut Vec<String>,
     ) -> Result<Option<Vec<NewFile>>, Error> {
+        if self.cached() && self.ops.is_some() {
+            notes.push(
+                "--all: the preview was staged from the index (--cached); only its own files \
+                 were refreshed"
+                    .into(),
+            );
+            return Ok(Some(Vec::new()));
+        }
         match &self.ops {
             Some(ops) => rerun_all(repo, self.recipe.as_ref(), ops, known, notes).map(Some),
             None => Ok(None),
@@ -281,6 +297,7 @@ mod tests {
         assert_eq!(old.prefix, "");
         assert_eq!(old.max_file_size, crate::files::DEFAULT_MAX_FILE_SIZE);
         assert!(!old.selected);
+        assert!(!old.cached);
         let mut meta = PreviewMeta::default();
         EditRecipe {
             selected: true,

@@ -445,6 +445,10 @@ struct Paths<'a> {
     /// The formatters the preview was staged with (`--fmt`): each re-run path is
     /// formatted again, limited to the rewrite, as staging did.
     fmt: Option<crate::ops::fmt::Formatters>,
+    /// A preview staged from the index (`--cached`): the index, and the stale paths
+    /// whose work-tree file does not hold their staged blob (the refusal's).
+    index: Option<gix::worktree::Index>,
+    unstaged: Vec<String>,
 }
 
 impl<'a> Paths<'a> {
@@ -458,7 +462,27 @@ impl<'a> Paths<'a> {
             notes: Vec::new(),
             changed_any: false,
             fmt: None,
+            index: None,
+            unstaged: Vec::new(),
         }
+    }
+
+    /// Whether the index holds `current` at `path`, byte for byte and with its mode
+    /// (always, for a preview of the work tree).
+    fn index_holds(&self, path: &str, current: &FileContent) -> Result<bool, Error> {
+        let Some(index) = &self.index else {
+            return Ok(true);
+        };
+        use gix::index::entry::Mode;
+        let mode = match current.mode {
+            FileMode::Regular => Mode::FILE,
+            FileMode::Executable => Mode::FILE_EXECUTABLE,
+            FileMode::Symlink => Mode::SYMLINK,
+        };
+        let staged = index
+            .entry_by_path_and_stage(path.into(), gix::index::entry::Stage::Unconflicted)
+            .map(|e| (e.id, e.mode));
+        Ok(staged == Some((blob_id(self.repo, &current.bytes)?, mode)))
     }
 
     /// A path of the successor, and its row. A re-run path of a preview staged with
@@ -505,6 +529,10 @@ fn per_path(
     unit: &str,
 ) -> Result<Refreshed, Error> {
     let meta = &old.meta;
+    if kind.cached() {
+        let index = repo.git.index_or_empty();
+        paths.index = Some(index.map_err(txn::Error::git("read the index"))?);
+    }
     for e in &old.entries {
         one_path(repo, meta, e, kind.as_mut(), &mut paths)?;
     }
@@ -533,7 +561,11 @@ fn per_path(
         notes,
         changed_any,
         fmt: _,
+        index: _,
+        unstaged,
     } = paths;
+    // A path of staged content the work tree does not hold could only be stale again.
+    crate::ops::stage::refuse(unstaged)?;
     outcomes.sort_by(|a, b| a.path.cmp(&b.path));
     if !conflicts.is_empty() {
         return Err(RefreshError::Conflict {
@@ -615,6 +647,11 @@ fn one_path(
         }
         (Current::File(_), None, _) => conflict("exists now, and the preview adds it"),
         (Current::File(c), Some(before), after) => {
+            // `--cached`: re-derived from the staged blob, which the work tree must hold.
+            if !paths.index_holds(&e.path, c)? {
+                paths.unstaged.push(e.path.clone());
+                return Ok(());
+            }
             let stale = Stale {
                 repo,
                 meta,

@@ -116,6 +116,10 @@ pub struct ScanRederive {
 }
 
 impl PerPath for ScanRederive {
+    fn cached(&self) -> bool {
+        self.recipe.as_ref().is_some_and(|r| r.cached)
+    }
+
     fn path(&mut self, s: &Stale<'_>, notes: &mut Vec<String>) -> Result<Derived, Error> {
         let recipe = &self.recipe;
         let rules = self.rules.get_or_insert_with(|| {
