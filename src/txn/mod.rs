@@ -554,8 +554,10 @@ impl Classify for Error {
             }
             Error::Unstaged { .. } => Some(
                 "stage those files as they are in the work tree (`git add`) or set their \
-                 unstaged edits aside, then run it again; or leave out --cached to work on the \
-                 work tree"
+                 unstaged edits aside, then run it again; a file outside the sparse checkout, \
+                 or one whose checkout differs from its blob by line-ending conversion only, \
+                 cannot be rewritten this way: leave it out with a pathspec (`:!PATH`); or \
+                 leave out --cached to work on the work tree"
                     .into(),
             ),
             Error::Unfinished { .. } | Error::RecoveryPending { .. } => Some(RESOLVE_HINT.into()),

@@ -491,3 +491,47 @@ fix = "safe($X)"
     assert_eq!(repo.read_string("a.py"), "# moved down\nx = safe(1)\n");
     assert_eq!(repo.git(&["show", ":a.py"]), "# moved down\nx = safe(1)\n");
 }
+
+/// Two files whose work tree cannot hold their staged blob although `git status` calls
+/// them clean: one outside a sparse checkout (no copy in the work tree) and one whose
+/// checkout has CRLF where the blob has LF (`core.autocrlf`). Both are refused, nothing
+/// is staged, and the hint names the way out (a pathspec), not only `git add`.
+#[test]
+fn edit_cached_refuses_sparse_and_converted_files_with_a_hint_that_fits() {
+    let repo = TestRepo::new();
+    repo.write("in/a.py", "eval(a)\n");
+    repo.write("out/b.py", "eval(b)\n");
+    repo.commit_all("base");
+    repo.git(&["sparse-checkout", "set", "in"]);
+    assert!(!repo.exists("out/b.py"));
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    let refs = repo.astedit_refs();
+    let out = edit(&repo, &["--cached"]);
+    out.assert_code(4);
+    assert!(out.stderr.contains("change: out/b.py"), "{}", out.stderr);
+    assert!(out.stderr.contains("sparse checkout"), "{}", out.stderr);
+    assert!(out.stderr.contains("`:!PATH`"), "{}", out.stderr);
+    // Left out by a pathspec, the file in the cone is staged.
+    let out = edit(&repo, &["--cached", "--", ":!out"]);
+    out.assert_code(0);
+    assert_eq!(repo.astedit_refs().len(), refs.len() + 1);
+
+    let repo = TestRepo::new();
+    repo.git(&["config", "core.autocrlf", "true"]);
+    repo.write("c.py", "eval(c)\r\n");
+    repo.commit_all("base");
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    let (files, staged) = (repo.snapshot(), index(&repo));
+    let out = edit(&repo, &["--cached", "--json"]);
+    out.assert_code(4);
+    let v = out.json();
+    assert_eq!(v["error"]["code"], "unstaged-changes");
+    assert_eq!(v["error"]["details"]["paths"], serde_json::json!(["c.py"]));
+    let hint = v["error"]["hint"].as_str().unwrap_or_default();
+    assert!(hint.contains("line-ending conversion"), "{hint}");
+    assert_eq!(repo.astedit_refs(), Vec::<String>::new());
+    assert_eq!(repo.snapshot(), files);
+    assert_eq!(index(&repo), staged);
+    // Without --cached the work tree's bytes are rewritten as they are.
+    edit(&repo, &[]).assert_code(0);
+}
