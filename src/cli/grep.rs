@@ -31,8 +31,8 @@ pub struct GrepArgs {
     #[arg(short = 'p', long = "pattern", value_name = "PATTERN")]
     pub pattern: String,
 
-    /// Show at most N matches (0: no limit; default 200, no limit for a JSON stream or
-    /// a list of files)
+    /// Show at most N matches (0: no limit; default 200 on a terminal with no pager,
+    /// else no limit, as for a JSON stream or a list of files)
     #[arg(long, value_name = "N")]
     pub max_count: Option<usize>,
 
@@ -216,6 +216,16 @@ fn check(args: &GrepArgs, json: bool, stream: bool) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// The cap when `--max-count` is not given: only a person reading a terminal with no
+/// pager is spared a flood (a pager scrolls; a pipe's reader, like `wc -l` or
+/// `xargs`, wants every match, as from rg or `git grep`).
+fn default_max_count(output: GrepOutput, terminal: bool, paging: bool) -> usize {
+    match output {
+        GrepOutput::Matches | GrepOutput::Document if terminal && !paging => 200,
+        _ => 0,
+    }
+}
+
 pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
     let stream = ctx.json_style == JsonStyle::Stream;
     check(&args, ctx.json, stream)?;
@@ -259,10 +269,11 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
             Delivery::InOrder
         },
         offset: 0,
-        max_count: args.max_count.unwrap_or(match output {
-            GrepOutput::Matches | GrepOutput::Document => 200,
-            GrepOutput::Stream | GrepOutput::Files => 0,
-        }),
+        max_count: args.max_count.unwrap_or(default_max_count(
+            output,
+            std::io::IsTerminal::is_terminal(&std::io::stdout()),
+            out.paging(),
+        )),
         paths: Paths::Display,
         selector: args.selector,
         strictness: args.strictness.map(Into::into),
@@ -316,4 +327,20 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         Finish::Rest(rest) => out.print(&rest)?,
     }
     Ok(exit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_max_count;
+    use super::GrepOutput;
+
+    #[test]
+    fn only_a_terminal_with_no_pager_gets_a_default_cap() {
+        assert_eq!(default_max_count(GrepOutput::Matches, true, false), 200);
+        assert_eq!(default_max_count(GrepOutput::Document, true, false), 200);
+        assert_eq!(default_max_count(GrepOutput::Matches, true, true), 0);
+        assert_eq!(default_max_count(GrepOutput::Matches, false, false), 0);
+        assert_eq!(default_max_count(GrepOutput::Stream, true, false), 0);
+        assert_eq!(default_max_count(GrepOutput::Files, true, false), 0);
+    }
 }

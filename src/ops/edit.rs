@@ -174,13 +174,10 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
     };
     report.diagnostics.warnings.extend(fmt_warnings);
     report.text.apply_index = req.input.cached;
-    let patterns: Vec<&str> = req.ops.iter().map(|(p, _)| p.as_str()).collect();
     report
         .diagnostics
         .say_languages(&super::notcode::worth_saying(
-            repo,
             &files.set,
-            &patterns,
             &outcome.skipped_languages,
             req.verbose,
         ));

@@ -423,9 +423,7 @@ fn report(
         |p| req.paths.show(repo, p),
     );
     diagnostics.say_languages(&super::notcode::worth_saying(
-        repo,
         &files.set,
-        &[&req.pattern],
         &found.skipped_languages,
         req.verbose,
     ));

@@ -388,7 +388,8 @@ impl TextReport for GrepReport {
     fn text(&self, _style: &Style) -> Printed {
         let mut printed = Printed::new();
         if self.capped {
-            printed.out(format!(
+            // On stderr: a pipe's reader counts lines, and this one is no match.
+            printed.note(format!(
                 "… stopped at {} of {} matches (--max-count {}); narrow the search or raise the limit\n",
                 self.shown, self.total, self.max_count
             ));

@@ -85,7 +85,7 @@ fn max_count_applies_to_matches_with_their_context() {
         out.stdout.lines().take(3).collect::<Vec<_>>(),
         ["x.js-2-b", "x.js:3:1: f(1)", "x.js-4-c"]
     );
-    assert!(out.stdout.contains("stopped at 1 of"), "{}", out.stdout);
+    assert!(out.stderr.contains("stopped at 1 of"), "{}", out.stderr);
 }
 
 #[test]

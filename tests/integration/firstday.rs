@@ -191,11 +191,36 @@ fn the_only_text_warning_is_quiet_when_those_files_cannot_hold_a_match() {
     );
 }
 
+// Issue 52 item 5: one rule. A skipped file holding the pattern's text is no reason
+// any more when files of a language where the pattern parses were searched; when none
+// was, the search is refused and the error names the languages.
 #[test]
-fn the_only_text_warning_is_said_once_when_a_skipped_file_holds_the_text() {
+fn the_only_text_warning_is_said_only_when_no_searched_file_could_match() {
     let repo = mixed_repository();
     repo.write("README.md", "# App\n\nDebug with `console.log(x)`.\n");
     let out = repo.run(&["grep", "-p", "console.log($$$A)"]);
+    out.assert_code(0);
+    assert!(!out.stderr.contains("only text"), "{}", out.stderr);
+
+    // Only Markdown and YAML searched: nothing could match, and the error says so.
+    let out = repo.run(&[
+        "grep",
+        "-p",
+        "console.log($$$A)",
+        "--",
+        "README.md",
+        "*.yml",
+    ]);
+    out.assert_code(2);
+    assert!(
+        out.stderr
+            .contains("does not parse as any language searched"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("Markdown"), "{}", out.stderr);
+    // -v names the languages skipped beside a search that could match.
+    let out = repo.run(&["grep", "-v", "-p", "console.log($$$A)"]);
     out.assert_code(0);
     assert_eq!(
         out.stderr.matches("is only text in").count(),
@@ -203,9 +228,6 @@ fn the_only_text_warning_is_said_once_when_a_skipped_file_holds_the_text() {
         "{}",
         out.stderr
     );
-    assert!(out.stderr.contains("Markdown"), "{}", out.stderr);
-    // The YAML file does not hold it: not named.
-    assert!(!out.stderr.contains("Yaml"), "{}", out.stderr);
 }
 
 // Item 5: ast-grep's `test` exits 4 when a test fails; this one exits 1, as every

@@ -16,6 +16,7 @@ mod contract;
 mod customlang;
 mod edit;
 mod firstday;
+mod firstday3;
 mod firsthour;
 mod flags;
 mod gitstate;
