@@ -314,6 +314,57 @@ impl std::fmt::Display for HunkHeader {
     }
 }
 
+/// Where the lines of a changed text were before the change: a line outside the
+/// changes is where it was, a line a change wrote is on the lines that change replaced
+/// (its first one when it wrote more lines than it took away, the line it went in
+/// front of when it took none).
+pub struct LineMap {
+    /// Each change's lines before and after, 0-based, in order.
+    hunks: Vec<(std::ops::Range<u32>, std::ops::Range<u32>)>,
+    old_len: u32,
+}
+
+impl LineMap {
+    /// The map from `after`'s lines to `before`'s; texts that are not UTF-8 map each
+    /// line to itself.
+    pub fn new(before: &[u8], after: &[u8]) -> LineMap {
+        let (Ok(old), Ok(new)) = (std::str::from_utf8(before), std::str::from_utf8(after)) else {
+            return LineMap {
+                hunks: Vec::new(),
+                old_len: u32::MAX,
+            };
+        };
+        let diff = LineDiff::new(old, new);
+        LineMap {
+            hunks: diff
+                .hunks
+                .iter()
+                .map(|h| (h.before.clone(), h.after.clone()))
+                .collect(),
+            old_len: diff.input.before.len() as u32,
+        }
+    }
+
+    /// The 1-based line of `before` that `after`'s 1-based `line` stands for.
+    pub fn old_line(&self, line: usize) -> usize {
+        let new = u32::try_from(line.saturating_sub(1)).unwrap_or(u32::MAX);
+        // Lines before a change are shifted by what the changes before it did.
+        let mut shift: i64 = 0;
+        for (before, after) in &self.hunks {
+            if new < after.start {
+                break;
+            }
+            if new < after.end {
+                let k = (new - after.start).min(before.len().saturating_sub(1) as u32);
+                return (before.start + k).min(self.old_len.saturating_sub(1)) as usize + 1;
+            }
+            shift = i64::from(after.end) - i64::from(before.end);
+        }
+        let old = (i64::from(new) - shift).clamp(0, i64::from(self.old_len.saturating_sub(1)));
+        old as usize + 1
+    }
+}
+
 /// Line counts of a change without rendering it.
 pub fn line_counts(before: &[u8], after: &[u8]) -> LineCounts {
     let (Ok(old), Ok(new)) = (std::str::from_utf8(before), std::str::from_utf8(after)) else {
@@ -344,6 +395,20 @@ mod tests {
             bytes,
             mode: FileMode::Regular,
         })
+    }
+
+    #[test]
+    fn a_line_map_takes_lines_back_past_the_changes() {
+        // An import added at the top, a line rewritten further down.
+        let before = b"a\nb\nc\nd\n";
+        let after = b"import x\na\nb\nC\nd\n";
+        let map = LineMap::new(before, after);
+        let old: Vec<usize> = (1..=5).map(|l| map.old_line(l)).collect();
+        assert_eq!(old, [1, 1, 2, 3, 4]);
+        // Two lines in place of one: both on it.
+        let map = LineMap::new(b"a\nb\nc\n", b"a\nb1\nb2\nc\n");
+        let old: Vec<usize> = (1..=4).map(|l| map.old_line(l)).collect();
+        assert_eq!(old, [1, 2, 2, 3]);
     }
 
     #[test]

@@ -679,7 +679,14 @@ fn report(
         files_searched: outcome.files_searched,
         baseline: None,
         absent: None,
-        remaining: fixing.then(|| rows.rows(&outcome.remaining)),
+        remaining: fixing.then(|| {
+            // Applied, the files hold the fixed text the positions are in; else they
+            // still hold the input, where a person looks for them.
+            match staged.written {
+                Some(_) => rows.rows(&outcome.remaining),
+                None => rows.rows(&in_input(&outcome)),
+            }
+        }),
         summary: fixing.then(|| outcome.summary()),
         fixes: fixing.then(|| outcome.fixes()),
         files: fixing.then(|| fixed_files(repo, &outcome)),
@@ -708,6 +715,36 @@ fn report(
         workdir: repo.workdir.clone(),
         streamed: streamed.map(|s| s.tally),
     }
+}
+
+/// The findings the fixes leave, at their lines in the input (the file on disk, or
+/// in the index with `--cached`) rather than in the fixed text: a fix that added an
+/// import moves every line after it by one.
+fn in_input(outcome: &scan::ScanOutcome) -> Vec<Finding> {
+    let maps: std::collections::HashMap<&str, crate::diff::LineMap> = outcome
+        .changes
+        .changes
+        .iter()
+        .filter_map(|c| {
+            let (before, after) = (c.before.as_ref()?, c.after.as_ref()?);
+            Some((
+                c.path.as_str(),
+                crate::diff::LineMap::new(&before.bytes, &after.bytes),
+            ))
+        })
+        .collect();
+    outcome
+        .remaining
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            if let Some(map) = maps.get(f.path.as_str()) {
+                f.line = map.old_line(f.line);
+                f.end_line = map.old_line(f.end_line).max(f.line);
+            }
+            f
+        })
+        .collect()
 }
 
 /// The fixed files as the report lists them.
