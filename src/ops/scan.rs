@@ -712,6 +712,7 @@ fn report(
         offered: ran.offered,
         other_shards: outcome.other_shards,
         apply_index: req.input.cached,
+        fix_command: fix_command(req),
         workdir: repo.workdir.clone(),
         streamed: streamed.map(|s| s.tally),
     }
@@ -745,6 +746,41 @@ fn in_input(outcome: &scan::ScanOutcome) -> Vec<Finding> {
             f
         })
         .collect()
+}
+
+/// What `--check` says to run to make its fixes: the same selection with `--apply`,
+/// so the fixes are those shown and no others (a hook's check of the lines being
+/// committed must not send a person to fix the whole repository). The pathspecs are
+/// named when they are few, as the pre-commit framework passes every file.
+fn fix_command(req: &ScanRequest) -> String {
+    let input = &req.input;
+    let mut words = vec!["git astedit scan --apply".to_string()];
+    if input.cached {
+        words.push("--cached".into());
+    }
+    match &input.changed {
+        Some(rev) if !(input.changed_lines && rev == "HEAD") => {
+            words.push(format!("--changed={}", crate::text::shell_word(rev)));
+        }
+        _ => {}
+    }
+    if input.changed_lines {
+        words.push("--changed-lines".into());
+    }
+    if let Some(rev) = &req.baseline {
+        words.push(format!("--baseline {}", crate::text::shell_word(rev)));
+        if req.fix_all {
+            words.push("--fix-all".into());
+        }
+    }
+    for rule in &req.only_rules {
+        words.push(format!("--rule-id {}", crate::text::shell_word(rule)));
+    }
+    if !input.pathspecs.is_empty() && input.pathspecs.len() <= 8 {
+        words.push("--".into());
+        words.extend(input.pathspecs.iter().map(|p| crate::text::shell_word(p)));
+    }
+    words.join(" ")
 }
 
 /// The fixed files as the report lists them.
@@ -820,6 +856,7 @@ fn head_report(
         offered: None,
         other_shards: 0,
         apply_index: req.input.cached,
+        fix_command: fix_command(req),
         workdir: repo.workdir.clone(),
         streamed: Some(Default::default()),
     }

@@ -48,24 +48,11 @@ impl VerifyCommand {
         match self {
             VerifyCommand::Argv(argv) => argv
                 .iter()
-                .map(|a| shell_quoted(a))
+                .map(|a| crate::text::shell_word(a))
                 .collect::<Vec<_>>()
                 .join(" "),
             VerifyCommand::Shell(line) => line.clone(),
         }
-    }
-}
-
-/// `arg` as a POSIX shell would need it typed: bare when it is plain.
-fn shell_quoted(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if plain {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
     }
 }
 

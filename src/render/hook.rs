@@ -14,8 +14,8 @@ impl TextReport for HookReport {
             )
         } else {
             format!(
-                "Installed the pre-commit hook at {}: commits run `git astedit scan --check --cached`.\n",
-                self.path
+                "Installed the pre-commit hook at {}: commits run `{}`.\n",
+                self.path, self.command
             )
         };
         if let Some(b) = &self.backup {

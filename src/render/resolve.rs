@@ -104,7 +104,11 @@ fn undo_notes(report: &ResolveReport) -> Vec<String> {
     if report.index_restored {
         out.push("Restored the index entries too.".to_string());
     }
-    let paths: Vec<String> = report.index_left.iter().map(|p| shell_quote(p)).collect();
+    let paths: Vec<String> = report
+        .index_left
+        .iter()
+        .map(|p| crate::text::shell_word(p))
+        .collect();
     match &report.commit_kept {
         Some(c) => {
             let short = &c[..c.len().min(12)];
@@ -144,18 +148,6 @@ fn undo_notes(report: &ResolveReport) -> Vec<String> {
         None => {}
     }
     out
-}
-
-/// A path as a shell word: bare when plainly safe, else single-quoted.
-fn shell_quote(p: &str) -> String {
-    if !p.is_empty()
-        && p.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,@%".contains(&b))
-    {
-        p.to_string()
-    } else {
-        format!("'{}'", p.replace('\'', "'\\''"))
-    }
 }
 
 /// The text of a refresh; `hint_apply` false under `apply --refresh`, which applied

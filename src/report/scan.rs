@@ -217,6 +217,10 @@ pub struct ScanReport {
     /// text's apply and undo commands say `--index`.
     #[serde(skip)]
     pub apply_index: bool,
+    /// The command that makes the fixes a `--check` shows: the scan's own narrowing
+    /// (`--cached`, `--changed-lines`, …) with `--apply`.
+    #[serde(skip)]
+    pub fix_command: String,
     /// The work tree, the base of SARIF's paths.
     #[serde(skip)]
     pub workdir: PathBuf,
@@ -355,6 +359,8 @@ pub struct MergeReport {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct HookReport {
     pub schema_version: Version,
+    /// The command the hook runs.
+    pub command: String,
     pub path: String,
     /// Where a replaced hook was kept (`--force`).
     pub backup: Option<String>,

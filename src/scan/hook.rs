@@ -1,7 +1,8 @@
 /*!
-`hook install`: a git pre-commit hook that runs `scan --check --cached`, so a commit
-whose staged content the rules would change (or that has error findings) is blocked
-before it is made. An existing hook is never overwritten silently: it may hold the
+`hook install`: a git pre-commit hook that runs `scan --check --cached
+--changed-lines`, so a commit whose added or changed lines the rules would change (or
+flag as errors) is blocked before it is made; with `--all`, `scan --check --cached`
+(every staged file whole). An existing hook is never overwritten silently: it may hold the
 team's other checks.
 */
 
@@ -62,15 +63,21 @@ pub struct Installed {
     pub unchanged: bool,
 }
 
+/// The arguments the hook gives `git-astedit`: only the lines being committed
+/// (`--changed-lines`), so old code in a touched file does not block a commit; with
+/// `all`, every staged file whole.
+pub fn arguments(all: bool) -> &'static str {
+    match all {
+        true => "scan --check --cached",
+        false => "scan --check --cached --changed-lines",
+    }
+}
+
 /// The hook script. It prefers `git-astedit` from PATH (what a team shares) and falls
-/// back to the binary that installed it. `changed_lines`: only the lines being
-/// committed are checked (`--changed-lines`), so old code in a touched file does not
-/// block a commit.
-pub fn script(fallback: Option<&Path>, changed_lines: bool) -> String {
-    let args = match changed_lines {
-        true => "scan --check --cached --changed-lines",
-        false => "scan --check --cached",
-    };
+/// back to the binary that installed it. A hook it wrote before is rewritten, so
+/// `hook install` brings an old hook's flags up to date.
+pub fn script(fallback: Option<&Path>, all: bool) -> String {
+    let args = arguments(all);
     let mut s = format!(
         "#!/bin/sh\n{MARKER} (installed by `git astedit hook install`).\n\
          # Blocks the commit when the astedit rules would change staged content.\n\
@@ -107,11 +114,11 @@ pub fn install(
     repo: &Repo,
     force: bool,
     fallback: Option<&Path>,
-    changed_lines: bool,
+    all: bool,
 ) -> Result<Installed, Error> {
     let dir = hooks_dir(repo);
     let path = dir.join("pre-commit");
-    let content = script(fallback, changed_lines);
+    let content = script(fallback, all);
     let io = |action: &'static str, path: &Path| {
         let path = path.to_path_buf();
         move |source| Error::Io {

@@ -50,6 +50,20 @@ pub fn one_line(s: &str) -> String {
     }
 }
 
+/// `arg` as a POSIX shell would need it typed: bare when it is plain, else in single
+/// quotes.
+pub fn shell_word(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
 /// `1 replacement`, `3 replacements`.
 pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {

@@ -743,19 +743,26 @@ fn the_pre_commit_framework_runs_the_hook_definition() {
         )
     };
 
-    // The check hook fails with the diff and changes nothing.
+    // On committed code, the hooks of the lines being committed have nothing to say.
     let (code, text) = try_repo("astedit-check");
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = try_repo("astedit-scan");
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(repo.read_string("src/a.js"), BAD_JS);
+
+    // The check of whole files fails with the diff and changes nothing.
+    let (code, text) = try_repo("astedit-check-all");
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("+if (x === 1) { f(b) }"), "{text}");
     assert_eq!(repo.read_string("src/a.js"), BAD_JS);
 
     // The fixing hook fails (it changed files), then everything passes.
-    let (code, text) = try_repo("astedit-scan");
+    let (code, text) = try_repo("astedit-scan-all");
     assert_eq!(code, 1, "{text}");
     assert_eq!(repo.read_string("src/a.js"), FIXED_JS);
-    let (code, text) = try_repo("astedit-check");
+    let (code, text) = try_repo("astedit-check-all");
     assert_eq!(code, 0, "{text}");
-    let (code, text) = try_repo("astedit-scan");
+    let (code, text) = try_repo("astedit-scan-all");
     assert_eq!(code, 0, "{text}");
 }
 

@@ -254,7 +254,7 @@ pub fn status(report: &ScanReport, style: &Style, printed: &mut Printed) {
                 plural(findings.total(), "finding"),
                 severity_counts(&findings),
                 if fixable > 0 {
-                    format!("; {fixable} fixable with `git astedit scan --apply`")
+                    format!("; {fixable} fixable with `{}`", report.fix_command)
                 } else {
                     String::new()
                 }
@@ -270,8 +270,13 @@ pub fn status(report: &ScanReport, style: &Style, printed: &mut Printed) {
             )),
             _ if report.no_fixes() => lines.push(format!("No fixes needed in {searched}.")),
             _ => lines.push(match (report.mode, &report.id) {
+                (ScanMode::Check, _) if report.apply_index => format!(
+                    "{summary} would be made; run `{}` to make them (in the work tree and the index), then commit again.",
+                    report.fix_command
+                ),
                 (ScanMode::Check, _) => format!(
-                    "{summary} would be made; run `git astedit scan --apply` to make them."
+                    "{summary} would be made; run `{}` to make them.",
+                    report.fix_command
                 ),
                 (ScanMode::Apply, Some(id)) => format!(
                     "{summary}: staged and applied {id} ({} written). Undo with `git astedit undo {index}{id}`.",
@@ -440,6 +445,7 @@ mod tests {
             offered: None,
             other_shards: 2,
             apply_index: false,
+            fix_command: "git astedit scan --apply".into(),
             workdir: "/tmp/the repo".into(),
             streamed: None,
         }
