@@ -146,12 +146,18 @@ pub struct StageArgs {
     /// Render at most N diff lines (0: no limit); the rest is summarized
     #[arg(long, value_name = "N", default_value_t = 2000)]
     pub max_render: usize,
+
+    /// Sign the preview with git (`git commit-tree -S`, the key of `user.signingKey`),
+    /// as `git config astedit.signPreviews true` does for every preview
+    #[arg(long)]
+    pub sign: bool,
 }
 
 impl StageArgs {
     /// What the operation does after staging: apply at once with `--apply`, and make
     /// the diff a person reads (`diff`: unless every change was shown already).
     pub fn staging(&self, diff: bool, color: bool) -> Staging {
+        sign(self.sign);
         Staging {
             reason: self.reason.clone(),
             agent: None,
@@ -165,6 +171,14 @@ impl StageArgs {
             }),
             audience: Audience::Person,
         }
+    }
+}
+
+/// `--sign`: every preview this run stages is signed by git (a failure to sign fails
+/// the stage); without it, `astedit.signPreviews` decides.
+pub fn sign(asked: bool) {
+    if asked {
+        git_astedit::ops::session::sign_previews();
     }
 }
 

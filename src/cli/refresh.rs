@@ -22,9 +22,14 @@ pub struct RefreshArgs {
     /// at staging, so files that match now join the successor
     #[arg(long)]
     pub all: bool,
+    /// Sign the successor with git (`git commit-tree -S`), as `git config
+    /// astedit.signPreviews true` does for every preview
+    #[arg(long)]
+    pub sign: bool,
 }
 
 pub fn run(ctx: &mut Ctx, args: RefreshArgs) -> Result<Exit, Error> {
+    super::common::sign(args.sign);
     let (repo, out) = ctx.parts()?;
     let request = RefreshRequest {
         id: args.id,

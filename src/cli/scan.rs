@@ -64,6 +64,11 @@ pub struct ScanArgs {
     #[arg(long)]
     pub apply: bool,
 
+    /// With --stage or --apply: sign the preview with git (`git commit-tree -S`), as
+    /// `git config astedit.signPreviews true` does for every preview
+    #[arg(long)]
+    pub sign: bool,
+
     /// With --apply: first run CMD (a shell command line) in a worktree holding the
     /// staged fixes; apply them only if it exits 0 (see `verify`)
     #[arg(long, value_name = "CMD")]
@@ -239,6 +244,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         ScanMode::Report
     };
     super::common::threads(args.threads);
+    super::common::sign(args.sign);
     let filter = super::common::filter(args.filter.as_deref())?;
     // ast-grep's `-r` names a rule file; selecting by id is `--rule-id` here.
     for file in &args.rule_files {

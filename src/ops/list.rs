@@ -3,7 +3,6 @@
 
 use crate::repo::Repo;
 use crate::report::ListReport;
-use crate::report::PreviewRow;
 use crate::report::UnreadableRef;
 use crate::report::Version;
 use crate::Error;
@@ -25,7 +24,7 @@ pub fn run(repo: &Repo, req: &ListRequest) -> Result<ListReport, Error> {
             .iter()
             .skip(req.offset)
             .take(req.limit.unwrap_or(usize::MAX))
-            .map(PreviewRow::of)
+            .map(|p| super::preview::row(repo, p))
             .collect(),
         unreadable_refs: bad
             .iter()

@@ -8,6 +8,16 @@ use crate::diff::Side;
 use crate::txn::Preview;
 use crate::Error;
 
+/// The row of `preview` in a listing, with its signature as git verifies it (an
+/// unsigned preview costs no process; one git cannot check says `error`).
+pub fn row(repo: &crate::repo::Repo, preview: &Preview) -> crate::report::PreviewRow {
+    let mut row = crate::report::PreviewRow::of(preview);
+    let check = crate::txn::sign::verify(repo, preview.commit)
+        .unwrap_or_else(|_| crate::txn::sign::SignatureCheck::failed());
+    row.signature = Some(crate::report::SignatureRow::of(&check));
+    row
+}
+
 /// [`crate::diff::render_diffs`] of a stored preview, reading a file's blobs only when
 /// its diff is shown: the files past `max_lines` of a large preview cost nothing.
 pub fn render_preview_diffs(

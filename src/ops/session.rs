@@ -81,6 +81,12 @@ pub fn wait_for_lock(bound: std::time::Duration) {
     crate::txn::set_lock_wait(bound);
 }
 
+/// Makes every preview and campaign state commit this process stages signed by git
+/// (`--sign`), whatever `astedit.signPreviews` says.
+pub fn sign_previews() {
+    crate::txn::sign::sign_previews();
+}
+
 /// The tool a session target is picked for: what it accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {

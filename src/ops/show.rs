@@ -6,7 +6,6 @@ use crate::ops::preview::stream_preview_diffs;
 use crate::ops::preview::LoadedPreview;
 use crate::repo::Repo;
 use crate::report::CappedDiff;
-use crate::report::PreviewRow;
 use crate::report::ShowReport;
 use crate::report::Version;
 use crate::Error;
@@ -60,7 +59,7 @@ pub fn run(
     if let (Some(stream), false) = (req.stream, req.stat) {
         let report = ShowReport {
             schema_version: Version,
-            preview: PreviewRow::of(&preview),
+            preview: super::preview::row(repo, &preview),
             meta: preview.meta.clone(),
             files: Vec::new(),
             diff: None,
@@ -83,7 +82,7 @@ pub fn run(
     });
     Ok(ShowReport {
         schema_version: Version,
-        preview: PreviewRow::of(&loaded.preview),
+        preview: super::preview::row(repo, &loaded.preview),
         meta: loaded.preview.meta.clone(),
         files: loaded.shown_files(),
         diff,

@@ -63,6 +63,10 @@ fn header(r: &ShowReport) -> String {
     if let Some(reason) = &p.reason {
         text.push_str(&format!("reason: {}\n", escape_line(reason)));
     }
+    // `signed by NAME (ssh key SHA256:…): good`; the signer's name is its own text.
+    if let Some(sig) = p.signature.as_ref().filter(|s| s.is_signed()) {
+        text.push_str(&format!("{}\n", escape_line(&sig.describe())));
+    }
     text.push('\n');
     text
 }

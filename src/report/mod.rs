@@ -956,6 +956,10 @@ pub struct PreviewRow {
     /// Paths it touches.
     pub files: Vec<String>,
     pub file_count: usize,
+    /// The preview commit's signature as git verified it (`list`, `show`, the
+    /// `previews` tool; absent where a preview is only named, as in an error's details).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<SignatureRow>,
 }
 
 impl PreviewRow {
@@ -971,6 +975,51 @@ impl PreviewRow {
             agent: p.meta.agent.clone(),
             file_count: files.len(),
             files,
+            signature: None,
+        }
+    }
+}
+
+/// A commit's signature, as git verified it (`git verify-commit`, `%G?`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SignatureRow {
+    /// `good`, `bad`, `unknown-key`, `expired-key`, `revoked-key`, `not-allowed`,
+    /// `unsigned` or `error`.
+    pub status: crate::txn::sign::SigStatus,
+    /// Who signed: the allowed signers' principal (ssh) or the key's user id (OpenPGP).
+    pub signer: Option<String>,
+    /// The key: `SHA256:…` (ssh) or the OpenPGP fingerprint.
+    pub key: Option<String>,
+    /// A good signature by a signer git's configuration allows, valid at the commit's
+    /// time and not revoked (`status` is `good`).
+    pub trusted: bool,
+}
+
+impl SignatureRow {
+    pub fn of(check: &crate::txn::sign::SignatureCheck) -> SignatureRow {
+        SignatureRow {
+            status: check.status,
+            signer: check.signer.clone(),
+            key: check.key.clone(),
+            trusted: check.trusted(),
+        }
+    }
+
+    /// Whether the commit carries a signature at all (good or not).
+    pub fn is_signed(&self) -> bool {
+        self.check().is_signed()
+    }
+
+    /// One line for a person: `signed by NAME (ssh key SHA256:…): good`.
+    pub fn describe(&self) -> String {
+        self.check().describe()
+    }
+
+    fn check(&self) -> crate::txn::sign::SignatureCheck {
+        crate::txn::sign::SignatureCheck {
+            status: self.status,
+            signer: self.signer.clone(),
+            key: self.key.clone(),
         }
     }
 }

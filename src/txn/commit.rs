@@ -1,8 +1,9 @@
 //! The one place commit objects are made: previews (before and after), journal
 //! events, the placeholders of repaired refs, `apply --commit`, `pr` and campaign state
-//! commits. Every commit is signed by the repository's identity (git's, else the
+//! commits. Every commit is made by the repository's identity (git's, else the
 //! fallback, [`Repo::signature`]) as author and committer, with no encoding and no
-//! extra headers.
+//! extra headers but a signature: previews and campaign state commits are signed by
+//! git when signing is on ([`super::sign`]), the rest never.
 
 use gix::ObjectId;
 
@@ -75,6 +76,36 @@ pub fn write_merge_commit(
     changes: &[(&str, Option<(ObjectId, FileMode)>)],
     message: &str,
 ) -> Result<ObjectId, Error> {
+    let tree = changed_tree(repo, parent, changes)?;
+    let parents = parent.into_iter().chain(also.iter().copied());
+    write(repo, tree, parents, message.to_string(), "the commit")
+}
+
+/// [`write_merge_commit`] for a campaign state commit: signed by git
+/// ([`super::sign::commit`]) when previews are signed (`--sign`,
+/// `astedit.signPreviews`), so a collector can tell the states its own runs recorded.
+pub fn write_state_commit(
+    repo: &Repo,
+    parent: Option<ObjectId>,
+    also: &[ObjectId],
+    changes: &[(&str, Option<(ObjectId, FileMode)>)],
+    message: &str,
+) -> Result<ObjectId, Error> {
+    if !super::sign::signing(repo) {
+        return write_merge_commit(repo, parent, also, changes, message);
+    }
+    let tree = changed_tree(repo, parent, changes)?;
+    let parents = parent.into_iter().chain(also.iter().copied());
+    let commit = object(&repo.signature(), tree, parents, message.to_string());
+    super::sign::commit(repo, &commit, "the campaign state commit")
+}
+
+/// The tree of `parent` (none: the empty tree) with `changes` made, written.
+fn changed_tree(
+    repo: &Repo,
+    parent: Option<ObjectId>,
+    changes: &[(&str, Option<(ObjectId, FileMode)>)],
+) -> Result<ObjectId, Error> {
     let base_tree = match parent {
         Some(c) => repo
             .git
@@ -103,9 +134,7 @@ pub fn write_merge_commit(
             }
         }
     }
-    let tree = editor.write().map_err(Error::git("write a tree"))?.detach();
-    let parents = parent.into_iter().chain(also.iter().copied());
-    write(repo, tree, parents, message.to_string(), "the commit")
+    Ok(editor.write().map_err(Error::git("write a tree"))?.detach())
 }
 
 /// The tree entry kind of a file mode.

@@ -38,6 +38,7 @@ mod reflocks;
 pub mod refresh;
 mod refs;
 pub mod resolve;
+pub mod sign;
 mod store;
 
 use crate::change::FileMode;
@@ -94,6 +95,7 @@ pub use store::REF_PREFIX;
 
 pub use commit::write_commit;
 pub use commit::write_merge_commit;
+pub use commit::write_state_commit;
 pub(crate) use index::agent_trailer;
 
 /// Journals a `pr` event: transaction `preview` was pushed as a branch and its pull
@@ -384,6 +386,10 @@ pub enum Error {
         #[source]
         inner: Box<Error>,
     },
+    /// Signing was asked for (`astedit.signPreviews`, `--sign`) and git could not sign:
+    /// nothing was staged, never an unsigned commit in its place.
+    #[error("cannot sign {what}: {detail}; nothing was staged")]
+    SigningFailed { what: String, detail: String },
 }
 
 /// How to get out of an unfinished run, for hints and messages.
@@ -456,6 +462,7 @@ impl Classify for Error {
             Error::RecoveryPending { .. } => "recovery-pending",
             Error::NothingToRecover => "nothing-to-recover",
             Error::AfterSplit { inner, .. } => inner.code(),
+            Error::SigningFailed { .. } => "signing-failed",
         }
     }
     fn exit(&self) -> Exit {
@@ -470,7 +477,8 @@ impl Classify for Error {
             | Error::NotApplied(_)
             | Error::Gone { .. }
             | Error::InvalidChange(_)
-            | Error::BadAge(_) => Exit::BadInput,
+            | Error::BadAge(_)
+            | Error::SigningFailed { .. } => Exit::BadInput,
             // The work tree has moved on from the preview's before side: stale.
             Error::Stale { .. } | Error::AlreadyApplied(_) | Error::Unfinished { .. } => {
                 Exit::Stale
@@ -561,6 +569,12 @@ impl Classify for Error {
                     .into(),
             ),
             Error::Unfinished { .. } | Error::RecoveryPending { .. } => Some(RESOLVE_HINT.into()),
+            Error::SigningFailed { .. } => Some(
+                "check the key git signs with (`user.signingKey`, `gpg.format`, \
+                 `gpg.program`; `git commit-tree -S` shows the same failure), or stage \
+                 without signing: leave out --sign and set `astedit.signPreviews` false"
+                    .into(),
+            ),
             _ => None,
         }
     }

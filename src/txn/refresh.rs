@@ -68,7 +68,8 @@ pub fn supersede(
     meta: &PreviewMeta,
 ) -> Result<Preview, Error> {
     let (files, objects, meta) = stager.into_parts(meta);
-    let p_id = store::build_preview(repo, objects, &files, &meta)?;
+    // A successor is signed as any preview staged now is (`--sign`, astedit.signPreviews).
+    let p_id = store::build_preview(repo, objects, &files, &meta, super::sign::signing(repo))?;
     // Everything of the successor is written; nothing names it yet.
     fsutil::fault("refresh-before-swap");
     let new_id = store::short_id(p_id);

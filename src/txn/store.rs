@@ -185,18 +185,21 @@ impl<'a> Stager<'a> {
             mut files,
         } = self;
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        let p_id = build_preview(repo, objects, &files, meta)?;
+        let sign = super::sign::signing(repo);
+        let p_id = build_preview(repo, objects, &files, meta, sign)?;
         record_staged(repo, &files, meta, p_id)
     }
 }
 
 /// Writes the trees, the two commits and every object of a preview over `changes`
-/// (sorted by path); no ref, no journal event.
+/// (sorted by path); no ref, no journal event. With `sign` both commits are signed by
+/// git ([`super::sign::commit`]); a signing failure fails the build.
 pub(super) fn build_preview(
     repo: &Repo,
     mut objects: ObjectBatch<'_>,
     changes: &[StagedFile],
     meta: &PreviewMeta,
+    sign: bool,
 ) -> Result<ObjectId, Error> {
     validate(changes)?;
     let git = &repo.git;
@@ -218,7 +221,7 @@ pub(super) fn build_preview(
     }
     let before_tree = before.write(|tree| objects.add_object(tree))?;
     let after_tree = after.write(|tree| objects.add_object(tree))?;
-    write_commits(repo, objects, changes, before_tree, after_tree, meta)
+    write_commits(repo, objects, changes, before_tree, after_tree, meta, sign)
 }
 
 /// The rest of [`build_preview`]: the commits, and every object to disk.
@@ -229,6 +232,7 @@ fn write_commits(
     before_tree: ObjectId,
     after_tree: ObjectId,
     meta: &PreviewMeta,
+    sign: bool,
 ) -> Result<ObjectId, Error> {
     let staged_at_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -244,13 +248,16 @@ fn write_commits(
             one_line(&meta.summary)
         ),
     );
+    let message = preview_message(changes, meta, staged_at_ns)?;
+    if sign {
+        // git writes signed commits itself, over trees it must find written.
+        objects.write()?;
+        let b_id = super::sign::commit(repo, &b_commit, "the preview's before commit")?;
+        let p_commit = super::commit::object(&sig, after_tree, [b_id], message);
+        return super::sign::commit(repo, &p_commit, "the preview commit");
+    }
     let b_id = objects.add_object(&b_commit)?;
-    let p_commit = super::commit::object(
-        &sig,
-        after_tree,
-        [b_id],
-        preview_message(changes, meta, staged_at_ns)?,
-    );
+    let p_commit = super::commit::object(&sig, after_tree, [b_id], message);
     let p_id = objects.add_object(&p_commit)?;
     // Objects first, then the ref that makes them reachable.
     objects.write()?;
@@ -718,6 +725,7 @@ pub(crate) fn split(
         .entries
         .iter()
         .partition(|e| selected.contains(&e.path));
+    let sign = super::sign::signing(repo);
     let build = |entries: &[&StoredEntry], part: &str| -> Result<ObjectId, Error> {
         let files: Vec<StagedFile> = entries
             .iter()
@@ -735,7 +743,7 @@ pub(crate) fn split(
             part,
         );
         // The blobs are the parent's: only trees and commits are new.
-        build_preview(repo, ObjectBatch::new(&repo.git), &files, &meta)
+        build_preview(repo, ObjectBatch::new(&repo.git), &files, &meta, sign)
     };
     let picked_id = build(&picked, "selected")?;
     let rest_id = build(&rest, "remainder")?;

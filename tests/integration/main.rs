@@ -46,6 +46,7 @@ mod run;
 mod sarif;
 mod scan;
 mod sgconfig;
+mod signing;
 mod snapshots;
 mod steps;
 mod suppress;

@@ -430,7 +430,8 @@ pub fn record(
         .map(|(p, id)| (p.as_str(), Some((*id, FileMode::Regular))))
         .collect();
     // Shards' tips, when given, are further parents (a merge of shards).
-    let new = txn::write_merge_commit(repo, state.commit, extra_parents, &edits, message)?;
+    // Signed by git when previews are (a collector verifies them in `merge`).
+    let new = txn::write_state_commit(repo, state.commit, extra_parents, &edits, message)?;
     let previous = match state.commit {
         Some(p) => txn::RefWas::At(p),
         None => txn::RefWas::Absent,

@@ -1,0 +1,262 @@
+//! Signed previews (issue 48): with `astedit.signPreviews` or `--sign` the preview
+//! commit, its before commit and campaign state commits are signed by git at staging;
+//! `list`, `show` and the trust gate read git's own verification (`%G?`), against
+//! `gpg.ssh.allowedSignersFile` (valid-after/valid-before at the commit's time) and
+//! `gpg.ssh.revocationFile`. Real ssh keys, made by `ssh-keygen` in the test's HOME.
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use crate::util::TestRepo;
+
+/// Makes an ed25519 key `name` (no passphrase) in `dir`; returns the private key's path.
+fn keygen(dir: &Path, name: &str) -> PathBuf {
+    let key = dir.join(name);
+    let out = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen runs (install openssh-client)");
+    assert!(
+        out.status.success(),
+        "ssh-keygen: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    key
+}
+
+/// The public key line of private key `key`.
+fn public(key: &Path) -> String {
+    let text = std::fs::read_to_string(key.with_extension("pub")).expect("public key");
+    text.trim().to_string()
+}
+
+/// A repository that signs with alice's key and allows her (`alice@example.com`).
+struct Signing {
+    repo: TestRepo,
+    alice: PathBuf,
+    allowed: PathBuf,
+}
+
+impl Signing {
+    fn new() -> Signing {
+        let repo = TestRepo::new();
+        repo.write("src/a.js", "foo(1);\nfoo(2);\n");
+        repo.commit_all("init");
+        let alice = keygen(repo.home(), "alice");
+        let allowed = repo.home().join("allowed_signers");
+        std::fs::write(&allowed, format!("alice@example.com {}\n", public(&alice))).expect("write");
+        repo.git(&["config", "gpg.format", "ssh"]);
+        repo.git(&["config", "user.signingKey", &alice.to_string_lossy()]);
+        repo.git(&[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            &allowed.to_string_lossy(),
+        ]);
+        Signing {
+            repo,
+            alice,
+            allowed,
+        }
+    }
+
+    /// Stages an edit (`extra` flags after `edit`); its id.
+    fn stage(&self, extra: &[&str]) -> String {
+        let mut args = vec!["--json", "edit", "-p", "foo($A)", "-r", "bar($A)"];
+        args.extend_from_slice(extra);
+        let out = self.repo.run(&args);
+        out.assert_code(0);
+        out.json()["id"].as_str().expect("id").to_string()
+    }
+
+    /// The `signature` of the only pending preview in `list --json`.
+    fn listed(&self) -> serde_json::Value {
+        let out = self.repo.run(&["--json", "list"]);
+        out.assert_code(0);
+        let v = out.json();
+        crate::contract::validate(&self.repo, "list", &v);
+        v["previews"][0]["signature"].clone()
+    }
+}
+
+/// Whether `git verify-commit` accepts `rev`.
+fn git_verifies(repo: &TestRepo, rev: &str) -> bool {
+    repo.git_output(&["verify-commit", rev]).code == 0
+}
+
+/// Whether the commit object `rev` carries a signature header.
+fn has_signature(repo: &TestRepo, rev: &str) -> bool {
+    repo.git(&["cat-file", "commit", rev])
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .any(|l| l.starts_with("gpgsig"))
+}
+
+#[test]
+fn a_preview_staged_with_signing_on_is_signed_by_git_and_shown_good() {
+    let s = Signing::new();
+    s.repo.git(&["config", "astedit.signPreviews", "true"]);
+    let id = s.stage(&[]);
+    let p = format!("refs/astedit/{id}");
+    // git itself vouches for both commits of the preview.
+    assert!(git_verifies(&s.repo, &p), "the preview commit is signed");
+    assert!(
+        git_verifies(&s.repo, &format!("{p}^")),
+        "and its before commit"
+    );
+    // Journal events are never signed.
+    assert!(!has_signature(&s.repo, "refs/astedit-journal"));
+
+    let sig = s.listed();
+    assert_eq!(sig["status"], "good", "{sig}");
+    assert_eq!(sig["trusted"], true);
+    assert_eq!(sig["signer"], "alice@example.com");
+    assert!(sig["key"]
+        .as_str()
+        .is_some_and(|k| k.starts_with("SHA256:")));
+
+    let out = s.repo.run(&["show", &id]);
+    out.assert_code(0);
+    let line = format!(
+        "signed by alice@example.com (ssh key {}): good\n",
+        sig["key"].as_str().expect("key")
+    );
+    assert!(out.stdout.contains(&line), "{}", out.stdout);
+    let v = s.repo.run(&["--json", "show", &id]).json();
+    crate::contract::validate(&s.repo, "show", &v);
+    assert_eq!(v["preview"]["signature"]["status"], "good");
+
+    // The content is what an unsigned stage makes: apply writes it.
+    s.repo.run(&["apply", &id]).assert_code(0);
+    assert_eq!(s.repo.read_string("src/a.js"), "bar(1);\nbar(2);\n");
+}
+
+#[test]
+fn sign_flag_signs_one_stage_and_without_it_nothing_is_signed() {
+    let s = Signing::new();
+    let unsigned = s.stage(&[]);
+    assert!(!has_signature(&s.repo, &format!("refs/astedit/{unsigned}")));
+    assert_eq!(s.listed()["status"], "unsigned");
+    let out = s.repo.run(&["show", &unsigned]);
+    assert!(!out.stdout.contains("signed"), "{}", out.stdout);
+    s.repo.run(&["discard", &unsigned]).assert_code(0);
+
+    let signed = s.stage(&["--sign"]);
+    assert!(git_verifies(&s.repo, &format!("refs/astedit/{signed}")));
+    assert_eq!(s.listed()["status"], "good");
+
+    // A refresh signs its successor when signing is on.
+    s.repo
+        .write("src/a.js", "// moved on\n\n\n\n\nfoo(1);\nfoo(2);\n");
+    let out = s.repo.run(&["--json", "refresh", "--sign", &signed]);
+    out.assert_code(0);
+    let successor = out.json()["successor"]
+        .as_str()
+        .expect("successor")
+        .to_string();
+    assert!(git_verifies(&s.repo, &format!("refs/astedit/{successor}")));
+}
+
+#[test]
+fn a_signer_not_allowed_at_the_commit_time_is_not_trusted() {
+    let s = Signing::new();
+    let id = s.stage(&["--sign"]);
+    let alice = public(&s.alice);
+    let bob = public(&keygen(s.repo.home(), "bob"));
+    let allow = |text: String| std::fs::write(&s.allowed, text).expect("write");
+
+    // Taken out of the allowed signers: untrusted from then on.
+    allow(format!("bob@example.com {bob}\n"));
+    let sig = s.listed();
+    assert_eq!(sig["status"], "unknown-key", "{sig}");
+    assert_eq!(sig["trusted"], false);
+    assert!(s
+        .repo
+        .run(&["show", &id])
+        .stdout
+        .contains(": unknown key\n"));
+
+    // Allowed only before the commit's time (the tests pin it to 2026-01-01).
+    allow(format!(
+        "alice@example.com valid-before=\"20250101\" {alice}\n"
+    ));
+    assert_eq!(s.listed()["status"], "expired-key");
+    // ...or only after it.
+    allow(format!(
+        "alice@example.com valid-after=\"20270101\" {alice}\n"
+    ));
+    assert_eq!(s.listed()["status"], "expired-key");
+    // Valid over the commit's time: good again.
+    allow(format!(
+        "alice@example.com valid-after=\"20250101\",valid-before=\"20270101\" {alice}\n"
+    ));
+    assert_eq!(s.listed()["status"], "good");
+
+    // Revoked.
+    let revoked = s.repo.home().join("revoked_keys");
+    std::fs::write(&revoked, format!("{alice}\n")).expect("write");
+    s.repo.git(&[
+        "config",
+        "gpg.ssh.revocationFile",
+        &revoked.to_string_lossy(),
+    ]);
+    let sig = s.listed();
+    assert_eq!(sig["status"], "revoked-key", "{sig}");
+    assert_eq!(sig["trusted"], false);
+    s.repo.git(&["config", "--unset", "gpg.ssh.revocationFile"]);
+
+    // Nobody allowed at all.
+    s.repo
+        .git(&["config", "--unset", "gpg.ssh.allowedSignersFile"]);
+    assert_eq!(s.listed()["status"], "not-allowed");
+}
+
+#[test]
+fn an_altered_signed_preview_is_a_bad_signature() {
+    let s = Signing::new();
+    let id = s.stage(&["--sign"]);
+    // The same commit, signature and all, with its summary changed; filed under its
+    // own id as a fetched preview would be.
+    let raw = s
+        .repo
+        .git(&["cat-file", "commit", &format!("refs/astedit/{id}")]);
+    let forged = raw.replacen("astedit edit:", "astedit edit (forged):", 1);
+    assert_ne!(raw, forged);
+    let path = s.repo.home().join("forged");
+    std::fs::write(&path, forged).expect("write");
+    let new = s
+        .repo
+        .git(&["hash-object", "-t", "commit", "-w", &path.to_string_lossy()])
+        .trim()
+        .to_string();
+    s.repo
+        .git(&["update-ref", "-d", &format!("refs/astedit/{id}")]);
+    s.repo
+        .git(&["update-ref", &format!("refs/astedit/{}", &new[..12]), &new]);
+    let sig = s.listed();
+    assert_eq!(sig["status"], "bad", "{sig}");
+    assert_eq!(sig["trusted"], false);
+}
+
+#[test]
+fn a_signing_failure_fails_the_stage_and_leaves_no_ref() {
+    let s = Signing::new();
+    let missing = s.repo.home().join("no-such-key");
+    s.repo
+        .git(&["config", "user.signingKey", &missing.to_string_lossy()]);
+    let before = s.repo.snapshot();
+    let out = s
+        .repo
+        .run(&["--json", "edit", "-p", "foo($A)", "-r", "bar($A)", "--sign"]);
+    out.assert_code(2);
+    let v = out.json();
+    assert_eq!(v["error"]["code"], "signing-failed", "{v}");
+    assert!(s.repo.astedit_refs().is_empty(), "nothing staged");
+    assert_eq!(s.repo.snapshot(), before, "no file touched");
+    // The config asks for it just as well: the same refusal.
+    s.repo.git(&["config", "astedit.signPreviews", "true"]);
+    let out = s.repo.run(&["edit", "-p", "foo($A)", "-r", "bar($A)"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("cannot sign"), "{}", out.stderr);
+    assert!(s.repo.astedit_refs().is_empty());
+}
