@@ -260,3 +260,42 @@ fn a_signing_failure_fails_the_stage_and_leaves_no_ref() {
     assert!(out.stderr.contains("cannot sign"), "{}", out.stderr);
     assert!(s.repo.astedit_refs().is_empty());
 }
+
+#[test]
+fn campaign_state_commits_are_signed_when_signing_is_on() {
+    let s = Signing::new();
+    // A checkout of the campaign's, staged in place (no forge needed).
+    let target = TestRepo::new();
+    target.write("x.ts", "console.log(1);\n");
+    target.commit_all("init");
+    let spec = s.repo.home().join("campaign.toml");
+    let text = format!(
+        "name = \"signed\"\n[change]\nops = [{{ pattern = \"console.log($A)\", rewrite = \
+         \"logger.info($A)\" }}]\nlang = \"ts\"\n[pr]\nbranch = \"astedit/signed\"\n\
+         title = \"t\"\n[[repos]]\npath = \"{}\"\n",
+        target.path().display()
+    );
+    std::fs::write(&spec, text).expect("write");
+    let spec = spec.to_string_lossy().into_owned();
+    s.repo.git(&["config", "astedit.signPreviews", "true"]);
+    s.repo
+        .run(&["--json", "campaign", "stage", &spec])
+        .assert_code(0);
+    let state = "refs/astedit-campaign/signed";
+    assert!(git_verifies(&s.repo, state), "the state commit is signed");
+
+    // Without signing, the next state commit is not.
+    s.repo.git(&["config", "astedit.signPreviews", "false"]);
+    target.write("x.ts", "console.log(2);\n");
+    target.commit_all("moved on");
+    let before = s.repo.git(&["rev-parse", state]);
+    s.repo
+        .run(&["--json", "campaign", "stage", &spec])
+        .assert_code(0);
+    assert_ne!(s.repo.git(&["rev-parse", state]), before, "a new state");
+    assert!(!has_signature(&s.repo, state));
+    assert!(
+        git_verifies(&s.repo, &format!("{state}^")),
+        "the old one stays"
+    );
+}
