@@ -126,6 +126,27 @@ fn a_preview_staged_with_signing_on_is_signed_by_git_and_shown_good() {
     crate::contract::validate(&s.repo, "show", &v);
     assert_eq!(v["preview"]["signature"]["status"], "good");
 
+    // The MCP `previews` tool gives it too, in its rows and its text.
+    let mut server = crate::mcp::Server::start(&s.repo);
+    server.handshake("2025-06-18", "signing-client");
+    let listed = server.call("previews", serde_json::json!({"action": "list"}));
+    assert_eq!(
+        listed["structuredContent"]["previews"][0]["signature"]["status"],
+        "good"
+    );
+    let shown = server.call("previews", serde_json::json!({"action": "show", "id": id}));
+    assert_eq!(
+        shown["structuredContent"]["preview"]["signature"]["trusted"],
+        true
+    );
+    assert!(
+        shown["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(&line)),
+        "{shown}"
+    );
+    server.finish();
+
     // The content is what an unsigned stage makes: apply writes it.
     s.repo.run(&["apply", &id]).assert_code(0);
     assert_eq!(s.repo.read_string("src/a.js"), "bar(1);\nbar(2);\n");

@@ -15,6 +15,9 @@ pub fn list(report: &ListReport) -> String {
         if let Some(reason) = &r.reason {
             text.push_str(&format!("  ({reason})"));
         }
+        if let Some(sig) = r.signature.as_ref().filter(|s| s.is_signed()) {
+            text.push_str(&format!("  [{}]", sig.describe()));
+        }
         text.push('\n');
     }
     let (offset, shown, total) = (report.offset, report.previews.len(), report.total);
@@ -41,6 +44,9 @@ pub fn show(report: &ShowReport) -> String {
     let mut text = format!("preview {}  {}  {}\n{}\n", r.id, r.time, r.kind, r.summary);
     if let Some(reason) = &r.reason {
         text.push_str(&format!("reason: {reason}\n"));
+    }
+    if let Some(sig) = r.signature.as_ref().filter(|s| s.is_signed()) {
+        text.push_str(&format!("{}\n", sig.describe()));
     }
     for f in &report.files {
         text.push_str(&format!(
