@@ -213,6 +213,27 @@ fn a_signer_not_allowed_at_the_commit_time_is_not_trusted() {
     ));
     assert_eq!(s.listed()["status"], "good");
 
+    // The time is the commit's, not the clock's: a preview committed in 2001 by a key
+    // allowed until 2002 is good today.
+    s.repo.run(&["discard", &id]).assert_code(0);
+    let old = s.repo.run_with(
+        ".",
+        &["--json", "edit", "--sign", "-p", "foo($A)", "-r", "bar($A)"],
+        &[("GIT_COMMITTER_DATE", "2001-06-01T00:00:00Z")],
+        None,
+    );
+    old.assert_code(0);
+    let old = format!("refs/astedit/{}", old.json()["id"].as_str().expect("id"));
+    let year = s
+        .repo
+        .git(&["log", "-1", "--format=%cd", "--date=format:%Y", &old]);
+    assert_eq!(year.trim(), "2001");
+    allow(format!(
+        "alice@example.com valid-before=\"20020101\" {alice}\n"
+    ));
+    assert_eq!(s.listed()["status"], "good");
+    allow(format!("alice@example.com {alice}\n"));
+
     // Revoked.
     let revoked = s.repo.home().join("revoked_keys");
     std::fs::write(&revoked, format!("{alice}\n")).expect("write");
