@@ -166,6 +166,7 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
                 repo,
                 &campaign::StatusRequest {
                     name: loaded.spec.name.clone(),
+                    branch: loaded.branch(),
                     offline,
                     at_once: loaded.at_once(count(at_once)),
                     checkouts: campaign::Checkouts::new(

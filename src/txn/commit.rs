@@ -100,8 +100,9 @@ pub fn write_state_commit(
     super::sign::commit(repo, &commit, "the campaign state commit")
 }
 
-/// The tree of `parent` (none: the empty tree) with `changes` made, written.
-fn changed_tree(
+/// The tree of `parent` (none: the empty tree) with `changes` made, written (no
+/// commit: a campaign also checks a pushed commit's tree against it).
+pub fn changed_tree(
     repo: &Repo,
     parent: Option<ObjectId>,
     changes: &[(&str, Option<(ObjectId, FileMode)>)],

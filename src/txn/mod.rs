@@ -93,6 +93,7 @@ pub use store::Split;
 pub use store::Stager;
 pub use store::REF_PREFIX;
 
+pub use commit::changed_tree;
 pub use commit::write_commit;
 pub use commit::write_merge_commit;
 pub use commit::write_state_commit;

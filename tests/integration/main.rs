@@ -10,6 +10,8 @@ mod bounds;
 mod cache;
 mod cached;
 mod campaign;
+mod campaign_trust;
+mod campaign_world;
 mod codemods;
 mod context;
 mod contract;

@@ -642,7 +642,7 @@ case "$1 $2" in
     fi ;;
   "pr list")
     if [ -f "$dir/created" ]; then
-      echo "[{\"url\":\"https://github.com/acme/widgets/pull/7\",\"state\":\"OPEN\",\"isDraft\":$(cat "$dir/created")}]"
+      echo "[{\"url\":\"https://github.com/acme/widgets/pull/7\",\"state\":\"OPEN\",\"isDraft\":$(cat "$dir/created"),\"isCrossRepository\":false,\"headRepositoryOwner\":{\"login\":\"acme\"}}]"
     else
       echo '[]'
     fi ;;
@@ -786,7 +786,8 @@ fn pr_pushes_a_branch_and_opens_a_draft_once() {
             "--state",
             "all",
             "--json",
-            "number,url,state,isDraft,statusCheckRollup,reviewDecision,headRefOid"
+            "number,url,state,isDraft,statusCheckRollup,reviewDecision,latestReviews,author,\
+             headRefOid,isCrossRepository,headRepositoryOwner"
         ]
     );
     let create = &calls[3];

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use crate::util::TestRepo;
 
 /// Makes an ed25519 key `name` (no passphrase) in `dir`; returns the private key's path.
-fn keygen(dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn keygen(dir: &Path, name: &str) -> PathBuf {
     let key = dir.join(name);
     let out = std::process::Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
@@ -26,7 +26,7 @@ fn keygen(dir: &Path, name: &str) -> PathBuf {
 }
 
 /// The public key line of private key `key`.
-fn public(key: &Path) -> String {
+pub(crate) fn public(key: &Path) -> String {
     let text = std::fs::read_to_string(key.with_extension("pub")).expect("public key");
     text.trim().to_string()
 }

@@ -1,9 +1,12 @@
 //! `campaign merge`: merges the campaign's open pull requests that are ready, as the
-//! spec's `[merge]` says — checks passing (`require_checks`), review approved
-//! (`require_approval`), by `method`, deleting the branch (`delete_branch`) — one at a
-//! time at the spec's rate. A branch that holds commits we did not push is never
-//! merged: it is recorded `diverged`, as `refresh` records it, and the forge is also
-//! told to merge only the head we pushed. Each merge is a state commit.
+//! spec's `[merge]` says — checks passing (`require_checks`), review approved by the
+//! forge's approval answer (`require_approval`), by `method`, deleting the branch
+//! (`delete_branch`) — one at a time at the spec's rate. The branch is the spec's (the
+//! state is shared, so nothing it names is merged by its word): its pull request is
+//! merged only when its head is the commit this campaign made for the repository's
+//! current preview ([`super::vouch`]) and the commit it recorded pushing. Anything else
+//! is recorded `diverged`, as `refresh` records it, and the forge is also told to merge
+//! only that head. Each merge is a state commit.
 
 use std::path::Path;
 
@@ -34,7 +37,9 @@ pub fn merge(
     if state.commit.is_none() {
         return Err(super::CampaignError::NoState(loaded.spec.name.clone()).into());
     }
-    let mut outcomes = super::publish::sync_prs(repo, &mut state, checkouts, at_once, |_| true)?;
+    let branch = loaded.branch();
+    let mut outcomes =
+        super::publish::sync_prs(repo, &mut state, checkouts, &branch, at_once, |_| true)?;
     let mut todo: Vec<RepoState> = state
         .repos
         .values()
@@ -61,7 +66,7 @@ pub fn merge(
         if m.require_approval { ", approved" } else { "" },
     )];
     for s in todo {
-        let (o, changed) = merge_one(loaded, checkouts, s, pace.as_ref());
+        let (o, changed) = merge_one(repo, &state, loaded, checkouts, s, pace.as_ref());
         if let Some(c) = changed {
             record(
                 repo,
@@ -81,6 +86,8 @@ pub fn merge(
 
 /// One repository: the outcome, and the entry to record when it changed.
 fn merge_one(
+    repo: &Repo,
+    state: &State,
     loaded: &Loaded,
     checkouts: &Checkouts,
     mut s: RepoState,
@@ -88,12 +95,9 @@ fn merge_one(
 ) -> (RepoOutcome, Option<RepoState>) {
     let m = &loaded.spec.merge;
     let forge = forge::of(s.forge.unwrap_or_default());
-    let Some(branch) = s.branch.clone() else {
-        return (
-            outcome(&s, "skipped", Some("no branch recorded".into())),
-            None,
-        );
-    };
+    // The spec's branch, never the state's: a rewritten state could name another
+    // team's branch and its approved pull request.
+    let branch = loaded.branch();
     let dir = match checkouts.dir(&s.key) {
         Ok(d) => d,
         Err(e) => return (outcome(&s, "failed", Some(e.to_string())), None),
@@ -122,7 +126,9 @@ fn merge_one(
     if let Some(why) = not_ready(m, &found) {
         return (outcome(&s, "waiting", Some(why)), None);
     }
-    if let Some(why) = foreign(dir, &branch, &s, &found) {
+    let refused = foreign(dir, &branch, &s, &found)
+        .or_else(|| super::vouch::pushed_commit_is_ours(repo, state, dir, &branch, &s).err());
+    if let Some(why) = refused {
         s.status = RepoStatus::Diverged;
         s.reason = Some(why);
         s.updated = super::now();
@@ -169,7 +175,10 @@ fn not_ready(m: &crate::report::campaign::MergeSpec, found: &FoundPr) -> Option<
     if m.require_approval && found.review.as_deref() != Some("APPROVED") {
         return Some(format!(
             "not approved ({})",
-            found.review.as_deref().unwrap_or("no review")
+            found
+                .review
+                .as_deref()
+                .unwrap_or("no approving review of its head by someone other than its author")
         ));
     }
     None

@@ -43,6 +43,7 @@ mod run_change;
 mod stage;
 mod status;
 mod targets;
+mod vouch;
 
 pub use clone::Checkouts;
 pub use local::apply;
@@ -209,8 +210,8 @@ pub fn load_spec(path: &Path) -> Result<Loaded, Error> {
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
     let mut specs = spec.repos.clone();
     if let Some(list) = &spec.repos_file {
-        let listed = std::fs::read_to_string(dir.join(list))
-            .map_err(|e| bad(format!("repos_file {list}: {e}")))?;
+        let listed =
+            read_repos_file(&dir.join(list)).map_err(|e| bad(format!("repos_file {list}: {e}")))?;
         for line in listed.lines() {
             let line = line.split('#').next().unwrap_or("").trim();
             let mut words = line.split_whitespace();
@@ -250,6 +251,45 @@ pub fn load_spec(path: &Path) -> Result<Loaded, Error> {
         repos.push((key, r));
     }
     Ok(Loaded { spec, dir, repos })
+}
+
+/// The most a `repos_file` may hold: 1 MiB (some ten thousand `URL BASE` lines).
+pub const REPOS_FILE_MAX: u64 = 1 << 20;
+
+/// Reads a `repos_file`: a regular file of at most [`REPOS_FILE_MAX`] bytes, checked
+/// before anything is read — a device (`/dev/zero`), a FIFO (opened without waiting for
+/// a writer) or a larger file is refused, and no more than the bound is ever read.
+fn read_repos_file(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(
+            "not a regular file: refused (give a file listing one URL [BASE] a line)".into(),
+        );
+    }
+    let too_big = || {
+        format!(
+            "larger than {} MiB: refused (split the campaign, or list fewer repositories)",
+            REPOS_FILE_MAX >> 20
+        )
+    };
+    if meta.len() > REPOS_FILE_MAX {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    file.take(REPOS_FILE_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > REPOS_FILE_MAX {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
 }
 
 /// The last component of a URL or path, without `.git`.
@@ -429,9 +469,11 @@ pub fn record(
         .iter()
         .map(|(p, id)| (p.as_str(), Some((*id, FileMode::Regular))))
         .collect();
-    // Shards' tips, when given, are further parents (a merge of shards).
-    // Signed by git when previews are (a collector verifies them in `merge`).
-    let new = txn::write_state_commit(repo, state.commit, extra_parents, &edits, message)?;
+    // Shards' tips, when given, are further parents (a merge of shards). Signed by git
+    // when previews are (a collector verifies them in `merge`). Who made it is said in
+    // it, as a preview says it: a claim, which a signature backs.
+    let full = format!("{}\n\n{}", message.trim_end(), made_by(repo));
+    let new = txn::write_state_commit(repo, state.commit, extra_parents, &edits, &full)?;
     let previous = match state.commit {
         Some(p) => txn::RefWas::At(p),
         None => txn::RefWas::Absent,
@@ -455,6 +497,17 @@ pub fn record(
         state.repos.insert(s.key.clone(), s.clone());
     }
     Ok(new)
+}
+
+/// The trailer naming who records a state commit: the git identity, as a preview's
+/// `made_by` and the journal's events name it (campaigns have no agent: no MCP tool
+/// runs them).
+fn made_by(repo: &Repo) -> String {
+    let sig = repo.signature();
+    format!(
+        "Astedit-Made-By: {}\n",
+        crate::text::escape_line(&format!("{} <{}>", sig.name, sig.email))
+    )
 }
 
 pub fn now() -> String {

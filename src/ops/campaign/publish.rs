@@ -43,13 +43,14 @@ fn load(repo: &Repo, loaded: &Loaded) -> Result<State, Error> {
     Ok(state)
 }
 
-/// Asks gh for the pull request of each published repository (`at_once` at a time)
-/// and records what moved (merged, closed; an open one's checks and review); returns
-/// the outcomes.
+/// Asks the forge for the pull request of `branch` (the spec's, never one the shared
+/// state names) in each published repository (`at_once` at a time) and records what
+/// moved (merged, closed; an open one's checks and review); returns the outcomes.
 pub(super) fn sync_prs(
     repo: &Repo,
     state: &mut State,
     checkouts: &Checkouts,
+    branch: &str,
     at_once: usize,
     only: impl Fn(&RepoState) -> bool,
 ) -> Result<Vec<RepoOutcome>, Error> {
@@ -66,7 +67,6 @@ pub(super) fn sync_prs(
         at_once,
         None,
         |s| {
-            let branch = s.branch.as_ref()?;
             let forge = crate::ops::forge::of(s.forge.unwrap_or_default());
             Some(
                 checkouts
@@ -152,7 +152,10 @@ pub fn publish(repo: &Repo, req: &PublishRequest) -> Result<CampaignReport, Erro
     let mut notes = Vec::new();
     let canary = req.canary.unwrap_or(pr.canary);
     let checkouts = &req.checkouts;
-    let mut outcomes = sync_prs(repo, &mut state, checkouts, req.at_once, |s| s.canary)?;
+    let branch = loaded.branch();
+    let mut outcomes = sync_prs(repo, &mut state, checkouts, &branch, req.at_once, |s| {
+        s.canary
+    })?;
     let published: Vec<&RepoState> = state
         .repos
         .values()
@@ -327,7 +330,8 @@ pub fn refresh(
     at_once: usize,
 ) -> Result<CampaignReport, Error> {
     let mut state = load(repo, loaded)?;
-    let mut outcomes = sync_prs(repo, &mut state, checkouts, at_once, |_| true)?;
+    let branch = loaded.branch();
+    let mut outcomes = sync_prs(repo, &mut state, checkouts, &branch, at_once, |_| true)?;
     let mut todo: Vec<RepoState> = state
         .repos
         .values()
@@ -417,7 +421,8 @@ fn refresh_steps(
     }
     let published = s.status == RepoStatus::Published;
     if published {
-        let branch = s.branch.clone().unwrap_or_else(|| loaded.branch());
+        // The spec's branch: the state's is anyone's to rewrite.
+        let branch = loaded.branch();
         refuse_diverged(&dir, s, &branch, &base)?;
     }
     let spec = crate::report::campaign::RepoSpec {

@@ -10,6 +10,8 @@ use crate::Error;
 
 pub struct StatusRequest {
     pub name: String,
+    /// The pull requests' head branch: the spec's (never one the shared state names).
+    pub branch: String,
     /// Do not ask `gh` for the pull requests' state (no state commit then).
     pub offline: bool,
     /// How many pull requests are asked about at the same time.
@@ -26,8 +28,14 @@ pub fn status(repo: &Repo, req: &StatusRequest) -> Result<CampaignStatusReport, 
     }
     let mut notes = Vec::new();
     if !req.offline {
-        for o in super::publish::sync_prs(repo, &mut state, &req.checkouts, req.at_once, |_| true)?
-        {
+        for o in super::publish::sync_prs(
+            repo,
+            &mut state,
+            &req.checkouts,
+            &req.branch,
+            req.at_once,
+            |_| true,
+        )? {
             if let Some(n) = &o.note {
                 notes.push(format!("{}: {n}", o.key));
             }
@@ -66,7 +74,8 @@ fn burndown(repo: &Repo, tip: Option<gix::ObjectId>) -> Result<Vec<BurndownPoint
         points.push(BurndownPoint {
             commit: id.to_string(),
             time: crate::text::rfc3339(time),
-            what: crate::text::first_line(subject.trim()),
+            // The subject paragraph: the trailers after it say who made the commit.
+            what: crate::text::first_line(subject.trim().split("\n\n").next().unwrap_or("")),
             totals: super::totals(entries.values()),
         });
     }

@@ -44,33 +44,39 @@ impl super::Forge for GitHub {
                 "--state",
                 "all",
                 "--json",
-                "number,url,state,isDraft,statusCheckRollup,reviewDecision,headRefOid",
+                "number,url,state,isDraft,statusCheckRollup,reviewDecision,latestReviews,\
+                 author,headRefOid,isCrossRepository,headRepositoryOwner",
             ]),
         )?;
         let v = json(GH, "pr list", &listed)?;
+        // `--head` matches the branch's name only: a fork's pull request from a branch of
+        // the same name is listed too, and is never ours.
+        let ours: Vec<&serde_json::Value> = v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| same_repository(e))
+            .collect();
         // Several pull requests can have had this head branch: an open one is the one.
-        let open = |e: &&serde_json::Value| {
+        let open = |e: &&&serde_json::Value| {
             e["state"]
                 .as_str()
                 .is_some_and(|s| s.eq_ignore_ascii_case("open"))
         };
-        let listed = v.as_array();
-        let pick = listed.and_then(|a| a.iter().find(open).or_else(|| a.first()));
+        let pick = ours.iter().find(open).or_else(|| ours.first());
         Ok(pick.and_then(|e| {
+            let head = e["headRefOid"]
+                .as_str()
+                .filter(|h| !h.is_empty())
+                .map(str::to_string);
             Some(FoundPr {
                 url: e["url"].as_str()?.to_string(),
                 number: e["number"].as_u64(),
                 state: e["state"].as_str().unwrap_or("OPEN").to_ascii_uppercase(),
                 draft: e["isDraft"].as_bool().unwrap_or(false),
                 checks: checks_of(&e["statusCheckRollup"]),
-                review: e["reviewDecision"]
-                    .as_str()
-                    .filter(|r| !r.is_empty())
-                    .map(str::to_string),
-                head: e["headRefOid"]
-                    .as_str()
-                    .filter(|h| !h.is_empty())
-                    .map(str::to_string),
+                review: review_of(e, head.as_deref()),
+                head,
             })
         }))
     }
@@ -191,6 +197,49 @@ fn repos(v: &serde_json::Value) -> Result<Vec<FoundRepo>, Error> {
             })
         })
         .collect())
+}
+
+/// Whether a listed pull request's head branch is in the repository itself: gh says
+/// `isCrossRepository: false`, and the head's owner is the owner in the pull request's
+/// URL (`https://github.com/OWNER/NAME/pull/N`). Anything else (a fork, or an answer
+/// without these fields) is not ours.
+fn same_repository(e: &serde_json::Value) -> bool {
+    let owner_in_url = e["url"]
+        .as_str()
+        .and_then(|u| u.split("/pull/").next())
+        .and_then(|repo| repo.trim_end_matches('/').rsplit('/').nth(1));
+    let head_owner = e["headRepositoryOwner"]["login"].as_str();
+    e["isCrossRepository"].as_bool() == Some(false)
+        && matches!((owner_in_url, head_owner), (Some(a), Some(b)) if a.eq_ignore_ascii_case(b))
+}
+
+/// The review as GitHub's approval answer gives it: `reviewDecision` when branch
+/// protection makes GitHub decide (`APPROVED`, `CHANGES_REQUESTED`,
+/// `REVIEW_REQUIRED`). Where no review is required, GitHub decides nothing (an empty
+/// `reviewDecision`): then `latestReviews` (each reviewer's latest) decides — any
+/// `CHANGES_REQUESTED` is that, an `APPROVED` review of the head commit `head` by
+/// someone other than the pull request's author is `APPROVED`, anything else no
+/// decision (`None`). Drafts and merge states play no part.
+fn review_of(e: &serde_json::Value, head: Option<&str>) -> Option<String> {
+    if let Some(decision) = e["reviewDecision"].as_str().filter(|d| !d.is_empty()) {
+        return Some(decision.to_ascii_uppercase());
+    }
+    let reviews = e["latestReviews"].as_array()?;
+    let state = |r: &serde_json::Value| r["state"].as_str().map(str::to_ascii_uppercase);
+    if reviews
+        .iter()
+        .any(|r| state(r).as_deref() == Some("CHANGES_REQUESTED"))
+    {
+        return Some("CHANGES_REQUESTED".into());
+    }
+    let author = e["author"]["login"].as_str();
+    let approved = reviews.iter().any(|r| {
+        let by = r["author"]["login"].as_str();
+        state(r).as_deref() == Some("APPROVED")
+            && by.is_some_and(|by| Some(by) != author)
+            && head.is_some_and(|h| r["commit"]["oid"].as_str() == Some(h))
+    });
+    approved.then(|| "APPROVED".to_string())
 }
 
 /// gh's `statusCheckRollup` in one word: `failing` if any check failed, else

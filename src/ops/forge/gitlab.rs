@@ -1,9 +1,13 @@
 //! GitLab through the GitLab CLI `glab`: merge requests stand for pull requests.
 //!
 //! A merge request's checks are its head pipeline's status (`success` passing,
-//! `failed`/`canceled` failing, anything else pending); its review is `APPROVED` when
-//! GitLab says it is mergeable as far as approvals go (`detailed_merge_status` not
-//! `not_approved`, or `approved: true`), else `REVIEW_REQUIRED`.
+//! `failed`/`canceled` failing, anything else pending); its review is read from
+//! GitLab's approvals endpoint (`glab api projects/:id/merge_requests/IID/approvals`),
+//! never from a merge status (a draft shows `draft_status`, open threads
+//! `discussions_not_resolved`, either hiding a missing approval): `APPROVED` when GitLab
+//! says `approved`, no approval is left and someone other than the author approved,
+//! else `REVIEW_REQUIRED`. A merge request from another project (a fork) is never
+//! one of ours.
 
 use std::path::Path;
 
@@ -46,12 +50,17 @@ impl super::Forge for GitLab {
             "--output=json".into(),
         ];
         let listed = json(GLAB, "mr list", &call(GLAB, workdir, &args)?)?;
-        // Several merge requests can have had this source branch: an open one is the one.
-        let open = |e: &&serde_json::Value| e["state"].as_str() == Some("opened");
-        let Some(first) = listed
+        // `--source-branch` matches the name only: a fork's merge request from a branch
+        // of the same name is listed too, and is never ours.
+        let ours: Vec<&serde_json::Value> = listed
             .as_array()
-            .and_then(|a| a.iter().find(open).or_else(|| a.first()))
-        else {
+            .into_iter()
+            .flatten()
+            .filter(|e| same_project(e))
+            .collect();
+        // Several merge requests can have had this source branch: an open one is the one.
+        let open = |e: &&&serde_json::Value| e["state"].as_str() == Some("opened");
+        let Some(first) = ours.iter().find(open).or_else(|| ours.first()) else {
             return Ok(None);
         };
         let Some(iid) = first["iid"].as_u64() else {
@@ -69,7 +78,17 @@ impl super::Forge for GitLab {
             ],
         )?;
         let e = json(GLAB, "mr view", &viewed)?;
-        Ok(found(&e).or_else(|| found(first)))
+        let e = if e.is_object() { &e } else { *first };
+        if !same_project(e) {
+            return Ok(None);
+        }
+        let Some(mut found) = found(e) else {
+            return Ok(None);
+        };
+        if found.state == "OPEN" {
+            found.review = Some(approval(workdir, iid, e)?.into());
+        }
+        Ok(Some(found))
     }
 
     fn create(&self, workdir: &Path, new: &NewPr) -> Result<String, Error> {
@@ -163,7 +182,47 @@ fn iid(pr: &FoundPr) -> Result<String, Error> {
     })
 }
 
-/// A merge request as `glab mr view`/`mr list` describe it.
+/// Whether a merge request's source branch is in the project it targets
+/// (`source_project_id == target_project_id`, both given); a fork's is not.
+fn same_project(e: &serde_json::Value) -> bool {
+    match (
+        e["source_project_id"].as_u64(),
+        e["target_project_id"].as_u64(),
+    ) {
+        (Some(source), Some(target)) => source == target,
+        _ => false,
+    }
+}
+
+/// The review of open merge request `iid` from GitLab's approvals endpoint:
+/// `APPROVED` when it says `approved: true`, `approvals_left` is 0 (or not said: no
+/// approval rules) and `approved_by` names someone other than the merge request's
+/// author (`mr`, as `mr view` described it); else `REVIEW_REQUIRED`.
+fn approval(workdir: &Path, iid: u64, mr: &serde_json::Value) -> Result<&'static str, Error> {
+    let args = vec![
+        "api".into(),
+        format!("projects/:id/merge_requests/{iid}/approvals"),
+    ];
+    let a = json(GLAB, "api approvals", &call(GLAB, workdir, &args)?)?;
+    let author = mr["author"]["username"].as_str();
+    let by_another = a["approved_by"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["user"]["username"].as_str())
+        .any(|who| Some(who) != author);
+    let approved = a["approved"].as_bool() == Some(true)
+        && a["approvals_left"].as_i64().is_none_or(|n| n <= 0)
+        && by_another;
+    Ok(if approved {
+        "APPROVED"
+    } else {
+        "REVIEW_REQUIRED"
+    })
+}
+
+/// A merge request as `glab mr view`/`mr list` describe it (its review is asked
+/// apart: [`approval`]).
 fn found(e: &serde_json::Value) -> Option<FoundPr> {
     let state = match e["state"].as_str()? {
         "merged" => "MERGED",
@@ -181,25 +240,13 @@ fn found(e: &serde_json::Value) -> Option<FoundPr> {
         }
         .to_string()
     });
-    let approved = e["approved"].as_bool().unwrap_or_else(|| {
-        e["detailed_merge_status"]
-            .as_str()
-            .is_some_and(|s| s != "not_approved")
-    });
     Some(FoundPr {
         url: e["web_url"].as_str()?.to_string(),
         number: e["iid"].as_u64(),
         state: state.into(),
         draft: e["draft"].as_bool().unwrap_or(false),
         checks,
-        review: Some(
-            if approved {
-                "APPROVED"
-            } else {
-                "REVIEW_REQUIRED"
-            }
-            .into(),
-        ),
+        review: None,
         head: e["sha"].as_str().map(str::to_string),
     })
 }
