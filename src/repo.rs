@@ -14,6 +14,19 @@ use std::path::PathBuf;
 use crate::error::Classify;
 use crate::error::Exit;
 
+/// The variables that point git at another repository than the one it runs in (`git
+/// --git-dir=… astedit` sets them): dropped for a git started on a repository we name.
+pub const REPOSITORY_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+];
+
 /// Fallback identity used when no `user.name`/`user.email` is configured: staging must
 /// never fail for lack of an identity.
 pub const FALLBACK_NAME: &str = "git-astedit";

@@ -76,9 +76,7 @@ pub fn write_merge_commit(
     changes: &[(&str, Option<(ObjectId, FileMode)>)],
     message: &str,
 ) -> Result<ObjectId, Error> {
-    let tree = changed_tree(repo, parent, changes)?;
-    let parents = parent.into_iter().chain(also.iter().copied());
-    write(repo, tree, parents, message.to_string(), "the commit")
+    merge_commit(repo, parent, also, changes, message, None)
 }
 
 /// [`write_merge_commit`] for a campaign state commit: signed by git
@@ -91,13 +89,28 @@ pub fn write_state_commit(
     changes: &[(&str, Option<(ObjectId, FileMode)>)],
     message: &str,
 ) -> Result<ObjectId, Error> {
-    if !super::sign::signing(repo) {
-        return write_merge_commit(repo, parent, also, changes, message);
-    }
+    let sign = super::sign::signing(repo).then_some("the campaign state commit");
+    merge_commit(repo, parent, also, changes, message, sign)
+}
+
+/// [`write_merge_commit`], signed by git when `sign` names what is signed.
+fn merge_commit(
+    repo: &Repo,
+    parent: Option<ObjectId>,
+    also: &[ObjectId],
+    changes: &[(&str, Option<(ObjectId, FileMode)>)],
+    message: &str,
+    sign: Option<&str>,
+) -> Result<ObjectId, Error> {
     let tree = changed_tree(repo, parent, changes)?;
     let parents = parent.into_iter().chain(also.iter().copied());
-    let commit = object(&repo.signature(), tree, parents, message.to_string());
-    super::sign::commit(repo, &commit, "the campaign state commit")
+    match sign {
+        Some(what) => {
+            let commit = object(&repo.signature(), tree, parents, message.to_string());
+            super::sign::commit(repo, &commit, what)
+        }
+        None => write(repo, tree, parents, message.to_string(), "the commit"),
+    }
 }
 
 /// The tree of `parent` (none: the empty tree) with `changes` made, written (no

@@ -176,26 +176,16 @@ pub fn verify(repo: &Repo, commit: ObjectId) -> Result<SignatureCheck, Error> {
 /// Whether the commit object `data` carries a signature header, and whether it is an
 /// ssh one (`None`: unsigned).
 fn signature_header(data: &[u8]) -> Option<bool> {
-    let mut lines = data.split(|&b| b == b'\n');
-    let mut in_sig = false;
-    for line in lines.by_ref() {
+    for line in data.split(|&b| b == b'\n') {
         if line.is_empty() {
+            // The end of the headers.
             return None;
         }
-        if in_sig {
-            return Some(line.starts_with(b" -----BEGIN SSH SIGNATURE-----"));
-        }
-        if let Some(rest) = line
+        if let Some(sig) = line
             .strip_prefix(b"gpgsig ")
             .or_else(|| line.strip_prefix(b"gpgsig-sha256 "))
         {
-            if rest.starts_with(b"-----BEGIN SSH SIGNATURE-----") {
-                return Some(true);
-            }
-            in_sig = true;
-            if !rest.is_empty() {
-                return Some(false);
-            }
+            return Some(sig.starts_with(b"-----BEGIN SSH SIGNATURE-----"));
         }
     }
     None
@@ -294,14 +284,7 @@ impl Answer {
 /// variables that would point it at another repository dropped.
 fn git(repo: &Repo) -> Command {
     let mut cmd = Command::new("git");
-    for var in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_COMMON_DIR",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_NAMESPACE",
-    ] {
+    for var in crate::repo::REPOSITORY_VARS {
         cmd.env_remove(var);
     }
     cmd.arg("--git-dir")

@@ -338,16 +338,7 @@ pub(crate) fn plain(what: &str, value: &str) -> Result<(), String> {
 /// them) are dropped: the repository is the one `dir` holds.
 pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     let mut cmd = Command::new("git");
-    for var in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_COMMON_DIR",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-        "GIT_NAMESPACE",
-        "GIT_PREFIX",
-    ] {
+    for var in crate::repo::REPOSITORY_VARS {
         cmd.env_remove(var);
     }
     // A `git clone` or fetch ends with a run killed outright, removing what it was
