@@ -95,9 +95,21 @@ impl Classify for Error {
             }
         }
     }
+    fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            Error::UnknownLanguage(name) => Some(serde_json::json!({
+                "name": name,
+                "suggestion": closest_language(name),
+            })),
+            _ => None,
+        }
+    }
     fn hint(&self) -> Option<String> {
         match self {
-            Error::UnknownLanguage(_) => Some(format!("known languages: {}", language_names())),
+            Error::UnknownLanguage(name) => Some(match closest_language(name) {
+                Some(near) => format!("did you mean {near}?"),
+                None => format!("known languages: {}", language_names()),
+            }),
             Error::MaxFileSizeTooLarge(_) => Some(format!(
                 "use --max-filesize {MAX_FILE_SIZE_CEILING} or less; larger files are skipped and counted"
             )),
@@ -397,6 +409,22 @@ impl FileSet {
 pub fn parse_language(name: &str) -> Result<Lang, Error> {
     name.parse::<Lang>()
         .map_err(|_| Error::UnknownLanguage(name.to_string()))
+}
+
+/// The known language a mistyped `name` is near enough to be meant (`javscript`:
+/// JavaScript), by edit distance, ignoring case.
+pub fn closest_language(name: &str) -> Option<String> {
+    let typed = name.to_ascii_lowercase();
+    Lang::all_langs()
+        .iter()
+        .map(|l| l.to_string())
+        .map(|known| {
+            let d = crate::text::edit_distance(&typed, &known.to_ascii_lowercase());
+            (d, known)
+        })
+        .filter(|(d, known)| *d <= 2 && d * 3 <= known.len())
+        .min()
+        .map(|(_, known)| known)
 }
 
 /// The languages we know, for error hints.

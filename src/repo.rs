@@ -35,7 +35,9 @@ pub const FALLBACK_EMAIL: &str = "git-astedit@localhost";
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("not a git repository (or any parent up to the root): {}", .0.display())]
-    NotARepository(PathBuf, #[source] Box<gix::Error>),
+    /// The cause is kept only when it is more than "none found" (an unreadable folder,
+    /// say): the message says that much already.
+    NotARepository(PathBuf, #[source] Option<Box<gix::Error>>),
     #[error("cannot open the git repository at {}", .0.display())]
     Open(PathBuf, #[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("{} is a bare repository: git astedit needs a work tree", .0.display())]
@@ -114,7 +116,19 @@ impl Repo {
             Err(e) if std::env::var_os("GIT_DIR").is_some() => {
                 return Err(Error::Open(cwd.to_path_buf(), Box::new(e)))
             }
-            Err(e) => return Err(Error::NotARepository(cwd.to_path_buf(), Box::new(e))),
+            Err(e) => {
+                use gix::discover::upwards::Error as Upwards;
+                let none_found = matches!(
+                    e.downcast_any_ref::<Upwards>(),
+                    Some(
+                        Upwards::NoGitRepository { .. }
+                            | Upwards::NoGitRepositoryWithinCeiling { .. }
+                            | Upwards::NoGitRepositoryWithinFs { .. }
+                    )
+                );
+                let cause = (!none_found).then(|| Box::new(e));
+                return Err(Error::NotARepository(cwd.to_path_buf(), cause));
+            }
         };
         let git_dir = git.git_dir().to_path_buf();
         if is_reftable(&git) {

@@ -45,13 +45,8 @@ pub struct GrepArgs {
     #[arg(long, value_name = "STRICTNESS", value_enum)]
     pub strictness: Option<StrictnessArg>,
 
-    /// Not supported here (the error says what to type instead)
-    #[arg(
-        short = 'k',
-        long = "kind",
-        value_name = "KIND",
-        hide_short_help = true
-    )]
+    // ast-grep's flag, hidden from the help: refused with what to type instead.
+    #[arg(short = 'k', long = "kind", value_name = "KIND", hide = true)]
     pub kind: Option<String>,
 
     /// Print the pattern's tree on stderr, as ast-grep does (ast by default, cst with

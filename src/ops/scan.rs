@@ -153,7 +153,10 @@ pub fn run_cancellable(
     let asking = matches!(consumer, Consumer::Ask(_));
     // Interactive scans use no cache (a person's answers are not cached).
     let rules = load_rules(repo, req, cache.as_ref().filter(|_| !asking))?;
-    let mut notices = rules.plan.warnings.clone();
+    let mut notices = match req.input.caller {
+        super::input::Caller::Person => said_before(&rules.plan, cache.as_ref()),
+        super::input::Caller::Agent => rules.plan.warnings.clone(),
+    };
     if rules.plan.rules.is_empty() {
         notices.push(format!(
             "no active rules in {}",
@@ -256,6 +259,29 @@ pub fn run_cancellable(
         keep_changed_lines(&mut report, lines);
     }
     Ok(report)
+}
+
+/// The warnings about the rule files, or one line for them when the last scan through
+/// the same cache said the same of the same rules: a third-party rule project's ten
+/// lint warnings, repeated on every run, hide the result. `--no-cache` lists them again
+/// (no cache, no memory of them); so does any change to a rule file.
+fn said_before(plan: &scan::rules::Plan, cache: Option<&crate::cache::Settings>) -> Vec<String> {
+    let warnings = &plan.warnings;
+    let Some(cache) = cache.filter(|_| warnings.len() > 1) else {
+        return warnings.clone();
+    };
+    let digest: String = plan.digest.iter().map(|b| format!("{b:02x}")).collect();
+    let marker = cache.dir.join(format!("rule-warnings-{}", &digest[..16]));
+    let text = warnings.join("\n");
+    if std::fs::read_to_string(&marker).is_ok_and(|said| said == text) {
+        return vec![format!(
+            "{} warnings about the rule files, as on the last scan; `git astedit scan --no-cache` lists them",
+            warnings.len()
+        )];
+    }
+    // Only a memory: a cache that cannot be written says them all next time too.
+    let _ = std::fs::create_dir_all(&cache.dir).and_then(|()| std::fs::write(&marker, &text));
+    warnings.clone()
 }
 
 /// The engine's options of the scan `req` asks for with `rules`.

@@ -10,6 +10,13 @@ impl TextReport for ListReport {
     fn text(&self, _style: &Style) -> Printed {
         let mut printed = Printed::new();
         printed.warn_all(&self.warnings);
+        if self.total == 0 {
+            // On stderr: a script reading the list gets no line that is not a preview.
+            printed.note(
+                "No pending previews. Stage one with `git astedit edit -p PATTERN -r REWRITE` \
+                 (or `git astedit scan --stage`); `git astedit log` shows what was applied.",
+            );
+        }
         for p in &self.previews {
             // One preview, one line: a summary or reason with a newline must not forge one.
             let mut line = format!(

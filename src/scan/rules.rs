@@ -1979,24 +1979,10 @@ fn build_globs(specs: Vec<(String, bool)>) -> Result<Globs, String> {
 fn suggest(key: &str) -> Option<&'static str> {
     RULE_FIELDS
         .iter()
-        .map(|f| (edit_distance(key, f), *f))
+        .map(|f| (crate::text::edit_distance(key, f), *f))
         .filter(|(d, _)| *d <= 2)
         .min()
         .map(|(_, f)| f)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// The 1-based line where `id: <id>` (YAML) or `id = "<id>"` (TOML) is written.

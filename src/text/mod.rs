@@ -64,6 +64,22 @@ pub fn shell_word(arg: &str) -> String {
     }
 }
 
+/// The number of characters to insert, delete or replace to turn `a` into `b`
+/// (Levenshtein), for "did you mean" suggestions.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 /// `1 replacement`, `3 replacements`.
 pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {

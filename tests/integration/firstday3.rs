@@ -174,3 +174,175 @@ fn the_hook_checks_the_commit_and_its_hint_fixes_only_that() {
     let script = std::fs::read_to_string(&hook).expect("hook");
     assert!(script.contains(" scan --check --cached\n"), "{script}");
 }
+
+// Item 7: `list` with nothing pending says so on stderr, and how to stage one; stdout
+// stays empty for a script.
+#[test]
+fn list_with_nothing_pending_says_how_to_stage_one() {
+    let repo = TestRepo::new();
+    repo.write("a.js", "f(1);\n");
+    repo.commit_all("init");
+    let out = repo.run(&["list"]);
+    out.assert_code(0);
+    assert_eq!(out.stdout, "");
+    assert!(out.stderr.contains("No pending previews"), "{}", out.stderr);
+    assert!(out.stderr.contains("git astedit edit -p"), "{}", out.stderr);
+    let json = repo.run(&["--json", "list"]).assert_code(0).json();
+    assert_eq!(json["previews"], serde_json::json!([]));
+}
+
+// Item 7: outside a repository, one line says so (and the hint), with no internal
+// causes under it.
+#[test]
+fn not_a_repository_is_one_line_and_a_hint() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = crate::util::run_command({
+        let mut cmd = std::process::Command::new(crate::util::bin());
+        cmd.arg("list")
+            .current_dir(dir.path())
+            .env(
+                "GIT_CEILING_DIRECTORIES",
+                dir.path().parent().expect("parent"),
+            )
+            .env_remove("GIT_DIR");
+        cmd
+    });
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains("not a git repository"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("caused by"), "{}", out.stderr);
+    assert!(out.stderr.contains("hint: "), "{}", out.stderr);
+}
+
+// Item 7: a mistyped language gets the one it is near, not all of them; the server's
+// `next` is that same call with `lang` fixed (arguments, never a sentence).
+#[test]
+fn a_mistyped_language_is_suggested_on_the_command_line_and_to_an_agent() {
+    let repo = TestRepo::new();
+    repo.write("a.js", "f(1);\n");
+    repo.commit_all("init");
+    let out = repo.run(&["grep", "-p", "f($A)", "-l", "javscript"]);
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains("did you mean JavaScript?"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("Bash"), "{}", out.stderr);
+    // Nothing near: the list.
+    let out = repo.run(&["grep", "-p", "f($A)", "-l", "cobol"]);
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains("known languages: Bash"),
+        "{}",
+        out.stderr
+    );
+
+    let mut server = crate::mcp::Server::start(&repo);
+    server.handshake("2025-06-18", "firstday");
+    let result = server.call(
+        "ast_grep",
+        serde_json::json!({"pattern": "f($A)", "lang": "javscript"}),
+    );
+    assert_eq!(result["isError"], true, "{result}");
+    let block = result["content"][1]["text"].as_str().unwrap_or_default();
+    let json: serde_json::Value = serde_json::from_str(block).expect("error JSON");
+    let next = &json["error"]["next"];
+    assert_eq!(next["tool"], "ast_grep", "{json}");
+    assert_eq!(
+        next["arguments"],
+        serde_json::json!({"pattern": "f($A)", "lang": "JavaScript"}),
+        "{json}"
+    );
+    // A bad pattern: the same arguments, and what to change in words beside them.
+    let result = server.call("ast_grep", serde_json::json!({"pattern": ""}));
+    let block = result["content"][1]["text"].as_str().unwrap_or_default();
+    let json: serde_json::Value = serde_json::from_str(block).expect("error JSON");
+    let next = &json["error"]["next"];
+    assert!(next["arguments"].is_object(), "{json}");
+    assert!(next["change"].is_string(), "{json}");
+}
+
+// Item 7: `help grep` does not list ast-grep's -k, which is refused with what to type.
+#[test]
+fn help_grep_does_not_list_an_unsupported_flag() {
+    let repo = TestRepo::new();
+    let out = repo.run(&["help", "grep"]);
+    out.assert_code(0);
+    assert!(!out.stdout.contains("--kind"), "{}", out.stdout);
+    let out = repo.run(&["grep", "-k", "call_expression", "-p", "f()"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("--inline-rules"), "{}", out.stderr);
+}
+
+/// Two rules whose messages use a metavariable they do not capture: two warnings.
+const WARNED_RULES: &str = r#"
+[[rules]]
+id = "one"
+language = "javascript"
+message = "uses $NOPE"
+rule.pattern = "f($A)"
+
+[[rules]]
+id = "two"
+language = "javascript"
+message = "uses $NADA"
+rule.pattern = "g($A)"
+"#;
+
+// Item 7: the warnings about a rule project's files are said once; later scans of the
+// same rules say how many in one line, and the command that lists them.
+#[test]
+fn rule_file_warnings_are_said_once_then_counted() {
+    let repo = TestRepo::new();
+    repo.write("astedit.toml", WARNED_RULES);
+    repo.write("a.js", "f(1);\n");
+    repo.commit_all("init");
+    let first = repo.run(&["scan"]);
+    assert_eq!(
+        first
+            .stderr
+            .matches("which the rule does not capture")
+            .count(),
+        2,
+        "{}",
+        first.stderr
+    );
+    let again = repo.run(&["scan"]);
+    assert_eq!(again.stdout, first.stdout);
+    assert!(
+        !again.stderr.contains("which the rule does not capture"),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        again.stderr.contains("2 warnings about the rule files, as on the last scan; `git astedit scan --no-cache` lists them"),
+        "{}",
+        again.stderr
+    );
+    let listed = repo.run(&["scan", "--no-cache"]);
+    assert_eq!(
+        listed
+            .stderr
+            .matches("which the rule does not capture")
+            .count(),
+        2,
+        "{}",
+        listed.stderr
+    );
+    // A changed rule file: said again.
+    repo.write("astedit.toml", format!("{WARNED_RULES}\n"));
+    let changed = repo.run(&["scan"]);
+    assert_eq!(
+        changed
+            .stderr
+            .matches("which the rule does not capture")
+            .count(),
+        2,
+        "{}",
+        changed.stderr
+    );
+}

@@ -160,8 +160,8 @@ fn escape_controls(text: &str) -> String {
 /// The `isError` result of a failed call: what happened first (with the files it is
 /// about on that first line), then what to do; then the same as JSON, with `next`
 /// (see [`git_astedit::render::agent::error`]).
-fn error_result(err: &Error, tool: &str) -> CallToolResult {
-    let (text, json) = git_astedit::render::agent::error::result(err, tool);
+fn error_result(err: &Error, tool: &str, arguments: &serde_json::Value) -> CallToolResult {
+    let (text, json) = git_astedit::render::agent::error::result(err, tool, arguments);
     // Not `structuredContent`: clients validate that against the tool's output schema,
     // which describes success; a strict one would turn the error into a protocol fault
     // and the model would never read the hint. The JSON goes in a second text block.
@@ -218,6 +218,10 @@ impl ServerHandler for Server {
         let workdir = self.workdir.clone();
         let session = self.session.clone();
         let mut arguments = request.arguments;
+        // An error's `next` repeats the call's arguments.
+        let given = arguments
+            .clone()
+            .map_or(serde_json::Value::Null, serde_json::Value::Object);
         // `max_bytes` is every tool's and no tool's own: taken here, held here.
         let budget = match arguments
             .as_mut()
@@ -238,7 +242,9 @@ impl ServerHandler for Server {
                      not {v}"
                 ))
                 .into();
-                return Ok(CallToolResponse::Complete(error_result(&err, &name)));
+                return Ok(CallToolResponse::Complete(error_result(
+                    &err, &name, &given,
+                )));
             }
         };
         // Cancelled by `notifications/cancelled` for this request (rmcp cancels its
@@ -269,7 +275,7 @@ impl ServerHandler for Server {
                 r.structured_content = Some(done.value);
                 r
             }
-            Err(err) => error_result(&err, &request.name),
+            Err(err) => error_result(&err, &request.name, &given),
         };
         Ok(CallToolResponse::Complete(result))
     }

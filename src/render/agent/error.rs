@@ -8,11 +8,13 @@ use crate::Error;
 
 /// The text block and the JSON text block of the `isError` result of a call of `tool`
 /// that failed with `err`.
-pub fn result(err: &Error, tool: &str) -> (String, String) {
+/// `arguments` are the failed call's own, which `next` repeats (changed where it can
+/// say how).
+pub fn result(err: &Error, tool: &str, arguments: &serde_json::Value) -> (String, String) {
     let mut report = ErrorReport::new(err);
     report.error.hint = tool_hint(err);
     let text = super::super::error::tool_text(&report, &error_paths(err), meaning(err.exit()));
-    let json = super::super::error::tool_json(report, next_call(err, tool));
+    let json = super::super::error::tool_json(report, next_call(err, tool, arguments));
     (text, json)
 }
 
@@ -128,30 +130,45 @@ pub fn tool_hint(err: &Error) -> Option<String> {
     })
 }
 
-/// The call to make next, for a machine: a tool and its arguments (`…` where the
-/// caller must fill in), or a retry after some seconds.
-pub fn next_call(err: &Error, tool: &str) -> Option<serde_json::Value> {
+/// The call to make next, for a machine: a tool and its arguments, always an object
+/// (`…` where the caller must fill in; the failed call's own `arguments` when it is
+/// to be made again), with `change` saying in words what to change in them when that
+/// is not known here, or a retry after some seconds.
+pub fn next_call(
+    err: &Error,
+    tool: &str,
+    arguments: &serde_json::Value,
+) -> Option<serde_json::Value> {
     use serde_json::json;
     let details = err.details().unwrap_or_default();
     let id = details["id"].as_str();
+    let same = match arguments {
+        serde_json::Value::Object(_) => arguments.clone(),
+        _ => json!({}),
+    };
     Some(match err.code() {
         "stale" => json!({"tool": "resolve", "arguments": {
             "action": "apply", "id": id, "refresh": true, "reason": "…"}}),
         "refresh-differs" => json!({"tool": "previews", "arguments": {
             "action": "show", "id": details["successor"]}}),
-        "refresh-conflict" => {
-            json!({"tool": tool, "arguments": "stage the change again on the current files"})
-        }
+        "refresh-conflict" => json!({"tool": tool, "arguments": same,
+            "change": "stage the change again on the current files (read them first)"}),
         "only-undone-pending" => json!({"tool": "resolve", "arguments": {
             "action": "apply", "id": details["undone"][0], "reason": "…"}}),
         "unknown-id" | "preview-gone" | "bad-id" | "ambiguous-id" | "id-required" => {
             json!({"tool": "previews", "arguments": {"action": "list"}})
         }
-        "no-pending-preview" => json!({"tool": "ast_edit", "arguments": "stage a preview first"}),
+        "no-pending-preview" => json!({"tool": "ast_edit", "arguments": {"ops": "…"},
+            "change": "stage a preview first"}),
         "locked" | "ref-locked" | "stale-lock" => {
-            json!({"tool": tool, "arguments": "the same", "retry_after_seconds": 2})
+            json!({"tool": tool, "arguments": same, "retry_after_seconds": 2})
         }
-        "cancelled" => json!({"tool": tool, "arguments": "the same"}),
+        "cancelled" => json!({"tool": tool, "arguments": same}),
+        "unknown-language" if details["suggestion"].is_string() => {
+            let mut fixed = same;
+            fixed["lang"] = details["suggestion"].clone();
+            json!({"tool": tool, "arguments": fixed})
+        }
         "stale-read" | "unknown-blob" => json!({"tool": "read", "arguments": {
             "path": details["path"]}}),
         "text-not-found" | "no-match" => return Some(near_miss_call(&details)),
@@ -183,7 +200,7 @@ pub fn next_call(err: &Error, tool: &str) -> Option<serde_json::Value> {
         | "bad-range"
         | "bad-blob"
         | "not-readable" => {
-            json!({"tool": tool, "arguments": "fixed as the message and hint say"})
+            json!({"tool": tool, "arguments": same, "change": "as the message and hint say"})
         }
         _ => return None,
     })
