@@ -1408,20 +1408,8 @@ fn a_forged_checkout_path_in_the_state_is_never_worked_in() {
 #[test]
 fn campaign_merge_merges_only_the_green_approved_ones_and_never_a_foreign_branch() {
     let w = World::new();
-    let mut spec = SPEC_HEAD.to_string();
-    spec.push_str("[merge]\nmethod = \"rebase\"\n");
-    for k in ["g1", "g2", "g3", "g4"] {
-        let b = w.bare(k, &[("src/app.ts", "console.log(1);\n")]);
-        spec.push_str(&format!(
-            "[[repos]]\nurl = \"{}\"\nbase = \"main\"\n",
-            b.display()
-        ));
-    }
-    let spec = w.spec(&spec);
-    let ws = w.workspace();
-    w.run(&["campaign", "stage", &spec, "--workspace", &ws])
-        .assert_code(0);
-    w.run(&["campaign", "publish", &spec]).assert_code(0);
+    let head = format!("{SPEC_HEAD}[merge]\nmethod = \"rebase\"\n");
+    let spec = w.published(&head, &["g1", "g2", "g3", "g4"]);
     assert_eq!(w.creates(), 4);
     let prs = w.gh.path().join("prs");
     let green = r#"[{"status":"COMPLETED","conclusion":"SUCCESS"}]"#;

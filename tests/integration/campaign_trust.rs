@@ -7,25 +7,14 @@ use std::path::Path;
 
 use crate::campaign_world::*;
 
-/// A spec of the repositories `keys` (each one file with a match), on `forge`.
+/// A campaign of the repositories `keys` on `forge`, staged and published.
 fn published(keys: &[&str], forge: &str) -> (World, String) {
     let w = World::new();
-    let mut spec = SPEC_HEAD.replace(
+    let head = SPEC_HEAD.replace(
         "name = \"log-to-logger\"\n",
         &format!("name = \"log-to-logger\"\nforge = \"{forge}\"\n"),
     );
-    for k in keys {
-        let b = w.bare(k, &[("src/app.ts", "console.log(1);\n")]);
-        spec.push_str(&format!(
-            "[[repos]]\nurl = \"{}\"\nbase = \"main\"\n",
-            b.display()
-        ));
-    }
-    let spec = w.spec(&spec);
-    let ws = w.workspace();
-    w.run(&["campaign", "stage", &spec, "--workspace", &ws])
-        .assert_code(0);
-    w.run(&["campaign", "publish", &spec]).assert_code(0);
+    let spec = w.published(&head, keys);
     (w, spec)
 }
 
@@ -151,7 +140,6 @@ fn github_without_required_reviews_merges_on_an_approving_latest_review() {
     let keys = ["ok", "self", "stale", "blocked", "none"];
     let (w, spec) = published(&keys, "github");
     let prs = w.gh.path().join("prs");
-    let green = r#"[{"status":"COMPLETED","conclusion":"SUCCESS"}]"#;
     let review = |by: &str, state: &str, oid: &str| {
         serde_json::json!({
             "id": "PRR_1", "author": {"login": by}, "authorAssociation": "MEMBER",
@@ -160,7 +148,7 @@ fn github_without_required_reviews_merges_on_an_approving_latest_review() {
         })
     };
     for k in keys {
-        std::fs::write(prs.join(format!("{k}.checks")), green).expect("checks");
+        w.green(k, None);
         let head = w.bare_rev(k, "astedit/log-to-logger");
         let base = w.bare_rev(k, "main");
         let reviews = match k {
@@ -240,10 +228,7 @@ fn a_state_naming_another_teams_branch_gets_nothing_merged() {
 #[test]
 fn a_state_vouching_for_an_attackers_commit_gets_nothing_merged() {
     let (w, spec) = published(&["app"], "github");
-    let prs = w.gh.path().join("prs");
-    let green = r#"[{"status":"COMPLETED","conclusion":"SUCCESS"}]"#;
-    std::fs::write(prs.join("app.checks"), green).expect("checks");
-    std::fs::write(prs.join("app.review"), "APPROVED").expect("review");
+    w.green("app", Some("APPROVED"));
     let ours = state_entry(&w, "app")["pushed_commit"]
         .as_str()
         .expect("pushed")
@@ -278,10 +263,7 @@ fn a_state_vouching_for_an_attackers_commit_gets_nothing_merged() {
 #[test]
 fn without_its_preview_a_pushed_commit_needs_a_signed_state_commit() {
     let (w, spec) = published(&["app"], "github");
-    let prs = w.gh.path().join("prs");
-    let green = r#"[{"status":"COMPLETED","conclusion":"SUCCESS"}]"#;
-    std::fs::write(prs.join("app.checks"), green).expect("checks");
-    std::fs::write(prs.join("app.review"), "APPROVED").expect("review");
+    w.green("app", Some("APPROVED"));
     let id = state_entry(&w, "app")["preview"]
         .as_str()
         .expect("preview")
@@ -321,19 +303,8 @@ fn without_its_preview_a_signed_state_commit_vouches_for_the_pushed_commit() {
     ] {
         w.state.git(&["config", k, &v]);
     }
-    let mut spec = SPEC_HEAD.to_string();
-    for k in ["good", "forged"] {
-        let b = w.bare(k, &[("src/app.ts", "console.log(1);\n")]);
-        spec.push_str(&format!(
-            "[[repos]]\nurl = \"{}\"\nbase = \"main\"\n",
-            b.display()
-        ));
-    }
-    let spec = w.spec(&spec);
+    let spec = w.published(SPEC_HEAD, &["good", "forged"]);
     let ws = w.workspace();
-    w.run(&["campaign", "stage", &spec, "--workspace", &ws])
-        .assert_code(0);
-    w.run(&["campaign", "publish", &spec]).assert_code(0);
     let tip = w
         .state
         .git(&["rev-parse", "refs/astedit-campaign/log-to-logger"]);
@@ -341,11 +312,8 @@ fn without_its_preview_a_signed_state_commit_vouches_for_the_pushed_commit() {
         w.state.git_output(&["verify-commit", tip.trim()]).code == 0,
         "the state commits are signed"
     );
-    let prs = w.gh.path().join("prs");
-    let green = r#"[{"status":"COMPLETED","conclusion":"SUCCESS"}]"#;
     for k in ["good", "forged"] {
-        std::fs::write(prs.join(format!("{k}.checks")), green).expect("checks");
-        std::fs::write(prs.join(format!("{k}.review")), "APPROVED").expect("review");
+        w.green(k, Some("APPROVED"));
         // As on a collector: the previews are not in the clones.
         let id = state_entry(&w, k)["preview"]
             .as_str()

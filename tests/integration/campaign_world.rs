@@ -425,6 +425,37 @@ impl World {
         .expect("flip");
     }
 
+    /// Writes the spec of `head` (a spec without repositories) and the repositories
+    /// `keys` (each one file with a match, base `main`), stages and publishes it; the
+    /// spec's path.
+    pub(crate) fn published(&self, head: &str, keys: &[&str]) -> String {
+        let mut spec = head.to_string();
+        for k in keys {
+            let b = self.bare(k, &[("src/app.ts", "console.log(1);\n")]);
+            spec.push_str(&format!(
+                "[[repos]]\nurl = \"{}\"\nbase = \"main\"\n",
+                b.display()
+            ));
+        }
+        let spec = self.spec(&spec);
+        let ws = self.workspace();
+        self.run(&["campaign", "stage", &spec, "--workspace", &ws])
+            .assert_code(0);
+        self.run(&["campaign", "publish", &spec]).assert_code(0);
+        spec
+    }
+
+    /// Makes `repo`'s pull request green (checks passing) and, when given, sets its
+    /// `reviewDecision`.
+    pub(crate) fn green(&self, repo: &str, review: Option<&str>) {
+        let prs = self.gh.path().join("prs");
+        let checks = r#"[{"status":"COMPLETED","conclusion":"SUCCESS"}]"#;
+        std::fs::write(prs.join(format!("{repo}.checks")), checks).expect("checks");
+        if let Some(r) = review {
+            std::fs::write(prs.join(format!("{repo}.review")), r).expect("review");
+        }
+    }
+
     pub(crate) fn workspace(&self) -> String {
         self.root.path().join("ws").display().to_string()
     }
