@@ -167,6 +167,11 @@ pub struct PreviewMeta {
     /// The agent (MCP client name/version) that staged it, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Who staged it: the git identity (`Name <email>`) of the user where it was
+    /// staged. A claim anyone can write into a commit: whether it is trusted is the
+    /// local trust record's or a signature's to say (see the Trust chapter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub made_by: Option<String>,
     /// Engine-specific detail (patch resolution levels, warnings).
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub details: serde_json::Value,

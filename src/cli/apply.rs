@@ -53,6 +53,7 @@ pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
             index: args.index || args.commit,
             commit: args.commit.then_some(args.message),
             agent: None,
+            allow_run: true,
         },
         args.verify
             .map(|line| VerifyPlan::shell(line, args.verify_timeout)),

@@ -170,6 +170,8 @@ impl StageArgs {
                 max_lines: self.max_render,
             }),
             audience: Audience::Person,
+            // The user's own command line.
+            allow_run: true,
         }
     }
 }

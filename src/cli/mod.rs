@@ -52,6 +52,7 @@ mod show;
 mod steps;
 mod test;
 mod traits;
+mod trust;
 mod undo;
 mod verify;
 
@@ -154,6 +155,7 @@ pub enum Command {
     /// Undo an applied preview
     Undo(undo::UndoArgs),
     Refresh(refresh::RefreshArgs),
+    Trust(trust::TrustArgs),
     /// Show the journal of staged, applied, discarded and undone transactions
     Log(log::LogArgs),
     /// Prune old previews and journal entries
@@ -535,6 +537,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         }
         Command::Undo(args) => undo::run(ctx, args),
         Command::Refresh(args) => refresh::run(ctx, args),
+        Command::Trust(args) => trust::run(ctx, args),
         Command::Log(args) => log::run(ctx, args),
         Command::Gc(args) => gc::run(ctx, args),
         Command::Scan(args) => scan::run(ctx, *args),

@@ -139,9 +139,11 @@ impl Command {
             | Command::Refresh(_)
             | Command::Gc(_)
             | Command::Pr(_) => Traits::WRITES,
-            Command::List(_) | Command::Hook(_) | Command::Verify(_) | Command::AgentHook(_) => {
-                Traits::READS
-            }
+            Command::List(_)
+            | Command::Hook(_)
+            | Command::Verify(_)
+            | Command::AgentHook(_)
+            | Command::Trust(_) => Traits::READS,
             Command::Mcp(_) | Command::Lsp(_) => Traits::SERVER,
             Command::Campaign(_) => Traits {
                 progress: false,

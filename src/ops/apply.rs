@@ -52,6 +52,10 @@ pub struct ApplyOptions {
     pub commit: Option<Option<String>>,
     /// The agent acting (MCP client name/version), recorded in the journal.
     pub agent: Option<String>,
+    /// Whether programs may run: a `verify` command, a stale preview's recipe on
+    /// `refresh` (the CLI: yes; the MCP server: only with `--allow-run`). Checked by
+    /// [`crate::ops::trust`].
+    pub allow_run: bool,
 }
 
 impl From<&ApplyOptions> for txn::ApplyOptions {
@@ -199,6 +203,11 @@ pub fn run_cancellable(
     let mut verified = None;
     let checked_id;
     if let Some(plan) = &request.verify {
+        crate::ops::trust::allow_run(
+            request.options.allow_run,
+            "verify",
+            vec![format!("command: {}", plan.command.display())],
+        )?;
         // `ApplyRequest::new` keeps `verify` to the whole preview.
         let (check, line) = check(repo, request.id.clone(), plan, &options.agent, cancel)?;
         options.verified = Some(line);
@@ -215,7 +224,12 @@ pub fn run_cancellable(
             None,
         ),
         ApplyScope::Refreshed => {
-            let done = crate::ops::refresh::apply_refreshed(repo, id, &options)?;
+            let done = crate::ops::refresh::apply_refreshed(
+                repo,
+                id,
+                &options,
+                request.options.allow_run,
+            )?;
             (done.report, done.refreshed)
         }
     };

@@ -75,6 +75,10 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
         true => Some(super::fmt::Formatters::load(&repo.workdir)?),
         false => None,
     };
+    if let Some(fmts) = fmts.as_ref().filter(|f| !f.is_empty()) {
+        let lines = fmts.record().into_iter().map(|f| format!("formatter: {f}"));
+        super::trust::allow_run(req.staging.allow_run, "fmt", lines.collect())?;
+    }
     let mut fmt_warnings = Vec::new();
     // `--cached`: the ops rewrite the staged bytes, and the preview's before-side is
     // what apply finds in the work tree; a file whose work tree holds other bytes is

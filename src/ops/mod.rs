@@ -44,4 +44,5 @@ pub mod show;
 pub mod split;
 pub mod stage;
 pub mod steps;
+pub mod trust;
 pub mod undo;

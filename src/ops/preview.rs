@@ -9,11 +9,14 @@ use crate::txn::Preview;
 use crate::Error;
 
 /// The row of `preview` in a listing, with its signature as git verifies it (an
-/// unsigned preview costs no process; one git cannot check says `error`).
+/// unsigned preview costs no process; one git cannot check says `error`), its origin
+/// and what its refresh would run ([`crate::ops::trust`]).
 pub fn row(repo: &crate::repo::Repo, preview: &Preview) -> crate::report::PreviewRow {
-    let mut row = crate::report::PreviewRow::of(preview);
     let check = crate::txn::sign::verify(repo, preview.commit)
         .unwrap_or_else(|_| crate::txn::sign::SignatureCheck::failed());
+    let origin = crate::ops::trust::origin_signed(repo, preview, || check.clone());
+    let runs = crate::ops::trust::runs(&preview.meta);
+    let mut row = crate::report::PreviewRow::of(preview, origin, runs);
     row.signature = Some(crate::report::SignatureRow::of(&check));
     row
 }

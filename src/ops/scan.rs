@@ -643,6 +643,8 @@ fn stage(
                     agent: req.agent.clone(),
                     // Fixes of the staged content keep the index what the work tree is.
                     index: req.input.cached,
+                    // `scan --apply --verify`: the command the user typed.
+                    allow_run: true,
                     ..Default::default()
                 },
                 req.verify.clone(),

@@ -134,7 +134,13 @@ pub fn target(repo: &Repo, staged: &[String], tool: Tool) -> Result<String, Erro
     if !undone.is_empty() {
         return Err(txn::Error::OnlyUndone(undone).into());
     }
-    let pending = txn::list(repo)?.iter().map(PreviewRow::of).collect();
+    let pending = txn::list(repo)?
+        .iter()
+        .map(|p| {
+            let origin = crate::ops::trust::origin(repo, p);
+            PreviewRow::of(p, origin, crate::ops::trust::runs(&p.meta))
+        })
+        .collect();
     Err(SessionError::IdRequired {
         tool: tool.name(),
         staged_here: !staged.is_empty(),

@@ -67,6 +67,10 @@ pub struct Staging {
     pub apply: Option<Apply>,
     pub diff: Option<DiffOptions>,
     pub audience: Audience,
+    /// Whether programs may run: `run`'s command, `--fmt`'s formatters, a verify
+    /// command (the CLI: yes; the MCP server: only with `--allow-run`). Checked by
+    /// [`crate::ops::trust::allow_run`].
+    pub allow_run: bool,
 }
 
 /// Fills in what staging decided: the preview's id, and with `staging.apply` the

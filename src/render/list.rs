@@ -29,7 +29,15 @@ impl TextReport for ListReport {
             if let Some(reason) = &p.reason {
                 line.push_str(&format!("  ({})", escape_line(reason)));
             }
+            if !p.origin.origin.is_trusted() {
+                line.push_str("  [untrusted]");
+            }
             line.push('\n');
+            // What a refresh would run, exactly: never a summary that can look harmless.
+            for run in crate::ops::trust::run_lines(&p.runs, "    ") {
+                line.push_str(&run);
+                line.push('\n');
+            }
             printed.out(line);
         }
         printed

@@ -23,6 +23,7 @@ pub mod ruletest;
 pub mod scan;
 pub mod show;
 pub mod stage;
+pub mod trust;
 pub mod verify;
 
 pub use printer::Format;

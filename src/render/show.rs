@@ -67,6 +67,18 @@ fn header(r: &ShowReport) -> String {
     if let Some(sig) = p.signature.as_ref().filter(|s| s.is_signed()) {
         text.push_str(&format!("{}\n", escape_line(&sig.describe())));
     }
+    if let Some(why) = &p.origin.origin_why {
+        text.push_str(&format!("origin: untrusted ({why})\n"));
+    }
+    // What a refresh would run, exactly: never a summary that can look harmless.
+    let runs = crate::ops::trust::run_lines(&p.runs, "  ");
+    if !runs.is_empty() {
+        text.push_str("refresh runs:\n");
+        for line in runs {
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
     text.push('\n');
     text
 }

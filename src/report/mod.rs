@@ -29,6 +29,7 @@ pub mod ruletest;
 pub mod run;
 pub mod scan;
 pub mod schema;
+pub mod trust;
 pub mod verify;
 
 pub use scan::FindingRow;
@@ -960,10 +961,18 @@ pub struct PreviewRow {
     /// `previews` tool; absent where a preview is only named, as in an error's details).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<SignatureRow>,
+    /// Whether its origin is trusted here (`made-here`, `trusted`, `signed`,
+    /// `untrusted`), who vouches for it, and why not.
+    #[serde(flatten)]
+    pub origin: trust::Origin,
+    /// What refreshing it would run (a command preview's argv and folder, recorded
+    /// formatters); empty when nothing.
+    pub runs: trust::Runs,
 }
 
 impl PreviewRow {
-    pub fn of(p: &crate::txn::Preview) -> PreviewRow {
+    /// The row of `p`, whose origin `ops::trust` decided and whose runs it read.
+    pub fn of(p: &crate::txn::Preview, origin: trust::Origin, runs: trust::Runs) -> PreviewRow {
         let files: Vec<String> = p.entries.iter().map(|e| e.path.clone()).collect();
         PreviewRow {
             id: p.id.clone(),
@@ -975,6 +984,8 @@ impl PreviewRow {
             agent: p.meta.agent.clone(),
             file_count: files.len(),
             files,
+            origin,
+            runs,
             signature: None,
         }
     }

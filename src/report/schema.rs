@@ -48,6 +48,7 @@ pub fn commands() -> Vec<(&'static str, ReportSchema)> {
         ("undo", report::<ResolveReport>()),
         ("log", report::<LogReport>()),
         ("refresh", report::<RefreshReport>()),
+        ("trust", report::<trust::TrustReport>()),
         ("gc", report::<GcReport>()),
         ("test", report::<ruletest::TestReport>()),
         ("verify", report::<verify::VerifyReport>()),

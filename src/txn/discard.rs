@@ -80,5 +80,6 @@ pub fn discard_as(
         PreviousValue::MustExistAndMatch(Target::Object(preview.commit)),
     )?;
     journal::append(repo, &event, preview.commit, vec![del])?;
+    super::trusted::forget(repo, preview.commit);
     Ok(preview)
 }

@@ -82,6 +82,7 @@ pub fn gc(repo: &Repo, expire: i64) -> Result<Pruned, Error> {
         report.expired_previews.push(p.id);
     }
     let Some(tip) = journal::tip(repo)? else {
+        prune_trusted(repo)?;
         return Ok(report);
     };
     // The clock is read again for the journal: the events this run just wrote are dated
@@ -94,15 +95,33 @@ pub fn gc(repo: &Repo, expire: i64) -> Result<Pruned, Error> {
     let (pruned, kept): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| old(e.event.time));
     report.pruned_events = pruned.len();
     report.kept_events = kept.len();
-    if pruned.is_empty() {
-        return Ok(report);
+    if !pruned.is_empty() {
+        let mut parent = None;
+        for e in kept.iter().rev() {
+            parent = Some(journal::write_commit(repo, parent, e.txn_commit, &e.event)?);
+        }
+        journal::replace(repo, tip, parent, Vec::new())?;
     }
-    let mut parent = None;
-    for e in kept.iter().rev() {
-        parent = Some(journal::write_commit(repo, parent, e.txn_commit, &e.event)?);
-    }
-    journal::replace(repo, tip, parent, Vec::new())?;
+    // The trust records of the previews gone from both the refs and the journal.
+    prune_trusted(repo)?;
     Ok(report)
+}
+
+/// Forgets every trust record whose commit is neither pending nor in the journal. The
+/// records are listed before the previews are, so a preview staged meanwhile (its
+/// record written after its ref) is never forgotten.
+fn prune_trusted(repo: &Repo) -> Result<(), Error> {
+    let listed = super::trusted::recorded(repo);
+    if listed.is_empty() {
+        return Ok(());
+    }
+    let mut keep: std::collections::HashSet<gix::ObjectId> =
+        store::list(repo)?.into_iter().map(|p| p.commit).collect();
+    keep.extend(journal::read(repo)?.into_iter().map(|e| e.txn_commit));
+    for commit in listed.into_iter().filter(|c| !keep.contains(c)) {
+        super::trusted::forget(repo, commit);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ mod refs;
 pub mod resolve;
 pub mod sign;
 mod store;
+pub mod trusted;
 
 use crate::change::FileMode;
 use crate::change::PreviewMeta;

@@ -151,6 +151,9 @@ impl<'a> Stager<'a> {
         if stamped.tool_version.is_empty() {
             stamped.tool_version = crate::VERSION.to_string();
         }
+        if stamped.made_by.is_none() {
+            stamped.made_by = Some(made_by(self.repo));
+        }
         let Stager {
             objects, mut files, ..
         } = self;
@@ -178,6 +181,9 @@ impl<'a> Stager<'a> {
         if stamped.tool_version.is_empty() {
             stamped.tool_version = crate::VERSION.to_string();
         }
+        if stamped.made_by.is_none() {
+            stamped.made_by = Some(made_by(self.repo));
+        }
         let meta = &stamped;
         let Stager {
             repo,
@@ -189,6 +195,12 @@ impl<'a> Stager<'a> {
         let p_id = build_preview(repo, objects, &files, meta, sign)?;
         record_staged(repo, &files, meta, p_id)
     }
+}
+
+/// Who stages a preview here: the git identity, as the journal's events name it.
+fn made_by(repo: &Repo) -> String {
+    let sig = repo.signature();
+    format!("{} <{}>", sig.name, sig.email)
 }
 
 /// Writes the trees, the two commits and every object of a preview over `changes`
@@ -285,6 +297,13 @@ fn record_staged(
         "astedit: staged",
     )?;
     journal::append(repo, &event, p_id, vec![pending])?;
+    // Made here: after the ref, so that a crash between the two leaves the preview
+    // untrusted (it can be trusted by hand), never a record without its preview that a
+    // `gc` running meanwhile could not tell from one to prune. A record that cannot be
+    // written leaves it untrusted the same way; the stage itself succeeded.
+    let mut made = super::trusted::TrustRecord::new(repo, super::trusted::Vouched::MadeHere);
+    made.agent = meta.agent.clone();
+    let _ = super::trusted::record(repo, p_id, &made);
     read_preview(repo, p_id)
 }
 
@@ -785,6 +804,8 @@ pub(crate) fn split(
             &format!("{REF_PREFIX}{rest_short}"),
         ],
     )?;
+    // Both parts are the parent's changes and recipe: trusted here as it was.
+    super::trusted::inherit(repo, preview, &[picked_id, rest_id]);
     Ok(Split {
         selected: read_preview(repo, picked_id)?,
         remainder: read_preview(repo, rest_id)?,

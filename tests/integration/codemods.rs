@@ -593,10 +593,20 @@ fn the_mcp_ast_edit_op_takes_imports() {
 /// Sends `messages` to a `mcp` server in `repo` and returns the reply with `id`
 /// (stdin stays open until then: a closed stdin cancels the call).
 fn mcp_call(repo: &TestRepo, messages: &[serde_json::Value], id: u64) -> serde_json::Value {
+    mcp_call_with(repo, &["mcp"], messages, id)
+}
+
+/// [`mcp_call`] to a server started with `argv` (`mcp --allow-run`).
+fn mcp_call_with(
+    repo: &TestRepo,
+    argv: &[&str],
+    messages: &[serde_json::Value],
+    id: u64,
+) -> serde_json::Value {
     use std::io::BufRead as _;
     use std::io::Write as _;
     let mut child = repo
-        .command(".", &["mcp"])
+        .command(".", argv)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -866,7 +876,7 @@ fn fmt_on_scan_check_and_apply_and_on_the_mcp_tool() {
     assert!(out.stdout.contains("+y = new(2)"), "{}", out.stdout);
     assert!(!out.stdout.contains("+x = 1"), "{}", out.stdout);
     assert_eq!(repo.read_string("a.py"), before);
-    // The MCP tool stages the same.
+    // The MCP tool stages the same (a formatter is a program: `--allow-run`).
     let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "ast_edit", "arguments": {"fmt": true, "ops": [{
             "pattern": "old($A)", "rewrite": "new($A)"}]}}});
@@ -874,7 +884,7 @@ fn fmt_on_scan_check_and_apply_and_on_the_mcp_tool() {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "codemods-test", "version": "1"}}});
     let ready = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let reply = mcp_call(&repo, &[init, ready, call], 2);
+    let reply = mcp_call_with(&repo, &["mcp", "--allow-run"], &[init, ready, call], 2);
     assert_eq!(reply["result"]["isError"], false, "{reply}");
     let id = reply["result"]["structuredContent"]["id"]
         .as_str()

@@ -39,6 +39,7 @@ mod mcp_lines;
 mod mcp_replace;
 mod partial;
 mod patch;
+mod provenance;
 mod recovery;
 mod reflocks;
 mod refresh;

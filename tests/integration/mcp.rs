@@ -227,7 +227,7 @@ impl Drop for Server {
 
 /// The JSON block of an `isError` result (its second text block); there is no
 /// `structuredContent` on errors.
-fn error_json(result: &Value) -> Value {
+pub(crate) fn error_json(result: &Value) -> Value {
     assert!(result.get("structuredContent").is_none(), "{result}");
     let block = result["content"][1]["text"].as_str().unwrap_or_default();
     serde_json::from_str(block).unwrap_or_else(|e| panic!("{e}: {block}"))
@@ -2146,7 +2146,8 @@ fn a_cancelled_request_stops_and_the_session_goes_on() {
 #[test]
 fn resolve_verify_applies_only_what_passes() {
     let t = repo_with_code();
-    let mut s = Server::start(&t);
+    // A verify command is a program: only a server started with --allow-run runs it.
+    let mut s = Server::start_args(&t, &["--allow-run"]);
     s.handshake("2025-06-18", "verifying-agent");
     let staged = s.ok(
         "ast_edit",

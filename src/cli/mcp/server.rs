@@ -90,7 +90,8 @@ step is journalled with your client name.";
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
-/// With `allow_run`, the catalog offers the `run` tool (it executes commands).
+/// With `allow_run`, the catalog offers the `run` tool (it executes commands), and the
+/// calls may run programs (`resolve`'s refresh and verify, `fmt`).
 pub fn serve(workdir: PathBuf, budget: usize, allow_run: bool) -> Result<(), Error> {
     git_astedit::ops::session::wait_for_lock(LOCK_WAIT);
     // One thread drives the protocol; tool work runs on the blocking pool, so calls
@@ -106,6 +107,7 @@ pub fn serve(workdir: PathBuf, budget: usize, allow_run: bool) -> Result<(), Err
         workdir: Arc::new(workdir),
         budget,
         tools: Arc::new(catalog(allow_run)),
+        allow_run,
         session: Arc::new(Session::default()),
         closed: closed.clone(),
     };
@@ -137,6 +139,9 @@ struct Server {
     /// The byte budget of a result when a call does not set its own ([`super::budget`]).
     budget: usize,
     tools: Arc<Vec<Tool>>,
+    /// Started with `--allow-run`: every call's requests say whether programs may run
+    /// (`ops::trust` checks it), beside the catalog that offers `run` only then.
+    allow_run: bool,
     /// What this connection staged: a no-id `resolve` only ever means one of these.
     session: Arc<Session>,
     /// stdin is at its end: every call in flight is cancelled.
@@ -217,6 +222,7 @@ impl ServerHandler for Server {
         });
         let workdir = self.workdir.clone();
         let session = self.session.clone();
+        let allow_run = self.allow_run;
         let mut arguments = request.arguments;
         // An error's `next` repeats the call's arguments.
         let given = arguments
@@ -261,6 +267,7 @@ impl ServerHandler for Server {
                 agent,
                 session: &session,
                 cancel,
+                allow_run,
             };
             dispatch(&name, &call, arguments)
         })

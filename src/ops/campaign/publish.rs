@@ -546,6 +546,8 @@ fn rerun_preview(
         id: s.preview.clone(),
         all: true,
         agent: None,
+        // The campaign's own previews, in its own clone (the gate still checks them).
+        allow_run: true,
     };
     let refreshed = match crate::ops::refresh::run(&clone, &request) {
         Ok(r) => r,

@@ -328,6 +328,8 @@ fn run_change(
         apply: None,
         diff: None,
         audience: Audience::Agent,
+        // `campaign stage`: the spec the user gave runs in the campaign's own clones.
+        allow_run: true,
     };
     let cancel = Cancel::never();
     if !change.ops.is_empty() {

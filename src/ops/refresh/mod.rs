@@ -228,6 +228,10 @@ pub struct RefreshRequest {
     pub all: bool,
     /// The agent (MCP client name/version) acting.
     pub agent: Option<String>,
+    /// Whether the caller may run programs (a command preview's command, recorded
+    /// formatters): the CLI may; an MCP server only with `--allow-run`
+    /// ([`crate::ops::trust::gate_refresh`]).
+    pub allow_run: bool,
 }
 
 /// `refresh`: refreshes the preview `req` names (see the module docs) and reports it.
@@ -286,13 +290,20 @@ pub fn report(repo: &Repo, r: &Refreshed) -> RefreshReport {
 pub fn refresh(repo: &Repo, req: &RefreshRequest) -> Result<Refreshed, Error> {
     let held = txn::refresh::hold(repo, "refresh")?;
     let old = txn::find(repo, req.id.as_deref())?;
+    // Before anything runs: a fetched preview's recipe is someone else's.
+    let origin = crate::ops::trust::gate_refresh(repo, &old, req.allow_run)?;
     let recipe = Recipe::of(&old.meta);
-    if recipe.is_whole() {
+    let done = if recipe.is_whole() {
         // Its recipe runs without the lock; the lock is taken again for the swap.
         drop(held);
-        return whole::refresh(repo, old, recipe, req);
+        whole::refresh(repo, old, recipe, req)?
+    } else {
+        rederive(repo, &held, old, req)?
+    };
+    if let Some(new) = &done.new {
+        crate::ops::trust::vouch_successor(repo, &origin, &done.old, new);
     }
-    rederive(repo, &held, old, req)
+    Ok(done)
 }
 
 /// What `apply --refresh` did: the apply, and the refresh before it when one was needed.
@@ -304,10 +315,15 @@ pub struct RefreshApplied {
 /// `apply --refresh`: applies the preview when it is current; when it is stale,
 /// refreshes it and applies the successor only if it has the same files with the same
 /// counts. Otherwise the successor stays pending and the error names it (exit 3).
+///
+/// A current preview is applied as staged, trusted or not; refreshing a stale one goes
+/// through [`crate::ops::trust::gate_refresh`] first (`allow_run`: whether the caller
+/// may run programs).
 pub fn apply_refreshed(
     repo: &Repo,
     id: Option<&str>,
     opts: &ApplyOptions,
+    allow_run: bool,
 ) -> Result<RefreshApplied, Error> {
     let held = txn::refresh::hold(repo, "apply")?;
     let old = txn::find(repo, id)?;
@@ -318,12 +334,17 @@ pub fn apply_refreshed(
             refreshed: None,
         });
     }
+    let origin = crate::ops::trust::gate_refresh(repo, &old, allow_run)?;
     let req = RefreshRequest {
         id: Some(old.id.clone()),
         all: false,
         agent: opts.agent.clone(),
+        allow_run,
     };
     let refreshed = rederive(repo, &held, old, &req)?;
+    if let Some(new) = &refreshed.new {
+        crate::ops::trust::vouch_successor(repo, &origin, &refreshed.old, new);
+    }
     let Some(new) = refreshed.new.clone() else {
         // Stale, yet nothing re-derived: cannot happen, but apply it as it is then.
         let report = txn::refresh::apply_held(repo, &held, refreshed.old.clone(), opts)?;
@@ -715,6 +736,7 @@ fn successor_meta(
     // Staged on the tree as it is now.
     meta.base_head = None;
     meta.tool_version = String::new();
+    meta.made_by = None;
     if agent.is_some() {
         meta.agent = agent;
     }

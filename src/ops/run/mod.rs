@@ -55,6 +55,12 @@ pub struct RunRequest {
 /// Runs the command of `req` in a worktree of the current tree and stages what it
 /// changed (see the module docs).
 pub fn run(repo: &Repo, req: &RunRequest, cancel: &Cancel) -> Result<StageReport, Error> {
+    let shown = super::verify::VerifyCommand::Argv(req.argv.clone()).display();
+    super::trust::allow_run(
+        req.staging.allow_run,
+        "run",
+        vec![format!("command: {}", crate::text::escape_line(&shown))],
+    )?;
     let recipe = Recipe {
         argv: req.argv.clone(),
         prefix: repo.prefix.clone().unwrap_or_default(),

@@ -194,6 +194,7 @@ pub(super) fn staging(call: &Call, reason: Option<String>, apply: Option<Apply>)
         apply,
         diff: Some(DiffOptions::default()),
         audience: Audience::Agent,
+        allow_run: call.allow_run,
     }
 }
 

@@ -87,6 +87,9 @@ pub struct Call<'a> {
     /// Set when the client cancels this request or closes stdin: staging stops
     /// between files and nothing is written after it is seen.
     pub cancel: Cancel,
+    /// The server was started with `--allow-run`: this call's requests may run
+    /// programs (`ops::trust` refuses them otherwise).
+    pub allow_run: bool,
 }
 
 /// The previews one connection staged, oldest first. Only ids live here; their state

@@ -158,6 +158,7 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
         apply::ApplyOptions {
             reason: Some(reason.clone()),
             agent: call.agent.clone(),
+            allow_run: call.allow_run,
             index: input.commit,
             commit: input.commit.then(|| non_empty(input.message.clone())),
         },
