@@ -341,3 +341,103 @@ fn campaign_state_commits_are_signed_when_signing_is_on() {
         "the old one stays"
     );
 }
+
+/// Stages `run -- sh -c SCRIPT` in `repo` (with `extra` flags); its id.
+fn stage_run(repo: &TestRepo, extra: &[&str], script: &str) -> String {
+    let mut args = vec!["--json", "run"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "sh", "-c", script]);
+    let out = repo.run(&args);
+    out.assert_code(0);
+    out.json()["id"].as_str().expect("id").to_string()
+}
+
+/// How many times the staged command ran (one line a run in `marker`).
+fn runs(marker: &Path) -> usize {
+    std::fs::read_to_string(marker)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_fetched_command_preview_runs_again_only_when_signed_by_an_allowed_signer() {
+    // Clone A signs with alice's key; its previews are fetched into a fresh clone B.
+    let a = Signing::new();
+    a.repo.write("n.txt", "one\ntwo\n");
+    a.repo.commit_all("n");
+    let marks = tempfile::tempdir().expect("tempdir");
+    let marker = marks.path().join("ran");
+    let script = format!(
+        "echo ran >> '{}' && sed -i s/one/ONE/ n.txt",
+        marker.display()
+    );
+    let signed = stage_run(&a.repo, &["--sign"], &script);
+    let unsigned = stage_run(&a.repo, &[], &script);
+    let bob = keygen(a.repo.home(), "bob");
+    a.repo
+        .git(&["config", "user.signingKey", &bob.to_string_lossy()]);
+    let by_bob = stage_run(&a.repo, &["--sign"], &script);
+    assert_eq!(runs(&marker), 3);
+    assert!(git_verifies(&a.repo, &format!("refs/astedit/{signed}")));
+
+    let b = TestRepo::new();
+    let from = a.repo.path().to_string_lossy().into_owned();
+    b.git(&["pull", "-q", &from, "main"]);
+    b.git(&["fetch", "-q", &from, "refs/astedit/*:refs/astedit/*"]);
+    let allowed = b.home().join("allowed_signers");
+    let alice = public(&a.alice);
+    let allow = |text: String| std::fs::write(&allowed, text).expect("write");
+    allow(format!("alice@example.com {alice}\n"));
+    b.git(&[
+        "config",
+        "gpg.ssh.allowedSignersFile",
+        &allowed.to_string_lossy(),
+    ]);
+    // The tree moves on, so a refresh has something to re-derive.
+    b.write("n.txt", "one\ntwo\nthree\n");
+
+    let refused = |id: &str, why: &str| {
+        let out = b.run(&["--json", "refresh", id]);
+        out.assert_code(4);
+        assert_eq!(
+            out.json()["error"]["code"],
+            "untrusted-preview",
+            "{why}: {}",
+            out.stdout
+        );
+        assert_eq!(runs(&marker), 3, "{why}: the command did not run");
+    };
+    refused(&unsigned, "unsigned");
+    refused(&by_bob, "signed by a key B does not allow");
+
+    let listed = b.run(&["--json", "list"]).json();
+    let row = listed["previews"]
+        .as_array()
+        .expect("previews")
+        .iter()
+        .find(|p| p["id"] == signed.as_str())
+        .expect("the signed preview is listed")
+        .clone();
+    assert_eq!(row["signature"]["trusted"], true, "{row}");
+    assert_eq!(row["origin"], "signed", "{row}");
+    assert_eq!(row["vouched_by"], "alice@example.com", "{row}");
+    // Taken out of B's allowed signers later: untrusted from then on.
+    allow(String::new());
+    refused(&signed, "its key was removed");
+    // Allowed only until before the commit's time.
+    allow(format!(
+        "alice@example.com valid-before=\"20250101\" {alice}\n"
+    ));
+    refused(&signed, "its key expired before the commit");
+
+    allow(format!("alice@example.com {alice}\n"));
+    let out = b.run(&["--json", "refresh", &signed]);
+    out.assert_code(0);
+    assert_eq!(runs(&marker), 4, "refresh ran the command again");
+    let successor = out.json()["successor"]
+        .as_str()
+        .expect("successor")
+        .to_string();
+    b.run(&["apply", &successor]).assert_code(0);
+    assert_eq!(b.read_string("n.txt"), "ONE\ntwo\nthree\n");
+}
