@@ -205,6 +205,9 @@ struct Answer {
     signer: String,
     key: String,
     fingerprint: String,
+    /// `%GG`: what the checking program said (empty: it said nothing, it did not run).
+    checker: String,
+    /// `%GG` and git's stderr.
     words: String,
 }
 
@@ -234,13 +237,14 @@ fn ask_git(repo: &Repo, commit: ObjectId, revocation: Option<&str>) -> Result<An
     let mut fields = stdout.split('\0');
     let mut next = || fields.next().unwrap_or("").trim().to_string();
     let letter = next().chars().next().unwrap_or('E');
-    let (signer, key, fingerprint) = (next(), next(), next());
+    let (signer, key, fingerprint, checker) = (next(), next(), next(), next());
     Ok(Answer {
         letter,
         signer,
         key,
         fingerprint,
-        words: format!("{}\n{}", next(), String::from_utf8_lossy(&out.stderr)),
+        checker: checker.clone(),
+        words: format!("{checker}\n{}", String::from_utf8_lossy(&out.stderr)),
     })
 }
 
@@ -249,6 +253,9 @@ impl Answer {
     fn check(self, ssh: bool) -> SignatureCheck {
         let status = match self.letter {
             'G' => SigStatus::Good,
+            // The checking program could not be run (`gpg.ssh.program` missing): git
+            // says B, with no word from it.
+            'B' if self.checker.is_empty() => SigStatus::Error,
             'B' => SigStatus::Bad,
             'X' | 'Y' => SigStatus::ExpiredKey,
             'R' => SigStatus::RevokedKey,

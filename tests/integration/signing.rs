@@ -278,6 +278,13 @@ fn an_altered_signed_preview_is_a_bad_signature() {
     let sig = s.listed();
     assert_eq!(sig["status"], "bad", "{sig}");
     assert_eq!(sig["trusted"], false);
+    // A checker that cannot run is not taken for a bad signature, nor trusted.
+    let missing = s.repo.home().join("no-such-ssh-keygen");
+    s.repo
+        .git(&["config", "gpg.ssh.program", &missing.to_string_lossy()]);
+    let sig = s.listed();
+    assert_eq!(sig["status"], "error", "{sig}");
+    assert_eq!(sig["trusted"], false);
 }
 
 #[test]
