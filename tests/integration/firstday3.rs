@@ -346,3 +346,44 @@ fn rule_file_warnings_are_said_once_then_counted() {
         changed.stderr
     );
 }
+
+// Item 6: the guide names only scripts and files this repository has (it named a
+// `docs/tools.sh` that never existed). Paths under src/ are examples of a user's code.
+#[test]
+fn the_guide_names_only_files_the_repository_has() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path =
+        regex::Regex::new(r"`((?:docs|dist|bench|fixtures|tests|\.ci|\.github)/[A-Za-z0-9_./-]+)`")
+            .expect("regex");
+    let mut docs = vec![root.join("README.md")];
+    let mut dirs = vec![root.join("docs/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("docs") {
+            let p = entry.expect("entry").path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|e| e == "md") {
+                docs.push(p);
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    for doc in docs {
+        let text = std::fs::read_to_string(&doc).expect("read");
+        for c in path.captures_iter(&text) {
+            let named = &c[1];
+            // A placeholder (FIXTURE, OUTDIR) or what a run makes (node_modules).
+            let placeholder = named.chars().any(|ch| ch.is_ascii_uppercase())
+                && named
+                    .split('/')
+                    .any(|part| part.chars().all(|ch| ch.is_ascii_uppercase()));
+            if placeholder || named.contains("node_modules") {
+                continue;
+            }
+            if !root.join(named).exists() {
+                missing.push(format!("{}: {named}", doc.display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}

@@ -17,6 +17,9 @@
 //! `GIT_ASTEDIT_BLESS_DOCS=1 cargo test --test integration guide::` writes the actual
 //! output into every block that no longer matches (review the diff); blocks that still
 //! match, elisions included, are left as they are.
+//!
+//! Every other block with a line `$ git astedit …` must follow a line
+//! `<!-- illustrative: WHY -->` (issue 52 item 6): an example is run, or says why not.
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -99,10 +102,22 @@ fn run_session(fixture: &str, body: &[&str]) -> (String, PathBuf) {
     )))
     .expect("PATH");
     let mut session = String::new();
-    for line in body {
-        let Some(command) = line.strip_prefix("$ ") else {
+    let mut lines = body.iter();
+    while let Some(line) = lines.next() {
+        let Some(first) = line.strip_prefix("$ ") else {
             continue;
         };
+        // A command continued on the next lines (`\` at the end) is run, and shown,
+        // whole.
+        let mut command = first.to_string();
+        let mut shown = line.to_string();
+        while command.ends_with('\\') {
+            let Some(next) = lines.next() else { break };
+            command.push('\n');
+            command.push_str(next);
+            shown.push('\n');
+            shown.push_str(next);
+        }
         let mut cmd = Command::new("sh");
         repo.env(&mut cmd);
         // The identity the journal shows, the same on every machine.
@@ -116,7 +131,7 @@ fn run_session(fixture: &str, body: &[&str]) -> (String, PathBuf) {
             .arg(format!("exec 2>&1\n{command}\n"))
             .stdin(std::process::Stdio::null());
         let out = cmd.output().expect("sh");
-        session.push_str(line);
+        session.push_str(&shown);
         session.push('\n');
         session.push_str(&String::from_utf8_lossy(&out.stdout));
     }
@@ -228,6 +243,84 @@ fn every_checked_block_of_the_guide_is_what_the_commands_print() {
         "{}\n(GIT_ASTEDIT_BLESS_DOCS=1 rewrites them)",
         failures.join("\n\n")
     );
+}
+
+/// The mark of a block that is not run, with why (a tool, a network or a scenario no
+/// fixture holds).
+const ILLUSTRATIVE: &str = "<!-- illustrative: ";
+
+/// Every fenced block of `lines` with a line `$ git astedit …` that is neither checked
+/// nor marked illustrative: (1-based line of the fence, its first command).
+fn unmarked(lines: &[&str]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].starts_with("```") {
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let len = lines[start..]
+            .iter()
+            .position(|l| l.starts_with("```"))
+            .unwrap_or(lines.len() - start);
+        let body = &lines[start..start + len];
+        let command = body
+            .iter()
+            .find(|l| l.starts_with("$ ") && l.contains("git astedit"));
+        let marked =
+            i > 0 && (lines[i - 1].starts_with(MARK) || lines[i - 1].starts_with(ILLUSTRATIVE));
+        if let (Some(command), false) = (command, marked) {
+            out.push((i + 1, command.to_string()));
+        }
+        i = start + len + 1;
+    }
+    out
+}
+
+/// Issue 52 item 6: an example is run, or says why not, so a wrong one fails CI.
+#[test]
+fn every_example_that_runs_git_astedit_is_checked_or_says_why_not() {
+    let mut missing = Vec::new();
+    for doc in documents() {
+        let text = std::fs::read_to_string(&doc).expect("read");
+        let lines: Vec<&str> = text.lines().collect();
+        let name = doc
+            .strip_prefix(root())
+            .unwrap_or(&doc)
+            .display()
+            .to_string();
+        for (line, command) in unmarked(&lines) {
+            missing.push(format!("{name}:{line}: {command}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "blocks that run git astedit with neither `{MARK}FIXTURE -->` nor `{ILLUSTRATIVE}WHY -->` \
+         before them:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn an_unmarked_example_is_found_and_a_marked_one_is_not() {
+    let doc = [
+        "<!-- checked: demo -->",
+        "```console",
+        "$ git astedit list",
+        "```",
+        "```console",
+        "$ git astedit grep -p x",
+        "```",
+        "<!-- illustrative: needs ruff -->",
+        "```text",
+        "$ git astedit run -- ruff .",
+        "```",
+        "```sh",
+        "git astedit list   # no prompt: a command to copy, not a session",
+        "```",
+    ];
+    assert_eq!(unmarked(&doc), [(5, "$ git astedit grep -p x".to_string())]);
 }
 
 #[test]
