@@ -65,24 +65,72 @@ struct Entry {
 
 static TABLE: RwLock<Vec<&'static Entry>> = RwLock::new(Vec::new());
 
-/// Whether `customLanguages` libraries may be loaded: loading one runs its code, so,
-/// as ast-grep's default (`--custom-languages ignore`), not unless the person allows it.
-static ALLOWED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Allows (or forbids) loading `customLanguages` libraries from now on.
-pub fn allow_custom(allow: bool) {
-    ALLOWED.store(allow, std::sync::atomic::Ordering::SeqCst);
+/// Which `customLanguages` libraries may be loaded. Loading one runs its code, and the
+/// library and its path come from the repository's files, so by default none is
+/// (ast-grep's `--custom-languages ignore`); the front end installs the person's choice.
+pub enum CustomPolicy {
+    /// None is loaded.
+    Ignore,
+    /// Every one is (`--custom-languages=allow`: a blanket choice for one run).
+    All,
+    /// Those whose consent digest ([`custom_digest`]) the function accepts (the
+    /// consents of `git astedit allow`, and digests given for the run).
+    Consent(Box<dyn Fn(&str) -> bool + Send + Sync>),
 }
 
-/// Whether `customLanguages` libraries are loaded.
-pub fn custom_allowed() -> bool {
-    ALLOWED.load(std::sync::atomic::Ordering::SeqCst)
+static POLICY: RwLock<Option<std::sync::Arc<CustomPolicy>>> = RwLock::new(None);
+
+/// Installs the policy for loading `customLanguages` libraries from now on.
+pub fn set_custom_policy(policy: CustomPolicy) {
+    *POLICY.write().unwrap_or_else(|e| e.into_inner()) = Some(std::sync::Arc::new(policy));
+}
+
+/// Whether a library whose consent digest is `digest` may be loaded (`None`: its
+/// digest could not be computed, so only a blanket `allow` loads it).
+pub fn custom_allowed(digest: Option<&str>) -> bool {
+    let policy = POLICY.read().unwrap_or_else(|e| e.into_inner()).clone();
+    match policy.as_deref() {
+        None | Some(CustomPolicy::Ignore) => false,
+        Some(CustomPolicy::All) => true,
+        Some(CustomPolicy::Consent(accepts)) => digest.is_some_and(accepts),
+    }
+}
+
+/// The consent digest of a custom language: SHA-256 over its name, its symbol, its
+/// library's path (relative to `root` when inside it, so that every clone computes the
+/// same) and the library's bytes. A changed library, or another one named, asks
+/// again. `Err` says why the library cannot be read.
+pub fn custom_digest(spec: &CustomSpec, root: Option<&Path>) -> Result<String, String> {
+    use sha2::Digest as _;
+    let path = std::fs::canonicalize(&spec.library).map_err(|e| e.to_string())?;
+    let shown = root
+        .and_then(|r| path.strip_prefix(r).ok())
+        .unwrap_or(&path)
+        .to_string_lossy()
+        .replace('\\', "/");
+    let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
+    let symbol = spec
+        .symbol
+        .clone()
+        .unwrap_or_else(|| format!("tree_sitter_{}", spec.name));
+    let mut h = sha2::Sha256::new();
+    for part in [
+        "customLanguages".as_bytes(),
+        spec.name.as_bytes(),
+        symbol.as_bytes(),
+        shown.as_bytes(),
+    ] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.update(sha2::Sha256::digest(&bytes));
+    Ok(format!("sha256:{:x}", h.finalize()))
 }
 
 /// What a project's `customLanguages` that were not loaded leave: the advice.
-pub const NOT_LOADED: &str = "customLanguages are not loaded unless allowed (a \
-     tree-sitter library runs code when loaded): pass --custom-languages=allow, or run \
-     `git config astedit.customLanguages allow` in this repository";
+pub const NOT_LOADED: &str = "a custom language is loaded only once allowed (a tree-sitter \
+     library runs code when loaded): read what sgconfig.yml names, then run `git astedit \
+     allow` in this repository, or pass --custom-languages=sha256:DIGEST for one run";
 
 fn table() -> std::sync::RwLockReadGuard<'static, Vec<&'static Entry>> {
     TABLE.read().unwrap_or_else(|e| e.into_inner())

@@ -49,9 +49,9 @@ pub struct InputArgs {
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: Option<std::path::PathBuf>,
 
-    /// Load the tree-sitter libraries of sgconfig.yml's customLanguages (allow) or not
-    /// (ignore, the default, as in ast-grep: a library runs code when loaded); git config
-    /// astedit.customLanguages=allow remembers it
+    /// Load sgconfig.yml's customLanguages libraries (a library runs code when loaded):
+    /// allow (every one, this run), ignore (none), or sha256:DIGEST,… (those, this run);
+    /// default: those `git astedit allow` recorded
     #[arg(long, value_name = "POLICY")]
     pub custom_languages: Option<String>,
 

@@ -49,6 +49,11 @@ pub struct EditArgs {
     #[arg(long)]
     pub fmt: bool,
 
+    /// Allow the [fmt] command of this digest to run for this run only, as `git astedit
+    /// allow` prints it (sha256:…; can be repeated): CI pins the formatter it reviewed
+    #[arg(long, value_name = "DIGEST", requires = "fmt")]
+    pub allow_fmt: Vec<String>,
+
     /// Ask about each change (y/n/a/d/q, one answer a line on stdin); stage only the
     /// accepted ones
     #[arg(short = 'i', long)]
@@ -108,6 +113,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     }
     let input = args.input.input()?;
     let cache = ctx.cache.clone();
+    let allow_fmt = allowed_digests(&args.allow_fmt)?;
     let (repo, out) = ctx.parts()?;
     let color = out.color();
     let several_ops = ops.len() > 1;
@@ -123,6 +129,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
         cache,
         verbose: args.input.verbose,
         fmt: args.fmt,
+        allow_fmt,
     };
     let never = Cancel::never();
     let report = if args.interactive {
@@ -145,4 +152,12 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     };
     out.emit(&report)?;
     Ok(report.exit())
+}
+
+/// `--allow-fmt`'s digests, checked before anything runs.
+pub(super) fn allowed_digests(given: &[String]) -> Result<Vec<String>, Error> {
+    given
+        .iter()
+        .map(|d| git_astedit::ops::consent::parse_digest(d).map_err(Error::from))
+        .collect()
 }

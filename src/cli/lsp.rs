@@ -41,6 +41,11 @@ pub struct LspArgs {
     #[arg(short = 'c', long, value_name = "FILE")]
     pub config: Vec<PathBuf>,
 
+    /// Do not parse an open document larger than BYTES (one diagnostic says so), as
+    /// scan skips such a file
+    #[arg(long, value_name = "BYTES", default_value_t = git_astedit::files::DEFAULT_MAX_FILE_SIZE)]
+    pub max_filesize: u64,
+
     /// Accepted and ignored: stdio is the only transport (some clients add it)
     #[arg(long, hide = true)]
     pub stdio: bool,
@@ -50,10 +55,11 @@ pub struct LspArgs {
 pub fn run(ctx: &mut Ctx, args: LspArgs) -> Result<Exit, Error> {
     // Open (and recover) once up front so that a server started outside a repository
     // fails at once with the usual message.
+    git_astedit::files::check_max_file_size(args.max_filesize)?;
     let cwd = ctx.repo()?.cwd.clone();
     let (repo, _notes) = git_astedit::ops::session::open(&cwd, false)?;
     let transport = transport::Transport::start(std::io::stdin(), std::io::stdout());
-    server::serve(transport, repo, args.config);
+    server::serve(transport, repo, args.config, args.max_filesize);
     Ok(Exit::Ok)
 }
 

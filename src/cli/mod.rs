@@ -21,6 +21,7 @@ use git_astedit::repo::Repo;
 use git_astedit::Error;
 
 mod agent_hook;
+mod allow;
 mod apply;
 mod campaign;
 mod color;
@@ -160,6 +161,7 @@ pub enum Command {
     Log(log::LogArgs),
     /// Prune old previews and journal entries
     Gc(gc::GcArgs),
+    Allow(allow::AllowArgs),
     Mcp(mcp::McpArgs),
     /// Keep agents' own Read/Edit/Write safe: hooks for Claude Code and OpenCode
     #[command(subcommand)]
@@ -482,42 +484,14 @@ impl git_astedit::error::Classify for ClapUsage {
     }
 }
 
-/// Whether customLanguages' libraries are loaded: `--custom-languages`, else git
-/// config `astedit.customLanguages`, else not (ast-grep's default, `ignore`).
+/// Which customLanguages' libraries are loaded: the policy `ops::consent` decides from
+/// `--custom-languages`, the consents of `git astedit allow` and the repository's own
+/// `astedit.customLanguages` (where `ignore` still loads none).
 fn custom_languages(ctx: &mut Ctx, flag: Option<&str>) -> Result<(), Error> {
-    let from_config;
-    let (value, source) = match flag {
-        Some(v) => (v, "--custom-languages"),
-        None => {
-            // The repository's own config only: a global or system `allow` would load
-            // the library of every clone's sgconfig.yml.
-            from_config = ctx.local_config_value("astedit.customLanguages");
-            match from_config.as_deref() {
-                Some(v) => (v, "astedit.customLanguages"),
-                None => return Ok(()),
-            }
-        }
-    };
-    let allow = match value {
-        "allow" => true,
-        "ignore" => false,
-        "trust" | "revoke" => {
-            let want = if value == "trust" { "allow" } else { "ignore" };
-            return Err(git_astedit::error::UsageError(format!(
-                "{source}={value}: git-astedit remembers the choice in git config: run \
-                 `git config astedit.customLanguages {want}` (this repository's .git/config, \
-                 which a clone never carries), or pass --custom-languages={want} each time"
-            ))
-            .into());
-        }
-        other => {
-            return Err(git_astedit::error::UsageError(format!(
-                "{source}: '{other}' is not a policy: use allow or ignore"
-            ))
-            .into())
-        }
-    };
-    git_astedit::lang::allow_custom(allow);
+    let config = ctx.local_config_value("astedit.customLanguages");
+    let policy =
+        git_astedit::ops::consent::custom_policy(ctx.repo.as_ref(), flag, config.as_deref())?;
+    git_astedit::lang::set_custom_policy(policy);
     Ok(())
 }
 
@@ -540,6 +514,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Trust(args) => trust::run(ctx, args),
         Command::Log(args) => log::run(ctx, args),
         Command::Gc(args) => gc::run(ctx, args),
+        Command::Allow(args) => allow::run(ctx, args),
         Command::Scan(args) => scan::run(ctx, *args),
         Command::Steps(args) => steps::run(ctx, args),
         Command::Hook(cmd) => hook::run(ctx, cmd),

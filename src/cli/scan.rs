@@ -166,6 +166,11 @@ pub struct ScanArgs {
     #[arg(long)]
     pub fmt: bool,
 
+    /// Allow the [fmt] command of this digest to run for this run only, as `git astedit
+    /// allow` prints it (sha256:…; can be repeated): CI pins the formatter it reviewed
+    #[arg(long, value_name = "DIGEST", requires = "fmt")]
+    pub allow_fmt: Vec<String>,
+
     /// Render at most N diff lines (0: no limit); the rest is summarized
     #[arg(long, value_name = "N", default_value_t = 2000)]
     pub max_render: usize,
@@ -178,9 +183,9 @@ pub struct ScanArgs {
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
 
-    /// Load the tree-sitter libraries of sgconfig.yml's customLanguages (allow) or not
-    /// (ignore, the default, as in ast-grep: a library runs code when loaded); git config
-    /// astedit.customLanguages=allow remembers it
+    /// Load sgconfig.yml's customLanguages libraries (a library runs code when loaded):
+    /// allow (every one, this run), ignore (none), or sha256:DIGEST,… (those, this run);
+    /// default: those `git astedit allow` recorded
     #[arg(long, value_name = "POLICY")]
     pub custom_languages: Option<String>,
 }
@@ -216,9 +221,6 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             "--verify checks fixes before they are applied: use it with --apply".into(),
         )
         .into());
-    }
-    if args.max_passes == Some(0) {
-        return Err(UsageError("--max-passes must be at least 1".into()).into());
     }
     if args.interactive {
         let refuse = |what: &str| -> Result<Exit, Error> {
@@ -306,6 +308,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         baseline: args.baseline,
         fix_all: args.fix_all,
         fmt: args.fmt,
+        allow_fmt: super::edit::allowed_digests(&args.allow_fmt)?,
     };
     let (repo, out) = ctx.parts()?;
     request.color = format == ScanFormat::Text && out.color();

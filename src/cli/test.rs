@@ -54,9 +54,9 @@ pub struct TestArgs {
     #[arg(long)]
     pub include_off: bool,
 
-    /// Load the tree-sitter libraries of sgconfig.yml's customLanguages (allow) or not
-    /// (ignore, the default, as in ast-grep: a library runs code when loaded); git config
-    /// astedit.customLanguages=allow remembers it
+    /// Load sgconfig.yml's customLanguages libraries (a library runs code when loaded):
+    /// allow (every one, this run), ignore (none), or sha256:DIGEST,… (those, this run);
+    /// default: those `git astedit allow` recorded
     #[arg(long, value_name = "POLICY")]
     pub custom_languages: Option<String>,
 }

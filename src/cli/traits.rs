@@ -138,6 +138,7 @@ impl Command {
             | Command::Discard(_)
             | Command::Refresh(_)
             | Command::Gc(_)
+            | Command::Allow(_)
             | Command::Pr(_) => Traits::WRITES,
             Command::List(_)
             | Command::Hook(_)

@@ -45,6 +45,9 @@ pub struct EditRequest {
     /// Run each rewritten file through the formatter `[fmt]` declares for its language,
     /// keeping the hunks over the rewrite (`--fmt`).
     pub fmt: bool,
+    /// Formatter digests allowed for this run besides the recorded consents
+    /// (`--allow-fmt=sha256:…`, checked).
+    pub allow_fmt: Vec<String>,
 }
 
 /// How an edit runs.
@@ -78,6 +81,10 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
     if let Some(fmts) = fmts.as_ref().filter(|f| !f.is_empty()) {
         let lines = fmts.record().into_iter().map(|f| format!("formatter: {f}"));
         super::trust::allow_run(req.staging.allow_run, "fmt", lines.collect())?;
+    }
+    // Run at all (above), then run this very command: the user allowed it.
+    if let Some(fmts) = &fmts {
+        super::consent::require_fmt(repo, fmts, &req.allow_fmt)?;
     }
     let mut fmt_warnings = Vec::new();
     // `--cached`: the ops rewrite the staged bytes, and the preview's before-side is

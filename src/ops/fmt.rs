@@ -60,6 +60,11 @@ impl Formatters {
         Ok(Formatters { by_lang })
     }
 
+    /// (language, command) of each formatter.
+    pub fn by_language(&self) -> impl Iterator<Item = (Lang, &str)> {
+        self.by_lang.iter().map(|(l, c)| (*l, c.as_str()))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.by_lang.is_empty()
     }
@@ -169,7 +174,7 @@ fn run(workdir: &Path, command: &str, path: &str, text: &str) -> Result<String, 
 }
 
 /// A command line split into words: whitespace separates, '…' and "…" quote.
-fn words(line: &str) -> Vec<String> {
+pub(crate) fn words(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur: Option<String> = None;
     let mut quote: Option<char> = None;

@@ -44,7 +44,19 @@ pub struct Workspace {
     first: std::sync::OnceLock<HashSet<String>>,
     /// Why the last (re)load failed, if it did.
     broken: Option<Broken>,
+    /// A document larger than this is not parsed (scan's `--max-filesize`).
+    max_file_size: u64,
 }
+
+/// The most diagnostics one document gets: past it, one more says how many were left
+/// out (a generated file with a million findings would otherwise be hundreds of
+/// megabytes of messages).
+pub const MAX_DIAGNOSTICS: usize = 1000;
+
+/// The rule id of the one diagnostic a document over the size bound gets, and of the
+/// one that closes a list cut at [`MAX_DIAGNOSTICS`].
+pub const TOO_LARGE: &str = "file-too-large";
+pub const TOO_MANY: &str = "too-many-findings";
 
 /// A rule file that does not load: where and why, for a diagnostic on that file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +110,7 @@ impl Workspace {
             rules: None,
             first: Default::default(),
             broken: None,
+            max_file_size: crate::files::DEFAULT_MAX_FILE_SIZE,
         };
         ws.reload(repo);
         ws
@@ -115,6 +128,12 @@ impl Workspace {
             }
             Err(e) => self.broken = Some(broken(repo, &e.into())),
         }
+    }
+
+    /// Sets the size above which a document is not parsed, at most the ceiling `scan`
+    /// has (64 MiB; the front end refuses a larger value with scan's error).
+    pub fn set_max_file_size(&mut self, bytes: u64) {
+        self.max_file_size = bytes.min(crate::files::MAX_FILE_SIZE_CEILING);
     }
 
     pub fn broken(&self) -> Option<&Broken> {
@@ -173,10 +192,23 @@ impl Workspace {
     /// `path`, in position order: what `scan` reports for that file were `text` on
     /// disk. Each row carries its fix (what `scan --apply` makes of that one match)
     /// and the rule's `labels` at that match.
+    ///
+    /// A document larger than the size bound is not parsed, as `scan` skips such a
+    /// file: it gets one finding saying so. At most [`MAX_DIAGNOSTICS`] findings are
+    /// returned, then one saying how many more there were.
     pub fn check(&self, repo: &Repo, path: &str, text: &str) -> Result<Vec<Checked>, Error> {
         let Some((set, lang, rules)) = self.rules_for(repo, path, None) else {
             return Ok(Vec::new());
         };
+        if text.len() as u64 > self.max_file_size {
+            let message = format!(
+                "not checked: {} bytes, over the {}-byte bound on a file's size (scan skips \
+                 it too; see --max-filesize)",
+                text.len(),
+                self.max_file_size
+            );
+            return Ok(vec![notice(repo, path, TOO_LARGE, message)]);
+        }
         let result = engine::run_file_injected(
             path,
             text,
@@ -203,7 +235,12 @@ impl Workspace {
                 labels: Vec::new(),
             })
             .collect();
+        let more = checked.len().saturating_sub(MAX_DIAGNOSTICS);
+        checked.truncate(MAX_DIAGNOSTICS);
         add_labels(&mut checked, text, lang, &rules);
+        if more > 0 {
+            checked.push(notice(repo, path, TOO_MANY, too_many(more)));
+        }
         Ok(checked)
     }
 
@@ -219,6 +256,10 @@ impl Workspace {
         let Some((set, lang, rules)) = self.rules_for(repo, path, rule) else {
             return Ok(None);
         };
+        // Over the size bound: not parsed (its one finding says so).
+        if text.len() as u64 > self.max_file_size {
+            return Ok(None);
+        }
         let result = engine::run_file_injected(
             path,
             text,
@@ -341,10 +382,47 @@ pub fn workspace_findings(
     for row in report.findings {
         files.entry(row.repo_path.clone()).or_default().push(row);
     }
-    for rows in files.values_mut() {
+    for (path, rows) in files.iter_mut() {
         rows.sort_by_key(|r| (r.line, r.column));
+        let more = rows.len().saturating_sub(MAX_DIAGNOSTICS);
+        if more > 0 {
+            rows.truncate(MAX_DIAGNOSTICS);
+            rows.push(notice(repo, path, TOO_MANY, too_many(more)).row);
+        }
     }
     Ok(files.into_iter().collect())
+}
+
+fn too_many(more: usize) -> String {
+    format!("{more} more findings in this file are not shown (at most {MAX_DIAGNOSTICS})")
+}
+
+/// A finding of no rule at the top of the document: what the server says about the
+/// document itself.
+fn notice(repo: &Repo, path: &str, rule: &str, message: String) -> Checked {
+    let row = FindingRow {
+        rule: rule.to_string(),
+        severity: scan::Severity::Info,
+        message,
+        note: None,
+        url: None,
+        path: repo.display_path(path),
+        line: 1,
+        column: 1,
+        end_line: 1,
+        end_column: 1,
+        text: String::new(),
+        fixable: false,
+        metadata: None,
+        repo_path: path.to_string(),
+        fix: None,
+        comments: Vec::new(),
+        baseline: None,
+    };
+    Checked {
+        row,
+        labels: Vec::new(),
+    }
 }
 
 /// A scan of the files under the current folder with every rule of `configs`.
@@ -371,6 +449,7 @@ fn scan_request(configs: &[PathBuf], mode: ScanMode) -> super::scan::ScanRequest
         baseline: None,
         fix_all: false,
         fmt: false,
+        allow_fmt: Vec::new(),
     }
 }
 

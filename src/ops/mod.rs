@@ -11,6 +11,7 @@ pub mod apply;
 pub mod baseline;
 pub mod cache;
 pub mod campaign;
+pub mod consent;
 pub mod discard;
 pub mod edit;
 pub mod editor;

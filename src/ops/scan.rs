@@ -79,6 +79,9 @@ pub struct ScanRequest {
     /// Run each fixed file through the formatter `[fmt]` declares for its language,
     /// keeping the hunks over the fixes (`--fmt`).
     pub fmt: bool,
+    /// Formatter digests allowed for this run besides the recorded consents
+    /// (`--allow-fmt=sha256:…`, checked).
+    pub allow_fmt: Vec<String>,
 }
 
 /// A severity given on the command line, as ast-grep's `--error[=RULE]` and kin.
@@ -143,7 +146,17 @@ pub fn run_cancellable(
     consumer: Consumer<'_>,
     cancel: &crate::cancel::Cancel,
 ) -> Result<ScanReport, Error> {
+    let ceiling = scan::rules::MAX_PASSES_CEILING;
+    if req.max_passes.is_some_and(|n| !(1..=ceiling).contains(&n)) {
+        let message = format!("--max-passes must be from 1 to {ceiling}");
+        return Err(crate::error::UsageError(message).into());
+    }
     let shard = req.shard.as_deref().map(scan::Shard::parse).transpose()?;
+    // The formatters are allowed, or the scan refuses before it reads a file.
+    let fmts = match req.fmt && req.mode.fixing() {
+        true => Some(super::consent::allowed_formatters(repo, &req.allow_fmt)?),
+        false => None,
+    };
     let base = req
         .baseline
         .as_deref()
@@ -239,10 +252,9 @@ pub fn run_cancellable(
     for c in &outcome.conflicts {
         notices.push(c.to_string());
     }
-    if req.fmt && req.mode.fixing() {
-        let fmts = super::fmt::Formatters::load(&repo.workdir)?;
+    if let Some(fmts) = &fmts {
         for change in &mut outcome.changes.changes {
-            notices.extend(super::fmt::format_change(&repo.workdir, &fmts, change));
+            notices.extend(super::fmt::format_change(&repo.workdir, fmts, change));
         }
     }
     cancel.check()?;

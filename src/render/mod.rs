@@ -9,6 +9,7 @@ plain value ([`printer::Style`]), and diffs come as text, made below by
 
 pub mod agent;
 pub mod campaign;
+pub mod consent;
 pub mod error;
 pub mod gc;
 pub mod grep;

@@ -25,6 +25,7 @@ use crate::txn::RecoveryAction;
 use crate::txn::TxnOp;
 
 pub mod campaign;
+pub mod consent;
 pub mod ruletest;
 pub mod run;
 pub mod scan;

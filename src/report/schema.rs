@@ -50,6 +50,7 @@ pub fn commands() -> Vec<(&'static str, ReportSchema)> {
         ("refresh", report::<RefreshReport>()),
         ("trust", report::<trust::TrustReport>()),
         ("gc", report::<GcReport>()),
+        ("allow", report::<super::consent::AllowReport>()),
         ("test", report::<ruletest::TestReport>()),
         ("verify", report::<verify::VerifyReport>()),
         ("pr", report::<PrReport>()),

@@ -160,6 +160,8 @@ pub fn run_file_selecting(
     let Some(first_rule) = rules.first() else {
         return Ok(FileResult::default());
     };
+    // Whoever asked, the bound holds (the front ends refuse more, with a message).
+    let max_passes = max_passes.clamp(1, super::rules::MAX_PASSES_CEILING);
     let mut doc = rewrite::parse_doc(text, lang).map_err(fail(first_rule))?;
     let input_tree = AstGrep::doc(doc.clone());
     let silenced = Suppressions::of(&input_tree);

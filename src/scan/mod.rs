@@ -466,7 +466,10 @@ fn scan_with(
             return Err(Error::UnknownRule(id.clone()));
         }
     }
-    let max_passes = opts.max_passes.unwrap_or(plan.max_passes).max(1);
+    let max_passes = opts
+        .max_passes
+        .unwrap_or(plan.max_passes)
+        .clamp(1, rules::MAX_PASSES_CEILING);
     // A file's result depends on its bytes, its language, the rules that apply to it
     // (their texts, ids and severities), the mode, the pass bound and whether unused
     // suppressions are judged.

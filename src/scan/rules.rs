@@ -41,6 +41,22 @@ use crate::rewrite::imports::ImportFix;
 /// The bound on fix re-runs when the config does not set one.
 pub const DEFAULT_MAX_PASSES: usize = 10;
 
+/// The most fix re-runs `max-passes` (or `--max-passes`) may ask for: each pass may
+/// re-run every rule as many times, so a bound near 2^64 (a forged preview's recipe)
+/// would never end.
+pub const MAX_PASSES_CEILING: usize = 100;
+
+/// `max-passes` as a config file gives it: 1 to [`MAX_PASSES_CEILING`].
+fn check_max_passes(n: usize, file: &str) -> Result<usize, Error> {
+    if (1..=MAX_PASSES_CEILING).contains(&n) {
+        return Ok(n);
+    }
+    Err(Error::BadConfigFile {
+        file: file.to_string(),
+        detail: format!("max-passes must be from 1 to {MAX_PASSES_CEILING} (it is {n})"),
+    })
+}
+
 /// File names looked for at the repository root when no `--config` is given.
 pub const ASTEDIT_TOML: &str = "astedit.toml";
 pub const SGCONFIG_NAMES: &[&str] = &["sgconfig.yml", "sgconfig.yaml"];
@@ -788,6 +804,120 @@ pub fn yaml_documents(text: &str, name: &str) -> Result<Vec<Value>, Error> {
     })
 }
 
+/// The `customLanguages` an `sgconfig.yml` declares (`config`, displayed as `file`),
+/// read but not loaded.
+fn custom_specs(
+    value: &Value,
+    config: &Path,
+    file: &str,
+) -> Result<Vec<crate::lang::CustomSpec>, Error> {
+    let bad = |detail: String| Error::BadConfigFile {
+        file: file.to_string(),
+        detail: format!("customLanguages: {detail}"),
+    };
+    let Value::Map(map) = value else {
+        return Err(bad("expected a mapping of language names".into()));
+    };
+    let dir = config.parent().unwrap_or(Path::new("."));
+    let mut out = Vec::new();
+    for (name, spec) in map {
+        let Value::String(name) = name else {
+            return Err(bad("language names must be strings".into()));
+        };
+        let Value::Map(spec) = spec else {
+            return Err(bad(format!("{name}: expected a mapping")));
+        };
+        let field = |key: &str| spec.get(&Value::String(key.into()));
+        let text = |key: &str| -> Result<Option<String>, Error> {
+            match field(key) {
+                None | Some(Value::Unit) | Some(Value::Option(None)) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(bad(format!("{name}: {key} must be a string"))),
+            }
+        };
+        let one_char = |key: &str| -> Result<Option<char>, Error> {
+            match text(key)? {
+                None => Ok(None),
+                Some(s) => {
+                    let mut chars = s.chars();
+                    match (chars.next(), chars.next()) {
+                        (Some(c), None) => Ok(Some(c)),
+                        _ => Err(bad(format!("{name}: {key} must be one character"))),
+                    }
+                }
+            }
+        };
+        let library = match field("libraryPath") {
+            Some(Value::String(p)) => p.clone(),
+            Some(Value::Map(per)) => {
+                let target = env!("ASTEDIT_TARGET");
+                match per.get(&Value::String(target.into())) {
+                    Some(Value::String(p)) => p.clone(),
+                    _ => {
+                        return Err(bad(format!(
+                            "{name}: libraryPath names no library for this platform \
+                             ({target})"
+                        )))
+                    }
+                }
+            }
+            None => return Err(bad(format!("{name}: libraryPath is missing"))),
+            Some(_) => return Err(bad(format!("{name}: libraryPath must be a path"))),
+        };
+        let extensions = match field("extensions") {
+            None => Vec::new(),
+            Some(Value::Seq(items)) => items
+                .iter()
+                .map(|v| match v {
+                    Value::String(e) => Ok(e.trim_start_matches('.').to_string()),
+                    _ => Err(bad(format!("{name}: extensions must be strings"))),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(bad(format!("{name}: extensions must be a list"))),
+        };
+        out.push(crate::lang::CustomSpec {
+            name: name.clone(),
+            library: dir.join(&library),
+            library_shown: library,
+            symbol: text("languageSymbol")?,
+            meta_var: one_char("metaVarChar")?,
+            expando: one_char("expandoChar")?,
+            extensions,
+        });
+    }
+    Ok(out)
+}
+
+/// The `customLanguages` of the `sgconfig.yml` at the root of `repo` (none without
+/// one), read but not loaded, with the file as shown: what `git astedit allow` lists.
+pub fn project_custom_languages(
+    repo: &Repo,
+) -> Result<Vec<(String, crate::lang::CustomSpec)>, Error> {
+    let Some(path) = SGCONFIG_NAMES
+        .iter()
+        .map(|n| repo.workdir.join(n))
+        .find(|p| p.is_file())
+    else {
+        return Ok(Vec::new());
+    };
+    let file = display(Some(repo), &path);
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::BadConfigFile {
+        file: file.clone(),
+        detail: format!("cannot read it: {e}"),
+    })?;
+    let parsed: SgConfig = ast_grep_config::from_str(&text).map_err(|e| Error::BadConfigFile {
+        file: file.clone(),
+        detail: yaml_error(&e),
+    })?;
+    let Some(custom) = &parsed.custom_languages else {
+        return Ok(Vec::new());
+    };
+    Ok(custom_specs(custom, &path, &file)?
+        .into_iter()
+        .map(|spec| (file.clone(), spec))
+        .collect())
+}
+
 /// The `languageGlobs`, `customLanguages` (loaded) and `languageInjections` of an
 /// ast-grep project, for `grep` and `edit`: from `config` (an `sgconfig.yml`, relative
 /// to the current folder) when given, else from the `sgconfig.yml` at the root; none
@@ -943,7 +1073,10 @@ fn text_loader<'r>(
                     "rule-files and util-dirs need a config file on disk".into()
                 ));
             }
-            loader.max_passes = parsed.max_passes.filter(|n| *n > 0);
+            loader.max_passes = parsed
+                .max_passes
+                .map(|n| check_max_passes(n, name))
+                .transpose()?;
             parsed.rules
         }
         TextFormat::Yaml => {
@@ -1048,13 +1181,7 @@ impl<'r> Loader<'r> {
             });
         }
         if let Some(n) = parsed.max_passes {
-            if n == 0 {
-                return Err(Error::BadConfigFile {
-                    file,
-                    detail: "max-passes must be at least 1".into(),
-                });
-            }
-            self.max_passes = Some(n);
+            self.max_passes = Some(check_max_passes(n, &file)?);
         }
         let dir = path.parent().unwrap_or(Path::new("."));
         for entry in &parsed.rule_files {
@@ -1112,91 +1239,30 @@ impl<'r> Loader<'r> {
 
     /// Loads `customLanguages` (ast-grep's schema: `{name: {libraryPath, extensions,
     /// languageSymbol, metaVarChar, expandoChar}}`, `libraryPath` relative to the
-    /// config's folder, or a map from target triple to path).
+    /// config's folder, or a map from target triple to path): each one the person
+    /// allowed ([`crate::lang::custom_allowed`]); the others are left unloaded, with a
+    /// warning naming the library and its consent digest.
     fn custom_languages(&mut self, value: &Value, config: &Path, file: &str) -> Result<(), Error> {
-        let bad = |detail: String| Error::BadConfigFile {
-            file: file.to_string(),
-            detail: format!("customLanguages: {detail}"),
-        };
-        let Value::Map(map) = value else {
-            return Err(bad("expected a mapping of language names".into()));
-        };
-        let dir = config.parent().unwrap_or(Path::new("."));
-        let allowed = crate::lang::custom_allowed();
-        for (name, spec) in map {
-            let Value::String(name) = name else {
-                return Err(bad("language names must be strings".into()));
-            };
-            if !allowed {
-                self.ignored_custom.push(name.clone());
+        let root = self.repo.map(|r| r.workdir.as_path());
+        for spec in custom_specs(value, config, file)? {
+            let digest = crate::lang::custom_digest(&spec, root);
+            if !crate::lang::custom_allowed(digest.as_deref().ok()) {
+                let digest = digest.unwrap_or_else(|e| format!("unreadable: {e}"));
+                self.warnings.push(format!(
+                    "{file}: customLanguages: {} ({}, {digest}) is not loaded: {}",
+                    spec.name,
+                    spec.library_shown,
+                    crate::lang::NOT_LOADED
+                ));
+                self.ignored_custom.push(spec.name);
                 continue;
             }
-            let Value::Map(spec) = spec else {
-                return Err(bad(format!("{name}: expected a mapping")));
-            };
-            let field = |key: &str| spec.get(&Value::String(key.into()));
-            let text = |key: &str| -> Result<Option<String>, Error> {
-                match field(key) {
-                    None | Some(Value::Unit) | Some(Value::Option(None)) => Ok(None),
-                    Some(Value::String(s)) => Ok(Some(s.clone())),
-                    Some(_) => Err(bad(format!("{name}: {key} must be a string"))),
-                }
-            };
-            let one_char = |key: &str| -> Result<Option<char>, Error> {
-                match text(key)? {
-                    None => Ok(None),
-                    Some(s) => {
-                        let mut chars = s.chars();
-                        match (chars.next(), chars.next()) {
-                            (Some(c), None) => Ok(Some(c)),
-                            _ => Err(bad(format!("{name}: {key} must be one character"))),
-                        }
-                    }
-                }
-            };
-            let library = match field("libraryPath") {
-                Some(Value::String(p)) => p.clone(),
-                Some(Value::Map(per)) => {
-                    let target = env!("ASTEDIT_TARGET");
-                    match per.get(&Value::String(target.into())) {
-                        Some(Value::String(p)) => p.clone(),
-                        _ => {
-                            return Err(bad(format!(
-                                "{name}: libraryPath names no library for this platform \
-                                 ({target})"
-                            )))
-                        }
-                    }
-                }
-                None => return Err(bad(format!("{name}: libraryPath is missing"))),
-                Some(_) => return Err(bad(format!("{name}: libraryPath must be a path"))),
-            };
-            let extensions = match field("extensions") {
-                None => Vec::new(),
-                Some(Value::Seq(items)) => items
-                    .iter()
-                    .map(|v| match v {
-                        Value::String(e) => Ok(e.trim_start_matches('.').to_string()),
-                        _ => Err(bad(format!("{name}: extensions must be strings"))),
-                    })
-                    .collect::<Result<_, _>>()?,
-                Some(_) => return Err(bad(format!("{name}: extensions must be a list"))),
-            };
-            let spec = crate::lang::CustomSpec {
-                name: name.clone(),
-                library: dir.join(&library),
-                library_shown: library,
-                symbol: text("languageSymbol")?,
-                meta_var: one_char("metaVarChar")?,
-                expando: one_char("expandoChar")?,
-                extensions: extensions.clone(),
-            };
             crate::lang::load_custom(&spec).map_err(|e| Error::CustomLanguage {
                 file: file.to_string(),
                 error: e,
             })?;
-            let globs = extensions.iter().map(|e| format!("*.{e}")).collect();
-            self.custom_languages.push((name.clone(), globs));
+            let globs = spec.extensions.iter().map(|e| format!("*.{e}")).collect();
+            self.custom_languages.push((spec.name, globs));
         }
         Ok(())
     }
@@ -1254,10 +1320,6 @@ impl<'r> Loader<'r> {
         // Custom languages first: globs, injections and rules may name them.
         if let Some(custom) = &parsed.custom_languages {
             self.custom_languages(custom, path, &file)?;
-            if !crate::lang::custom_allowed() {
-                self.warnings
-                    .push(format!("{file}: {}", crate::lang::NOT_LOADED));
-            }
         }
         if let Some(globs) = &parsed.language_globs {
             self.language_globs(globs, &file)?;
@@ -1758,7 +1820,7 @@ fn check_fields(
             return Err(blame.bad(
                 "language",
                 format!(
-                    "'{lang}' is one of sgconfig.yml's customLanguages, which are not loaded: {}",
+                    "'{lang}' is one of sgconfig.yml's customLanguages, which is not loaded: {}",
                     crate::lang::NOT_LOADED
                 ),
             ));

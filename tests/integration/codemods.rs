@@ -836,6 +836,8 @@ fn fmt_keeps_only_the_formatter_hunks_over_the_rewrite() {
     let before = "x  =  1\ny  =  old(2)\nz  =  3\n";
     repo.write("a.py", before);
     repo.commit_all("init");
+    // The formatter runs once allowed (see consent.rs).
+    repo.run(&["allow"]).assert_code(0);
     let want = "x  =  1\ny = new(2)\nz  =  3\n";
     let id = stage(&repo, &["-p", "old($A)", "-r", "new($A)", "--fmt", "a.py"]);
     assert_eq!(blob_at(&repo, &id, "a.py"), want);
@@ -871,6 +873,7 @@ fn fmt_on_scan_check_and_apply_and_on_the_mcp_tool() {
     let want = "x  =  1\ny = new(2)\nz  =  3\n";
     repo.write("a.py", before);
     repo.commit_all("init");
+    repo.run(&["allow"]).assert_code(0);
     // --check shows the formatted fix and writes nothing.
     let out = repo.run(&["scan", "--check", "--config", "rules/new.yml", "--fmt"]);
     assert!(out.stdout.contains("+y = new(2)"), "{}", out.stdout);
@@ -909,6 +912,7 @@ fn a_failing_formatter_leaves_the_file_as_rewritten_with_a_warning() {
     repo.write("astedit.toml", "[fmt]\npython = \"sh -c 'exit 4'\"\n");
     repo.write("a.py", "y  =  old(2)\n");
     repo.commit_all("init");
+    repo.run(&["allow"]).assert_code(0);
     let out = repo.run(&["edit", "-p", "old($A)", "-r", "new($A)", "--fmt", "--json"]);
     out.assert_code(0);
     assert!(out.stdout.contains("failed"), "{}", out.stdout);
@@ -936,6 +940,7 @@ fn refresh_runs_the_recorded_formatter_over_the_re_derived_rewrite() {
     );
     repo.write("a.py", "x  =  1\ny  =  old(2)\nz  =  3\n");
     repo.commit_all("init");
+    repo.run(&["allow"]).assert_code(0);
     // An unrelated line above, and a new site below: both re-derived.
     let moved = "v  =  0\nx  =  1\ny  =  old(2)\nz  =  3\n\nw  =  old(4)\n";
     let want = "v  =  0\nx  =  1\ny = new(2)\nz  =  3\n\nw = new(4)\n";
@@ -950,6 +955,7 @@ fn refresh_runs_the_recorded_formatter_over_the_re_derived_rewrite() {
     // The command recorded at staging is the one that runs, even when `[fmt]` has
     // changed since; one that fails now leaves the file as re-derived, with a note.
     repo.write("astedit.toml", "[fmt]\npython = \"sh -c 'exit 5'\"\n");
+    repo.run(&["allow"]).assert_code(0);
     repo.write("a.py", "x  =  1\ny  =  old(2)\nz  =  3\n");
     let edit = stage(&repo, &["-p", "old($A)", "-r", "new($A)", "--fmt", "a.py"]);
     repo.write("fmt.sh", "exit 6\n");

@@ -109,6 +109,23 @@ fn every_json_output_fits_the_schema() {
     checked(&repo, "gc", &["gc"], 0);
     checked(&repo, "gc", &["gc", "--expire", "soon"], 2);
 
+    // allow: nothing named, then a formatter listed, allowed, and a refusal's error.
+    checked(&repo, "allow", &["allow"], 0);
+    repo.write("astedit.toml", "[fmt]\njavascript = \"cat\"\n");
+    let v = checked(&repo, "allow", &["allow", "--list"], 0);
+    assert_eq!(v["commands"][0]["allowed"], false, "{v}");
+    let v = checked(
+        &repo,
+        "error",
+        &["edit", "-p", "foo($A)", "-r", "x", "--fmt"],
+        4,
+    );
+    assert_eq!(v["error"]["code"], "not-allowed", "{v}");
+    let v = checked(&repo, "allow", &["allow"], 0);
+    assert_eq!(v["commands"][0]["allowed"], true, "{v}");
+    checked(&repo, "allow", &["allow", "--revoke"], 0);
+    std::fs::remove_file(repo.path().join("astedit.toml")).expect("rm");
+
     // patch.
     let patch =
         "*** Begin Patch\n*** Update File: src/b.js\n@@\n-bar(1);\n+bar(2);\n*** End Patch\n";

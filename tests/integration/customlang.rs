@@ -67,8 +67,6 @@ fn project() -> Option<TestRepo> {
         return None;
     }
     let repo = TestRepo::new();
-    // Loading a library runs its code: allowed for this repository.
-    repo.git(&["config", "astedit.customLanguages", "allow"]);
     std::fs::create_dir_all(repo.path().join("lib")).expect("mkdir");
     build_library(&repo.path().join("lib/myjson.so"), &[json_parser_c()]);
     repo.write(
@@ -85,6 +83,8 @@ fn project() -> Option<TestRepo> {
     repo.write("b.json", "{\"debug\": true}\n");
     repo.write(".gitignore", "lib/\n");
     repo.commit_all("project");
+    // Loading a library runs its code: allowed for this repository (consent.rs).
+    repo.run(&["allow"]).assert_code(0);
     Some(repo)
 }
 
@@ -238,68 +238,52 @@ fn a_custom_language_library_that_cannot_be_loaded_is_refused() {
     );
 }
 
-/// `astedit.customLanguages allow` counts only in the repository's own config (and
-/// `git -c`): set in the global or system config, it would load the library of every
-/// clone's sgconfig.yml.
+/// `astedit.customLanguages allow`, wherever it is set (global, system, the
+/// repository's own config, `git -c`), no longer loads a library by itself: it allowed
+/// whatever library any later checkout names. Only a consent to the library's digest
+/// does (consent.rs).
 #[test]
-fn only_the_repositorys_own_config_allows_custom_languages() {
+fn the_old_config_switch_no_longer_loads_a_library() {
     let Some(repo) = project() else { return };
-    repo.git(&["config", "--unset", "astedit.customLanguages"]);
+    repo.run(&["allow", "--revoke"]).assert_code(0);
     let global = repo.home().join("global.gitconfig");
     std::fs::write(&global, "[astedit]\n\tcustomLanguages = allow\n").expect("write");
-    let xdg = repo.home().join(".config/git");
-    std::fs::create_dir_all(&xdg).expect("mkdir");
-    std::fs::write(xdg.join("config"), "[astedit]\n\tcustomLanguages = allow\n").expect("write");
     let global_path = global.display().to_string();
     let system = [
         ("GIT_CONFIG_GLOBAL", global_path.as_str()),
         ("GIT_CONFIG_SYSTEM", global_path.as_str()),
         ("GIT_CONFIG_NOSYSTEM", "0"),
     ];
-    // Git itself reads the value there.
-    let mut git = Command::new("git");
-    repo.env(&mut git);
-    git.current_dir(repo.path())
-        .envs(system)
-        .args(["config", "astedit.customLanguages"]);
-    let seen = git.output().expect("git");
-    assert_eq!(String::from_utf8_lossy(&seen.stdout).trim(), "allow");
-    for env in [&system[..1], &system[1..], &[][..]] {
+    repo.git(&["config", "astedit.customLanguages", "allow"]);
+    let command_line = [("GIT_CONFIG_PARAMETERS", "'astedit.customLanguages'='allow'")];
+    for env in [&system[..1], &system[1..], &[][..], &command_line[..]] {
         let out = repo.run_with(".", &["--json", "scan"], env, None);
         out.assert_code(2);
         assert!(
             out.json()["error"]
                 .to_string()
-                .contains("customLanguages, which are not loaded"),
+                .contains("customLanguages, which is not loaded"),
             "{env:?}: {}",
             out.stdout
         );
     }
-    // `git -c` and the repository's config do.
-    let out = repo.run_with(
-        ".",
-        &["--json", "scan"],
-        &[("GIT_CONFIG_PARAMETERS", "'astedit.customLanguages'='allow'")],
-        None,
-    );
-    out.assert_code(1);
-    repo.git(&["config", "astedit.customLanguages", "allow"]);
+    repo.run(&["allow"]).assert_code(0);
     repo.run_with(".", &["scan"], &system, None).assert_code(1);
 }
 
 #[test]
 fn custom_languages_are_not_loaded_unless_allowed() {
     let Some(repo) = project() else { return };
-    repo.git(&["config", "--unset", "astedit.customLanguages"]);
+    repo.run(&["allow", "--revoke"]).assert_code(0);
     // As ast-grep's default (ignore): not loaded, said so, and a rule in one is refused.
     let out = repo.run(&["--json", "scan"]);
     out.assert_code(2);
     let message = out.json()["error"].to_string();
     assert!(
-        message.contains("customLanguages, which are not loaded"),
+        message.contains("customLanguages, which is not loaded"),
         "{message}"
     );
-    assert!(message.contains("--custom-languages=allow"), "{message}");
+    assert!(message.contains("git astedit allow"), "{message}");
     let out = repo.run(&["grep", "-p", "true", "-l", "myjson"]);
     out.assert_code(2);
     assert!(out.stderr.contains("myjson"), "{}", out.stderr);
@@ -313,7 +297,7 @@ fn custom_languages_are_not_loaded_unless_allowed() {
     out.assert_code(1);
     let notices = out.json()["notices"].to_string();
     assert!(
-        notices.contains("customLanguages are not loaded"),
+        notices.contains("customLanguages: myjson (lib/myjson.so, sha256:"),
         "{notices}"
     );
     // Allowed for one run, by the flag (ast-grep's spelling).
@@ -326,8 +310,8 @@ fn custom_languages_are_not_loaded_unless_allowed() {
         "--custom-languages=allow",
     ]);
     out.assert_code(0);
-    // ignore wins over the config; trust and revoke say what to type instead.
-    repo.git(&["config", "astedit.customLanguages", "allow"]);
+    // ignore wins over a consent; trust and revoke say what to type instead.
+    repo.run(&["allow"]).assert_code(0);
     let out = repo.run(&[
         "grep",
         "-p",
@@ -338,19 +322,21 @@ fn custom_languages_are_not_loaded_unless_allowed() {
         "ignore",
     ]);
     out.assert_code(2);
-    for (value, want) in [("trust", "allow"), ("revoke", "ignore")] {
+    for (value, want) in [
+        ("trust", "git astedit allow"),
+        ("revoke", "git astedit allow --revoke"),
+    ] {
         let out = repo.run(&["scan", &format!("--custom-languages={value}")]);
         out.assert_code(2);
-        assert!(
-            out.stderr
-                .contains(&format!("git config astedit.customLanguages {want}")),
-            "{}",
-            out.stderr
-        );
+        assert!(out.stderr.contains(want), "{}", out.stderr);
     }
     let out = repo.run(&["scan", "--custom-languages=maybe"]);
     out.assert_code(2);
-    assert!(out.stderr.contains("use allow or ignore"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("use allow, ignore or sha256:DIGEST"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// A custom language's cached results are keyed by its library's bytes: after the
@@ -385,6 +371,8 @@ fn a_changed_grammar_library_misses_the_cache() {
         .expect("open library");
     std::io::Write::write_all(&mut lib, b"\0rebuilt").expect("append");
     drop(lib);
+    // Other bytes: allowed again (consent is keyed by them too).
+    repo.run(&["allow"]).assert_code(0);
     let again = repo.run(&["--json", "scan"]);
     again.assert_code(1);
     assert_eq!(findings(&again.json()), findings(&first.json()));

@@ -300,8 +300,18 @@ fn a_forged_formatter_on_an_edit_preview_does_not_run_until_trusted() {
         "{}",
         shown.stdout
     );
-    // Trusted: it runs.
+    // Trusted: it runs once the formatter itself is allowed too, as any command a
+    // repository or preview names (consent.rs): the refusal gives its digest.
     assert_eq!(a.run(&["trust", &forged, "--yes"]).code, 0);
+    let refused = a.run(&["--json", "refresh", &forged]);
+    assert_eq!(refused.code, 4, "{}", refused.stdout);
+    let v = refused.json();
+    assert_eq!(v["error"]["code"], "not-allowed", "{v}");
+    assert!(!marker.exists(), "the trusted formatter ran unallowed");
+    let digest = v["error"]["details"]["commands"][0]["digest"]
+        .as_str()
+        .expect("digest");
+    assert_eq!(a.run(&["allow", digest]).code, 0);
     let done = a.run(&["--json", "refresh", &forged]);
     assert_eq!(done.code, 0, "{}", done.stderr);
     assert!(marker.exists(), "the trusted formatter ran");

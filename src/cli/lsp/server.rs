@@ -69,8 +69,9 @@ enum Flow {
 }
 
 /// Serves `transport` until the client exits or goes away.
-pub fn serve(transport: Transport, repo: Repo, configs: Vec<PathBuf>) {
-    let workspace = Workspace::open(&repo, &configs);
+pub fn serve(transport: Transport, repo: Repo, configs: Vec<PathBuf>, max_file_size: u64) {
+    let mut workspace = Workspace::open(&repo, &configs);
+    workspace.set_max_file_size(max_file_size);
     let mut server = Server {
         out: transport.outgoing.clone(),
         cancelled: transport.cancelled.clone(),

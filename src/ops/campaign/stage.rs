@@ -350,6 +350,7 @@ fn run_change(
             cache: Default::default(),
             verbose: false,
             fmt: false,
+            allow_fmt: Vec::new(),
         };
         let r = crate::ops::edit::run(
             repo,
@@ -395,6 +396,7 @@ fn run_change(
             baseline: None,
             fix_all: false,
             fmt: false,
+            allow_fmt: Vec::new(),
         };
         let r = crate::ops::scan::run(repo, &req, crate::ops::scan::Consumer::Collect)?;
         let files: Vec<String> = r

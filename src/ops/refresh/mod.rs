@@ -448,6 +448,11 @@ fn rederive(
             let mut paths = Paths::new(repo);
             paths.notes = notes;
             paths.fmt = crate::ops::fmt::Formatters::recorded(&old.meta);
+            // A recorded formatter runs again only with the user's consent to it as it
+            // is now (its command and the scripts it names).
+            if let Some(fmts) = &paths.fmt {
+                crate::ops::consent::require_fmt(repo, fmts, &[])?;
+            }
             per_path(repo, held, old, kind, paths, req, unit)
         }
     }

@@ -223,9 +223,19 @@ impl ScanRules {
         {
             return Err("the rule files changed since the preview was staged".into());
         }
+        // A recorded bound over the ceiling was never staged by git-astedit (the flag
+        // and the config refuse it): a forged recipe, not re-run.
+        let ceiling = crate::scan::rules::MAX_PASSES_CEILING;
+        let max_passes = recipe.max_passes.unwrap_or(rules.max_passes);
+        if !(1..=ceiling).contains(&max_passes) {
+            return Err(format!(
+                "the preview records max_passes = {max_passes}, outside 1 to {ceiling} (not \
+                 staged so by git-astedit)"
+            ));
+        }
         Ok(ScanRules {
             only: recipe.only_rules.clone(),
-            max_passes: recipe.max_passes.unwrap_or(rules.max_passes),
+            max_passes,
             rules,
             recipe: recipe.clone(),
         })

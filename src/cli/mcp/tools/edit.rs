@@ -157,6 +157,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
         cache: Default::default(),
         verbose: false,
         fmt: input.fmt,
+        allow_fmt: Vec::new(),
     };
     let options = EditOptions {
         cancel: &call.cancel,
