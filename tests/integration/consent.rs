@@ -73,40 +73,14 @@ fn listed(repo: &TestRepo) -> (String, bool) {
     (digest, c["allowed"] == true)
 }
 
+/// The MCP `ast_edit` tool with `fmt: true`, on a server allowed to run programs.
 fn mcp_edit(repo: &TestRepo) -> serde_json::Value {
-    use std::io::BufRead as _;
-    use std::io::Write as _;
-    let mut child = repo
-        .command(".", &["mcp", "--allow-run"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn mcp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let messages = [
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "consent-test", "version": "1"}}}),
-        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "ast_edit", "arguments": {"fmt": true, "ops": [{
-                "pattern": "old($A)", "rewrite": "new($A)"}]}}}),
-    ];
-    for m in messages {
-        writeln!(stdin, "{m}").expect("write");
-    }
-    stdin.flush().expect("flush");
-    let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
-    let reply = stdout
-        .lines()
-        .map_while(Result::ok)
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(&l).ok())
-        .find(|v| v["id"] == 2)
-        .expect("a reply to the call");
-    drop(stdin);
-    let _ = child.wait();
-    reply
+    let mut s = crate::mcp::Server::start_args(repo, &["--allow-run"]);
+    s.handshake("2025-06-18", "consent-test");
+    s.call(
+        "ast_edit",
+        serde_json::json!({"fmt": true, "ops": [{"pattern": "old($A)", "rewrite": "new($A)"}]}),
+    )
 }
 
 #[test]
@@ -123,8 +97,12 @@ fn a_clones_formatter_runs_only_once_allowed() {
     assert_refused(&repo.run(&stage), "./tools/fmt.sh {path}", &digest);
     // The MCP tool's `fmt: true` asks the same consent (even with --allow-run).
     let reply = mcp_edit(&repo);
-    assert_eq!(reply["result"]["isError"], true, "{reply}");
-    assert!(reply.to_string().contains("not-allowed"), "{reply}");
+    assert_eq!(reply["isError"], true, "{reply}");
+    assert_eq!(
+        crate::mcp::error_json(&reply)["error"]["code"],
+        "not-allowed",
+        "{reply}"
+    );
     assert_eq!(marker(&repo), 0);
     assert!(repo.astedit_refs().is_empty(), "{:?}", repo.astedit_refs());
     // Listing records nothing.
@@ -145,7 +123,7 @@ fn a_clones_formatter_runs_only_once_allowed() {
     repo.run(&check).assert_code(1);
     assert_eq!(marker(&repo), 2);
     let reply = mcp_edit(&repo);
-    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(reply["isError"], false, "{reply}");
     assert_eq!(marker(&repo), 3);
     // Again with nothing new: said so, nothing recorded.
     let out = repo.run(&["allow", "--json"]);

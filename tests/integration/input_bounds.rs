@@ -93,39 +93,6 @@ fn the_size_bound_follows_max_filesize_and_the_findings_are_capped() {
     assert!(out.stderr.contains("ceiling"), "{}", out.stderr);
 }
 
-/// Rewrites pending preview `id`'s `details.refresh.max_passes`; the new id.
-fn forge_max_passes(repo: &TestRepo, id: &str, max_passes: Value) -> String {
-    const BEGIN: &str = "--- astedit-meta v1 ---\n";
-    const END: &str = "\n--- end astedit-meta ---";
-    let commit = repo.git(&["rev-parse", &format!("refs/astedit/{id}")]);
-    let commit = commit.trim();
-    let tree = repo.git(&["rev-parse", &format!("{commit}^{{tree}}")]);
-    let parent = repo.git(&["rev-parse", &format!("{commit}^")]);
-    let message = repo.git(&["log", "-1", "--format=%B", commit]);
-    let start = message.find(BEGIN).expect("metadata block") + BEGIN.len();
-    let end = start + message[start..].find(END).expect("end of metadata");
-    let mut envelope: Value = serde_json::from_str(&message[start..end]).expect("metadata json");
-    envelope["meta"]["details"]["refresh"]["max_passes"] = max_passes;
-    let rewritten = format!(
-        "{}{}{}",
-        &message[..start],
-        serde_json::to_string_pretty(&envelope).expect("json"),
-        &message[end..]
-    );
-    let new = repo.git(&[
-        "commit-tree",
-        tree.trim(),
-        "-p",
-        parent.trim(),
-        "-m",
-        rewritten.trim_end(),
-    ]);
-    let new = new.trim();
-    repo.git(&["update-ref", &format!("refs/astedit/{}", &new[..12]), new]);
-    repo.git(&["update-ref", "-d", &format!("refs/astedit/{id}")]);
-    new[..12].to_string()
-}
-
 /// Runs `git-astedit args`, killed (and the test failed) if it is still running after
 /// `PATIENCE`: a bound that does not hold is a hang.
 fn run_or_hang(repo: &TestRepo, args: &[&str]) -> crate::util::Output {
@@ -179,7 +146,9 @@ fn max_passes_is_bounded_in_the_flag_the_config_and_a_forged_recipe() {
     let out = repo.run(&["--json", "scan", "--stage"]);
     let id = out.json()["id"].as_str().expect("staged").to_string();
     // A recipe forged to run 2^64-1 passes: not re-run (said why), and over.
-    let forged = forge_max_passes(&repo, &id, json!(u64::MAX));
+    let forged = crate::provenance::forge(&repo, &id, |meta| {
+        meta["details"]["refresh"]["max_passes"] = json!(u64::MAX);
+    });
     repo.write("y.js", "a(2);\n");
     let out = run_or_hang(&repo, &["--json", "refresh", "--all", &forged]);
     assert!(

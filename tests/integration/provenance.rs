@@ -67,7 +67,7 @@ fn commit_of(t: &TestRepo, id: &str) -> String {
 
 /// Re-forges preview `id` of `t` with git plumbing: its metadata changed by `edit`,
 /// the commit written again and its ref moved to the new id. Returns the new id.
-fn forge(t: &TestRepo, id: &str, edit: impl FnOnce(&mut Value)) -> String {
+pub(crate) fn forge(t: &TestRepo, id: &str, edit: impl FnOnce(&mut Value)) -> String {
     let commit = commit_of(t, id);
     let raw = t.git(&["cat-file", "commit", &commit]);
     const BEGIN: &str = "--- astedit-meta v1 ---\n";
