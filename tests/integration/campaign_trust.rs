@@ -131,6 +131,26 @@ fn gitlab_merge_reads_the_approvals_endpoint_never_the_merge_status() {
     assert_eq!(calls_of(&w, "glab", &["mr", "merge"]).len(), 2);
 }
 
+/// Item 6: a GitLab approvals call that fails leaves the review unknown, and unknown is
+/// not approved; finding the merge request (as `publish` does) still works.
+#[test]
+fn an_unreadable_gitlab_approval_is_not_an_approval() {
+    let (w, spec) = published(&["app"], "gitlab");
+    let mrs = w.gh.path().join("mrs");
+    std::fs::write(mrs.join("app.pipeline"), "success").expect("pipeline");
+    std::fs::write(mrs.join("app.approvals-fail"), "").expect("fail");
+    let out = w.run(&["--json", "campaign", "merge", &spec]);
+    out.assert_code(0);
+    let r = out.json();
+    assert_eq!(actions(&r)["app"], "waiting", "{r}");
+    assert!(note_of(&r, "app").contains("403 Forbidden"), "{r}");
+    assert_eq!(
+        calls_of(&w, "glab", &["mr", "merge"]),
+        Vec::<Vec<String>>::new()
+    );
+    w.run(&["campaign", "publish", &spec]).assert_code(0);
+}
+
 /// Item 6 on GitHub: where branch protection requires no review, `reviewDecision` is
 /// empty and `latestReviews` decides: an approval of the head commit by someone other
 /// than the author merges; the author's own, one of an older commit, or one beside a

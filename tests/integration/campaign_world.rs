@@ -116,7 +116,8 @@ esac
 /// `mrs/<repo>.merge-status` GitLab's `detailed_merge_status` (`draft_status` while a
 /// draft); `mrs/<repo>.fork` makes the source project another one (a fork).
 /// `glab api projects/:id/merge_requests/IID/approvals` answers as GitLab's approvals
-/// endpoint: `mrs/<repo>.approvals`, else one approval required and none given.
+/// endpoint: `mrs/<repo>.approvals`, else one approval required and none given
+/// (`mrs/<repo>.approvals-fail`: it fails, as for a token without the right scope).
 pub(crate) const GLAB_STUB: &str = r#"#!/bin/sh
 dir="$GH_STUB_DIR"
 mkdir -p "$dir/calls" "$dir/mrs"
@@ -160,7 +161,10 @@ case "$1 $2" in
   "mr update")
     for a in "$@"; do [ "$a" != --ready ] || : > "$dir/mrs/$repo.ready"; done ;;
   "api projects/:id/merge_requests/"*)
-    if [ -f "$dir/mrs/$repo.approvals" ]; then cat "$dir/mrs/$repo.approvals"; else
+    if [ -f "$dir/mrs/$repo.approvals-fail" ]; then
+      echo "glab: 403 Forbidden (GET https://gitlab.com/api/v4/projects/7/merge_requests/1/approvals)" >&2
+      exit 1
+    elif [ -f "$dir/mrs/$repo.approvals" ]; then cat "$dir/mrs/$repo.approvals"; else
       echo '{"id":70,"iid":1,"project_id":7,"state":"opened","approved":false,"approvals_required":1,"approvals_left":1,"approved_by":[]}'
     fi ;;
   "mr merge") echo merged > "$dir/mrs/$repo.state" ;;

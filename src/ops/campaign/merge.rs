@@ -172,6 +172,9 @@ fn not_ready(m: &crate::report::campaign::MergeSpec, found: &FoundPr) -> Option<
             Some(c) => format!("checks are {c}"),
         });
     }
+    if let (true, Some(why)) = (m.require_approval, &found.review_unknown) {
+        return Some(format!("not approved as far as we know: {why}"));
+    }
     if m.require_approval && found.review.as_deref() != Some("APPROVED") {
         return Some(format!(
             "not approved ({})",

@@ -76,6 +76,7 @@ impl super::Forge for GitHub {
                 draft: e["isDraft"].as_bool().unwrap_or(false),
                 checks: checks_of(&e["statusCheckRollup"]),
                 review: review_of(e, head.as_deref()),
+                review_unknown: None,
                 head,
             })
         }))

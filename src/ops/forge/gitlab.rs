@@ -85,8 +85,14 @@ impl super::Forge for GitLab {
         let Some(mut found) = found(e) else {
             return Ok(None);
         };
+        // An open one's review, from the approvals endpoint. Finding it must not fail
+        // with that call (`publish` and `pr` only look for the request): a review that
+        // cannot be read is unknown, and unknown is not approved.
         if found.state == "OPEN" {
-            found.review = Some(approval(workdir, iid, e)?.into());
+            match approval(workdir, iid, e) {
+                Ok(review) => found.review = Some(review.into()),
+                Err(why) => found.review_unknown = Some(why.to_string()),
+            }
         }
         Ok(Some(found))
     }
@@ -247,6 +253,7 @@ fn found(e: &serde_json::Value) -> Option<FoundPr> {
         draft: e["draft"].as_bool().unwrap_or(false),
         checks,
         review: None,
+        review_unknown: None,
         head: e["sha"].as_str().map(str::to_string),
     })
 }

@@ -38,6 +38,9 @@ pub struct FoundPr {
     pub checks: Option<String>,
     /// The review decision: `APPROVED`, `CHANGES_REQUESTED`, `REVIEW_REQUIRED`.
     pub review: Option<String>,
+    /// Why the review could not be read (the forge's approvals call failed): then
+    /// `review` is `None`, and nothing takes the request for approved.
+    pub review_unknown: Option<String>,
     /// The commit its head branch points at, when the forge says.
     pub head: Option<String>,
 }
