@@ -74,7 +74,7 @@ impl SigStatus {
             SigStatus::UnknownKey => "unknown key",
             SigStatus::ExpiredKey => "key not valid at the commit's time",
             SigStatus::RevokedKey => "revoked key",
-            SigStatus::NotAllowed => "no allowed signers configured",
+            SigStatus::NotAllowed => "no signer is allowed here",
             SigStatus::Unsigned => "unsigned",
             SigStatus::Error => "cannot be checked",
         }
