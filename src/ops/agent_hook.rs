@@ -278,13 +278,11 @@ fn before_write(
     Ok(out)
 }
 
-/// Who a turn belongs to in the lock file: the harness and a digest of the session.
+/// Who a turn belongs to in the lock file: the agent as the journal names it
+/// (`claude-code/session:<id>`), so that a `locked` error and `git astedit log` name a
+/// session the same way.
 fn turn_owner(ev: &HookEvent) -> String {
-    format!(
-        "{}/{}",
-        ev.harness.name(),
-        digest(&format!("{}\0{}", ev.harness.name(), ev.session))
-    )
+    agent_name(ev)
 }
 
 /// The lock for an after-hook: the session's turn taken back (`true`), or taken anew

@@ -125,7 +125,7 @@ impl Holder {
     fn describe(&self) -> String {
         if let Some(t) = &self.turn {
             return format!(
-                "the turn of an agent's own edit of {} (agent-hook, session {}) since {}, for {} ms more at most",
+                "the turn of an agent's own edit of {} (agent-hook, {}) since {}, for {} ms more at most",
                 t.path,
                 t.session,
                 crate::text::rfc3339(self.time),

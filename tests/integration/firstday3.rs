@@ -387,3 +387,53 @@ fn the_guide_names_only_files_the_repository_has() {
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));
 }
+
+/// One Claude Code hook event for `session`, on stdin of `agent-hook claude-code`.
+fn claude_event(repo: &TestRepo, session: &str, event: &str, tool: &str) -> crate::util::Output {
+    let mut ev = serde_json::json!({
+        "session_id": session,
+        "cwd": repo.path().to_str().expect("utf-8"),
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_input": {"file_path": repo.path().join("a.js").to_str().expect("utf-8"),
+                       "old_string": "f(1);", "new_string": "g(1);"},
+    });
+    if event == "PostToolUse" {
+        ev["tool_response"] = serde_json::json!({"originalFile": "f(1);\n"});
+    }
+    let out = repo.run_with(
+        ".",
+        &["agent-hook", "claude-code"],
+        &[],
+        Some(ev.to_string().as_bytes()),
+    );
+    out.assert_code(0);
+    out
+}
+
+// Item 7: the lock error and the journal spell an agent's session one way,
+// `claude-code/session:<id>`.
+#[test]
+fn the_lock_error_and_the_journal_name_a_session_alike() {
+    let repo = TestRepo::new();
+    repo.write("a.js", "f(1);\n");
+    repo.commit_all("init");
+    claude_event(&repo, "sess-7", "PostToolUse", "Read");
+    claude_event(&repo, "sess-7", "PreToolUse", "Edit");
+    // The session's turn holds the repository: an apply is told whose it is.
+    let out = repo.run(&["undo"]);
+    out.assert_code(6);
+    assert!(
+        out.stderr.contains("claude-code/session:sess-7"),
+        "{}",
+        out.stderr
+    );
+    repo.write("a.js", "g(1);\n");
+    claude_event(&repo, "sess-7", "PostToolUse", "Edit");
+    let log = repo.run(&["log"]);
+    assert!(
+        log.stdout.contains("claude-code/session:sess-7"),
+        "{}",
+        log.stdout
+    );
+}
