@@ -36,6 +36,11 @@ pub struct ApplyArgs {
     /// With --verify: kill CMD (and what it started) after SECS seconds
     #[arg(long, value_name = "SECS", default_value_t = 600, requires = "verify")]
     pub verify_timeout: u64,
+    /// Apply the whole preview as staged, even when it has review decisions (without
+    /// it, a reviewed preview's accepted sites are applied, its rejected ones dropped
+    /// and its undecided ones left pending)
+    #[arg(long)]
+    pub all: bool,
     /// Apply only the part of the preview under these git pathspecs (relative to the
     /// current folder); the rest stays pending as a new preview
     #[arg(last = true, value_name = "PATHSPEC")]
@@ -57,8 +62,13 @@ pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
         },
         args.verify
             .map(|line| VerifyPlan::shell(line, args.verify_timeout)),
+    )?
+    .all(args.all);
+    let report = git_astedit::ops::review::apply::run(
+        repo,
+        &request,
+        &git_astedit::cancel::Cancel::never(),
     )?;
-    let report = git_astedit::ops::apply::run(repo, &request)?;
     out.emit(&report)?;
     Ok(report.exit())
 }

@@ -46,6 +46,7 @@ mod pr;
 mod progress;
 mod recover;
 mod refresh;
+mod review;
 mod run;
 mod scan;
 mod schema;
@@ -156,6 +157,7 @@ pub enum Command {
     /// Undo an applied preview
     Undo(undo::UndoArgs),
     Refresh(refresh::RefreshArgs),
+    Review(review::ReviewArgs),
     Trust(trust::TrustArgs),
     /// Show the journal of staged, applied, discarded and undone transactions
     Log(log::LogArgs),
@@ -511,6 +513,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         }
         Command::Undo(args) => undo::run(ctx, args),
         Command::Refresh(args) => refresh::run(ctx, args),
+        Command::Review(args) => review::run(ctx, args),
         Command::Trust(args) => trust::run(ctx, args),
         Command::Log(args) => log::run(ctx, args),
         Command::Gc(args) => gc::run(ctx, args),

@@ -145,6 +145,15 @@ impl Command {
             | Command::Verify(_)
             | Command::AgentHook(_)
             | Command::Trust(_) => Traits::READS,
+            // Decisions and split write refs (and split stages previews).
+            Command::Review(a) => {
+                if a.split || !a.accept.is_empty() || !a.reject.is_empty() || !a.undecide.is_empty()
+                {
+                    Traits::WRITES
+                } else {
+                    Traits::READS
+                }
+            }
             Command::Mcp(_) | Command::Lsp(_) => Traits::SERVER,
             Command::Campaign(_) => Traits {
                 progress: false,

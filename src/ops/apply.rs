@@ -80,6 +80,8 @@ pub struct ApplyRequest {
     options: ApplyOptions,
     /// Check the preview in a worktree of its own first; apply only if it passes.
     verify: Option<VerifyPlan>,
+    /// Apply the whole preview even when it has review decisions (`apply --all`).
+    all: bool,
 }
 
 /// `apply --verify`: the command and how long it may take.
@@ -129,6 +131,7 @@ impl ApplyRequest {
             scope: ApplyScope::of(refresh, pathspecs),
             options,
             verify,
+            all: false,
         })
     }
 
@@ -139,7 +142,35 @@ impl ApplyRequest {
             scope: ApplyScope::Whole,
             options,
             verify: None,
+            all: false,
         }
+    }
+
+    /// The preview asked for (`None`: the newest pending one).
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    /// Whether this is an apply of the whole preview as it is (no pathspecs, no
+    /// refresh), which obeys review decisions unless `--all`.
+    pub fn obeys_decisions(&self) -> bool {
+        !self.all && matches!(self.scope, ApplyScope::Whole)
+    }
+
+    /// Whether a verify command runs first.
+    pub fn verifies(&self) -> bool {
+        self.verify.is_some()
+    }
+
+    pub fn options(&self) -> &ApplyOptions {
+        &self.options
+    }
+
+    /// The same apply, of the whole preview even when it has review decisions
+    /// (`apply --all`); else a whole apply obeys them (see
+    /// [`crate::ops::review::apply`]).
+    pub fn all(self, all: bool) -> ApplyRequest {
+        ApplyRequest { all, ..self }
     }
 
     /// The same apply, of the preview `id` (a caller that checks its flags before it

@@ -44,6 +44,7 @@ pub fn run(repo: &Repo, request: &DiscardRequest) -> Result<ResolveReport, Error
         index_left: Vec::new(),
         commit_kept: None,
         split: None,
+        review: None,
         refreshed: None,
         verified: None,
         summary: preview.meta.summary,

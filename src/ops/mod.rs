@@ -39,6 +39,7 @@ pub mod recipe;
 pub mod recover;
 pub mod refresh;
 pub mod replace;
+pub mod review;
 pub mod scan;
 pub mod session;
 pub mod show;

@@ -20,6 +20,7 @@ pub mod merge;
 pub mod printer;
 pub mod recover;
 pub mod resolve;
+pub mod review;
 pub mod ruletest;
 pub mod scan;
 pub mod show;

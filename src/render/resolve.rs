@@ -77,7 +77,9 @@ fn resolve_text(report: &ResolveReport) -> String {
             files(report.deleted.len())
         ),
     };
-    if let Some(s) = &report.split {
+    if let Some(r) = &report.review {
+        text.push_str(&review_line(report, r));
+    } else if let Some(s) = &report.split {
         text.push_str(&format!(
             "Split {} by the pathspecs: applied part {}; the remainder, {}, is pending as {} \
              (`git astedit apply {}`).\n",
@@ -96,6 +98,41 @@ fn resolve_text(report: &ResolveReport) -> String {
         text.push('\n');
     }
     text
+}
+
+/// What an apply of a reviewed preview did with its decisions.
+fn review_line(report: &ResolveReport, r: &crate::report::review::CutCounts) -> String {
+    let sites = |n: usize| format!("{n} site{}", if n == 1 { "" } else { "s" });
+    if !r.obeyed {
+        return "The preview's review decisions were fetched, not made here nor signed by an \
+                allowed signer: they were not obeyed, and the whole preview was applied.\n"
+            .to_string();
+    }
+    let Some(s) = &report.split else {
+        return String::new();
+    };
+    let mut line = format!(
+        "Obeyed the review decisions on {}: applied {} accepted as {}",
+        s.parent,
+        sites(r.accepted),
+        s.selected
+    );
+    if r.rejected > 0 {
+        line.push_str(&format!("; dropped {} rejected", sites(r.rejected)));
+    }
+    if s.remainder.is_empty() {
+        line.push_str("; nothing is left pending.\n");
+    } else {
+        line.push_str(&format!(
+            "; left {} undecided, in {}, pending as {} (`git astedit review {}`). `apply \
+             --all` applies a preview whole.\n",
+            sites(r.undecided),
+            plural(s.remainder_files.len(), "file"),
+            s.remainder,
+            s.remainder
+        ));
+    }
+    line
 }
 
 /// What an undo left as applied (the index, a commit) and the commands that finish it.

@@ -26,6 +26,7 @@ use crate::txn::TxnOp;
 
 pub mod campaign;
 pub mod consent;
+pub mod review;
 pub mod ruletest;
 pub mod run;
 pub mod scan;
@@ -759,6 +760,10 @@ pub struct ResolveReport {
     /// (`id` is then the selected part's id). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<SplitReport>,
+    /// `apply` of a preview with review decisions: the sites applied, dropped and
+    /// left pending (`split` then names the parts). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<review::CutCounts>,
     /// `apply --refresh` of a stale preview: its refresh (`id` is then the successor's
     /// id, `refreshed.id` the stale preview's). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -812,6 +817,7 @@ impl ResolveReport {
             index_left: report.index_left.clone(),
             commit_kept: report.commit_kept.clone(),
             split: report.split.as_ref().map(SplitReport::of),
+            review: None,
             refreshed: None,
             verified: None,
             summary: String::new(),

@@ -48,6 +48,7 @@ pub fn commands() -> Vec<(&'static str, ReportSchema)> {
         ("undo", report::<ResolveReport>()),
         ("log", report::<LogReport>()),
         ("refresh", report::<RefreshReport>()),
+        ("review", report::<review::ReviewOutput>()),
         ("trust", report::<trust::TrustReport>()),
         ("gc", report::<GcReport>()),
         ("allow", report::<super::consent::AllowReport>()),

@@ -808,6 +808,8 @@ pub struct Op {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Replacement {
     pub op: usize,
+    /// Byte offset of `before` in the text the op ran on.
+    pub start: usize,
     pub line: usize,
     pub column: usize,
     pub before: String,
@@ -1022,6 +1024,7 @@ impl Rewriter {
             )?;
             replacements.extend(out.changes.into_iter().map(|c| Replacement {
                 op: index,
+                start: c.start,
                 line: c.line,
                 column: c.column,
                 before: c.before,

@@ -140,6 +140,57 @@ pub fn apply_selected(
     Ok(report)
 }
 
+/// Applies `picked`, a part of pending preview `id` (a full id) that review's
+/// decisions cut from it (entries whose after side holds the accepted sites only),
+/// and leaves `rest` (the undecided sites, on top of `picked`) pending as a preview of
+/// its own: [`store::split_into`], then an apply of the picked part, as
+/// [`apply_selected`] does. The stale check covers the picked paths.
+pub fn apply_cut(
+    repo: &Repo,
+    id: &str,
+    picked: &[super::StoredEntry],
+    rest: &[super::StoredEntry],
+    opts: &ApplyOptions,
+) -> Result<ApplyReport, Error> {
+    let lock = Lock::acquire(repo, "apply")?;
+    refuse_while_unfinished(repo)?;
+    let preview = super::resolve::pending(repo, Some(id))?;
+    if preview.id != id {
+        return Err(Error::UnknownId(id.to_string()));
+    }
+    if picked.is_empty() {
+        return Err(Error::InvalidChange(format!(
+            "no change of preview {id} is picked"
+        )));
+    }
+    let ops: Vec<PathOp> = picked.iter().map(forward_op).collect();
+    index::check_paths(repo, &ops)?;
+    check(repo, TxnOp::Apply, &preview.id, &ops)?;
+    let (selected, remainder) =
+        store::split_into(repo, &preview, picked, rest, &[], Some("review"))?;
+    let info = super::SplitInfo {
+        parent: preview.id.clone(),
+        selected: selected.id.clone(),
+        remainder: remainder.as_ref().map(|r| r.id.clone()).unwrap_or_default(),
+        remainder_files: remainder
+            .iter()
+            .flat_map(|r| r.entries.iter().map(|e| e.path.clone()))
+            .collect(),
+    };
+    let mut report = apply_locked(repo, selected, opts).map_err(|e| match e {
+        e @ (Error::Unfinished { .. } | Error::RecoveryPending { .. }) => e,
+        e => Error::AfterSplit {
+            parent: info.parent.clone(),
+            selected: info.selected.clone(),
+            remainder: info.remainder.clone(),
+            inner: Box::new(e),
+        },
+    })?;
+    report.split = Some(info);
+    drop(lock);
+    Ok(report)
+}
+
 /// The op that moves `e` from its before side to its after side.
 fn forward_op(e: &super::StoredEntry) -> PathOp {
     PathOp {

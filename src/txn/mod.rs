@@ -38,6 +38,7 @@ mod reflocks;
 pub mod refresh;
 mod refs;
 pub mod resolve;
+pub mod review;
 pub mod sign;
 mod store;
 pub mod trusted;
@@ -48,6 +49,7 @@ use crate::error::Classify;
 use crate::error::Exit;
 
 pub use apply::apply;
+pub use apply::apply_cut;
 pub use apply::apply_selected;
 pub use apply::undo;
 pub use apply::UndoOptions;

@@ -740,12 +740,39 @@ pub(crate) fn split(
     selected: &std::collections::BTreeSet<String>,
     pathspecs: &[String],
 ) -> Result<Split, Error> {
-    let (picked, rest): (Vec<&StoredEntry>, Vec<&StoredEntry>) = preview
+    let (picked, rest): (Vec<StoredEntry>, Vec<StoredEntry>) = preview
         .entries
         .iter()
+        .cloned()
         .partition(|e| selected.contains(&e.path));
+    match split_into(repo, preview, &picked, &rest, pathspecs, None)? {
+        (selected, Some(remainder)) => Ok(Split {
+            selected,
+            remainder,
+        }),
+        (_, None) => Err(Error::InvalidChange(format!(
+            "every path of preview {} is selected: nothing to split",
+            preview.id
+        ))),
+    }
+}
+
+/// Cuts pending `preview` into `picked` and `rest` (entries whose sides need not be
+/// the parent's: review's cut by decisions makes new blobs, a remainder's before side
+/// being the picked part's after side), each a new pending preview with the parent's
+/// metadata narrowed to its files; an empty `rest` makes no remainder. `by` names
+/// what cut it in the parts' `details.split_by` (`None`: the pathspecs). One ref
+/// transaction, as [`split`].
+pub(crate) fn split_into(
+    repo: &Repo,
+    preview: &Preview,
+    picked: &[StoredEntry],
+    rest: &[StoredEntry],
+    pathspecs: &[String],
+    by: Option<&str>,
+) -> Result<(Preview, Option<Preview>), Error> {
     let sign = super::sign::signing(repo);
-    let build = |entries: &[&StoredEntry], part: &str| -> Result<ObjectId, Error> {
+    let build = |entries: &[StoredEntry], part: &str| -> Result<ObjectId, Error> {
         let files: Vec<StagedFile> = entries
             .iter()
             .map(|e| StagedFile {
@@ -754,28 +781,43 @@ pub(crate) fn split(
                 after: e.after,
             })
             .collect();
-        let meta = narrowed_meta(
+        let mut meta = narrowed_meta(
             &preview.meta,
             &preview.id,
             &files,
             preview.entries.len(),
             part,
         );
-        // The blobs are the parent's: only trees and commits are new.
+        if let (Some(by), serde_json::Value::Object(details)) = (by, &mut meta.details) {
+            details.insert("split_by".into(), serde_json::Value::from(by));
+            // A part holds a selection of what the recipe makes: a refresh merges it
+            // three-way instead of re-running the recipe (which would make it all).
+            if let Some(serde_json::Value::Object(recipe)) = details.get_mut("refresh") {
+                recipe.insert("selected".into(), serde_json::Value::Bool(true));
+            }
+        }
+        // The blobs are written already: only trees and commits are new.
         build_preview(repo, ObjectBatch::new(&repo.git), &files, &meta, sign)
     };
-    let picked_id = build(&picked, "selected")?;
-    let rest_id = build(&rest, "remainder")?;
-    let (picked_short, rest_short) = (short_id(picked_id), short_id(rest_id));
+    let picked_id = build(picked, "selected")?;
+    let rest_id = if rest.is_empty() {
+        None
+    } else {
+        Some(build(rest, "remainder")?)
+    };
+    let picked_short = short_id(picked_id);
+    let rest_short = rest_id.map(short_id);
 
     let mut event = Event::new(repo, EventKind::Split, &preview.id, preview.commit);
     event.kind = Some(preview.meta.kind);
     event.agent = preview.meta.agent.clone();
     event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
-    event.children = vec![picked_short.clone(), rest_short.clone()];
+    event.children = std::iter::once(picked_short.clone())
+        .chain(rest_short.clone())
+        .collect();
     event.pathspecs = pathspecs.to_vec();
     let parent_ref = format!("{REF_PREFIX}{}", preview.id);
-    let edits = vec![
+    let mut edits = vec![
         journal::delete_edit(
             &parent_ref,
             PreviousValue::MustExistAndMatch(Target::Object(preview.commit)),
@@ -786,30 +828,31 @@ pub(crate) fn split(
             picked_id,
             "astedit: split (selected)",
         )?,
-        journal::update_edit(
+    ];
+    let mut synced = vec![
+        journal::JOURNAL_REF.to_string(),
+        parent_ref.clone(),
+        format!("{REF_PREFIX}{picked_short}"),
+    ];
+    if let (Some(rest_id), Some(rest_short)) = (rest_id, &rest_short) {
+        edits.push(journal::update_edit(
             &format!("{REF_PREFIX}{rest_short}"),
             PreviousValue::MustNotExist,
             rest_id,
             "astedit: split (remainder)",
-        )?,
-    ];
+        )?);
+        synced.push(format!("{REF_PREFIX}{rest_short}"));
+    }
     let journal_commit = journal::append(repo, &event, preview.commit, edits)?;
-    journal::sync(
-        repo,
-        journal_commit,
-        &[
-            journal::JOURNAL_REF,
-            &parent_ref,
-            &format!("{REF_PREFIX}{picked_short}"),
-            &format!("{REF_PREFIX}{rest_short}"),
-        ],
-    )?;
+    let synced: Vec<&str> = synced.iter().map(String::as_str).collect();
+    journal::sync(repo, journal_commit, &synced)?;
     // Both parts are the parent's changes and recipe: trusted here as it was.
-    super::trusted::inherit(repo, preview, &[picked_id, rest_id]);
-    Ok(Split {
-        selected: read_preview(repo, picked_id)?,
-        remainder: read_preview(repo, rest_id)?,
-    })
+    let made: Vec<ObjectId> = std::iter::once(picked_id).chain(rest_id).collect();
+    super::trusted::inherit(repo, preview, &made);
+    Ok((
+        read_preview(repo, picked_id)?,
+        rest_id.map(|id| read_preview(repo, id)).transpose()?,
+    ))
 }
 
 /// The parent's metadata for one part of a split: per-file counts of its files only,

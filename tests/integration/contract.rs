@@ -143,6 +143,15 @@ fn every_json_output_fits_the_schema() {
     checked(&repo, "scan", &["scan", "--check"], 1);
     let v = checked(&repo, "scan", &["scan", "--stage"], 0);
     let sid = v["id"].as_str().expect("scan id").to_string();
+    // review: the groups, a page of sites, a batch of decisions, an unknown key.
+    let v = checked(&repo, "review", &["review", &sid], 0);
+    assert_eq!(v["sites"], 1, "{v}");
+    let key = v["groups"][0]["key"].as_str().expect("key").to_string();
+    checked(&repo, "review", &["review", &sid, "--sites", &key], 0);
+    let v = checked(&repo, "review", &["review", &sid, "--accept", &key], 0);
+    assert_eq!(v["accepted"], 1, "{v}");
+    let v = checked(&repo, "review", &["review", &sid, "--accept", "nope"], 2);
+    assert_eq!(v["error"]["code"], "unknown-review-target");
 
     // merge (two previews over disjoint paths), hook.
     let v = checked(&repo, "edit", &["edit", "-p", "foo($A)", "-r", "q($A)"], 0);

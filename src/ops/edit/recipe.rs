@@ -141,15 +141,18 @@ impl PerPath for EditRederive {
     }
 }
 
-/// The edit ops recorded in a preview, and the language forced at staging.
-struct EditOps {
+/// The edit ops recorded in a preview, and the language forced at staging (review
+/// re-runs them on a preview's before side to find its sites).
+pub struct EditOps {
     ops: Vec<Op>,
     imports: crate::change::ImportFix,
     forced: Option<Lang>,
 }
 
 impl EditOps {
-    fn of(meta: &PreviewMeta) -> Option<EditOps> {
+    /// The ops `meta` recorded; `None` when it recorded none, or a forced language
+    /// that no longer parses.
+    pub fn of(meta: &PreviewMeta) -> Option<EditOps> {
         if meta.ops.is_empty() {
             return None;
         }
@@ -171,7 +174,9 @@ impl EditOps {
         })
     }
 
-    fn rewriter(&self, path: &str) -> Option<Rewriter> {
+    /// The ops compiled for `path`'s language (`None`: a file they were not run on
+    /// as a whole, or a language they do not compile for).
+    pub fn rewriter(&self, path: &str) -> Option<Rewriter> {
         // A file that embeds the forced language (HTML under `-l js`) was edited in its
         // embedded regions only: not re-run as a whole, merged instead.
         if let (Some(forced), Some(own)) = (self.forced, crate::files::language_of(path)) {

@@ -193,7 +193,7 @@ impl PerPath for ScanRederive {
 }
 
 /// A scan's recorded rules loaded again, when they still hash the same.
-struct ScanRules {
+pub struct ScanRules {
     rules: crate::scan::RuleSet,
     only: Vec<String>,
     max_passes: usize,
@@ -202,7 +202,7 @@ struct ScanRules {
 
 impl ScanRules {
     /// `Err` says why re-running is impossible (then files are merged three-way).
-    fn of(repo: &Repo, recipe: Option<&ScanRecipe>) -> Result<ScanRules, String> {
+    pub fn of(repo: &Repo, recipe: Option<&ScanRecipe>) -> Result<ScanRules, String> {
         if recipe.is_some_and(|r| r.selected) {
             return Err("the preview holds a selection of the fixes (-i)".into());
         }
@@ -241,9 +241,29 @@ impl ScanRules {
         })
     }
 
-    /// The rules' fixes on `text`: the new text (`None`: nothing to fix), the count,
-    /// and the fixes as (rule, matched text, inserted text), sorted.
-    fn run(&self, path: &str, text: &str) -> Option<ScanRun> {
+    /// The fixes the rules make on `text` (a preview's before side), in the input's
+    /// coordinates, each with its rule's id: how review finds a scan preview's sites.
+    /// `None` when the path's language is unknown or the rules fail on it.
+    pub fn fixes(
+        &self,
+        path: &str,
+        text: &str,
+    ) -> Option<Vec<(String, crate::scan::engine::FindingFix)>> {
+        let (_, res) = self.file_result(path, text)?;
+        Some(
+            res.findings
+                .into_iter()
+                .filter_map(|f| Some((f.rule, f.fix?)))
+                .collect(),
+        )
+    }
+
+    /// The rules that run on `path`, and their result in fix mode on `text`.
+    fn file_result(
+        &self,
+        path: &str,
+        text: &str,
+    ) -> Option<(Vec<&crate::scan::Rule>, crate::scan::engine::FileResult)> {
         let lang = self.rules.language_globs.language_of(path)?;
         let active: Vec<&crate::scan::Rule> = self
             .rules
@@ -265,6 +285,13 @@ impl ScanRules {
             &mut |_| true,
         )
         .ok()?;
+        Some((active, res))
+    }
+
+    /// The rules' fixes on `text`: the new text (`None`: nothing to fix), the count,
+    /// and the fixes as (rule, matched text, inserted text), sorted.
+    fn run(&self, path: &str, text: &str) -> Option<ScanRun> {
+        let (active, res) = self.file_result(path, text)?;
         let mut pairs: Pairs = res
             .findings
             .iter()

@@ -178,7 +178,9 @@ pub fn resolve(call: &Call, input: ResolveInput) -> Result<Done, Error> {
     };
     call.cancel.check()?;
     let report = match input.action {
-        ResolveAction::Apply => apply::run_cancellable(&repo, &apply_request.of(id), &call.cancel)?,
+        ResolveAction::Apply => {
+            git_astedit::ops::review::apply::run(&repo, &apply_request.of(id), &call.cancel)?
+        }
         ResolveAction::Discard => discard::run(
             &repo,
             &discard::DiscardRequest {

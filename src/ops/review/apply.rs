@@ -1,0 +1,374 @@
+/*!
+`apply` obeying review decisions, and `split` by them.
+
+Once a preview has decisions this repository obeys (made here, or signed by an
+allowed signer), `apply ID` applies the accepted sites, drops the rejected ones and
+leaves the undecided ones pending as a preview of their own, based on the accepted
+part (as `apply ID -- PATHSPEC` leaves the paths it did not select). A dependent
+change (an added import, a formatter's hunk) goes with the first part holding an
+accepted — else an undecided — site of its file. `apply --all` applies the whole
+preview as staged.
+
+`split` stages the accepted sites as previews of their own, one per accepted group
+or one per pathspec, each on the preview's before side; the preview itself stays
+pending.
+*/
+
+use std::collections::BTreeMap;
+
+use super::derive::splice;
+use super::derive::FileSites;
+use super::derive::SpanKind;
+use super::Decision;
+use super::Model;
+use super::ReviewError;
+use crate::change::ChangeSet;
+use crate::change::FileChange;
+use crate::change::FileContent;
+use crate::ops::apply::resolved;
+use crate::ops::apply::ApplyRequest;
+use crate::repo::Repo;
+use crate::report::Action;
+use crate::report::ResolveReport;
+use crate::txn::StoredEntry;
+use crate::Error;
+
+pub use crate::report::review::CutCounts;
+pub use crate::report::review::SplitPart;
+pub use crate::report::review::SplitReport;
+
+/// Which part a site goes to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Picked,
+    Rest,
+    Dropped,
+}
+
+impl Model {
+    /// The part each site goes to under the decisions obeyed here.
+    fn part_of(&self, site: usize) -> Part {
+        match self.record.obeyed.get(&self.sites[site].id) {
+            Some(Decision::Accept) => Part::Picked,
+            Some(Decision::Reject) => Part::Dropped,
+            None => Part::Rest,
+        }
+    }
+
+    /// Whether any decision is obeyed here.
+    pub fn has_obeyed_decisions(&self) -> bool {
+        self.sites
+            .iter()
+            .any(|s| self.record.obeyed.contains_key(&s.id))
+    }
+
+    /// The text of file `fi` with the sites `keep` takes made (and its dependent
+    /// changes when `deps`); `None` for a whole entry.
+    fn text_with(&self, fi: usize, keep: &dyn Fn(usize) -> bool, deps: bool) -> Option<String> {
+        let FileSites::Text { before, spans } = &self.files[fi].sites else {
+            return None;
+        };
+        let by_span: BTreeMap<usize, usize> = self
+            .sites
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.file == fi)
+            .filter_map(|(i, s)| s.span.map(|sp| (sp, i)))
+            .collect();
+        let parts = spans.iter().enumerate().filter_map(|(si, s)| {
+            let take = match by_span.get(&si) {
+                Some(&site) => keep(site),
+                None => s.kind == SpanKind::Dependent && deps,
+            };
+            take.then_some((s.start, s.end, s.after.as_str()))
+        });
+        Some(splice(before, parts))
+    }
+
+    /// The sites of file `fi`.
+    fn file_sites(&self, fi: usize) -> impl Iterator<Item = usize> + '_ {
+        self.sites
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| s.file == fi)
+            .map(|(i, _)| i)
+    }
+
+    /// The preview cut by the decisions obeyed here: the accepted part (entries on
+    /// the before side) and the undecided part (entries on the accepted part's after
+    /// side). New blobs are written.
+    pub fn cut(
+        &self,
+        repo: &Repo,
+    ) -> Result<(Vec<StoredEntry>, Vec<StoredEntry>, CutCounts), Error> {
+        let mut counts = CutCounts {
+            obeyed: true,
+            ..CutCounts::default()
+        };
+        for i in 0..self.sites.len() {
+            match self.part_of(i) {
+                Part::Picked => counts.accepted += 1,
+                Part::Rest => counts.undecided += 1,
+                Part::Dropped => counts.rejected += 1,
+            }
+        }
+        let (mut picked, mut rest) = (Vec::new(), Vec::new());
+        for (fi, f) in self.files.iter().enumerate() {
+            let e = &self.preview.entries[f.entry];
+            let parts: Vec<Part> = self.file_sites(fi).map(|s| self.part_of(s)).collect();
+            let any = |p: Part| parts.contains(&p);
+            let Some(mode) = e.after.or(e.before).map(|(_, m)| m) else {
+                continue;
+            };
+            let Some(accepted) =
+                self.text_with(fi, &|s| self.part_of(s) == Part::Picked, any(Part::Picked))
+            else {
+                // A whole entry: one site.
+                match parts.first() {
+                    Some(Part::Picked) => picked.push(e.clone()),
+                    Some(Part::Rest) => rest.push(e.clone()),
+                    _ => {}
+                }
+                continue;
+            };
+            let pending = self
+                .text_with(
+                    fi,
+                    &|s| self.part_of(s) != Part::Dropped,
+                    any(Part::Picked) || any(Part::Rest),
+                )
+                .unwrap_or_default();
+            let before = e.before;
+            let mid = if any(Part::Picked) {
+                let blob = crate::txn::keep_blob(repo, accepted.as_bytes())?;
+                let mid = Some((blob, mode));
+                if mid != before {
+                    picked.push(StoredEntry {
+                        path: e.path.clone(),
+                        before,
+                        after: mid,
+                    });
+                }
+                mid
+            } else {
+                before
+            };
+            if pending != accepted {
+                let blob = crate::txn::keep_blob(repo, pending.as_bytes())?;
+                rest.push(StoredEntry {
+                    path: e.path.clone(),
+                    before: mid,
+                    after: Some((blob, mode)),
+                });
+            }
+        }
+        Ok((picked, rest, counts))
+    }
+
+    /// The accepted sites of `groups` (all accepted groups when empty) under the
+    /// paths `select` keeps, as a change set on the before side.
+    fn accepted_changes(
+        &self,
+        repo: &Repo,
+        groups: &[usize],
+        select: &dyn Fn(&str) -> bool,
+    ) -> Result<ChangeSet, Error> {
+        let keep = |s: usize| {
+            self.part_of(s) == Part::Picked
+                && (groups.is_empty() || groups.contains(&self.sites[s].group))
+                && select(&self.sites[s].diff.path)
+        };
+        let mut changes = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            let e = &self.preview.entries[f.entry];
+            let taken: Vec<usize> = self.file_sites(fi).filter(|&s| keep(s)).collect();
+            if taken.is_empty() {
+                continue;
+            }
+            let read = |side: Option<(gix::ObjectId, crate::change::FileMode)>| -> Result<Option<FileContent>, Error> {
+                side.map(|(id, mode)| {
+                    Ok(FileContent {
+                        bytes: crate::txn::blob(repo, id)?,
+                        mode,
+                    })
+                })
+                .transpose()
+            };
+            let before = read(e.before)?;
+            let after = match (self.text_with(fi, &keep, true), e.after) {
+                (Some(text), Some((_, mode))) => Some(FileContent {
+                    bytes: text.into_bytes(),
+                    mode,
+                }),
+                _ => read(e.after)?,
+            };
+            changes.push(FileChange {
+                path: e.path.clone(),
+                before,
+                after,
+            });
+        }
+        Ok(ChangeSet { changes })
+    }
+}
+
+/// How `split` cuts the accepted sites.
+#[derive(Debug, Clone)]
+pub enum SplitBy {
+    /// One preview per accepted group.
+    Group,
+    /// One preview per pathspec (each relative to the current folder).
+    Pathspecs(Vec<String>),
+}
+
+/// What `apply` of a reviewed preview did.
+pub struct Applied {
+    pub report: crate::txn::ApplyReport,
+    pub counts: CutCounts,
+}
+
+/// Applies pending preview `id` as its decisions say (see the module's notes).
+pub fn apply(
+    repo: &Repo,
+    model: &Model,
+    opts: &crate::txn::ApplyOptions,
+) -> Result<Applied, Error> {
+    let (picked, rest, counts) = model.cut(repo)?;
+    if picked.is_empty() {
+        return Err(ReviewError::NothingAccepted(model.preview.id.clone()).into());
+    }
+    let report = crate::txn::apply_cut(repo, &model.preview.id, &picked, &rest, opts)?;
+    Ok(Applied { report, counts })
+}
+
+/// Stages the accepted sites of pending preview `id` as previews of their own.
+pub fn split(repo: &Repo, model: &Model, by: &SplitBy) -> Result<SplitReport, Error> {
+    let mut cuts: Vec<(String, ChangeSet)> = Vec::new();
+    match by {
+        SplitBy::Group => {
+            for (g, group) in model.groups.iter().enumerate() {
+                let set = model.accepted_changes(repo, &[g], &|_| true)?;
+                if !set.changes.is_empty() {
+                    cuts.push((group.key.clone(), set));
+                }
+            }
+        }
+        SplitBy::Pathspecs(specs) => {
+            let paths: Vec<String> = model
+                .preview
+                .entries
+                .iter()
+                .map(|e| e.path.clone())
+                .collect();
+            let mut taken = std::collections::BTreeSet::new();
+            for spec in specs {
+                let chosen = crate::files::select_paths(repo, std::slice::from_ref(spec), &paths)?;
+                // A path two pathspecs select goes to the first.
+                let chosen: std::collections::BTreeSet<String> =
+                    chosen.into_iter().filter(|p| !taken.contains(p)).collect();
+                taken.extend(chosen.iter().cloned());
+                let set = model.accepted_changes(repo, &[], &|p| chosen.contains(p))?;
+                if !set.changes.is_empty() {
+                    cuts.push((spec.clone(), set));
+                }
+            }
+        }
+    }
+    if cuts.is_empty() {
+        return Err(ReviewError::NothingToSplit(model.preview.id.clone()).into());
+    }
+    let mut out = Vec::new();
+    for (of, set) in cuts {
+        let mut meta = model.preview.meta.clone();
+        meta.summary = format!(
+            "{} (accepted sites of {}: {of})",
+            model
+                .preview
+                .meta
+                .summary
+                .lines()
+                .next()
+                .unwrap_or_default(),
+            model.preview.id
+        );
+        let files: std::collections::HashSet<&str> =
+            set.changes.iter().map(|c| c.path.as_str()).collect();
+        meta.files.retain(|f| files.contains(f.path.as_str()));
+        if let serde_json::Value::Object(details) = &mut meta.details {
+            details.insert("split_from".into(), model.preview.id.clone().into());
+            details.insert("split_by".into(), "review".into());
+            if let Some(serde_json::Value::Object(recipe)) = details.get_mut("refresh") {
+                recipe.insert("selected".into(), true.into());
+            }
+        }
+        let preview = crate::txn::stage(repo, &set, &meta)?;
+        out.push(SplitPart {
+            id: preview.id,
+            of,
+            files: set.changes.iter().map(|c| c.path.clone()).collect(),
+        });
+    }
+    Ok(SplitReport {
+        schema_version: crate::report::Version,
+        preview: model.preview.id.clone(),
+        parts: out,
+    })
+}
+
+/// `apply` as every front end runs it: a whole apply of a preview with review
+/// decisions obeys them, anything else is [`crate::ops::apply::run_cancellable`].
+pub fn run(
+    repo: &Repo,
+    request: &ApplyRequest,
+    cancel: &crate::cancel::Cancel,
+) -> Result<ResolveReport, Error> {
+    match obeying_decisions(repo, request)? {
+        Some(report) => Ok(report),
+        None => crate::ops::apply::run_cancellable(repo, request, cancel),
+    }
+}
+
+/// A whole apply of a preview with review decisions: the accepted sites applied, the
+/// rejected dropped, the undecided left pending ([`crate::ops::review::apply`]).
+/// `None`: the preview has no decisions, or the request is not a whole apply, or
+/// `--all`. Decisions none of which is obeyed here (fetched) leave the apply whole,
+/// and the report says so.
+fn obeying_decisions(repo: &Repo, request: &ApplyRequest) -> Result<Option<ResolveReport>, Error> {
+    if !request.obeys_decisions() {
+        return Ok(None);
+    }
+    let Some(model) = super::decided(repo, request.id())? else {
+        return Ok(None);
+    };
+    let options = &crate::txn::ApplyOptions::from(request.options());
+    if !model.has_obeyed_decisions() {
+        if request.verifies() {
+            return Ok(None);
+        }
+        let applied = crate::txn::apply(repo, Some(model.preview_id()), options)?;
+        let mut report = resolved(
+            &applied,
+            Action::Applied,
+            options.index,
+            options.reason.clone(),
+        );
+        report.review = Some(crate::report::review::CutCounts::default());
+        return Ok(Some(report));
+    }
+    if request.verifies() {
+        return Err(crate::error::UsageError(format!(
+            "preview {} has review decisions, and verify checks the whole preview: apply              --all --verify applies it whole",
+            model.preview_id()
+        ))
+        .into());
+    }
+    let applied = apply(repo, &model, options)?;
+    let mut report = resolved(
+        &applied.report,
+        Action::Applied,
+        options.index,
+        options.reason.clone(),
+    );
+    report.review = Some(applied.counts);
+    Ok(Some(report))
+}

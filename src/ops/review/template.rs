@@ -1,0 +1,167 @@
+/*!
+A site's change with the text it keeps abstracted: the group key.
+
+The before and after text of a site are cut into tokens (words, single punctuation
+characters, whitespace runs) and diffed. What is equal on both sides is text the
+change keeps (a metavariable's, mostly) and becomes `…`; what is removed is written
+after `-`, what is added after `+`. So `console.log(a)` → `logger.info(a)` and
+`console.log(x + 1)` → `logger.info(x + 1)` are both `-console+logger…-log+info…`.
+A deletion keeps nothing: its template is its first and last tokens
+(`-console…;`), so a deletion that took a trailing comment or another separator
+stands apart. Whitespace is written `⏎` and the indentation after it when it holds
+a line break, ` ` otherwise, so a site whose lines were re-indented differs from one
+whose were not.
+*/
+
+/// Longest template kept whole; a longer one keeps its ends.
+const MAX_TEMPLATE: usize = 400;
+
+fn tokens(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        let c = s[i..].chars().next().unwrap_or(' ');
+        if c.is_alphanumeric() || c == '_' || c == '$' {
+            while let Some(c) = s[i..].chars().next() {
+                if c.is_alphanumeric() || c == '_' || c == '$' {
+                    i += c.len_utf8();
+                } else {
+                    break;
+                }
+            }
+        } else if c.is_whitespace() {
+            while let Some(c) = s[i..].chars().next() {
+                if c.is_whitespace() {
+                    i += c.len_utf8();
+                } else {
+                    break;
+                }
+            }
+        } else {
+            i += c.len_utf8();
+        }
+        out.push(&s[start..i]);
+    }
+    out
+}
+
+/// A token as the template writes it: a line break with the indentation after it
+/// (so a re-indented line differs), other whitespace as one space.
+fn norm(t: &str) -> std::borrow::Cow<'_, str> {
+    if let Some(at) = t.rfind('\n') {
+        format!("⏎{}", &t[at + 1..]).into()
+    } else if t.chars().all(char::is_whitespace) {
+        " ".into()
+    } else {
+        t.into()
+    }
+}
+
+/// The template of a change from `before` to `after`.
+pub(super) fn template(before: &str, after: &str) -> String {
+    let (b, a) = (tokens(before), tokens(after));
+    let solid = |v: &[&str]| -> Vec<String> {
+        v.iter()
+            .filter(|t| !t.chars().all(char::is_whitespace))
+            .map(|t| t.to_string())
+            .collect()
+    };
+    if after.trim().is_empty() || before.trim().is_empty() {
+        let (sign, side) = if after.trim().is_empty() {
+            ('-', solid(&b))
+        } else {
+            ('+', solid(&a))
+        };
+        let breaks = |s: &str| s.matches('\n').count().min(3);
+        return match side.as_slice() {
+            [] => format!("{sign}⏎{}", breaks(before).max(breaks(after))),
+            [one] => format!("{sign}{one}"),
+            [first, .., last] => format!(
+                "{sign}{first}…{last}{}",
+                if sign == '-' && breaks(after) > 0 {
+                    "⏎"
+                } else {
+                    ""
+                }
+            ),
+        };
+    }
+    let bn: Vec<std::borrow::Cow<'_, str>> = b.iter().map(|t| norm(t)).collect();
+    let an: Vec<std::borrow::Cow<'_, str>> = a.iter().map(|t| norm(t)).collect();
+    let mut out = String::new();
+    let mut kept = false;
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &bn, &an) {
+        use similar::DiffOp;
+        match op {
+            DiffOp::Equal { .. } => {
+                if !kept {
+                    out.push('…');
+                    kept = true;
+                }
+            }
+            DiffOp::Delete {
+                old_index, old_len, ..
+            } => {
+                kept = false;
+                out.push('-');
+                out.extend(bn[old_index..old_index + old_len].iter().map(|t| &**t));
+            }
+            DiffOp::Insert {
+                new_index, new_len, ..
+            } => {
+                kept = false;
+                out.push('+');
+                out.extend(an[new_index..new_index + new_len].iter().map(|t| &**t));
+            }
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                kept = false;
+                out.push('-');
+                out.extend(bn[old_index..old_index + old_len].iter().map(|t| &**t));
+                out.push('+');
+                out.extend(an[new_index..new_index + new_len].iter().map(|t| &**t));
+            }
+        }
+    }
+    if out.chars().count() > MAX_TEMPLATE {
+        let head: String = out.chars().take(MAX_TEMPLATE / 2).collect();
+        let tail: Vec<char> = out.chars().rev().take(MAX_TEMPLATE / 2).collect();
+        let tail: String = tail.into_iter().rev().collect();
+        out = format!("{head}…{tail}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::template;
+
+    #[test]
+    fn kept_text_is_abstracted_whatever_it_is() {
+        let t = template("console.log(a)", "logger.info(a)");
+        assert_eq!(t, "-console+logger…-log+info…");
+        assert_eq!(
+            template("console.log(x + f(y))", "logger.info(x + f(y))"),
+            t
+        );
+        assert_eq!(template("console.log(console)", "logger.info(console)"), t);
+    }
+
+    #[test]
+    fn a_reindented_site_or_a_deletion_taking_a_comment_stands_apart() {
+        let plain = template("f(a,\n  b)", "g(a,\n  b)");
+        let moved = template("f(a,\n  b)", "g(a,\n    b)");
+        assert_eq!(plain, "-f+g…");
+        assert_ne!(plain, moved);
+        let del = template("console.log(a);", "");
+        assert_eq!(del, "-console…;");
+        assert_eq!(template("console.log(b.c, 1);", ""), del);
+        assert_ne!(template("console.log(a); // why", ""), del);
+    }
+}
