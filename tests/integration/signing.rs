@@ -179,6 +179,25 @@ fn sign_flag_signs_one_stage_and_without_it_nothing_is_signed() {
 }
 
 #[test]
+fn the_parts_of_a_split_are_signed_when_signing_is_on() {
+    let s = Signing::new();
+    s.repo.write("src/b.js", "foo(3);\n");
+    s.repo.commit_all("b");
+    s.repo.git(&["config", "astedit.signPreviews", "true"]);
+    let id = s.stage(&[]);
+    // A partial apply splits the preview: the remainder stays pending, signed.
+    let out = s.repo.run(&["--json", "apply", &id, "--", "src/a.js"]);
+    out.assert_code(0);
+    let v = out.json();
+    let remainder = v["split"]["remainder"].as_str().expect("remainder");
+    assert!(
+        git_verifies(&s.repo, &format!("refs/astedit/{remainder}")),
+        "{v}"
+    );
+    assert_eq!(s.listed()["status"], "good");
+}
+
+#[test]
 fn a_signer_not_allowed_at_the_commit_time_is_not_trusted() {
     let s = Signing::new();
     let id = s.stage(&["--sign"]);
