@@ -140,6 +140,12 @@ fn a_fetched_run_preview_runs_nothing_on_any_refresh_until_trusted() {
     let marker = dir.path().join("ran");
     let id = stage_run(&b, &marker);
     fetch_previews(&a, &b);
+    // Current (nothing changed): the command used to run before "current" was said.
+    assert_untrusted(&a.run(&["--json", "refresh", &id]), &id);
+    assert!(
+        !marker.exists(),
+        "the refresh of a current preview ran the command"
+    );
     // The work tree moved on (b.txt), so every path would have to re-run the command.
     a.write("b.txt", "zero\none\n");
 
@@ -433,4 +439,34 @@ fn mcp_without_allow_run_runs_no_program_on_any_path() {
     );
     drop(s);
     assert!(marker.exists(), "{r}");
+}
+
+#[test]
+fn the_trust_record_is_local_and_pruned_by_discard_and_gc() {
+    let a = first();
+    let staged = a.run(&["--json", "edit", "-p", "old($A)", "-r", "new($A)", "a.py"]);
+    let id = staged.json()["id"].as_str().expect("id").to_string();
+    let records = a.path().join(".git/astedit/trusted");
+    let record = records.join(commit_of(&a, &id));
+    assert!(record.is_file(), "staging here records the preview");
+    // Another clone fetching it gets the preview, never the record.
+    let b = second(&a);
+    fetch_previews(&b, &a);
+    let shown = b.run(&["--json", "show", &id]).json();
+    assert_eq!(shown["preview"]["origin"], "untrusted", "{shown}");
+    assert!(!b.path().join(".git/astedit/trusted").exists());
+    // Discard forgets it.
+    assert_eq!(a.run(&["discard", &id]).code, 0);
+    assert!(!record.exists(), "discard forgets the record");
+    // gc forgets a record whose commit is neither pending nor journalled.
+    let stray = records.join("0123456789012345678901234567890123456789");
+    std::fs::write(&stray, r#"{"how":"made-here","who":"x","at":0}"#).expect("write");
+    let kept = a.run(&["--json", "edit", "-p", "old($A)", "-r", "new($A)", "a.py"]);
+    let kept = commit_of(&a, kept.json()["id"].as_str().expect("id"));
+    assert_eq!(a.run(&["gc"]).code, 0);
+    assert!(!stray.exists(), "gc forgets a record of nothing");
+    assert!(
+        records.join(kept).is_file(),
+        "gc keeps a pending preview's record"
+    );
 }

@@ -18,7 +18,15 @@ pub fn list(report: &ListReport) -> String {
         if let Some(sig) = r.signature.as_ref().filter(|s| s.is_signed()) {
             text.push_str(&format!("  [{}]", sig.describe()));
         }
+        if !r.origin.origin.is_trusted() {
+            text.push_str("  [untrusted]");
+        }
         text.push('\n');
+        // What a refresh would run, exactly (a summary can look harmless).
+        for line in crate::ops::trust::run_lines(&r.runs, "    ") {
+            text.push_str(&line);
+            text.push('\n');
+        }
     }
     let (offset, shown, total) = (report.offset, report.previews.len(), report.total);
     if total == 0 {
@@ -47,6 +55,13 @@ pub fn show(report: &ShowReport) -> String {
     }
     if let Some(sig) = r.signature.as_ref().filter(|s| s.is_signed()) {
         text.push_str(&format!("{}\n", sig.describe()));
+    }
+    if let Some(why) = &r.origin.origin_why {
+        text.push_str(&format!("origin: untrusted ({why})\n"));
+    }
+    let runs = crate::ops::trust::run_lines(&r.runs, "  ");
+    if !runs.is_empty() {
+        text.push_str(&format!("refresh runs:\n{}\n", runs.join("\n")));
     }
     for f in &report.files {
         text.push_str(&format!(
