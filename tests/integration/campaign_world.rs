@@ -337,6 +337,24 @@ impl World {
             .count()
     }
 
+    /// `git ARGS` in the state repository with `input` on its standard input; its output.
+    pub(crate) fn state_git_fed(&self, args: &[&str], input: &str) -> String {
+        let mut cmd = std::process::Command::new("git");
+        self.state.env(&mut cmd);
+        cmd.current_dir(self.state.path())
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("git");
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all(input.as_bytes()).expect("write");
+        }
+        let out = child.wait_with_output().expect("git");
+        String::from_utf8(out.stdout).expect("utf8")
+    }
+
     /// How many entries of state commit `commit` have each status, read with git.
     pub(crate) fn statuses_at(&self, commit: &str) -> serde_json::Value {
         let blobs: String = self
@@ -346,20 +364,7 @@ impl World {
             .filter_map(|l| l.split_whitespace().nth(2))
             .map(|id| format!("{id}\n"))
             .collect();
-        let mut cmd = std::process::Command::new("git");
-        self.state.env(&mut cmd);
-        cmd.current_dir(self.state.path())
-            .args(["cat-file", "--batch"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped());
-        let mut child = cmd.spawn().expect("git cat-file");
-        {
-            use std::io::Write;
-            let mut input = child.stdin.take().expect("stdin");
-            input.write_all(blobs.as_bytes()).expect("write");
-        }
-        let out = child.wait_with_output().expect("cat-file");
-        let text = String::from_utf8(out.stdout).expect("utf8");
+        let text = self.state_git_fed(&["cat-file", "--batch"], &blobs);
         let mut counts = serde_json::Map::new();
         // Each entry is pretty JSON with its status on a line of its own.
         for line in text.lines() {
@@ -537,20 +542,7 @@ pub(crate) fn forge_state(w: &World, key: &str, change: impl FnOnce(&mut serde_j
             }
         })
         .collect();
-    let mut cmd = std::process::Command::new("git");
-    w.state.env(&mut cmd);
-    cmd.current_dir(w.state.path())
-        .args(["mktree"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("mktree");
-    {
-        use std::io::Write;
-        let mut input = child.stdin.take().expect("stdin");
-        input.write_all(listing.as_bytes()).expect("write");
-    }
-    let out = child.wait_with_output().expect("mktree");
-    let tree = String::from_utf8(out.stdout).expect("utf8");
+    let tree = w.state_git_fed(&["mktree"], &listing);
     let commit = w
         .state
         .git(&["commit-tree", tree.trim(), "-p", refname, "-m", "forged"]);
