@@ -37,6 +37,7 @@ pub mod report;
 pub mod rewrite;
 pub mod scan;
 pub mod select;
+pub mod supervise;
 pub mod text;
 pub mod txn;
 pub mod worker;

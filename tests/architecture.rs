@@ -78,6 +78,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("levels", Layer::Base),
     ("pipeline", Layer::Base),
     ("progress", Layer::Base),
+    ("supervise", Layer::Base),
     ("text", Layer::Base),
     // 2. the repository, which files, the `-i` selection interface, the per-file loop.
     ("repo", Layer::Repo),

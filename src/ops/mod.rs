@@ -30,6 +30,7 @@ pub mod notcode;
 pub mod ruletest;
 pub mod run;
 pub mod verify;
+pub mod worktree;
 /// Cancellation lives in the base layer; this is the path the front ends knew.
 pub use crate::cancel;
 pub mod patch;

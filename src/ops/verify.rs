@@ -13,12 +13,11 @@ changes of the user's outside the preview's files are not in it.
 use std::io::Read as _;
 use std::io::Seek as _;
 use std::path::Path;
-use std::path::PathBuf;
-use std::process::Command;
 use std::process::Stdio;
 use std::time::Duration;
 use std::time::Instant;
 
+use super::worktree::Worktree;
 use crate::cancel::Cancel;
 use crate::change::FileMode;
 use crate::repo::Repo;
@@ -30,8 +29,6 @@ use crate::Error;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// How much of the command's output a report keeps (its end, where errors are).
 pub const MAX_OUTPUT: usize = 64 * 1024;
-/// The name prefix of verify worktrees (in the system's temporary folder).
-const WORKTREE_PREFIX: &str = "astedit-verify-";
 
 /// The command to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,8 +70,6 @@ pub struct VerifyRequest {
 pub enum VerifyError {
     #[error("the verify command is empty")]
     Empty,
-    #[error("cannot make the verify worktree: {detail}")]
-    Worktree { detail: String },
     #[error("cannot write {path} into the verify worktree")]
     Write {
         path: String,
@@ -108,7 +103,6 @@ impl crate::error::Classify for VerifyError {
     fn code(&self) -> &'static str {
         match self {
             VerifyError::Empty => "usage",
-            VerifyError::Worktree { .. } => "verify-worktree",
             VerifyError::Write { .. } => "io",
             VerifyError::Spawn { .. } => "verify-spawn",
             VerifyError::Output { .. } => "io",
@@ -175,12 +169,13 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
         _ => {}
     }
     let preview = crate::txn::find(repo, req.id.as_deref())?;
-    remove_abandoned(repo);
+    super::worktree::remove_abandoned(repo);
     // Held until the worktree is gone (dropped after it): a Ctrl-C, SIGTERM or SIGHUP
-    // kills the command's group, the worktree is removed, then the run dies of it.
+    // kills the command and what it started, the worktree is removed, then the run
+    // dies of it.
     let _stop = crate::cancel::StopSignals::catch();
     let cancel = &cancel.or_stopped();
-    let tree = Worktree::add(repo, preview.meta.base_head.as_deref())?;
+    let tree = Worktree::add(repo, preview.meta.base_head.as_deref(), true)?;
     let mut files = 0;
     let mut known_dirs = std::collections::HashSet::new();
     for entry in &preview.entries {
@@ -212,7 +207,7 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
         }
         files += 1;
     }
-    let ran = run_command(&tree.dir, &req.command, req.timeout, cancel)?;
+    let ran = run_command(&tree, &tree.dir, &req.command, req.timeout, cancel)?;
     drop(tree);
     let report = VerifyReport {
         schema_version: Version,
@@ -251,160 +246,6 @@ pub fn how(report: &VerifyReport) -> String {
     format!("{verdict} ({status}, {secs:.1} s)")
 }
 
-/// A linked worktree in the temporary folder, removed (and unregistered) on drop
-/// (`run` stages what a command changes in one).
-pub(super) struct Worktree<'r> {
-    repo: &'r Repo,
-    /// Holds the folder; `dir` is inside it (git wants to make the folder itself).
-    _holder: tempfile::TempDir,
-    pub(super) dir: PathBuf,
-    /// Whether git knows it (false on an unborn branch: a plain folder).
-    pub(super) registered: bool,
-}
-
-impl<'r> Worktree<'r> {
-    pub(super) fn add(repo: &'r Repo, base: Option<&str>) -> Result<Worktree<'r>, Error> {
-        // The pid in the name tells a later verify whether its owner is still alive.
-        let holder = tempfile::Builder::new()
-            .prefix(&format!("{WORKTREE_PREFIX}{}-", std::process::id()))
-            .tempdir()
-            .map_err(|e| VerifyError::Worktree {
-                detail: e.to_string(),
-            })?;
-        let dir = holder.path().join("tree");
-        let dir_arg = dir.to_string_lossy().into_owned();
-        let registered = match base {
-            // The base comes from the preview's metadata: only an object id may reach
-            // git's argv, never something it could read as an option.
-            Some(base) if !base.bytes().all(|b| b.is_ascii_hexdigit()) || base.is_empty() => {
-                return Err(VerifyError::Worktree {
-                    detail: format!("the preview's base '{base}' is not a commit id"),
-                }
-                .into());
-            }
-            Some(base) => {
-                git(
-                    repo,
-                    &["worktree", "add", "--detach", "--force", &dir_arg, base],
-                )?;
-                true
-            }
-            // An unborn branch has no commit to check out: the preview alone.
-            None => {
-                std::fs::create_dir(&dir).map_err(|e| VerifyError::Worktree {
-                    detail: e.to_string(),
-                })?;
-                false
-            }
-        };
-        Ok(Worktree {
-            repo,
-            _holder: holder,
-            dir,
-            registered,
-        })
-    }
-}
-
-impl Drop for Worktree<'_> {
-    fn drop(&mut self) {
-        if self.registered {
-            let dir = self.dir.to_string_lossy().into_owned();
-            // Failing here leaves a folder the temp holder removes and a registration
-            // the next prune forgets.
-            let _ = git(
-                self.repo,
-                &["worktree", "remove", "--force", "--force", &dir],
-            );
-        }
-    }
-}
-
-/// Removes the verify worktrees of processes that are gone (a crash or a kill left
-/// them), and forgets registrations whose folder is gone. Best effort: a failure
-/// leaves them for the next verify.
-pub(super) fn remove_abandoned(repo: &Repo) {
-    let _ = git(repo, &["worktree", "prune"]);
-    let Ok(out) = Command::new("git")
-        .arg("-C")
-        .arg(&repo.workdir)
-        .args(["worktree", "list", "--porcelain"])
-        .stdin(Stdio::null())
-        .output()
-    else {
-        return;
-    };
-    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
-    let temp = std::env::temp_dir();
-    let temp = std::fs::canonicalize(&temp).unwrap_or(temp);
-    for path in listing.lines().filter_map(|l| l.strip_prefix("worktree ")) {
-        let path = Path::new(path);
-        let Some(holder) = path.parent().filter(|h| h.parent() == Some(temp.as_path())) else {
-            continue;
-        };
-        let Some(pid) = holder
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_prefix(WORKTREE_PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if process_alive(pid) {
-            continue;
-        }
-        let _ = git(
-            repo,
-            &[
-                "worktree",
-                "remove",
-                "--force",
-                "--force",
-                &path.to_string_lossy(),
-            ],
-        );
-        let _ = std::fs::remove_dir_all(holder);
-    }
-}
-
-#[cfg(unix)]
-fn process_alive(pid: i32) -> bool {
-    // SAFETY: kill(2) with signal 0 only checks that the process exists.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-#[cfg(not(unix))]
-fn process_alive(_: i32) -> bool {
-    // Without a way to tell, a worktree is never taken for abandoned.
-    true
-}
-
-/// Runs git in the repository (for what gix cannot do: linked worktrees).
-fn git(repo: &Repo, args: &[&str]) -> Result<(), VerifyError> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(&repo.workdir)
-        .args(args)
-        .env_remove("GIT_INDEX_FILE")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| VerifyError::Worktree {
-            detail: format!("git {}: {e}", args.join(" ")),
-        })?;
-    if !out.status.success() {
-        return Err(VerifyError::Worktree {
-            detail: format!(
-                "git {}: {}",
-                args.first().copied().unwrap_or(""),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        });
-    }
-    Ok(())
-}
-
 #[cfg(unix)]
 pub(super) fn set_mode(path: &Path, mode: FileMode) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
@@ -429,10 +270,13 @@ pub(super) struct Ran {
     pub(super) truncated: bool,
 }
 
-/// Runs `command` in `dir` with stdout and stderr into one file (no pipe to fill up),
-/// in its own process group so that a timeout, a cancel or a stop signal (while the
-/// caller holds [`crate::cancel::StopSignals`]) kills what it started too.
+/// Runs `command` in `dir` (a folder of `tree`) with stdout and stderr into one file
+/// (no pipe to fill up), under a supervisor ([`crate::supervise`]): when it ends, is
+/// timed out or cancelled, or a stop signal comes (while the caller holds
+/// [`crate::cancel::StopSignals`]), or git-astedit is killed outright, what it started
+/// is killed too.
 pub(super) fn run_command(
+    tree: &Worktree,
     dir: &Path,
     command: &VerifyCommand,
     timeout: Duration,
@@ -443,84 +287,55 @@ pub(super) fn run_command(
         command: shown.clone(),
         source,
     };
-    let mut log = tempfile::tempfile().map_err(output_failed)?;
-    let mut cmd = match command {
-        VerifyCommand::Argv(argv) => {
-            let mut c = Command::new(&argv[0]);
-            c.args(&argv[1..]);
-            c
-        }
-        VerifyCommand::Shell(line) => {
-            let mut c = Command::new("sh");
-            c.arg("-c").arg(line);
-            c
-        }
+    let log = tempfile::tempfile().map_err(output_failed)?;
+    let argv = match command {
+        VerifyCommand::Argv(argv) => argv.clone(),
+        VerifyCommand::Shell(line) => vec!["sh".into(), "-c".into(), line.clone()],
     };
-    cmd.current_dir(dir)
-        // The worktree is its own repository for git commands the command runs.
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().map_err(output_failed)?)
-        .stderr(log.try_clone().map_err(output_failed)?);
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    // Killed along with a run that is killed outright (its group is not: the next
-    // verify removes the worktree under what is left of it).
-    crate::cancel::end_with_parent(&mut cmd, crate::cancel::ParentDeath::Kill);
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|source| VerifyError::Spawn {
+    let mut child = crate::supervise::spawn(&argv, Some(tree.holder()), |cmd| {
+        cmd.current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log.try_clone()?);
+        // The worktree's own repository for git commands the command runs.
+        super::worktree::scrub_repo_env(cmd);
+        Ok(())
+    })
+    .map_err(|source| VerifyError::Spawn {
         command: shown.clone(),
         source,
     })?;
     let mut timed_out = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(output_failed)? {
-            break status;
+    let ended = loop {
+        if let Some(ended) = child.try_wait().map_err(output_failed)? {
+            break ended;
         }
         let cancelled = cancel.is_cancelled();
         if cancelled || started.elapsed() >= timeout {
             timed_out = !cancelled;
-            kill_group(&mut child);
-            let status = child.wait().map_err(output_failed)?;
+            let ended = child.stop().map_err(output_failed)?;
             if cancelled {
                 cancel.check()?;
             }
-            break status;
+            break ended;
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     let duration = started.elapsed();
+    let mut log = log;
     let len = log.seek(std::io::SeekFrom::End(0)).map_err(output_failed)?;
     let from = len.saturating_sub(MAX_OUTPUT as u64);
     log.seek(std::io::SeekFrom::Start(from))
         .map_err(output_failed)?;
     let mut tail = Vec::new();
     log.read_to_end(&mut tail).map_err(output_failed)?;
-    #[cfg(unix)]
-    let signal = std::os::unix::process::ExitStatusExt::signal(&status);
-    #[cfg(not(unix))]
-    let signal = None;
     Ok(Ran {
-        exit_code: status.code(),
-        signal,
+        exit_code: ended.code,
+        signal: ended.signal,
         timed_out,
         duration,
         output: String::from_utf8_lossy(&tail).into_owned(),
         truncated: from > 0,
     })
-}
-
-/// Kills the child's process group (it leads one), then the child.
-fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill(2) with a negative pid signals the group the child leads; it
-        // touches no memory of ours.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    let _ = child.kill();
 }

@@ -121,33 +121,79 @@ pub(crate) fn check_contained_in(
     };
     check_path_syntax(path).map_err(|why| refused(why.to_string()))?;
     let comps: Vec<&str> = path.split('/').collect();
+    match unplain_folder(root, &comps[..comps.len() - 1], known_dirs)? {
+        Some(why) => Err(refused(why)),
+        None => Ok(()),
+    }
+}
+
+/// Refuses (exit 4) a folder (a repository path) that is not plainly inside the work
+/// tree at `root`: bad syntax, or an existing folder on the way, itself included, that
+/// is a symlink or not a folder (a command must not be started through one).
+pub(crate) fn check_folder_contained_in(
+    root: &Path,
+    folder: &str,
+    known_dirs: &mut std::collections::HashSet<PathBuf>,
+) -> Result<(), Error> {
+    if folder.is_empty() {
+        return Ok(());
+    }
+    let refused = |why: String| Error::Refused {
+        path: folder.to_string(),
+        why,
+    };
+    check_path_syntax(folder).map_err(|why| refused(why.to_string()))?;
+    let comps: Vec<&str> = folder.split('/').collect();
+    match unplain_folder(root, &comps, known_dirs)? {
+        Some(why) => Err(refused(why)),
+        None => Ok(()),
+    }
+}
+
+/// Why `path` under `root` is not plainly there, when an existing folder on its way is
+/// a symlink or not a folder: git sees no file there, and reading or writing it would
+/// reach elsewhere. No syntax check (see [`check_contained_in`]).
+pub(crate) fn beyond_link(
+    root: &Path,
+    path: &str,
+    known_dirs: &mut std::collections::HashSet<PathBuf>,
+) -> Result<Option<String>, Error> {
+    let comps: Vec<&str> = path.split('/').collect();
+    unplain_folder(root, &comps[..comps.len() - 1], known_dirs)
+}
+
+/// The first of the folders `comps` names under `root` (each inside the one before)
+/// that exists and is a symlink or not a folder, in words; checking stops at the first
+/// that does not exist. `known_dirs` holds folders already found plain, and grows.
+fn unplain_folder(
+    root: &Path,
+    comps: &[&str],
+    known_dirs: &mut std::collections::HashSet<PathBuf>,
+) -> Result<Option<String>, Error> {
     let mut cur = root.to_path_buf();
-    for (i, comp) in comps[..comps.len() - 1].iter().enumerate() {
+    for (i, comp) in comps.iter().enumerate() {
         cur.push(comp);
         if known_dirs.contains(&cur) {
             continue;
         }
         match std::fs::symlink_metadata(&cur) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("inspect", &cur)(e)),
             Ok(m) if m.file_type().is_symlink() => {
-                return Err(refused(format!(
+                return Ok(Some(format!(
                     "its folder '{}' is a symlink",
                     comps[..=i].join("/")
                 )))
             }
             Ok(m) if !m.is_dir() => {
-                return Err(refused(format!(
-                    "'{}' is not a folder",
-                    comps[..=i].join("/")
-                )))
+                return Ok(Some(format!("'{}' is not a folder", comps[..=i].join("/"))))
             }
             Ok(_) => {
                 known_dirs.insert(cur.clone());
             }
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// What is on disk at a path, as git would store it (raw bytes, no filters).

@@ -171,6 +171,27 @@ pub fn check_contained_in(
     fsutil::check_contained_in(root, path, known_dirs)
 }
 
+/// [`check_contained_in`] for a folder a command is started in: each folder on the
+/// way, itself included, must be a plain folder (or not exist yet).
+pub fn check_folder_contained_in(
+    root: &std::path::Path,
+    folder: &str,
+    known_dirs: &mut std::collections::HashSet<std::path::PathBuf>,
+) -> Result<(), Error> {
+    fsutil::check_folder_contained_in(root, folder, known_dirs)
+}
+
+/// Why `path` under `root` lies beyond a symlink (or a file) on its way, if it does:
+/// git sees no file there, and a read or write would reach elsewhere (`run` copying
+/// files in and out of its worktree).
+pub fn beyond_link(
+    root: &std::path::Path,
+    path: &str,
+    known_dirs: &mut std::collections::HashSet<std::path::PathBuf>,
+) -> Result<Option<String>, Error> {
+    fsutil::beyond_link(root, path, known_dirs)
+}
+
 /// Journals a `verified` event for `preview`: a command ran in a worktree of it, and
 /// `notes` say how it ended (not decisive: the preview's state is unchanged).
 pub fn record_verify(

@@ -48,6 +48,7 @@ mod refresh;
 mod repo;
 mod ruletest;
 mod run;
+mod sandbox;
 mod sarif;
 mod scan;
 mod sgconfig;

@@ -2,18 +2,24 @@
 The command of a `run` preview executed in a worktree of its own, and what it changed
 there as a [`ChangeSet`] against the user's work tree.
 
-The worktree is a linked one at HEAD (a plain folder on an unborn branch, as
-`verify`'s) with the user's work tree copied over it: every tracked and untracked,
-not ignored file as it is now (changed, deleted, executable or a symlink), and the
-files of HEAD the user's index dropped removed. So the command sees what the user
-sees, git-aware tools included, and the user's tree is never written.
+The worktree is a throwaway checkout at HEAD with a git dir of its own
+([`crate::ops::worktree`]: the repository's objects borrowed, its refs, HEAD and
+local config copied, an index of HEAD), into which the user's work tree is copied:
+every tracked and untracked, not ignored file as it is now (changed, executable or a
+symlink; a deleted one is not there). So the command sees what the user sees,
+git-aware tools included, while the user's tree is never written and nothing the
+command writes under `.git` (a hook, the config, a ref) reaches the user's repository.
+Every path is checked as apply checks it before it is copied in or read back: a file
+beyond a symlink (or a file) on its way is not read, nor written through.
 
-Afterwards the worktree's tracked and untracked, not ignored files are compared with
-what was copied in: a file whose bytes or mode differ, a new file and a removed one
-make the change (git never lists what is under a `.git`, so nothing there is). A
-command that wrote to the repository (the worktree's `.git` file, its HEAD, the shared
-config or refs: a commit, a tag, a `git config`) is refused, and so, unless allowed, is
-one that exited non-zero: nothing is staged then.
+Afterwards the worktree's files, as the user's repository lists them (tracked and
+untracked, not ignored), are compared with what was copied in: a file whose bytes or
+mode differ, a new file and a removed one make the change (git never lists what is
+under a `.git`, so nothing there is). A command that changed the throwaway
+repository's HEAD (a commit), refs (a tag, a branch) or config is refused, as a change
+no preview can hold (nothing of it reaches the user's repository either way), and so,
+unless allowed, is one that exited non-zero: nothing is staged then. When the command
+ends, whatever it left running is killed ([`crate::supervise`]).
 
 [`execute`] is shared by `run` and the refresh of a `run` preview, which re-executes
 the recorded [`Recipe`] on the tree as it is then.
@@ -21,7 +27,9 @@ the recorded [`Recipe`] on the tree as it is then.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::collections::HashSet;
 use std::path::Path;
+use std::path::PathBuf;
 use std::process::Command;
 use std::process::Stdio;
 use std::time::Duration;
@@ -37,6 +45,8 @@ use crate::ops::recipe::insert_detail_at;
 use crate::ops::recipe::Recorded;
 use crate::ops::verify;
 use crate::ops::verify::VerifyCommand;
+use crate::ops::worktree::Worktree;
+use crate::ops::worktree::WorktreeError;
 use crate::repo::Repo;
 use crate::report::run::RunFacts;
 use crate::Error;
@@ -175,8 +185,9 @@ impl Classify for RunError {
                 Some(hint)
             }
             RunError::TouchedGit { .. } => Some(
-                "the work tree is unchanged; a command that commits, moves HEAD or edits the \
-                 repository's files is not a change a preview can hold"
+                "the work tree and the repository are unchanged (the command ran with a \
+                 throwaway git dir); a command that commits, moves HEAD or edits the \
+                 repository's config is not a change a preview can hold"
                     .into(),
             ),
             RunError::NoRecipe(id) => Some(format!(
@@ -215,22 +226,27 @@ struct Before {
 }
 
 /// Runs `recipe` in a worktree of the current work tree and returns what it changed
-/// there (see the module docs). Refuses a command that wrote under `.git`, and one
-/// that failed unless `recipe.allow_failure`.
+/// there (see the module docs). Refuses a recorded folder outside the repository, a
+/// command that wrote to its repository, and one that failed unless
+/// `recipe.allow_failure`.
 pub fn execute(repo: &Repo, recipe: &Recipe, cancel: &Cancel) -> Result<Executed, Error> {
     if recipe.argv.is_empty() || recipe.argv[0].is_empty() {
         return Err(RunError::Empty.into());
     }
+    // Before anything is made or run: a refreshed preview's folder is recorded data.
+    crate::txn::check_folder_contained_in(&repo.workdir, &recipe.prefix, &mut HashSet::new())?;
     let command = recipe.display();
-    verify::remove_abandoned(repo);
+    crate::ops::worktree::remove_abandoned(repo);
     let head = repo.head_commit().map(|id| id.to_string());
     // Held until the worktree is gone, as `verify` holds it.
     let _stop = crate::cancel::StopSignals::catch();
     let cancel = &cancel.or_stopped();
-    let tree = verify::Worktree::add(repo, head.as_deref())?;
+    let tree = Worktree::add(repo, head.as_deref(), false)?;
     let snapshot = fill(repo, &tree)?;
     cancel.check()?;
-    let guard = GitState::read(repo, &tree.dir, tree.registered);
+    // Checked again where it runs: the copy holds no symlink on its way either.
+    crate::txn::check_folder_contained_in(&tree.dir, &recipe.prefix, &mut HashSet::new())?;
+    let guard = GitState::read(&tree);
     let cwd = tree.dir.join(&recipe.prefix);
     std::fs::create_dir_all(&cwd).map_err(|source| crate::error::IoError {
         action: "create",
@@ -238,13 +254,9 @@ pub fn execute(repo: &Repo, recipe: &Recipe, cancel: &Cancel) -> Result<Executed
         source,
     })?;
     let timeout = Duration::from_secs(recipe.timeout_secs.max(1));
-    let ran = verify::run_command(
-        &cwd,
-        &VerifyCommand::Argv(recipe.argv.clone()),
-        timeout,
-        cancel,
-    )
-    .map_err(|e| spawn_error(e, &command))?;
+    let argv = VerifyCommand::Argv(recipe.argv.clone());
+    let ran = verify::run_command(&tree, &cwd, &argv, timeout, cancel)
+        .map_err(|e| spawn_error(e, &command))?;
     let refused = |what: Vec<String>| -> Error {
         RunError::TouchedGit {
             command: command.clone(),
@@ -252,12 +264,11 @@ pub fn execute(repo: &Repo, recipe: &Recipe, cancel: &Cancel) -> Result<Executed
         }
         .into()
     };
-    // Checked before the listing, which needs the worktree's repository intact.
-    let touched = guard.changes(&GitState::read(repo, &tree.dir, tree.registered));
+    let touched = guard.changes(&GitState::read(&tree));
     if !touched.is_empty() {
         return Err(refused(touched));
     }
-    let listed = list_files(&tree.dir, tree.registered, repo)?;
+    let listed = list_files(repo, &tree)?;
     let mut all: BTreeSet<String> = snapshot.keys().cloned().collect();
     all.extend(listed);
     let touched: Vec<String> = all.iter().filter(|p| under_git(p)).cloned().collect();
@@ -359,51 +370,36 @@ fn under_git(path: &str) -> bool {
         .any(|c| c.eq_ignore_ascii_case(".git"))
 }
 
-/// What the worktree's repository looks like from inside: its `.git` (the file of a
-/// linked worktree; nothing on an unborn branch), HEAD, and what it shares with the
-/// user's repository: the config file and the refs (but for previews', which other
-/// astedit processes may stage meanwhile).
+/// What the throwaway repository's state looks like: whether its `.git` is a folder,
+/// its HEAD (the branch, the commit), its config file and its refs.
 #[derive(PartialEq, Eq)]
 struct GitState {
-    dot_git: DotGit,
-    head: Option<String>,
+    dot_git: bool,
+    head: Option<Vec<u8>>,
     config: Option<Vec<u8>>,
     refs: Option<Vec<u8>>,
 }
 
-#[derive(PartialEq, Eq)]
-enum DotGit {
-    Absent,
-    File(Vec<u8>),
-    Other,
-}
-
 impl GitState {
-    fn read(repo: &Repo, dir: &Path, registered: bool) -> GitState {
-        let path = dir.join(".git");
-        let dot_git = match std::fs::symlink_metadata(&path) {
-            Err(_) => DotGit::Absent,
-            Ok(m) if m.is_file() => std::fs::read(&path).map_or(DotGit::Other, DotGit::File),
-            Ok(_) => DotGit::Other,
+    fn read(tree: &Worktree) -> GitState {
+        let out = |args: &[&str]| {
+            let mut git = tree.git();
+            git.args(args)
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| o.stdout)
         };
-        let head = registered
-            .then(|| git_out(dir, &["rev-parse", "--verify", "-q", "HEAD"]).ok())
-            .flatten()
-            .map(|out| String::from_utf8_lossy(&out).trim().to_string());
-        let refs = git_out(
-            &repo.workdir,
-            &[
-                "for-each-ref",
-                "--format=%(refname) %(objectname)",
-                "--exclude=refs/astedit/",
-            ],
-        )
-        .ok();
+        let dot_git = tree.dir.join(".git");
+        let head = std::fs::read(dot_git.join("HEAD")).ok().map(|mut text| {
+            text.extend(out(&["rev-parse", "--verify", "-q", "HEAD"]).unwrap_or_default());
+            text
+        });
         GitState {
-            dot_git,
+            dot_git: std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_dir()),
             head,
-            config: std::fs::read(repo.common_dir.join("config")).ok(),
-            refs,
+            config: std::fs::read(dot_git.join("config")).ok(),
+            refs: out(&["for-each-ref", "--format=%(refname) %(objectname)"]),
         }
     }
 
@@ -426,62 +422,90 @@ impl GitState {
     }
 }
 
-/// Copies the user's work tree over the worktree and returns what it copied, by path.
-fn fill(repo: &Repo, tree: &verify::Worktree) -> Result<BTreeMap<String, Before>, Error> {
+/// Copies the user's work tree into the worktree and returns what it copied, by path;
+/// then brings the worktree's index up to date with it. A path beyond a symlink in the
+/// user's tree is not read (git sees no file there); one the copy would write through
+/// a symlink is refused (exit 4).
+fn fill(repo: &Repo, tree: &Worktree) -> Result<BTreeMap<String, Before>, Error> {
     let listed = ls_files(git_in(&repo.workdir), &["-c", "-o", "--exclude-standard"])?;
     let mut snapshot = BTreeMap::new();
+    let (mut theirs, mut ours) = (HashSet::new(), HashSet::new());
     for path in &listed {
-        let dst = tree.dir.join(path);
-        match read_entry(&repo.workdir.join(path), path)? {
-            Entry::Folder => {}
-            Entry::Absent => remove(&dst, path)?,
-            Entry::File(content) => {
-                write_entry(&dst, &content, path)?;
-                let id = blob_id(repo, &content.bytes)?;
-                let kept = (!crate::txn::has_blob(repo, id)).then_some(content.bytes);
-                snapshot.insert(
-                    path.clone(),
-                    Before {
-                        id,
-                        mode: content.mode,
-                        kept,
-                    },
-                );
+        let src = repo.workdir.join(path);
+        let entry = match crate::txn::beyond_link(&repo.workdir, path, &mut theirs)? {
+            Some(_) => Entry::Absent,
+            None => read_entry(&src, path)?,
+        };
+        let content = match entry {
+            Entry::Absent => continue,
+            Entry::Folder => {
+                // An empty folder (a submodule's) is there as in a checkout.
+                if src.is_dir() {
+                    contained(&tree.dir, &format!("{path}/."), &mut ours)?;
+                    create_dir(&tree.dir.join(path), path)?;
+                }
+                continue;
             }
-        }
+            Entry::File(content) => content,
+        };
+        contained(&tree.dir, path, &mut ours)?;
+        write_entry(&tree.dir.join(path), &content, path)?;
+        let id = blob_id(repo, &content.bytes)?;
+        let kept = (!crate::txn::has_blob(repo, id)).then_some(content.bytes);
+        snapshot.insert(
+            path.clone(),
+            Before {
+                id,
+                mode: content.mode,
+                kept,
+            },
+        );
     }
-    // Files of HEAD the user removed from the index (`git rm`) are not theirs now.
-    if tree.registered {
-        let listed: BTreeSet<&String> = listed.iter().collect();
-        for path in ls_files(git_in(&tree.dir), &["-c"])? {
-            if !listed.contains(&path) {
-                remove(&tree.dir.join(&path), &path)?;
-            }
-        }
-    }
+    // The index records the files as they are now (`git diff` shows the user's edits
+    // and nothing else); files that differ from it exit 1, which is no failure.
+    let mut refresh = tree.git();
+    refresh.args(["update-index", "-q", "--refresh"]);
+    let _ = refresh.stdout(Stdio::null()).stderr(Stdio::null()).status();
     Ok(snapshot)
 }
 
-/// The worktree's paths after the command: tracked and untracked, not ignored (on an
-/// unborn branch, the plain folder read with the user's repository's ignore rules).
-fn list_files(dir: &Path, registered: bool, repo: &Repo) -> Result<Vec<String>, Error> {
-    let mut git = if registered {
-        git_in(dir)
-    } else {
-        let mut c = Command::new("git");
-        c.arg("--git-dir")
-            .arg(&repo.git_dir)
-            .arg("--work-tree")
-            .arg(dir);
-        c.current_dir(dir);
-        c
-    };
-    git.env_remove("GIT_INDEX_FILE");
-    ls_files(git, &["-c", "-o", "--exclude-standard"])
+/// Refuses (exit 4) writing `path` under `root` through a symlink (or a file) on its
+/// way: apply's containment check, without its limits on names (the copy writes what
+/// the user has).
+fn contained(root: &Path, path: &str, known: &mut HashSet<PathBuf>) -> Result<(), Error> {
+    match crate::txn::beyond_link(root, path, known)? {
+        Some(why) => Err(crate::txn::Error::Refused {
+            path: path.trim_end_matches("/.").to_string(),
+            why,
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// The worktree's paths after the command, tracked and untracked, not ignored, as the
+/// user's repository lists them (its ignore rules and config; an empty index, so that
+/// nothing the command did to the throwaway's index or excludes hides a file).
+fn list_files(repo: &Repo, tree: &Worktree) -> Result<Vec<String>, Error> {
+    let mut git = Command::new("git");
+    git.arg("--git-dir")
+        .arg(&repo.git_dir)
+        .arg("--work-tree")
+        .arg(&tree.dir)
+        .args([
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.untrackedCache=false",
+        ])
+        .current_dir(&tree.dir);
+    crate::ops::worktree::scrub_repo_env(&mut git);
+    git.env("GIT_INDEX_FILE", tree.holder().join("empty-index"));
+    ls_files(git, &["-o", "--exclude-standard"])
 }
 
 /// The paths whose worktree content differs from what was copied in, with that
-/// content (`None`: removed).
+/// content (`None`: removed, or beyond a symlink the command made).
 fn changed_paths(
     repo: &Repo,
     dir: &Path,
@@ -489,14 +513,18 @@ fn changed_paths(
     all: &BTreeSet<String>,
 ) -> Result<Vec<(String, Option<FileContent>)>, Error> {
     let mut changed = Vec::new();
+    let mut known = HashSet::new();
     for path in all {
         // A nested repository's folder (`ls-files -o` lists it with its `/`).
         if path.ends_with('/') {
             continue;
         }
-        let now = match read_entry(&dir.join(path), path)? {
-            Entry::File(c) => Some(c),
-            Entry::Absent | Entry::Folder => None,
+        let now = match crate::txn::beyond_link(dir, path, &mut known)? {
+            Some(_) => None,
+            None => match read_entry(&dir.join(path), path)? {
+                Entry::File(c) => Some(c),
+                Entry::Absent | Entry::Folder => None,
+            },
         };
         let same = match (snapshot.get(path), &now) {
             (None, None) => true,
@@ -559,6 +587,19 @@ fn read_entry(abs: &Path, path: &str) -> Result<Entry, Error> {
     Ok(Entry::File(FileContent { bytes, mode }))
 }
 
+fn create_dir(dst: &Path, path: &str) -> Result<(), Error> {
+    std::fs::create_dir_all(dst).map_err(|source| {
+        crate::error::IoError {
+            action: "create",
+            path: path.to_string(),
+            source,
+        }
+        .into()
+    })
+}
+
+/// Writes a file the worktree does not have yet (the copy starts from an empty
+/// folder; its folders were checked by [`contained`]).
 fn write_entry(dst: &Path, content: &FileContent, path: &str) -> Result<(), Error> {
     let io = |source| crate::error::IoError {
         action: "write",
@@ -568,12 +609,6 @@ fn write_entry(dst: &Path, content: &FileContent, path: &str) -> Result<(), Erro
     if let Some(parent) = dst.parent() {
         std::fs::create_dir_all(parent).map_err(io)?;
     }
-    // Whatever the checkout has there is replaced, never followed.
-    match std::fs::symlink_metadata(dst) {
-        Ok(m) if m.is_dir() => std::fs::remove_dir_all(dst).map_err(io)?,
-        Ok(_) => std::fs::remove_file(dst).map_err(io)?,
-        Err(_) => {}
-    }
     if content.mode == FileMode::Symlink {
         #[cfg(unix)]
         {
@@ -582,21 +617,16 @@ fn write_entry(dst: &Path, content: &FileContent, path: &str) -> Result<(), Erro
             return Ok(());
         }
     }
-    std::fs::write(dst, &content.bytes).map_err(io)?;
+    // `create_new`: never through whatever might be there.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dst)
+        .map_err(io)?;
+    std::io::Write::write_all(&mut file, &content.bytes).map_err(io)?;
+    drop(file);
     verify::set_mode(dst, content.mode).map_err(io)?;
     Ok(())
-}
-
-fn remove(dst: &Path, path: &str) -> Result<(), Error> {
-    match std::fs::remove_file(dst) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(crate::error::IoError {
-            action: "remove",
-            path: path.to_string(),
-            source: e,
-        }
-        .into()),
-        _ => Ok(()),
-    }
 }
 
 /// `git` run in `dir` (its own repository: no GIT_DIR or GIT_WORK_TREE from ours).
@@ -616,11 +646,11 @@ fn ls_files(mut git: Command, args: &[&str]) -> Result<Vec<String>, Error> {
         .args(args)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| verify::VerifyError::Worktree {
+        .map_err(|e| WorktreeError {
             detail: format!("git ls-files: {e}"),
         })?;
     if !out.status.success() {
-        return Err(verify::VerifyError::Worktree {
+        return Err(WorktreeError {
             detail: format!(
                 "git ls-files: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
@@ -636,20 +666,6 @@ fn ls_files(mut git: Command, args: &[&str]) -> Result<Vec<String>, Error> {
         .map(|p| String::from_utf8_lossy(p).into_owned())
         .filter(|p| seen.insert(p.clone()))
         .collect())
-}
-
-/// `git ARGS` in `dir`, its standard output.
-fn git_out(dir: &Path, args: &[&str]) -> Result<Vec<u8>, ()> {
-    let out = git_in(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|_| ())?;
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        Err(())
-    }
 }
 
 #[cfg(test)]
