@@ -396,14 +396,29 @@ pub fn check_contained(repo: &Repo, p: &Preview) -> Result<(), Error> {
         _ => "prefix",
     };
     let prefix: String = recorded(meta, folder_key).unwrap_or_default();
-    contained(repo, "", &prefix).map_err(|why| refuse("the folder", &prefix, why))?;
     let pathspecs: Vec<String> = recorded(meta, "pathspecs").unwrap_or_default();
-    for spec in &pathspecs {
-        pathspec_contained(repo, &prefix, spec).map_err(|why| refuse("the pathspec", spec, why))?;
-    }
+    folder_contained(repo, &prefix, &pathspecs)
+        .map_err(|(what, path, why)| refuse(what, &path, why))?;
     let configs: Option<Vec<String>> = recorded(meta, "configs").flatten();
     for c in configs.iter().flatten() {
         contained(repo, "", c).map_err(|why| refuse("the config file", c, why))?;
+    }
+    Ok(())
+}
+
+/// Checks that a recipe's folder `prefix` and its `pathspecs` (read from that folder)
+/// lie inside the repository, as [`check_contained`] does; a command preview's run
+/// checks them again before its command starts. `Err`: what ("the folder", "the
+/// pathspec"), which, and why.
+pub fn folder_contained(
+    repo: &Repo,
+    prefix: &str,
+    pathspecs: &[String],
+) -> Result<(), (&'static str, String, String)> {
+    contained(repo, "", prefix).map_err(|why| ("the folder", prefix.to_string(), why))?;
+    for spec in pathspecs {
+        pathspec_contained(repo, prefix, spec)
+            .map_err(|why| ("the pathspec", spec.clone(), why))?;
     }
     Ok(())
 }

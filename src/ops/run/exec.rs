@@ -233,8 +233,14 @@ pub fn execute(repo: &Repo, recipe: &Recipe, cancel: &Cancel) -> Result<Executed
     if recipe.argv.is_empty() || recipe.argv[0].is_empty() {
         return Err(RunError::Empty.into());
     }
-    // Before anything is made or run: a refreshed preview's folder is recorded data.
-    crate::txn::check_folder_contained_in(&repo.workdir, &recipe.prefix, &mut HashSet::new())?;
+    // Before anything is made or run: a refreshed preview's folder and pathspecs are
+    // recorded data (the trust gate checked them; so does this, whoever calls).
+    crate::ops::trust::folder_contained(repo, &recipe.prefix, &recipe.pathspecs).map_err(
+        |(what, path, why)| crate::txn::Error::Refused {
+            path,
+            why: format!("{what} of the command is outside the repository ({why})"),
+        },
+    )?;
     let command = recipe.display();
     crate::ops::worktree::remove_abandoned(repo);
     let head = repo.head_commit().map(|id| id.to_string());
@@ -679,6 +685,37 @@ mod tests {
         assert!(under_git("a/.GIT/x"));
         assert!(!under_git(".gitignore"));
         assert!(!under_git("a/b.git/c"));
+    }
+
+    /// Issue 48 item 3, in depth: whoever calls, a recorded folder or pathspec outside
+    /// the repository is refused before anything is made or run.
+    #[test]
+    fn a_folder_or_pathspec_outside_the_repository_runs_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let top = dir.path().join("repo");
+        let init = Command::new("git")
+            .args(["init", "-q"])
+            .arg(&top)
+            .status()
+            .expect("git init");
+        assert!(init.success());
+        let repo = Repo::discover_from(&top).expect("repo");
+        let marker = dir.path().join("marker");
+        let touch = format!("touch '{}'", marker.display());
+        for (prefix, pathspecs) in [("../../..", vec![]), ("", vec!["../../x".to_string()])] {
+            let recipe = Recipe {
+                argv: vec!["sh".into(), "-c".into(), touch.clone()],
+                prefix: prefix.into(),
+                pathspecs,
+                allow_failure: false,
+                timeout_secs: 10,
+            };
+            let Err(err) = execute(&repo, &recipe, &Cancel::never()) else {
+                panic!("{prefix:?} ran");
+            };
+            assert_eq!(err.code(), "refused", "{err}");
+            assert!(!marker.exists());
+        }
     }
 
     #[test]
