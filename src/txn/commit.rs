@@ -64,23 +64,12 @@ pub fn write_commit(
     changes: &[(&str, Option<(ObjectId, FileMode)>)],
     message: &str,
 ) -> Result<ObjectId, Error> {
-    write_merge_commit(repo, parent, &[], changes, message)
+    merge_commit(repo, parent, &[], changes, message, None)
 }
 
-/// [`write_commit`] with `also` as further parents after `parent` (a merge: the tree
-/// is still `parent`'s with `changes` made).
-pub fn write_merge_commit(
-    repo: &Repo,
-    parent: Option<ObjectId>,
-    also: &[ObjectId],
-    changes: &[(&str, Option<(ObjectId, FileMode)>)],
-    message: &str,
-) -> Result<ObjectId, Error> {
-    merge_commit(repo, parent, also, changes, message, None)
-}
-
-/// [`write_merge_commit`] for a campaign state commit: signed by git
-/// ([`super::sign::commit`]) when previews are signed (`--sign`,
+/// A campaign state commit: [`write_commit`] with `also` as further parents after
+/// `parent` (the shards' tips it merges; the tree is still `parent`'s with `changes`
+/// made), signed by git ([`super::sign::commit`]) when previews are signed (`--sign`,
 /// `astedit.signPreviews`), so a collector can tell the states its own runs recorded.
 pub fn write_state_commit(
     repo: &Repo,
@@ -93,7 +82,8 @@ pub fn write_state_commit(
     merge_commit(repo, parent, also, changes, message, sign)
 }
 
-/// [`write_merge_commit`], signed by git when `sign` names what is signed.
+/// A commit on `parent` and `also` whose tree is `parent`'s with `changes` made,
+/// signed by git when `sign` names what is signed.
 fn merge_commit(
     repo: &Repo,
     parent: Option<ObjectId>,

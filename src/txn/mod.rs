@@ -98,7 +98,6 @@ pub use store::REF_PREFIX;
 
 pub use commit::changed_tree;
 pub use commit::write_commit;
-pub use commit::write_merge_commit;
 pub use commit::write_state_commit;
 pub(crate) use index::agent_trailer;
 
