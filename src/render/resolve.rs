@@ -8,6 +8,7 @@ use super::TextReport;
 use crate::report::Action;
 use crate::report::How;
 use crate::report::PrReport;
+use crate::report::PreviewState;
 use crate::report::RefreshReport;
 use crate::report::RefreshState;
 use crate::report::ResolveReport;
@@ -63,9 +64,16 @@ fn resolve_text(report: &ResolveReport) -> String {
                 escape_line(&report.summary)
             )
         }
-        Action::Undone => format!(
+        Action::Undone if report.state == PreviewState::Pending => format!(
             "Undid {}: {} written, {} deleted. The preview is pending again; it is applied \
              again only by its id.\n",
+            report.id,
+            files(report.written.len()),
+            files(report.deleted.len())
+        ),
+        Action::Undone => format!(
+            "Undid {}: {} written, {} deleted. It was an agent's own edit (agent-hook), \
+             not a staged preview: nothing is pending.\n",
             report.id,
             files(report.written.len()),
             files(report.deleted.len())

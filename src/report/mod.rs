@@ -803,7 +803,9 @@ impl ResolveReport {
             action,
             state: match action {
                 Action::Applied => PreviewState::Applied,
-                Action::Undone => PreviewState::Pending,
+                Action::Undone if report.pending_again => PreviewState::Pending,
+                // An agent's own edit: nothing was staged, nothing is pending.
+                Action::Undone => PreviewState::Discarded,
                 Action::Discarded => PreviewState::Discarded,
             },
             written: report.written.clone(),

@@ -279,6 +279,7 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
         None,
     )?;
     let mut report = report_of(&record);
+    report.pending_again = record::pending_again(record.kind);
     staging.finish(repo, &record.ops, &mut report)?;
     drop(lock);
     Ok(report)

@@ -741,6 +741,9 @@ pub struct ApplyReport {
     pub commit_kept: Option<String>,
     /// A partial apply (`apply ID -- PATHSPEC`): how the preview was split.
     pub split: Option<SplitInfo>,
+    /// Undo: the preview is pending again (not after an agent's own edit, which
+    /// nobody staged).
+    pub pending_again: bool,
 }
 
 /// How a partial apply split its preview: `selected` was applied (it is the id the

@@ -1046,6 +1046,12 @@ pub(crate) fn finish(
     Ok(pass)
 }
 
+/// Whether the undo of a transaction of `kind` makes its preview pending again: not
+/// for an agent's own edit (`agent-hook`), which nobody staged.
+pub fn pending_again(kind: crate::change::PreviewKind) -> bool {
+    kind != crate::change::PreviewKind::Hook
+}
+
 /// Rolls a committed run back as far as it safely can (`recover --abandon`), removes
 /// its temps and the record. Paths holding neither side are left as they are.
 pub(crate) fn abandon(repo: &Repo, record: &Record) -> Result<Pass, Error> {
@@ -1055,7 +1061,9 @@ pub(crate) fn abandon(repo: &Repo, record: &Record) -> Result<Pass, Error> {
 }
 
 /// Writes the run's `applied`/`undone` event (once: skipped when the journal has it),
-/// removing (apply) or re-creating (undo) the pending ref in the same transaction.
+/// removing (apply) or re-creating (undo) the pending ref in the same transaction. An
+/// agent's own edit journalled by `agent-hook` (kind `hook`) was never a preview
+/// anyone staged: its undo leaves none pending ([`pending_again`]).
 /// `live`: called by the run itself, which has written no event yet.
 fn record_event(repo: &Repo, record: &Record, live: bool) -> Result<(), Error> {
     if !live && event_landed(repo, record)? {
@@ -1070,7 +1078,7 @@ fn record_event(repo: &Repo, record: &Record, live: bool) -> Result<(), Error> {
     let mut extra = Vec::new();
     let kind = match record.op {
         TxnOp::Undo => {
-            if !pending {
+            if !pending && pending_again(record.kind) {
                 extra.push(journal::update_edit(
                     &name,
                     PreviousValue::MustNotExist,

@@ -437,3 +437,31 @@ fn the_lock_error_and_the_journal_name_a_session_alike() {
         log.stdout
     );
 }
+
+// Item 7: the undo of an agent's own edit (journalled by agent-hook) does not leave a
+// preview pending that nobody staged, and does not say it does.
+#[test]
+fn undo_of_an_agents_own_edit_leaves_no_preview_pending() {
+    let repo = TestRepo::new();
+    repo.write("a.js", "f(1);\n");
+    repo.commit_all("init");
+    claude_event(&repo, "sess-8", "PostToolUse", "Read");
+    claude_event(&repo, "sess-8", "PreToolUse", "Edit");
+    repo.write("a.js", "g(1);\n");
+    claude_event(&repo, "sess-8", "PostToolUse", "Edit");
+    let out = repo.run(&["undo"]);
+    out.assert_code(0);
+    assert_eq!(repo.read_string("a.js"), "f(1);\n");
+    assert!(!out.stdout.contains("pending again"), "{}", out.stdout);
+    assert!(out.stdout.contains("nothing is pending"), "{}", out.stdout);
+    assert!(repo.astedit_refs().is_empty(), "{:?}", repo.astedit_refs());
+    let list = repo.run(&["list"]);
+    assert_eq!(list.stdout, "", "{}", list.stdout);
+    // A staged preview's undo still leaves it pending, to apply again by its id.
+    repo.run(&["edit", "-p", "f($A)", "-r", "h($A)", "--apply"])
+        .assert_code(0);
+    let out = repo.run(&["--json", "undo"]).assert_code(0).json();
+    assert_eq!(out["state"], "pending", "{out}");
+    assert_eq!(repo.run(&["list"]).stdout.lines().count(), 1);
+    repo.fsck();
+}

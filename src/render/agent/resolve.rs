@@ -83,12 +83,18 @@ pub fn undone(report: &ResolveReport, notes: &[String]) -> String {
             report.index_left.join(", ")
         ));
     }
-    text.push_str(&format!(
-        "Preview {id} is pending again (state: pending, undone). A resolve without an id never \
-         picks it: apply it again only by naming it, resolve {{\"action\": \"apply\", \"id\": \"{id}\", \"reason\": …}}, \
-         or drop it with action \"discard\".\n",
-        id = report.id
-    ));
+    if report.state == crate::report::PreviewState::Pending {
+        text.push_str(&format!(
+            "Preview {id} is pending again (state: pending, undone). A resolve without an id never \
+             picks it: apply it again only by naming it, resolve {{\"action\": \"apply\", \"id\": \"{id}\", \"reason\": …}}, \
+             or drop it with action \"discard\".\n",
+            id = report.id
+        ));
+    } else {
+        text.push_str(
+            "It was an agent's own edit (agent-hook), not a staged preview: nothing is pending.\n",
+        );
+    }
     push_notes(&mut text, notes, &[]);
     text
 }
