@@ -46,6 +46,7 @@ mod recovery;
 mod reflocks;
 mod refresh;
 mod repo;
+mod review;
 mod ruletest;
 mod run;
 mod sandbox;

@@ -312,6 +312,11 @@ fn by_regions(before: &str, after: &str, located: Vec<Located>) -> Vec<Span> {
             }
         }
         labels.dedup();
+        if before[bs..be] == after[as_..ae] {
+            // The recipe would change this region and the preview does not (a match
+            // `-i` declined, a site a review rejected): no site.
+            continue;
+        }
         let (label, kind) = match labels.as_slice() {
             [] => (Label::None, SpanKind::Dependent),
             [one] => ((*one).clone(), SpanKind::Differs),
