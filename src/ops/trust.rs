@@ -300,6 +300,23 @@ pub fn gate_refresh(repo: &Repo, p: &Preview, allow_run: bool) -> Result<Origin,
     Ok(origin)
 }
 
+/// Refuses to stage a preview here from `parent`'s metadata (`review --split`) when
+/// `parent` is untrusted and its recipe runs a program: the copy would be made here,
+/// hence trusted, with someone else's argv or formatters.
+pub fn check_derive(repo: &Repo, parent: &Preview) -> Result<(), Error> {
+    let runs = runs(&parent.meta);
+    let origin = origin(repo, parent);
+    if runs.is_empty() || origin.origin.is_trusted() {
+        return Ok(());
+    }
+    Err(TrustError::Untrusted {
+        id: parent.id.clone(),
+        runs,
+        why: origin.origin_why.unwrap_or_default(),
+    }
+    .into())
+}
+
 /// Refuses `what` (a `verify` command, `fmt`) when the caller may not run programs.
 pub fn allow_run(allow_run: bool, what: &str, runs: Vec<String>) -> Result<(), Error> {
     if allow_run {

@@ -68,8 +68,11 @@ pub fn supersede(
     meta: &PreviewMeta,
 ) -> Result<Preview, Error> {
     let (files, objects, meta) = stager.into_parts(meta);
-    // A successor is signed as any preview staged now is (`--sign`, astedit.signPreviews).
-    let p_id = store::build_preview(repo, objects, &files, &meta, super::sign::signing(repo))?;
+    // A successor is signed as any preview staged now is (`--sign`, astedit.signPreviews),
+    // unless its predecessor is not vouched for here: signing would make a fetched
+    // preview's recipe trusted.
+    let sign = super::sign::signing(repo) && super::trusted::vouched(repo, old);
+    let p_id = store::build_preview(repo, objects, &files, &meta, sign)?;
     // Everything of the successor is written; nothing names it yet.
     fsutil::fault("refresh-before-swap");
     let new_id = store::short_id(p_id);

@@ -771,7 +771,8 @@ pub(crate) fn split_into(
     pathspecs: &[String],
     by: Option<&str>,
 ) -> Result<(Preview, Option<Preview>), Error> {
-    let sign = super::sign::signing(repo);
+    // The parts of a fetched preview are not signed here: that would vouch for it.
+    let sign = super::sign::signing(repo) && super::trusted::vouched(repo, preview);
     let build = |entries: &[StoredEntry], part: &str| -> Result<ObjectId, Error> {
         let files: Vec<StagedFile> = entries
             .iter()

@@ -109,6 +109,15 @@ pub fn forget(repo: &Repo, commit: ObjectId) {
     let _ = std::fs::remove_file(dir(repo).join(commit.to_string()));
 }
 
+/// Whether `p` is vouched for here: a record of it, or a good signature by an allowed
+/// signer. A preview derived from it here (a split's parts, a refresh's successor) is
+/// signed with `astedit.signPreviews` only then: signing what a fetched preview records
+/// would make it trusted (`ops::trust` decides the full origin).
+pub(crate) fn vouched(repo: &Repo, p: &super::Preview) -> bool {
+    lookup(repo, p.commit).is_some()
+        || super::sign::verify(repo, p.commit).is_ok_and(|c| c.trusted())
+}
+
 /// Records `parts` as trusted the way `parent` is (nothing when it has no record):
 /// the parts of a split hold the parent's changes and recipe. A record that cannot be
 /// written leaves the part untrusted.

@@ -470,3 +470,23 @@ fn the_trust_record_is_local_and_pruned_by_discard_and_gc() {
         "gc keeps a pending preview's record"
     );
 }
+
+#[test]
+fn a_review_split_of_a_fetched_run_preview_is_refused() {
+    let a = first();
+    let b = second(&a);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("ran");
+    let id = stage_run(&b, &marker);
+    fetch_previews(&a, &b);
+    assert_eq!(a.run(&["review", &id, "--accept", "all"]).code, 0);
+    // The parts would be made here, hence trusted, with the fetched argv.
+    let out = a.run(&["--json", "review", &id, "--split"]);
+    assert_untrusted(&out, &id);
+    assert_nothing_staged(&a, &[&id]);
+    // Trusted first, it splits.
+    assert_eq!(a.run(&["trust", &id, "--yes"]).code, 0);
+    let out = a.run(&["--json", "review", &id, "--split"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(!marker.exists());
+}

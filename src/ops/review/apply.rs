@@ -243,6 +243,9 @@ pub fn apply(
 
 /// Stages the accepted sites of pending preview `id` as previews of their own.
 pub fn split(repo: &Repo, model: &Model, by: &SplitBy) -> Result<SplitReport, Error> {
+    // The parts carry the preview's recipe and are made here: not of a fetched one that
+    // runs a program.
+    crate::ops::trust::check_derive(repo, &model.preview)?;
     let mut cuts: Vec<(String, ChangeSet)> = Vec::new();
     match by {
         SplitBy::Group => {

@@ -33,6 +33,11 @@ impl Recipe {
     pub(super) fn of(repo: &crate::repo::Repo, preview: &crate::txn::Preview) -> Recipe {
         use crate::change::PreviewKind;
         use crate::ops::recipe::Recorded;
+        // A recorded folder or config outside the repository (a forged preview) is not
+        // read: no rules are loaded from there.
+        if let Err(e) = crate::ops::trust::check_contained(repo, preview) {
+            return Recipe::None(e.to_string());
+        }
         let meta = &preview.meta;
         match meta.kind {
             PreviewKind::Edit => match EditOps::of(meta) {
