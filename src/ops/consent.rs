@@ -121,9 +121,10 @@ impl Classify for Error {
 }
 
 /// The digest of a formatter command: SHA-256 over the command line and, for each of
-/// its words that names a file in the work tree (a committed `./tools/fmt.sh`, a
-/// `python tools/fmt.py`), that path and its bytes. Returns the digest and those
-/// paths. What such a script runs in turn is not covered.
+/// its words (or whitespace-separated piece of one, as in `sh -c "./fmt.sh -q"`) that
+/// names a file in the work tree (a committed `./tools/fmt.sh`, a `python
+/// tools/fmt.py`), that path and its bytes. Returns the digest and those paths. What
+/// such a script runs in turn is not covered.
 pub fn fmt_digest(workdir: &Path, command: &str) -> (String, Vec<String>) {
     use sha2::Digest as _;
     let mut h = sha2::Sha256::new();
@@ -134,8 +135,19 @@ pub fn fmt_digest(workdir: &Path, command: &str) -> (String, Vec<String>) {
     part(b"fmt");
     part(command.as_bytes());
     let mut files = Vec::new();
-    for word in crate::ops::fmt::words(command) {
-        if word.contains("{path}") || word.starts_with('-') || Path::new(&word).is_absolute() {
+    // Each word, and each piece of a word a shell would split (`sh -c "./x.sh -q"`).
+    let words = crate::ops::fmt::words(command);
+    let pieces = words
+        .iter()
+        .flat_map(|w| std::iter::once(w.as_str()).chain(w.split_whitespace()))
+        .map(str::to_string);
+    let mut seen = std::collections::BTreeSet::new();
+    for word in pieces {
+        if word.contains("{path}")
+            || word.starts_with('-')
+            || Path::new(&word).is_absolute()
+            || !seen.insert(word.clone())
+        {
             continue;
         }
         let abs = workdir.join(&word);
@@ -417,7 +429,30 @@ pub fn custom_policy(
 
 #[cfg(test)]
 mod tests {
+    use super::fmt_digest;
     use super::parse_digest;
+
+    #[test]
+    fn a_formatters_digest_covers_the_scripts_it_names() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir(root.join("tools")).expect("mkdir");
+        std::fs::write(root.join("tools/fmt.sh"), "cat\n").expect("write");
+        let direct = fmt_digest(root, "./tools/fmt.sh {path}");
+        let in_shell = fmt_digest(root, "sh -c './tools/fmt.sh -q' {path}");
+        assert_eq!(direct.1, ["./tools/fmt.sh"]);
+        assert_eq!(in_shell.1, ["./tools/fmt.sh"]);
+        // Another command line, or other bytes in the script: another digest.
+        assert_ne!(direct.0, fmt_digest(root, "./tools/fmt.sh  {path}").0);
+        std::fs::write(root.join("tools/fmt.sh"), "cat # more\n").expect("write");
+        assert_ne!(fmt_digest(root, "./tools/fmt.sh {path}").0, direct.0);
+        assert_ne!(
+            fmt_digest(root, "sh -c './tools/fmt.sh -q' {path}").0,
+            in_shell.0
+        );
+        // A program from PATH names no file here.
+        assert!(fmt_digest(root, "ruff format -").1.is_empty());
+    }
 
     #[test]
     fn digests_read_only_as_sha256_hex() {
