@@ -73,7 +73,7 @@ fn not_allowed_message(named: &[NamedCommand]) -> String {
 impl Classify for Error {
     fn code(&self) -> &'static str {
         match self {
-            Error::NotAllowed(_) => "not-allowed",
+            Error::NotAllowed(_) => "command-not-allowed",
             Error::BadDigest(_) => "usage",
             Error::Store { .. } => "io",
         }

@@ -43,14 +43,14 @@ fn marker(repo: &TestRepo) -> usize {
         .unwrap_or(0)
 }
 
-/// Checks a refusal: exit 4, code `not-allowed`, the exact command and its digest in
+/// Checks a refusal: exit 4, code `command-not-allowed`, the exact command and its digest in
 /// the message, the ways to allow it in the hint.
 #[track_caller]
 fn assert_refused(out: &crate::util::Output, command: &str, digest: &str) {
     out.assert_code(4);
     let v = out.json();
     let error = &v["error"];
-    assert_eq!(error["code"], "not-allowed", "{v}");
+    assert_eq!(error["code"], "command-not-allowed", "{v}");
     let message = error["message"].as_str().unwrap_or("");
     assert!(message.contains(command), "{message}");
     assert!(message.contains(digest), "{message}");
@@ -100,7 +100,7 @@ fn a_clones_formatter_runs_only_once_allowed() {
     assert_eq!(reply["isError"], true, "{reply}");
     assert_eq!(
         crate::mcp::error_json(&reply)["error"]["code"],
-        "not-allowed",
+        "command-not-allowed",
         "{reply}"
     );
     assert_eq!(marker(&repo), 0);
@@ -225,7 +225,12 @@ fn refresh_runs_a_recorded_formatter_only_as_allowed_now() {
     repo.write("a.py", "x = 0\ny = old(2)\n");
     let out = repo.run(&["--json", "refresh", &id]);
     out.assert_code(4);
-    assert_eq!(out.json()["error"]["code"], "not-allowed", "{}", out.stdout);
+    assert_eq!(
+        out.json()["error"]["code"],
+        "command-not-allowed",
+        "{}",
+        out.stdout
+    );
     assert_eq!(marker(&repo), 1);
     repo.run(&["allow"]).assert_code(0);
     repo.run(&["--json", "refresh", &id]).assert_code(0);

@@ -120,7 +120,7 @@ fn every_json_output_fits_the_schema() {
         &["edit", "-p", "foo($A)", "-r", "x", "--fmt"],
         4,
     );
-    assert_eq!(v["error"]["code"], "not-allowed", "{v}");
+    assert_eq!(v["error"]["code"], "command-not-allowed", "{v}");
     let v = checked(&repo, "allow", &["allow"], 0);
     assert_eq!(v["commands"][0]["allowed"], true, "{v}");
     checked(&repo, "allow", &["allow", "--revoke"], 0);

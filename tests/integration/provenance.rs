@@ -312,7 +312,7 @@ fn a_forged_formatter_on_an_edit_preview_does_not_run_until_trusted() {
     let refused = a.run(&["--json", "refresh", &forged]);
     assert_eq!(refused.code, 4, "{}", refused.stdout);
     let v = refused.json();
-    assert_eq!(v["error"]["code"], "not-allowed", "{v}");
+    assert_eq!(v["error"]["code"], "command-not-allowed", "{v}");
     assert!(!marker.exists(), "the trusted formatter ran unallowed");
     let digest = v["error"]["details"]["commands"][0]["digest"]
         .as_str()
