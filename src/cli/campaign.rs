@@ -173,15 +173,11 @@ pub fn run(ctx: &mut Ctx, cmd: CampaignCommand) -> Result<Exit, Error> {
                         &loaded,
                         workspace_of(repo, workspace, &loaded),
                     ),
+                    reviews: html.is_some(),
                 },
             )?;
             if let Some(file) = html {
-                let page = git_astedit::render::campaign::html(&report);
-                std::fs::write(&file, page).map_err(|e| git_astedit::error::InputError {
-                    action: "write",
-                    path: file.display().to_string(),
-                    source: e,
-                })?;
+                write_status_page(&file, &report)?;
             }
             out.emit(&report)?;
             return Ok(Exit::Ok);
@@ -251,4 +247,38 @@ fn workspace_of(
 /// `--at-once N` (clap refused 0) as a count.
 fn count(n: Option<u64>) -> Option<usize> {
     n.map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// `status --html FILE`: the page, and each pending preview's review page (as `review
+/// --html` writes it) in the folder `<FILE's stem>-reviews` beside it, linked from
+/// the page.
+fn write_status_page(
+    file: &std::path::Path,
+    report: &git_astedit::report::campaign::CampaignStatusReport,
+) -> Result<(), Error> {
+    let stem = file
+        .file_stem()
+        .map_or_else(|| "status".into(), |s| s.to_string_lossy().into_owned());
+    let folder = format!("{stem}-reviews");
+    let dir = file.with_file_name(&folder);
+    let write = |path: &std::path::Path, text: String| {
+        std::fs::write(path, text).map_err(|e| git_astedit::error::InputError {
+            action: "write",
+            path: path.display().to_string(),
+            source: e,
+        })
+    };
+    if !report.reviews.is_empty() {
+        std::fs::create_dir_all(&dir).map_err(|e| git_astedit::error::InputError {
+            action: "create the folder",
+            path: dir.display().to_string(),
+            source: e,
+        })?;
+    }
+    for (key, review) in &report.reviews {
+        let name = git_astedit::render::campaign::review_file_name(key);
+        write(&dir.join(name), git_astedit::render::review::html(review))?;
+    }
+    write(file, git_astedit::render::campaign::html(report, &folder))?;
+    Ok(())
 }

@@ -23,6 +23,7 @@ use git_astedit::Error;
 mod agent_hook;
 mod allow;
 mod apply;
+mod browser;
 mod campaign;
 mod color;
 mod common;
@@ -57,6 +58,7 @@ mod traits;
 mod trust;
 mod undo;
 mod verify;
+mod web;
 
 pub use output::Out;
 pub use output::OutputError;

@@ -16,7 +16,9 @@ use super::Ctx;
 /// A site is one match's replacement; sites of the same rule or op that make the same
 /// change once the text they keep is abstracted are one group. Accept or reject groups
 /// and sites: `apply` then applies the accepted ones, drops the rejected ones and
-/// leaves the undecided ones pending as a preview of their own.
+/// leaves the undecided ones pending as a preview of their own. Without --text, --html,
+/// --json or a decision, it serves the review on a local page (127.0.0.1) and opens
+/// the browser; the page's Apply applies and stops the server, Ctrl-C stops it.
 #[derive(Debug, clap::Args)]
 pub struct ReviewArgs {
     /// Preview id or unique prefix (the newest pending one when omitted)
@@ -30,6 +32,14 @@ pub struct ReviewArgs {
     /// counts, outliers and a representative diff of each
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
+
+    /// Serve the page on this port of 127.0.0.1 (default: any free port)
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<u16>,
+
+    /// Print the page's URL (good for one load) without opening a browser
+    #[arg(long)]
+    pub no_open: bool,
 
     /// Accept these groups (keys), sites (ids), or `all`
     #[arg(long, value_name = "KEY", value_delimiter = ',')]
@@ -69,7 +79,29 @@ pub struct ReviewArgs {
     pub pathspecs: Vec<String>,
 }
 
+impl ReviewArgs {
+    /// Whether the run serves the page: no other face (text, HTML, JSON), no
+    /// decision, site listing or split asked for.
+    pub fn serves(&self, json: bool) -> bool {
+        !(json
+            || self.text
+            || self.html.is_some()
+            || self.split
+            || self.sites.is_some()
+            || !self.accept.is_empty()
+            || !self.reject.is_empty()
+            || !self.undecide.is_empty())
+    }
+}
+
 pub fn run(ctx: &mut Ctx, args: ReviewArgs) -> Result<Exit, Error> {
+    if args.serves(ctx.json) {
+        let (repo, out) = ctx.parts()?;
+        let options = super::web::Options {
+            port: args.port.unwrap_or(0),
+        };
+        return super::web::run(repo, out, args.id.as_deref(), &options, !args.no_open);
+    }
     let mut decide: Vec<(String, Option<Decision>)> = Vec::new();
     decide.extend(
         args.accept

@@ -146,6 +146,12 @@ impl Command {
             | Command::AgentHook(_)
             | Command::Trust(_) => Traits::READS,
             // Decisions and split write refs (and split stages previews).
+            // The page decides and applies; its stdout is the URL, then the report.
+            Command::Review(a) if a.serves(false) => Traits {
+                paging: Paging::Never,
+                progress: false,
+                ..Traits::WRITES
+            },
             Command::Review(a) => {
                 if a.split || !a.accept.is_empty() || !a.reject.is_empty() || !a.undecide.is_empty()
                 {

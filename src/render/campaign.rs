@@ -191,8 +191,43 @@ fn chart(report: &CampaignStatusReport) -> String {
     )
 }
 
-/// `campaign status --html`: one static page, everything inline.
-pub fn html(report: &CampaignStatusReport) -> String {
+/// `segment` percent-encoded for a relative URL (all but unreserved characters).
+fn url_segment(segment: &str) -> String {
+    segment
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The file name of repository `key`'s review page in the folder `status --html`
+/// writes them to: the key's letters, digits, `-`, `_` and `.` kept, anything else
+/// `_`, and a hash of the key so that two keys never share a name.
+pub fn review_file_name(key: &str) -> String {
+    let safe: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    format!("{}-{:08x}.html", safe.trim_start_matches('.'), hash as u32)
+}
+
+/// `campaign status --html`: one static page, everything inline; each repository with
+/// a review in the report links its page in the folder `reviews` (relative to the
+/// page).
+pub fn html(report: &CampaignStatusReport, reviews: &str) -> String {
     let mut rows = String::new();
     for r in &report.repos {
         let mut pr = match (&r.pr_url, r.pr_number) {
@@ -213,6 +248,16 @@ pub fn html(report: &CampaignStatusReport) -> String {
             ),
             (Some(p), None) => format!("<code>{}</code>", esc(p)),
             _ => String::new(),
+        };
+        let preview = match report.reviews.get(&r.key) {
+            Some(review) => format!(
+                "{preview} <a class=\"review\" href=\"{}/{}\">review</a> <small>{} sites, {} in outliers</small>",
+                esc(&url_segment(reviews)),
+                esc(&review_file_name(&r.key)),
+                review.sites,
+                review.outliers,
+            ),
+            None => preview,
         };
         rows.push_str(&format!(
             "<tr class=\"{s}\"><td>{}</td><td>{s}</td><td>{}</td><td>{}</td><td>{}</td><td>{pr}</td><td>{}</td></tr>\n",

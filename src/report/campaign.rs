@@ -436,6 +436,11 @@ pub struct CampaignStatusReport {
     /// Oldest first: one point per state commit.
     pub burndown: Vec<BurndownPoint>,
     pub notes: Vec<String>,
+    /// The review of each repository's pending preview, by key, when asked for
+    /// (`status --html` writes them as pages of their own and links them).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub reviews: BTreeMap<String, crate::report::review::Review>,
 }
 
 /// `campaign matrix --json`: the shards as CI matrices.

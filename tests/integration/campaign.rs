@@ -3,7 +3,6 @@
 //! JSON like gh's, the state read back from `refs/astedit-campaign/<name>`.
 
 use std::path::Path;
-use std::path::PathBuf;
 
 use crate::campaign_world::*;
 use crate::contract::validate;
@@ -826,26 +825,12 @@ fn the_fixture_spec_and_its_repository_list_read_as_written() {
     assert_eq!(m["repos"], serde_json::json!([["web", "admin"], ["api"]]));
 }
 
-/// Debian's `chromium` (or another name for it) when installed.
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-        .find(|p| p.is_file())
-}
-
 /// The status page opened in headless Chromium: the browser's DOM holds the table's
 /// rows and the chart's lines. `.ci/run` installs Chromium and sets
 /// ASTEDIT_REQUIRE_CHROMIUM=1; elsewhere the test is skipped without it.
 #[test]
 fn the_status_page_renders_in_headless_chromium() {
-    let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("ASTEDIT_REQUIRE_CHROMIUM").is_none(),
-            "chromium is required but not on PATH"
-        );
-        eprintln!("skipped: no chromium on PATH");
+    let Some(browser) = crate::cdp::chromium_or_skip() else {
         return;
     };
     let w = World::new();
@@ -869,18 +854,9 @@ fn the_status_page_renders_in_headless_chromium() {
     let p = page.display().to_string();
     w.run(&["campaign", "status", &spec, "--html", &p])
         .assert_code(0);
-    let profile = w.root.path().join("chromium-profile");
     let out = std::process::Command::new(&browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            &format!("--user-data-dir={}", profile.display()),
-            "--dump-dom",
-            &format!("file://{p}"),
-        ])
+        .args(crate::cdp::headless_args(w.root.path()))
+        .args(["--dump-dom", &format!("file://{p}")])
         .env("HOME", w.root.path())
         .output()
         .expect("run chromium");
@@ -901,6 +877,23 @@ fn the_status_page_renders_in_headless_chromium() {
         )),
         "{dom}"
     );
+    // The published repository's pending preview links its review page, written
+    // beside the status page; the merged one and the one without a change have none.
+    assert_eq!(dom.matches("<a class=\"review\"").count(), 1, "{dom}");
+    let reviews: Vec<_> = std::fs::read_dir(w.root.path().join("status-reviews"))
+        .expect("the reviews' folder")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(reviews.len(), 1, "{reviews:?}");
+    assert!(reviews[0].starts_with("c-"), "{reviews:?}");
+    assert!(
+        dom.contains(&format!("href=\"status-reviews/{}\"", reviews[0])),
+        "{dom}"
+    );
+    let review = std::fs::read_to_string(w.root.path().join("status-reviews").join(&reviews[0]))
+        .expect("read the review page");
+    assert!(review.contains("console.log(2)"), "{review}");
     // The chart: both lines, one point per state commit.
     let commits: usize = w
         .state

@@ -18,6 +18,9 @@ pub struct StatusRequest {
     pub at_once: usize,
     /// Where each repository's checkout is (gh asks the forge from there).
     pub checkouts: super::Checkouts,
+    /// Also review each pending preview (`status --html` writes a review page for
+    /// each and links it).
+    pub reviews: bool,
 }
 
 pub fn status(repo: &Repo, req: &StatusRequest) -> Result<CampaignStatusReport, Error> {
@@ -43,6 +46,11 @@ pub fn status(repo: &Repo, req: &StatusRequest) -> Result<CampaignStatusReport, 
     }
     let mut repos: Vec<_> = state.repos.values().cloned().collect();
     repos.sort_by_key(|s| s.order);
+    let reviews = if req.reviews {
+        reviews(&repos, &mut notes)
+    } else {
+        Default::default()
+    };
     Ok(CampaignStatusReport {
         schema_version: Version,
         name: req.name.clone(),
@@ -52,7 +60,39 @@ pub fn status(repo: &Repo, req: &StatusRequest) -> Result<CampaignStatusReport, 
         burndown: burndown(repo, state.commit)?,
         repos,
         notes,
+        reviews,
     })
+}
+
+/// The review of each repository's preview that is pending in its checkout (a
+/// repository whose preview was applied, discarded or never made has none; one that
+/// cannot be reviewed gets a note).
+fn reviews(
+    repos: &[crate::report::campaign::RepoState],
+    notes: &mut Vec<String>,
+) -> std::collections::BTreeMap<String, crate::report::review::Review> {
+    use crate::report::campaign::RepoStatus;
+    let mut out = std::collections::BTreeMap::new();
+    for r in repos {
+        let (Some(preview), Some(checkout)) = (&r.preview, &r.checkout) else {
+            continue;
+        };
+        use RepoStatus::*;
+        if !matches!(r.status, Staged | Stale | Published | Diverged | Undone) {
+            continue;
+        }
+        let review = Repo::discover_from(std::path::Path::new(checkout))
+            .map_err(Error::from)
+            .and_then(|clone| crate::ops::review::load(&clone, Some(preview)))
+            .map(|model| model.review());
+        match review {
+            Ok(review) => {
+                out.insert(r.key.clone(), review);
+            }
+            Err(e) => notes.push(format!("{}: no review page: {e}", r.key)),
+        }
+    }
+    out
 }
 
 fn burndown(repo: &Repo, tip: Option<gix::ObjectId>) -> Result<Vec<BurndownPoint>, Error> {
