@@ -30,6 +30,41 @@ fn grep_into_a_pipe_has_no_default_cap_and_keeps_notes_off_stdout() {
     );
 }
 
+// Item 5, on a terminal: with no pager the default cap spares a person a flood, and
+// the note says where it stopped; under a pager every match goes to it.
+#[test]
+fn grep_on_a_terminal_caps_only_where_no_pager_runs() {
+    let repo = TestRepo::new();
+    let body: String = (0..403).map(|i| format!("f({i});\n")).collect();
+    repo.write("a.js", body);
+    repo.commit_all("init");
+    let count = |text: &str| text.lines().filter(|l| l.contains(": f(")).count();
+
+    let out = crate::look::on_tty(
+        &repo,
+        &["grep", "-p", "f($A)"],
+        &[("GIT_PAGER", "cat")],
+        None,
+    );
+    out.assert_code(0);
+    assert_eq!(count(&out.stdout), 200, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("stopped at 200 of 403 matches"),
+        "{}",
+        out.stdout
+    );
+
+    let out = crate::look::on_tty(
+        &repo,
+        &["grep", "-p", "f($A)"],
+        &[("GIT_PAGER", "sed -n p")],
+        None,
+    );
+    out.assert_code(0);
+    assert_eq!(count(&out.stdout), 403, "{}", out.stdout);
+    assert!(!out.stdout.contains("stopped at"), "{}", out.stdout);
+}
+
 /// A fix that writes a line above the one it fixes, and a rule with no fix.
 const LINE_ADDING_RULES: &str = r#"
 [[rules]]

@@ -67,7 +67,7 @@ fn quote(arg: &str) -> String {
 /// has) and `env`. `stdout_to`: a file that takes stdout instead, so that the terminal
 /// shows stderr alone. Returns what the terminal showed (`\r\n` line ends, as a
 /// terminal has them).
-fn on_tty(
+pub(crate) fn on_tty(
     repo: &TestRepo,
     args: &[&str],
     env: &[(&str, &str)],
