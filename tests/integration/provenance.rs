@@ -58,6 +58,33 @@ fn stage_run(b: &TestRepo, marker: &Path) -> String {
     out.json()["id"].as_str().expect("id").to_string()
 }
 
+/// The attack's setup: a second clone stages a `run` preview whose command leaves a
+/// marker file, and the first clone fetches it.
+struct Fetched {
+    a: TestRepo,
+    b: TestRepo,
+    /// Holds the marker's folder.
+    _dir: tempfile::TempDir,
+    marker: std::path::PathBuf,
+    id: String,
+}
+
+fn fetched_run_preview() -> Fetched {
+    let a = first();
+    let b = second(&a);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("ran");
+    let id = stage_run(&b, &marker);
+    fetch_previews(&a, &b);
+    Fetched {
+        a,
+        b,
+        _dir: dir,
+        marker,
+        id,
+    }
+}
+
 /// The full commit id a preview ref names.
 fn commit_of(t: &TestRepo, id: &str) -> String {
     t.git(&["rev-parse", &format!("refs/astedit/{id}")])
@@ -134,12 +161,13 @@ fn assert_nothing_staged(a: &TestRepo, fetched: &[&str]) {
 
 #[test]
 fn a_fetched_run_preview_runs_nothing_on_any_refresh_until_trusted() {
-    let a = first();
-    let b = second(&a);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let marker = dir.path().join("ran");
-    let id = stage_run(&b, &marker);
-    fetch_previews(&a, &b);
+    let Fetched {
+        a,
+        b: _b,
+        _dir,
+        marker,
+        id,
+    } = fetched_run_preview();
     // Current (nothing changed): the command used to run before "current" was said.
     assert_untrusted(&a.run(&["--json", "refresh", &id]), &id);
     assert!(
@@ -226,13 +254,14 @@ fn a_fetched_run_preview_runs_nothing_on_any_refresh_until_trusted() {
 
 #[test]
 fn trust_without_a_terminal_needs_yes_and_a_reforged_preview_asks_again() {
-    let a = first();
-    let b = second(&a);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let marker = dir.path().join("ran");
-    let id = stage_run(&b, &marker);
+    let Fetched {
+        a,
+        b: _b,
+        _dir: dir,
+        marker,
+        id,
+    } = fetched_run_preview();
     // Not a terminal, no --yes: it prints what runs, records nothing.
-    fetch_previews(&a, &b);
     let out = a.run(&["trust", &id]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
@@ -349,11 +378,13 @@ fn an_untrusted_preview_that_runs_nothing_still_refreshes_and_applies() {
 
 #[test]
 fn a_recorded_folder_outside_the_repository_is_refused_even_when_trusted() {
-    let a = first();
-    let b = second(&a);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let marker = dir.path().join("ran");
-    let id = stage_run(&b, &marker);
+    let Fetched {
+        a,
+        b,
+        _dir,
+        marker,
+        id,
+    } = fetched_run_preview();
     let forged = forge(&b, &id, |meta| {
         meta["details"]["refresh"]["prefix"] = json!("../../..");
     });
@@ -473,12 +504,13 @@ fn the_trust_record_is_local_and_pruned_by_discard_and_gc() {
 
 #[test]
 fn a_review_split_of_a_fetched_run_preview_is_refused() {
-    let a = first();
-    let b = second(&a);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let marker = dir.path().join("ran");
-    let id = stage_run(&b, &marker);
-    fetch_previews(&a, &b);
+    let Fetched {
+        a,
+        b: _b,
+        _dir,
+        marker,
+        id,
+    } = fetched_run_preview();
     assert_eq!(a.run(&["review", &id, "--accept", "all"]).code, 0);
     // The parts would be made here, hence trusted, with the fetched argv.
     let out = a.run(&["--json", "review", &id, "--split"]);
