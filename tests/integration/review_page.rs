@@ -155,7 +155,15 @@ fn a_review_decided_in_the_browser_applies_exactly_the_accepted_sites() {
     let host = format!("Host: 127.0.0.1:{}", server.port);
     let origin = format!("Origin: http://127.0.0.1:{}", server.port);
     let json = "Content-Type: application/json".to_string();
-    let accept_all = r#"{"decisions":[{"group":"x","decision":"accept"}]}"#;
+    // A real decision: were a refused request served, it would be recorded.
+    let review = repo.run(&["--json", "review", &id]);
+    review.assert_code(0);
+    let key = review.json()["groups"][0]["key"]
+        .as_str()
+        .expect("key")
+        .to_string();
+    let accept = format!(r#"{{"decisions":[{{"group":"{key}","decision":"accept"}}]}}"#);
+    let accept_all = accept.as_str();
 
     // No session yet: the page without the token, and a decision, are refused.
     let page = server.raw("GET", "/", std::slice::from_ref(&host), "");
