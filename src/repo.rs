@@ -25,6 +25,11 @@ pub const REPOSITORY_VARS: &[&str] = &[
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
     "GIT_NAMESPACE",
     "GIT_PREFIX",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_SHALLOW_FILE",
+    "GIT_QUARANTINE_PATH",
+    "GIT_CONFIG",
 ];
 
 /// Fallback identity used when no `user.name`/`user.email` is configured: staging must

@@ -35,25 +35,6 @@ use crate::repo::Repo;
 use crate::supervise::WORKTREE_PREFIX;
 use crate::Error;
 
-/// The environment that tells git where a repository is: removed for the command and
-/// for every git run in the throwaway, so that nothing reaches the user's repository
-/// through it (git-astedit run from a hook has `GIT_DIR` and `GIT_INDEX_FILE` set).
-pub(crate) const REPO_ENV: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-    "GIT_IMPLICIT_WORK_TREE",
-    "GIT_GRAFT_FILE",
-    "GIT_SHALLOW_FILE",
-    "GIT_QUARANTINE_PATH",
-    "GIT_CONFIG",
-];
-
 /// Local config keys not copied: they describe the repository's layout (or are
 /// written by `git init` already), and would point the throwaway elsewhere.
 const LAYOUT_KEYS: &[&str] = &[
@@ -158,9 +139,11 @@ impl Worktree {
     }
 }
 
-/// Removes from `cmd`'s environment what would point git at the user's repository.
+/// Removes from `cmd`'s environment what would point git at the user's repository
+/// (git-astedit run from a hook has `GIT_DIR` and `GIT_INDEX_FILE` set): for the
+/// command and every git run in the throwaway.
 pub(crate) fn scrub_repo_env(cmd: &mut Command) {
-    for name in REPO_ENV {
+    for name in crate::repo::REPOSITORY_VARS {
         cmd.env_remove(name);
     }
 }

@@ -47,23 +47,10 @@ fn ast_grep() -> Option<PathBuf> {
 
 /// Every file under `dir` whose name ends with one of `exts`, sorted.
 fn files(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if exts.iter().any(|x| p.to_string_lossy().ends_with(x)) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    crate::util::files_under(dir)
+        .into_iter()
+        .filter(|p| exts.iter().any(|x| p.to_string_lossy().ends_with(x)))
+        .collect()
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -22,27 +22,16 @@ fn tree() -> TestRepo {
 
 /// The files under `dir` (recursively), with their bytes.
 fn files_under(dir: &Path) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let bytes = std::fs::read(&p).unwrap_or_default();
-                out.push((
-                    p.display().to_string(),
-                    String::from_utf8_lossy(&bytes).into_owned(),
-                ));
-            }
-        }
-    }
-    out.sort();
-    out
+    crate::util::files_under(dir)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap_or_default();
+            (
+                p.display().to_string(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            )
+        })
+        .collect()
 }
 
 /// The repository's refs (but git-astedit's own), config and hooks.
@@ -259,22 +248,28 @@ fn killed_outright(repo: &TestRepo, args: &[&str], scratch: &Path) {
     });
     child.kill().expect("kill");
     child.wait().expect("wait");
-    let pid: i32 = std::fs::read_to_string(&job)
-        .expect("job")
-        .trim()
-        .parse()
-        .expect("a pid");
-    // The job sleeps 3 s, then writes: once it is gone, it will never write.
-    wait_until("the background job to end", || {
-        !crate::util::process_running(pid)
-    });
     assert!(
-        !scratch.join("marker").exists(),
+        job_never_wrote(scratch),
         "a background job of the command outlived git-astedit: {args:?}"
     );
     wait_until("the worktree to go", || {
         std::fs::read_dir(&tmp).is_ok_and(|mut d| d.next().is_none())
     });
+}
+
+/// Waits until the background job of [`job_script`] (its pid in `scratch/job`) is gone,
+/// then says whether its marker is absent: it sleeps 3 s before writing, so once it is
+/// gone it will never write.
+fn job_never_wrote(scratch: &Path) -> bool {
+    let pid: i32 = std::fs::read_to_string(scratch.join("job"))
+        .expect("job")
+        .trim()
+        .parse()
+        .expect("a pid");
+    wait_until("the background job to end", || {
+        !crate::util::process_running(pid)
+    });
+    !scratch.join("marker").exists()
 }
 
 /// The command's shell line: a background job (in the command's process group, or in
@@ -336,24 +331,9 @@ fn a_verify_killed_outright_leaves_nothing_running() {
 fn what_the_command_leaves_running_is_killed_when_it_ends() {
     let repo = tree();
     let scratch = tempfile::tempdir().expect("tempdir");
-    let job = format!(
-        "echo \\$\\$ > '{pid}'; sleep 3; echo x > '{marker}'",
-        pid = scratch.path().join("job").display(),
-        marker = scratch.path().join("marker").display()
-    );
-    let script = format!(
-        "setsid sh -c \"{job}\" & while [ ! -s '{}' ]; do sleep 0.05; done; echo two >> a.txt",
-        scratch.path().join("job").display()
-    );
+    // The job started, the command ends at once.
+    let script = job_script(scratch.path(), true).replace("sleep 30", "echo two >> a.txt");
     let out = repo.run(&["--json", "run", "--", "sh", "-c", &script]);
     out.assert_code(0);
-    let pid: i32 = std::fs::read_to_string(scratch.path().join("job"))
-        .expect("job")
-        .trim()
-        .parse()
-        .expect("a pid");
-    wait_until("the background job to end", || {
-        !crate::util::process_running(pid)
-    });
-    assert!(!scratch.path().join("marker").exists());
+    assert!(job_never_wrote(scratch.path()));
 }
