@@ -333,3 +333,46 @@ fn group_section(g: &Group, out: &mut String) {
         }
     ));
 }
+
+/// The MCP `review` tool's text: the counts, then one line a group (outliers first)
+/// with its key, count, rule or op, decision and change.
+pub fn agent_text(
+    review: &Review,
+    decided: Option<&Decided>,
+    next_offset: Option<usize>,
+) -> String {
+    let mut out = String::new();
+    if let Some(d) = decided {
+        out.push_str(&d.text(&Style::default()).stdout());
+    }
+    out.push_str(&format!(
+        "Preview {} ({}): {} sites, {} outliers, {} dependent changes; {} accepted, \
+         {} rejected, {} undecided.\n",
+        review.preview,
+        review.kind,
+        review.sites,
+        review.outliers,
+        review.dependents,
+        review.accepted,
+        review.rejected,
+        review.undecided
+    ));
+    for g in &review.groups {
+        out.push_str(&format!(
+            "{}{} ×{} {} [{}] {}\n",
+            if g.outlier.is_some() { "OUTLIER " } else { "" },
+            g.key,
+            g.count,
+            escape_line(&made_by(g)),
+            decision_word(g),
+            escape_line(&g.template)
+        ));
+    }
+    if let Some(next) = next_offset {
+        out.push_str(&format!("More: call again with offset {next}.\n"));
+    }
+    if !review.obeyed {
+        out.push_str("Some decisions were fetched and are not obeyed by apply.\n");
+    }
+    out
+}

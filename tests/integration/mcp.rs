@@ -375,6 +375,7 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
             "ast_edit",
             "apply_patch",
             "previews",
+            "review",
             "resolve",
             "undo",
             "pr",
@@ -411,7 +412,12 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
         // Only `pr` reaches outside the repository (a remote, GitHub).
         assert_eq!(a["openWorldHint"], tool["name"] == "pr", "{}", tool["name"]);
     }
-    let resolve = &tools["tools"][4]["inputSchema"];
+    let resolve = &tools["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "resolve")
+        .expect("resolve")["inputSchema"];
     let required: Vec<&str> = resolve["required"]
         .as_array()
         .expect("required")

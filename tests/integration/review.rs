@@ -404,3 +404,51 @@ fn git_stdin(repo: &TestRepo, args: &[&str], input: &str) -> String {
     assert!(out.status.success());
     String::from_utf8(out.stdout).expect("utf8")
 }
+
+#[test]
+fn the_mcp_tool_returns_groups_and_decides_by_group_under_the_agents_name() {
+    let repo = corpus();
+    let id = stage(&repo);
+    let mut s = crate::mcp::Server::start(&repo);
+    s.handshake("2025-06-18", "reviewer-agent");
+    let v = s.ok("review", serde_json::json!({"id": id, "max_results": 3}));
+    assert_eq!(v["total_groups"], 4, "{v:#}");
+    assert_eq!(v["next_offset"], 3, "{v:#}");
+    let groups = v["review"]["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), 3);
+    assert!(groups[0]["outlier"].is_string() && groups[1]["outlier"].is_string());
+    assert_eq!(groups[2]["count"], 200);
+    let log = groups[2]["key"].as_str().expect("key").to_string();
+    // Every site of the 200-site group decided in one call.
+    let v = s.ok(
+        "review",
+        serde_json::json!({"id": id, "decide": [{"target": log, "decision": "accept"}]}),
+    );
+    assert_eq!(v["decided"]["changed"], 200, "{v:#}");
+    assert_eq!(v["review"]["accepted"], 200);
+    assert!(v["decided"]["by"]
+        .as_str()
+        .is_some_and(|b| b.starts_with("reviewer-agent")));
+    // A group's sites, paged.
+    let v = s.ok(
+        "review",
+        serde_json::json!({"id": id, "group": log, "max_results": 5}),
+    );
+    assert_eq!(v["sites"]["total"], 200);
+    assert_eq!(v["sites"]["sites"].as_array().map(Vec::len), Some(5));
+    assert_eq!(v["next_offset"], 5);
+    let bad = s.call(
+        "review",
+        serde_json::json!({"id": id, "decide": [{"target": "nope", "decision": "reject"}]}),
+    );
+    assert_eq!(bad["isError"], true);
+    s.finish();
+    // The batch's author is the agent.
+    let who = repo.git(&[
+        "log",
+        "-1",
+        "--format=%an",
+        &format!("refs/astedit-review/{id}"),
+    ]);
+    assert!(who.trim().starts_with("reviewer-agent"), "{who}");
+}

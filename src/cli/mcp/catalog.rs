@@ -246,6 +246,23 @@ const ROUTES: &[Route] = &[
         call: |call, arguments, name| tools::previews(call, args(name, arguments)?),
     },
     Route {
+        name: "review",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::ReviewInput, tools::ReviewToolOutput>(
+                name,
+                "Review a pending preview by group instead of hunk by hunk: its sites (one match's \
+                 replacement each) grouped by rule or op and change, with a count, files and one \
+                 representative diff per group, outliers (changes that differ from their rule's \
+                 usual one) first. `decide` records decisions by group key (or site id, or `all`) \
+                 in one call, under your client's name; `resolve` apply then applies the accepted \
+                 sites, drops the rejected ones and leaves the undecided ones pending.",
+                hints("Review a preview by group", false, false, true),
+            )
+        },
+        call: |call, arguments, name| tools::review(call, args(name, arguments)?),
+    },
+    Route {
         name: "resolve",
         needs_run: false,
         tool: |name| {
