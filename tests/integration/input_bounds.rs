@@ -87,6 +87,19 @@ fn the_size_bound_follows_max_filesize_and_the_findings_are_capped() {
         got[1000]
     );
     assert_eq!(c.shutdown(), 0);
+    // The same file on disk, pulled with workspace/diagnostic: capped the same way.
+    repo.write("src/many.js", &many);
+    let mut c = Client::initialized(&repo, json!({}));
+    let r = c.request("workspace/diagnostic", json!({"previousResultIds": []}));
+    let items = r["result"]["items"].as_array().expect("items").clone();
+    let file = items
+        .iter()
+        .find(|i| i["uri"] == a.as_str())
+        .unwrap_or_else(|| panic!("no report for {a}: {r}"));
+    let got = file["items"].as_array().expect("diagnostics");
+    assert_eq!(got.len(), 1001);
+    assert_eq!(got[1000]["code"], "too-many-findings", "{:#}", got[1000]);
+    assert_eq!(c.shutdown(), 0);
     // Above scan's ceiling: refused at start, as scan refuses it.
     let out = repo.run(&["lsp", "--max-filesize", "100000000"]);
     out.assert_code(2);
