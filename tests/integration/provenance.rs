@@ -522,3 +522,46 @@ fn a_review_split_of_a_fetched_run_preview_is_refused() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(!marker.exists());
 }
+
+#[test]
+fn a_split_of_a_fetched_run_preview_is_not_signed_here() {
+    let a = first();
+    let b = second(&a);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("ran");
+    let line = format!("echo z >> a.py; {}", marking(&marker));
+    let out = b.run(&["--json", "run", "--", "sh", "-c", &line]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    std::fs::remove_file(&marker).expect("staging ran the command");
+    let id = out.json()["id"].as_str().expect("id").to_string();
+    fetch_previews(&a, &b);
+    // The collector signs what it stages, with a key its allowed signers hold.
+    let key = crate::signing::keygen(a.home(), "collector");
+    let allowed = a.home().join("allowed_signers");
+    let line = format!("ci@example.com {}\n", crate::signing::public(&key));
+    std::fs::write(&allowed, line).expect("write");
+    a.git(&["config", "gpg.format", "ssh"]);
+    a.git(&["config", "user.signingKey", &key.to_string_lossy()]);
+    a.git(&[
+        "config",
+        "gpg.ssh.allowedSignersFile",
+        &allowed.to_string_lossy(),
+    ]);
+    a.git(&["config", "astedit.signPreviews", "true"]);
+    // A partial apply leaves the rest pending as a new preview with the same argv.
+    let out = a.run(&["--json", "apply", &id, "--", "b.txt"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let remainder = out.json()["split"]["remainder"]
+        .as_str()
+        .expect("remainder")
+        .to_string();
+    let shown = a.run(&["--json", "show", &remainder]).json();
+    assert_eq!(shown["preview"]["origin"], "untrusted", "{shown}");
+    assert_eq!(
+        shown["preview"]["signature"]["status"], "unsigned",
+        "{shown}"
+    );
+    a.write("a.py", "x = old(1)\n\n\ny = 3\n");
+    assert_untrusted(&a.run(&["--json", "refresh", &remainder]), &remainder);
+    assert!(!marker.exists(), "the split laundered the fetched command");
+}
