@@ -228,6 +228,7 @@ fn a_fetched_run_preview_runs_nothing_on_any_refresh_until_trusted() {
 
     // Listed, shown (with the argv it would run) and untrusted in the JSON.
     let listed = a.run(&["--json", "list"]).json();
+    crate::contract::validate(&a, "list", &listed);
     assert_eq!(listed["previews"][0]["origin"], "untrusted", "{listed}");
     let shown = a.run(&["show", &id]);
     assert!(
@@ -239,6 +240,7 @@ fn a_fetched_run_preview_runs_nothing_on_any_refresh_until_trusted() {
     // Trusted once read: the refresh runs it, and its successor is trusted in turn.
     let t = a.run(&["--json", "trust", &id, "--yes"]);
     assert_eq!(t.code, 0, "{}", t.stderr);
+    crate::contract::validate(&a, "trust", &t.json());
     assert_eq!(t.json()["recorded"], true);
     assert_eq!(t.json()["runs"]["argv"][0], "sh");
     let done = a.run(&["--json", "refresh", &id]);
