@@ -500,3 +500,70 @@ fn undo_of_an_agents_own_edit_leaves_no_preview_pending() {
     assert_eq!(repo.run(&["list"]).stdout.lines().count(), 1);
     repo.fsck();
 }
+
+/// The README's section under `heading` (to the next `## `).
+fn readme_section(heading: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("README.md")).expect("README");
+    let start = text
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("no {heading}"));
+    let rest = &text[start + heading.len() + 2..];
+    let end = rest.find("\n## ").unwrap_or(rest.len());
+    rest[..end].to_string()
+}
+
+// Item 1: until a release exists, the install section leads with what works from a
+// checkout and keeps the registry commands under "after the first release".
+#[test]
+fn the_install_section_leads_with_what_works_today() {
+    let install = readme_section("## Install");
+    assert!(install.contains("No release is published yet"), "{install}");
+    let first_block = install
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a first sh block");
+    assert!(
+        first_block.contains("cargo install --locked --path ."),
+        "{first_block}"
+    );
+    let after = install
+        .find("After the first release")
+        .expect("the registry lines' heading");
+    for registry in [
+        "pipx install git-astedit",
+        "npm install -g git-astedit",
+        "cargo binstall git-astedit",
+        "cargo install --locked git-astedit",
+    ] {
+        let at = install
+            .find(&format!("\n{registry}"))
+            .unwrap_or_else(|| panic!("{registry} missing"));
+        assert!(
+            at > after,
+            "{registry} is before \"After the first release\""
+        );
+    }
+}
+
+// Item 2: the demo shows the build's progress and says the first build is long; the
+// README says how long it took, measured.
+#[test]
+fn the_demo_shows_its_build_and_the_readme_says_how_long_it_takes() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let demo = std::fs::read_to_string(root.join("fixtures/demo.sh")).expect("demo.sh");
+    let build = demo
+        .lines()
+        .find(|l| l.starts_with("cargo build"))
+        .expect("the build line");
+    assert!(!build.contains("--quiet"), "{build}");
+    assert!(demo.contains("the first build takes"), "{demo}");
+    let install = readme_section("## Install");
+    let times = install
+        .split("### How long the first build takes")
+        .nth(1)
+        .expect("the build-time section");
+    assert!(times.contains("./fixtures/demo.sh"), "{times}");
+    assert!(times.contains(" min"), "{times}");
+}
