@@ -125,6 +125,12 @@ pub fn format_change(workdir: &Path, fmts: &Formatters, change: &mut FileChange)
     match run(workdir, command, &change.path, new) {
         Ok(formatted) => {
             let kept = limit(old, new, &formatted);
+            if let Some(why) = refusal(lang, old, new, &kept) {
+                return Some(format!(
+                    "{}: the formatter's output is left out: {why}; the file is staged as rewritten",
+                    change.path
+                ));
+            }
             after.bytes = kept.into_bytes();
             None
         }
@@ -196,17 +202,14 @@ pub(crate) fn words(line: &str) -> Vec<String> {
 
 /// `new` (the rewrite of `old`) with the hunks of `formatted` (the formatter's output
 /// for `new`) that overlap lines the rewrite changed; the others left out.
+///
+/// A hunk whose lines are only respaced, one for one, is taken line by line; any
+/// other hunk is taken whole or not at all (a statement re-split into as many lines
+/// is one change). A line the formatter moves (an import sorter) links the hunk it
+/// leaves to the hunk it lands in: both are taken, or neither.
 pub fn limit(old: &str, new: &str, formatted: &str) -> String {
     use similar::TextDiff;
-    // Lines of `new` the rewrite wrote, as half-open ranges (an empty range: a deletion
-    // between two lines).
-    let mut touched: Vec<(usize, usize)> = Vec::new();
-    for op in TextDiff::from_lines(old, new).ops() {
-        let r = op.new_range();
-        if op.tag() != similar::DiffTag::Equal {
-            touched.push((r.start, r.end));
-        }
-    }
+    let touched = rewritten_lines(old, new);
     // Ranges meet when they share a line; an empty one (a point) meets what touches it.
     let overlaps = |s: usize, e: usize| {
         touched.iter().any(|&(ts, te)| {
@@ -219,28 +222,119 @@ pub fn limit(old: &str, new: &str, formatted: &str) -> String {
     };
     let diff = TextDiff::from_lines(new, formatted);
     let (new_lines, formatted_lines) = (diff.old_slices(), diff.new_slices());
+    let ops = diff.ops();
+    let hunks: Vec<usize> = (0..ops.len())
+        .filter(|&i| ops[i].tag() != similar::DiffTag::Equal)
+        .collect();
+    let group = move_groups(&hunks, ops, new_lines, formatted_lines);
+    // A group is taken when one of its hunks meets the rewrite.
+    let mut taken = vec![false; hunks.len()];
+    for (h, &i) in hunks.iter().enumerate() {
+        let o = ops[i].old_range();
+        if overlaps(o.start, o.end) {
+            taken[group[h]] = true;
+        }
+    }
     let mut out = String::with_capacity(formatted.len());
-    for op in diff.ops() {
+    let mut h = 0;
+    for (i, op) in ops.iter().enumerate() {
         let (o, n) = (op.old_range(), op.new_range());
         if op.tag() == similar::DiffTag::Equal {
             out.extend(new_lines[o].iter().copied());
-        } else if o.len() == n.len() {
-            // Line for line (a run of respaced lines): each line is a hunk of its own.
-            for (k, (was, now)) in new_lines[o.clone()]
-                .iter()
-                .zip(&formatted_lines[n])
-                .enumerate()
-            {
+            continue;
+        }
+        debug_assert_eq!(hunks[h], i);
+        let (was, now) = (&new_lines[o.clone()], &formatted_lines[n]);
+        let alone = group.iter().filter(|&&g| g == group[h]).count() == 1;
+        if alone && respaced(was, now) {
+            // Line for line: each line is a hunk of its own.
+            for (k, (was, now)) in was.iter().zip(now).enumerate() {
                 let at = o.start + k;
                 out.push_str(if overlaps(at, at + 1) { now } else { was });
             }
-        } else if overlaps(o.start, o.end) {
-            out.extend(formatted_lines[n].iter().copied());
+        } else if taken[group[h]] {
+            out.extend(now.iter().copied());
         } else {
-            out.extend(new_lines[o].iter().copied());
+            out.extend(was.iter().copied());
         }
+        h += 1;
     }
     out
+}
+
+/// Lines of `new` the rewrite of `old` wrote, as half-open ranges (an empty range: a
+/// deletion between two lines).
+fn rewritten_lines(old: &str, new: &str) -> Vec<(usize, usize)> {
+    similar::TextDiff::from_lines(old, new)
+        .ops()
+        .iter()
+        .filter(|op| op.tag() != similar::DiffTag::Equal)
+        .map(|op| (op.new_range().start, op.new_range().end))
+        .collect()
+}
+
+/// Whether `now` is `was` respaced, one line for one.
+fn respaced(was: &[&str], now: &[&str]) -> bool {
+    let bare = |l: &str| l.split_whitespace().collect::<String>();
+    was.len() == now.len() && was.iter().zip(now).all(|(a, b)| bare(a) == bare(b))
+}
+
+/// For each hunk (an index into `ops`), the hunk that stands for its group: hunks
+/// joined by a moved line (a line, up to whitespace, that occurs once among all the
+/// removed lines and once among all the added ones, in two different hunks).
+fn move_groups(
+    hunks: &[usize],
+    ops: &[similar::DiffOp],
+    new_lines: &[&str],
+    formatted_lines: &[&str],
+) -> Vec<usize> {
+    use std::collections::HashMap;
+    // Line (trimmed) → (hunks it was removed from, hunks it was added in).
+    let mut seen: HashMap<&str, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    for (h, &i) in hunks.iter().enumerate() {
+        for line in &new_lines[ops[i].old_range()] {
+            seen.entry(line.trim()).or_default().0.push(h);
+        }
+        for line in &formatted_lines[ops[i].new_range()] {
+            seen.entry(line.trim()).or_default().1.push(h);
+        }
+    }
+    let mut group: Vec<usize> = (0..hunks.len()).collect();
+    fn find(group: &mut [usize], h: usize) -> usize {
+        let mut r = h;
+        while group[r] != r {
+            r = group[r];
+        }
+        group[h] = r;
+        r
+    }
+    for (line, (from, to)) in &seen {
+        if line.is_empty() || from.len() != 1 || to.len() != 1 || from[0] == to[0] {
+            continue;
+        }
+        let (a, b) = (find(&mut group, from[0]), find(&mut group, to[0]));
+        group[a.max(b)] = a.min(b);
+    }
+    (0..hunks.len()).map(|h| find(&mut group, h)).collect()
+}
+
+/// Why the limited formatting of `new` (into `kept`) cannot be staged: it parses
+/// with more errors than `new`, or loses an import the rewrite of `old` added.
+fn refusal(lang: Lang, old: &str, new: &str, kept: &str) -> Option<String> {
+    use crate::rewrite::parse_error_count;
+    let (before, after) = (parse_error_count(new, lang), parse_error_count(kept, lang));
+    if after > before {
+        return Some(format!(
+            "it would parse with {after} syntax error(s) where the rewrite has {before}"
+        ));
+    }
+    let names = |text| crate::rewrite::imports::bound_names(lang, text);
+    let (Some(had), Some(has), Some(keeps)) = (names(old), names(new), names(kept)) else {
+        return None;
+    };
+    let lost: Vec<&String> = has.difference(&had).filter(|b| !keeps.contains(*b)).collect();
+    let first = lost.first()?;
+    Some(format!("it would drop the import the rewrite added (`{first}`)"))
 }
 
 #[cfg(test)]

@@ -129,6 +129,24 @@ impl Import {
     }
 }
 
+/// The names `src`'s imports bind, each as `module name as local` (a wildcard as
+/// `module *`); `None` when `lang` has no imports this module reads or `src` does
+/// not parse.
+pub fn bound_names(lang: Lang, src: &str) -> Option<std::collections::BTreeSet<String>> {
+    let family = family(lang)?;
+    let root = super::parse(src, lang).ok()?;
+    let mut out = std::collections::BTreeSet::new();
+    for import in read_imports(family, &root.root()) {
+        if import.wildcard {
+            out.insert(format!("{} *", import.module));
+        }
+        for b in import.bindings {
+            out.insert(format!("{} {} as {}", import.module, b.imported, b.local));
+        }
+    }
+    Some(out)
+}
+
 /// Adds the import statement `stmt` (written in `lang`) to `src` unless it is there
 /// already; returns the new text, or `None` when nothing had to change.
 pub fn add_import(lang: Lang, src: &str, stmt: &str) -> Result<Option<String>, Error> {

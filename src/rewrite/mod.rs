@@ -1532,6 +1532,19 @@ pub(crate) fn has_parse_error<L: LanguageExt>(root: &AstGrep<StrDoc<L>>) -> bool
     root.root().get_inner_node().has_error()
 }
 
+/// How many ERROR and missing nodes `src` parses with in `lang` (0 when it does not
+/// parse at all: there is nothing to compare).
+pub fn parse_error_count(src: &str, lang: Lang) -> usize {
+    let Ok(root) = parse(src, lang) else {
+        return 0;
+    };
+    let root = root.root();
+    if !root.get_inner_node().has_error() {
+        return 0;
+    }
+    root.dfs().filter(|n| n.is_error() || n.is_missing()).count()
+}
+
 /// The first ERROR or missing node in document order: descend into the first child
 /// that holds an error until the error itself is reached.
 pub(crate) fn first_parse_error<L: LanguageExt>(root: &AstGrep<StrDoc<L>>) -> Option<ErrorAt> {

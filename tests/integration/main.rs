@@ -23,6 +23,7 @@ mod firstday;
 mod firstday3;
 mod firsthour;
 mod flags;
+mod fmt_right;
 mod gitstate;
 mod grep;
 mod guide;
