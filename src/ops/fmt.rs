@@ -332,9 +332,14 @@ fn refusal(lang: Lang, old: &str, new: &str, kept: &str) -> Option<String> {
     let (Some(had), Some(has), Some(keeps)) = (names(old), names(new), names(kept)) else {
         return None;
     };
-    let lost: Vec<&String> = has.difference(&had).filter(|b| !keeps.contains(*b)).collect();
+    let lost: Vec<&String> = has
+        .difference(&had)
+        .filter(|b| !keeps.contains(*b))
+        .collect();
     let first = lost.first()?;
-    Some(format!("it would drop the import the rewrite added (`{first}`)"))
+    Some(format!(
+        "it would drop the import the rewrite added (`{first}`)"
+    ))
 }
 
 #[cfg(test)]
@@ -350,6 +355,36 @@ mod tests {
         let formatted = "a = 1\nb = f( 2 )\nc = 3\n";
         assert_eq!(limit(old, new, formatted), "a  =  1\nb = f( 2 )\nc  =  3\n");
         assert_eq!(limit(old, old, formatted), old);
+    }
+
+    #[test]
+    fn a_re_split_statement_is_one_hunk() {
+        let old = "let t = sum(a,\n    b,\n    c);\n";
+        let new = "let t = sum(a,\n    x,\n    c);\n";
+        let formatted = "let t =\n    sum(a, x,\n        c);\n";
+        assert_eq!(limit(old, new, formatted), formatted);
+        // Respaced one for one: line by line, the drift left out.
+        let spaced = "let t = sum(a,\n  x,\n  c);\n";
+        assert_eq!(limit(old, new, spaced), "let t = sum(a,\n  x,\n    c);\n");
+    }
+
+    #[test]
+    fn a_moved_line_keeps_both_ends() {
+        let old = "import os\nimport sys\nold(1)\n";
+        let new = "import os\nimport sys\nfrom zlib import new\nnew(1)\n";
+        let formatted = "from zlib import new\nimport os\nimport sys\nnew(1)\n";
+        assert_eq!(limit(old, new, formatted), formatted);
+    }
+
+    #[test]
+    fn a_lost_import_or_a_worse_parse_is_refused() {
+        let python = crate::lang::Lang::Python;
+        let (old, new) = ("import os\n", "import os\nfrom z import n\nn()\n");
+        let why = super::refusal(python, old, new, "import os\nn()\n").expect("refused");
+        assert!(why.contains("z n as n"), "{why}");
+        let why = super::refusal(python, old, new, "import os\nfrom z import n\nn((\n");
+        assert!(why.expect("refused").contains("syntax error"));
+        assert_eq!(super::refusal(python, old, new, new), None);
     }
 
     #[test]

@@ -1542,7 +1542,9 @@ pub fn parse_error_count(src: &str, lang: Lang) -> usize {
     if !root.get_inner_node().has_error() {
         return 0;
     }
-    root.dfs().filter(|n| n.is_error() || n.is_missing()).count()
+    root.dfs()
+        .filter(|n| n.is_error() || n.is_missing())
+        .count()
 }
 
 /// The first ERROR or missing node in document order: descend into the first child

@@ -39,7 +39,8 @@ const RESPLIT: &str = "sed -e ':a' -e 'N' -e '$!ba' \
 
 #[test]
 fn a_statement_re_split_into_as_many_lines_is_taken_whole() {
-    let before = "fn main() {\n    let total = sum(first_argument,\n        second,\n        third);\n}\n";
+    let before =
+        "fn main() {\n    let total = sum(first_argument,\n        second,\n        third);\n}\n";
     let repo = project("rust", RESPLIT, "a.rs", before);
     let (id, _) = edit_fmt(&repo, &["-p", "second", "-r", "other", "--lang", "rust"]);
     // The formatter's three lines, all of them: the rewrite touched the middle one.
