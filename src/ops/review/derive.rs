@@ -21,9 +21,15 @@ that is how `apply` obeys decisions.
 use crate::ops::edit::recipe::EditOps;
 use crate::ops::scan::recipe::ScanRules;
 
+/// The ops compiled for each language met (`None`: they do not compile for it).
+pub(super) type RewriterCache = std::sync::Mutex<
+    std::collections::HashMap<crate::lang::Lang, Option<std::sync::Arc<crate::rewrite::Rewriter>>>,
+>;
+
 /// What a preview's sites are re-derived with.
 pub(super) enum Recipe {
-    Edit(EditOps, Vec<String>),
+    /// The ops, their labels, and the ops compiled per language (once, not per file).
+    Edit(EditOps, Vec<String>, RewriterCache),
     Scan(Box<ScanRules>),
     /// Nothing to re-run (why, for the notes).
     None(String),
@@ -47,6 +53,7 @@ impl Recipe {
                         .iter()
                         .map(|o| format!("{} => {}", o.pattern, o.rewrite))
                         .collect(),
+                    RewriterCache::default(),
                 ),
                 None => Recipe::None("the preview recorded no ops to re-run".into()),
             },
@@ -83,8 +90,20 @@ impl Recipe {
     /// label), sorted, outermost kept where they nest or overlap.
     fn located(&self, path: &str, before: &str) -> Vec<Located> {
         let mut out: Vec<Located> = match self {
-            Recipe::Edit(ops, labels) => {
-                let Some(rw) = ops.rewriter(path) else {
+            Recipe::Edit(ops, labels, cache) => {
+                // A file the ops were not run on as a whole (an embedding one) has no
+                // language of its own here; the others share their language's compile.
+                let rw = match crate::files::language_of(path) {
+                    Some(lang) => {
+                        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+                        cache
+                            .entry(lang)
+                            .or_insert_with(|| ops.rewriter(path).map(std::sync::Arc::new))
+                            .clone()
+                    }
+                    None => ops.rewriter(path).map(std::sync::Arc::new),
+                };
+                let Some(rw) = rw else {
                     return Vec::new();
                 };
                 let Ok(Some(result)) = rw.rewrite(before) else {
