@@ -63,6 +63,7 @@ pub fn run(
             meta: preview.meta.clone(),
             files: Vec::new(),
             diff: None,
+            reviewed: crate::ops::review::decisions_line(repo, &preview),
             streamed: true,
         };
         sink(ShowPiece::Header(&report))?;
@@ -86,6 +87,7 @@ pub fn run(
         meta: loaded.preview.meta.clone(),
         files: loaded.shown_files(),
         diff,
+        reviewed: crate::ops::review::decisions_line(repo, &loaded.preview),
         streamed: false,
     })
 }

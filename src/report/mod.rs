@@ -1149,6 +1149,9 @@ pub struct ShowReport {
     pub diff: Option<CappedDiff>,
     /// The diff was streamed as text (`files` and `diff` are empty): the text of this
     /// report is the header above it.
+    /// Who decided what on the preview's review, as a line (`None`: no decisions).
+    #[serde(skip)]
+    pub reviewed: Option<String>,
     #[serde(skip)]
     pub streamed: bool,
 }

@@ -136,6 +136,11 @@ fn apply_makes_the_accepted_sites_drops_the_rejected_and_leaves_the_undecided_pe
         (&200.into(), &1.into(), &101.into())
     );
     assert_eq!(d["by"], "me");
+    let shown = repo.run(&["show", &id]).assert_code(0).stdout.clone();
+    assert!(
+        shown.contains("reviewed: 200 sites accepted, 1 rejected, by me\n"),
+        "{shown}"
+    );
 
     let out = repo.run(&["apply", &id]).assert_code(0).stdout.clone();
     assert!(out.contains("applied 200 sites accepted"), "{out}");

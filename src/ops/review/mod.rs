@@ -703,3 +703,27 @@ pub fn decided(repo: &Repo, id: Option<&str>) -> Result<Option<Model>, Error> {
     }
     Model::load(repo, Some(&preview.id)).map(Some)
 }
+
+/// `show`'s line about a preview's review decisions, read from its batches without
+/// re-deriving its sites: `reviewed: N accepted, M rejected by A, B` (and that fetched
+/// ones are not obeyed); `None` when it has none (or they cannot be read).
+pub fn decisions_line(repo: &Repo, preview: &Preview) -> Option<String> {
+    let record = decisions::Record::load(repo, preview).ok()?;
+    if record.batches.is_empty() {
+        return None;
+    }
+    let accepted = record
+        .shown
+        .values()
+        .filter(|d| **d == Decision::Accept)
+        .count();
+    let rejected = record.shown.len() - accepted;
+    let mut by: Vec<&str> = record.batches.iter().map(|b| b.by.as_str()).collect();
+    by.sort_unstable();
+    by.dedup();
+    Some(format!(
+        "reviewed: {accepted} site{} accepted, {rejected} rejected, by {}",
+        if accepted == 1 { "" } else { "s" },
+        by.join(", ")
+    ))
+}
