@@ -226,7 +226,8 @@ pub fn grep<P: Send>(
         k.add(pattern.as_bytes())
             .add(format!("{forced_lang:?}").as_bytes())
             .add(format!("{:?}", keep.text).as_bytes())
-            .add(format!("{:?}/{:?}", query.selector, query.strictness).as_bytes());
+            .add(format!("{:?}/{:?}", query.selector, query.strictness).as_bytes())
+            .add(format!("{:?}", query.rewrite).as_bytes());
         k.finish()
     };
     let search = Search {
@@ -646,6 +647,7 @@ mod tests {
             text: String::new(),
             captures: Vec::new(),
             replaced_end: None,
+            replacement: None,
         }
     }
 

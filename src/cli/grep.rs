@@ -222,6 +222,16 @@ fn default_max_count(output: GrepOutput, terminal: bool, paging: bool) -> usize 
 }
 
 pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
+    run_rewriting(ctx, args, None)
+}
+
+/// [`run`] with ast-grep's `run --rewrite` template: `--json=stream` rows then carry
+/// each match's `replacement` (nothing is written).
+pub fn run_rewriting(
+    ctx: &mut Ctx,
+    args: GrepArgs,
+    rewrite: Option<String>,
+) -> Result<Exit, Error> {
     let stream = ctx.json_style == JsonStyle::Stream;
     check(&args, ctx.json, stream)?;
     let input = args.input.input()?;
@@ -272,6 +282,7 @@ pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
         paths: Paths::Display,
         selector: args.selector,
         strictness: args.strictness.map(Into::into),
+        rewrite,
         stdin,
         keep_lines: stream,
         cache,

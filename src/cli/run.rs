@@ -51,11 +51,108 @@ pub struct RunArgs {
 
     /// The command and its arguments, after `--` (run in the current folder's place in
     /// the worktree, as is, not through a shell)
-    #[arg(last = true, required = true, value_name = "CMD")]
+    #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+
+    /// ast-grep's `run`: search with this pattern instead of running a command (as
+    /// `grep -p`; with --rewrite, as `edit`); the PATHSPECs are its paths
+    #[arg(short = 'p', long = "pattern", value_name = "PATTERN")]
+    pub pattern: Option<String>,
+
+    /// ast-grep's `run --rewrite`: with --json=stream each match carries its
+    /// `replacement`; otherwise the rewrite is staged as an `edit` preview
+    #[arg(short = 'r', long = "rewrite", value_name = "FIX")]
+    pub rewrite: Option<String>,
+
+    /// ast-grep's `run -U`: apply the rewrite (an `edit` preview, applied and journaled)
+    #[arg(short = 'U', long = "update-all")]
+    pub update_all: bool,
+
+    /// ast-grep's `run -l`: the language of the pattern
+    #[arg(short = 'l', long = "lang", value_name = "LANG")]
+    pub lang: Option<String>,
+}
+
+impl RunArgs {
+    /// Whether a flag of ast-grep's `run` was given: then this is ast-grep's search.
+    pub fn is_ast_grep(&self) -> bool {
+        self.pattern.is_some() || self.rewrite.is_some() || self.update_all || self.lang.is_some()
+    }
+}
+
+/// The two forms of `run`, named in every error about mixing them.
+const FORMS: &str = "`run -- CMD` (a command preview) or `run -p PATTERN [-r FIX] [-U] \
+                     [PATH]` (ast-grep's search)";
+
+/// ast-grep's `run` as the search it is here: `grep` without a rewrite or with
+/// `--json=stream` (each match with its replacement), `edit` (staged, or applied with
+/// `-U`) with one.
+fn ast_grep_run(ctx: &mut Ctx, args: RunArgs) -> Result<Exit, Error> {
+    if !args.command.is_empty() {
+        return Err(UsageError(format!(
+            "`run` takes either a command after `--` or ast-grep's -p/--pattern, not both: \
+             use {FORMS}"
+        ))
+        .into());
+    }
+    let Some(pattern) = args.pattern else {
+        return Err(UsageError(format!("ast-grep's `run` needs -p PATTERN: use {FORMS}")).into());
+    };
+    let stream = ctx.json_style == super::JsonStyle::Stream && ctx.json;
+    if args.update_all && args.rewrite.is_none() {
+        return Err(UsageError("-U/--update-all applies a rewrite: add -r FIX".into()).into());
+    }
+    let mut argv: Vec<String> = vec!["git astedit".into(), "-p".into(), pattern];
+    if let Some(lang) = args.lang {
+        argv.extend(["--lang".into(), lang]);
+    }
+    let rewrite = match args.rewrite {
+        Some(fix) if stream && !args.update_all => {
+            argv.extend(["--".into()]);
+            argv.extend(args.pathspecs);
+            let grep = parse::<super::grep::GrepArgs>(&argv)?;
+            return super::grep::run_rewriting(ctx, grep, Some(fix));
+        }
+        other => other,
+    };
+    match rewrite {
+        None => {
+            argv.push("--".into());
+            argv.extend(args.pathspecs);
+            super::grep::run(ctx, parse(&argv)?)
+        }
+        Some(fix) => {
+            argv.extend(["-r".into(), fix]);
+            if args.update_all {
+                argv.push("--apply".into());
+            }
+            if let Some(reason) = args.stage.reason {
+                argv.extend(["--reason".into(), reason]);
+            }
+            argv.push("--".into());
+            argv.extend(args.pathspecs);
+            super::edit::run(ctx, parse(&argv)?)
+        }
+    }
+}
+
+/// One command's arguments, from an argv built above.
+fn parse<A: clap::Args>(argv: &[String]) -> Result<A, Error> {
+    #[derive(clap::Parser)]
+    struct Wrap<A: clap::Args> {
+        #[command(flatten)]
+        args: A,
+    }
+    use clap::Parser as _;
+    Wrap::<A>::try_parse_from(argv)
+        .map(|w| w.args)
+        .map_err(|e| UsageError(e.to_string()).into())
 }
 
 pub fn run(ctx: &mut Ctx, args: RunArgs) -> Result<Exit, Error> {
+    if args.is_ast_grep() {
+        return ast_grep_run(ctx, args);
+    }
     if args.command.first().is_none_or(|c| c.is_empty()) {
         return Err(UsageError("give the command to run after `--`".into()).into());
     }

@@ -134,6 +134,10 @@ impl Command {
                 color_slot: DIFF,
                 ..Traits::WRITES
             },
+            Command::Run(a) if a.is_ast_grep() => Traits {
+                json_stream: true,
+                ..Traits::WRITES
+            },
             Command::Run(_)
             | Command::Discard(_)
             | Command::Refresh(_)

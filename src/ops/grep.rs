@@ -60,6 +60,9 @@ pub struct GrepRequest {
     /// `--selector`, `--strictness` (ast-grep's pattern object).
     pub selector: Option<String>,
     pub strictness: Option<crate::levels::Strictness>,
+    /// ast-grep's `run --rewrite`: each match carries the replacement ast-grep would
+    /// write (nothing is written).
+    pub rewrite: Option<String>,
     /// Search this text (standard input) as one file in the input's language, instead
     /// of the input's files.
     pub stdin: Option<String>,
@@ -295,6 +298,7 @@ fn search(
         query: &crate::rewrite::QueryOptions {
             selector: req.selector.clone(),
             strictness: req.strictness,
+            rewrite: req.rewrite.clone(),
         },
         cache: cache.as_ref(),
         lines: files.lines.as_ref(),

@@ -19,6 +19,7 @@ use crate::report::MetaVariables;
 use crate::report::SgCharCount;
 use crate::report::SgMatch;
 use crate::report::SgMetaVariables;
+use crate::report::SgOffsets;
 use crate::report::SgRange;
 use crate::report::Span;
 use crate::rewrite::MatchText;
@@ -248,6 +249,11 @@ pub fn sg_match(file: &GrepFile<'_>, m: &crate::rewrite::Match) -> SgMatch {
                 .count()
                 .saturating_sub(m.end_column.saturating_sub(1)),
         },
+        replacement: m.replacement.as_ref().map(|r| r.text.clone()),
+        replacement_offsets: m.replacement.as_ref().map(|r| SgOffsets {
+            start: r.start_byte,
+            end: r.end_byte,
+        }),
         language: file.lang.to_string(),
         meta_variables: SgMetaVariables::of(&m.captures),
     }

@@ -418,6 +418,11 @@ pub struct SgMatch {
     /// The whole lines the match spans.
     pub lines: String,
     pub char_count: SgCharCount,
+    /// With `run --rewrite`: the text ast-grep would write, and the bytes it replaces.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replacement: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replacement_offsets: Option<SgOffsets>,
     /// ast-grep's name of the language, e.g. `TypeScript`.
     pub language: String,
     pub meta_variables: SgMetaVariables,

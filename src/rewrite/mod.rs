@@ -221,6 +221,19 @@ pub struct Match {
     /// matched node goes on past the last part the pattern covers (`raise $E, $M` on
     /// `raise A, "m", bt`), and a rewrite keeps that rest.
     pub replaced_end: Option<Position>,
+    /// What ast-grep's `run --rewrite` would write for this match (its
+    /// `replacement` and `replacementOffsets`), when the search was given a rewrite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replacement: Option<Replaced>,
+}
+
+/// A match's replacement as ast-grep computes it: the fix's text and the byte range it
+/// replaces.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Replaced {
+    pub text: String,
+    pub start_byte: usize,
+    pub end_byte: usize,
 }
 
 /// A position in a source: byte offset, 1-based line and character column.
@@ -300,6 +313,10 @@ impl HostBase {
             (p.line, p.column) = self.pos(p.line, p.column);
             p.byte += self.byte;
         }
+        if let Some(r) = &mut m.replacement {
+            r.start_byte += self.byte;
+            r.end_byte += self.byte;
+        }
         m
     }
 }
@@ -352,6 +369,9 @@ pub struct QueryOptions {
     /// The node kind inside the pattern that is the actual pattern (`--selector`).
     pub selector: Option<String>,
     pub strictness: Option<Strictness>,
+    /// A rewrite template: each match then carries ast-grep's replacement
+    /// ([`Match::replacement`]).
+    pub rewrite: Option<String>,
 }
 
 /// How [`debug_tree`] prints a pattern's parse.
@@ -417,6 +437,7 @@ pub struct Query {
     lang: Lang,
     prefilter: Prefilter,
     anchor: Option<Anchor>,
+    fix: Option<TemplateFix>,
 }
 
 impl Query {
@@ -461,11 +482,22 @@ impl Query {
         } else {
             (Prefilter::none(), None)
         };
+        let fix =
+            match &options.rewrite {
+                None => None,
+                Some(template) => Some(TemplateFix::try_new(template, &lang).map_err(|e| {
+                    Error::InvalidPattern {
+                        pattern: template.clone(),
+                        detail: e.to_string(),
+                    }
+                })?),
+            };
         Ok(Query {
             pattern: compiled,
             lang,
             prefilter,
             anchor,
+            fix,
         })
     }
 
@@ -622,6 +654,14 @@ impl Query {
                     text_too_large = true;
                     return None;
                 }
+                let replacement = self.fix.as_ref().map(|fix| {
+                    let edit = m.make_edit(&self.pattern, fix);
+                    Replaced {
+                        text: String::from_utf8_lossy(&edit.inserted_text).into_owned(),
+                        start_byte: edit.position,
+                        end_byte: edit.position + edit.deleted_length,
+                    }
+                });
                 Some(Match {
                     line,
                     column,
@@ -632,6 +672,7 @@ impl Query {
                     text,
                     captures,
                     replaced_end,
+                    replacement,
                 })
             })
             .collect();

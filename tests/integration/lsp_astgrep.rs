@@ -28,7 +28,7 @@ fn projects_dir() -> PathBuf {
     }
 }
 
-fn ast_grep() -> Option<PathBuf> {
+pub(crate) fn ast_grep() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("ASTEDIT_AST_GREP") {
         return Some(PathBuf::from(p));
     }

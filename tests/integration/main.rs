@@ -18,6 +18,7 @@ mod consent;
 mod context;
 mod contract;
 mod customlang;
+mod dropin_run;
 mod edit;
 mod firstday;
 mod firstday3;

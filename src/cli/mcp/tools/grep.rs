@@ -74,6 +74,7 @@ pub fn ast_grep(call: &Call, input: GrepInput) -> Result<Done, Error> {
         paths: Paths::Repo,
         selector: None,
         strictness: None,
+        rewrite: None,
         stdin: None,
         keep_lines: false,
         cache: Default::default(),
