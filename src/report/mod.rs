@@ -418,9 +418,10 @@ pub struct SgMatch {
     /// The whole lines the match spans.
     pub lines: String,
     pub char_count: SgCharCount,
-    /// With `run --rewrite`: the text ast-grep would write, and the bytes it replaces.
+    /// With `run --rewrite`: the text ast-grep would write.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replacement: Option<String>,
+    /// With `run --rewrite`: the bytes the replacement replaces.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replacement_offsets: Option<SgOffsets>,
     /// ast-grep's name of the language, e.g. `TypeScript`.
