@@ -99,7 +99,15 @@ fn ast_grep_run(ctx: &mut Ctx, args: RunArgs) -> Result<Exit, Error> {
         return Err(UsageError(format!("ast-grep's `run` needs -p PATTERN: use {FORMS}")).into());
     };
     let stream = ctx.json_style == super::JsonStyle::Stream && ctx.json;
-    if args.update_all && args.rewrite.is_none() {
+    if args.allow_failure || args.verify.is_some() {
+        return Err(UsageError(
+            "--allow-failure and --verify are for a command: ast-grep's `run -p` runs none".into(),
+        )
+        .into());
+    }
+    // `--apply`, this command's spelling, is ast-grep's `-U` here.
+    let update_all = args.update_all || args.stage.apply;
+    if update_all && args.rewrite.is_none() {
         return Err(UsageError("-U/--update-all applies a rewrite: add -r FIX".into()).into());
     }
     let mut argv: Vec<String> = vec!["git astedit".into(), "-p".into(), pattern];
@@ -107,7 +115,7 @@ fn ast_grep_run(ctx: &mut Ctx, args: RunArgs) -> Result<Exit, Error> {
         argv.extend(["--lang".into(), lang]);
     }
     let rewrite = match args.rewrite {
-        Some(fix) if stream && !args.update_all => {
+        Some(fix) if stream && !update_all => {
             argv.extend(["--".into()]);
             argv.extend(args.pathspecs);
             let grep = parse::<super::grep::GrepArgs>(&argv)?;
@@ -123,8 +131,11 @@ fn ast_grep_run(ctx: &mut Ctx, args: RunArgs) -> Result<Exit, Error> {
         }
         Some(fix) => {
             argv.extend(["-r".into(), fix]);
-            if args.update_all {
+            if update_all {
                 argv.push("--apply".into());
+            }
+            if args.stage.sign {
+                argv.push("--sign".into());
             }
             if let Some(reason) = args.stage.reason {
                 argv.extend(["--reason".into(), reason]);

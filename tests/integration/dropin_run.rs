@@ -97,6 +97,15 @@ fn a_rewrite_in_the_stream_writes_nothing() {
     );
     assert_eq!(repo.snapshot(), before);
     assert!(repo.astedit_refs().is_empty());
+    // The result cache keeps searches apart by their rewrite.
+    let other = repo.run(&["run", "-p", "foo($A)", "-r", "qux($A)", "--json=stream"]);
+    assert!(
+        other.stdout.contains(r#""replacement":"qux(x)""#),
+        "{}",
+        other.stdout
+    );
+    let plain = repo.run(&["run", "-p", "foo($A)", "--json=stream"]);
+    assert!(!plain.stdout.contains("replacement"), "{}", plain.stdout);
 }
 
 #[test]
@@ -154,4 +163,9 @@ fn update_all_without_a_rewrite_is_refused() {
     let out = repo.run(&["run", "-p", "foo($A)", "-U"]);
     out.assert_code(2);
     assert!(out.stderr.contains("-r FIX"), "{}", out.stderr);
+    // A command preview's flags have no meaning for a search: refused, not ignored.
+    let out = repo.run(&["run", "-p", "foo($A)", "-r", "bar($A)", "--allow-failure"]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("--allow-failure"), "{}", out.stderr);
+    assert!(repo.astedit_refs().is_empty());
 }
