@@ -125,7 +125,20 @@ pub fn apply_selected(
             .map(|e| e.path.clone())
             .collect(),
     };
-    let mut report = apply_locked(repo, parts.selected, opts).map_err(|e| match e {
+    let report = apply_part(repo, parts.selected, info, opts)?;
+    drop(lock);
+    Ok(report)
+}
+
+/// Applies the selected part of a split (under the caller's lock); an error after the
+/// split names both parts, since the parent is no longer pending.
+fn apply_part(
+    repo: &Repo,
+    selected: Preview,
+    info: super::SplitInfo,
+    opts: &ApplyOptions,
+) -> Result<ApplyReport, Error> {
+    let mut report = apply_locked(repo, selected, opts).map_err(|e| match e {
         // A run that reached its record is the recovery's to tell about.
         e @ (Error::Unfinished { .. } | Error::RecoveryPending { .. }) => e,
         e => Error::AfterSplit {
@@ -136,7 +149,6 @@ pub fn apply_selected(
         },
     })?;
     report.split = Some(info);
-    drop(lock);
     Ok(report)
 }
 
@@ -177,16 +189,7 @@ pub fn apply_cut(
             .flat_map(|r| r.entries.iter().map(|e| e.path.clone()))
             .collect(),
     };
-    let mut report = apply_locked(repo, selected, opts).map_err(|e| match e {
-        e @ (Error::Unfinished { .. } | Error::RecoveryPending { .. }) => e,
-        e => Error::AfterSplit {
-            parent: info.parent.clone(),
-            selected: info.selected.clone(),
-            remainder: info.remainder.clone(),
-            inner: Box::new(e),
-        },
-    })?;
-    report.split = Some(info);
+    let report = apply_part(repo, selected, info, opts)?;
     drop(lock);
     Ok(report)
 }
