@@ -87,12 +87,7 @@ pub fn apply_selected(
     pathspecs: &[String],
     opts: &ApplyOptions,
 ) -> Result<ApplyReport, Error> {
-    let lock = Lock::acquire(repo, "apply")?;
-    refuse_while_unfinished(repo)?;
-    let preview = super::resolve::pending(repo, Some(id))?;
-    if preview.id != id {
-        return Err(Error::UnknownId(id.to_string()));
-    }
+    let (lock, preview) = lock_pending(repo, id)?;
     let picked: Vec<&super::StoredEntry> = preview
         .entries
         .iter()
@@ -130,6 +125,18 @@ pub fn apply_selected(
     Ok(report)
 }
 
+/// The apply lock, taken with no interrupted transaction left, and pending preview
+/// `id` (a full id) read under it.
+fn lock_pending(repo: &Repo, id: &str) -> Result<(Lock, Preview), Error> {
+    let lock = Lock::acquire(repo, "apply")?;
+    refuse_while_unfinished(repo)?;
+    let preview = super::resolve::pending(repo, Some(id))?;
+    if preview.id != id {
+        return Err(Error::UnknownId(id.to_string()));
+    }
+    Ok((lock, preview))
+}
+
 /// Applies the selected part of a split (under the caller's lock); an error after the
 /// split names both parts, since the parent is no longer pending.
 fn apply_part(
@@ -164,12 +171,7 @@ pub fn apply_cut(
     rest: &[super::StoredEntry],
     opts: &ApplyOptions,
 ) -> Result<ApplyReport, Error> {
-    let lock = Lock::acquire(repo, "apply")?;
-    refuse_while_unfinished(repo)?;
-    let preview = super::resolve::pending(repo, Some(id))?;
-    if preview.id != id {
-        return Err(Error::UnknownId(id.to_string()));
-    }
+    let (lock, preview) = lock_pending(repo, id)?;
     if picked.is_empty() {
         return Err(Error::InvalidChange(format!(
             "no change of preview {id} is picked"
