@@ -35,6 +35,18 @@ rm -rf "$OUT"
 MATURIN="$TOOLS/venv/bin/maturin" dist/build.sh "$OUT"
 lap build.sh
 
+# The path of a prebuilt binary (GIT_ASTEDIT_BIN): no cargo and no maturin on PATH, so
+# nothing can compile; its wheel (dist/wheel.py) must equal maturin's but for the binary
+# and the SBOM.
+PREBUILT="$ROOT/target/dist-prebuilt"
+rm -rf "$PREBUILT" && mkdir -p "$PREBUILT"
+cp "$ROOT/target/dist/bin/git-astedit" "$PREBUILT/git-astedit"
+NO_CARGO_PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v -x -F "$(dirname "$(command -v cargo)")" |
+    grep -v -x -F "$TOOLS/venv/bin" | paste -sd: -)
+PATH="$NO_CARGO_PATH" GIT_ASTEDIT_BIN="$PREBUILT/git-astedit" MATURIN= dist/build.sh "$PREBUILT/out"
+python3 dist/wheel.py compare "$(ls "$OUT"/git_astedit-*.whl)" "$(ls "$PREBUILT"/out/git_astedit-*.whl)"
+lap "build.sh from a prebuilt binary"
+
 dist/check.sh "$OUT"
 lap check.sh
 
