@@ -110,7 +110,6 @@ impl TextReport for CampaignTargetsReport {
             "campaign {} stage --dry-run: {}; nothing staged\n",
             self.name,
             crate::text::plural(self.repos.len(), "repository")
-                .replace("repositorys", "repositories")
         ));
         printed.out(out);
         printed

@@ -137,7 +137,7 @@ pub fn merged_meta(previews: &[Part<'_>], reason: Option<String>) -> PreviewMeta
     };
     let kinds: Vec<&str> = previews.iter().map(|p| p.meta.kind.as_str()).collect();
     let counted = if kinds.iter().all(|k| *k == "scan") {
-        super::fixes_word(replacements)
+        crate::text::plural(replacements, "fix")
     } else {
         crate::text::plural(replacements, "replacement")
     };

@@ -302,7 +302,7 @@ impl ScanOutcome {
     pub fn summary(&self) -> String {
         format!(
             "{} in {}",
-            fixes_word(self.fixes()),
+            crate::text::plural(self.fixes(), "fix"),
             crate::text::plural(self.fixed.len(), "file")
         )
     }
@@ -881,15 +881,6 @@ enum One {
     Done(Box<engine::FileResult>, FileContent),
     /// No rule can match: read, not parsed.
     NoMatch,
-}
-
-/// `1 fix`, `3 fixes` (the shared `plural` only appends an `s`).
-pub fn fixes_word(n: usize) -> String {
-    if n == 1 {
-        "1 fix".to_string()
-    } else {
-        format!("{n} fixes")
-    }
 }
 
 fn count_errors(findings: &[Finding]) -> usize {

@@ -80,13 +80,25 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// `1 replacement`, `3 replacements`.
+/// `1 replacement`, `3 replacements`; `2 fixes`, `2 outer matches`, `2 repositories`
+/// (English's regular endings: `-es` after s, x, z, ch and sh; `-ies` for a
+/// consonant's `-y`).
 pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
+        return format!("{n} {word}");
     }
+    let sibilant = ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|e| word.ends_with(e));
+    if sibilant {
+        return format!("{n} {word}es");
+    }
+    if let Some(stem) = word.strip_suffix('y') {
+        if stem.ends_with(|c: char| c.is_ascii_alphabetic() && !"aeiou".contains(c)) {
+            return format!("{n} {stem}ies");
+        }
+    }
+    format!("{n} {word}s")
 }
 
 /// The first line of a possibly multi-line text, with `…` when lines were cut.
@@ -125,6 +137,16 @@ pub fn format_time(secs: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plurals_take_the_regular_english_endings() {
+        assert_eq!(plural(1, "fix"), "1 fix");
+        assert_eq!(plural(731, "fix"), "731 fixes");
+        assert_eq!(plural(2, "outer match"), "2 outer matches");
+        assert_eq!(plural(3, "repository"), "3 repositories");
+        assert_eq!(plural(0, "file"), "0 files");
+        assert_eq!(plural(2, "day"), "2 days");
+    }
 
     #[test]
     fn first_line_marks_cut_lines() {

@@ -14,6 +14,7 @@ mod campaign_trust;
 mod campaign_world;
 mod cdp;
 mod codemods;
+mod codemods_rules;
 mod consent;
 mod context;
 mod contract;
