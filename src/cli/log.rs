@@ -14,12 +14,18 @@ pub struct LogArgs {
     /// Show at most N events (0: no limit)
     #[arg(short = 'n', long = "max-count", value_name = "N", default_value_t = DEFAULT_MAX_COUNT)]
     pub max_count: usize,
+    /// Only what this agent's session did: its name as the journal spells it after
+    /// `agent:` (`claude-code/session:ID`, an MCP client's `NAME/VERSION`), or a
+    /// unique prefix of that or of the ID
+    #[arg(long, value_name = "SESSION")]
+    pub session: Option<String>,
 }
 
 pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
     let (repo, out) = ctx.parts()?;
     let request = LogRequest {
         id: args.id,
+        session: args.session,
         max_count: args.max_count,
     };
     out.emit(&git_astedit::ops::log::run(repo, &request)?)?;

@@ -15,6 +15,9 @@ pub const DEFAULT_MAX_COUNT: usize = 200;
 pub struct LogRequest {
     /// Only the events of this transaction's line (a unique id prefix, any case).
     pub id: Option<String>,
+    /// Only the events of this agent's session (its spelling or a unique prefix, see
+    /// [`crate::ops::session::resolve_session`]).
+    pub session: Option<String>,
     /// At most this many events (0: no limit).
     pub max_count: usize,
 }
@@ -25,9 +28,20 @@ pub fn run(repo: &Repo, req: &LogRequest) -> Result<LogReport, Error> {
         0 => usize::MAX,
         n => n,
     };
+    let session = match &req.session {
+        Some(s) => Some(crate::ops::session::resolve_session(repo, s)?),
+        None => None,
+    };
     let (events, capped) = match prefix.as_deref() {
         // The newest page only: read from the journal's end, never past the page.
-        None => crate::txn::newest(repo, cap)?,
+        None if session.is_none() => crate::txn::newest(repo, cap)?,
+        None => {
+            let mut events = crate::txn::log(repo)?;
+            events.retain(|e| e.agent == session);
+            let capped = events.len() > cap;
+            events.truncate(cap);
+            (events, capped)
+        }
         // With an id, the whole line of one change: the previews it was split from and
         // the parts it was split into, wherever in the journal their events are.
         Some(p) => {
@@ -36,6 +50,7 @@ pub fn run(repo: &Repo, req: &LogRequest) -> Result<LogReport, Error> {
             let mut events: Vec<_> = all
                 .into_iter()
                 .filter(|e| related.contains(&e.id))
+                .filter(|e| session.is_none() || e.agent == session)
                 .collect();
             let capped = events.len() > cap;
             events.truncate(cap);

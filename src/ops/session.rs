@@ -5,6 +5,13 @@ a run stays unfinished ([`prelude`], the CLI's and the server's alike: [`open`])
 pick the preview a call without an id means from the ids its session staged
 ([`target`]). The session itself (the ids) is the server's; their state is always read
 from git.
+
+An agent's session has one spelling, the journal's `agent`: `HARNESS/session:ID` for
+what a harness's hooks journalled (`claude-code/session:3f2a…`, `codex/session:…`), and
+the MCP client's `NAME/VERSION` for what a server did. The lock error names a turn's
+session the same way. Wherever a session is named (`log --session`, `undo --session`,
+the MCP `log` tool), a unique prefix of that spelling or of the ID after `session:`
+names it too ([`resolve_session`]).
 */
 
 use std::path::Path;
@@ -149,6 +156,51 @@ pub fn target(repo: &Repo, staged: &[String], tool: Tool) -> Result<String, Erro
     .into())
 }
 
+/// The session `given` names, as the journal spells it (see the module docs): the
+/// spelling itself, else the one session whose spelling, or whose id after
+/// `session:`, starts with `given`.
+pub fn resolve_session(repo: &Repo, given: &str) -> Result<String, Error> {
+    let mut known: Vec<String> = Vec::new();
+    for e in txn::log(repo)? {
+        if let Some(a) = e.agent {
+            if !known.contains(&a) {
+                known.push(a);
+            }
+        }
+    }
+    Ok(match_session(&known, given)?)
+}
+
+/// [`resolve_session`] among `known` (newest first).
+fn match_session(known: &[String], given: &str) -> Result<String, SessionError> {
+    if given.is_empty() {
+        return Err(SessionError::UnknownSession {
+            given: given.to_string(),
+            known: known.to_vec(),
+        });
+    }
+    if known.iter().any(|k| k == given) {
+        return Ok(given.to_string());
+    }
+    let id_of = |k: &str| k.split_once("/session:").map(|(_, id)| id.to_string());
+    let matches: Vec<String> = known
+        .iter()
+        .filter(|k| k.starts_with(given) || id_of(k).is_some_and(|id| id.starts_with(given)))
+        .cloned()
+        .collect();
+    match matches.len() {
+        1 => Ok(matches[0].clone()),
+        0 => Err(SessionError::UnknownSession {
+            given: given.to_string(),
+            known: known.to_vec(),
+        }),
+        _ => Err(SessionError::AmbiguousSession {
+            given: given.to_string(),
+            matches,
+        }),
+    }
+}
+
 /// Faults of the server's own rules (the engines classify the rest).
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -161,6 +213,29 @@ pub enum SessionError {
         staged_here: bool,
         pending: Vec<PreviewRow>,
     },
+    /// A session named that the journal does not know.
+    #[error("no session in the journal is named `{}`{}", crate::text::escape_line(.given), sessions_line(.known))]
+    UnknownSession { given: String, known: Vec<String> },
+    /// A session prefix that names more than one.
+    #[error("`{}` names {} sessions: {}", crate::text::escape_line(.given), .matches.len(), .matches.iter().map(|m| crate::text::escape_line(m)).collect::<Vec<_>>().join(", "))]
+    AmbiguousSession { given: String, matches: Vec<String> },
+}
+
+/// The sessions the journal knows, for an error (the newest ten).
+fn sessions_line(known: &[String]) -> String {
+    if known.is_empty() {
+        return "; it names none".into();
+    }
+    let shown: Vec<String> = known
+        .iter()
+        .take(10)
+        .map(|k| crate::text::escape_line(k).into_owned())
+        .collect();
+    format!(
+        "; it knows {}{}",
+        shown.join(", "),
+        if known.len() > 10 { ", …" } else { "" }
+    )
 }
 
 fn id_required_message(staged_here: &bool, pending: &[PreviewRow]) -> String {
@@ -193,12 +268,17 @@ impl Classify for SessionError {
     fn code(&self) -> &'static str {
         match self {
             SessionError::IdRequired { .. } => "id-required",
+            SessionError::UnknownSession { .. } => "unknown-session",
+            SessionError::AmbiguousSession { .. } => "ambiguous-session",
         }
     }
     fn exit(&self) -> Exit {
         match self {
             SessionError::IdRequired { pending, .. } if pending.is_empty() => Exit::NothingFound,
             SessionError::IdRequired { .. } => Exit::BadInput,
+            SessionError::UnknownSession { .. } | SessionError::AmbiguousSession { .. } => {
+                Exit::BadInput
+            }
         }
     }
     fn hint(&self) -> Option<String> {
@@ -213,6 +293,12 @@ impl Classify for SessionError {
                 ),
                 None => "stage a preview with ast_edit or apply_patch first".into(),
             }),
+            SessionError::UnknownSession { .. } => {
+                Some("`git astedit log` names each event's session after `agent:`".into())
+            }
+            SessionError::AmbiguousSession { .. } => {
+                Some("give more of the session's id, or its whole spelling".into())
+            }
         }
     }
     fn details(&self) -> Option<serde_json::Value> {
@@ -220,6 +306,47 @@ impl Classify for SessionError {
             SessionError::IdRequired { pending, .. } => serde_json::to_value(pending)
                 .ok()
                 .map(|p| serde_json::json!({"pending": p})),
+            SessionError::UnknownSession { known, .. } => {
+                Some(serde_json::json!({"sessions": known}))
+            }
+            SessionError::AmbiguousSession { matches, .. } => {
+                Some(serde_json::json!({"sessions": matches}))
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_is_named_whole_or_by_a_unique_prefix() {
+        let known: Vec<String> = [
+            "claude-code/session:3f2a-1",
+            "claude-code/session:3f9b-2",
+            "codex/session:77aa",
+            "claude-code/2.1.0",
+        ]
+        .map(String::from)
+        .to_vec();
+        let m = |g: &str| match_session(&known, g);
+        assert_eq!(m("codex/session:77aa").unwrap(), "codex/session:77aa");
+        assert_eq!(m("77").unwrap(), "codex/session:77aa");
+        assert_eq!(m("3f2").unwrap(), "claude-code/session:3f2a-1");
+        assert_eq!(
+            m("claude-code/session:3f9").unwrap(),
+            "claude-code/session:3f9b-2"
+        );
+        assert_eq!(m("claude-code/2").unwrap(), "claude-code/2.1.0");
+        assert!(
+            matches!(m("3f"), Err(SessionError::AmbiguousSession { matches, .. }) if matches.len() == 2)
+        );
+        assert!(matches!(
+            m("claude-code"),
+            Err(SessionError::AmbiguousSession { .. })
+        ));
+        assert!(matches!(m("zz"), Err(SessionError::UnknownSession { .. })));
+        assert!(matches!(m(""), Err(SessionError::UnknownSession { .. })));
     }
 }

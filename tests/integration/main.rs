@@ -57,6 +57,7 @@ mod run;
 mod sandbox;
 mod sarif;
 mod scan;
+mod sessions;
 mod sgconfig;
 mod signing;
 mod snapshots;
