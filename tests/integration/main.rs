@@ -51,6 +51,7 @@ mod reflocks;
 mod refresh;
 mod repo;
 mod review;
+mod review_groups;
 mod review_page;
 mod ruletest;
 mod run;

@@ -308,7 +308,11 @@ impl Model {
                             ),
                             _ => None,
                         };
-                        let tmpl = template::template(&before[s.start..s.end], &s.after);
+                        let tmpl = template::template(
+                            &before[s.start..s.end],
+                            &s.after,
+                            template::indent_at(before, s.start),
+                        );
                         let diff = site_diff(&entry.path, before, s);
                         // The enclosing line (no line number) tells equal sites apart.
                         let ctx = enclosing(before, s.start);

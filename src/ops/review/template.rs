@@ -8,9 +8,13 @@ after `-`, what is added after `+`. So `console.log(a)` → `logger.info(a)` and
 `console.log(x + 1)` → `logger.info(x + 1)` are both `-console+logger…-log+info…`.
 A deletion keeps nothing: its template is its first and last tokens
 (`-console…;`), so a deletion that took a trailing comment or another separator
-stands apart. Whitespace is written `⏎` and the indentation after it when it holds
-a line break, ` ` otherwise, so a site whose lines were re-indented differs from one
-whose were not.
+stands apart.
+Whitespace is written `⏎` and the indentation after it when it holds a line break, ` `
+otherwise, so a site whose lines were re-indented differs from one whose were not.
+That indentation is relative to the indentation of the line the site starts on (`⏎`
+and two spaces: two columns deeper; `⏎⇤2`: two columns shallower): the same change at
+another depth is the same template, and only lines re-indented relative to each other
+make another.
 */
 
 /// Longest template kept whole; a longer one keeps its ends.
@@ -48,10 +52,19 @@ fn tokens(s: &str) -> Vec<&str> {
 }
 
 /// A token as the template writes it: a line break with the indentation after it
-/// (so a re-indented line differs), other whitespace as one space.
-fn norm(t: &str) -> std::borrow::Cow<'_, str> {
+/// relative to `base`, the indentation of the site's first line (so a re-indented
+/// line differs, and a site at another depth does not), other whitespace as one space.
+fn norm<'a>(t: &'a str, base: &str) -> std::borrow::Cow<'a, str> {
     if let Some(at) = t.rfind('\n') {
-        format!("⏎{}", &t[at + 1..]).into()
+        let own = &t[at + 1..];
+        if let Some(deeper) = own.strip_prefix(base) {
+            format!("⏎{deeper}").into()
+        } else if let Some(shallower) = base.strip_prefix(own) {
+            format!("⏎⇤{}", shallower.chars().count()).into()
+        } else {
+            // Tabs against spaces: neither contains the other; written as it is.
+            format!("⏎{own}").into()
+        }
     } else if t.chars().all(char::is_whitespace) {
         " ".into()
     } else {
@@ -59,8 +72,16 @@ fn norm(t: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The template of a change from `before` to `after`.
-pub(super) fn template(before: &str, after: &str) -> String {
+/// The indentation of the line of `text` that holds byte `at`.
+pub(super) fn indent_at(text: &str, at: usize) -> &str {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = &text[start..];
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+/// The template of a change from `before` to `after`, a site starting on a line
+/// indented by `base`.
+pub(super) fn template(before: &str, after: &str, base: &str) -> String {
     let (b, a) = (tokens(before), tokens(after));
     let solid = |v: &[&str]| -> Vec<String> {
         v.iter()
@@ -88,8 +109,8 @@ pub(super) fn template(before: &str, after: &str) -> String {
             ),
         };
     }
-    let bn: Vec<std::borrow::Cow<'_, str>> = b.iter().map(|t| norm(t)).collect();
-    let an: Vec<std::borrow::Cow<'_, str>> = a.iter().map(|t| norm(t)).collect();
+    let bn: Vec<std::borrow::Cow<'_, str>> = b.iter().map(|t| norm(t, base)).collect();
+    let an: Vec<std::borrow::Cow<'_, str>> = a.iter().map(|t| norm(t, base)).collect();
     let mut out = String::new();
     let mut kept = false;
     for op in similar::capture_diff_slices(similar::Algorithm::Myers, &bn, &an) {
@@ -140,28 +161,67 @@ pub(super) fn template(before: &str, after: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::indent_at;
     use super::template;
 
     #[test]
     fn kept_text_is_abstracted_whatever_it_is() {
-        let t = template("console.log(a)", "logger.info(a)");
+        let t = template("console.log(a)", "logger.info(a)", "");
         assert_eq!(t, "-console+logger…-log+info…");
         assert_eq!(
-            template("console.log(x + f(y))", "logger.info(x + f(y))"),
+            template("console.log(x + f(y))", "logger.info(x + f(y))", ""),
             t
         );
-        assert_eq!(template("console.log(console)", "logger.info(console)"), t);
+        assert_eq!(
+            template("console.log(console)", "logger.info(console)", ""),
+            t
+        );
     }
 
     #[test]
     fn a_reindented_site_or_a_deletion_taking_a_comment_stands_apart() {
-        let plain = template("f(a,\n  b)", "g(a,\n  b)");
-        let moved = template("f(a,\n  b)", "g(a,\n    b)");
+        let plain = template("f(a,\n  b)", "g(a,\n  b)", "");
+        let moved = template("f(a,\n  b)", "g(a,\n    b)", "");
         assert_eq!(plain, "-f+g…");
         assert_ne!(plain, moved);
-        let del = template("console.log(a);", "");
+        let del = template("console.log(a);", "", "");
         assert_eq!(del, "-console…;");
-        assert_eq!(template("console.log(b.c, 1);", ""), del);
-        assert_ne!(template("console.log(a); // why", ""), del);
+        assert_eq!(template("console.log(b.c, 1);", "", ""), del);
+        assert_ne!(template("console.log(a); // why", "", ""), del);
+    }
+
+    #[test]
+    fn the_same_change_at_another_depth_is_the_same_template() {
+        // A call folded onto one line, at depth 2 and at depth 6.
+        let shallow = template("console.log(\n    d,\n  )", "logger.info(d)", "  ");
+        let deep = template(
+            "console.log(\n        d,\n      )",
+            "logger.info(d)",
+            "      ",
+        );
+        assert_eq!(shallow, "-console+logger…-log+info…-⏎  …-,⏎…");
+        assert_eq!(shallow, deep);
+        // A closing line shallower than the first one, at two depths.
+        let a = template("f(x\n)", "g(x\n)", "  ");
+        assert_eq!(a, template("f(x\n  )", "g(x\n  )", "    "));
+        assert_eq!(template("f(x,\ny)", "f(x)", "  "), "…-,⏎⇤2y…");
+    }
+
+    #[test]
+    fn lines_reindented_relative_to_each_other_stand_apart_at_any_depth() {
+        let plain = template("f(a,\n      b)", "g(a,\n      b)", "    ");
+        let moved = template("f(a,\n      b)", "g(a,\n        b)", "    ");
+        let moved_shallow = template("f(a,\n  b)", "g(a,\n    b)", "");
+        assert_eq!(plain, "-f+g…");
+        assert_ne!(plain, moved);
+        assert_eq!(moved, moved_shallow);
+    }
+
+    #[test]
+    fn a_site_s_base_indentation_is_its_line_s() {
+        let text = "fn f() {\n    let x = g(1);\n\tz\n";
+        assert_eq!(indent_at(text, 0), "");
+        assert_eq!(indent_at(text, text.find("g(").expect("g")), "    ");
+        assert_eq!(indent_at(text, text.find('z').expect("z")), "\t");
     }
 }
