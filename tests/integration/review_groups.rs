@@ -1,5 +1,7 @@
 //! `review`'s grouping (issue 50): the same change at another indentation depth is one
-//! group, and lines re-indented relative to each other stand apart.
+//! group; each kind of outlier the issue lists stands apart from its op's usual change
+//! (a comment kept or dropped, lines re-indented relative to each other, an import
+//! added in one file only, a list deletion that took another separator).
 
 use crate::util::TestRepo;
 
@@ -88,4 +90,117 @@ fn the_same_change_at_another_depth_is_one_group_lines_indented_otherwise_stand_
         v["groups"][1]["template"], "-foo+bar…+⏎  …-⏎  +⏎    …+⏎  }…-}…",
         "{v:#}"
     );
+}
+
+#[test]
+fn a_comment_dropped_by_one_site_or_left_on_its_line_by_a_deletion_stands_apart() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.js",
+        "function f() {\n  console.log(a);\n  console.log(b);\n  console.log(c /* keep */);\n  console.log(d);\n}\n",
+    );
+    repo.write(
+        "b.js",
+        "function g() {\n  warn(a);\n  warn(b);\n  warn(c); // keep me\n  warn(d);\n  h();\n}\n",
+    );
+    repo.commit_all("init");
+    // A rewrite that drops the comment inside one call.
+    let id = stage(&repo, &["-p", "console.log($A)", "-r", "logger.info($A)"]);
+    let v = review(&repo, &id);
+    assert_eq!(
+        shape(&v),
+        vec![
+            (1, true, "  console.log(c /* keep */);".to_string()),
+            (3, false, "  console.log(a);".to_string()),
+        ],
+        "{v:#}"
+    );
+    repo.run(&["discard", &id]).assert_code(0);
+    // A deletion that takes three statements with their lines, and leaves the
+    // comment of the fourth on its line.
+    let id = stage(&repo, &["-p", "warn($A);", "-r", ""]);
+    let v = review(&repo, &id);
+    assert_eq!(
+        shape(&v),
+        vec![
+            (1, true, "  warn(c); // keep me".to_string()),
+            (3, false, "  warn(a);".to_string()),
+        ],
+        "{v:#}"
+    );
+    assert_eq!(v["groups"][1]["template"], "-warn…;⏎");
+    assert_eq!(v["groups"][0]["template"], "-warn…;");
+}
+
+#[test]
+fn an_import_added_in_one_file_only_stands_apart() {
+    let repo = TestRepo::new();
+    for i in 0..3 {
+        repo.write(
+            &format!("src/m{i}.js"),
+            format!(
+                "import {{ logger }} from \"./log\";\nfunction f{i}() {{\n  console.log(a);\n  console.log(b);\n}}\n"
+            ),
+        );
+    }
+    repo.write(
+        "src/new.js",
+        "function g() {\n  console.log(a);\n  console.log(b);\n}\n",
+    );
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "console.log($A)",
+            "-r",
+            "logger.info($A)",
+            "--add-import",
+            "import { logger } from \"./log\";",
+        ],
+    );
+    let v = review(&repo, &id);
+    assert_eq!(v["sites"], 8, "{v:#}");
+    assert_eq!(v["dependents"], 1, "{v:#}");
+    assert_eq!(
+        shape(&v),
+        vec![
+            (2, true, "  console.log(a);".to_string()),
+            (6, false, "  console.log(a);".to_string()),
+        ],
+        "{v:#}"
+    );
+    assert_eq!(v["groups"][0]["files"], serde_json::json!(["src/new.js"]));
+    let t = v["groups"][0]["template"].as_str().expect("template");
+    assert!(t.ends_with(" with +import…;"), "{t}");
+    // Accepting the outlier group applies its file's import with it.
+    let key = v["groups"][0]["key"].as_str().expect("key").to_string();
+    repo.run(&["review", &id, "--accept", &key]).assert_code(0);
+    repo.run(&["apply", &id]).assert_code(0);
+    assert_eq!(
+        repo.read_string("src/new.js"),
+        "import { logger } from \"./log\";\n\nfunction g() {\n  logger.info(a);\n  logger.info(b);\n}\n"
+    );
+}
+
+#[test]
+fn a_list_deletion_that_took_another_separator_stands_apart() {
+    let repo = TestRepo::new();
+    repo.write(
+        "c.js",
+        "const flags = [a, DEBUG, b];\nconst more = [c, DEBUG, d];\nconst last = [e, DEBUG];\n",
+    );
+    repo.commit_all("init");
+    let id = stage(&repo, &["-p", "DEBUG", "-r", ""]);
+    let v = review(&repo, &id);
+    assert_eq!(
+        shape(&v),
+        vec![
+            (1, true, "const last = [e, DEBUG];".to_string()),
+            (2, false, "const flags = [a, DEBUG, b];".to_string()),
+        ],
+        "{v:#}"
+    );
+    assert_eq!(v["groups"][0]["template"], "-,…DEBUG");
+    assert_eq!(v["groups"][1]["template"], "-DEBUG…,");
 }

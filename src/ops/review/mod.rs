@@ -290,6 +290,7 @@ impl Model {
                     cut(Label::None, what.to_string(), None, diff, None, "");
                 }
                 FileSites::Text { before, spans } => {
+                    let added = added_lines(before, spans);
                     for (si, s) in spans.iter().enumerate() {
                         if s.kind == SpanKind::Dependent {
                             self.dependents += 1;
@@ -308,11 +309,14 @@ impl Model {
                             ),
                             _ => None,
                         };
-                        let tmpl = template::template(
+                        let mut tmpl = template::template(
                             &before[s.start..s.end],
                             &s.after,
                             template::indent_at(before, s.start),
                         );
+                        if let Some(added) = &added {
+                            tmpl = format!("{tmpl} with {added}");
+                        }
                         let diff = site_diff(&entry.path, before, s);
                         // The enclosing line (no line number) tells equal sites apart.
                         let ctx = enclosing(before, s.start);
@@ -555,6 +559,34 @@ fn mark_outliers(groups: &mut [GroupRec]) {
             }
         }
     }
+}
+
+/// The lines a file's dependent changes add where nothing was (an import, mostly),
+/// as templates (`+import…;`), when every site of the file has one rule or op: part of
+/// those sites' change, so an import added in one file only stands apart from the same
+/// change elsewhere. `None` when there are none, or the file's sites have several
+/// rules or ops (an added line is not told whose it is).
+fn added_lines(before: &str, spans: &[derive::Span]) -> Option<String> {
+    let mut labels = spans
+        .iter()
+        .filter(|s| s.kind != SpanKind::Dependent)
+        .map(|s| &s.label);
+    let first = labels.next()?;
+    if labels.any(|l| l != first) {
+        return None;
+    }
+    let mut added: Vec<String> = spans
+        .iter()
+        .filter(|s| {
+            s.kind == SpanKind::Dependent
+                && before[s.start..s.end].trim().is_empty()
+                && !s.after.trim().is_empty()
+        })
+        .map(|s| template::template("", &s.after, ""))
+        .collect();
+    added.sort_unstable();
+    added.dedup();
+    (!added.is_empty()).then(|| added.join(" "))
 }
 
 /// An entry's before and after text (`None`: added, deleted, a mode change, not

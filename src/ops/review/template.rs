@@ -7,8 +7,8 @@ change keeps (a metavariable's, mostly) and becomes `…`; what is removed is wr
 after `-`, what is added after `+`. So `console.log(a)` → `logger.info(a)` and
 `console.log(x + 1)` → `logger.info(x + 1)` are both `-console+logger…-log+info…`.
 A deletion keeps nothing: its template is its first and last tokens
-(`-console…;`), so a deletion that took a trailing comment or another separator
-stands apart.
+(`-console…;`), and `⏎` when it takes its lines whole, so a deletion that took a
+trailing comment or another separator, or left a comment on its line, stands apart.
 Whitespace is written `⏎` and the indentation after it when it holds a line break, ` `
 otherwise, so a site whose lines were re-indented differs from one whose were not.
 That indentation is relative to the indentation of the line the site starts on (`⏎`
@@ -96,17 +96,18 @@ pub(super) fn template(before: &str, after: &str, base: &str) -> String {
             ('+', solid(&a))
         };
         let breaks = |s: &str| s.matches('\n').count().min(3);
+        // A deletion that takes its lines whole (`  x;\n`) differs from one that leaves
+        // something on them (a comment kept after it).
+        let edge = |s: &str| {
+            let inner = s.trim_matches([' ', '\t', '\r']);
+            inner.starts_with('\n') || inner.ends_with('\n')
+        };
+        let lines = sign == '-' && (breaks(after) > 0 || edge(before));
+        let mark = if lines { "⏎" } else { "" };
         return match side.as_slice() {
             [] => format!("{sign}⏎{}", breaks(before).max(breaks(after))),
-            [one] => format!("{sign}{one}"),
-            [first, .., last] => format!(
-                "{sign}{first}…{last}{}",
-                if sign == '-' && breaks(after) > 0 {
-                    "⏎"
-                } else {
-                    ""
-                }
-            ),
+            [one] => format!("{sign}{one}{mark}"),
+            [first, .., last] => format!("{sign}{first}…{last}{mark}"),
         };
     }
     let bn: Vec<std::borrow::Cow<'_, str>> = b.iter().map(|t| norm(t, base)).collect();
@@ -188,6 +189,10 @@ mod tests {
         assert_eq!(del, "-console…;");
         assert_eq!(template("console.log(b.c, 1);", "", ""), del);
         assert_ne!(template("console.log(a); // why", "", ""), del);
+        // The same statement deleted with its line, and with a comment left on it.
+        let line = template("  console.log(a);\n", "", "  ");
+        assert_eq!(line, "-console…;⏎");
+        assert_ne!(line, del);
     }
 
     #[test]
