@@ -21,6 +21,18 @@ const TEXT_DIFF_LINES: usize = 12;
 /// How many groups the HTML file shows representative diffs for; the rest are rows.
 const HTML_DIFFS: usize = 2_000;
 
+/// The HTML file's size cap in bytes (5 MB, a CI artifact or a PR comment's link):
+/// the summary, the counts and the outliers are always there; groups' rows, then their
+/// representative diffs, stop where the next one would pass it, and the file says
+/// what it left out.
+pub const HTML_MAX_BYTES: usize = 5_000_000;
+
+/// The share of the cap the table of groups may take (the rest is for diffs).
+const HTML_TABLE_BYTES: usize = 2_000_000;
+
+/// Bytes of one side of a representative diff shown in the HTML file, at most.
+const HTML_SIDE_BYTES: usize = 32 * 1024;
+
 fn decision_word(g: &Group) -> String {
     match g.decision {
         Some(d) => d.as_str().to_string() + "ed",
@@ -219,26 +231,26 @@ pre{margin:.3em 0;padding:.3em;overflow-x:auto;background:#f6f6f6}\
 .del{color:#a00}.add{color:#060}.meta{color:#666}code{background:#f0f0f0}";
 
 /// The review as one static HTML file: a summary, then every group (outliers first)
-/// with its count, files, change and a representative diff. No script runs, nothing
-/// is fetched.
+/// with its count, files, change and a representative diff, within
+/// [`HTML_MAX_BYTES`]. No script runs, nothing is fetched.
 pub fn html(review: &Review) -> String {
-    let mut out = String::with_capacity(64 * 1024);
-    out.push_str(
+    let mut head = String::with_capacity(64 * 1024);
+    head.push_str(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
          style-src 'unsafe-inline'\">\n",
     );
-    out.push_str(&format!(
+    head.push_str(&format!(
         "<title>Review of preview {}</title>\n<style>{CSS}</style></head><body>\n",
         esc(&review.preview)
     ));
-    out.push_str(&format!(
+    head.push_str(&format!(
         "<h1>Review of preview <code>{}</code> ({})</h1>\n<p>{}</p>\n",
         esc(&review.preview),
         esc(&review.kind),
-        esc(&review.summary)
+        esc(&cut_bytes(&review.summary, 4096).0)
     ));
-    out.push_str(&format!(
+    head.push_str(&format!(
         "<p id=\"counts\"><b>{}</b> sites in <b>{}</b> groups, <b>{}</b> outliers, {} \
          dependent changes; {} accepted, {} rejected, {} undecided.</p>\n",
         review.sites,
@@ -249,37 +261,141 @@ pub fn html(review: &Review) -> String {
         review.rejected,
         review.undecided
     ));
-    for n in &review.notes {
-        out.push_str(&format!("<p class=\"meta\">{}</p>\n", esc(n)));
-    }
-    out.push_str("<table><tr><th>group</th><th>sites</th><th>files</th><th>made by</th><th>decision</th></tr>\n");
-    for g in &review.groups {
-        out.push_str(&format!(
-            "<tr><td><a href=\"#g-{k}\"><code>{k}</code></a>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            if g.outlier.is_some() { " <span class=\"tag\">outlier</span>" } else { "" },
-            g.count,
-            g.files.len(),
-            esc(&made_by(g)),
-            esc(&decision_word(g)),
-            k = esc(&g.key),
+    for n in review.notes.iter().take(20) {
+        head.push_str(&format!(
+            "<p class=\"meta\">{}</p>\n",
+            esc(&cut_bytes(n, 4096).0)
         ));
     }
-    out.push_str("</table>\n");
-    for (i, g) in review.groups.iter().enumerate() {
-        if i >= HTML_DIFFS {
-            out.push_str(&format!(
-                "<p class=\"meta\">{} more groups are listed above without their diffs.</p>\n",
-                review.groups.len() - HTML_DIFFS
-            ));
+    // Room for the note on what was left out and the closing tags.
+    let budget = HTML_MAX_BYTES.saturating_sub(head.len() + 2048);
+    let mut table = String::from(
+        "<table><tr><th>group</th><th>sites</th><th>files</th><th>made by</th>\
+         <th>decision</th></tr>\n",
+    );
+    let mut rows = 0;
+    for g in &review.groups {
+        let row = group_row(g);
+        if table.len() + row.len() > HTML_TABLE_BYTES.min(budget) {
             break;
         }
-        group_section(g, &mut out);
+        table.push_str(&row);
+        rows += 1;
+    }
+    table.push_str("</table>\n");
+    let mut sections = String::new();
+    let mut shown = 0;
+    for g in review.groups.iter().take(rows.min(HTML_DIFFS)) {
+        let section = group_section(g);
+        if table.len() + sections.len() + section.len() > budget {
+            break;
+        }
+        sections.push_str(&section);
+        shown += 1;
+    }
+    let mut out = head;
+    if let Some(note) = left_out(review, rows, shown) {
+        out.push_str(&note);
+    }
+    out.push_str(&table);
+    out.push_str(&sections);
+    if shown < rows {
+        out.push_str(&format!(
+            "<p class=\"meta\">{} more groups are listed above without their diffs.</p>\n",
+            rows - shown
+        ));
     }
     out.push_str("</body></html>\n");
     out
 }
 
-fn group_section(g: &Group, out: &mut String) {
+/// What the file leaves out, said at its top: groups not listed (their sites and
+/// outliers counted) and groups listed without their diff.
+fn left_out(review: &Review, rows: usize, shown: usize) -> Option<String> {
+    let total = review.groups.len();
+    if rows == total && shown == rows {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if rows < total {
+        let rest = &review.groups[rows..];
+        let sites: usize = rest.iter().map(|g| g.count).sum();
+        let outliers = rest.iter().filter(|g| g.outlier.is_some()).count();
+        parts.push(format!(
+            "the last {} groups ({} sites, {} of them outlier groups) are not listed",
+            total - rows,
+            sites,
+            outliers
+        ));
+    }
+    if shown < rows {
+        parts.push(format!(
+            "{} listed groups have no representative diff here",
+            rows - shown
+        ));
+    }
+    let why = if shown < rows.min(HTML_DIFFS) || rows < total {
+        format!("to keep this file under {} MB", HTML_MAX_BYTES / 1_000_000)
+    } else {
+        format!("diffs are shown for the first {HTML_DIFFS} groups")
+    };
+    Some(format!(
+        "<p class=\"tag\" id=\"left-out\">Left out, {why}: {}. <code>git astedit review {} \
+         --text</code> or the local page shows every group and site.</p>\n",
+        parts.join("; "),
+        esc(&review.preview)
+    ))
+}
+
+/// `s` cut to at most `max` bytes on a character boundary, and how many bytes were
+/// left out.
+fn cut_bytes(s: &str, max: usize) -> (std::borrow::Cow<'_, str>, usize) {
+    if s.len() <= max {
+        return (s.into(), 0);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    (s[..end].into(), s.len() - end)
+}
+
+fn group_row(g: &Group) -> String {
+    format!(
+        "<tr><td><a href=\"#g-{k}\"><code>{k}</code></a>{}</td><td>{}</td><td>{}</td>\
+         <td>{}</td><td>{}</td></tr>\n",
+        if g.outlier.is_some() {
+            " <span class=\"tag\">outlier</span>"
+        } else {
+            ""
+        },
+        g.count,
+        g.files.len(),
+        esc(&cut_bytes(&made_by(g), 1024).0),
+        esc(&decision_word(g)),
+        k = esc(&g.key),
+    )
+}
+
+/// One side of a representative diff, each line after `sign`, within
+/// [`HTML_SIDE_BYTES`] (saying how much it left out).
+fn diff_side(text: &str, sign: char, class: &str, out: &mut String) {
+    let (shown, cut) = cut_bytes(text, HTML_SIDE_BYTES);
+    for l in shown.split('\n') {
+        out.push_str(&format!(
+            "<span class=\"{class}\">{sign}{}</span>\n",
+            esc(l)
+        ));
+    }
+    if cut > 0 {
+        out.push_str(&format!(
+            "<span class=\"meta\">{sign}… ({cut} more bytes left out)</span>\n"
+        ));
+    }
+}
+
+fn group_section(g: &Group) -> String {
+    let mut out = String::new();
     let class = if g.outlier.is_some() {
         "group outlier"
     } else {
@@ -305,7 +421,7 @@ fn group_section(g: &Group, out: &mut String) {
     }
     out.push_str(&format!(
         "<p class=\"meta\">{} · {} · change <code>{}</code></p>\n",
-        esc(&made_by(g)),
+        esc(&cut_bytes(&made_by(g), 1024).0),
         esc(&decision_word(g)),
         esc(&g.template)
     ));
@@ -315,12 +431,8 @@ fn group_section(g: &Group, out: &mut String) {
         esc(&r.path),
         r.line
     ));
-    for l in r.before.split('\n') {
-        out.push_str(&format!("<span class=\"del\">-{}</span>\n", esc(l)));
-    }
-    for l in r.after.split('\n') {
-        out.push_str(&format!("<span class=\"add\">+{}</span>\n", esc(l)));
-    }
+    diff_side(&r.before, '-', "del", &mut out);
+    diff_side(&r.after, '+', "add", &mut out);
     out.push_str("</pre>\n");
     let shown: Vec<String> = g.files.iter().take(20).map(|f| esc(f)).collect();
     out.push_str(&format!(
@@ -332,6 +444,7 @@ fn group_section(g: &Group, out: &mut String) {
             String::new()
         }
     ));
+    out
 }
 
 /// The MCP `review` tool's text: the counts, then one line a group (outliers first)

@@ -1,7 +1,8 @@
 //! `review`'s grouping (issue 50): the same change at another indentation depth is one
 //! group; each kind of outlier the issue lists stands apart from its op's usual change
 //! (a comment kept or dropped, lines re-indented relative to each other, an import
-//! added in one file only, a list deletion that took another separator).
+//! added in one file only, a list deletion that took another separator); the static
+//! HTML file stays under its byte cap and says what it left out.
 
 use crate::util::TestRepo;
 
@@ -203,4 +204,60 @@ fn a_list_deletion_that_took_another_separator_stands_apart() {
     );
     assert_eq!(v["groups"][0]["template"], "-,…DEBUG");
     assert_eq!(v["groups"][1]["template"], "-DEBUG…,");
+}
+
+#[test]
+fn the_html_file_stays_under_its_cap_keeping_every_group_and_saying_what_it_left_out() {
+    let repo = TestRepo::new();
+    // 120 files of one 80 KB line each, each changed in its own way by a command:
+    // 120 groups whose representative diffs would make a 19 MB file.
+    let body = "x, ".repeat(80_000 / 3);
+    for i in 0..120 {
+        repo.write(&format!("src/m{i:03}.js"), format!("v{i} = [{body}];\n"));
+    }
+    repo.commit_all("init");
+    let out = repo.run(&[
+        "--json",
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "for f in src/*.js; do sed -i 's/^v\\([0-9]*\\) = /w\\1 = /' \"$f\"; done",
+    ]);
+    let id = out.assert_code(0).json()["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let v = review(&repo, &id);
+    assert_eq!(v["sites"], 120, "{v:#}");
+    let groups = v["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), 120);
+    let file = repo.path().join("review.html");
+    repo.run(&["review", &id, "--html", file.to_str().expect("path")])
+        .assert_code(0);
+    let html = std::fs::read_to_string(&file).expect("html written");
+    assert!(html.len() <= 5_000_000, "{} bytes", html.len());
+    assert!(html.ends_with("</body></html>\n"));
+    // Every group is still listed with its count; the counts are whole.
+    assert!(
+        html.contains("<b>120</b> sites in <b>120</b> groups"),
+        "{}",
+        html.chars().take(2000).collect::<String>()
+    );
+    for g in groups {
+        let key = g["key"].as_str().expect("key");
+        assert!(html.contains(&format!("href=\"#g-{key}\"")), "{key}");
+    }
+    // Some diffs are there, cut, and the others are said to be left out.
+    let sections = html.matches("<section class=\"group").count();
+    assert!(sections > 0 && sections < 120, "{sections}");
+    assert!(html.contains("more bytes left out)"));
+    assert!(
+        html.contains(&format!(
+            "Left out, to keep this file under 5 MB: {} listed groups have no representative diff here",
+            120 - sections
+        )),
+        "{}",
+        html.chars().take(3000).collect::<String>()
+    );
 }
