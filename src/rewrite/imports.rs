@@ -27,6 +27,7 @@ use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::Node;
 use ast_grep_core::NodeMatch;
 
+use super::list::lone_lines;
 use super::list::widened_deletion;
 use super::Error;
 use crate::lang::Lang;
@@ -101,8 +102,8 @@ struct Import {
     /// A wildcard import of the module's names.
     wildcard: bool,
     bindings: Vec<Binding>,
-    /// Where a `, NAME` joins this import's list of names (after its last one).
-    append_at: Option<usize>,
+    /// The last of this import's list of names, after which `, NAME` joins it.
+    append_at: Option<Range<usize>>,
     /// TypeScript/JavaScript: the statement is `import type`.
     type_only: bool,
     /// TypeScript/JavaScript: a default import alone, after which `, { NAME }` may go.
@@ -172,7 +173,7 @@ pub fn add_import(lang: Lang, src: &str, stmt: &str) -> Result<Option<String>, E
         if let Some(text) = go_merge(&top, src, &want) {
             return Ok(Some(text));
         }
-    } else if let Some((at, end, text)) = merge(&have, &want, &missing) {
+    } else if let Some((at, end, text)) = merge(src, &have, &want, &missing) {
         return Ok(Some(splice(src, at..end, &text)));
     }
     let semicolons = top
@@ -350,7 +351,12 @@ fn covered(have: &[Import], want: &Import, b: &Binding) -> bool {
 
 /// Where and what to insert to add `missing` to an import of the same module:
 /// (start, end, text) of the splice.
-fn merge(have: &[Import], want: &Import, missing: &[&Binding]) -> Option<(usize, usize, String)> {
+fn merge(
+    src: &str,
+    have: &[Import],
+    want: &Import,
+    missing: &[&Binding],
+) -> Option<(usize, usize, String)> {
     let same = |h: &&Import| h.module == want.module && h.type_only == want.type_only;
     let specs = |kind: Kind| -> Vec<&str> {
         missing
@@ -371,8 +377,8 @@ fn merge(have: &[Import], want: &Import, missing: &[&Binding]) -> Option<(usize,
         ([], false) => {
             let joined = named.join(", ");
             if let Some(h) = have.iter().filter(same).find(|h| h.append_at.is_some()) {
-                let at = h.append_at?;
-                return Some((at, at, format!(", {joined}")));
+                let last = h.append_at.clone()?;
+                return Some(append(src, h.stmt.start, last, &named));
             }
             if let Some(h) = have.iter().filter(same).find(|h| h.regroup.is_some()) {
                 let (range, path) = h.regroup.clone()?;
@@ -396,6 +402,42 @@ fn merge(have: &[Import], want: &Import, missing: &[&Binding]) -> Option<(usize,
             Some((at, at, format!("{default}, ")))
         }
         _ => None,
+    }
+}
+
+/// The splice that adds `names` after `last`, the last name of an import starting at
+/// `stmt`: `, NAME` on its line, or, when the names stand one a line, a line of its own
+/// for each, in their indentation and trailing comma.
+fn append(src: &str, stmt: usize, last: Range<usize>, names: &[&str]) -> (usize, usize, String) {
+    let start = line_start(src, last.start);
+    let indent = &src[start..last.start];
+    if start <= stmt || !indent.trim().is_empty() {
+        let at = last.end;
+        return (at, at, format!(", {}", names.join(", ")));
+    }
+    let eol = line_ending(src);
+    let line_end = src[last.end..]
+        .find('\n')
+        .map_or(src.len(), |i| last.end + i);
+    let line_end = match src[..line_end].ends_with('\r') {
+        true => line_end - 1,
+        false => line_end,
+    };
+    let rest = src[last.end..line_end].trim_start();
+    let own_lines = |sep: &str| {
+        names
+            .iter()
+            .map(|n| format!("{eol}{indent}{n}"))
+            .collect::<Vec<_>>()
+            .join(sep)
+    };
+    match rest.strip_prefix(',').map(str::trim) {
+        // A trailing comma (a comment may follow it): new lines after the line, each
+        // with its comma.
+        Some(tail) if tail.is_empty() || tail.starts_with("//") || tail.starts_with('#') => {
+            (line_end, line_end, format!("{},", own_lines(",")))
+        }
+        _ => (last.end, last.end, format!(",{}", own_lines(","))),
     }
 }
 
@@ -495,7 +537,7 @@ fn read_js(node: &N<'_>) -> Option<Import> {
                     .children()
                     .filter(|c| c.kind() == "import_specifier")
                     .collect();
-                import.append_at = specs.last().map(|last| last.range().end);
+                import.append_at = specs.last().map(|last| last.range());
                 for spec in specs {
                     let name = spec.field("name").map(|n| n.text().to_string());
                     let alias = spec.field("alias").map(|n| n.text().to_string());
@@ -567,7 +609,7 @@ fn read_python_from(node: &N<'_>) -> Option<Import> {
     let mut import = Import::new(node.range(), module);
     import.wildcard = node.children().any(|c| c.kind() == "wildcard_import");
     let names: Vec<_> = node.field_children("name").collect();
-    import.append_at = names.last().map(|n| n.range().end);
+    import.append_at = names.last().map(|n| n.range());
     for n in &names {
         let (name, alias) = python_name(n);
         import.bindings.push(Binding {
@@ -625,7 +667,7 @@ fn read_rust(stmt: Range<usize>, node: &N<'_>, prefix: &str, out: &mut Vec<Impor
             }
             // Names of this group merge into it.
             let module = format!("{prefix}{path}");
-            let end = items.last().map(|l| l.range().end);
+            let end = items.last().map(|l| l.range());
             match out[first..].iter_mut().find(|i| i.module == module) {
                 Some(i) => i.append_at = end,
                 None => {
@@ -1121,26 +1163,9 @@ fn go_removal(top: &N<'_>, src: &str, import: &Import, binding: &Binding) -> Opt
     Some(whole_statement(src, spec.range()))
 }
 
-/// `range` with its line when nothing else stands on it, and one blank line after it
-/// when it leaves two.
+/// `range` with its lines when nothing else stands on them (see [`lone_lines`]).
 fn whole_statement(src: &str, range: Range<usize>) -> Range<usize> {
-    let start = line_start(src, range.start);
-    let end = src[range.end..]
-        .find('\n')
-        .map_or(src.len(), |i| range.end + i + 1);
-    if !src[start..range.start].trim().is_empty() || !src[range.end..end].trim().is_empty() {
-        return range;
-    }
-    // Between a blank line before and one after, one of them goes too.
-    let blank_before =
-        start == 0 || src[..start].ends_with("\n\n") || src[..start].ends_with("\n\r\n");
-    let rest = &src[end..];
-    let blank_line_after = rest.starts_with('\n') || rest.starts_with("\r\n");
-    if blank_before && blank_line_after {
-        let skip = if rest.starts_with('\n') { 1 } else { 2 };
-        return start..end + skip;
-    }
-    start..end
+    lone_lines(src, range.clone()).unwrap_or(range)
 }
 
 #[cfg(test)]

@@ -88,13 +88,40 @@ pub(crate) fn only_element_deletion<D: Doc<Source = String>>(
 }
 
 /// The whole lines of `node` when nothing else stands on them (a statement deleted by
-/// an empty fix leaves no line of indentation behind); `None` otherwise.
+/// an empty fix leaves no line of indentation behind), see [`lone_lines`]; `None`
+/// otherwise.
 pub(crate) fn lone_lines_deletion<D: Doc<Source = String>>(
     node: &Node<'_, D>,
 ) -> Option<Range<usize>> {
-    let range = node.range();
-    let lines = whole_lines(node.get_doc().get_source(), range.clone());
-    (lines != range).then_some(lines)
+    lone_lines(node.get_doc().get_source(), node.range())
+}
+
+/// `range` grown to its whole lines when nothing else stands on them, with the blank
+/// lines its going would leave out of place: at the top of the file, every blank line
+/// after it (a file does not start with one); between a blank line before and one
+/// after, one of them. `None` when something else stands on its first or last line.
+pub(crate) fn lone_lines(src: &str, range: Range<usize>) -> Option<Range<usize>> {
+    let start = src[..range.start].rfind('\n').map_or(0, |i| i + 1);
+    let end = src[range.end..]
+        .find('\n')
+        .map_or(src.len(), |i| range.end + i + 1);
+    if !src[start..range.start].trim().is_empty() || !src[range.end..end].trim().is_empty() {
+        return None;
+    }
+    let blank_line = |at: usize| {
+        let rest = &src[at..];
+        let line = rest.find('\n').map(|i| &rest[..=i])?;
+        line.trim().is_empty().then_some(line.len())
+    };
+    let mut end = end;
+    if start == 0 {
+        while let Some(len) = blank_line(end) {
+            end += len;
+        }
+    } else if src[..start].ends_with("\n\n") || src[..start].ends_with("\n\r\n") {
+        end += blank_line(end).unwrap_or(0);
+    }
+    Some(start..end)
 }
 
 fn is_pair(open: &str, close: &str) -> bool {

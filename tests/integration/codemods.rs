@@ -393,7 +393,7 @@ fn python_kotlin_and_csharp_imports_already_there_merged_or_covered() {
         ("merge.py", "from log import info, warn2\n\nwarn2(info)\n"),
         (
             "paren.py",
-            "from log import (\n    info, warn2,\n)\n\nwarn2(info)\n",
+            "from log import (\n    info,\n    warn2,\n)\n\nwarn2(info)\n",
         ),
         (
             "other.py",

@@ -29,6 +29,7 @@ mod fmt_right;
 mod gitstate;
 mod grep;
 mod guide;
+mod imports_right;
 mod inject;
 mod input_bounds;
 mod interactive;

@@ -83,7 +83,7 @@ fn python_imports() {
     );
     assert_eq!(
         add(PY, "from m import (\n    a,\n)\n", "from m import b"),
-        "from m import (\n    a, b,\n)\n"
+        "from m import (\n    a,\n    b,\n)\n"
     );
     assert_eq!(add(PY, "import os\n", "import os"), "import os\n");
     assert_eq!(
@@ -240,5 +240,58 @@ fn unused_imports_go_used_ones_stay() {
     assert_eq!(
         remove(Lang::Java, java, "B"),
         "import c.D;\n\nclass X { D d; }\n"
+    );
+}
+
+#[test]
+fn a_removed_import_leaves_no_blank_line_out_of_place() {
+    // At the top of the file, the blank lines after it go too.
+    assert_eq!(remove(PY, "import os\n\n\nx = 1\n", "os"), "x = 1\n");
+    assert_eq!(
+        remove(TS, "import { a } from \"m\";\r\n\r\nf();\r\n", "a"),
+        "f();\r\n"
+    );
+    // Between blank lines, one of them goes.
+    assert_eq!(
+        remove(PY, "\"\"\"Doc.\"\"\"\n\nimport os\n\nx = 1\n", "os"),
+        "\"\"\"Doc.\"\"\"\n\nx = 1\n"
+    );
+    assert_eq!(
+        remove(PY, "#!/usr/bin/env python\nimport os\n\nx = 1\n", "os"),
+        "#!/usr/bin/env python\n\nx = 1\n"
+    );
+}
+
+#[test]
+fn a_name_merged_into_a_multi_line_import_gets_a_line_of_its_own() {
+    let ts = "import {\n  a,\n  b,\n} from \"m\";\n\nf();\n";
+    assert_eq!(
+        add(TS, ts, "import { c } from \"m\""),
+        "import {\n  a,\n  b,\n  c,\n} from \"m\";\n\nf();\n"
+    );
+    let no_trailing = "import {\n  a,\n  b\n} from \"m\";\n";
+    assert_eq!(
+        add(TS, no_trailing, "import { c, d } from \"m\""),
+        "import {\n  a,\n  b,\n  c,\n  d\n} from \"m\";\n"
+    );
+    let py = "from m import (\n    a,\n    b,  # why\n)\n";
+    assert_eq!(
+        add(PY, py, "from m import c"),
+        "from m import (\n    a,\n    b,  # why\n    c,\n)\n"
+    );
+    let rs = "use m::{\n    a,\n    b,\n};\n";
+    assert_eq!(
+        add(RS, rs, "use m::c"),
+        "use m::{\n    a,\n    b,\n    c,\n};\n"
+    );
+    // Names sharing a line keep sharing it.
+    let one_line = "import {\n  a, b } from \"m\";\n";
+    assert_eq!(
+        add(TS, one_line, "import { c } from \"m\""),
+        "import {\n  a, b, c } from \"m\";\n"
+    );
+    assert_eq!(
+        add(TS, "import { a } from \"m\";\n", "import { c } from \"m\""),
+        "import { a, c } from \"m\";\n"
     );
 }
