@@ -203,7 +203,7 @@ pub fn remove_unused(lang: Lang, src: &str, name: &str) -> Result<Option<String>
         }) else {
             break;
         };
-        if referenced(&top, name, &have) {
+        if referenced(family, &top, name, &have) {
             break;
         }
         let cut = removal(family, &top, &text, import, binding);
@@ -1038,17 +1038,69 @@ fn is_header(family: Family, n: &N<'_>, leading: bool) -> bool {
     }
 }
 
-/// Whether `name` appears in the file outside its imports as an identifier.
-fn referenced(top: &N<'_>, name: &str, have: &[Import]) -> bool {
+/// Whether the file uses `name` outside its imports: as a bare identifier (a shorthand
+/// property and a re-export are ones), or, in Python, inside a string annotation
+/// (`-> "List[User]"`). A member name (`x.name`, a key, a field, the last segment of
+/// a Rust path `a::name`, a Python keyword argument) never refers to an import.
+fn referenced(family: Family, top: &N<'_>, name: &str, have: &[Import]) -> bool {
+    let in_import = |r: Range<usize>| {
+        have.iter()
+            .any(|h| h.stmt.start <= r.start && r.end <= h.stmt.end)
+    };
     top.dfs().any(|n| {
+        if family == Family::Python && n.kind() == "string" {
+            return in_annotation(&n) && mentions(&n.text(), name) && !in_import(n.range());
+        }
         n.is_named()
             && n.kind().contains("identifier")
             && n.children().next().is_none()
             && n.text() == name
-            && !have.iter().any(|h| {
-                let r = n.range();
-                h.stmt.start <= r.start && r.end <= h.stmt.end
-            })
+            && !member_name(family, &n)
+            && !in_import(n.range())
+    })
+}
+
+/// Whether the identifier `n` names a member of something else, never a binding of
+/// the file: a property or field (`x.name`, `{ name: 1 }`, `S { name: 1 }`), the name
+/// of a qualified type or path (`ns.Name`, `a::name`), a Python attribute or keyword.
+fn member_name(family: Family, n: &N<'_>) -> bool {
+    let kind = n.kind();
+    if matches!(
+        kind.as_ref(),
+        "property_identifier" | "private_property_identifier" | "field_identifier"
+    ) {
+        return true;
+    }
+    let Some(parent) = n.parent() else {
+        return false;
+    };
+    let is_field = |f: &str| parent.field(f).is_some_and(|c| c.range() == n.range());
+    match (family, parent.kind().as_ref()) {
+        (Family::Python, "attribute") => is_field("attribute"),
+        (Family::Python, "keyword_argument") => is_field("name"),
+        (Family::Js, "nested_type_identifier") => is_field("name"),
+        (Family::Rust, "scoped_identifier" | "scoped_type_identifier") => {
+            is_field("name") && parent.field("path").is_some()
+        }
+        _ => false,
+    }
+}
+
+/// Python: whether the string `n` stands in an annotation (a parameter's, a return
+/// type, a variable's), where its text is an expression that uses names.
+fn in_annotation(n: &N<'_>) -> bool {
+    n.ancestors()
+        .take_while(|a| !a.kind().ends_with("statement") && a.kind() != "block")
+        .any(|a| a.kind() == "type")
+}
+
+/// Whether `text` holds `name` as a whole word that is not a member (`.name`).
+fn mentions(text: &str, name: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        !before.is_some_and(|c| word(c) || c == '.') && !after.is_some_and(word)
     })
 }
 

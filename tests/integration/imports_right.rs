@@ -1,4 +1,5 @@
-//! Imports that vanished or broke a file (issue 53 items 3 and 8): a removed or
+//! Imports that vanished or broke a file (issue 53 items 3 and 8): a name used only
+//! as a member is unused, a Python string annotation uses its names, a removed or
 //! deleted import leaves no blank line out of place, a name merged into a multi-line
 //! import gets a line of its own.
 
@@ -16,6 +17,64 @@ fn stage(repo: &TestRepo, args: &[&str]) -> String {
     let out = repo.run(&all);
     out.assert_code(0);
     out.json()["id"].as_str().expect("an id").to_string()
+}
+
+#[test]
+fn remove_import_fires_once_only_a_member_has_the_name() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.ts",
+        "import { isArray, isString } from \"@vue/shared\";\n\n\
+         export const f = (x: unknown) => isArray(x) || isString(x);\n",
+    );
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "isArray($X)",
+            "-r",
+            "Array.isArray($X)",
+            "--remove-import",
+            "isArray",
+        ],
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "a.ts"),
+        "import { isString } from \"@vue/shared\";\n\n\
+         export const f = (x: unknown) => Array.isArray(x) || isString(x);\n"
+    );
+}
+
+#[test]
+fn remove_import_keeps_a_name_a_string_annotation_uses() {
+    let repo = TestRepo::new();
+    repo.write(
+        "users.py",
+        "from typing import Dict, List\n\nfrom .models import User\n\n\n\
+         def all_users() -> \"List[User]\":\n    return Dict()\n",
+    );
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "Dict()",
+            "-r",
+            "[]",
+            "--remove-import",
+            "Dict",
+            "--remove-import",
+            "List",
+            "--remove-import",
+            "User",
+        ],
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "users.py"),
+        "from typing import List\n\nfrom .models import User\n\n\n\
+         def all_users() -> \"List[User]\":\n    return []\n"
+    );
 }
 
 #[test]

@@ -244,6 +244,53 @@ fn unused_imports_go_used_ones_stay() {
 }
 
 #[test]
+fn a_member_name_is_no_use_of_an_import() {
+    // `isArray(x)` → `Array.isArray(x)`: the property is not the imported name.
+    let ts = "import { isArray } from \"@vue/shared\";\n\nArray.isArray(x);\n";
+    assert_eq!(remove(TS, ts, "isArray"), "Array.isArray(x);\n");
+    let keys = "import { a } from \"m\";\n\nf({ a: 1 }, o.a, o?.a);\nclass C { a() {} }\n";
+    assert_eq!(
+        remove(TS, keys, "a"),
+        "f({ a: 1 }, o.a, o?.a);\nclass C { a() {} }\n"
+    );
+    // A bare identifier, a shorthand property and a re-export are uses.
+    for used in ["f(a);\n", "f({ a });\n", "export { a };\n", "let x: a.T;\n"] {
+        let src = format!("import {{ a }} from \"m\";\n\n{used}");
+        assert_eq!(remove(TS, &src, "a"), src, "{used}");
+    }
+    let nested = "import { T } from \"m\";\n\nlet x: ns.T;\n";
+    assert_eq!(remove(TS, nested, "T"), "let x: ns.T;\n");
+    let py = "from m import path\n\nos.path.join(f(path=1))\n";
+    assert_eq!(remove(PY, py, "path"), "os.path.join(f(path=1))\n");
+    let rs = "use a::len;\n\nfn f(s: S) { s.len(); S { len: 1 }; Vec::len(&v); }\n";
+    assert_eq!(
+        remove(RS, rs, "len"),
+        "fn f(s: S) { s.len(); S { len: 1 }; Vec::len(&v); }\n"
+    );
+    let rs_used = "use a::len;\n\nfn f() { len(); S { len }; }\n";
+    assert_eq!(remove(RS, rs_used, "len"), rs_used);
+}
+
+#[test]
+fn a_python_string_annotation_uses_its_names() {
+    for used in [
+        "def f() -> \"List[User]\":\n    pass\n",
+        "def f(x: \"List[int]\"):\n    pass\n",
+        "x: \"Optional[List[int]]\" = None\n",
+        "def f(x: Dict[str, \"List\"]):\n    pass\n",
+    ] {
+        let src = format!("from typing import List\n\n{used}");
+        assert_eq!(remove(PY, &src, "List"), src, "{used}");
+    }
+    // A string elsewhere, or a member inside an annotation, is no use.
+    let src = "from typing import List\n\nprint(\"List\")\ndef f() -> \"t.List\":\n    pass\n";
+    assert_eq!(
+        remove(PY, src, "List"),
+        "print(\"List\")\ndef f() -> \"t.List\":\n    pass\n"
+    );
+}
+
+#[test]
 fn a_removed_import_leaves_no_blank_line_out_of_place() {
     // At the top of the file, the blank lines after it go too.
     assert_eq!(remove(PY, "import os\n\n\nx = 1\n", "os"), "x = 1\n");
