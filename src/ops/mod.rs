@@ -41,6 +41,7 @@ pub mod recover;
 pub mod refresh;
 pub mod replace;
 pub mod review;
+pub mod rule_form;
 pub mod scan;
 pub mod session;
 pub mod show;

@@ -169,6 +169,11 @@ pub fn run(
         warnings: harness
             .warnings
             .into_iter()
+            .chain(super::rule_form::notices(
+                repo,
+                &rule_set.top_level_form,
+                &rule_set.sources,
+            ))
             .chain(rule_set.warnings)
             .collect(),
     })

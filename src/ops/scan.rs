@@ -170,6 +170,11 @@ pub fn run_cancellable(
         super::input::Caller::Person => said_before(&rules.plan, cache.as_ref()),
         super::input::Caller::Agent => rules.plan.warnings.clone(),
     };
+    notices.extend(super::rule_form::notices(
+        repo,
+        &rules.plan.top_level_form,
+        &rules.plan.sources,
+    ));
     if rules.plan.rules.is_empty() {
         notices.push(format!(
             "no active rules in {}",

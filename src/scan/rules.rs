@@ -264,6 +264,27 @@ pub struct RuleSet {
     language_glob_specs: Vec<(String, Vec<String>)>,
     /// The sgconfig's `noIgnore`: the scan reads the files git ignores too.
     pub no_ignore: bool,
+    /// The YAML rule files that put our keys at the top level (see [`TopLevelForm`]).
+    pub top_level_form: Vec<TopLevelForm>,
+}
+
+/// A YAML rule file with `imports:` or `edits:` at a rule's top level, which ast-grep
+/// refuses (`unknown field`), locking it out of the whole project; under
+/// `metadata.astedit` it reads the file. Whether to say so is the caller's decision.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct TopLevelForm {
+    /// The file, as displayed.
+    pub file: String,
+    /// The SHA-256 of its text, in hex.
+    pub digest: String,
+}
+
+fn hex_digest(text: &str) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 impl RuleSet {
@@ -287,6 +308,7 @@ impl RuleSet {
             sources: self.sources.clone(),
             max_passes: self.max_passes,
             warnings: self.warnings.clone(),
+            top_level_form: self.top_level_form.clone(),
             language_glob_specs: self.language_glob_specs.clone(),
             language_globs: self.language_globs.clone(),
             injected: self
@@ -313,6 +335,9 @@ pub struct Plan {
     pub sources: Vec<String>,
     pub max_passes: usize,
     pub warnings: Vec<String>,
+    /// As [`RuleSet::top_level_form`].
+    #[serde(default)]
+    pub top_level_form: Vec<TopLevelForm>,
     language_glob_specs: Vec<(String, Vec<String>)>,
     /// Built from `language_glob_specs` (again, when read from the cache).
     #[serde(skip)]
@@ -1533,7 +1558,7 @@ impl<'r> Loader<'r> {
             use rayon::prelude::*;
             docs.into_par_iter()
                 .map(|(doc, value)| {
-                    let mut notes = Vec::new();
+                    let mut notes = Notes::default();
                     let text = &texts[doc.text_index];
                     let rule = compile(
                         value,
@@ -1544,12 +1569,23 @@ impl<'r> Loader<'r> {
                         &globals,
                         &mut notes,
                     );
-                    (doc.file, rule, notes)
+                    (doc.file, doc.text_index, rule, notes)
                 })
                 .collect()
         };
-        for (file, rule, notes) in compiled {
-            warnings.extend(notes);
+        let mut top_level_form: Vec<TopLevelForm> = Vec::new();
+        for (file, text_index, rule, notes) in compiled {
+            warnings.extend(notes.warnings);
+            let yaml = self
+                .paths
+                .get(text_index)
+                .is_some_and(|p| p.extension().is_some_and(|x| x == "yml" || x == "yaml"));
+            if notes.top_level && yaml && !top_level_form.iter().any(|t| t.file == file) {
+                top_level_form.push(TopLevelForm {
+                    digest: hex_digest(&texts[text_index]),
+                    file: file.clone(),
+                });
+            }
             let Some(rule) = rule? else {
                 continue;
             };
@@ -1596,6 +1632,7 @@ impl<'r> Loader<'r> {
             sources: self.sources,
             max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
             warnings,
+            top_level_form,
             language_globs,
             injections: self.injections,
             no_ignore: self.no_ignore,
@@ -1618,8 +1655,8 @@ struct Globals {
     ignored_custom: Vec<String>,
 }
 
-/// One rule document compiled apart: its file, the rule (or why not), its warnings.
-type CompiledDoc = (String, Result<Option<Compiled>, Error>, Vec<String>);
+/// One rule document compiled apart: its file and text, the rule (or why not), its notes.
+type CompiledDoc = (String, usize, Result<Option<Compiled>, Error>, Notes);
 
 enum Compiled {
     Active(Box<Rule>),
@@ -1662,7 +1699,7 @@ fn compile(
     text: &str,
     base: &str,
     globals: &Globals,
-    warnings: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> Result<Option<Compiled>, Error> {
     let map = match &value {
         Value::Map(map) => map,
@@ -1695,7 +1732,9 @@ fn compile(
         },
     };
     check_fields(map, &id, globals, &blame)?;
-    let imports = match map.get(&Value::String("imports".into())) {
+    let own = own_keys(map, &blame)?;
+    notes.top_level |= own.top_level;
+    let imports = match &own.imports {
         None => ImportFix::default(),
         Some(v) => ImportFix::deserialize(v.clone()).map_err(|e| {
             blame.bad(
@@ -1733,7 +1772,7 @@ fn compile(
         }
         blame.bad(config_error_field(&e), detail)
     })?;
-    let edits = match get("edits") {
+    let edits = match &own.edits {
         None => Vec::new(),
         Some(v) => {
             edits_of(v, &ast_grep_value, &config, globals).map_err(|e| blame.bad("edits", e))?
@@ -1753,7 +1792,7 @@ fn compile(
         ast_grep_config::Severity::Warning => Severity::Warning,
         ast_grep_config::Severity::Error => Severity::Error,
     };
-    let message_template = message_template(&config, file, &id, warnings);
+    let message_template = message_template(&config, file, &id, &mut notes.warnings);
     let lang = config.language;
     let metadata = config
         .metadata
@@ -1785,6 +1824,88 @@ fn compile(
         edits,
         config,
     }))))
+}
+
+/// What compiling one rule document says beside the rule.
+#[derive(Default)]
+struct Notes {
+    warnings: Vec<String>,
+    /// The rule has one of our keys at the top level, where ast-grep refuses it.
+    top_level: bool,
+}
+
+/// The key under a rule's `metadata:` that holds our keys (ast-grep keeps `metadata`
+/// free-form, so a rule file using it stays an ast-grep rule file).
+pub const METADATA_KEY: &str = "astedit";
+
+/// A rule's own keys ([`OWN_FIELDS`]), from `metadata.astedit` or the top level.
+struct OwnKeys {
+    imports: Option<Value>,
+    edits: Option<Value>,
+    /// Read from the top level (the older form, which locks ast-grep out).
+    top_level: bool,
+}
+
+/// Reads our keys from `metadata: {astedit: {imports, edits}}` or, as before, from the
+/// top level of the rule; one key in both places, or an unknown key under
+/// `metadata.astedit`, is refused.
+fn own_keys(map: &BTreeMap<Value, Value>, blame: &Blame) -> Result<OwnKeys, Error> {
+    let key = |k: &str| Value::String(k.into());
+    let nested = match map.get(&key("metadata")) {
+        Some(Value::Map(meta)) => meta.get(&key(METADATA_KEY)),
+        _ => None,
+    };
+    let nested = match nested {
+        None | Some(Value::Unit) | Some(Value::Option(None)) => None,
+        Some(Value::Map(m)) => Some(m),
+        Some(_) => {
+            return Err(blame.bad(
+                "metadata.astedit",
+                "expected a mapping of `imports` and `edits`".into(),
+            ))
+        }
+    };
+    let mut own = OwnKeys {
+        imports: None,
+        edits: None,
+        top_level: false,
+    };
+    if let Some(nested) = nested {
+        for k in nested.keys() {
+            let known = matches!(k, Value::String(k) if OWN_FIELDS.contains(&k.as_str()));
+            if !known {
+                let name = match k {
+                    Value::String(k) => k.clone(),
+                    _ => "(not a string)".into(),
+                };
+                let close = OWN_FIELDS
+                    .iter()
+                    .find(|f| crate::text::edit_distance(&name, f) <= 2);
+                let detail = match close {
+                    Some(f) => format!("unknown field; did you mean '{f}'?"),
+                    None => format!("unknown field; ours are {}", OWN_FIELDS.join(" and ")),
+                };
+                return Err(blame.bad(&format!("metadata.astedit.{name}"), detail));
+            }
+        }
+    }
+    for field in OWN_FIELDS {
+        let top = map.get(&key(field)).cloned();
+        let under = nested.and_then(|m| m.get(&key(field))).cloned();
+        if top.is_some() && under.is_some() {
+            return Err(blame.bad(
+                field,
+                format!("given twice, at the top level and under metadata.astedit; keep metadata.astedit.{field} (ast-grep refuses the top-level key)"),
+            ));
+        }
+        own.top_level |= top.is_some();
+        let value = top.or(under);
+        match *field {
+            "imports" => own.imports = value,
+            _ => own.edits = value,
+        }
+    }
+    Ok(own)
 }
 
 /// Our checks of a rule's fields before ast-grep reads it: an id, only known fields

@@ -71,7 +71,7 @@ enum Compiled {
         queries: BTreeMap<String, Vec<Query>>,
         lang: Option<Lang>,
     },
-    Rules(crate::scan::RuleSet),
+    Rules(Box<crate::scan::RuleSet>),
 }
 
 /// One file after one run of a step.
@@ -248,7 +248,7 @@ fn values_for(
 fn compile(repo: &Repo, step: &StepSpec, tree: &Tree<'_>, config: &str) -> Result<Compiled, Error> {
     if step.is_rules() {
         let rules = crate::scan::rules::from_values(repo, step.rules.clone(), config)?;
-        return Ok(Compiled::Rules(rules));
+        return Ok(Compiled::Rules(Box::new(rules)));
     }
     let lang = step
         .lang
