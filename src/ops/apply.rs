@@ -217,14 +217,19 @@ pub fn check(
     Ok((check, line))
 }
 
-/// Applies a pending preview as `request` says. After a refresh (`ApplyScope::Refreshed`
-/// of a stale preview) the report's `refreshed` tells how.
-pub fn run(repo: &Repo, request: &ApplyRequest) -> Result<ResolveReport, Error> {
+/// Applies a pending preview as `request` says, as it was staged: review decisions are
+/// not read here. Every front end (and `campaign apply --local`) goes through
+/// [`crate::ops::review::apply::run`], which obeys them and calls this otherwise; `scan
+/// --apply` calls it on the preview it has just staged (no decisions yet). After a
+/// refresh (`ApplyScope::Refreshed` of a stale preview) the report's `refreshed` tells
+/// how.
+pub(crate) fn run_as_staged(repo: &Repo, request: &ApplyRequest) -> Result<ResolveReport, Error> {
     run_cancellable(repo, request, &crate::cancel::Cancel::never())
 }
 
-/// [`run`], with a verify command (`request.verify`) stopped when `cancel` fires.
-pub fn run_cancellable(
+/// [`run_as_staged`], with a verify command (`request.verify`) stopped when `cancel`
+/// fires.
+pub(crate) fn run_cancellable(
     repo: &Repo,
     request: &ApplyRequest,
     cancel: &crate::cancel::Cancel,

@@ -649,7 +649,7 @@ fn stage(
     let mut staged = Staged::default();
     if req.mode == ScanMode::Apply {
         // A failed check leaves the fixes staged as a pending preview, unwritten.
-        let applied = super::apply::run(
+        let applied = super::apply::run_as_staged(
             repo,
             &super::apply::ApplyRequest::new(
                 Some(preview.id.clone()),

@@ -54,6 +54,7 @@ mod refresh;
 mod repo;
 mod review;
 mod review_groups;
+mod review_obeyed;
 mod review_page;
 mod ruletest;
 mod run;

@@ -248,15 +248,28 @@ impl Server {
                         ..Default::default()
                     },
                 );
-                let report = ops::apply::run(&repo, &request).map_err(|e| e.to_string())?;
+                // As `git astedit apply ID`: a reviewed preview's decisions are obeyed.
+                let report =
+                    ops::review::apply::run(&repo, &request, cancel).map_err(|e| e.to_string())?;
                 self.staged.retain(|s| *s != report.id);
                 self.applied.push(report.id.clone());
+                let what = match &report.review {
+                    // What the decisions did (the part left pending), as the CLI says it.
+                    Some(_) => {
+                        use git_astedit::render::TextReport;
+                        let text = report.text(&Default::default()).stdout();
+                        text.trim_end().replace('\n', " ")
+                    }
+                    None => format!(
+                        "applied {} ({} files written).",
+                        report.id,
+                        report.written.len() + report.deleted.len()
+                    ),
+                };
                 self.show(
                     lsp::MessageType::INFO,
                     format!(
-                        "git-astedit: applied {} ({} files written); undo it from the code actions or with `git astedit undo {}`",
-                        report.id,
-                        report.written.len() + report.deleted.len(),
+                        "git-astedit: {what} Undo it from the code actions or with `git astedit undo {}`.",
                         report.id
                     ),
                 );

@@ -25,7 +25,8 @@ pub fn apply(repo: &Repo, loaded: &Loaded) -> Result<CampaignReport, Error> {
                 ..Default::default()
             },
         );
-        crate::ops::apply::run(clone, &req)?;
+        // As `git astedit apply ID`: a reviewed preview's decisions are obeyed.
+        crate::ops::review::apply::run(clone, &req, &crate::cancel::Cancel::never())?;
         Ok(RepoStatus::Applied)
     })
 }

@@ -62,6 +62,15 @@ impl Model {
             .any(|s| self.record.obeyed.contains_key(&s.id))
     }
 
+    /// Whether any site has a decision shown (obeyed or fetched): a preview that only
+    /// inherits decisions none of its sites has (the undecided remainder of an apply)
+    /// applies as any other.
+    pub fn has_shown_decisions(&self) -> bool {
+        self.sites
+            .iter()
+            .any(|s| self.record.shown.contains_key(&s.id))
+    }
+
     /// The text of file `fi` with the sites `keep` takes made (and its dependent
     /// changes when `deps`); `None` for a whole entry.
     fn text_with(&self, fi: usize, keep: &dyn Fn(usize) -> bool, deps: bool) -> Option<String> {
@@ -343,6 +352,9 @@ fn obeying_decisions(repo: &Repo, request: &ApplyRequest) -> Result<Option<Resol
     let Some(model) = super::decided(repo, request.id())? else {
         return Ok(None);
     };
+    if !model.has_shown_decisions() {
+        return Ok(None);
+    }
     let options = &crate::txn::ApplyOptions::from(request.options());
     if !model.has_obeyed_decisions() {
         if request.verifies() {
@@ -360,7 +372,8 @@ fn obeying_decisions(repo: &Repo, request: &ApplyRequest) -> Result<Option<Resol
     }
     if request.verifies() {
         return Err(crate::error::UsageError(format!(
-            "preview {} has review decisions, and verify checks the whole preview: apply              --all --verify applies it whole",
+            "preview {} has review decisions, and verify checks the whole preview: apply \
+             --all --verify applies it whole",
             model.preview_id()
         ))
         .into());
