@@ -221,7 +221,8 @@ pub fn replace(repo: &Repo, req: &ReplaceRequest, cancel: &Cancel) -> Result<Sta
             ""
         }
     );
-    stage_file(
+    let (staging, not_applied) = unseen_merge(&path, &pin, &req.staging);
+    let mut report = stage_file(
         repo,
         OneFile {
             kind: PreviewKind::Replace,
@@ -237,9 +238,30 @@ pub fn replace(repo: &Repo, req: &ReplaceRequest, cancel: &Cancel) -> Result<Sta
             placement,
             notes,
         },
-        &req.staging,
+        &staging,
         cancel,
-    )
+    )?;
+    report.not_applied = not_applied.filter(|_| report.staged);
+    Ok(report)
+}
+
+/// The staging of an edit made on `pin`: when the file changed since the blob read,
+/// the edit was merged three-way onto it, and a merge nobody has looked at is staged,
+/// never applied in the same call, whatever `apply` asked; the second value says why,
+/// for the report's `not_applied`.
+fn unseen_merge(path: &str, pin: &Pin, staging: &Staging) -> (Staging, Option<String>) {
+    let mut staging = staging.clone();
+    if !pin.moved() || staging.apply.is_none() {
+        return (staging, None);
+    }
+    staging.apply = None;
+    let why = format!(
+        "{path} changed since the read of blob {}: the edit was merged three-way onto the \
+         file as it is now, and a merged edit is staged, never applied unseen; look at the \
+         diff, then apply it with resolve",
+        pin.blob()
+    );
+    (staging, Some(why))
 }
 
 /// `text` with edit `e` (number `n` of `of`) made, and the line of each replacement
@@ -312,20 +334,28 @@ pub fn write(repo: &Repo, req: &WriteRequest, cancel: &Cancel) -> Result<StageRe
     let path = crate::patch::vtree::clean_path(&req.path, "")?;
     let tree = crate::patch::FsTree::for_repo(repo)?;
     let exists = !matches!(tree.entry(&path)?, Entry::Missing);
-    let (before, after, notes, pin_blob) = if exists {
+    let (before, after, notes, pin_blob, (staging, not_applied)) = if exists {
         let (path, current, now_text) = read_file(repo, &path)?;
         let pin = Pin::of(repo, &path, req.blob.as_deref(), &current, now_text)?;
         let (after, notes) = pin.onto_current(&path, &current, req.content.clone())?;
         let blob = pin.blob();
-        (Some(current), after, notes, Some(blob))
+        let staging = unseen_merge(&path, &pin, &req.staging);
+        (Some(current), after, notes, Some(blob), staging)
     } else {
         // Containment (no symlinked folder on the way, not under .git) is checked by
         // the tree when the preview is staged and again when it is applied.
-        (None, req.content.clone().into_bytes(), Vec::new(), None)
+        let staging = (req.staging.clone(), None);
+        (
+            None,
+            req.content.clone().into_bytes(),
+            Vec::new(),
+            None,
+            staging,
+        )
     };
     let verb = if exists { "replace" } else { "create" };
     let lines = req.content.lines().count();
-    stage_file(
+    let mut report = stage_file(
         repo,
         OneFile {
             kind: PreviewKind::Write,
@@ -340,9 +370,11 @@ pub fn write(repo: &Repo, req: &WriteRequest, cancel: &Cancel) -> Result<StageRe
             count: 1,
             notes,
         },
-        &req.staging,
+        &staging,
         cancel,
-    )
+    )?;
+    report.not_applied = not_applied.filter(|_| report.staged);
+    Ok(report)
 }
 
 #[cfg(test)]

@@ -527,6 +527,10 @@ pub struct StageReport {
     pub staged: bool,
     /// Whether it was also applied (`--apply`).
     pub applied: bool,
+    /// An apply asked for with the staging (MCP `replace`/`write` with `apply: true`)
+    /// that was not made: why. The preview stays pending.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_applied: Option<String>,
     /// One line, e.g. `3 replacements in 2 files`.
     pub summary: String,
     /// Replacements (or patch chunks) in all.
@@ -614,6 +618,7 @@ impl StageReport {
             id: None,
             staged: false,
             applied: false,
+            not_applied: None,
             summary: meta.summary.clone(),
             replacements: meta.replacements,
             file_count: meta.files.len(),

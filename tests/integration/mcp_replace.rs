@@ -382,3 +382,83 @@ fn past_the_wait_bound_the_error_carries_retry_after() {
     assert_eq!(err["next"]["retry_after_seconds"], 2, "{json}");
     assert_eq!(t.read_string("src/a.rs"), A, "nothing written");
 }
+
+/// The whole result of a call: its text and its structured content.
+#[track_caller]
+fn ok_text(s: &mut Server, tool: &str, args: Value) -> (String, Value) {
+    let r = s.call(tool, args);
+    assert_eq!(r["isError"], false, "{tool}: {r}");
+    let text = r["content"][0]["text"].as_str().expect("text").to_string();
+    (text, r["structuredContent"].clone())
+}
+
+// Issue 54 item 5: `apply: true` says what it did. A current blob is applied and the
+// text says so; an outdated one is merged, staged and never applied, and the result
+// says `applied: false` with the reason.
+#[test]
+fn apply_true_is_applied_only_from_a_current_read_and_says_which() {
+    let t = repo();
+    let mut s = start(&t);
+    // Per tool: the edit applied at once, the other writer's change, the late edit.
+    for (tool, first, theirs, late) in [
+        (
+            "replace",
+            ("foo(1)", "one(1)"),
+            ("report(total)", "log(total)"),
+            ("foo(3)", "three(3)"),
+        ),
+        (
+            "write",
+            ("foo(2)", "two(2)"),
+            ("log(total)", "trace(total)"),
+            ("fn main", "fn start"),
+        ),
+    ] {
+        let args = |blob: &str, base: &str, (old, new): (&str, &str)| match tool {
+            "replace" => json!({"path": "src/a.rs", "blob": blob, "apply": true,
+                                "old_string": old, "new_string": new, "reason": "r"}),
+            _ => json!({"path": "src/a.rs", "blob": blob, "apply": true,
+                        "content": base.replacen(old, new, 1), "reason": "r"}),
+        };
+        let r = ok(&mut s, "read", json!({"path": "src/a.rs"}));
+        let blob = r["blob"].as_str().expect("blob").to_string();
+        let base = t.read_string("src/a.rs");
+        let (text, v) = ok_text(&mut s, tool, args(&blob, &base, first));
+        assert_eq!(
+            (&v["staged"], &v["applied"]),
+            (&json!(true), &json!(true)),
+            "{v}"
+        );
+        assert!(v.get("not_applied").is_none(), "{v}");
+        assert!(text.contains("Staged and applied"), "{tool}: {text}");
+        assert!(!text.contains("work tree is unchanged"), "{tool}: {text}");
+        assert_eq!(
+            t.read_string("src/a.rs"),
+            base.replacen(first.0, first.1, 1)
+        );
+
+        // Read, someone else changes another line, then the edit from that read.
+        let r = ok(&mut s, "read", json!({"path": "src/a.rs"}));
+        let blob = r["blob"].as_str().expect("blob").to_string();
+        let base = t.read_string("src/a.rs");
+        let other = base.replacen(theirs.0, theirs.1, 1);
+        t.write("src/a.rs", &other);
+        let (text, v) = ok_text(&mut s, tool, args(&blob, &base, late));
+        assert_eq!(
+            (&v["staged"], &v["applied"]),
+            (&json!(true), &json!(false)),
+            "{v}"
+        );
+        let why = v["not_applied"].as_str().expect("not_applied");
+        assert!(why.contains("changed since the read"), "{why}");
+        assert!(text.contains("Not applied"), "{tool}: {text}");
+        assert!(
+            text.contains("the work tree is unchanged"),
+            "{tool}: {text}"
+        );
+        assert_eq!(t.read_string("src/a.rs"), other, "{tool}: not applied");
+        // Pending: resolved by id, it holds both changes.
+        apply(&mut s, v["id"].as_str().expect("id"));
+        assert_eq!(t.read_string("src/a.rs"), other.replacen(late.0, late.1, 1));
+    }
+}

@@ -356,8 +356,10 @@ const ROUTES: &[Route] = &[
                  order, all or nothing. When old_string is not found, the error shows the closest \
                  lines, where they differ and a `next` replace that would work; when it occurs more \
                  than once, the line of each. `blob` (from `read`) pins the text the edit was made \
-                 from: a file changed since is merged three-way. The work tree is NOT changed unless \
-                 `apply` is set: apply or discard the preview with `resolve`.",
+                 from: a file changed since is merged three-way and staged with a warning. The work \
+                 tree is NOT changed unless `apply` is set, and never when the blob was outdated: \
+                 the merged edit is then staged, `applied` is false and `not_applied` says why. \
+                 Apply or discard a staged preview with `resolve`.",
                 hints("Stage text replacements", false, true, false),
             )
         },
@@ -373,7 +375,9 @@ const ROUTES: &[Route] = &[
                  (from `read`) pins the content it was written from: if the file changed since, the \
                  other change is merged in three-way, or nothing is staged (stale-read) where they \
                  collide, so a write from a stale read never drops another agent's edit. The work \
-                 tree is NOT changed unless `apply` is set: apply or discard with `resolve`.",
+                 tree is NOT changed unless `apply` is set, and never when the blob was outdated: \
+                 the merged content is then staged, `applied` is false and `not_applied` says \
+                 why. Apply or discard a staged preview with `resolve`.",
                 hints("Stage a whole file", false, true, false),
             )
         },

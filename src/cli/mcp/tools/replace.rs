@@ -59,7 +59,8 @@ pub struct ReplaceInput {
     /// Why this change is made; recorded in the preview and the journal.
     #[serde(default)]
     pub reason: Option<String>,
-    /// Apply at once in this call (the same stale check as `resolve`).
+    /// Apply at once in this call (the same stale check as `resolve`); never when
+    /// `blob` is outdated: the merged edit is staged, `applied` false, `not_applied` why.
     #[serde(default)]
     pub apply: bool,
     /// Return at most this many diff lines (default 400; 0 means no line limit,
@@ -86,7 +87,8 @@ pub struct WriteInput {
     /// Why this change is made; recorded in the preview and the journal.
     #[serde(default)]
     pub reason: Option<String>,
-    /// Apply at once in this call (the same stale check as `resolve`).
+    /// Apply at once in this call (the same stale check as `resolve`); never when
+    /// `blob` is outdated: the merged edit is staged, `applied` false, `not_applied` why.
     #[serde(default)]
     pub apply: bool,
     /// Return at most this many diff lines (default 400; 0 means no line limit,
