@@ -34,6 +34,7 @@ mod gc;
 mod grep;
 mod hook;
 mod interactive;
+mod lane;
 mod list;
 mod log;
 mod lsp;
@@ -170,6 +171,9 @@ pub enum Command {
     /// Keep agents' own Read/Edit/Write safe: hooks for Claude Code and OpenCode
     #[command(subcommand)]
     AgentHook(agent_hook::AgentHookCommand),
+    /// One work tree per agent: start, list, drop and merge lanes
+    #[command(subcommand)]
+    Lane(lane::LaneCommand),
     Lsp(lsp::LspArgs),
     Pr(pr::PrArgs),
     #[command(subcommand)]
@@ -526,6 +530,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Merge(args) => merge::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
         Command::AgentHook(cmd) => agent_hook::run(ctx, cmd),
+        Command::Lane(cmd) => lane::run(ctx, cmd),
         Command::Lsp(args) => lsp::run(ctx, args),
         Command::Pr(args) => pr::run(ctx, args),
         Command::Campaign(cmd) => campaign::run(ctx, cmd),

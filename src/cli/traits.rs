@@ -142,6 +142,7 @@ impl Command {
             | Command::Discard(_)
             | Command::Refresh(_)
             | Command::Gc(_)
+            | Command::Lane(_)
             | Command::Allow(_)
             | Command::Pr(_) => Traits::WRITES,
             Command::List(_)

@@ -100,9 +100,16 @@ impl Stale<'_> {
     }
 
     /// The three-way merge of the path (base = before, ours = the work tree, theirs
-    /// = `after`), with the layout rule of [`merge::merge3_layout`].
+    /// = `after`), with the layout rule of [`merge::merge3_layout`], and by syntax node
+    /// where the line merge conflicts ([`merge::merge3_file`]).
     pub fn merge(&self, after: &[u8]) -> Result<Merge3, Error> {
-        merge::merge3_layout(self.before, &self.current.bytes, after)
+        merge::merge3_file(
+            self.path(),
+            self.before,
+            &self.current.bytes,
+            after,
+            merge::BothChanged::ByLine,
+        )
     }
 
     /// The path merged three-way, as a derived path: what a kind with no recipe, or
@@ -118,16 +125,13 @@ impl Stale<'_> {
                 m.conflicts,
             ));
         }
+        let why = merged_why(&m);
         Ok(Derived::Changed {
             after: m.text,
             count: old_count(self.meta, self.path()),
             how: How::Merged,
             flags: old_flags(self.meta, self.path()),
-            why: m.by_layout.then(|| {
-                "only whitespace at the ends of lines changed next to the preview's change (a \
-                 formatter?); merged line by line"
-                    .to_string()
-            }),
+            why,
         })
     }
 
@@ -139,6 +143,22 @@ impl Stale<'_> {
             regions,
         })
     }
+}
+
+/// What a file's row says of how it merged, when it was not the plain line merge.
+fn merged_why(m: &Merge3) -> Option<String> {
+    if m.by_layout {
+        return Some(
+            "only whitespace at the ends of lines changed next to the preview's change (a \
+             formatter?); merged line by line"
+                .to_string(),
+        );
+    }
+    m.by_nodes.then(|| {
+        "the work tree and the preview changed different declarations next to each other; \
+         merged declaration by declaration"
+            .to_string()
+    })
 }
 
 /// One path re-derived.

@@ -14,6 +14,7 @@ pub mod error;
 pub mod gc;
 pub mod grep;
 pub mod hook;
+pub mod lane;
 pub mod list;
 pub mod log;
 pub mod merge;

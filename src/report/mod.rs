@@ -26,6 +26,7 @@ use crate::txn::TxnOp;
 
 pub mod campaign;
 pub mod consent;
+pub mod lane;
 pub mod review;
 pub mod ruletest;
 pub mod run;

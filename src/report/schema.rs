@@ -51,6 +51,8 @@ pub fn commands() -> Vec<(&'static str, ReportSchema)> {
         ("review", report::<review::ReviewOutput>()),
         ("trust", report::<trust::TrustReport>()),
         ("gc", report::<GcReport>()),
+        ("lane", report::<lane::LaneReport>()),
+        ("lane-merge", report::<lane::LaneMergeReport>()),
         ("allow", report::<super::consent::AllowReport>()),
         ("test", report::<ruletest::TestReport>()),
         ("verify", report::<verify::VerifyReport>()),

@@ -31,7 +31,7 @@ pub fn record_applied(
     changes: &ChangeSet,
     meta: &PreviewMeta,
 ) -> Result<String, Error> {
-    let lock = Lock::acquire(repo, "record")?;
+    let lock = Lock::acquire_tree(repo, "record")?;
     let id = record_locked(repo, changes, meta)?;
     drop(lock);
     Ok(id)
@@ -58,6 +58,17 @@ fn record_locked(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result
     Ok(id)
 }
 
+/// The work tree's lock alone, held while an operation reads the work tree to stage a
+/// preview from it (`lane merge`): no agent's turn, apply or undo changes a file of
+/// this tree meanwhile. Released when dropped.
+pub struct TreeLock(#[allow(dead_code)] Lock);
+
+impl TreeLock {
+    pub fn take(repo: &Repo, op: &str) -> Result<TreeLock, Error> {
+        Ok(TreeLock(Lock::acquire_tree(repo, op)?))
+    }
+}
+
 /// The repository lock as an agent hook holds it: from its check before the agent's
 /// own edit to the write that edit makes (kept as a turn in between, see
 /// [`super::lock`]), then for the journal write after it.
@@ -69,7 +80,7 @@ impl HookLock {
     /// run that stays unfinished does not keep the hook from checking: it is `false`
     /// in the second field (the journal write will refuse then).
     pub fn take(repo: &Repo) -> Result<(HookLock, bool), Error> {
-        let lock = Lock::acquire(repo, "agent-hook")?;
+        let lock = Lock::acquire_tree(repo, "agent-hook")?;
         let clear = match refuse_while_unfinished(repo) {
             Ok(()) => true,
             Err(Error::RecoveryPending { .. }) => false,

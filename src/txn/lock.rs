@@ -1,6 +1,7 @@
 /*!
-The repository lock: `<common_dir>/astedit.lock`, holding who took it (pid, host, boot
-id, process start time, time). It is written under a name of its own and then
+The repository lock: `<git_dir>/astedit.lock`, one per work tree (the main tree's
+git dir is the common dir; a linked worktree's, such as an agent's lane, is its own),
+holding who took it (pid, host, boot id, process start time, time). It is written under a name of its own and then
 hard-linked into place, which fails when it exists (as `O_CREAT|O_EXCL` does for git's
 own lockfiles) and never shows an empty lock, even when its taker is killed at once.
 Its holder also keeps an advisory `flock` on it for as long as it lives, which the
@@ -27,6 +28,13 @@ So an apply never runs between a hook's check and the write it allowed. A turn's
 is gone when its deadline has passed (its process exited long before): a hook whose
 after-event never comes (the tool failed, the harness died) holds others up for the
 bound at most.
+
+A linked worktree's writers that change what all work trees share (an apply or undo
+consumes a pending preview, gc rewrites the journal) take the main tree's lock too,
+after their own ([`Lock::acquire`]); an agent's hook and the journalling of its edit
+take their work tree's alone ([`Lock::acquire_tree`]), so the agents of two lanes never
+wait for each other, nor for a turn on the main tree. The journal itself is appended by
+compare-and-swap, so writers of two work trees never lose each other's events.
 */
 
 use std::io::Read;
@@ -40,7 +48,7 @@ use serde::Serialize;
 use super::Error;
 use crate::repo::Repo;
 
-/// The lock file's name inside the common git dir.
+/// The lock file's name inside a work tree's git dir.
 pub const LOCK_FILE: &str = "astedit.lock";
 
 /// Who holds the lock, as written in the lock file.
@@ -151,6 +159,9 @@ pub(crate) struct Lock {
     me: Holder,
     /// Kept as a turn: dropping it leaves the file.
     keep: bool,
+    /// A linked worktree's writer: the main tree's lock, taken after this one and
+    /// dropped with it.
+    main: Option<Box<Lock>>,
 }
 
 /// What a look at a held lock found.
@@ -166,15 +177,32 @@ enum Judged {
 }
 
 impl Lock {
+    /// The work tree's lock.
     pub fn path(repo: &Repo) -> PathBuf {
-        repo.common_dir.join(LOCK_FILE)
+        repo.git_dir.join(LOCK_FILE)
     }
 
-    /// Takes the lock, waiting up to the bound [`set_wait`] set (none by default) while
-    /// a live process holds it, then fails with [`Error::Locked`]. A lock left by a
-    /// process that is provably gone is broken first (see the module docs).
+    /// Takes the work tree's lock and, in a linked worktree, the main tree's after it
+    /// (see the module docs), waiting up to the bound [`set_wait`] set (none by
+    /// default) while a live process holds one, then fails with [`Error::Locked`]. A
+    /// lock left by a process that is provably gone is broken first.
     pub fn acquire(repo: &Repo, op: &str) -> Result<Lock, Error> {
-        let path = Self::path(repo);
+        let mut lock = Self::acquire_tree(repo, op)?;
+        if repo.git_dir != repo.common_dir {
+            let main = Self::acquire_at(repo, &repo.common_dir.join(LOCK_FILE), op)?;
+            lock.main = Some(Box::new(main));
+        }
+        Ok(lock)
+    }
+
+    /// Takes the work tree's lock alone: what an agent's hook and the journalling of
+    /// its edit need (see the module docs).
+    pub fn acquire_tree(repo: &Repo, op: &str) -> Result<Lock, Error> {
+        Self::acquire_at(repo, &Self::path(repo), op)
+    }
+
+    fn acquire_at(repo: &Repo, path: &Path, op: &str) -> Result<Lock, Error> {
+        let path = path.to_path_buf();
         let me = Holder::me(op, &repo.workdir);
         let started = std::time::Instant::now();
         let bound = wait_bound();
@@ -205,7 +233,7 @@ impl Lock {
                     return Err(locked_error(&path, holder.as_ref(), waited(started, bound)))
                 }
                 Judged::Moved => {
-                    let holder = Self::holder(repo);
+                    let holder = holder_at(&path);
                     return Err(locked_error(&path, holder.as_ref(), waited(started, bound)));
                 }
             }
@@ -246,6 +274,7 @@ impl Lock {
                 file,
                 me: me.clone(),
                 keep: false,
+                main: None,
             }))
             .inspect(|_| clear_stray_temps(path)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
@@ -287,11 +316,15 @@ impl Lock {
         Ok(())
     }
 
-    /// Who holds the lock now, if it is held and readable.
+    /// Who holds the work tree's lock now, if it is held and readable.
     pub fn holder(repo: &Repo) -> Option<Holder> {
-        let text = std::fs::read_to_string(Self::path(repo)).ok()?;
-        serde_json::from_str(&text).ok()
+        holder_at(&Self::path(repo))
     }
+}
+
+fn holder_at(path: &Path) -> Option<Holder> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
 }
 
 /// Takes back the turn `session` was given for `path`, if the lock file is still that
@@ -341,6 +374,7 @@ pub(crate) fn take_back_turn(
         file,
         me: me.clone(),
         keep: false,
+        main: None,
     };
     lock.rewrite(me)?;
     Ok(Some(lock))

@@ -57,6 +57,7 @@ pub use discard::discard;
 pub use discard::discard_as;
 pub use external::record_applied;
 pub use external::HookLock;
+pub use external::TreeLock;
 pub use fsutil::FAULT_ENV;
 pub use gc::gc;
 pub use gc::parse_age;

@@ -36,6 +36,7 @@ mod input_bounds;
 mod interactive;
 mod journal;
 mod js;
+mod lanes;
 mod look;
 mod lsp;
 mod lsp_astgrep;

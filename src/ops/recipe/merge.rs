@@ -1,4 +1,8 @@
-//! The three-way merge of one file, by `git merge-file`, and its conflict regions.
+//! The three-way merge of one file, by `git merge-file`, and its conflict regions; by
+//! syntax node where the file's language allows ([`merge3_file`], [`nodes`]): the one
+//! merge engine of `refresh` and of `lane merge`.
+
+mod nodes;
 
 use crate::error::Classify;
 use crate::error::Exit;
@@ -49,6 +53,80 @@ pub struct Merge3 {
     /// Merged line by line because "ours" differs from the base only in whitespace at
     /// the ends of lines ([`merge3_layout`]).
     pub by_layout: bool,
+    /// Merged declaration by declaration ([`merge3_file`]).
+    pub by_nodes: bool,
+    /// The conflicts at a declaration, by kind and name (their regions are also in
+    /// `conflicts`).
+    pub nodes: Vec<NodeConflict>,
+}
+
+/// A declaration the node merge could not merge.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct NodeConflict {
+    /// Its tree-sitter kind, e.g. `function_item`, `method_definition`.
+    pub kind: String,
+    /// Its name (`Display for Point` for an impl, `(p *Point) Area` for a Go method).
+    pub name: String,
+    /// Its lines in "ours".
+    pub region: Region,
+    /// What happened to it on the two sides.
+    pub why: &'static str,
+}
+
+impl NodeConflict {
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {} ({}): {}",
+            self.kind,
+            self.name,
+            self.region.describe(),
+            self.why
+        )
+    }
+}
+
+/// What the node merge does with a declaration both sides changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BothChanged {
+    /// Merge it by line (`refresh`: as the line merge always did).
+    ByLine,
+    /// A conflict naming it (`lane merge`: two agents changed one function).
+    Conflict,
+}
+
+/// The merge of one file at `path` (whose extension names its language): by syntax
+/// node where the language is one [`nodes`] knows and the sides parse, else by line
+/// ([`merge3_layout`]). With [`BothChanged::ByLine`] the line merge goes first and the
+/// node merge is tried only where it conflicts, so a clean line merge is never
+/// changed; with [`BothChanged::Conflict`] the node merge decides.
+pub fn merge3_file(
+    path: &str,
+    base: &[u8],
+    ours: &[u8],
+    theirs: &[u8],
+    both: BothChanged,
+) -> Result<Merge3, Error> {
+    let lang = crate::lang::Lang::from_path(path).filter(|l| nodes::supported(*l));
+    if both == BothChanged::ByLine {
+        let m = merge3_layout(base, ours, theirs)?;
+        if m.conflicts.is_empty() {
+            return Ok(m);
+        }
+        if let Some(lang) = lang {
+            if let Some(n) = nodes::merge(lang, base, ours, theirs, both)? {
+                if n.conflicts.is_empty() {
+                    return Ok(n);
+                }
+            }
+        }
+        return Ok(m);
+    }
+    if let Some(lang) = lang {
+        if let Some(n) = nodes::merge(lang, base, ours, theirs, both)? {
+            return Ok(n);
+        }
+    }
+    merge3_layout(base, ours, theirs)
 }
 
 /// [`merge3`], and where it conflicts only because "ours" changed whitespace at the
@@ -98,6 +176,8 @@ pub fn merge3_layout(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merge3, 
         text: text.into_bytes(),
         conflicts: Vec::new(),
         by_layout: true,
+        by_nodes: false,
+        nodes: Vec::new(),
     })
 }
 
@@ -151,6 +231,8 @@ pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merge3, Error> 
         text: out.stdout,
         conflicts,
         by_layout: false,
+        by_nodes: false,
+        nodes: Vec::new(),
     })
 }
 

@@ -1,0 +1,310 @@
+//! Integration tests: `git astedit lane` (issue 54 item 2): one linked worktree per
+//! agent, its own turn lock, and lanes merged back by syntax node.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use serde_json::Value;
+
+use crate::util::Output;
+use crate::util::TestRepo;
+
+/// Two functions with no line between them: a change at the end of one and one at the
+/// start of the other touch, so a line merge conflicts.
+const LIB: &str = "def alpha():\n    return 1\ndef beta():\n    return 2\n";
+
+fn repo() -> TestRepo {
+    let t = TestRepo::new();
+    t.write("src/lib.py", LIB);
+    t.write("README", "lanes\n");
+    t.commit_all("init");
+    t
+}
+
+/// `lane start NAME`: the lane's folder, as printed.
+fn start(t: &TestRepo, name: &str) -> PathBuf {
+    let out = t.run(&["lane", "start", name]);
+    out.assert_code(0);
+    let path = PathBuf::from(out.stdout.trim_end());
+    assert!(path.is_absolute(), "{out:?}");
+    path
+}
+
+fn lane_ref(t: &TestRepo, name: &str) -> Option<String> {
+    let out = t.git_output(&[
+        "rev-parse",
+        "--verify",
+        "-q",
+        &format!("refs/astedit-lanes/{name}"),
+    ]);
+    (out.code == 0).then(|| out.stdout.trim().to_string())
+}
+
+fn worktrees(t: &TestRepo) -> String {
+    t.git(&["worktree", "list", "--porcelain"])
+}
+
+#[test]
+fn lane_start_list_and_drop_make_and_remove_the_worktree_and_its_ref() {
+    let t = repo();
+    let head = t.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let a = start(&t, "a");
+    let git_dir = t.path().join(".git").canonicalize().expect("git dir");
+    assert_eq!(a, git_dir.join("astedit/lanes/a"));
+    assert!(a.join(".git").is_file(), "a linked worktree");
+    assert_eq!(
+        std::fs::read_to_string(a.join("src/lib.py")).expect("file"),
+        LIB
+    );
+    assert_eq!(lane_ref(&t, "a").as_deref(), Some(head.as_str()));
+    assert!(worktrees(&t).contains(a.to_str().expect("utf-8")));
+    // The main tree does not see it.
+    assert_eq!(t.git(&["status", "--porcelain"]), "");
+
+    // A second start of the name, and names that are options or paths: refused,
+    // nothing made.
+    t.run(&["--json", "lane", "start", "a"]).assert_code(2);
+    for bad in ["-x", "../x", "x/y", "a..b", ".hidden", "x.lock", ""] {
+        let out = t.run(&["--json", "lane", "start", "--", bad]);
+        out.assert_code(2);
+        assert_eq!(
+            out.json()["error"]["code"],
+            "bad-lane-name",
+            "{bad}: {out:?}"
+        );
+    }
+    let refs = t.git(&["for-each-ref", "--format=%(refname)", "refs/astedit-lanes/"]);
+    assert_eq!(refs, "refs/astedit-lanes/a\n");
+
+    // What the lane changed: a tracked file and a new one.
+    std::fs::write(a.join("src/lib.py"), LIB.replace("return 1", "return 10")).expect("write");
+    std::fs::write(a.join("NEW"), "new\n").expect("write");
+    let list = t.run(&["--json", "lane", "list"]);
+    list.assert_code(0);
+    let v = list.json();
+    assert_eq!(v["action"], "list");
+    assert_eq!(v["lanes"][0]["name"], "a");
+    assert_eq!(v["lanes"][0]["base"], head.as_str());
+    assert_eq!(v["lanes"][0]["changed"], json!(["NEW", "src/lib.py"]));
+    assert_eq!(v["lanes"][0]["unmerged"], json!(["NEW", "src/lib.py"]));
+
+    // Not merged here: drop refuses and says what would be lost.
+    let out = t.run(&["--json", "lane", "drop", "a"]);
+    out.assert_code(4);
+    let e = &out.json()["error"];
+    assert_eq!(e["code"], "lane-unmerged");
+    assert_eq!(e["details"]["paths"], json!(["NEW", "src/lib.py"]));
+    assert!(a.join("NEW").exists() && lane_ref(&t, "a").is_some());
+
+    // Held here (the same change made in the main tree): only NEW is not merged.
+    t.write("src/lib.py", LIB.replace("return 1", "return 10"));
+    let v = t.run(&["--json", "lane", "list"]).json();
+    assert_eq!(v["lanes"][0]["unmerged"], json!(["NEW"]));
+
+    let out = t.run(&["--json", "lane", "drop", "--force", "a"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["lanes"][0]["unmerged"], json!(["NEW"]));
+    assert!(!a.exists());
+    assert_eq!(lane_ref(&t, "a"), None);
+    assert!(!worktrees(&t).contains("astedit/lanes/a"));
+
+    // A lane with no changes drops without --force.
+    let b = start(&t, "b");
+    t.run(&["lane", "drop", "b"]).assert_code(0);
+    assert!(!b.exists() && lane_ref(&t, "b").is_none());
+    let v = t.run(&["--json", "lane", "list"]).json();
+    assert_eq!(v["lanes"], json!([]));
+}
+
+/// A Claude Code event from a session working in `dir`.
+fn event(dir: &std::path::Path, session: &str, name: &str, tool: &str, file: &str) -> Value {
+    let path = dir.join(file);
+    let content = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut ev = json!({
+        "session_id": session,
+        "cwd": dir.to_str().expect("utf-8"),
+        "hook_event_name": name,
+        "tool_name": tool,
+        "tool_input": {"file_path": path.to_str().expect("utf-8"), "content": content},
+    });
+    if name == "PostToolUse" {
+        ev["tool_response"] = json!({"type": "update", "filePath": path.to_str().expect("utf-8")});
+    }
+    ev
+}
+
+fn hook_in(t: &TestRepo, dir: &std::path::Path, ev: &Value) -> Output {
+    let out = t.run_with(
+        dir.to_str().expect("utf-8"),
+        &["agent-hook", "claude-code"],
+        // No waiting: a lock held elsewhere would refuse at once.
+        &[("GIT_ASTEDIT_LOCK_WAIT", "0")],
+        Some(ev.to_string().as_bytes()),
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    out
+}
+
+#[test]
+fn a_lanes_hook_writes_while_the_main_tree_holds_a_turn() {
+    let t = repo();
+    let lane = start(&t, "l");
+    let main = t.path().to_path_buf();
+    // The main tree's session takes its turn (PreToolUse) and keeps it.
+    hook_in(
+        &t,
+        &main,
+        &event(&main, "m", "PostToolUse", "Read", "src/lib.py"),
+    );
+    let out = hook_in(
+        &t,
+        &main,
+        &event(&main, "m", "PreToolUse", "Write", "src/lib.py"),
+    );
+    assert_eq!(out.stdout, "", "allowed");
+    let main_lock = t.path().join(".git/astedit.lock");
+    assert!(main_lock.exists(), "the main tree's turn is held");
+
+    // The lane's session reads, checks and writes meanwhile: never refused as busy.
+    hook_in(
+        &t,
+        &lane,
+        &event(&lane, "l", "PostToolUse", "Read", "src/lib.py"),
+    );
+    let out = hook_in(
+        &t,
+        &lane,
+        &event(&lane, "l", "PreToolUse", "Write", "src/lib.py"),
+    );
+    assert_eq!(out.stdout, "", "the lane's write is allowed: {out:?}");
+    std::fs::write(
+        lane.join("src/lib.py"),
+        LIB.replace("return 2", "return 20"),
+    )
+    .expect("write");
+    let out = hook_in(
+        &t,
+        &lane,
+        &event(&lane, "l", "PostToolUse", "Write", "src/lib.py"),
+    );
+    assert_eq!(out.stdout, "", "{out:?}");
+    assert!(main_lock.exists(), "the main tree's turn is still held");
+
+    // Journalled in the repository's one journal, as the lane's session.
+    let log = t.run_in(lane.to_str().expect("utf-8"), &["--json", "log"]);
+    log.assert_code(0);
+    let events = log.json()["events"].clone();
+    let first = &events[0];
+    assert_eq!(first["event"], "applied", "{events}");
+    assert_eq!(first["agent"], "claude-code/session:l", "{events}");
+    // The main tree's tool fails: its turn ends. Then the lane's edit is undone in the
+    // lane, where it was made (an undo takes the main tree's lock too).
+    hook_in(
+        &t,
+        &main,
+        &event(&main, "m", "PostToolUseFailure", "Write", "src/lib.py"),
+    );
+    assert!(!main_lock.exists());
+    let undo = t.run_in(
+        lane.to_str().expect("utf-8"),
+        &["undo", first["id"].as_str().expect("id")],
+    );
+    undo.assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(lane.join("src/lib.py")).expect("read"),
+        LIB
+    );
+    assert_eq!(t.read_string("src/lib.py"), LIB);
+}
+
+/// Writes `content` to `path` in the lane.
+fn edit(lane: &std::path::Path, path: &str, content: &str) {
+    std::fs::write(lane.join(path), content).expect("write");
+}
+
+#[test]
+fn two_lanes_changing_touching_functions_merge_by_declaration_into_one_preview() {
+    let t = repo();
+    let x = start(&t, "x");
+    let y = start(&t, "y");
+    let xs = LIB.replace("return 1", "return 1 + 100");
+    let ys = LIB.replace("def beta():", "def beta(x=0):");
+    edit(&x, "src/lib.py", &xs);
+    edit(&y, "src/lib.py", &ys);
+    // Lane y also adds a file.
+    edit(&y, "src/new.py", "def new():\n    pass\n");
+
+    // A line merge of the two conflicts: their lines touch.
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text) in [("base", LIB), ("x", xs.as_str()), ("y", ys.as_str())] {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    }
+    let mut git = std::process::Command::new("git");
+    git.current_dir(dir.path())
+        .args(["merge-file", "-p", "x", "base", "y"]);
+    let line = git.output().expect("git merge-file");
+    assert_eq!(line.status.code(), Some(1), "one conflict by line");
+
+    let out = t.run(&["--json", "lane", "merge", "x", "y"]);
+    out.assert_code(0);
+    let v = out.json();
+    let id = v["id"].as_str().expect("a preview").to_string();
+    assert_eq!(v["lanes"], json!(["x", "y"]));
+    assert_eq!(
+        v["files"],
+        json!([
+            {"path": "src/lib.py", "how": "by-node", "lanes": ["x", "y"]},
+            {"path": "src/new.py", "how": "taken", "lanes": ["y"]},
+        ])
+    );
+    let r = format!("refs/astedit/{id}");
+    let both = "def alpha():\n    return 1 + 100\ndef beta(x=0):\n    return 2\n";
+    assert_eq!(t.git(&["show", &format!("{r}:src/lib.py")]), both);
+    assert_eq!(t.git(&["show", &format!("{r}~:src/lib.py")]), LIB);
+    assert_eq!(
+        t.git(&["show", &format!("{r}:src/new.py")]),
+        "def new():\n    pass\n"
+    );
+    // Staged, not written.
+    assert_eq!(t.read_string("src/lib.py"), LIB);
+    t.run(&["apply", &id]).assert_code(0);
+    assert_eq!(t.read_string("src/lib.py"), both);
+    // Merged here now: the lanes drop without --force.
+    t.run(&["lane", "drop", "x"]).assert_code(0);
+    t.run(&["lane", "drop", "y"]).assert_code(0);
+}
+
+#[test]
+fn the_same_function_changed_in_two_lanes_is_a_conflict_and_nothing_is_staged() {
+    let t = repo();
+    let x = start(&t, "x");
+    let y = start(&t, "y");
+    edit(&x, "src/lib.py", &LIB.replace("return 2", "return 2 + 1"));
+    edit(
+        &y,
+        "src/lib.py",
+        &LIB.replace("def beta():", "def beta(x=0):"),
+    );
+    let out = t.run(&["--json", "lane", "merge", "x", "y"]);
+    out.assert_code(3);
+    let e = &out.json()["error"];
+    assert_eq!(e["code"], "lane-conflict", "{e}");
+    let c = &e["details"]["conflicts"][0];
+    assert_eq!(c["lane"], "y");
+    assert_eq!(c["path"], "src/lib.py");
+    assert_eq!(c["also_changed_by"], json!(["x"]));
+    assert_eq!(
+        c["nodes"],
+        json!([{"kind": "function_definition", "name": "beta", "region": {"start": 3, "end": 4},
+                "why": "changed on both sides"}])
+    );
+    assert!(t.astedit_refs().is_empty(), "nothing staged");
+    let text = t.run(&["lane", "merge", "x", "y"]);
+    text.assert_code(3);
+    assert!(
+        text.stderr
+            .contains("function_definition beta (lines 3-4): changed on both sides"),
+        "{}",
+        text.stderr
+    );
+}
