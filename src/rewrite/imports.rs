@@ -237,6 +237,12 @@ pub(crate) struct Found {
 
 impl Plan {
     pub(crate) fn new(fix: &ImportFix, lang: Lang) -> Plan {
+        Plan::with_transforms(fix, lang, &[])
+    }
+
+    /// [`Plan::new`] for a rule whose `transform` makes the metavariables `transforms`:
+    /// a statement may use them as it uses captured ones.
+    pub(crate) fn with_transforms(fix: &ImportFix, lang: Lang, transforms: &[String]) -> Plan {
         let entry = |text: &String| {
             let vars: Vec<String> = super::metavariable_names(text)
                 .into_iter()
@@ -244,7 +250,7 @@ impl Plan {
                 .collect();
             let template = match vars.is_empty() {
                 true => None,
-                false => TemplateFix::try_new(text, &lang).ok().map(|t| (t, vars)),
+                false => Some((TemplateFix::with_transform(text, &lang, transforms), vars)),
             };
             Entry {
                 text: text.clone(),
@@ -266,7 +272,9 @@ impl Plan {
                     continue;
                 };
                 let bound = |v: &String| {
-                    env.get_match(v).is_some() || !env.get_multiple_matches(v).is_empty()
+                    env.get_match(v).is_some()
+                        || !env.get_multiple_matches(v).is_empty()
+                        || env.get_transformed(v).is_some()
                 };
                 if !vars.iter().all(bound) {
                     continue;

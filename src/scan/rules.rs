@@ -1772,6 +1772,12 @@ fn compile(
         }
         blame.bad(config_error_field(&e), detail)
     })?;
+    let transforms: Vec<String> = config
+        .transform
+        .as_ref()
+        .map(|t| t.keys().cloned().collect())
+        .unwrap_or_default();
+    check_import_vars(&imports, &config, &transforms).map_err(|e| blame.bad("imports", e))?;
     let edits = match &own.edits {
         None => Vec::new(),
         Some(v) => {
@@ -1820,7 +1826,8 @@ fn compile(
             .matcher
             .potential_kinds()
             .map(|set| set.iter().filter_map(|k| u16::try_from(k).ok()).collect()),
-        imports: (!imports.is_empty()).then(|| crate::rewrite::imports::Plan::new(&imports, lang)),
+        imports: (!imports.is_empty())
+            .then(|| crate::rewrite::imports::Plan::with_transforms(&imports, lang, &transforms)),
         edits,
         config,
     }))))
@@ -2010,6 +2017,30 @@ fn message_template(
         ));
     }
     template
+}
+
+/// An `imports:` statement or name may use only what the rule captures or makes with
+/// `transform`: any other metavariable would never be filled in, and the import never
+/// made.
+fn check_import_vars(
+    imports: &ImportFix,
+    config: &RuleConfig<Lang>,
+    transforms: &[String],
+) -> Result<(), String> {
+    let defined = config.matcher.defined_vars();
+    for text in imports.add.iter().chain(&imports.remove) {
+        let unknown: Vec<&str> = crate::rewrite::metavariable_names(text)
+            .into_iter()
+            .filter(|v| !defined.contains(v) && !transforms.iter().any(|t| t == v))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(format!(
+                "`{text}` uses ${}, which the rule neither captures nor makes with `transform`",
+                unknown.join(", $")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A rule's `edits:`, each entry's `fix` compiled as the rule's own `fix` would be (in

@@ -117,3 +117,55 @@ fn a_name_merged_into_a_multi_line_import_gets_its_own_line() {
         "import {\n  isArray,\n  isObject,\n  warn,\n} from \"@vue/shared\";\n\nwarn(isArray, isObject);\n"
     );
 }
+
+/// The id of the preview `scan --stage --json` staged.
+fn scan_stage(repo: &TestRepo, config: &str) -> String {
+    let out = repo.run(&["scan", "--stage", "--config", config, "--json"]);
+    assert!(
+        out.code == 0 || out.code == 1,
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    let v = out.json();
+    v["id"]
+        .as_str()
+        .or_else(|| v["staged"]["id"].as_str())
+        .unwrap_or_else(|| panic!("an id in {v}"))
+        .to_string()
+}
+
+#[test]
+fn a_rule_s_import_uses_a_metavariable_its_transform_makes() {
+    let repo = TestRepo::new();
+    repo.write(
+        "rules/tasks.yml",
+        "id: tasks\nlanguage: typescript\nrule:\n  pattern: legacy.$F($$$A)\n\
+         transform:\n  NAME:\n    convert:\n      source: $F\n      toCase: pascalCase\n\
+         fix: $NAME.run($$$A)\nimports:\n  add: [\"import { $NAME } from './tasks'\"]\n",
+    );
+    repo.write(
+        "a.ts",
+        "import { other } from \"./tasks\";\n\nlegacy.send_mail(other);\nlegacy.parse_args(1);\n",
+    );
+    repo.commit_all("init");
+    let id = scan_stage(&repo, "rules/tasks.yml");
+    assert_eq!(
+        blob_at(&repo, &id, "a.ts"),
+        "import { other, SendMail, ParseArgs } from \"./tasks\";\n\n\
+         SendMail.run(other);\nParseArgs.run(1);\n"
+    );
+    // A metavariable the rule neither captures nor makes is an error, not a skip.
+    repo.write(
+        "rules/bad.yml",
+        "id: bad\nlanguage: typescript\nrule:\n  pattern: legacy.$F($$$A)\nfix: $F($$$A)\n\
+         imports:\n  add: [\"import { $NAME } from './tasks'\"]\n",
+    );
+    let out = repo.run(&["scan", "--config", "rules/bad.yml", "--json"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stdout.contains("imports") && out.stdout.contains("$NAME"),
+        "{}",
+        out.stdout
+    );
+}
