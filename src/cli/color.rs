@@ -7,12 +7,15 @@
 //! `color.pager` is false; never with `TERM=dumb` or a non-empty `NO_COLOR`;
 //! `CLICOLOR_FORCE` turns `auto` on wherever stdout goes.
 
-/// A colour setting: `--color=WHEN` or a `color.*` config value.
+/// A colour setting: `--color=WHEN` or a `color.*` config value. `ansi` is
+/// ast-grep's: escape codes even where a console would be coloured otherwise, which
+/// here is `always` (only the command line says it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum When {
     Auto,
     Always,
     Never,
+    Ansi,
 }
 
 impl When {
@@ -65,7 +68,7 @@ pub fn decide(
         .or_else(|| setting("color.ui"))
         .unwrap_or(When::Auto);
     match when {
-        When::Always => true,
+        When::Always | When::Ansi => true,
         When::Never => false,
         When::Auto => {
             let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());

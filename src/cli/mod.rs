@@ -85,8 +85,9 @@ pub struct Cli {
     )]
     pub json: Option<JsonStyle>,
 
-    /// Colour the output: auto (on a terminal or into a pager), always, never; a bare
-    /// --color is always (as in git). Wins over color.ui, color.diff and color.grep
+    /// Colour the output: auto (on a terminal or into a pager), always, never, ansi (as
+    /// always; ast-grep's); a bare --color is always (as in git). Wins over color.ui,
+    /// color.diff and color.grep
     #[arg(
         long,
         global = true,
@@ -274,16 +275,40 @@ impl Ctx {
     }
 }
 
+/// The command line with ast-grep's `--color WHEN` (a space, not `=`) read as
+/// `--color=WHEN`: git's bare `--color` means always, so a word after it is a
+/// pathspec unless it is one of the four values (before `--` only).
+fn ast_grep_spellings(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    let mut ended = false;
+    for arg in args {
+        let joined = !ended
+            && out.last().is_some_and(|last| last == "--color")
+            && matches!(arg.to_str(), Some("auto" | "always" | "never" | "ansi"));
+        ended |= arg == "--";
+        match (joined, out.last_mut()) {
+            (true, Some(last)) => {
+                last.push("=");
+                last.push(&arg);
+            }
+            _ => out.push(arg),
+        }
+    }
+    out
+}
+
 pub fn main() -> ExitCode {
     // `--json` is known before clap has parsed, so that a usage error can be JSON too.
     let wants_json = std::env::args_os()
         .skip(1)
         .take_while(|a| a != "--")
         .any(|a| a == "--json" || a.to_str().is_some_and(|a| a.starts_with("--json=")));
-    let parsed = Cli::command().try_get_matches().and_then(|matches| {
-        let cli = Cli::from_arg_matches(&matches)?;
-        Ok((cli, matches))
-    });
+    let parsed = Cli::command()
+        .try_get_matches_from(ast_grep_spellings(std::env::args_os()))
+        .and_then(|matches| {
+            let cli = Cli::from_arg_matches(&matches)?;
+            Ok((cli, matches))
+        });
     let (cli, matches) = match parsed {
         Ok(parsed) => parsed,
         Err(e) => return clap_error(e, wants_json),

@@ -147,6 +147,10 @@ impl Out {
         }
         Ok(())
     }
+    /// Whether a person reads stdout: a terminal, or a pager (ours or git's).
+    pub fn terminal(&self) -> bool {
+        self.paging() || super::color::git_pager_in_use() || std::io::stdout().is_terminal()
+    }
     /// Whether a pager reads stdout.
     pub fn paging(&self) -> bool {
         self.pager.is_some()

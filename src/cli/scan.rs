@@ -8,8 +8,10 @@ use git_astedit::files;
 use git_astedit::levels::Severity;
 use git_astedit::ops;
 use git_astedit::ops::input::Input;
+use git_astedit::ops::scan::Frames;
 use git_astedit::ops::scan::ScanRequest;
 use git_astedit::ops::scan::SeverityOverride;
+use git_astedit::render::scan::ReportStyle;
 use git_astedit::render::scan::ScanFormat;
 use git_astedit::render::scan::ScanStream;
 use git_astedit::report::FindingRow;
@@ -23,8 +25,9 @@ use super::OutputError;
 
 /// Run the codemod rules of astedit.toml and ast-grep rule files
 ///
-/// Without a mode flag, prints findings as `path:line:col: severity[rule-id]: message`
-/// and exits 1 when one has severity error. `--check` prints the diff of every fix,
+/// Without a mode flag, prints findings (on a terminal with a code frame around each,
+/// else as `path:line:col: severity[rule-id]: message`; see --report-style) and exits 1
+/// when one has severity error. `--check` prints the diff of every fix,
 /// writes nothing, and exits 1 when a fix would change a file or an error finding would
 /// remain. `--stage` stages all fixes as one preview. `--apply` stages and applies them
 /// and exits 1 when files were changed (the pre-commit convention).
@@ -116,6 +119,12 @@ pub struct ScanArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
+    /// How text shows each finding, as in ast-grep: rich (a code frame, the note, a fix
+    /// as a diff), medium (a line and the note) or short (a line); default: rich on a
+    /// terminal, else short (and short for --check, --stage, --apply)
+    #[arg(long, value_name = "STYLE", value_enum)]
+    pub report_style: Option<ReportStyleArg>,
+
     /// Run only the rule with this id (can be repeated)
     #[arg(long = "rule-id", value_name = "ID")]
     pub rules: Vec<String>,
@@ -190,6 +199,24 @@ pub struct ScanArgs {
     pub custom_languages: Option<String>,
 }
 
+/// `--report-style` values (ast-grep's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportStyleArg {
+    Rich,
+    Medium,
+    Short,
+}
+
+impl From<ReportStyleArg> for ReportStyle {
+    fn from(style: ReportStyleArg) -> ReportStyle {
+        match style {
+            ReportStyleArg::Rich => ReportStyle::Rich,
+            ReportStyleArg::Medium => ReportStyle::Medium,
+            ReportStyleArg::Short => ReportStyle::Short,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// `path:line:col: severity[rule-id]: message`
@@ -201,16 +228,7 @@ pub enum Format {
 }
 
 pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
-    let format = match (ctx.json, args.format) {
-        (false, Format::Text) => ScanFormat::Text,
-        (false, Format::Github) => ScanFormat::Github,
-        (false, Format::Sarif) => ScanFormat::Sarif,
-        (true, Format::Text) if ctx.out.pretty() => ScanFormat::JsonPretty,
-        (true, Format::Text) => ScanFormat::Json,
-        (true, _) => {
-            return Err(UsageError("--json and --format are exclusive".into()).into());
-        }
-    };
+    let format = format(ctx, &args)?;
     if args.include_metadata && !ctx.json {
         return Err(
             UsageError("--include-metadata adds to the JSON findings: add --json".into()).into(),
@@ -227,7 +245,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             Err(UsageError(format!("-i/--interactive cannot be combined with {what}")).into())
         };
         match format {
-            ScanFormat::Text => {}
+            ScanFormat::Text(_) => {}
             ScanFormat::Json | ScanFormat::JsonPretty => return refuse("--json"),
             ScanFormat::Github | ScanFormat::Sarif => return refuse("--format"),
         }
@@ -298,6 +316,11 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         reason: args.reason,
         max_render: args.max_render,
         color: false,
+        frames: match format {
+            ScanFormat::Text(ReportStyle::Rich) => Frames::All,
+            ScanFormat::Text(_) => Frames::Labelled,
+            _ => Frames::None,
+        },
         inline_rules: args.inline_rules,
         include_metadata: args.include_metadata,
         verify: args
@@ -311,7 +334,7 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
         allow_fmt: super::edit::allowed_digests(&args.allow_fmt)?,
     };
     let (repo, out) = ctx.parts()?;
-    request.color = format == ScanFormat::Text && out.color();
+    request.color = matches!(format, ScanFormat::Text(_)) && out.color();
     if args.interactive {
         let color = out.color();
         let (report, ..) = interactive::session(out, color, false, repo, |prompter| {
@@ -333,6 +356,34 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
     let printed = sink.printer.finish(&report).map_err(OutputError::Encode)?;
     sink.out.printed(&printed)?;
     Ok(report.exit())
+}
+
+/// How the scan prints: `--json`, `--format`, or text in a report style. As ast-grep's,
+/// the text is a rich report on a terminal; a pipe, a script and the fix modes (the
+/// pre-commit hook's `--check`) keep one line a finding.
+fn format(ctx: &Ctx, args: &ScanArgs) -> Result<ScanFormat, Error> {
+    let fixing = args.check || args.stage || args.apply || args.interactive;
+    let report_style = match args.report_style {
+        Some(style) => style.into(),
+        None if !fixing && ctx.out.terminal() => ReportStyle::Rich,
+        None => ReportStyle::Short,
+    };
+    Ok(match (ctx.json, args.format) {
+        (true, _) | (_, Format::Github | Format::Sarif) if args.report_style.is_some() => {
+            return Err(UsageError(
+                "--report-style styles the text report: drop --json or --format".into(),
+            )
+            .into());
+        }
+        (false, Format::Text) => ScanFormat::Text(report_style),
+        (false, Format::Github) => ScanFormat::Github,
+        (false, Format::Sarif) => ScanFormat::Sarif,
+        (true, Format::Text) if ctx.out.pretty() => ScanFormat::JsonPretty,
+        (true, Format::Text) => ScanFormat::Json,
+        (true, _) => {
+            return Err(UsageError("--json and --format are exclusive".into()).into());
+        }
+    })
 }
 
 /// Prints a report that holds its findings.

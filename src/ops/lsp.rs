@@ -418,6 +418,7 @@ fn notice(repo: &Repo, path: &str, rule: &str, message: String) -> Checked {
         fix: None,
         comments: Vec::new(),
         baseline: None,
+        frame: None,
     };
     Checked {
         row,
@@ -441,6 +442,7 @@ fn scan_request(configs: &[PathBuf], mode: ScanMode) -> super::scan::ScanRequest
         reason: None,
         max_render: 1,
         color: false,
+        frames: Default::default(),
         inline_rules: None,
         include_metadata: false,
         verify: None,

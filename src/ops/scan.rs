@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+mod frame;
 pub mod recipe;
 
 use super::recipe::Recorded;
@@ -60,6 +61,9 @@ pub struct ScanRequest {
     pub max_render: usize,
     /// Colour the diff of the fixes (text output on a terminal).
     pub color: bool,
+    /// Which findings get the source around them (their
+    /// [`Frame`](crate::report::scan::Frame)), for a text report.
+    pub frames: Frames,
     /// Rules given as YAML text (`--inline-rules`), instead of config files.
     pub inline_rules: Option<String>,
     /// Each finding carries its rule's `metadata` (`--include-metadata`).
@@ -82,6 +86,19 @@ pub struct ScanRequest {
     /// Formatter digests allowed for this run besides the recorded consents
     /// (`--allow-fmt=sha256:…`, checked).
     pub allow_fmt: Vec<String>,
+}
+
+/// Which findings of a scan get their [`Frame`](crate::report::scan::Frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Frames {
+    /// None (JSON and the CI formats).
+    #[default]
+    None,
+    /// Those of rules with `labels`, whose primary labels place their one-line forms
+    /// (ast-grep's medium and short reports).
+    Labelled,
+    /// Every one (ast-grep's rich report).
+    All,
 }
 
 /// A severity given on the command line, as ast-grep's `--error[=RULE]` and kin.
@@ -274,6 +291,13 @@ pub fn run_cancellable(
     }
     if let Some(lines) = lines {
         keep_changed_lines(&mut report, lines);
+    }
+    if req.frames != Frames::None {
+        let framer = frame::Framer::new(repo, &rules, &inputs, req);
+        match report.remaining.as_mut() {
+            Some(rows) if req.mode.fixing() => framer.frame(rows),
+            _ => framer.frame(&mut report.findings),
+        }
     }
     Ok(report)
 }
@@ -563,6 +587,7 @@ fn stream(
     sink: &mut dyn ScanSink,
 ) -> Result<(scan::ScanOutcome, Streamed), Error> {
     let mut state = Streamed::default();
+    let framer = (req.frames != Frames::None).then(|| frame::Framer::new(repo, rules, inputs, req));
     let mut on_file = |findings: Vec<Finding>| -> bool {
         state.total += findings.len();
         state.errors += findings
@@ -570,9 +595,12 @@ fn stream(
             .filter(|f| f.severity == scan::Severity::Error)
             .count();
         let room = req.max_results.map_or(usize::MAX, |max| max - state.shown);
-        let shown = rows.rows(&findings[..findings.len().min(room)]);
+        let mut shown = rows.rows(&findings[..findings.len().min(room)]);
         if shown.is_empty() {
             return true;
+        }
+        if let Some(framer) = &framer {
+            framer.frame(&mut shown);
         }
         state.shown += shown.len();
         state.tally.add(&shown);

@@ -96,6 +96,46 @@ pub struct FindingRow {
     /// has it too); `absent` in the report's `absent` list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineState>,
+    /// The source around the finding, for `--report-style rich` (which alone asks
+    /// for it): not part of `--json`.
+    #[serde(skip)]
+    pub frame: Option<Frame>,
+}
+
+/// The lines of a file a finding's code frame shows: its labels' lines, and for a
+/// fix the three lines on each side of the fix (its diff's context, as ast-grep's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The 1-based number of the first line of `text`.
+    pub first_line: usize,
+    /// Whole lines of the file, each with its line ending.
+    pub text: String,
+    /// What to underline: the match (primary) first, byte ranges in `text`.
+    pub labels: Vec<FrameLabel>,
+    /// The fix at this finding: the byte range of `text` it replaces, and the new text.
+    pub fix: Option<(std::ops::Range<usize>, String)>,
+}
+
+impl Frame {
+    /// The 1-based line and character column of byte `at` of `text`.
+    pub fn position(&self, at: usize) -> (usize, usize) {
+        let before = self.text.get(..at).unwrap_or(&self.text);
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        (
+            self.first_line + before.matches('\n').count(),
+            before[line_start..].chars().count() + 1,
+        )
+    }
+}
+
+/// A labelled part of a finding (ast-grep's `labels`, or the match and what its
+/// relational rules matched).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameLabel {
+    /// Underlined with `^` (the match), else `-`.
+    pub primary: bool,
+    pub range: std::ops::Range<usize>,
+    pub message: Option<String>,
 }
 
 impl FindingRow {
@@ -118,6 +158,7 @@ impl FindingRow {
             fix: f.fix.clone(),
             comments: f.comments.clone(),
             baseline: None,
+            frame: None,
         }
     }
 }

@@ -53,6 +53,7 @@ mod recovery;
 mod reflocks;
 mod refresh;
 mod repo;
+mod report_style;
 mod review;
 mod review_groups;
 mod review_obeyed;

@@ -388,6 +388,7 @@ fn run_change(
             reason,
             max_render: 0,
             color: false,
+            frames: Default::default(),
             inline_rules: None,
             include_metadata: false,
             verify: None,

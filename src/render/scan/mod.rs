@@ -10,6 +10,7 @@ what was found, fixed or staged.
 */
 
 pub mod github;
+mod note;
 pub mod sarif;
 pub mod text;
 
@@ -22,13 +23,13 @@ use crate::report::FindingRow;
 use crate::report::ScanMode;
 use crate::report::ScanReport;
 use crate::text::plural;
+pub use text::ReportStyle;
 
 /// How a scan is printed, chosen once per run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScanFormat {
-    /// `path:line:col: severity[rule-id]: message` (and the diff of the fixes).
-    #[default]
-    Text,
+    /// Text in one of ast-grep's report styles (after the diff of the fixes).
+    Text(ReportStyle),
     /// The report as one JSON document (`--json`).
     Json,
     /// The same, indented (`--json=pretty`).
@@ -54,7 +55,7 @@ impl ScanFormat {
                 printed.out(serde_json::to_string_pretty(report)? + "\n");
                 return Ok(printed);
             }
-            ScanFormat::Text => text::body(report, style, &mut printed),
+            ScanFormat::Text(rs) => text::body(report, style, rs, &mut printed),
             ScanFormat::Github => github::body(report, &mut printed),
             ScanFormat::Sarif => {
                 let log = sarif::log(report);
@@ -107,8 +108,12 @@ impl ScanStream {
             self.notices = Some(head.notices.len());
         }
         match self.format {
-            ScanFormat::Text | ScanFormat::JsonPretty => {
-                printed.out(text::lines(rows, &self.style));
+            ScanFormat::Text(rs) => {
+                printed.out(text::findings(rows, &self.style, rs));
+            }
+            ScanFormat::JsonPretty => {
+                let rs = ReportStyle::default();
+                printed.out(text::findings(rows, &self.style, rs));
             }
             ScanFormat::Github => {
                 printed.out(github::annotations(rows));
@@ -168,7 +173,7 @@ impl ScanStream {
                     printed.out(s.finish(report)?);
                 }
             }
-            ScanFormat::Text | ScanFormat::Github => {}
+            ScanFormat::Text(_) | ScanFormat::Github => {}
         }
         status(report, &self.style, &mut printed);
         Ok(printed)
@@ -179,7 +184,7 @@ impl TextReport for ScanReport {
     fn text(&self, style: &Style) -> Printed {
         let mut printed = Printed::new();
         printed.warn_all(&self.notices);
-        text::body(self, style, &mut printed);
+        text::body(self, style, ReportStyle::default(), &mut printed);
         status(self, style, &mut printed);
         printed
     }
@@ -390,6 +395,7 @@ mod tests {
             }),
             comments: Vec::new(),
             baseline: None,
+            frame: None,
         }
     }
 
@@ -478,7 +484,8 @@ mod tests {
             done.error_count = held.error_count;
             done.streamed = Some(Tally::of(&all));
             for format in [
-                ScanFormat::Text,
+                ScanFormat::Text(ReportStyle::Short),
+                ScanFormat::Text(ReportStyle::Medium),
                 ScanFormat::Github,
                 ScanFormat::Json,
                 ScanFormat::Sarif,
