@@ -69,8 +69,9 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "N", default_value_t = 50, requires = "sites")]
     pub limit: usize,
 
-    /// Stage the accepted sites as previews of their own: one per accepted group, or
-    /// one per PATHSPEC when pathspecs are given (the preview stays pending)
+    /// Replace the preview by previews of its accepted sites, one per accepted group
+    /// (one per PATHSPEC when pathspecs are given), and one of the sites no part took;
+    /// rejected sites are dropped
     #[arg(long, conflicts_with_all = ["sites", "accept", "reject", "undecide"])]
     pub split: bool,
 

@@ -24,7 +24,11 @@ pub fn run(repo: &Repo, req: &ListRequest) -> Result<ListReport, Error> {
             .iter()
             .skip(req.offset)
             .take(req.limit.unwrap_or(usize::MAX))
-            .map(|p| super::preview::row(repo, p))
+            .map(|p| {
+                let mut row = super::preview::row(repo, p);
+                row.review = crate::ops::review::state(repo, p);
+                row
+            })
             .collect(),
         unreadable_refs: bad
             .iter()

@@ -59,11 +59,10 @@ pub fn run(
     if let (Some(stream), false) = (req.stream, req.stat) {
         let report = ShowReport {
             schema_version: Version,
-            preview: super::preview::row(repo, &preview),
+            preview: row(repo, &preview),
             meta: preview.meta.clone(),
             files: Vec::new(),
             diff: None,
-            reviewed: crate::ops::review::decisions_line(repo, &preview),
             streamed: true,
         };
         sink(ShowPiece::Header(&report))?;
@@ -83,13 +82,19 @@ pub fn run(
     });
     Ok(ShowReport {
         schema_version: Version,
-        preview: super::preview::row(repo, &loaded.preview),
+        preview: row(repo, &loaded.preview),
         meta: loaded.preview.meta.clone(),
         files: loaded.shown_files(),
         diff,
-        reviewed: crate::ops::review::decisions_line(repo, &loaded.preview),
         streamed: false,
     })
+}
+
+/// The preview's row, with what was decided on its review.
+fn row(repo: &Repo, preview: &crate::txn::Preview) -> crate::report::PreviewRow {
+    let mut row = super::preview::row(repo, preview);
+    row.review = crate::ops::review::state(repo, preview);
+    row
 }
 
 /// The preview with only the files `pathspecs` select (all of them when there are

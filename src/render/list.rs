@@ -33,6 +33,9 @@ impl TextReport for ListReport {
                 line.push_str("  [untrusted]");
             }
             line.push('\n');
+            if let Some(state) = &p.review {
+                line.push_str(&format!("    {}\n", super::review::state_line(state)));
+            }
             // What a refresh would run, exactly: never a summary that can look harmless.
             for run in crate::ops::trust::run_lines(&p.runs, "    ") {
                 line.push_str(&run);

@@ -11,6 +11,7 @@ use super::TextReport;
 use crate::report::review::Decided;
 use crate::report::review::Group;
 use crate::report::review::Review;
+use crate::report::review::ReviewState;
 use crate::report::review::SitePage;
 use crate::report::review::SplitReport;
 use crate::text::escape_line;
@@ -197,10 +198,20 @@ impl TextReport for SplitReport {
                 if part.files.len() == 1 { "" } else { "s" }
             ));
         }
-        out.push_str(&format!(
-            "Preview {} stays pending (`git astedit discard {}` drops it).\n",
-            self.preview, self.preview
-        ));
+        match &self.remainder {
+            Some(rest) => out.push_str(&format!(
+                "Preview {} is replaced by these parts and {}, pending with the sites no \
+                 part took ({} file{}); its rejected sites are dropped.\n",
+                self.preview,
+                rest.id,
+                rest.files.len(),
+                if rest.files.len() == 1 { "" } else { "s" }
+            )),
+            None => out.push_str(&format!(
+                "Preview {} is replaced by these parts; its rejected sites are dropped.\n",
+                self.preview
+            )),
+        }
         let mut p = Printed::new();
         p.out(out);
         p
@@ -488,4 +499,17 @@ pub fn agent_text(
         out.push_str("Some decisions were fetched and are not obeyed by apply.\n");
     }
     out
+}
+
+/// `list`'s and `show`'s line about what was decided on a preview's review:
+/// `review: 3 accepted, 1 rejected, 12 undecided (by review page, agent X)`.
+pub fn state_line(s: &ReviewState) -> String {
+    let counts = match (s.accepted, s.rejected, s.undecided, &s.inherited_from) {
+        (Some(a), Some(r), Some(u), _) => format!("{a} accepted, {r} rejected, {u} undecided"),
+        (Some(a), Some(r), None, _) => format!("{a} accepted, {r} rejected"),
+        (_, _, _, Some(from)) => format!("decisions inherited from {from}"),
+        _ => "decided".to_string(),
+    };
+    let by: Vec<String> = s.by.iter().map(|b| escape_line(b).into_owned()).collect();
+    format!("review: {counts} (by {})", by.join(", "))
 }

@@ -67,8 +67,8 @@ fn header(r: &ShowReport) -> String {
     if let Some(sig) = p.signature.as_ref().filter(|s| s.is_signed()) {
         text.push_str(&format!("{}\n", escape_line(&sig.describe())));
     }
-    if let Some(line) = &r.reviewed {
-        text.push_str(&format!("{}\n", escape_line(line)));
+    if let Some(state) = &p.review {
+        text.push_str(&format!("{}\n", super::review::state_line(state)));
     }
     if let Some(why) = &p.origin.origin_why {
         text.push_str(&format!("origin: untrusted ({why})\n"));

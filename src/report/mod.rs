@@ -989,6 +989,9 @@ pub struct PreviewRow {
     /// What refreshing it would run (a command preview's argv and folder, recorded
     /// formatters); empty when nothing.
     pub runs: trust::Runs,
+    /// What was decided on its review (`list`, `show`; absent when nothing was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<review::ReviewState>,
 }
 
 impl PreviewRow {
@@ -1008,6 +1011,7 @@ impl PreviewRow {
             origin,
             runs,
             signature: None,
+            review: None,
         }
     }
 }
@@ -1161,9 +1165,6 @@ pub struct ShowReport {
     pub diff: Option<CappedDiff>,
     /// The diff was streamed as text (`files` and `diff` are empty): the text of this
     /// report is the header above it.
-    /// Who decided what on the preview's review, as a line (`None`: no decisions).
-    #[serde(skip)]
-    pub reviewed: Option<String>,
     #[serde(skip)]
     pub streamed: bool,
 }

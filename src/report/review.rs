@@ -96,6 +96,29 @@ pub struct DecisionBatch {
     pub rejected: usize,
 }
 
+/// What was decided on a preview's review, as `list` and `show` say it: read from its
+/// decision batches, without re-deriving its sites.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ReviewState {
+    /// Sites accepted, rejected and left undecided, as the newest batch (made here or
+    /// signed by an allowed signer) counted them; `null` when they are not known
+    /// without re-deriving the sites (decisions inherited through a refresh or a
+    /// split, a fetched newest batch, a batch of an older git-astedit: then
+    /// `accepted` and `rejected` count the decisions shown, `undecided` is `null`).
+    pub accepted: Option<usize>,
+    pub rejected: Option<usize>,
+    pub undecided: Option<usize>,
+    /// Who decided, oldest first, each once; the author of a fetched batch not signed
+    /// by an allowed signer is followed by ` (fetched, not obeyed)`.
+    pub by: Vec<String>,
+    /// Whether `apply` obeys every decision shown.
+    pub obeyed: bool,
+    /// The preview whose decisions this one inherits (refreshed or split from it),
+    /// when it has none of its own yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inherited_from: Option<String>,
+}
+
 /// A preview's review: its groups, outliers first, and the decisions on them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Review {
@@ -172,13 +195,17 @@ pub struct SplitPart {
     pub files: Vec<String>,
 }
 
-/// `review --split`: the previews staged from the accepted sites (the preview itself
-/// stays pending).
+/// `review --split`: the previews that replace the preview, one per accepted group
+/// or pathspec, and the one of the sites no part took.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct SplitReport {
     pub schema_version: Version,
+    /// The preview split (no longer pending).
     pub preview: String,
     pub parts: Vec<SplitPart>,
+    /// The preview of the sites no part took (undecided, or accepted under no
+    /// pathspec), `of` being `rest`; `null` when every site not rejected is in a part.
+    pub remainder: Option<SplitPart>,
 }
 
 /// Every shape `review --json` prints: the review, a page of sites (`--sites`), a

@@ -196,6 +196,17 @@ pub fn apply_cut(
     Ok(report)
 }
 
+/// Replaces pending preview `id` (a full id) by `parts`, each a pending preview of
+/// its own (review's split: an accepted group or pathspec a part, the sites left over
+/// one more), under the lock: [`store::split_parts`]. Nothing is written to the work
+/// tree.
+pub fn split_cut(repo: &Repo, id: &str, parts: &[store::Part]) -> Result<Vec<Preview>, Error> {
+    let (lock, preview) = lock_pending(repo, id)?;
+    let made = store::split_parts(repo, &preview, parts, &[])?;
+    drop(lock);
+    Ok(made)
+}
+
 /// The op that moves `e` from its before side to its after side.
 fn forward_op(e: &super::StoredEntry) -> PathOp {
     PathOp {

@@ -771,17 +771,8 @@ pub(crate) fn split_into(
     pathspecs: &[String],
     by: Option<&str>,
 ) -> Result<(Preview, Option<Preview>), Error> {
-    // The parts of a fetched preview are not signed here: that would vouch for it.
-    let sign = super::sign::signing(repo) && super::trusted::vouched(repo, preview);
-    let build = |entries: &[StoredEntry], part: &str| -> Result<ObjectId, Error> {
-        let files: Vec<StagedFile> = entries
-            .iter()
-            .map(|e| StagedFile {
-                path: e.path.clone(),
-                before: e.before,
-                after: e.after,
-            })
-            .collect();
+    let part = |entries: &[StoredEntry], part: &str| -> Part {
+        let files: Vec<StagedFile> = entries.iter().map(staged_file).collect();
         let mut meta = narrowed_meta(
             &preview.meta,
             &preview.id,
@@ -789,71 +780,111 @@ pub(crate) fn split_into(
             preview.entries.len(),
             part,
         );
-        if let (Some(by), serde_json::Value::Object(details)) = (by, &mut meta.details) {
-            details.insert("split_by".into(), serde_json::Value::from(by));
-            // A part holds a selection of what the recipe makes: a refresh merges it
-            // three-way instead of re-running the recipe (which would make it all).
-            if let Some(serde_json::Value::Object(recipe)) = details.get_mut("refresh") {
-                recipe.insert("selected".into(), serde_json::Value::Bool(true));
-            }
+        if let Some(by) = by {
+            mark_selected(&mut meta, by);
         }
-        // The blobs are written already: only trees and commits are new.
-        build_preview(repo, ObjectBatch::new(&repo.git), &files, &meta, sign)
+        Part {
+            entries: entries.to_vec(),
+            meta,
+            label: part.to_string(),
+        }
     };
-    let picked_id = build(picked, "selected")?;
-    let rest_id = if rest.is_empty() {
-        None
-    } else {
-        Some(build(rest, "remainder")?)
-    };
-    let picked_short = short_id(picked_id);
-    let rest_short = rest_id.map(short_id);
+    let mut parts = vec![part(picked, "selected")];
+    if !rest.is_empty() {
+        parts.push(part(rest, "remainder"));
+    }
+    let mut made = split_parts(repo, preview, &parts, pathspecs)?.into_iter();
+    match made.next() {
+        Some(selected) => Ok((selected, made.next())),
+        None => Err(Error::InvalidChange(format!(
+            "no part of preview {} was made",
+            preview.id
+        ))),
+    }
+}
 
+/// One part a pending preview is cut into: its entries, its metadata, and what it is
+/// (`selected`, `remainder`, a group's key) in its ref's log.
+pub struct Part {
+    pub entries: Vec<StoredEntry>,
+    pub meta: PreviewMeta,
+    pub label: String,
+}
+
+fn staged_file(e: &StoredEntry) -> StagedFile {
+    StagedFile {
+        path: e.path.clone(),
+        before: e.before,
+        after: e.after,
+    }
+}
+
+/// Marks a part's metadata as cut by `by` (`details.split_by`): it holds a selection
+/// of what the recipe makes, so a refresh merges it three-way instead of re-running
+/// the recipe (which would make it all).
+pub fn mark_selected(meta: &mut PreviewMeta, by: &str) {
+    if let serde_json::Value::Object(details) = &mut meta.details {
+        details.insert("split_by".into(), serde_json::Value::from(by));
+        if let Some(serde_json::Value::Object(recipe)) = details.get_mut("refresh") {
+            recipe.insert("selected".into(), serde_json::Value::Bool(true));
+        }
+    }
+}
+
+/// Replaces pending `preview` by `parts` (entries whose blobs are written already),
+/// each a new pending preview: one ref transaction removes the parent's ref, creates
+/// each part's and appends a `split` event naming them in order, so the parent is
+/// pending or split, never both. The caller holds the lock.
+pub(crate) fn split_parts(
+    repo: &Repo,
+    preview: &Preview,
+    parts: &[Part],
+    pathspecs: &[String],
+) -> Result<Vec<Preview>, Error> {
+    if parts.is_empty() || parts.iter().any(|p| p.entries.is_empty()) {
+        return Err(Error::InvalidChange(format!(
+            "a part of preview {} would hold no change",
+            preview.id
+        )));
+    }
+    // The parts of a fetched preview are not signed here: that would vouch for it.
+    let sign = super::sign::signing(repo) && super::trusted::vouched(repo, preview);
+    let mut made: Vec<(ObjectId, String, &str)> = Vec::with_capacity(parts.len());
+    for p in parts {
+        let files: Vec<StagedFile> = p.entries.iter().map(staged_file).collect();
+        // The blobs are written already: only trees and commits are new.
+        let id = build_preview(repo, ObjectBatch::new(&repo.git), &files, &p.meta, sign)?;
+        made.push((id, short_id(id), p.label.as_str()));
+    }
     let mut event = Event::new(repo, EventKind::Split, &preview.id, preview.commit);
     event.kind = Some(preview.meta.kind);
     event.agent = preview.meta.agent.clone();
     event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
-    event.children = std::iter::once(picked_short.clone())
-        .chain(rest_short.clone())
-        .collect();
+    event.children = made.iter().map(|(_, short, _)| short.clone()).collect();
     event.pathspecs = pathspecs.to_vec();
     let parent_ref = format!("{REF_PREFIX}{}", preview.id);
-    let mut edits = vec![
-        journal::delete_edit(
-            &parent_ref,
-            PreviousValue::MustExistAndMatch(Target::Object(preview.commit)),
-        )?,
-        journal::update_edit(
-            &format!("{REF_PREFIX}{picked_short}"),
-            PreviousValue::MustNotExist,
-            picked_id,
-            "astedit: split (selected)",
-        )?,
-    ];
-    let mut synced = vec![
-        journal::JOURNAL_REF.to_string(),
-        parent_ref.clone(),
-        format!("{REF_PREFIX}{picked_short}"),
-    ];
-    if let (Some(rest_id), Some(rest_short)) = (rest_id, &rest_short) {
+    let mut edits = vec![journal::delete_edit(
+        &parent_ref,
+        PreviousValue::MustExistAndMatch(Target::Object(preview.commit)),
+    )?];
+    let mut synced = vec![journal::JOURNAL_REF.to_string(), parent_ref.clone()];
+    for (id, short, label) in &made {
+        let name = format!("{REF_PREFIX}{short}");
         edits.push(journal::update_edit(
-            &format!("{REF_PREFIX}{rest_short}"),
+            &name,
             PreviousValue::MustNotExist,
-            rest_id,
-            "astedit: split (remainder)",
+            *id,
+            &format!("astedit: split ({label})"),
         )?);
-        synced.push(format!("{REF_PREFIX}{rest_short}"));
+        synced.push(name);
     }
     let journal_commit = journal::append(repo, &event, preview.commit, edits)?;
     let synced: Vec<&str> = synced.iter().map(String::as_str).collect();
     journal::sync(repo, journal_commit, &synced)?;
-    // Both parts are the parent's changes and recipe: trusted here as it was.
-    let made: Vec<ObjectId> = std::iter::once(picked_id).chain(rest_id).collect();
-    super::trusted::inherit(repo, preview, &made);
-    Ok((
-        read_preview(repo, picked_id)?,
-        rest_id.map(|id| read_preview(repo, id)).transpose()?,
-    ))
+    // Every part is the parent's changes and recipe: trusted here as it was.
+    let ids: Vec<ObjectId> = made.iter().map(|(id, _, _)| *id).collect();
+    super::trusted::inherit(repo, preview, &ids);
+    ids.into_iter().map(|id| read_preview(repo, id)).collect()
 }
 
 /// The parent's metadata for one part of a split: per-file counts of its files only,

@@ -138,7 +138,7 @@ fn apply_makes_the_accepted_sites_drops_the_rejected_and_leaves_the_undecided_pe
     assert_eq!(d["by"], "me");
     let shown = repo.run(&["show", &id]).assert_code(0).stdout.clone();
     assert!(
-        shown.contains("reviewed: 200 sites accepted, 1 rejected, by me\n"),
+        shown.contains("review: 200 accepted, 1 rejected, 101 undecided (by me)\n"),
         "{shown}"
     );
 
@@ -231,57 +231,116 @@ fn decisions_survive_a_refresh_after_an_unrelated_commit() {
     assert_eq!(v["obeyed"], true);
 }
 
+fn pending(repo: &TestRepo) -> std::collections::BTreeSet<String> {
+    repo.run(&["--json", "list"]).assert_code(0).json()["previews"]
+        .as_array()
+        .expect("previews")
+        .iter()
+        .map(|p| p["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+fn ids(parts: &serde_json::Value) -> Vec<String> {
+    parts
+        .as_array()
+        .expect("parts")
+        .iter()
+        .map(|p| p["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
 #[test]
-fn split_stages_previews_whose_union_is_the_accepted_set() {
+fn split_replaces_the_preview_by_parts_whose_union_is_the_accepted_set() {
     let repo = corpus();
     let id = stage(&repo);
     let v = review(&repo, &[&id]);
     let (log, warn) = (key(&v, 2), key(&v, 3));
     review(&repo, &[&id, "--accept", &format!("{log},{warn}")]);
-    // Per group: two previews, one per accepted group, of 200 and 100 sites.
+    // Per group: two previews, one per accepted group, of 200 and 100 sites, and one of
+    // the two undecided outliers of odd.js.
     let s = review(&repo, &[&id, "--split"]);
-    let parts = s["parts"].as_array().expect("parts");
+    crate::contract::validate(&repo, "review", &s);
+    let parts = ids(&s["parts"]);
     assert_eq!(parts.len(), 2, "{s:#}");
     let mut counts: Vec<u64> = parts
         .iter()
         .map(|p| {
-            let r = review(&repo, &[p["id"].as_str().expect("id")]);
+            let r = review(&repo, &[p]);
             assert_eq!(r["groups"].as_array().map(Vec::len), Some(1), "{r:#}");
             r["sites"].as_u64().expect("sites")
         })
         .collect();
     counts.sort();
     assert_eq!(counts, vec![100, 200]);
-    for p in parts {
-        repo.run(&["discard", p["id"].as_str().expect("id")])
-            .assert_code(0);
-    }
-    // Per pathspec: the parts cover disjoint files; applied one after the other they
-    // make exactly the accepted sites, and nothing of odd.js (undecided).
-    let s = review(
-        &repo,
-        &[&id, "--split", "--", "src/m0*", "src/m1*", "src/odd.js"],
+    let rest = s["remainder"]["id"]
+        .as_str()
+        .expect("remainder")
+        .to_string();
+    assert_eq!(s["remainder"]["files"], serde_json::json!(["src/odd.js"]));
+    let r = review(&repo, &[&rest]);
+    assert_eq!(
+        (&r["sites"], &r["undecided"]),
+        (&2.into(), &2.into()),
+        "{r:#}"
     );
-    let parts = s["parts"].as_array().expect("parts");
-    assert_eq!(parts.len(), 2, "{s:#}");
-    for p in parts {
-        repo.run(&["apply", p["id"].as_str().expect("id")])
-            .assert_code(0);
+    // The preview is replaced by its parts, as a partial apply replaces it.
+    let mut want: std::collections::BTreeSet<String> = parts.iter().cloned().collect();
+    want.insert(rest.clone());
+    assert_eq!(pending(&repo), want);
+    let log = repo.run(&["--json", "log"]).assert_code(0).json();
+    let split = log["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|e| e["event"] == "split" && e["id"] == id.as_str())
+        .expect("a split event")
+        .clone();
+    assert_eq!(
+        split["children"].as_array().map(Vec::len),
+        Some(3),
+        "{split}"
+    );
+    for p in want {
+        repo.run(&["discard", &p]).assert_code(0);
     }
-    for i in 0..20 {
+
+    // Per pathspec: the parts cover disjoint files; applied one after the other they
+    // make exactly the accepted sites. The accepted sites no pathspec selects (m1*) and
+    // the undecided ones (odd.js) are the remainder, their decisions kept.
+    let id = stage(&repo);
+    review(
+        &repo,
+        &[&id, "--accept", &format!("{},{}", key(&v, 2), key(&v, 3))],
+    );
+    let s = review(&repo, &[&id, "--split", "--", "src/m0*"]);
+    let parts = ids(&s["parts"]);
+    assert_eq!(parts.len(), 1, "{s:#}");
+    repo.run(&["apply", &parts[0]]).assert_code(0);
+    for i in 0..10 {
         assert_eq!(
             repo.read_string(&format!("src/m{i:02}.js")),
             module(i, "logger.info", "logger.warn")
         );
     }
+    for i in 10..20 {
+        assert_eq!(
+            repo.read_string(&format!("src/m{i:02}.js")),
+            module(i, "console.log", "console.warn")
+        );
+    }
     assert_eq!(repo.read_string("src/odd.js"), ODD);
-    // The reviewed preview itself stays pending.
-    let list = repo.run(&["--json", "list"]).assert_code(0).json();
-    assert!(list["previews"]
-        .as_array()
-        .expect("previews")
-        .iter()
-        .any(|p| p["id"] == id.as_str()));
+    let rest = s["remainder"]["id"]
+        .as_str()
+        .expect("remainder")
+        .to_string();
+    assert_eq!(pending(&repo), [rest.clone()].into_iter().collect());
+    let r = review(&repo, &[&rest]);
+    assert_eq!(
+        (&r["sites"], &r["accepted"], &r["undecided"]),
+        (&152.into(), &150.into(), &2.into()),
+        "{r:#}"
+    );
+    repo.fsck();
 }
 
 #[test]
@@ -380,6 +439,27 @@ fn fetched_decisions_are_shown_and_not_obeyed() {
     assert!(v["batches"][0]["by"]
         .as_str()
         .is_some_and(|b| b.ends_with("(fetched, not obeyed)")));
+    // list and show say what was decided, and that it is not obeyed; how many sites
+    // are undecided only a re-derivation would tell (the batch's own count is not
+    // taken from elsewhere).
+    let list = repo.run(&["list"]).assert_code(0).stdout.clone();
+    let line = list
+        .lines()
+        .find(|l| l.starts_with("    review: "))
+        .expect("a review line");
+    assert!(
+        line.starts_with("    review: 200 accepted, 0 rejected (by "),
+        "{list}"
+    );
+    assert!(line.ends_with(" (fetched, not obeyed))"), "{list}");
+    let row = &repo.run(&["--json", "list"]).assert_code(0).json()["previews"][0]["review"];
+    assert_eq!(
+        (&row["accepted"], &row["undecided"], &row["obeyed"]),
+        (&200.into(), &serde_json::Value::Null, &false.into()),
+        "{row}"
+    );
+    let shown = repo.run(&["show", &id]).assert_code(0).stdout.clone();
+    assert!(shown.contains(line.trim_start()), "{shown}");
     // apply does not obey them: the whole preview is applied, and it says so.
     let out = repo.run(&["apply", &id]).assert_code(0).stdout.clone();
     assert!(out.contains("were not obeyed"), "{out}");

@@ -1,5 +1,6 @@
 //! Review decisions obeyed by every apply path (issue 50 item 2): the language
-//! server's "apply preview", `campaign apply --local`.
+//! server's "apply preview", `campaign apply --local`; `list` and `show` say what was
+//! decided.
 
 use serde_json::json;
 
@@ -77,6 +78,21 @@ fn the_language_servers_apply_obeys_review_decisions_and_says_so() {
         .to_string();
     review(&repo, &[&id, "--accept", &log, "--by", "me"]);
     review(&repo, &[&id, "--reject", &b_warn, "--by", "agent X"]);
+    // list says what was decided, by whom, under the preview's line.
+    let list = repo.run(&["list"]).assert_code(0).stdout.clone();
+    assert!(
+        list.contains("\n    review: 2 accepted, 1 rejected, 1 undecided (by me, agent X)\n"),
+        "{list}"
+    );
+    let listed = repo.run(&["--json", "list"]).assert_code(0).json();
+    crate::contract::validate(&repo, "list", &listed);
+    assert_eq!(
+        listed["previews"][0]["review"],
+        json!({"accepted": 2, "rejected": 1, "undecided": 1, "by": ["me", "agent X"], "obeyed": true}),
+    );
+    let shown = repo.run(&["--json", "show", &id]).assert_code(0).json();
+    crate::contract::validate(&repo, "show", &shown);
+    assert_eq!(shown["preview"]["review"], listed["previews"][0]["review"]);
 
     let mut c = crate::lsp::Client::initialized(&repo, json!({}));
     let r = c.request(

@@ -9,9 +9,10 @@ change (an added import, a formatter's hunk) goes with the first part holding an
 accepted — else an undecided — site of its file. `apply --all` applies the whole
 preview as staged.
 
-`split` stages the accepted sites as previews of their own, one per accepted group
-or one per pathspec, each on the preview's before side; the preview itself stays
-pending.
+`split` replaces the preview by previews of its accepted sites, one per accepted
+group or one per pathspec, and one of the sites no part took (undecided, or accepted
+under no pathspec), each on the preview's before side; rejected sites are dropped, as
+`apply` drops them.
 */
 
 use std::collections::BTreeMap;
@@ -22,9 +23,6 @@ use super::derive::SpanKind;
 use super::Decision;
 use super::Model;
 use super::ReviewError;
-use crate::change::ChangeSet;
-use crate::change::FileChange;
-use crate::change::FileContent;
 use crate::ops::apply::resolved;
 use crate::ops::apply::ApplyRequest;
 use crate::repo::Repo;
@@ -174,50 +172,54 @@ impl Model {
         Ok((picked, rest, counts))
     }
 
-    /// The accepted sites of `groups` (all accepted groups when empty) under the
-    /// paths `select` keeps, as a change set on the before side.
-    fn accepted_changes(
+    /// The preview's entries holding only the sites `keep` takes (and their dependent
+    /// changes), each on the before side; new blobs are written.
+    fn entries_with(
         &self,
         repo: &Repo,
-        groups: &[usize],
-        select: &dyn Fn(&str) -> bool,
-    ) -> Result<ChangeSet, Error> {
-        let keep = |s: usize| {
-            self.part_of(s) == Part::Picked
-                && (groups.is_empty() || groups.contains(&self.sites[s].group))
-                && select(&self.sites[s].diff.path)
-        };
-        let mut changes = Vec::new();
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<StoredEntry>, Error> {
+        let mut out = Vec::new();
         for (fi, f) in self.files.iter().enumerate() {
             let e = &self.preview.entries[f.entry];
-            let taken: Vec<usize> = self.file_sites(fi).filter(|&s| keep(s)).collect();
-            if taken.is_empty() {
+            if !self.file_sites(fi).any(keep) {
                 continue;
             }
-            let read = |side: Option<(gix::ObjectId, crate::change::FileMode)>| -> Result<Option<FileContent>, Error> {
-                side.map(|(id, mode)| {
-                    Ok(FileContent {
-                        bytes: crate::txn::blob(repo, id)?,
-                        mode,
-                    })
-                })
-                .transpose()
+            let after = match (self.text_with(fi, keep, true), e.after) {
+                (Some(text), Some((_, mode))) => {
+                    Some((crate::txn::keep_blob(repo, text.as_bytes())?, mode))
+                }
+                _ => e.after,
             };
-            let before = read(e.before)?;
-            let after = match (self.text_with(fi, &keep, true), e.after) {
-                (Some(text), Some((_, mode))) => Some(FileContent {
-                    bytes: text.into_bytes(),
-                    mode,
-                }),
-                _ => read(e.after)?,
-            };
-            changes.push(FileChange {
-                path: e.path.clone(),
-                before,
-                after,
-            });
+            if after != e.before {
+                out.push(StoredEntry {
+                    path: e.path.clone(),
+                    before: e.before,
+                    after,
+                });
+            }
         }
-        Ok(ChangeSet { changes })
+        Ok(out)
+    }
+
+    /// The metadata of a part of the preview holding `entries`: the preview's, its
+    /// summary saying which part of it this is.
+    fn part_meta(&self, what: &str, entries: &[StoredEntry]) -> crate::change::PreviewMeta {
+        let p = &self.preview;
+        let mut meta = p.meta.clone();
+        meta.summary = format!(
+            "{} ({what} of {})",
+            p.meta.summary.lines().next().unwrap_or_default(),
+            p.id
+        );
+        let files: std::collections::HashSet<&str> =
+            entries.iter().map(|e| e.path.as_str()).collect();
+        meta.files.retain(|f| files.contains(f.path.as_str()));
+        if let serde_json::Value::Object(details) = &mut meta.details {
+            details.insert("split_from".into(), p.id.clone().into());
+        }
+        crate::txn::mark_selected(&mut meta, "review");
+        meta
     }
 }
 
@@ -250,18 +252,24 @@ pub fn apply(
     Ok(Applied { report, counts })
 }
 
-/// Stages the accepted sites of pending preview `id` as previews of their own.
+/// Replaces pending preview `id` by previews of its accepted sites (one per accepted
+/// group, or per pathspec) and one of the sites no part took (undecided, or accepted
+/// under no pathspec); its rejected sites are dropped. Each part is on the preview's
+/// before side.
 pub fn split(repo: &Repo, model: &Model, by: &SplitBy) -> Result<SplitReport, Error> {
     // The parts carry the preview's recipe and are made here: not of a fetched one that
     // runs a program.
     crate::ops::trust::check_derive(repo, &model.preview)?;
-    let mut cuts: Vec<(String, ChangeSet)> = Vec::new();
+    let picked = |s: usize| model.part_of(s) == Part::Picked;
+    // Each cut: what it is of, and its sites.
+    let mut cuts: Vec<(String, Vec<usize>)> = Vec::new();
     match by {
         SplitBy::Group => {
-            for (g, group) in model.groups.iter().enumerate() {
-                let set = model.accepted_changes(repo, &[g], &|_| true)?;
-                if !set.changes.is_empty() {
-                    cuts.push((group.key.clone(), set));
+            for group in &model.groups {
+                let sites: Vec<usize> =
+                    group.sites.iter().copied().filter(|&s| picked(s)).collect();
+                if !sites.is_empty() {
+                    cuts.push((group.key.clone(), sites));
                 }
             }
         }
@@ -279,9 +287,11 @@ pub fn split(repo: &Repo, model: &Model, by: &SplitBy) -> Result<SplitReport, Er
                 let chosen: std::collections::BTreeSet<String> =
                     chosen.into_iter().filter(|p| !taken.contains(p)).collect();
                 taken.extend(chosen.iter().cloned());
-                let set = model.accepted_changes(repo, &[], &|p| chosen.contains(p))?;
-                if !set.changes.is_empty() {
-                    cuts.push((spec.clone(), set));
+                let sites: Vec<usize> = (0..model.sites.len())
+                    .filter(|&s| picked(s) && chosen.contains(&model.sites[s].diff.path))
+                    .collect();
+                if !sites.is_empty() {
+                    cuts.push((spec.clone(), sites));
                 }
             }
         }
@@ -289,41 +299,44 @@ pub fn split(repo: &Repo, model: &Model, by: &SplitBy) -> Result<SplitReport, Er
     if cuts.is_empty() {
         return Err(ReviewError::NothingToSplit(model.preview.id.clone()).into());
     }
-    let mut out = Vec::new();
-    for (of, set) in cuts {
-        let mut meta = model.preview.meta.clone();
-        meta.summary = format!(
-            "{} (accepted sites of {}: {of})",
-            model
-                .preview
-                .meta
-                .summary
-                .lines()
-                .next()
-                .unwrap_or_default(),
-            model.preview.id
-        );
-        let files: std::collections::HashSet<&str> =
-            set.changes.iter().map(|c| c.path.as_str()).collect();
-        meta.files.retain(|f| files.contains(f.path.as_str()));
-        if let serde_json::Value::Object(details) = &mut meta.details {
-            details.insert("split_from".into(), model.preview.id.clone().into());
-            details.insert("split_by".into(), "review".into());
-            if let Some(serde_json::Value::Object(recipe)) = details.get_mut("refresh") {
-                recipe.insert("selected".into(), true.into());
-            }
+    let mut in_part = vec![false; model.sites.len()];
+    let mut parts = Vec::with_capacity(cuts.len() + 1);
+    for (of, sites) in &cuts {
+        for &s in sites {
+            in_part[s] = true;
         }
-        let preview = crate::txn::stage(repo, &set, &meta)?;
-        out.push(SplitPart {
-            id: preview.id,
-            of,
-            files: set.changes.iter().map(|c| c.path.clone()).collect(),
+        let entries = model.entries_with(repo, &|s| sites.binary_search(&s).is_ok())?;
+        parts.push(crate::txn::Part {
+            meta: model.part_meta(&format!("accepted sites: {of}"), &entries),
+            entries,
+            label: of.clone(),
         });
     }
+    let rest = model.entries_with(repo, &|s| !in_part[s] && model.part_of(s) != Part::Dropped)?;
+    let has_rest = !rest.is_empty();
+    if has_rest {
+        parts.push(crate::txn::Part {
+            meta: model.part_meta("the sites no part took", &rest),
+            entries: rest,
+            label: "rest".into(),
+        });
+    }
+    let made = crate::txn::split_cut(repo, &model.preview.id, &parts)?;
+    let mut out: Vec<SplitPart> = made
+        .iter()
+        .zip(&parts)
+        .map(|(p, part)| SplitPart {
+            id: p.id.clone(),
+            of: part.label.clone(),
+            files: part.entries.iter().map(|e| e.path.clone()).collect(),
+        })
+        .collect();
+    let remainder = if has_rest { out.pop() } else { None };
     Ok(SplitReport {
         schema_version: crate::report::Version,
         preview: model.preview.id.clone(),
         parts: out,
+        remainder,
     })
 }
 

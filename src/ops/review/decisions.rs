@@ -29,6 +29,18 @@ struct Stored {
     /// Site id → `accept`, `reject`, or `undecided`.
     #[serde(default)]
     sites: BTreeMap<String, String>,
+    /// The preview's sites and how many were accepted and rejected once this batch
+    /// was taken (what `list` and `show` say without re-deriving the sites).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    counts: Option<Counts>,
+}
+
+/// A preview's decisions counted over its sites.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(super) struct Counts {
+    pub sites: usize,
+    pub accepted: usize,
+    pub rejected: usize,
 }
 
 /// A preview's decisions.
@@ -40,6 +52,10 @@ pub(super) struct Record {
     pub batches: Vec<DecisionBatch>,
     /// Batches that are shown and not obeyed.
     untrusted: usize,
+    /// The counts the newest batch recorded, when it is the preview's own and obeyed.
+    pub counts: Option<Counts>,
+    /// The preview the decisions are inherited from, when it has none of its own.
+    pub inherited_from: Option<String>,
     /// The preview's own ref's tip (what a new batch must find there).
     tip: Option<ObjectId>,
     /// The parent of the next batch: the tip, else the newest batch of the preview
@@ -50,13 +66,17 @@ pub(super) struct Record {
 impl Record {
     pub(super) fn load(repo: &Repo, preview: &Preview) -> Result<Record, Error> {
         let tip = crate::txn::review::tip(repo, &preview.id)?;
-        let base = match tip {
-            Some(t) => Some(t),
-            None => inherited(repo, &preview.id)?,
+        let (base, inherited_from) = match tip {
+            Some(t) => (Some(t), None),
+            None => match inherited(repo, &preview.id)? {
+                Some((from, t)) => (Some(t), Some(from)),
+                None => (None, None),
+            },
         };
         let mut record = Record {
             tip,
             base,
+            inherited_from,
             ..Record::default()
         };
         let Some(base) = base else {
@@ -66,6 +86,13 @@ impl Record {
         for b in crate::txn::review::batches(repo, base)? {
             let trusted = here.contains(&b.commit) || signed(repo, b.commit);
             let stored: Stored = serde_json::from_slice(&b.data).unwrap_or_default();
+            // Only the newest batch's counts stand (a batch below it counted less).
+            record.counts = match stored.counts {
+                Some(c) if trusted && record.tip.is_some() && stored.preview == preview.id => {
+                    Some(c)
+                }
+                _ => None,
+            };
             let (mut acc, mut rej) = (0, 0);
             for (id, d) in stored.sites {
                 let d = match d.as_str() {
@@ -107,16 +134,19 @@ impl Record {
         self.untrusted == 0
     }
 
-    /// Writes `batch` as one commit by `by` and takes it in.
+    /// Writes `batch` as one commit by `by` (`counts`: the preview's once it is
+    /// taken) and takes it in.
     pub(super) fn write(
         &mut self,
         repo: &Repo,
         preview: &str,
         batch: &BTreeMap<String, Option<Decision>>,
+        counts: Counts,
         by: &str,
     ) -> Result<ObjectId, Error> {
         let stored = Stored {
             preview: preview.to_string(),
+            counts: Some(counts),
             sites: batch
                 .iter()
                 .map(|(id, d)| {
@@ -146,6 +176,8 @@ impl Record {
         }
         self.tip = Some(commit);
         self.base = Some(commit);
+        self.counts = Some(counts);
+        self.inherited_from = None;
         self.batches.insert(
             0,
             DecisionBatch {
@@ -183,8 +215,9 @@ pub(super) fn exist(repo: &Repo, id: &str) -> Result<bool, Error> {
     Ok(crate::txn::review::tip(repo, id)?.is_some() || inherited(repo, id)?.is_some())
 }
 
-/// The newest batch of the preview `id` was refreshed or split from (up the journal).
-fn inherited(repo: &Repo, id: &str) -> Result<Option<ObjectId>, Error> {
+/// The preview `id` was refreshed or split from (up the journal) that has decisions,
+/// and its newest batch.
+fn inherited(repo: &Repo, id: &str) -> Result<Option<(String, ObjectId)>, Error> {
     let events = crate::txn::log(repo)?;
     let mut current = id.to_string();
     for _ in 0..MAX_ANCESTORS {
@@ -197,7 +230,7 @@ fn inherited(repo: &Repo, id: &str) -> Result<Option<ObjectId>, Error> {
             return Ok(None);
         };
         if let Some(tip) = crate::txn::review::tip(repo, &parent.id)? {
-            return Ok(Some(tip));
+            return Ok(Some((parent.id.clone(), tip)));
         }
         current = parent.id.clone();
     }

@@ -32,6 +32,7 @@ pub use crate::report::review::Decision;
 pub use crate::report::review::DecisionBatch;
 pub use crate::report::review::Group;
 pub use crate::report::review::Review;
+pub use crate::report::review::ReviewState;
 pub use crate::report::review::Site;
 pub use crate::report::review::SiteDiff;
 pub use crate::report::review::SitePage;
@@ -513,7 +514,11 @@ impl Model {
         let commit = if batch.is_empty() {
             None
         } else {
-            Some(self.record.write(repo, &self.preview.id, &batch, by)?)
+            let counts = self.counts_with(&batch);
+            Some(
+                self.record
+                    .write(repo, &self.preview.id, &batch, counts, by)?,
+            )
         };
         let review = self.review();
         Ok(Decided {
@@ -526,6 +531,28 @@ impl Model {
             rejected: review.rejected,
             undecided: review.undecided,
         })
+    }
+}
+
+impl Model {
+    /// The sites and the decisions shown on them once `batch` is taken.
+    fn counts_with(&self, batch: &BTreeMap<String, Option<Decision>>) -> decisions::Counts {
+        let mut counts = decisions::Counts {
+            sites: self.sites.len(),
+            ..decisions::Counts::default()
+        };
+        for s in &self.sites {
+            let d = match batch.get(&s.id) {
+                Some(d) => *d,
+                None => self.record.shown.get(&s.id).copied(),
+            };
+            match d {
+                Some(Decision::Accept) => counts.accepted += 1,
+                Some(Decision::Reject) => counts.rejected += 1,
+                None => {}
+            }
+        }
+        counts
     }
 }
 
@@ -740,26 +767,43 @@ pub fn decided(repo: &Repo, id: Option<&str>) -> Result<Option<Model>, Error> {
     Model::load(repo, Some(&preview.id)).map(Some)
 }
 
-/// `show`'s line about a preview's review decisions, read from its batches without
-/// re-deriving its sites: `reviewed: N accepted, M rejected by A, B` (and that fetched
-/// ones are not obeyed); `None` when it has none (or they cannot be read).
-pub fn decisions_line(repo: &Repo, preview: &Preview) -> Option<String> {
+/// What was decided on a preview's review (`list`, `show`), read from its batches
+/// without re-deriving its sites; `None` when it has no decisions (or they cannot be
+/// read).
+pub fn state(repo: &Repo, preview: &Preview) -> Option<ReviewState> {
     let record = decisions::Record::load(repo, preview).ok()?;
     if record.batches.is_empty() {
         return None;
     }
-    let accepted = record
-        .shown
-        .values()
-        .filter(|d| **d == Decision::Accept)
-        .count();
-    let rejected = record.shown.len() - accepted;
-    let mut by: Vec<&str> = record.batches.iter().map(|b| b.by.as_str()).collect();
-    by.sort_unstable();
-    by.dedup();
-    Some(format!(
-        "reviewed: {accepted} site{} accepted, {rejected} rejected, by {}",
-        if accepted == 1 { "" } else { "s" },
-        by.join(", ")
-    ))
+    let mut by: Vec<String> = Vec::new();
+    for b in record.batches.iter().rev() {
+        if !by.contains(&b.by) {
+            by.push(b.by.clone());
+        }
+    }
+    let (accepted, rejected, undecided) = match (&record.counts, &record.inherited_from) {
+        (Some(c), _) => (
+            Some(c.accepted),
+            Some(c.rejected),
+            Some(c.sites.saturating_sub(c.accepted + c.rejected)),
+        ),
+        // Inherited: which of them are this preview's sites is known only by deriving.
+        (None, Some(_)) => (None, None, None),
+        (None, None) => {
+            let acc = record
+                .shown
+                .values()
+                .filter(|d| **d == Decision::Accept)
+                .count();
+            (Some(acc), Some(record.shown.len() - acc), None)
+        }
+    };
+    Some(ReviewState {
+        accepted,
+        rejected,
+        undecided,
+        by,
+        obeyed: record.all_obeyed(),
+        inherited_from: record.inherited_from.clone(),
+    })
 }
