@@ -49,6 +49,12 @@ pub struct LspArgs {
     /// Accepted and ignored: stdio is the only transport (some clients add it)
     #[arg(long, hide = true)]
     pub stdio: bool,
+
+    /// Load sgconfig.yml's customLanguages libraries (a library runs code when loaded):
+    /// allow (every one, this run), ignore (none), or sha256:DIGEST,… (those, this run);
+    /// default: those `git astedit allow` recorded
+    #[arg(long, value_name = "POLICY")]
+    pub custom_languages: Option<String>,
 }
 
 #[cfg(feature = "lsp")]

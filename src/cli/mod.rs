@@ -23,6 +23,7 @@ use git_astedit::Error;
 mod agent_hook;
 mod allow;
 mod apply;
+mod astgrep;
 mod browser;
 mod campaign;
 mod color;
@@ -41,6 +42,7 @@ mod lsp;
 mod man;
 mod mcp;
 mod merge;
+mod new;
 mod output;
 mod pager;
 mod patch;
@@ -181,6 +183,7 @@ pub enum Command {
     Campaign(campaign::CampaignCommand),
     Schema(schema::SchemaArgs),
     Test(test::TestArgs),
+    New(new::NewArgs),
     Verify(verify::VerifyArgs),
     Recover(recover::RecoverArgs),
     Man(man::ManArgs),
@@ -561,6 +564,7 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
         Command::Campaign(cmd) => campaign::run(ctx, cmd),
         Command::Schema(args) => schema::run(ctx, args),
         Command::Test(args) => test::run(ctx, args),
+        Command::New(args) => new::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
         Command::Recover(args) => recover::run(ctx, args),
         Command::Man(args) => man::run(ctx, args),

@@ -71,12 +71,20 @@ pub struct RunArgs {
     /// ast-grep's `run -l`: the language of the pattern
     #[arg(short = 'l', long = "lang", value_name = "LANG")]
     pub lang: Option<String>,
+
+    // The rest of ast-grep's `run` flags, hidden: taken as `grep` and `edit` take them.
+    #[command(flatten)]
+    pub ast_grep: super::astgrep::RunFlags,
 }
 
 impl RunArgs {
     /// Whether a flag of ast-grep's `run` was given: then this is ast-grep's search.
     pub fn is_ast_grep(&self) -> bool {
-        self.pattern.is_some() || self.rewrite.is_some() || self.update_all || self.lang.is_some()
+        self.pattern.is_some()
+            || self.rewrite.is_some()
+            || self.update_all
+            || self.lang.is_some()
+            || self.ast_grep.any()
     }
 }
 
@@ -110,12 +118,16 @@ fn ast_grep_run(ctx: &mut Ctx, args: RunArgs) -> Result<Exit, Error> {
     if update_all && args.rewrite.is_none() {
         return Err(UsageError("-U/--update-all applies a rewrite: add -r FIX".into()).into());
     }
-    let mut argv: Vec<String> = vec!["git astedit".into(), "-p".into(), pattern];
+    let mut argv: Vec<String> = vec!["git astedit".into(), format!("--pattern={pattern}")];
+    let lang = args.lang.as_deref();
+    // A search: no rewrite, or each match with its replacement on the stream.
+    let search = args.rewrite.is_none() || (stream && !update_all && !args.ast_grep.interactive);
+    argv.extend(args.ast_grep.argv(search, lang)?);
     if let Some(lang) = args.lang {
-        argv.extend(["--lang".into(), lang]);
+        argv.push(format!("--lang={lang}"));
     }
     let rewrite = match args.rewrite {
-        Some(fix) if stream && !update_all => {
+        Some(fix) if search => {
             argv.extend(["--".into()]);
             argv.extend(args.pathspecs);
             let grep = parse::<super::grep::GrepArgs>(&argv)?;
@@ -130,7 +142,7 @@ fn ast_grep_run(ctx: &mut Ctx, args: RunArgs) -> Result<Exit, Error> {
             super::grep::run(ctx, parse(&argv)?)
         }
         Some(fix) => {
-            argv.extend(["-r".into(), fix]);
+            argv.push(format!("--rewrite={fix}"));
             if update_all {
                 argv.push("--apply".into());
             }
@@ -138,7 +150,7 @@ fn ast_grep_run(ctx: &mut Ctx, args: RunArgs) -> Result<Exit, Error> {
                 argv.push("--sign".into());
             }
             if let Some(reason) = args.stage.reason {
-                argv.extend(["--reason".into(), reason]);
+                argv.push(format!("--reason={reason}"));
             }
             argv.push("--".into());
             argv.extend(args.pathspecs);

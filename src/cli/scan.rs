@@ -197,6 +197,11 @@ pub struct ScanArgs {
     /// default: those `git astedit allow` recorded
     #[arg(long, value_name = "POLICY")]
     pub custom_languages: Option<String>,
+
+    // ast-grep's `scan` flags that are not the ones above: `-U`, `--globs`,
+    // `--no-ignore`, and those refused with what to type instead.
+    #[command(flatten)]
+    pub ast_grep: super::astgrep::ScanFlags,
 }
 
 /// `--report-style` values (ast-grep's).
@@ -227,7 +232,10 @@ pub enum Format {
     Sarif,
 }
 
-pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
+pub fn run(ctx: &mut Ctx, mut args: ScanArgs) -> Result<Exit, Error> {
+    args.ast_grep.check()?;
+    // ast-grep's `-U` is `--apply` here.
+    args.apply |= args.ast_grep.update_all;
     let format = format(ctx, &args)?;
     if args.include_metadata && !ctx.json {
         return Err(
@@ -302,6 +310,8 @@ pub fn run(ctx: &mut Ctx, args: ScanArgs) -> Result<Exit, Error> {
             changed: args.changed,
             changed_lines: args.changed_lines,
             cached: args.cached,
+            globs: args.ast_grep.globs.clone(),
+            no_ignore: args.ast_grep.reads_ignored(),
             ..Input::default()
         },
         configs,

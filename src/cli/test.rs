@@ -59,9 +59,14 @@ pub struct TestArgs {
     /// default: those `git astedit allow` recorded
     #[arg(long, value_name = "POLICY")]
     pub custom_languages: Option<String>,
+
+    // ast-grep's `--follow`, refused with what to type instead.
+    #[command(flatten)]
+    pub ast_grep: super::astgrep::TestFlags,
 }
 
 pub fn run(ctx: &mut Ctx, args: TestArgs) -> Result<Exit, Error> {
+    args.ast_grep.check()?;
     let filter = super::common::filter(args.filter.as_deref())?;
     if args.interactive && ctx.json {
         return Err(UsageError("-i/--interactive cannot be combined with --json".into()).into());

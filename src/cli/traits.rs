@@ -103,7 +103,7 @@ impl Command {
             },
             Command::Scan(a) => Traits {
                 // `scan -i` stages what the person accepts.
-                recovery: if a.stage || a.apply || a.interactive {
+                recovery: if a.stage || a.apply || a.interactive || a.ast_grep.update_all {
                     Policy::Refuse
                 } else {
                     Policy::Warn
@@ -136,6 +136,7 @@ impl Command {
             },
             Command::Run(a) if a.is_ast_grep() => Traits {
                 json_stream: true,
+                custom_languages: a.ast_grep.custom_languages.as_deref(),
                 ..Traits::WRITES
             },
             Command::Run(_)
@@ -165,7 +166,12 @@ impl Command {
                     Traits::READS
                 }
             }
-            Command::Mcp(_) | Command::Lsp(_) => Traits::SERVER,
+            Command::Lsp(a) => Traits {
+                custom_languages: a.custom_languages.as_deref(),
+                ..Traits::SERVER
+            },
+            Command::Mcp(_) => Traits::SERVER,
+            Command::New(_) => Traits::READS,
             Command::Campaign(_) => Traits {
                 progress: false,
                 ..Traits::READS
@@ -199,6 +205,7 @@ mod tests {
         assert_eq!(traits_of(&["scan", "-i"]).0, Policy::Refuse);
         assert_eq!(traits_of(&["scan", "--stage"]).0, Policy::Refuse);
         assert_eq!(traits_of(&["scan", "--apply"]).0, Policy::Refuse);
+        assert_eq!(traits_of(&["scan", "-U"]).0, Policy::Refuse);
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub mod refresh;
 pub mod replace;
 pub mod review;
 pub mod rule_form;
+pub mod scaffold;
 pub mod scan;
 pub mod session;
 pub mod show;

@@ -19,6 +19,7 @@ mod consent;
 mod context;
 mod contract;
 mod customlang;
+mod dropin_flags;
 mod dropin_rules;
 mod dropin_run;
 mod edit;
