@@ -31,7 +31,8 @@ use serde::Deserialize;
 
 use super::Ctx;
 
-/// Keep agents' own Read/Edit/Write safe: hooks for Claude Code and OpenCode
+/// Keep agents' own Read/Edit/Write and shell commands safe: hooks for Claude Code,
+/// Codex and OpenCode
 #[derive(Debug, clap::Subcommand)]
 pub enum AgentHookCommand {
     /// Answer one Claude Code hook event (PreToolUse/PostToolUse JSON on stdin)
@@ -41,6 +42,12 @@ pub enum AgentHookCommand {
     /// last read it; after the edit, journals it as an applied transaction with the
     /// session as agent (`git astedit log`, `git astedit undo`).
     ClaudeCode,
+    /// Answer one Codex hook event (Claude Code's wire format: PreToolUse/PostToolUse of
+    /// its shell tools and apply_patch, JSON on stdin)
+    ///
+    /// The shell command or patch is journalled as one transaction of the session
+    /// (what the work tree changed in its window, less what others journalled in it).
+    Codex,
     /// Answer one event of the OpenCode plugin (tool.execute.before/after JSON on stdin)
     Opencode,
     /// Write a harness's hook configuration into this work tree
@@ -69,6 +76,7 @@ pub fn run(ctx: &mut Ctx, cmd: AgentHookCommand) -> Result<Exit, Error> {
         AgentHookCommand::Install(args) => return install(ctx, args),
         AgentHookCommand::ClaudeCode => Harness::ClaudeCode,
         AgentHookCommand::Opencode => Harness::OpenCode,
+        AgentHookCommand::Codex => Harness::Codex,
     };
     let mut input = String::new();
     let answer = std::io::stdin()
@@ -114,11 +122,15 @@ fn install(ctx: &mut Ctx, args: InstallArgs) -> Result<Exit, Error> {
 
 /// The harness's answer to the event in `input` (nothing to print: `None`).
 fn answer(harness: Harness, input: &str) -> Result<Option<String>, Error> {
-    let Some(event) = (match harness {
-        Harness::ClaudeCode => claude_event(input)?,
-        Harness::OpenCode => opencode_event(input)?,
-    }) else {
-        return Ok(None);
+    let (event, tool_input) = match harness {
+        Harness::ClaudeCode | Harness::Codex => match claude_event(harness, input)? {
+            Some((e, input)) => (e, input),
+            None => return Ok(None),
+        },
+        Harness::OpenCode => match opencode_event(input)? {
+            Some(e) => (e, serde_json::Value::Null),
+            None => return Ok(None),
+        },
     };
     // A hook journals under the lock: it waits its turn behind an apply (bounded well
     // inside the harness's own hook timeout).
@@ -126,7 +138,7 @@ fn answer(harness: Harness, input: &str) -> Result<Option<String>, Error> {
     let repo = agent_hook::open(&event.cwd)?;
     let outcome = agent_hook::handle(&repo, &event)?;
     Ok(match harness {
-        Harness::ClaudeCode => match (outcome.deny, outcome.warn) {
+        Harness::ClaudeCode | Harness::Codex => match (outcome.deny, outcome.warn) {
             (Some(reason), _) => Some(serde_json::json!({"hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
@@ -134,7 +146,20 @@ fn answer(harness: Harness, input: &str) -> Result<Option<String>, Error> {
             }})),
             (None, Some(reason)) => Some(serde_json::json!({"decision": "block",
                                                            "reason": reason})),
-            (None, None) => None,
+            // Claude Code: the command with the session in its environment. No
+            // permissionDecision: the user's permission rules still decide. (Codex
+            // takes updatedInput only with "allow", which we never answer.)
+            (None, None) => match (harness, outcome.command) {
+                (Harness::ClaudeCode, Some(command)) => {
+                    let mut input = tool_input;
+                    input["command"] = serde_json::json!(command);
+                    Some(serde_json::json!({"hookSpecificOutput": {
+                        "hookEventName": "PreToolUse",
+                        "updatedInput": input,
+                    }}))
+                }
+                _ => None,
+            },
         }
         .map(|answer| answer.to_string() + "\n"),
         Harness::OpenCode => Some(
@@ -142,7 +167,8 @@ fn answer(harness: Harness, input: &str) -> Result<Option<String>, Error> {
                 Some(reason) => serde_json::json!({"decision": "deny", "reason": reason}),
                 None => serde_json::json!({"decision": "allow",
                                            "journalled": outcome.journalled,
-                                           "warning": outcome.warn}),
+                                           "warning": outcome.warn,
+                                           "command": outcome.command}),
             }
             .to_string()
                 + "\n",
@@ -167,11 +193,16 @@ struct ClaudeEvent {
     tool_input: serde_json::Value,
     #[serde(default)]
     tool_response: serde_json::Value,
+    #[serde(default)]
+    tool_use_id: Option<String>,
 }
 
-/// The common event of a Claude Code hook event; `None` for events and tools we do
-/// not look at.
-fn claude_event(input: &str) -> Result<Option<HookEvent>, Error> {
+/// The common event of a Claude Code (or Codex) hook event, with the tool's input;
+/// `None` for events and tools we do not look at.
+fn claude_event(
+    harness: Harness,
+    input: &str,
+) -> Result<Option<(HookEvent, serde_json::Value)>, Error> {
     let ev: ClaudeEvent = serde_json::from_str(input).map_err(bad)?;
     let phase = match ev.hook_event_name.as_str() {
         "PreToolUse" => Phase::Before,
@@ -179,26 +210,35 @@ fn claude_event(input: &str) -> Result<Option<HookEvent>, Error> {
         "PostToolUseFailure" => Phase::Failed,
         _ => return Ok(None),
     };
-    let tool = match ev.tool_name.as_str() {
-        "Read" => ToolKind::Read,
-        "Edit" | "MultiEdit" | "Write" => ToolKind::Write,
+    // Codex's shell tools all come as `Bash`; its `apply_patch` carries the patch in
+    // `tool_input.command` as well.
+    let tool = match (harness, ev.tool_name.as_str()) {
+        (_, "Bash") | (Harness::Codex, "apply_patch") => ToolKind::Shell,
+        (Harness::ClaudeCode, "Read") => ToolKind::Read,
+        (Harness::ClaudeCode, "Edit" | "MultiEdit" | "Write") => ToolKind::Write,
         _ => return Ok(None),
     };
-    let Some(path) = ev.tool_input["file_path"].as_str() else {
-        return Ok(None);
+    let command = ev.tool_input["command"].as_str().map(str::to_string);
+    let path = match (tool, ev.tool_input["file_path"].as_str()) {
+        (ToolKind::Shell, _) if command.is_some() => PathBuf::new(),
+        (ToolKind::Read | ToolKind::Write, Some(p)) => PathBuf::from(p),
+        _ => return Ok(None),
     };
     let response = &ev.tool_response;
-    Ok(Some(HookEvent {
-        harness: Harness::ClaudeCode,
+    let event = HookEvent {
+        harness,
         session: ev.session_id,
         phase,
         tool,
         tool_name: ev.tool_name.clone(),
-        path: PathBuf::from(path),
+        path,
         cwd: cwd_or_here(ev.cwd)?,
         original: response["originalFile"].as_str().map(str::to_string),
         created: response["type"] == "create",
-    }))
+        command,
+        tool_use_id: ev.tool_use_id,
+    };
+    Ok(Some((event, ev.tool_input)))
 }
 
 /// An OpenCode plugin event (as our plugin sends it).
@@ -213,6 +253,8 @@ struct OpenCodeEvent {
     args: serde_json::Value,
     #[serde(default)]
     directory: Option<PathBuf>,
+    #[serde(default, rename = "callID")]
+    call_id: Option<String>,
 }
 
 fn opencode_event(input: &str) -> Result<Option<HookEvent>, Error> {
@@ -225,10 +267,14 @@ fn opencode_event(input: &str) -> Result<Option<HookEvent>, Error> {
     let tool = match ev.tool.as_str() {
         "read" => ToolKind::Read,
         "edit" | "multiedit" | "write" => ToolKind::Write,
+        "bash" => ToolKind::Shell,
         _ => return Ok(None),
     };
-    let Some(path) = ev.args["filePath"].as_str() else {
-        return Ok(None);
+    let command = ev.args["command"].as_str().map(str::to_string);
+    let path = match (tool, ev.args["filePath"].as_str()) {
+        (ToolKind::Shell, _) if command.is_some() => "",
+        (ToolKind::Read | ToolKind::Write, Some(p)) => p,
+        _ => return Ok(None),
     };
     Ok(Some(HookEvent {
         harness: Harness::OpenCode,
@@ -240,6 +286,8 @@ fn opencode_event(input: &str) -> Result<Option<HookEvent>, Error> {
         cwd: cwd_or_here(ev.directory)?,
         original: None,
         created: false,
+        command,
+        tool_use_id: ev.call_id,
     }))
 }
 

@@ -57,7 +57,7 @@ pub fn run(ctx: &mut Ctx, args: ApplyArgs) -> Result<Exit, Error> {
             reason: args.reason,
             index: args.index || args.commit,
             commit: args.commit.then_some(args.message),
-            agent: None,
+            agent: git_astedit::ops::agent_hook::shell_session(),
             allow_run: true,
         },
         args.verify

@@ -160,7 +160,7 @@ impl StageArgs {
         sign(self.sign);
         Staging {
             reason: self.reason.clone(),
-            agent: None,
+            agent: git_astedit::ops::agent_hook::shell_session(),
             apply: self.apply.then(|| Apply {
                 reason: self.reason.clone(),
                 index: false,

@@ -20,7 +20,7 @@ pub fn run(ctx: &mut Ctx, args: DiscardArgs) -> Result<Exit, Error> {
     let request = DiscardRequest {
         id: args.id,
         reason: args.reason,
-        agent: None,
+        agent: git_astedit::ops::agent_hook::shell_session(),
     };
     let report = git_astedit::ops::discard::run(repo, &request)?;
     out.emit(&report)?;

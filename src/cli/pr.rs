@@ -45,7 +45,7 @@ pub fn run(ctx: &mut Ctx, args: PrArgs) -> Result<Exit, Error> {
         base: args.base,
         title: args.title,
         ready: args.ready,
-        agent: None,
+        agent: git_astedit::ops::agent_hook::shell_session(),
         branch: None,
     };
     let report = git_astedit::ops::pr::run(repo, &request)?;

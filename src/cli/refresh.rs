@@ -34,7 +34,7 @@ pub fn run(ctx: &mut Ctx, args: RefreshArgs) -> Result<Exit, Error> {
     let request = RefreshRequest {
         id: args.id,
         all: args.all,
-        agent: None,
+        agent: git_astedit::ops::agent_hook::shell_session(),
         // The user's own command line: the origin gate still holds.
         allow_run: true,
     };

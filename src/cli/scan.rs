@@ -337,7 +337,7 @@ pub fn run(ctx: &mut Ctx, mut args: ScanArgs) -> Result<Exit, Error> {
             .verify
             .map(|line| ops::apply::VerifyPlan::shell(line, args.verify_timeout)),
         cache: ctx.cache.clone(),
-        agent: None,
+        agent: git_astedit::ops::agent_hook::shell_session(),
         baseline: args.baseline,
         fix_all: args.fix_all,
         fmt: args.fmt,

@@ -25,7 +25,7 @@ pub fn run(ctx: &mut Ctx, args: UndoArgs) -> Result<Exit, Error> {
     let request = UndoRequest {
         id: args.id,
         reason: args.reason,
-        agent: None,
+        agent: git_astedit::ops::agent_hook::shell_session(),
         index: args.index,
     };
     let report = git_astedit::ops::undo::run(repo, &request)?;

@@ -33,7 +33,7 @@ pub fn run(ctx: &mut Ctx, args: VerifyArgs) -> Result<Exit, Error> {
         id: args.id,
         command: VerifyCommand::Argv(args.command),
         timeout: Duration::from_secs(args.timeout.max(1)),
-        agent: None,
+        agent: git_astedit::ops::agent_hook::shell_session(),
     };
     let (repo, out) = ctx.parts()?;
     let report =

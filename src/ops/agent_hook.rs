@@ -29,6 +29,10 @@ edit therefore never lands between the check and the write. A turn whose after-e
 never comes ends by itself after [`TURN_BOUND`]; an after-hook that finds its turn
 ended and taken by a writer of the same path meanwhile says so to the model.
 
+Shell commands (Claude Code's `Bash`, Codex's shell tools and `apply_patch`) are
+journalled by comparing the work tree before and after them, with no lock held across
+the command: see [`shell`].
+
 [`install`] writes the harness's configuration: Claude Code's `.claude/settings.json`
 (merged: other settings and hooks are kept) or OpenCode's plugin file.
 */
@@ -52,11 +56,18 @@ use crate::repo::Repo;
 use crate::txn;
 use crate::Error;
 
+mod shell;
+pub use shell::with_session;
+pub use shell::SESSION_ENV;
+
 /// The harnesses we answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Harness {
     ClaudeCode,
     OpenCode,
+    /// Codex: Claude Code's hook wire format; its shell tools and `apply_patch` emit
+    /// the events.
+    Codex,
 }
 
 impl Harness {
@@ -64,6 +75,7 @@ impl Harness {
         match self {
             Harness::ClaudeCode => "claude-code",
             Harness::OpenCode => "opencode",
+            Harness::Codex => "codex",
         }
     }
 }
@@ -83,6 +95,8 @@ pub enum ToolKind {
     Read,
     /// Edit, MultiEdit, Write: the tool writes the file.
     Write,
+    /// A shell command (Bash) or a patch (Codex's `apply_patch`): any file may change.
+    Shell,
 }
 
 /// One hook call, in the harness's terms made common.
@@ -104,6 +118,10 @@ pub struct HookEvent {
     pub original: Option<String>,
     /// The tool created the file (it did not exist before).
     pub created: bool,
+    /// A shell tool's command (or `apply_patch`'s patch).
+    pub command: Option<String>,
+    /// The harness's id of this tool call (the same before and after it).
+    pub tool_use_id: Option<String>,
 }
 
 /// The answer to a hook call.
@@ -117,6 +135,9 @@ pub struct Outcome {
     pub journalled: Option<String>,
     /// The file is not one we look after (outside the work tree, under `.git`).
     pub ignored: bool,
+    /// Before a shell command: the command to run instead (the same, with the
+    /// session in [`SESSION_ENV`]), for the harness's `updatedInput`.
+    pub command: Option<String>,
 }
 
 /// What a session saw of a path.
@@ -200,6 +221,33 @@ pub const TURN_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Answers one hook call (see the module docs).
 pub fn handle(repo: &Repo, ev: &HookEvent) -> Result<Outcome, Error> {
+    let mut out = answer(repo, ev)?;
+    if ev.phase != Phase::Before {
+        if let Some(news) = take_notices(repo, ev) {
+            out.warn = Some(match out.warn.take() {
+                Some(w) => format!("{w}\n{news}"),
+                None => news,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The session of a `git astedit` command an agent's shell runs (the hook put it in
+/// [`SESSION_ENV`]): its events are journalled under it. Control characters escaped.
+pub fn shell_session() -> Option<String> {
+    let s = std::env::var(SESSION_ENV).ok()?;
+    let s = crate::text::escape_line(s.trim()).into_owned();
+    (!s.is_empty()).then_some(s)
+}
+
+fn answer(repo: &Repo, ev: &HookEvent) -> Result<Outcome, Error> {
+    if ev.tool == ToolKind::Shell {
+        return match ev.phase {
+            Phase::Before => shell::before(repo, ev),
+            Phase::After | Phase::Failed => shell::after(repo, ev),
+        };
+    }
     let Some(path) = repo_path(repo, ev) else {
         return Ok(Outcome {
             ignored: true,
@@ -218,6 +266,7 @@ pub fn handle(repo: &Repo, ev: &HookEvent) -> Result<Outcome, Error> {
             state.seen = Some(now);
         }
         (Phase::Before | Phase::Failed, ToolKind::Read) => return Ok(out),
+        (_, ToolKind::Shell) => return Ok(out),
         (Phase::Before, ToolKind::Write) => return before_write(repo, ev, &path, state),
         (Phase::After, ToolKind::Write) => {
             let (lock, kept) = turn_back(repo, ev, &path)?;
@@ -482,11 +531,42 @@ fn on_disk(repo: &Repo, path: &str) -> Result<(Seen, Option<Vec<u8>>), Error> {
 /// The folder of a session's state: `<git dir>/astedit-agents/<digest of harness and
 /// session>` (the session id is the harness's text, not a safe file name).
 fn session_dir(repo: &Repo, ev: &HookEvent) -> PathBuf {
-    repo.git_dir.join("astedit-agents").join(digest(&format!(
-        "{}\0{}",
-        ev.harness.name(),
-        ev.session
-    )))
+    session_dir_of(repo, ev.harness.name(), &ev.session)
+}
+
+fn session_dir_of(repo: &Repo, harness: &str, session: &str) -> PathBuf {
+    repo.git_dir
+        .join("astedit-agents")
+        .join(digest(&format!("{harness}\0{session}")))
+}
+
+/// Leaves `text` for the session the journal names `agent` (`HARNESS/session:ID`),
+/// said to it at its next hook call after a tool ([`take_notices`]).
+fn notify(repo: &Repo, agent: &str, text: &str) -> Result<(), Error> {
+    let Some((harness, session)) = agent.split_once("/session:") else {
+        return Ok(());
+    };
+    let dir = session_dir_of(repo, harness, session);
+    std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
+    let file = dir.join("notices.txt");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)
+        .map_err(io("open", &file))?;
+    use std::io::Write as _;
+    writeln!(f, "{}", crate::text::escape_line(text)).map_err(io("write", &file))
+}
+
+/// What other sessions left for `ev`'s ([`notify`]), taken.
+fn take_notices(repo: &Repo, ev: &HookEvent) -> Option<String> {
+    let file = session_dir(repo, ev).join("notices.txt");
+    let taken = file.with_extension(format!("taken{}", std::process::id()));
+    std::fs::rename(&file, &taken).ok()?;
+    let text = std::fs::read_to_string(&taken).ok();
+    let _ = std::fs::remove_file(&taken);
+    text.map(|t| t.trim_end().to_string())
+        .filter(|t| !t.is_empty())
 }
 
 fn state_path(repo: &Repo, ev: &HookEvent, path: &str) -> PathBuf {
@@ -541,6 +621,13 @@ pub const OPENCODE_PLUGIN: &str = include_str!("agent_hook/opencode-plugin.js");
 pub fn install(repo: &Repo, harness: Harness) -> Result<Installed, Error> {
     match harness {
         Harness::ClaudeCode => install_claude(&repo.workdir.join(".claude/settings.json")),
+        Harness::Codex => Err(AgentHookError::Settings {
+            path: "~/.codex/config.toml".into(),
+            why: "not written by install: add the [[hooks.PreToolUse]] and \
+                  [[hooks.PostToolUse]] entries the guide's Codex page shows"
+                .into(),
+        }
+        .into()),
         Harness::OpenCode => {
             let path = repo.workdir.join(".opencode/plugin/git-astedit.js");
             let unchanged = std::fs::read_to_string(&path).is_ok_and(|t| t == OPENCODE_PLUGIN);
@@ -583,8 +670,10 @@ fn install_claude(path: &Path) -> Result<Installed, Error> {
     })
 }
 
-/// Adds the PreToolUse, PostToolUse and PostToolUseFailure entries that run [`CLAUDE_COMMAND`] unless an
-/// entry of that event already runs it. Returns whether anything was added.
+/// Adds the PreToolUse, PostToolUse and PostToolUseFailure entries that run
+/// [`CLAUDE_COMMAND`] unless an entry of that event already runs it (whose matcher is
+/// then brought up to ours: older installs did not match `Bash`). Returns whether
+/// anything changed.
 fn add_claude_hooks(settings: &mut serde_json::Value) -> Result<bool, String> {
     let root = settings
         .as_object_mut()
@@ -596,9 +685,9 @@ fn add_claude_hooks(settings: &mut serde_json::Value) -> Result<bool, String> {
         .ok_or("`hooks` is not a JSON object; nothing was changed")?;
     let mut changed = false;
     for (event, matcher) in [
-        ("PreToolUse", "Edit|MultiEdit|Write"),
-        ("PostToolUse", "Read|Edit|MultiEdit|Write"),
-        ("PostToolUseFailure", "Edit|MultiEdit|Write"),
+        ("PreToolUse", "Edit|MultiEdit|Write|Bash"),
+        ("PostToolUse", "Read|Edit|MultiEdit|Write|Bash"),
+        ("PostToolUseFailure", "Edit|MultiEdit|Write|Bash"),
     ] {
         let list = hooks
             .entry(event)
@@ -607,12 +696,17 @@ fn add_claude_hooks(settings: &mut serde_json::Value) -> Result<bool, String> {
             .ok_or(format!(
                 "`hooks.{event}` is not a list; nothing was changed"
             ))?;
-        let ours = list.iter().any(|entry| {
+        let ours = list.iter_mut().find(|entry| {
             entry["hooks"]
                 .as_array()
                 .is_some_and(|h| h.iter().any(|c| c["command"] == CLAUDE_COMMAND))
         });
-        if !ours {
+        if let Some(entry) = ours {
+            if entry["matcher"] != matcher {
+                entry["matcher"] = serde_json::json!(matcher);
+                changed = true;
+            }
+        } else {
             list.push(serde_json::json!({
                 "matcher": matcher,
                 "hooks": [{"type": "command", "command": CLAUDE_COMMAND}],

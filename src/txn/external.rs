@@ -32,13 +32,18 @@ pub fn record_applied(
     meta: &PreviewMeta,
 ) -> Result<String, Error> {
     let lock = Lock::acquire_tree(repo, "record")?;
-    let id = record_locked(repo, changes, meta)?;
+    let id = record_locked(repo, changes, meta, Vec::new())?;
     drop(lock);
     Ok(id)
 }
 
 /// [`record_applied`] with the lock held.
-fn record_locked(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result<String, Error> {
+fn record_locked(
+    repo: &Repo,
+    changes: &ChangeSet,
+    meta: &PreviewMeta,
+    notes: Vec<String>,
+) -> Result<String, Error> {
     refuse_while_unfinished(repo)?;
     let mut stager = store::Stager::new(repo);
     for c in &changes.changes {
@@ -53,6 +58,7 @@ fn record_locked(repo: &Repo, changes: &ChangeSet, meta: &PreviewMeta) -> Result
     event.agent = meta.agent.clone();
     event.kind = Some(meta.kind);
     event.files = files.iter().map(|f| f.path.clone()).collect();
+    event.notes = notes;
     let commit = journal::append(repo, &event, p_id, Vec::new())?;
     journal::sync(repo, commit, &[journal::JOURNAL_REF])?;
     Ok(id)
@@ -113,6 +119,38 @@ impl HookLock {
         changes: &ChangeSet,
         meta: &PreviewMeta,
     ) -> Result<String, Error> {
-        record_locked(repo, changes, meta)
+        record_locked(repo, changes, meta, Vec::new())
+    }
+
+    /// [`HookLock::record_applied`] with notes on the event (what was left out).
+    pub fn record_applied_noted(
+        &self,
+        repo: &Repo,
+        changes: &ChangeSet,
+        meta: &PreviewMeta,
+        notes: Vec<String>,
+    ) -> Result<String, Error> {
+        record_locked(repo, changes, meta, notes)
+    }
+
+    /// Journals a `head-moved` event: an agent's command moved HEAD to `head`,
+    /// changing `files` (not an edit to undo).
+    pub fn record_head_moved(
+        &self,
+        repo: &Repo,
+        head: gix::ObjectId,
+        files: &[String],
+        reason: Option<String>,
+        agent: Option<String>,
+        notes: Vec<String>,
+    ) -> Result<(), Error> {
+        refuse_while_unfinished(repo)?;
+        let mut event = Event::new(repo, EventKind::HeadMoved, &store::short_id(head), head);
+        event.reason = reason;
+        event.agent = agent;
+        event.files = files.to_vec();
+        event.notes = notes;
+        let commit = journal::append(repo, &event, head, Vec::new())?;
+        journal::sync(repo, commit, &[journal::JOURNAL_REF])
     }
 }

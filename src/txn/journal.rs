@@ -56,6 +56,10 @@ pub enum EventKind {
     /// `verify` (or `apply --verify`) ran a command in a worktree of the preview; the
     /// notes say how it ended. Not decisive.
     Verified,
+    /// An agent's shell command moved HEAD (a commit, checkout, reset, pull): the
+    /// commit is the new HEAD, `files` what changed in the work tree, the notes the
+    /// move. Not an edit: nothing to undo.
+    HeadMoved,
 }
 
 impl EventKind {
@@ -71,6 +75,7 @@ impl EventKind {
             EventKind::Refreshed => "refreshed",
             EventKind::Pr => "pr",
             EventKind::Verified => "verified",
+            EventKind::HeadMoved => "head-moved",
         }
     }
 }

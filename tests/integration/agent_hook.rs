@@ -290,15 +290,28 @@ fn install_merges_claude_settings_and_writes_the_opencode_plugin() {
     let pre = v["hooks"]["PreToolUse"].as_array().expect("pre");
     assert_eq!(pre.len(), 2, "{v}");
     assert_eq!(pre[0]["hooks"][0]["command"], "mine");
-    assert_eq!(pre[1]["matcher"], "Edit|MultiEdit|Write");
+    assert_eq!(pre[1]["matcher"], "Edit|MultiEdit|Write|Bash");
     assert_eq!(
         pre[1]["hooks"][0]["command"],
         "git astedit agent-hook claude-code"
     );
     assert_eq!(
         v["hooks"]["PostToolUse"][0]["matcher"],
-        "Read|Edit|MultiEdit|Write"
+        "Read|Edit|MultiEdit|Write|Bash"
     );
+    // An install of before the shell hooks gets Bash added to its matchers, once.
+    let old = t
+        .read_string(".claude/settings.json")
+        .replace("|Bash\"", "\"");
+    t.write(".claude/settings.json", &old);
+    t.run(&["agent-hook", "install", "claude-code"])
+        .assert_code(0);
+    let v: Value = serde_json::from_str(&t.read_string(".claude/settings.json")).expect("json");
+    assert_eq!(
+        v["hooks"]["PreToolUse"][1]["matcher"],
+        "Edit|MultiEdit|Write|Bash"
+    );
+    assert_eq!(v["hooks"]["PreToolUse"].as_array().map(Vec::len), Some(2));
     // Twice changes nothing.
     let before = t.read_string(".claude/settings.json");
     let out = t.run(&["agent-hook", "install", "claude-code"]);
@@ -333,8 +346,8 @@ fn a_bad_event_never_blocks_the_agent() {
             &t,
             "s",
             "PreToolUse",
-            "Bash",
-            json!({"command": "ls"}),
+            "WebFetch",
+            json!({"url": "https://example.com"}),
             Value::Null,
         ),
     );

@@ -109,3 +109,243 @@ fn log_names_a_session_whole_or_by_a_unique_prefix() {
         Some(2)
     );
 }
+
+// ------------------------------------------------------------------ shell commands
+
+/// A Claude Code `Bash` hook event as its hooks reference shows one (PreToolUse; the
+/// PostToolUse adds `tool_response`).
+fn bash_event(repo: &TestRepo, session: &str, event: &str, command: &str) -> serde_json::Value {
+    let mut ev = serde_json::json!({
+        "session_id": session,
+        "transcript_path": "/home/u/.claude/projects/p/00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl",
+        "cwd": repo.path().to_str().expect("utf-8"),
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "Rewrite the files", "timeout": 120000},
+        "tool_use_id": format!("toolu_{session}_{}", command.len()),
+    });
+    if event == "PostToolUse" {
+        ev["tool_response"] =
+            serde_json::json!({"stdout": "", "stderr": "", "interrupted": false, "isImage": false});
+    }
+    ev
+}
+
+/// Runs `command` as the agent's Bash tool would, through `sh -c` in the work tree,
+/// with `AST` naming our binary.
+fn sh(repo: &TestRepo, command: &str) {
+    let mut cmd = std::process::Command::new("sh");
+    repo.env(&mut cmd);
+    cmd.current_dir(repo.path())
+        .env("AST", crate::util::bin())
+        .args(["-c", command]);
+    let out = cmd.output().expect("sh");
+    assert!(
+        out.status.success(),
+        "{command}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The Bash tool call of `session` around `command`: the PreToolUse answer's command
+/// is what runs (the session in its environment); returns the PostToolUse answer.
+fn bash(repo: &TestRepo, session: &str, command: &str) -> String {
+    let pre = claude(repo, bash_event(repo, session, "PreToolUse", command));
+    let answer: serde_json::Value = serde_json::from_str(&pre.stdout).expect("an answer");
+    let out = &answer["hookSpecificOutput"];
+    assert!(
+        out.get("permissionDecision").is_none(),
+        "never decides: {answer}"
+    );
+    assert_eq!(
+        out["updatedInput"]["description"], "Rewrite the files",
+        "{answer}"
+    );
+    let run = out["updatedInput"]["command"].as_str().expect("command");
+    assert!(run.ends_with(command), "{run}");
+    sh(repo, run);
+    claude(repo, bash_event(repo, session, "PostToolUse", command)).stdout
+}
+
+#[test]
+fn a_shell_commands_edits_are_one_transaction_that_undo_takes_back() {
+    let repo = TestRepo::new();
+    repo.write("a.py", "def f():\n    return 1\n");
+    repo.write("b.py", "x  =  [1,2]\n");
+    repo.write("notes.txt", "dirty before\n");
+    repo.commit_all("init");
+    repo.write("notes.txt", "dirty, not committed\n");
+    let post = bash(
+        &repo,
+        "s1",
+        "sed -i 's/return 1/return 2/' a.py && python3 -c \"import pathlib; p = pathlib.Path('b.py'); p.write_text(p.read_text().replace('  =  ', ' = '))\" && echo new > c.py && echo more >> notes.txt",
+    );
+    assert_eq!(post, "", "nothing to tell");
+    let log = repo.run(&["log", "--json", "--session", "s1"]);
+    let events = log.json()["events"].clone();
+    assert_eq!(events.as_array().map(Vec::len), Some(1), "{events}");
+    let e = &events[0];
+    assert_eq!(e["event"], "applied");
+    assert_eq!(e["agent"], "claude-code/session:s1");
+    assert_eq!(
+        e["files"],
+        serde_json::json!(["a.py", "b.py", "c.py", "notes.txt"])
+    );
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("Bash by claude-code/session:s1: sed -i"),
+        "{e}"
+    );
+    repo.run(&["undo"]).assert_code(0);
+    assert_eq!(repo.read_string("a.py"), "def f():\n    return 1\n");
+    assert_eq!(repo.read_string("b.py"), "x  =  [1,2]\n");
+    assert_eq!(repo.read_string("notes.txt"), "dirty, not committed\n");
+    assert!(!repo.exists("c.py"));
+}
+
+#[test]
+fn a_path_another_session_wrote_in_the_window_is_left_out_and_reported_to_both() {
+    let repo = TestRepo::new();
+    repo.write("a.py", "a = 1\n");
+    repo.write("b.py", "b = 1\nc = 1\n");
+    repo.commit_all("init");
+    let command = "sed -i 's/a = 1/a = 2/' a.py && sed -i 's/c = 1/c = 3/' b.py";
+    let pre = claude(&repo, bash_event(&repo, "s1", "PreToolUse", command));
+    let run: serde_json::Value = serde_json::from_str(&pre.stdout).expect("answer");
+    // While the command runs, session s2 edits b.py through its own Edit tool.
+    hook_edit(&repo, "s2", "b.py", "b = 1", "b = 2");
+    sh(
+        &repo,
+        run["hookSpecificOutput"]["updatedInput"]["command"]
+            .as_str()
+            .expect("cmd"),
+    );
+    let post = claude(&repo, bash_event(&repo, "s1", "PostToolUse", command)).stdout;
+    let answer: serde_json::Value = serde_json::from_str(&post).expect("a warning");
+    let reason = answer["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("b.py (by claude-code/session:s2)"),
+        "{reason}"
+    );
+    let log = repo.run(&["log", "--json", "--session", "s1"]).json();
+    let e = &log["events"][0];
+    assert_eq!(e["files"], serde_json::json!(["a.py"]), "{e}");
+    assert!(
+        e["notes"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("b.py: changed both"),
+        "{e}"
+    );
+    // s2 hears of it at its next hook call.
+    let abs = repo.path().join("b.py");
+    let next = claude(
+        &repo,
+        serde_json::json!({"session_id": "s2", "cwd": repo.path(), "hook_event_name": "PostToolUse",
+                           "tool_name": "Read", "tool_input": {"file_path": abs}}),
+    );
+    assert!(
+        next.stdout
+            .contains("b.py was also changed by a shell command of claude-code/session:s1"),
+        "{}",
+        next.stdout
+    );
+    assert_eq!(repo.read_string("b.py"), "b = 2\nc = 3\n");
+}
+
+#[test]
+fn a_command_that_moves_head_is_journalled_as_such_and_not_undone_as_an_edit() {
+    let repo = TestRepo::new();
+    repo.write("a.py", "a = 1\n");
+    repo.commit_all("init");
+    let post = bash(&repo, "s1", "sed -i 's/1/2/' a.py && git commit -qam two");
+    assert!(post.contains("moved HEAD"), "{post}");
+    let log = repo.run(&["log", "--json", "--session", "s1"]).json();
+    let e = &log["events"][0];
+    assert_eq!(e["event"], "head-moved", "{e}");
+    assert_eq!(e["files"], serde_json::json!(["a.py"]));
+    repo.run(&["undo"]).assert_code(1);
+    assert_eq!(repo.read_string("a.py"), "a = 2\n");
+}
+
+#[test]
+fn git_astedit_in_the_agents_shell_journals_under_its_session_and_once() {
+    let repo = TestRepo::new();
+    repo.write("a.js", "console.log(1);\n");
+    repo.write("b.js", "x(1);\n");
+    repo.commit_all("init");
+    bash(
+        &repo,
+        "s9",
+        "\"$AST\" edit -p 'console.log($A)' -r 'logger.info($A)' a.js >/dev/null && \"$AST\" apply --reason r >/dev/null && sed -i 's/1/2/' b.js",
+    );
+    let log = repo.run(&["log", "--json", "--session", "s9"]).json();
+    let events: Vec<(String, String)> = log["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap_or("").into(),
+                e["files"].to_string(),
+            )
+        })
+        .collect();
+    // The shell transaction (b.js only: a.js was journalled by the apply), the apply,
+    // the staging: all the session's.
+    assert_eq!(
+        events,
+        [
+            ("applied".to_string(), r#"["b.js"]"#.to_string()),
+            ("applied".to_string(), r#"["a.js"]"#.to_string()),
+            ("staged".to_string(), r#"["a.js"]"#.to_string()),
+        ]
+    );
+}
+
+#[test]
+fn codex_apply_patch_is_journalled_under_its_session() {
+    let repo = TestRepo::new();
+    repo.write("src/m.py", "def m():\n    return 0\n");
+    repo.commit_all("init");
+    // Codex's PreToolUse/PostToolUse for apply_patch (its hook wire format: the patch
+    // in tool_input.command).
+    let patch = "*** Begin Patch\n*** Update File: src/m.py\n@@\n def m():\n-    return 0\n+    return 1\n*** End Patch\n";
+    let ev = |event: &str| {
+        serde_json::json!({
+            "session_id": "019a-codex", "transcript_path": null,
+            "cwd": repo.path(), "hook_event_name": event, "model": "gpt-5-codex",
+            "turn_id": "1", "tool_name": "apply_patch", "tool_use_id": "call_1",
+            "tool_input": {"command": patch},
+        })
+    };
+    let codex = |ev: serde_json::Value| {
+        let out = repo.run_with(
+            ".",
+            &["agent-hook", "codex"],
+            &[],
+            Some(ev.to_string().as_bytes()),
+        );
+        out.assert_code(0);
+        out.stdout
+    };
+    assert_eq!(codex(ev("PreToolUse")), "", "allowed, nothing to say");
+    repo.write("src/m.py", "def m():\n    return 1\n");
+    assert_eq!(codex(ev("PostToolUse")), "");
+    let log = repo.run(&["log", "--json", "--session", "019a"]).json();
+    let e = &log["events"][0];
+    assert_eq!(e["agent"], "codex/session:019a-codex", "{e}");
+    assert_eq!(e["files"], serde_json::json!(["src/m.py"]));
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("apply_patch by codex/session:019a-codex"),
+        "{e}"
+    );
+    repo.run(&["undo"]).assert_code(0);
+    assert_eq!(repo.read_string("src/m.py"), "def m():\n    return 0\n");
+}

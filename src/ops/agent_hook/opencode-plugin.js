@@ -1,12 +1,13 @@
 // git-astedit for OpenCode: written by `git astedit agent-hook install opencode`.
 //
-// Around OpenCode's own read/edit/write tools, asks `git astedit agent-hook opencode`,
-// which refuses an edit of a file changed since this session last read it (the stale
-// write that drops another agent's edit) and journals every edit as an applied
-// transaction (`git astedit log` shows it, `git astedit undo` takes it back).
+// Around OpenCode's own read/edit/write and bash tools, asks `git astedit agent-hook
+// opencode`, which refuses an edit of a file changed since this session last read it
+// (the stale write that drops another agent's edit) and journals every edit, and what
+// each bash command changed, as an applied transaction (`git astedit log` shows it,
+// `git astedit undo` takes it back).
 import { spawnSync } from "node:child_process";
 
-const TOOLS = new Set(["read", "edit", "multiedit", "write"]);
+const TOOLS = new Set(["read", "edit", "multiedit", "write", "bash"]);
 // tool.execute.after does not carry the arguments: they are kept from before, by call.
 const pending = new Map();
 
@@ -39,6 +40,11 @@ export const GitAstedit = async ({ directory }) => ({
     if (answer.decision === "deny") {
       pending.delete(input.callID);
       throw new Error(answer.reason);
+    }
+    // bash: the same command with the session in its environment, so that a
+    // `git astedit` command it runs is journalled as this session's.
+    if (input.tool === "bash" && typeof answer.command === "string") {
+      output.args.command = answer.command;
     }
   },
   "tool.execute.after": async (input) => {
