@@ -5,8 +5,9 @@
 //! An edit writes only the part of the node's text its template changes (the common
 //! head and tail are left as they are), so `async $FN` is an insertion before the
 //! function and leaves the rule's own fix inside the function alone. The same edit
-//! reached by several matches is made once; two different edits of one node, or an
-//! edit that overlaps a fix, are a conflict.
+//! reached by several matches is made once, and so is the same edit asked for again by
+//! a later run or another rule (two rules that both make a function `async`); two
+//! different edits of one node, or an edit that overlaps a fix, are a conflict.
 
 use ast_grep_config::Fixer;
 use ast_grep_core::matcher::MatchAll;
@@ -15,6 +16,8 @@ use ast_grep_core::NodeMatch;
 use serde::Deserialize;
 use serde_value::Value;
 
+use super::ledger::Ledger;
+use super::ledger::Made;
 use crate::lang::Lang;
 use crate::rewrite;
 use crate::rewrite::Nested;
@@ -116,6 +119,107 @@ pub(crate) struct Clash {
     pub detail: String,
 }
 
+fn line_at(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].matches('\n').count() + 1
+}
+
+/// The edits of `found` (on `before`, the run's input) that no earlier run or rule made
+/// on their node, as `ledger` holds them; or, when one asks for something else of a
+/// node already edited, the clash.
+pub(crate) fn unmade(
+    found: Vec<Found>,
+    before: &str,
+    ledger: &Ledger,
+    rule: &str,
+) -> Result<Vec<Found>, Clash> {
+    let mut out = Vec::with_capacity(found.len());
+    for f in found {
+        let Some(made) = ledger.made_at(f.start, f.end) else {
+            out.push(f);
+            continue;
+        };
+        let now = before.get(f.start..f.end).unwrap_or_default();
+        if now == f.text || made.repeated_by(now, &f.text) {
+            continue;
+        }
+        let by = if made.rule == rule {
+            "an earlier pass of this rule".to_string()
+        } else {
+            format!("rule '{}'", made.rule)
+        };
+        return Err(Clash {
+            line: line_at(before, f.start),
+            detail: format!(
+                "two different edits of ${}: {by} made {:?} of it, this one asks {:?}",
+                f.var,
+                first_line(&made.after),
+                first_line(&f.text)
+            ),
+        });
+    }
+    Ok(out)
+}
+
+/// What [`settle`] gives: the replacements to make, and the edits they make.
+pub(crate) struct Settled {
+    /// Replacements of the text after the fixes, sorted and disjoint.
+    pub edits: Vec<(usize, usize, String)>,
+    nodes: Vec<Asked>,
+}
+
+/// One edit asked for: what it was, the node's text before it and range in the text
+/// after the fixes, and its replacement among [`Settled::edits`] (none when it changes
+/// nothing).
+struct Asked {
+    found: Found,
+    old: String,
+    range: (usize, usize),
+    own: Option<usize>,
+}
+
+impl Settled {
+    /// The edits made, with each node's range once `edits` are made (for the ledger).
+    pub(crate) fn made(self, rule: &str) -> Vec<Made> {
+        let edits = &self.edits;
+        self.nodes
+            .into_iter()
+            .filter(|n| n.own.is_some())
+            .map(|n| {
+                let (start, end) = node_after(n.range, n.own, edits);
+                Made {
+                    rule: rule.to_string(),
+                    start,
+                    end,
+                    before: n.old,
+                    after: n.found.text,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The range of the node at `a..b` (text after the fixes) once `edits` (sorted,
+/// disjoint) are made, `own` being the node's own edit among them: edits inside it
+/// grow it, an insertion at its start that is not its own comes before it.
+fn node_after(
+    (a, b): (usize, usize),
+    own: Option<usize>,
+    edits: &[(usize, usize, String)],
+) -> (usize, usize) {
+    let (mut start, mut end) = (a as isize, b as isize);
+    for (j, (s, e, text)) in edits.iter().enumerate() {
+        let grown = text.len() as isize - (e - s) as isize;
+        let at_edge = s == e && (*s == a || *s == b);
+        if Some(j) == own || (a <= *s && *e <= b && !at_edge) {
+            end += grown;
+        } else if *e <= a {
+            start += grown;
+            end += grown;
+        }
+    }
+    (start.max(0) as usize, end.max(0) as usize)
+}
+
 /// The edits `found` (asked for by the matches whose fixes were made) as replacements
 /// of the pass's output text (`before` changed by `nested`), duplicates made once, in
 /// document order; or what clashes.
@@ -123,8 +227,8 @@ pub(crate) fn settle(
     mut found: Vec<Found>,
     before: &str,
     nested: &Nested,
-) -> Result<Vec<(usize, usize, String)>, Clash> {
-    let line = |at: usize| before[..at.min(before.len())].matches('\n').count() + 1;
+) -> Result<Settled, Clash> {
+    let line = |at: usize| line_at(before, at);
     found.sort();
     found.dedup_by(|b, a| (a.start, a.end, &a.text) == (b.start, b.end, &b.text));
     for pair in found.windows(2) {
@@ -140,9 +244,9 @@ pub(crate) fn settle(
             });
         }
     }
-    // Each edit narrowed to what it changes.
-    let mut narrow: Vec<(usize, usize, String, &str)> = Vec::new();
-    for f in &found {
+    // Each edit narrowed to what it changes (with the index of its `found`).
+    let mut narrow: Vec<(usize, usize, String, &str, usize)> = Vec::new();
+    for (k, f) in found.iter().enumerate() {
         let Some(old) = before.get(f.start..f.end) else {
             continue;
         };
@@ -151,7 +255,7 @@ pub(crate) fn settle(
         if s == e && text.is_empty() {
             continue;
         }
-        narrow.push((f.start + s, f.start + e, text.to_string(), &f.var));
+        narrow.push((f.start + s, f.start + e, text.to_string(), &f.var, k));
     }
     narrow.sort_by_key(|n| (n.0, n.1));
     for pair in narrow.windows(2) {
@@ -162,8 +266,9 @@ pub(crate) fn settle(
             });
         }
     }
+    let mut own: Vec<Option<usize>> = vec![None; found.len()];
     let mut out = Vec::with_capacity(narrow.len());
-    for (s, e, text, var) in narrow {
+    for (s, e, text, var, k) in narrow {
         let overlaps = nested.changes.iter().any(|c| {
             let inside = |p: usize| c.start < p && p < c.end;
             if s == e {
@@ -179,9 +284,24 @@ pub(crate) fn settle(
                 detail: format!("the edit of ${var} overlaps the rule's own fix"),
             });
         };
+        own[k] = Some(out.len());
         out.push((s, e, text));
     }
-    Ok(out)
+    let nodes = found
+        .into_iter()
+        .zip(own)
+        .filter_map(|(found, own)| {
+            let old = before.get(found.start..found.end)?.to_string();
+            let range = nested.map_range(found.start, found.end)?;
+            Some(Asked {
+                found,
+                old,
+                range,
+                own,
+            })
+        })
+        .collect();
+    Ok(Settled { edits: out, nodes })
 }
 
 /// `text` with the replacements `edits` (sorted, disjoint) made.

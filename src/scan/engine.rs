@@ -4,12 +4,19 @@ Running rules on one file's text: findings, and fixes until the text stops chang
 Fixes go through [`rewrite_nested_with`], the routine `edit` uses, so nested matches
 of a rule are all fixed in one pass. Matches that overlap without nesting cannot all be
 fixed at once: the first is, the others wait for the next pass (`edit` refuses them
-instead; a scan must get the tree clean). A fix can also produce new matches (its
-output is not searched within a pass), and one rule's fix can create another's match;
-so each rule is re-run on its own output until nothing changes, and the whole rule
-list is re-run until a round changes nothing. Both loops are bounded by `max_passes`; hitting the bound
-is reported, never silent. The goal is the property CI relies on: after one
-`scan --apply`, `scan --check` passes.
+instead; a scan must get the tree clean). One rule's fix can also create another's
+match. So the rules run pass after pass, each on the text the ones before it left, until
+a pass changes nothing. A later pass is not a blind re-run: a rule takes only the sites
+it skipped for overlapping, matches on text another rule wrote since, and matches that
+take in its own output with more around it; a match within its own output is never
+fixed again (see [`super::ledger`]), so a fix whose output still matches the rule
+(deleting the third argument of a call that has a fourth) is made once. The passes are
+bounded by `max_passes`; when the bound is hit and another pass would still change the
+text, that is reported, never silent. For rules whose fixes do not match their own
+output (most), this gives the property CI relies on: after one `scan --apply`, `scan
+--check` passes. A rule whose output still matches it reports those matches as findings
+of the fixed text, and a second `scan --apply` would fix them again: that is what the
+rule says.
 */
 
 use crate::lang::Lang;
@@ -20,6 +27,9 @@ use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::AstGrep;
 
 use super::captured;
+use super::ledger;
+use super::ledger::Gated;
+use super::ledger::Ledger;
 use super::rules::Injection;
 use super::suppress::Suppressions;
 use super::EditConflict;
@@ -190,34 +200,15 @@ pub fn run_file_selecting(
             max_len: fixed_len_limit(text.len()),
             ..NestedOptions::default()
         },
-        max_passes,
         counts: vec![0; rules.len()],
-        stuck: vec![None; rules.len()],
         declined: Vec::new(),
         repeated_kept_text: 0,
         deleted: false,
         found: rules.iter().map(|_| imports::Found::default()).collect(),
         clashes: Vec::new(),
+        ledger: Ledger::new(rules.len()),
     };
-    let mut settled = false;
-    let mut changed_last_round: Vec<bool> = vec![false; rules.len()];
-    for _round in 0..max_passes {
-        for (i, rule) in rules.iter().enumerate() {
-            changed_last_round[i] = fixes.rule(i, rule, &mut doc, select)?;
-        }
-        if !changed_last_round.contains(&true) {
-            settled = true;
-            break;
-        }
-    }
-    if !settled {
-        // The rules keep feeding each other: name those still changing the text.
-        for (i, changed) in changed_last_round.iter().enumerate() {
-            if *changed && fixes.stuck[i].is_none() {
-                fixes.stuck[i] = Some(max_passes);
-            }
-        }
-    }
+    let stuck = fixes.passes(rules, &mut doc, max_passes, select)?;
     result.repeated_kept_text = fixes.repeated_kept_text;
     if !fixes.clashes.is_empty() {
         // Two edits of one node, or an edit over a fix: none of the file's fixes stand.
@@ -259,7 +250,7 @@ pub fn run_file_selecting(
         .collect();
     result.unconverged = rules
         .iter()
-        .zip(&fixes.stuck)
+        .zip(&stuck)
         .filter_map(|(r, s)| {
             s.map(|passes| Unconverged {
                 path: path.to_string(),
@@ -271,16 +262,13 @@ pub fn run_file_selecting(
     Ok(result)
 }
 
-/// The fixing of one file's text, rule by rule, round after round.
+/// The fixing of one file's text, rule by rule, pass after pass.
 struct Fixes<'p> {
     path: &'p str,
     crlf: bool,
     nested_opts: NestedOptions,
-    max_passes: usize,
     /// Fixes made, per rule.
     counts: Vec<usize>,
-    /// The passes of rules that hit the bound.
-    stuck: Vec<Option<usize>>,
     /// Declined fixes: (rule index, edit range in the current text).
     declined: Vec<(usize, usize, usize)>,
     repeated_kept_text: usize,
@@ -290,11 +278,110 @@ struct Fixes<'p> {
     found: Vec<imports::Found>,
     /// Edits of captured nodes that clash: (rule, what clashes). The file is left out.
     clashes: Vec<(String, captured::Clash)>,
+    /// What the runs so far wrote, skipped and edited (which matches a run may fix).
+    ledger: Ledger,
+}
+
+/// The silenced sites of one run's input (`ast-grep-ignore` comments), looked up on
+/// that text, where the comments are now.
+struct Silenced<'t> {
+    by: Option<Suppressions>,
+    lines: Option<rewrite::LineIndex<'t>>,
+}
+
+impl<'t> Silenced<'t> {
+    fn of(doc: &StrDoc<Lang>, before: &'t str) -> Silenced<'t> {
+        let by = if before.contains(super::suppress::IGNORE_TEXT) {
+            Suppressions::of(&AstGrep::doc(doc.clone()))
+        } else {
+            None
+        };
+        let lines = by.as_ref().map(|_| rewrite::LineIndex::new(before));
+        Silenced { by, lines }
+    }
+
+    fn silences(&self, rule: &str, at: usize) -> bool {
+        match (&self.by, &self.lines) {
+            (Some(s), Some(index)) => s.silences(rule, index.line_col(at).0 - 1),
+            _ => false,
+        }
+    }
 }
 
 impl Fixes<'_> {
-    /// Runs rule `i`'s fix on `doc` until it stops changing the text (or hits the
-    /// bound); whether it changed the text.
+    /// Runs the rules pass after pass until a pass changes nothing or `max_passes`
+    /// passes ran; a rule runs again only while it has something left to fix (see
+    /// [`super::ledger`]). Returns, per rule, the passes after which it had not
+    /// converged: when another pass would still change the text, the rules that would
+    /// and those that changed it in the last pass.
+    fn passes(
+        &mut self,
+        rules: &[&Rule],
+        doc: &mut StrDoc<Lang>,
+        max_passes: usize,
+        select: &mut dyn FnMut(&Proposal<'_>) -> bool,
+    ) -> Result<Vec<Option<usize>>, Error> {
+        let mut changed = vec![false; rules.len()];
+        for _pass in 0..max_passes {
+            for (i, rule) in rules.iter().enumerate() {
+                changed[i] = self.ledger.pending(i) && self.rule(i, rule, doc, select)?;
+            }
+            if !changed.contains(&true) {
+                return Ok(vec![None; rules.len()]);
+            }
+        }
+        let mut stuck = vec![None; rules.len()];
+        if !self.clashes.is_empty() {
+            return Ok(stuck);
+        }
+        // One more run of each rule with something left, on copies: would it change?
+        let mut would = false;
+        for (i, rule) in rules.iter().enumerate() {
+            if !self.ledger.pending(i) {
+                continue;
+            }
+            let mut probe = self.probe();
+            let mut text = doc.clone();
+            if probe
+                .rule(i, rule, &mut text, &mut |_| true)
+                .unwrap_or(true)
+            {
+                stuck[i] = Some(max_passes);
+                would = true;
+            }
+        }
+        if would {
+            for (i, c) in changed.iter().enumerate() {
+                if *c {
+                    stuck[i] = Some(max_passes);
+                }
+            }
+        }
+        Ok(stuck)
+    }
+
+    /// A copy to try a run on: what decides which matches are fixed, nothing counted.
+    fn probe(&self) -> Fixes<'_> {
+        Fixes {
+            path: self.path,
+            crlf: self.crlf,
+            nested_opts: self.nested_opts,
+            counts: self.counts.clone(),
+            declined: self.declined.clone(),
+            repeated_kept_text: 0,
+            deleted: false,
+            found: self
+                .found
+                .iter()
+                .map(|_| imports::Found::default())
+                .collect(),
+            clashes: Vec::new(),
+            ledger: self.ledger.clone(),
+        }
+    }
+
+    /// Runs rule `i` once on `doc`, fixing the matches this run may fix; whether it
+    /// changed the text.
     fn rule(
         &mut self,
         i: usize,
@@ -302,171 +389,168 @@ impl Fixes<'_> {
         doc: &mut StrDoc<Lang>,
         select: &mut dyn FnMut(&Proposal<'_>) -> bool,
     ) -> Result<bool, Error> {
-        let Some(fixer) = rule.config.fixer.first() else {
-            return Ok(false);
-        };
         if !self.clashes.is_empty() {
             // The file is left out: no use fixing more of it.
             return Ok(false);
         }
+        let gate = self.ledger.begin(i);
+        // Fixes start from matches; none can be where the rule's need fails.
+        if !rule.may_match(&doc.src) {
+            return Ok(false);
+        }
+        let Some(fixer) = rule.config.fixer.first() else {
+            return Ok(false);
+        };
         let matcher = &rule.config.matcher;
-        let mut changed = false;
-        let mut passes = 0;
-        loop {
-            // Fixes start from matches; none can be where the rule's need fails.
-            if !rule.may_match(&doc.src) {
-                break;
-            }
-            if passes == self.max_passes {
-                self.stuck[i] = Some(passes);
-                break;
-            }
-            passes += 1;
-            let before = doc.src.clone();
-            // A site a comment silences is never fixed: looked up on this pass's
-            // text, where the comments are now.
-            let silenced_now = if before.contains(super::suppress::IGNORE_TEXT) {
-                Suppressions::of(&AstGrep::doc(doc.clone()))
-            } else {
-                None
-            };
-            let line_starts = silenced_now
-                .as_ref()
-                .map(|_| rewrite::LineIndex::new(&before));
-            let crlf = self.crlf;
-            let declined = &self.declined;
-            let path = self.path;
-            let found = &mut self.found[i];
-            // The sites an empty fix deletes, found on first need: a list element
-            // deleted beside others takes the separator that keeps the list whole.
-            let mut deleted: Option<Vec<std::ops::Range<usize>>> = None;
-            // Edits of captured nodes, per site (its edit range in `before`): asked for
-            // while the sites are collected on `before`, before any is offered.
-            let collecting = std::cell::Cell::new(true);
-            let mut asked: Vec<(usize, usize, Vec<captured::Found>)> = Vec::new();
-            // Overlapping matches: fix the first, leave the rest to the next pass.
-            let nested = rewrite_nested_selecting(
-                doc,
-                matcher,
-                None,
-                self.nested_opts,
-                |m| {
-                    if let Some(plan) = &rule.imports {
-                        plan.collect(m, found);
-                    }
-                    let mut edit = m.make_edit(matcher, fixer);
-                    if edit.inserted_text.is_empty() {
-                        let sites = deleted.get_or_insert_with(|| {
-                            let top = m.get_node().root().root();
-                            top.find_all(matcher).map(|s| s.range()).collect()
-                        });
-                        rewrite::list_aware(m, &mut edit, sites);
-                    }
-                    edit.inserted_text = rewrite::blank_lines_kept(m, edit.inserted_text);
-                    edit.inserted_text =
-                        rewrite::tab_indented(m, edit.position, edit.inserted_text);
-                    if crlf {
-                        edit.inserted_text = rewrite::lf_to_crlf(edit.inserted_text);
-                    }
-                    if !rule.edits.is_empty() && collecting.get() {
-                        let on_captured = captured::at_match(&rule.edits, m, crlf);
-                        let end = edit.position + edit.deleted_length;
-                        asked.push((edit.position, end, on_captured));
-                    }
-                    edit
-                },
-                &mut |p| {
-                    collecting.set(false);
-                    let site = (i, p.site_start, p.site_end);
-                    let silenced = match (&silenced_now, &line_starts) {
-                        (Some(s), Some(index)) => {
-                            s.silences(&rule.id, index.line_col(p.site_start).0 - 1)
-                        }
-                        _ => false,
-                    };
-                    !silenced
-                        && !declined.contains(&site)
-                        && select(&Proposal {
-                            path,
-                            origin: Origin::Rule(&rule.id),
-                            change: *p,
-                            around: None,
-                        })
-                },
-            )
-            .map_err(|source| Error::Rewrite {
-                rule: rule.id.clone(),
-                path: path.to_string(),
-                source,
-            })?;
-            if doc.src == before {
-                // Nothing accepted: declined places are where they were.
-                for d in &nested.declined {
-                    if !self.declined.contains(&(i, d.start, d.end)) {
-                        self.declined.push((i, d.start, d.end));
-                    }
+        let before = doc.src.clone();
+        let silenced = Silenced::of(doc, &before);
+        let crlf = self.crlf;
+        let declined = &self.declined;
+        let path = self.path;
+        let found = &mut self.found[i];
+        // The sites an empty fix deletes, found on first need: a list element
+        // deleted beside others takes the separator that keeps the list whole.
+        let mut deleted: Option<Vec<std::ops::Range<usize>>> = None;
+        // Edits of captured nodes, per site (its edit range in `before`): asked for
+        // while the sites are collected on `before`, before any is offered.
+        let collecting = std::cell::Cell::new(true);
+        let mut asked: Vec<(usize, usize, Vec<captured::Found>)> = Vec::new();
+        let gated = Gated {
+            inner: matcher,
+            fixer: Some(fixer),
+            gate: &gate,
+            active: &collecting,
+        };
+        // Overlapping matches: fix the first, leave the rest to the next pass.
+        let nested = rewrite_nested_selecting(
+            doc,
+            &gated,
+            None,
+            self.nested_opts,
+            |m| {
+                if let Some(plan) = &rule.imports {
+                    plan.collect(m, found);
                 }
-                break;
-            }
-            let mut moved: Vec<(usize, usize, usize)> = self
-                .declined
-                .iter()
-                .filter_map(|&(r, s, e)| nested.map_range(s, e).map(|(s, e)| (r, s, e)))
-                .collect();
+                let mut edit = m.make_edit(matcher, fixer);
+                if edit.inserted_text.is_empty() {
+                    let sites = deleted.get_or_insert_with(|| {
+                        let top = m.get_node().root().root();
+                        top.find_all(matcher).map(|s| s.range()).collect()
+                    });
+                    rewrite::list_aware(m, &mut edit, sites);
+                }
+                edit.inserted_text = rewrite::blank_lines_kept(m, edit.inserted_text);
+                edit.inserted_text = rewrite::tab_indented(m, edit.position, edit.inserted_text);
+                if crlf {
+                    edit.inserted_text = rewrite::lf_to_crlf(edit.inserted_text);
+                }
+                if !rule.edits.is_empty() && collecting.get() {
+                    let on_captured = captured::at_match(&rule.edits, m, crlf);
+                    let end = edit.position + edit.deleted_length;
+                    asked.push((edit.position, end, on_captured));
+                }
+                edit
+            },
+            &mut |p| {
+                collecting.set(false);
+                let site = (i, p.site_start, p.site_end);
+                !silenced.silences(&rule.id, p.site_start)
+                    && !declined.contains(&site)
+                    && select(&Proposal {
+                        path,
+                        origin: Origin::Rule(&rule.id),
+                        change: *p,
+                        around: None,
+                    })
+            },
+        )
+        .map_err(|source| Error::Rewrite {
+            rule: rule.id.clone(),
+            path: path.to_string(),
+            source,
+        })?;
+        // Sites left for overlapping another wait for the next run (followed through
+        // this run's changes with the rest of the ledger).
+        let skipped = nested.overlapped.iter().map(|s| (s.start, s.end)).collect();
+        self.ledger.skipped(i, skipped);
+        if doc.src == before {
+            // Nothing accepted: declined places are where they were.
             for d in &nested.declined {
-                if let Some((s, e)) = nested.map_range(d.start, d.end) {
-                    if !moved.contains(&(i, s, e)) {
-                        moved.push((i, s, e));
-                    }
+                if !self.declined.contains(&(i, d.start, d.end)) {
+                    self.declined.push((i, d.start, d.end));
                 }
             }
-            self.declined = moved;
-            self.counts[i] += nested.changes.len();
-            self.repeated_kept_text += nested
-                .changes
-                .iter()
-                .filter(|c| c.repeated_kept.is_some())
-                .count();
-            self.deleted |= nested.changes.iter().any(|c| c.after.trim().is_empty());
-            changed = true;
-            if !rule.edits.is_empty() && !self.captured(&rule.id, doc, &before, &nested, asked)? {
-                break;
+            return Ok(false);
+        }
+        let mut moved: Vec<(usize, usize, usize)> = self
+            .declined
+            .iter()
+            .filter_map(|&(r, s, e)| nested.map_range(s, e).map(|(s, e)| (r, s, e)))
+            .collect();
+        for d in &nested.declined {
+            if let Some((s, e)) = nested.map_range(d.start, d.end) {
+                if !moved.contains(&(i, s, e)) {
+                    moved.push((i, s, e));
+                }
             }
         }
-        Ok(changed)
-    }
-
-    /// Makes the edits of captured nodes that the sites whose fixes were made (in
-    /// `nested`, on `before`) asked for; false when they clash (recorded).
-    fn captured(
-        &mut self,
-        rule: &str,
-        doc: &mut StrDoc<Lang>,
-        before: &str,
-        nested: &rewrite::Nested,
-        asked: Vec<(usize, usize, Vec<captured::Found>)>,
-    ) -> Result<bool, Error> {
+        self.declined = moved;
+        self.counts[i] += nested.changes.len();
+        self.repeated_kept_text += nested
+            .changes
+            .iter()
+            .filter(|c| c.repeated_kept.is_some())
+            .count();
+        self.deleted |= nested.changes.iter().any(|c| c.after.trim().is_empty());
         let made: Vec<captured::Found> = asked
             .into_iter()
             .filter(|(s, e, _)| nested.changes.iter().any(|c| (c.start, c.end) == (*s, *e)))
             .flat_map(|(_, _, f)| f)
             .collect();
-        match captured::settle(made, before, nested) {
+        self.captured(i, &rule.id, doc, &before, &nested, made)?;
+        Ok(true)
+    }
+
+    /// Follows the ledger through the fixes of rule `i`'s run (in `nested`, made on
+    /// `before`, the run's input), then makes the edits of captured nodes its sites
+    /// asked for (`asked`, found on `before`): an edit an earlier run or rule made on
+    /// the same node is not made again; a different edit of such a node, or edits that
+    /// clash among themselves, leave the file out (recorded).
+    fn captured(
+        &mut self,
+        i: usize,
+        rule: &str,
+        doc: &mut StrDoc<Lang>,
+        before: &str,
+        nested: &rewrite::Nested,
+        asked: Vec<captured::Found>,
+    ) -> Result<(), Error> {
+        let settled = captured::unmade(asked, before, &self.ledger, rule)
+            .and_then(|asked| captured::settle(asked, before, nested));
+        let changes = ledger::outermost(nested);
+        self.ledger.changed(&changes);
+        self.ledger.wrote(i, &ledger::written(&changes));
+        let settled = match settled {
             Err(clash) => {
                 self.clashes.push((rule.to_string(), clash));
-                Ok(false)
+                return Ok(());
             }
-            Ok(edits) if edits.is_empty() => Ok(true),
-            Ok(edits) => {
-                let text = captured::apply(&doc.src, &edits);
-                *doc = rewrite::parse_doc(&text, doc.lang).map_err(|source| Error::Rewrite {
-                    rule: rule.to_string(),
-                    path: self.path.to_string(),
-                    source,
-                })?;
-                Ok(true)
-            }
+            Ok(settled) if settled.edits.is_empty() => return Ok(()),
+            Ok(settled) => settled,
+        };
+        let text = captured::apply(&doc.src, &settled.edits);
+        let changes = ledger::changes_of(&settled.edits);
+        self.ledger.changed(&changes);
+        self.ledger.wrote(i, &ledger::written(&changes));
+        for made in settled.made(rule) {
+            self.ledger.made(made);
         }
+        *doc = rewrite::parse_doc(&text, doc.lang).map_err(|source| Error::Rewrite {
+            rule: rule.to_string(),
+            path: self.path.to_string(),
+            source,
+        })?;
+        Ok(())
     }
 }
 

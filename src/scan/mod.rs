@@ -25,6 +25,7 @@ mod captured;
 pub mod engine;
 pub mod export;
 pub mod hook;
+mod ledger;
 pub mod merge;
 mod need;
 pub mod rules;

@@ -123,11 +123,38 @@ fn fixes_rerun_until_stable_and_the_bound_is_reported() {
     assert!(done.remaining.is_empty());
 
     let bounded = fix(&rules, "a.js", deep, 2);
-    // Two passes in each of two rounds.
-    assert_eq!(bounded.after.as_deref(), Some("let k = ((w));\n"));
+    // Each pass takes one layer: the parentheses around what the last pass wrote.
+    assert_eq!(bounded.after.as_deref(), Some("let k = ((((w))));\n"));
     assert_eq!(bounded.unconverged.len(), 1);
     assert_eq!(bounded.unconverged[0].rule, "redundant-parens");
     assert_eq!(bounded.unconverged[0].passes, 2);
+}
+
+/// Issue 53 item 4: a rule deleting the third argument of a call matched its own
+/// output on the next pass and deleted the fourth and the fifth too.
+#[test]
+fn a_rule_never_fixes_its_own_output_again() {
+    let text = r#"
+[[rules]]
+id = "drop-third"
+language = "javascript"
+rule.pattern = "f($A, $B, $C, $$$REST)"
+fix = "f($A, $B, $$$REST)"
+"#;
+    let rules = load(text, TextFormat::Toml);
+    let out = fix(&rules, "a.js", "f(1, 2, 3, 4, 5);\nf(1, 2, 3, 4);\n", 10);
+    assert_eq!(out.after.as_deref(), Some("f(1, 2, 4, 5);\nf(1, 2, 4);\n"));
+    assert_eq!(out.counts, vec![("drop-third".to_string(), 2)]);
+    assert!(out.unconverged.is_empty());
+    // One pass is all it takes, and nothing says otherwise.
+    let once = fix(&rules, "a.js", "f(1, 2, 3, 4, 5);\n", 1);
+    assert_eq!(once.after.as_deref(), Some("f(1, 2, 4, 5);\n"));
+    assert!(once.unconverged.is_empty());
+    // Nested calls are each fixed once, in one pass.
+    let nested = fix(&rules, "a.js", "f(1, 2, f(1, 2, 3, 4), 4);\n", 10);
+    assert_eq!(nested.after.as_deref(), Some("f(1, 2, 4);\n"));
+    let inner = fix(&rules, "a.js", "f(f(1, 2, 3, 4), 2, 3, 4);\n", 10);
+    assert_eq!(inner.after.as_deref(), Some("f(f(1, 2, 4), 2, 4);\n"));
 }
 
 #[test]

@@ -49,3 +49,116 @@ fn a_refreshed_scan_preview_counts_fixes_in_english() {
         "{summary}"
     );
 }
+
+fn blob_at(repo: &TestRepo, id: &str, path: &str) -> String {
+    repo.git(&["cat-file", "blob", &format!("refs/astedit/{id}:{path}")])
+}
+
+/// Two rules of one migration, each making its function `async` and its return type a
+/// `Promise` (issue 53 item 2). `third` asks something else of the same function.
+const ASYNC_RULES: &str = "id: fetch-async
+language: typescript
+rule:
+  pattern: fetchSync($A)
+  inside:
+    kind: function_declaration
+    pattern: $FN
+    stopBy: end
+    has: { field: return_type, has: { pattern: $RET } }
+fix: await fetchAsync($A)
+edits:
+  - { target: $FN, fix: async $FN }
+  - { target: $RET, fix: Promise<$RET> }
+---
+id: read-async
+language: typescript
+rule:
+  pattern: readSync($A)
+  inside:
+    kind: function_declaration
+    pattern: $FN
+    stopBy: end
+    has: { field: return_type, has: { pattern: $RET } }
+fix: await readAsync($A)
+edits:
+  - { target: $FN, fix: async $FN }
+  - { target: $RET, fix: Promise<$RET> }
+";
+
+#[test]
+fn two_rules_with_the_same_edits_make_them_once() {
+    let repo = TestRepo::new();
+    repo.write("rules/async.yml", ASYNC_RULES);
+    repo.write(
+        "rules/noted.yml",
+        format!(
+            "{ASYNC_RULES}---\nid: noted\nlanguage: typescript\nrule:\n  pattern: writeSync($A)\n  \
+             inside: {{ kind: function_declaration, pattern: $FN, stopBy: end }}\n\
+             fix: write($A)\nedits:\n  - {{ target: $FN, fix: \"// writes\\n$FN\" }}\n"
+        ),
+    );
+    let before = "export function load(): string {\n  const a = fetchSync(\"a\");\n  const b = readSync(\"b\");\n  return a + b;\n}\n";
+    repo.write("a.ts", before);
+    repo.write(
+        "b.ts",
+        "function save(): void {\n  readSync(\"x\");\n  writeSync(\"y\");\n}\n",
+    );
+    repo.commit_all("init");
+    let v = scan_stage(&repo, &["--config", "rules/async.yml"]);
+    let id = id_of(&v);
+    assert_eq!(
+        blob_at(&repo, &id, "a.ts"),
+        "export async function load(): Promise<string> {\n  const a = await fetchAsync(\"a\");\n  const b = await readAsync(\"b\");\n  return a + b;\n}\n"
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "b.ts"),
+        "async function save(): Promise<void> {\n  await readAsync(\"x\");\n  writeSync(\"y\");\n}\n"
+    );
+    repo.run(&["discard", &id]).assert_code(0);
+    // A different edit of a function another rule already edited is a conflict, as
+    // within one rule: that file is left out, the others are staged.
+    let out = repo.run(&["scan", "--stage", "--config", "rules/noted.yml", "--json"]);
+    assert!(
+        out.stdout
+            .contains("b.ts:1: rule 'noted': two different edits of $FN: rule 'read-async' made"),
+        "{}",
+        out.stdout
+    );
+    let id = id_of(&out.json());
+    let files = repo.git(&[
+        "ls-tree",
+        "-r",
+        "--name-only",
+        &format!("refs/astedit/{id}"),
+    ]);
+    assert!(!files.contains("b.ts"), "{files}");
+    assert!(
+        blob_at(&repo, &id, "a.ts").starts_with("export async function load(): Promise<string> {")
+    );
+}
+
+/// Issue 53 item 4: deleting the third argument also deleted the fourth and the fifth,
+/// one more each pass, as the rule matched its own output again.
+#[test]
+fn a_positional_deletion_is_made_once_per_call() {
+    let repo = TestRepo::new();
+    repo.write(
+        "astedit.toml",
+        "[[rules]]\nid = \"drop-third\"\nlanguage = \"javascript\"\n\
+         rule.pattern = \"emit($A, $B, $C, $$$REST)\"\nfix = \"emit($A, $B, $$$REST)\"\n",
+    );
+    repo.write(
+        "a.js",
+        "emit(a, b, c, d, e);\nemit(a, b, c, d);\nemit(a, b, emit(1, 2, 3, 4), d);\n",
+    );
+    repo.commit_all("init");
+    let after = "emit(a, b, d, e);\nemit(a, b, d);\nemit(a, b, d);\n";
+    let v = scan_stage(&repo, &[]);
+    assert_eq!(blob_at(&repo, &id_of(&v), "a.js"), after);
+    assert_eq!(v["fixes"], 4, "{v}");
+    assert_eq!(v["unconverged"], serde_json::json!([]), "{v}");
+    // One pass is enough, and a second would change nothing: no "still changed".
+    let once = repo.run(&["scan", "--apply", "--max-passes", "1"]);
+    assert!(!once.stderr.contains("still changed"), "{}", once.stderr);
+    assert_eq!(repo.read_string("a.js"), after);
+}
