@@ -31,6 +31,15 @@ read ("File has been modified since read"), else writes the new text in place â€
 sends `PostToolUse` (or `PostToolUseFailure`); between its read and its write it
 waits up to `--tool-delay` (the harness's own steps there). A `decision: "block"` after the write
 (the hook saw its turn end and others write meanwhile) counts as a conflict reported.
+
+Lane agents (`--lanes 2`, issue 54 item 2): each works in a lane of its own (`git
+astedit lane start`), as a hook session does, on functions no other lane edits (lane i
+takes the functions whose number is i modulo the lane count) of the same files. At the
+end, `lane merge` of all lanes into a fresh lane at the base must be clean and hold every
+lane tag; `lane merge` into the main tree (whose sessions edited any function) must
+report exactly one conflict per function changed both in a lane and on the main tree,
+or be clean when there is none. A lane's pre-hook latency shows whether it waited for
+the main tree's turns.
 """
 
 import argparse
@@ -102,6 +111,8 @@ class Stats:
         self.counts = {}
         self.latency = []  # resolve wall times (s)
         self.hook_latency = []  # pre-hook wall times (s)
+        self.lane_latency = []  # pre-hook wall times in lanes (s)
+        self.lane_applied = {}  # tag -> (lane, path, function)
         self.errors = {}
 
     def add(self, key, n=1):
@@ -309,6 +320,85 @@ def hook_session(ctx, sid, rng):
             ctx.stats.add("post-warned")
 
 
+def lane_session(ctx, lane, dir_, rng):
+    """A hook session working in its lane on its own functions (see the module docs)."""
+    sub = Ctx()
+    sub.__dict__.update(ctx.__dict__)
+    sub.repo = dir_
+    mine = [f for f in range(ctx.functions) if f % ctx.lanes == lane]
+    session = f"lane-{lane}-{os.getpid()}"
+    for k in range(ctx.edits):
+        tag = f"l{lane:02d}e{k:03d}"
+        path = rng.choice(ctx.paths)
+        func = rng.choice(mine)
+        abspath = os.path.join(dir_, path)
+        with open(abspath) as f:
+            seen = f.read()
+        hook(sub, claude_event(sub, session, "PostToolUse", "Read", {"file_path": abspath},
+                               {"type": "text", "file": {"filePath": abspath,
+                                                         "content": seen}}))
+        plan = plan_edit(seen, func, tag, "line" if rng.random() < 0.5 else "insert")
+        time.sleep(rng.random() * ctx.think)
+        tool_input = {"file_path": abspath, "old_string": plan[0], "new_string": plan[1],
+                      "replace_all": False}
+        answer, dt = hook(sub, claude_event(sub, session, "PreToolUse", "Edit", tool_input))
+        with ctx.stats.lock:
+            ctx.stats.lane_latency.append(dt)
+        if answer.get("hookSpecificOutput", {}).get("permissionDecision") == "deny":
+            ctx.stats.add("lane-denied")
+            continue
+        new_text = seen.replace(plan[0], plan[1], 1)
+        with open(abspath, "w") as f:
+            f.write(new_text)
+        hook(sub, claude_event(sub, session, "PostToolUse", "Edit", tool_input,
+                               {"filePath": abspath, "oldString": plan[0],
+                                "newString": plan[1], "originalFile": seen,
+                                "structuredPatch": [], "userModified": False,
+                                "replaceAll": False}))
+        with ctx.stats.lock:
+            ctx.stats.lane_applied[tag] = (lane, path, func)
+        ctx.stats.add("applied-lane")
+
+
+def functions_of(text):
+    """Function name -> its text, in a file of `make_repo`'s shape."""
+    return dict(re.findall(r"^def (f\d+)\(\):\n((?:(?!def ).*\n)*)", text, re.M))
+
+
+def check_lanes(ctx, base):
+    """The lane merges of the module docs: (clean merge ok, conflicts expected, reported)."""
+    run = lambda cwd, *a: subprocess.run([ctx.bin, "--json", *a], cwd=cwd,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    names = [f"l{i}" for i in range(ctx.lanes)]
+    # Into a fresh lane at the base: the lanes changed disjoint functions, so clean.
+    fresh = run(ctx.repo, "lane", "start", "fresh")
+    fresh_dir = json.loads(fresh.stdout)["lanes"][0]["path"]
+    merged = run(fresh_dir, "lane", "merge", *names)
+    clean = merged.returncode == 0
+    if clean and json.loads(merged.stdout)["id"]:
+        clean = run(fresh_dir, "apply").returncode == 0
+        for tag, (_, path, _) in ctx.stats.lane_applied.items():
+            text = open(os.path.join(fresh_dir, path)).read()
+            clean = clean and (f"\"{tag}\"" in text or f"# {tag}\n" in text)
+    # Into the main tree: one conflict per function both a lane and the main tree changed.
+    expected = set()
+    for lane, dir_ in enumerate(ctx.lane_dirs):
+        for path in ctx.paths:
+            b = functions_of(base[path])
+            here = functions_of(open(os.path.join(ctx.repo, path)).read())
+            there = functions_of(open(os.path.join(dir_, path)).read())
+            expected |= {(f"l{lane}", path, f) for f in b
+                         if here.get(f) != b[f] and there.get(f) != b[f]}
+    r = run(ctx.repo, "lane", "merge", *names)
+    reported = set()
+    if r.returncode == 3:
+        for c in json.loads(r.stdout)["error"]["details"]["conflicts"]:
+            reported |= {(c["lane"], c["path"], n["name"]) for n in c["nodes"]}
+    elif r.returncode != 0:
+        reported.add(("error", r.returncode, r.stdout.decode()[:200]))
+    return clean, expected, reported
+
+
 def killer(ctx, rng, stop):
     while not stop.wait(rng.random() * 2 * ctx.kill_every):
         with ctx.live_lock:
@@ -356,6 +446,15 @@ def one_run(args, seed):
     k = threading.Thread(target=killer, args=(ctx, random.Random(rng.random()), stop))
     if args.kill_every > 0:
         k.start()
+    ctx.lanes = args.lanes
+    ctx.lane_dirs = []
+    base = {p: open(os.path.join(ctx.repo, p)).read() for p in ctx.paths}
+    for i in range(args.lanes):
+        out = subprocess.run([ctx.bin, "lane", "start", f"l{i}"], cwd=ctx.repo,
+                             stdout=subprocess.PIPE, check=True)
+        ctx.lane_dirs.append(out.stdout.decode().strip())
+        threads.append(threading.Thread(target=lane_session, args=(
+            ctx, i, ctx.lane_dirs[-1], random.Random(rng.random()))))
     for t in threads:
         t.start()
     for t in threads:
@@ -375,6 +474,11 @@ def one_run(args, seed):
     s = ctx.stats
     lost = sorted(tag for tag, (path, _) in s.applied.items()
                   if f"\"{tag}\"" not in tree[path] and f"# {tag}\n" not in tree[path])
+    lane_lost = sorted(tag for tag, (lane, path, _) in s.lane_applied.items()
+                       if not any(m in open(os.path.join(ctx.lane_dirs[lane], path)).read()
+                                  for m in (f"\"{tag}\"", f"# {tag}\n")))
+    clean, expected, reported = (check_lanes(ctx, base) if args.lanes
+                                 else (True, set(), set()))
     fsck = subprocess.run(["git", "-C", ctx.repo, "fsck", "--no-progress"],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     row = {
@@ -388,8 +492,17 @@ def one_run(args, seed):
         "post_warned": s.counts.get("post-warned", 0),
         "cut_by_kill": s.counts.get("cut-by-kill", 0),
         "kills": s.counts.get("kills", 0),
-        "lost": len(lost),
-        "lost_tags": lost,
+        "lost": len(lost) + len(lane_lost),
+        "lost_tags": lost + lane_lost,
+        "lanes": args.lanes,
+        "applied_lane": s.counts.get("applied-lane", 0),
+        "lane_denied": s.counts.get("lane-denied", 0),
+        "lane_merge_clean": clean,
+        "lane_conflicts_expected": len(expected),
+        "lane_conflicts_reported": len(reported),
+        "lane_conflicts_match": expected == reported,
+        "lane_pre_hook_p50_ms": round(pct(s.lane_latency, 50) * 1000),
+        "lane_pre_hook_p95_ms": round(pct(s.lane_latency, 95) * 1000),
         "errors": s.errors,
         "resolve_p50_ms": round(pct(s.latency, 50) * 1000),
         "resolve_p95_ms": round(pct(s.latency, 95) * 1000),
@@ -423,6 +536,8 @@ def main():
                          "and writing it")
     ap.add_argument("--kill-every", type=float, default=0.8,
                     help="mean seconds between kills of a server (0: none)")
+    ap.add_argument("--lanes", type=int, default=2,
+                    help="hook sessions working in lanes of their own (0: none)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", help="write every run's row here")
@@ -449,7 +564,20 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
-    return 1 if any(r["lost"] for r in rows) else 0
+    if args.lanes:
+        print()
+        print("| run | lane edits (denied) | merge of the lanes at the base | conflicts into the "
+              "main tree: expected / reported, same set | lane pre-hook p50 / p95 |")
+        print("|---|---|---|---|---|")
+        for i, r in enumerate(rows, 1):
+            print(f"| {i} | {r['applied_lane']} ({r['lane_denied']}) | "
+                  f"{'clean, every tag' if r['lane_merge_clean'] else '**not clean**'} | "
+                  f"{r['lane_conflicts_expected']} / {r['lane_conflicts_reported']}, "
+                  f"{'yes' if r['lane_conflicts_match'] else '**no**'} | "
+                  f"{r['lane_pre_hook_p50_ms']} / {r['lane_pre_hook_p95_ms']} ms |")
+    bad = any(r["lost"] or not r["lane_merge_clean"] or not r["lane_conflicts_match"]
+              for r in rows)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

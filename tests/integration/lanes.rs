@@ -82,6 +82,7 @@ fn lane_start_list_and_drop_make_and_remove_the_worktree_and_its_ref() {
     let list = t.run(&["--json", "lane", "list"]);
     list.assert_code(0);
     let v = list.json();
+    crate::contract::validate(&t, "lane", &v);
     assert_eq!(v["action"], "list");
     assert_eq!(v["lanes"][0]["name"], "a");
     assert_eq!(v["lanes"][0]["base"], head.as_str());
@@ -245,9 +246,13 @@ fn two_lanes_changing_touching_functions_merge_by_declaration_into_one_preview()
     let line = git.output().expect("git merge-file");
     assert_eq!(line.status.code(), Some(1), "one conflict by line");
 
-    let out = t.run(&["--json", "lane", "merge", "x", "y"]);
+    // Checked in a worktree of the merged preview (`--verify`, as `apply` does).
+    let check = "grep -q 'return 1 + 100' src/lib.py && grep -q 'beta(x=0)' src/lib.py";
+    let out = t.run(&["--json", "lane", "merge", "x", "y", "--verify", check]);
     out.assert_code(0);
     let v = out.json();
+    crate::contract::validate(&t, "lane-merge", &v);
+    assert_eq!(v["verify"]["passed"], true, "{v}");
     let id = v["id"].as_str().expect("a preview").to_string();
     assert_eq!(v["lanes"], json!(["x", "y"]));
     assert_eq!(
@@ -287,6 +292,7 @@ fn the_same_function_changed_in_two_lanes_is_a_conflict_and_nothing_is_staged() 
     );
     let out = t.run(&["--json", "lane", "merge", "x", "y"]);
     out.assert_code(3);
+    crate::contract::validate(&t, "error", &out.json());
     let e = &out.json()["error"];
     assert_eq!(e["code"], "lane-conflict", "{e}");
     let c = &e["details"]["conflicts"][0];
