@@ -1,6 +1,6 @@
 //! Review decisions obeyed by every apply path (issue 50 item 2): the language
 //! server's "apply preview", `campaign apply --local`; `list` and `show` say what was
-//! decided.
+//! decided; sites a `verify` run reported on come first.
 
 use serde_json::json;
 
@@ -178,4 +178,82 @@ fn campaign_apply_local_obeys_each_checkouts_review_decisions() {
         std::fs::read_to_string(dir.join("x.ts")).expect("read"),
         "logger.info(1);\nconsole.log(2);\n"
     );
+}
+
+/// Every site of preview `id`: (path, before text, id).
+fn all_sites(repo: &TestRepo, id: &str) -> Vec<(String, String, String)> {
+    let v = review(repo, &[id]);
+    let mut out = Vec::new();
+    for g in v["groups"].as_array().expect("groups") {
+        let page = review(repo, &[id, "--sites", g["key"].as_str().expect("key")]);
+        for s in page["sites"].as_array().expect("sites") {
+            let text = |k: &str| s[k].as_str().expect("a string").to_string();
+            out.push((text("path"), text("before"), text("id")));
+        }
+    }
+    out
+}
+
+#[test]
+fn sites_a_verify_run_reported_on_come_first_as_outliers() {
+    let repo = TestRepo::new();
+    for i in 0..3 {
+        repo.write(
+            &format!("src/m{i}.js"),
+            "function f() {\n  console.log(1);\n\n  console.log(2);\n}\n",
+        );
+    }
+    repo.commit_all("init");
+    let v = repo
+        .run(&[
+            "--json",
+            "edit",
+            "-p",
+            "console.log($A)",
+            "-r",
+            "logger.info($A)",
+        ])
+        .assert_code(0)
+        .json();
+    let id = v["id"].as_str().expect("id").to_string();
+    let before = review(&repo, &[&id]);
+    assert_eq!(before["outliers"], 0, "{before:#}");
+    let ids_of = |repo: &TestRepo| {
+        let mut ids: Vec<String> = all_sites(repo, &id).into_iter().map(|s| s.2).collect();
+        ids.sort();
+        ids
+    };
+    let ids = ids_of(&repo);
+    // A check that fails on m1.js's fourth line (its second call), as a linter says it.
+    repo.run(&[
+        "verify",
+        &id,
+        "--",
+        "sh",
+        "-c",
+        "echo 'src/m1.js:4:3: error: logger is not defined'; exit 1",
+    ])
+    .assert_code(1);
+    let v = review(&repo, &[&id]);
+    assert_eq!(v["sites"], 6, "{v:#}");
+    assert_eq!(v["outliers"], 1, "{v:#}");
+    let first = &v["groups"][0];
+    assert_eq!(first["count"], 1, "{v:#}");
+    assert!(
+        first["outlier"]
+            .as_str()
+            .is_some_and(|w| w.contains("verify")),
+        "{v:#}"
+    );
+    assert_eq!(first["representative"]["path"], "src/m1.js");
+    assert_eq!(first["representative"]["before"], "  console.log(2);");
+    assert_eq!(v["groups"][1]["count"], 5, "{v:#}");
+    // The sites keep their ids: a decision taken before the run still holds.
+    assert_eq!(ids_of(&repo), ids);
+    let text = repo
+        .run(&["review", &id, "--text"])
+        .assert_code(0)
+        .stdout
+        .clone();
+    assert!(text.contains("a `verify` run reported on it"), "{text}");
 }

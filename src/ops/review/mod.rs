@@ -44,6 +44,7 @@ pub mod apply;
 mod decisions;
 mod derive;
 mod template;
+mod verified;
 
 use derive::FileSites;
 use derive::Label;
@@ -202,6 +203,7 @@ impl Model {
             })
             .collect();
         let record = decisions::Record::load(repo, &preview)?;
+        let reported = verified::reported(repo, &preview)?;
         let mut model = Model {
             preview,
             files,
@@ -214,7 +216,7 @@ impl Model {
             notes,
             record,
         };
-        model.index(recipe.reruns());
+        model.index(recipe.reruns(), &reported);
         Ok(model)
     }
 
@@ -227,8 +229,13 @@ impl Model {
         &self.preview
     }
 
-    /// Builds the sites and groups from the files' spans.
-    fn index(&mut self, reruns: bool) {
+    /// Builds the sites and groups from the files' spans (`reported`: the lines
+    /// `verify` runs reported on, by path).
+    fn index(
+        &mut self,
+        reruns: bool,
+        reported: &HashMap<String, std::collections::BTreeSet<usize>>,
+    ) {
         let mut groups: Vec<GroupRec> = Vec::new();
         let mut by_key: HashMap<String, usize> = HashMap::new();
         let mut seen: HashMap<String, usize> = HashMap::new();
@@ -292,12 +299,14 @@ impl Model {
                 }
                 FileSites::Text { before, spans } => {
                     let added = added_lines(before, spans);
+                    let hit = verified::spans_hit(before, spans, reported.get(&entry.path));
                     for (si, s) in spans.iter().enumerate() {
                         if s.kind == SpanKind::Dependent {
                             self.dependents += 1;
                             continue;
                         }
                         let why = match s.kind {
+                            _ if hit[si] => Some(verified::WHY.to_string()),
                             SpanKind::Differs => Some(
                                 "the recipe, re-run on the before side, changes this region \
                                  otherwise"
