@@ -181,6 +181,11 @@ pub fn add_import(lang: Lang, src: &str, stmt: &str) -> Result<Option<String>, E
         .filter(|n| n.is_named() && !n.kind().contains("comment"))
         .any(|n| n.text().trim_end().ends_with(';'));
     let text = styled_statement(family, stmt, src, &have, &want, semicolons);
+    if family == Family::Python {
+        if let Some(out) = python::insert_grouped(src, &have, &want, &text) {
+            return Ok(Some(out));
+        }
+    }
     Ok(Some(insert_statement(family, &top, src, &have, &text)))
 }
 
@@ -1228,5 +1233,6 @@ fn whole_statement(src: &str, range: Range<usize>) -> Range<usize> {
     lone_lines(src, range.clone()).unwrap_or(range)
 }
 
+mod python;
 #[cfg(test)]
 mod tests;

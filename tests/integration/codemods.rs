@@ -121,7 +121,7 @@ fn python_go_rust_and_java_headers() {
     );
     assert_eq!(
         blob_at(&repo, &id, "a.py"),
-        "\"\"\"Module doc.\"\"\"\nfrom __future__ import annotations\nimport log\n\nlog.warn(1)\n"
+        "\"\"\"Module doc.\"\"\"\nfrom __future__ import annotations\n\nimport log\n\nlog.warn(1)\n"
     );
     assert_eq!(
         blob_at(&repo, &id, "b.py"),
@@ -129,7 +129,7 @@ fn python_go_rust_and_java_headers() {
     );
     assert_eq!(
         blob_at(&repo, &id, "c.py"),
-        "from log import info\nimport log\n\nlog.warn(info)\n"
+        "import log\nfrom log import info\n\nlog.warn(info)\n"
     );
 
     let repo = TestRepo::new();
@@ -397,7 +397,7 @@ fn python_kotlin_and_csharp_imports_already_there_merged_or_covered() {
         ),
         (
             "other.py",
-            "import os\nfrom log import warn2\n\nwarn2(os.sep)\n",
+            "import os\n\nfrom log import warn2\n\nwarn2(os.sep)\n",
         ),
     ];
     for (path, text) in want {
@@ -774,7 +774,7 @@ fn a_method_with_a_blank_line_is_made_async_around_its_own_fix() {
     // `time` is still used there: it stays.
     assert_eq!(
         blob_at(&repo, &id, "b.py"),
-        "import time\nimport asyncio\n\n\nasync def wait():\n    await asyncio.sleep(1)\n\n    return time.time()\n"
+        "import asyncio\nimport time\n\n\nasync def wait():\n    await asyncio.sleep(1)\n\n    return time.time()\n"
     );
 }
 

@@ -169,3 +169,87 @@ fn a_rule_s_import_uses_a_metavariable_its_transform_makes() {
         out.stdout
     );
 }
+
+/// ruff, from `ASTEDIT_RUFF` or PATH; `None` (the check skipped with a message) without
+/// it, unless ASTEDIT_REQUIRE_RUFF is set (`.ci/run` installs it and sets both).
+fn ruff() -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("ASTEDIT_RUFF")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            let path = std::env::var_os("PATH")?;
+            std::env::split_paths(&path)
+                .map(|d| d.join("ruff"))
+                .find(|p| p.is_file())
+        });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("ASTEDIT_REQUIRE_RUFF").is_none(),
+            "ASTEDIT_REQUIRE_RUFF is set and ruff is neither ASTEDIT_RUFF nor on PATH"
+        );
+        eprintln!("ruff not found: the import-order check is skipped");
+    }
+    found
+}
+
+#[test]
+fn add_import_in_a_grouped_python_file_goes_into_its_group() {
+    let grouped = "from __future__ import annotations\n\n\
+        import os\nfrom typing import List\n\n\
+        import requests\n\n\
+        from myapp import models\n\n\
+        from . import views\n\n\
+        print(os, List, requests, models, views)\n";
+    let repo = TestRepo::new();
+    repo.write("myapp/__init__.py", "");
+    repo.write("myapp/api.py", grouped);
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "print($$$A)",
+            "-r",
+            "log($$$A, sys, sleep, httpx, db)",
+            "--add-import",
+            "import sys",
+            "--add-import",
+            "from time import sleep",
+            "--add-import",
+            "import httpx",
+            "--add-import",
+            "from myapp.db import db",
+        ],
+    );
+    let after = blob_at(&repo, &id, "myapp/api.py");
+    assert_eq!(
+        after,
+        "from __future__ import annotations\n\n\
+         import os\nimport sys\nfrom time import sleep\nfrom typing import List\n\n\
+         import httpx\nimport requests\n\n\
+         from myapp import models\nfrom myapp.db import db\n\n\
+         from . import views\n\n\
+         log(os, List, requests, models, views, sys, sleep, httpx, db)\n"
+    );
+    // ruff's import order (I001) holds on the file as staged.
+    let Some(ruff) = ruff() else { return };
+    repo.write("myapp/api.py", &after);
+    let out = std::process::Command::new(ruff)
+        .args([
+            "check",
+            "--no-cache",
+            "--isolated",
+            "--select",
+            "I",
+            "--",
+            "myapp/api.py",
+        ])
+        .current_dir(repo.path())
+        .output()
+        .expect("ruff runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

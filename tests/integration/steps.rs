@@ -224,7 +224,7 @@ fn a_later_step_works_on_what_an_earlier_step_wrote() {
     let id = v["id"].as_str().expect("id").to_string();
     assert_eq!(
         blob_at(&repo, &id, "a.py"),
-        "import os\nfrom app.log import logger\n\nlogger.info(os.name)\n"
+        "import os\n\nfrom app.log import logger\n\nlogger.info(os.name)\n"
     );
     assert_eq!(v["file_count"], 1);
     let rows = v["steps"].as_array().expect("steps");

@@ -90,11 +90,11 @@ fn python_imports() {
         add(PY, "import os\n", "import sys"),
         "import os\nimport sys\n"
     );
-    // After a docstring and `from __future__`.
+    // After a docstring and `from __future__`, a group of its own.
     let src = "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\n\nx = 1\n";
     assert_eq!(
         add(PY, src, "import logging"),
-        "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport logging\n\nx = 1\n"
+        "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\n\nimport logging\n\nx = 1\n"
     );
     assert_eq!(
         add(PY, "\"\"\"Doc.\"\"\"\nx = 1\n", "import logging"),
@@ -340,5 +340,57 @@ fn a_name_merged_into_a_multi_line_import_gets_a_line_of_its_own() {
     assert_eq!(
         add(TS, "import { a } from \"m\";\n", "import { c } from \"m\""),
         "import { a, c } from \"m\";\n"
+    );
+}
+
+/// A Python file's imports in ruff's groups (`--select I` passes on it).
+const GROUPED: &str = "\"\"\"Doc.\"\"\"\n\nfrom __future__ import annotations\n\n\
+    import os\nimport sys\nfrom typing import List\n\n\
+    import requests\nfrom flask import Flask\n\n\
+    from myapp import models\n\n\
+    from . import views\nfrom .util import helper\n\n\
+    print(os, sys, List, requests, Flask, models, views, helper)\n";
+
+#[test]
+fn a_python_import_goes_into_its_group_in_order() {
+    let added = |stmt: &str| add(PY, GROUPED, stmt);
+    let with = |before: &str, line: &str| GROUPED.replacen(before, &format!("{line}\n{before}"), 1);
+    // The standard library, among its own in order (plain imports before `from`).
+    assert_eq!(
+        added("import asyncio"),
+        with("import os\n", "import asyncio")
+    );
+    assert_eq!(added("import re"), with("import sys\n", "import re"));
+    assert_eq!(
+        added("from time import sleep"),
+        with("from typing", "from time import sleep")
+    );
+    assert_eq!(
+        added("from datetime import timezone"),
+        with("from typing", "from datetime import timezone")
+    );
+    // Third party; a module the file imports already says which group is its.
+    assert_eq!(
+        added("import httpx"),
+        with("import requests\n", "import httpx")
+    );
+    assert_eq!(
+        added("from myapp.db import session"),
+        with("\nfrom . import", "from myapp.db import session")
+    );
+    // Relative: at the end of theirs.
+    assert_eq!(
+        added("from .forms import Form"),
+        with("\nprint(", "from .forms import Form")
+    );
+    // A section the file lacks: a group of its own in its place.
+    let no_third = "import os\n\nfrom . import views\n\nprint(os, views)\n";
+    assert_eq!(
+        add(PY, no_third, "import httpx"),
+        "import os\n\nimport httpx\n\nfrom . import views\n\nprint(os, views)\n"
+    );
+    assert_eq!(
+        add(PY, "import os\n\nprint(os)\n", "from .log import warn"),
+        "import os\n\nfrom .log import warn\n\nprint(os)\n"
     );
 }
