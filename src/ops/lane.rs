@@ -4,7 +4,9 @@ on one tree (issue 54 item 2).
 
 `lane start NAME` makes a linked worktree (`git worktree add --detach`) at the current
 work tree's HEAD, under the common git dir: `<common git dir>/astedit/lanes/NAME`, and
-records its base in `refs/astedit-lanes/NAME`. Under the git dir because a lane
+records its base in `refs/astedit-lanes/NAME`. The harnesses' hook configurations the
+work tree holds uncommitted (`.claude/settings.json`, `.claude/settings.local.json`,
+the OpenCode plugin) are copied in, so the agent's hooks run in the lane too. Under the git dir because a lane
 belongs to the repository and to nothing beside it: it is not in the main tree's
 `git status`, grep or scan (every walker skips `.git`), it takes no name in the
 folder holding the repository (where the user's own folders are), and it goes with
@@ -283,6 +285,7 @@ pub fn start(repo: &Repo, name: &str) -> Result<LaneReport, Error> {
         );
         return Err(e);
     }
+    copy_harness_files(&repo.workdir, &path)?;
     let lane = Lane {
         name: name.to_string(),
         path,
@@ -293,6 +296,38 @@ pub fn start(repo: &Repo, name: &str) -> Result<LaneReport, Error> {
         action: LaneAction::Start,
         lanes: vec![row(&lane, Vec::new(), Vec::new())],
     })
+}
+
+/// The harnesses' hook configurations (what `agent-hook install` writes, and Claude
+/// Code's own local settings), often not committed.
+const HARNESS_FILES: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".opencode/plugin/git-astedit.js",
+];
+
+/// Copies into a new lane the harness configurations the work tree holds and the lane
+/// does not (uncommitted or ignored), so that the agent's hooks run there too.
+fn copy_harness_files(from: &Path, to: &Path) -> Result<(), Error> {
+    for rel in HARNESS_FILES {
+        let (src, dst) = (from.join(rel), to.join(rel));
+        if !src.is_file() || dst.exists() {
+            continue;
+        }
+        let io = |action: &'static str, p: &Path| {
+            let path = p.display().to_string();
+            move |source| crate::error::IoError {
+                action,
+                path,
+                source,
+            }
+        };
+        if let Some(dir) = dst.parent() {
+            std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+        }
+        std::fs::copy(&src, &dst).map_err(io("copy", &src))?;
+    }
+    Ok(())
 }
 
 fn row(lane: &Lane, changed: Vec<String>, unmerged: Vec<String>) -> LaneRow {

@@ -109,8 +109,13 @@ fn lane_start_list_and_drop_make_and_remove_the_worktree_and_its_ref() {
     assert_eq!(lane_ref(&t, "a"), None);
     assert!(!worktrees(&t).contains("astedit/lanes/a"));
 
-    // A lane with no changes drops without --force.
+    // The hook configuration the main tree holds uncommitted is copied into a new lane,
+    // and, the same here, is no change to keep: the lane drops without --force.
+    let settings = "{\"hooks\": {}}\n";
+    t.write(".claude/settings.json", settings);
     let b = start(&t, "b");
+    let copied = std::fs::read_to_string(b.join(".claude/settings.json")).expect("copied");
+    assert_eq!(copied, settings);
     t.run(&["lane", "drop", "b"]).assert_code(0);
     assert!(!b.exists() && lane_ref(&t, "b").is_none());
     let v = t.run(&["--json", "lane", "list"]).json();
