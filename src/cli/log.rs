@@ -19,6 +19,10 @@ pub struct LogArgs {
     /// unique prefix of that or of the ID
     #[arg(long, value_name = "SESSION")]
     pub session: Option<String>,
+    /// Show each change's diff, with its files' lines added and removed and the tool
+    /// that made it
+    #[arg(short = 'p', long = "patch")]
+    pub patch: bool,
 }
 
 pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
@@ -26,6 +30,7 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
     let request = LogRequest {
         id: args.id,
         session: args.session,
+        patch: args.patch,
         max_count: args.max_count,
     };
     out.emit(&git_astedit::ops::log::run(repo, &request)?)?;

@@ -20,7 +20,13 @@ pub struct LogRequest {
     pub session: Option<String>,
     /// At most this many events (0: no limit).
     pub max_count: usize,
+    /// Each change's diff (`-p`); per-file line counts and the tool come with it, and
+    /// with `session`.
+    pub patch: bool,
 }
+
+/// Lines of diff a `log --patch` event shows at most.
+const MAX_DIFF_LINES: usize = 2000;
 
 pub fn run(repo: &Repo, req: &LogRequest) -> Result<LogReport, Error> {
     let prefix = req.id.as_deref().map(str::to_ascii_lowercase);
@@ -57,10 +63,52 @@ pub fn run(repo: &Repo, req: &LogRequest) -> Result<LogReport, Error> {
             (events, capped)
         }
     };
+    let detail = req.patch || session.is_some();
+    let rows = events
+        .iter()
+        .map(|e| {
+            let mut row = EventRow::of(e);
+            if detail {
+                detail_of(repo, e, &mut row, req.patch);
+            }
+            row
+        })
+        .collect();
     Ok(LogReport {
         schema_version: Version,
-        events: events.iter().map(EventRow::of).collect(),
+        events: rows,
         capped,
         max_count: req.max_count,
     })
+}
+
+/// What an event's change was: the tool, each file's lines added and removed, and (with
+/// `patch`) the diff. Left empty where the preview cannot be read (pruned by `gc`) or
+/// the event is not a change (`head-moved`, `pr`, `verified`).
+fn detail_of(repo: &Repo, e: &crate::txn::Event, row: &mut EventRow, patch: bool) {
+    use crate::txn::EventKind;
+    if !matches!(
+        e.event,
+        EventKind::Staged | EventKind::Applied | EventKind::Undone
+    ) {
+        return;
+    }
+    let Ok(commit) = gix::ObjectId::from_hex(e.commit.as_bytes()) else {
+        return;
+    };
+    let Ok(preview) = crate::txn::read_preview(repo, commit) else {
+        return;
+    };
+    row.tool = preview.meta.details["hook"]["tool"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| Some(preview.meta.kind.to_string()));
+    let Ok(loaded) = crate::ops::preview::LoadedPreview::load(repo, preview) else {
+        return;
+    };
+    row.changes = loaded.shown_files();
+    if patch {
+        let (text, _) = crate::diff::render_diffs_counted(&loaded.files(), false, MAX_DIFF_LINES);
+        row.diff = Some(text);
+    }
 }

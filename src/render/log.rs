@@ -40,10 +40,27 @@ impl TextReport for LogReport {
             if let Some(a) = &e.agent {
                 line.push_str(&format!("  agent: {}", escape_line(a)));
             }
+            if let Some(t) = &e.tool {
+                line.push_str(&format!("  tool: {}", escape_line(t)));
+            }
             for note in &e.notes {
                 line.push_str(&format!("\n    note: {}", escape_line(note)));
             }
+            for f in &e.changes {
+                line.push_str(&format!(
+                    "\n    {}  +{} -{}",
+                    escape_line(&f.path),
+                    f.added_lines,
+                    f.removed_lines
+                ));
+            }
             line.push('\n');
+            if let Some(d) = &e.diff {
+                line.push_str(d);
+                if !d.is_empty() && !d.ends_with('\n') {
+                    line.push('\n');
+                }
+            }
             printed.out(line);
         }
         if self.capped {

@@ -30,6 +30,22 @@ impl TextReport for ResolveReport {
     }
 }
 
+impl TextReport for crate::report::SessionUndoReport {
+    fn text(&self, style: &Style) -> Printed {
+        let mut printed = Printed::new();
+        if self.undone.is_empty() {
+            printed.out(format!(
+                "Nothing to undo: {} has no transaction still applied.\n",
+                crate::text::escape_line(&self.session)
+            ));
+        }
+        for r in &self.undone {
+            printed.pieces.extend(r.text(style).pieces);
+        }
+        printed
+    }
+}
+
 impl TextReport for RefreshReport {
     fn text(&self, _style: &Style) -> Printed {
         let mut printed = Printed::new();

@@ -740,6 +740,25 @@ pub enum PreviewState {
     Expired,
 }
 
+/// `undo --session S --json`: each transaction undone, newest first.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SessionUndoReport {
+    pub schema_version: Version,
+    /// The session, as the journal spells it.
+    pub session: String,
+    pub undone: Vec<ResolveReport>,
+}
+
+impl SessionUndoReport {
+    pub fn exit(&self) -> Exit {
+        if self.undone.is_empty() {
+            Exit::NothingFound
+        } else {
+            Exit::Ok
+        }
+    }
+}
+
 /// `apply`, `undo`, `discard` (and `resolve`, the `resolve`/`undo` tools).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ResolveReport {
@@ -1079,6 +1098,9 @@ impl EventRow {
             action: e.action,
             made_commit: e.made_commit.clone(),
             notes: e.notes.clone(),
+            tool: None,
+            changes: Vec::new(),
+            diff: None,
         }
     }
 }
@@ -1211,6 +1233,16 @@ pub struct EventRow {
     pub made_commit: Option<String>,
     /// What else happened (e.g. `lock-broken: …`, files kept by recovery).
     pub notes: Vec<String>,
+    /// With `--session` or `--patch`: the tool that made the change (an agent's own
+    /// tool, `Bash`, or the preview's kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// With `--session` or `--patch`: each file with the lines added and removed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<ShownFile>,
+    /// With `--patch`: the change's diff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 /// `log --json`.

@@ -375,6 +375,7 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
             "ast_edit",
             "apply_patch",
             "previews",
+            "log",
             "review",
             "resolve",
             "undo",
@@ -401,7 +402,7 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
         assert!(tool["outputSchema"].is_object());
         let read_only = matches!(
             tool["name"].as_str(),
-            Some("ast_grep" | "previews" | "read")
+            Some("ast_grep" | "previews" | "read" | "log")
         );
         assert_eq!(a["readOnlyHint"], read_only, "{}", tool["name"]);
         let destructive = matches!(

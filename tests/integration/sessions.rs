@@ -349,3 +349,103 @@ fn codex_apply_patch_is_journalled_under_its_session() {
     repo.run(&["undo"]).assert_code(0);
     assert_eq!(repo.read_string("src/m.py"), "def m():\n    return 0\n");
 }
+
+// ------------------------------------------------------------------ a session as a unit
+
+/// s1 edits a.py with its Edit tool and b.py and c.py with a shell command; then s2
+/// edits c.py on top.
+fn two_sessions(repo: &TestRepo) {
+    repo.write("a.py", "a = 1\n");
+    repo.write("b.py", "b = 1\n");
+    repo.write("c.py", "c = 1\nd = 1\n");
+    repo.commit_all("init");
+    hook_edit(repo, "s1", "a.py", "a = 1", "a = 2");
+    bash(
+        repo,
+        "s1",
+        "sed -i 's/1/2/' b.py && sed -i 's/c = 1/c = 2/' c.py",
+    );
+    hook_edit(repo, "s2", "c.py", "d = 1", "d = 3");
+}
+
+#[test]
+fn undo_session_reverts_all_it_did_newest_first_unless_another_sits_on_top() {
+    let repo = TestRepo::new();
+    two_sessions(&repo);
+    let out = repo.run(&["undo", "--session", "s1"]);
+    out.assert_code(4);
+    assert!(out.stderr.contains("c.py"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("claude-code/session:s2"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.read_string("a.py"), "a = 2\n", "nothing undone");
+    assert_eq!(repo.read_string("c.py"), "c = 2\nd = 3\n");
+    repo.run(&["undo", "--session", "s2"]).assert_code(0);
+    let out = repo.run(&["undo", "--json", "--session", "s1"]);
+    out.assert_code(0);
+    let undone: Vec<Vec<String>> = out.json()["undone"]
+        .as_array()
+        .expect("undone")
+        .iter()
+        .map(|r| serde_json::from_value(r["written"].clone()).expect("paths"))
+        .collect();
+    assert_eq!(undone, [vec!["b.py", "c.py"], vec!["a.py"]], "newest first");
+    assert_eq!(repo.read_string("a.py"), "a = 1\n");
+    assert_eq!(repo.read_string("b.py"), "b = 1\n");
+    assert_eq!(repo.read_string("c.py"), "c = 1\nd = 1\n");
+    let out = repo.run(&["undo", "--session", "s1"]);
+    out.assert_code(1);
+    assert!(out.stdout.contains("Nothing to undo"), "{}", out.stdout);
+}
+
+#[test]
+fn log_session_gives_each_change_with_its_tool_files_lines_and_diff() {
+    let repo = TestRepo::new();
+    two_sessions(&repo);
+    let log = repo.run(&["log", "--json", "-p", "--session", "s1"]).json();
+    let e = &log["events"][0];
+    assert_eq!(e["tool"], "Bash", "{e}");
+    assert_eq!(e["changes"][0]["path"], "b.py");
+    assert_eq!(
+        (
+            &e["changes"][0]["added_lines"],
+            &e["changes"][0]["removed_lines"]
+        ),
+        (&serde_json::json!(1), &serde_json::json!(1))
+    );
+    let diff = e["diff"].as_str().expect("diff");
+    assert!(
+        diff.contains("-b = 1\n+b = 2\n") && diff.contains("+c = 2"),
+        "{diff}"
+    );
+    assert_eq!(log["events"][1]["tool"], "Edit");
+    let text = repo.run(&["log", "--session", "s1"]).stdout;
+    assert!(
+        text.contains("tool: Bash") && text.contains("\n    b.py  +1 -1"),
+        "{text}"
+    );
+    assert!(!text.contains("+b = 2"), "the diff only with -p: {text}");
+    // The MCP `log` tool gives the same.
+    let mut s = crate::mcp::Server::start(&repo);
+    s.handshake("2025-06-18", "log-client");
+    let r = s.call("log", serde_json::json!({"session": "s1", "diff": true}));
+    assert_eq!(r["isError"], false, "{r}");
+    let v = &r["structuredContent"];
+    assert_eq!(v["events"][0]["tool"], "Bash", "{v}");
+    assert!(
+        v["events"][0]["diff"]
+            .as_str()
+            .unwrap_or("")
+            .contains("+b = 2"),
+        "{v}"
+    );
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("tool: Edit"),
+        "{r}"
+    );
+}

@@ -246,6 +246,21 @@ const ROUTES: &[Route] = &[
         call: |call, arguments, name| tools::previews(call, args(name, arguments)?),
     },
     Route {
+        name: "log",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::LogInput, git_astedit::report::LogReport>(
+                name,
+                "The journal, newest first: who staged, applied or undid what, when and why. With \
+                 `session`, only what that agent's session did (its hook edits, shell commands and \
+                 applies), each change with its files, lines added and removed, and the tool; \
+                 `diff: true` adds each change's diff. Reads only.",
+                hints("Read the journal", true, false, true),
+            )
+        },
+        call: |call, arguments, name| tools::log(call, args(name, arguments)?),
+    },
+    Route {
         name: "review",
         needs_run: false,
         tool: |name| {
