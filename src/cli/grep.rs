@@ -69,6 +69,19 @@ pub struct GrepArgs {
     #[arg(long)]
     pub files_with_matches: bool,
 
+    /// Print each file's path above its matches instead of on every line, as ast-grep's
+    /// --heading: always, never (the default, as git grep), or auto (on a terminal); a
+    /// bare --heading is always
+    #[arg(
+        long,
+        value_name = "WHEN",
+        value_enum,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always"
+    )]
+    pub heading: Option<Heading>,
+
     /// Show N lines after each match
     #[arg(short = 'A', long = "after-context", value_name = "N")]
     pub after_context: Option<usize>,
@@ -221,6 +234,24 @@ fn default_max_count(output: GrepOutput, terminal: bool, paging: bool) -> usize 
     }
 }
 
+/// `--heading` values (ast-grep's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Heading {
+    Auto,
+    Always,
+    Never,
+}
+
+impl Heading {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Heading::Auto => "auto",
+            Heading::Always => "always",
+            Heading::Never => "never",
+        }
+    }
+}
+
 pub fn run(ctx: &mut Ctx, args: GrepArgs) -> Result<Exit, Error> {
     run_rewriting(ctx, args, None)
 }
@@ -260,7 +291,12 @@ pub fn run_rewriting(
     } else {
         GrepOutput::Matches
     };
-    let printer = GrepPrinter::with_output(out.format(), out.style(), output);
+    let heading = match args.heading {
+        Some(Heading::Always) => true,
+        Some(Heading::Auto) => out.terminal(),
+        Some(Heading::Never) | None => false,
+    };
+    let printer = GrepPrinter::with_output(out.format(), out.style(), output).with_heading(heading);
     let (before, after) = args.context();
     let request = GrepRequest {
         input,

@@ -278,16 +278,21 @@ impl Ctx {
     }
 }
 
-/// The command line with ast-grep's `--color WHEN` (a space, not `=`) read as
-/// `--color=WHEN`: git's bare `--color` means always, so a word after it is a
-/// pathspec unless it is one of the four values (before `--` only).
+/// The command line with ast-grep's `--color WHEN` and `--heading WHEN` (a space, not
+/// `=`) read as `--color=WHEN`: git's bare `--color` means always (and a bare
+/// `--heading` is git grep's), so a word after them is a pathspec or a pattern unless
+/// it is one of their values (before `--` only).
 fn ast_grep_spellings(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let mut out: Vec<std::ffi::OsString> = Vec::new();
     let mut ended = false;
     for arg in args {
+        let value = arg.to_str().unwrap_or_default();
         let joined = !ended
-            && out.last().is_some_and(|last| last == "--color")
-            && matches!(arg.to_str(), Some("auto" | "always" | "never" | "ansi"));
+            && match out.last().and_then(|last| last.to_str()) {
+                Some("--color") => matches!(value, "auto" | "always" | "never" | "ansi"),
+                Some("--heading") => matches!(value, "auto" | "always" | "never"),
+                _ => false,
+            };
         ended |= arg == "--";
         match (joined, out.last_mut()) {
             (true, Some(last)) => {

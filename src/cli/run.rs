@@ -75,6 +75,18 @@ pub struct RunArgs {
     // The rest of ast-grep's `run` flags, hidden: taken as `grep` and `edit` take them.
     #[command(flatten)]
     pub ast_grep: super::astgrep::RunFlags,
+
+    /// ast-grep's `run --heading`: each file's path above its matches: auto (the
+    /// default: on a terminal), always, never
+    #[arg(
+        long,
+        value_name = "WHEN",
+        value_enum,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always"
+    )]
+    pub heading: Option<super::grep::Heading>,
 }
 
 impl RunArgs {
@@ -85,6 +97,7 @@ impl RunArgs {
             || self.update_all
             || self.lang.is_some()
             || self.ast_grep.any()
+            || self.heading.is_some()
     }
 }
 
@@ -137,6 +150,8 @@ fn ast_grep_run(ctx: &mut Ctx, args: RunArgs) -> Result<Exit, Error> {
     };
     match rewrite {
         None => {
+            let heading = args.heading.unwrap_or(super::grep::Heading::Auto);
+            argv.push(format!("--heading={}", heading.as_str()));
             argv.push("--".into());
             argv.extend(args.pathspecs);
             super::grep::run(ctx, parse(&argv)?)

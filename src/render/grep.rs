@@ -61,6 +61,9 @@ const MATCHES_KEY: &str = "\"matches\":[";
 /// The text printer's state across files.
 pub struct TextPrinter {
     style: Style,
+    /// Each file's path on a line of its own above its matches (`--heading`), with an
+    /// empty line after them, as ast-grep prints a heading; else on every line.
+    heading: bool,
     /// `--` goes between groups, across files too (as ripgrep), so not before the first.
     any_group: bool,
 }
@@ -78,12 +81,22 @@ impl GrepPrinter {
             (GrepOutput::Matches | GrepOutput::Document, Format::Text) => {
                 GrepPrinter::Text(TextPrinter {
                     style,
+                    heading: false,
                     any_group: false,
                 })
             }
             (GrepOutput::Matches, Format::Json) => GrepPrinter::Json(false),
             (GrepOutput::Document, Format::Json) => GrepPrinter::JsonKept(Vec::new()),
         }
+    }
+
+    /// The text printer with each file's path as a heading (`--heading`); other
+    /// printers as they are.
+    pub fn with_heading(mut self, heading: bool) -> GrepPrinter {
+        if let GrepPrinter::Text(p) = &mut self {
+            p.heading = heading;
+        }
+        self
     }
 
     /// What of each match this printer shows: the first line, or the whole text with
@@ -303,8 +316,24 @@ fn stream_line(file: &GrepFile<'_>, m: &crate::rewrite::Match) -> String {
 impl TextPrinter {
     fn file(&mut self, file: &GrepFile<'_>) -> String {
         let color = self.style.color;
-        let path = self.style.quoting.quote(&file.path);
+        let quoted = self.style.quoting.quote(&file.path);
         let mut buf = String::new();
+        if self.heading {
+            crate::diff::paint(&mut buf, color, crate::diff::style::FILENAME, &quoted);
+            buf.push('\n');
+            self.matches(file, "", &mut buf);
+            buf.push('\n');
+            // Headings part the files: `--` parts the groups of one file only.
+            self.any_group = false;
+        } else {
+            self.matches(file, &quoted, &mut buf);
+        }
+        buf
+    }
+
+    /// The lines of `file`'s matches, each after `path` (none: after nothing).
+    fn matches(&mut self, file: &GrepFile<'_>, path: &str, buf: &mut String) {
+        let color = self.style.color;
         if !file.context.is_empty() {
             for group in context_groups(file.matches, &file.lines, file.context) {
                 if self.any_group {
@@ -312,22 +341,21 @@ impl TextPrinter {
                 }
                 self.any_group = true;
                 for l in group {
-                    write_group_line(&mut buf, &path, &file.lines, l, color);
+                    write_group_line(buf, path, &file.lines, l, color);
                 }
             }
-            return buf;
+            return;
         }
         for m in file.matches {
             // The text is written in place, with `…` when the match spans more lines.
             let more = if m.end_line > m.line { "…" } else { "" };
             write_located(
-                &mut buf,
-                (&path, ':', m.line, ":"),
+                buf,
+                (path, ':', m.line, ":"),
                 format_args!("{}: {}{more}", m.column, m.text),
                 color,
             );
         }
-        buf
     }
 }
 
@@ -363,13 +391,21 @@ fn write_group_line(
 }
 
 /// `path{sep}line{after}rest` and a newline, the path and line number coloured as
-/// git's `color.grep.filename` and `color.grep.linenumber`.
+/// git's `color.grep.filename` and `color.grep.linenumber`; under a heading (no path)
+/// `line{after}rest`.
 fn write_located(
     buf: &mut String,
     (path, sep, line, after): (&str, char, usize, &str),
     rest: std::fmt::Arguments<'_>,
     color: bool,
 ) {
+    if path.is_empty() {
+        let num = crate::diff::style::LINE_NUMBER;
+        let number = line.to_string();
+        crate::diff::paint(buf, color, num, &number);
+        let _ = writeln!(buf, "{after}{rest}");
+        return;
+    }
     // Writes to a String cannot fail.
     let _ = if color {
         let (file, num) = (

@@ -198,3 +198,32 @@ fn short_by_default_off_a_terminal_and_not_with_json() {
     json.assert_code(2);
     assert!(json.stdout.contains("--report-style"), "{}", json.stdout);
 }
+
+/// `--heading` (ast-grep's `run` flag, taken by `grep` too): each file's path above
+/// its matches and an empty line after them; `never` and no flag keep the path on
+/// every line (grep's default, as git grep's; `run -p`'s default is ast-grep's `auto`,
+/// and a pipe is no terminal). `--heading WHEN` is spelt with a space, as ast-grep's.
+#[test]
+fn heading_puts_the_path_above_its_matches() {
+    let repo = fixture();
+    let headed = "src/app.py\n2:11: print(x)\n6:5: print(\"héllo 世界\")\n\n";
+    let lines = "src/app.py:2:11: print(x)\nsrc/app.py:6:5: print(\"héllo 世界\")\n";
+    for (args, expected) in [
+        (&["grep", "-p", "print($A)", "--heading"][..], headed),
+        (&["grep", "-p", "print($A)", "--heading", "always"], headed),
+        (&["run", "-p", "print($A)", "--heading=always"], headed),
+        (&["grep", "-p", "print($A)", "--heading", "never"], lines),
+        (&["grep", "-p", "print($A)"], lines),
+        (&["run", "-p", "print($A)"], lines),
+        (&["run", "-p", "print($A)", "--heading", "auto"], lines),
+    ] {
+        let out = repo.run(args);
+        out.assert_code(0);
+        assert_eq!(out.stdout, expected, "{args:?}");
+    }
+    let context = repo.run(&["grep", "-p", "eval($X)", "--heading", "-C1"]);
+    assert_eq!(
+        context.stdout,
+        "src/app.py\n2-x = \"😀😀\"; print(x)\n3:1: eval(\"1\")\n4-\n\n"
+    );
+}
