@@ -320,6 +320,39 @@ impl Lang {
         }
     }
 
+    /// For each byte range of `spans`, the ranges of the syntax nodes of `src` that
+    /// hold it, innermost first, the root's last (`src` parsed once). A node holds an
+    /// empty range at `at` when `at` lies strictly inside it; the root holds every one.
+    pub fn enclosing(
+        &self,
+        src: &str,
+        spans: &[std::ops::Range<usize>],
+    ) -> Vec<Vec<std::ops::Range<usize>>> {
+        let tree = self.ast_grep(src);
+        let holds = |r: &std::ops::Range<usize>, s: &std::ops::Range<usize>| {
+            if s.is_empty() {
+                r.start < s.start && s.start < r.end
+            } else {
+                r.start <= s.start && s.end <= r.end
+            }
+        };
+        spans
+            .iter()
+            .map(|s| {
+                let mut node = tree.root();
+                let mut out = vec![node.range()];
+                loop {
+                    let inner = node.children().find(|c| holds(&c.range(), s));
+                    let Some(child) = inner else { break };
+                    out.push(child.range());
+                    node = child;
+                }
+                out.reverse();
+                out
+            })
+            .collect()
+    }
+
     /// Every built-in language, then every custom one loaded so far.
     pub fn all_langs() -> Vec<Lang> {
         let builtin = SupportLang::all_langs().iter().copied().map(Lang::Builtin);

@@ -132,8 +132,10 @@ pub struct Review {
     pub sites: usize,
     /// Sites in outlier groups.
     pub outliers: usize,
-    /// Changes that depend on sites (an added import, a formatter's hunk): kept
-    /// exactly when a site of their file is accepted.
+    /// Changes that depend on sites (an added import, an `edits:` target, a
+    /// formatter's hunk): kept exactly when one of their sites is accepted (those
+    /// inside the innermost syntax node holding the change and a site; an import's
+    /// are every site of its file).
     pub dependents: usize,
     pub accepted: usize,
     pub rejected: usize,

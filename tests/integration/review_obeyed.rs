@@ -1,6 +1,7 @@
 //! Review decisions obeyed by every apply path (issue 50 item 2): the language
 //! server's "apply preview", `campaign apply --local`; `list` and `show` say what was
-//! decided; sites a `verify` run reported on come first.
+//! decided; dependent changes go with their sites; sites a `verify` run reported on
+//! come first.
 
 use serde_json::json;
 
@@ -256,4 +257,88 @@ fn sites_a_verify_run_reported_on_come_first_as_outliers() {
         .stdout
         .clone();
     assert!(text.contains("a `verify` run reported on it"), "{text}");
+}
+
+/// A rule whose fix needs an import and its enclosing function made `async`.
+const AWAIT_RULE: &str =
+    "id: await-fetch\nlanguage: typescript\nrule:\n  pattern: fetchSync($A)\n  \
+     inside:\n    kind: function_declaration\n    pattern: $FN\n    stopBy: end\n\
+     fix: await fetchAsync($A)\nmetadata:\n  astedit:\n    edits:\n      - target: $FN\n        \
+     fix: async $FN\n    imports:\n      add: ['import { fetchAsync } from \"./net\"']\n";
+
+const TWO_FUNCTIONS: &str =
+    "function one() {\n  return fetchSync(1);\n}\n\nfunction two() {\n  return fetchSync(2);\n}\n";
+
+/// The id of the preview `scan --stage` made with `rule`.
+fn scan_stage(repo: &TestRepo, rule: &str) -> String {
+    let out = repo.run(&["--json", "scan", "--stage", "--config", rule]);
+    assert!(
+        out.code == 0 || out.code == 1,
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    let v = out.json();
+    v["id"]
+        .as_str()
+        .or_else(|| v["staged"]["id"].as_str())
+        .unwrap_or_else(|| panic!("an id in {v}"))
+        .to_string()
+}
+
+#[test]
+fn an_import_and_an_edits_target_go_exactly_with_their_sites() {
+    let repo = TestRepo::new();
+    repo.write("rules/await.yml", AWAIT_RULE);
+    repo.write("src/a.ts", TWO_FUNCTIONS);
+    repo.write("src/b.ts", TWO_FUNCTIONS);
+    repo.commit_all("init");
+    let id = scan_stage(&repo, "rules/await.yml");
+    let staged = repo.git(&["show", &format!("refs/astedit/{id}:src/a.ts")]);
+    assert_eq!(
+        staged,
+        "import { fetchAsync } from \"./net\"\n\nasync function one() {\n  return await fetchAsync(1);\n}\n\n\
+         async function two() {\n  return await fetchAsync(2);\n}\n",
+        "the preview as staged"
+    );
+    let v = review(&repo, &[&id]);
+    assert_eq!(v["sites"], 4, "{v:#}");
+    assert!(v["dependents"].as_u64().is_some_and(|d| d >= 4), "{v:#}");
+    // a.ts: `one`'s call accepted, `two`'s left undecided; b.ts: both rejected.
+    let sites = all_sites(&repo, &id);
+    let a_one = sites
+        .iter()
+        .find(|(p, b, _)| p == "src/a.ts" && b.contains("fetchSync(1)"))
+        .map(|(_, _, id)| id.clone())
+        .expect("a.ts's first call");
+    let in_b: Vec<String> = sites
+        .iter()
+        .filter(|(p, _, _)| p == "src/b.ts")
+        .map(|(_, _, id)| id.clone())
+        .collect();
+    assert_eq!(in_b.len(), 2, "{sites:?}");
+    review(
+        &repo,
+        &[&id, "--accept", &a_one, "--reject", &in_b.join(",")],
+    );
+
+    repo.run(&["apply", &id]).assert_code(0);
+    // The import and `one`'s `async` came with the accepted site; `two` is untouched.
+    assert_eq!(
+        repo.read_string("src/a.ts"),
+        "import { fetchAsync } from \"./net\"\n\nasync function one() {\n  return await fetchAsync(1);\n}\n\n\
+         function two() {\n  return fetchSync(2);\n}\n"
+    );
+    // Every site of b.ts rejected: neither its import nor an `async`.
+    assert_eq!(repo.read_string("src/b.ts"), TWO_FUNCTIONS);
+    // The undecided site is pending with its own `async`, and no second import.
+    let rest = pending(&repo);
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    repo.run(&["apply", &rest[0]]).assert_code(0);
+    assert_eq!(
+        repo.read_string("src/a.ts"),
+        "import { fetchAsync } from \"./net\"\n\nasync function one() {\n  return await fetchAsync(1);\n}\n\n\
+         async function two() {\n  return await fetchAsync(2);\n}\n"
+    );
+    assert_eq!(repo.read_string("src/b.ts"), TWO_FUNCTIONS);
 }

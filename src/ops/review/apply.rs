@@ -5,8 +5,10 @@ Once a preview has decisions this repository obeys (made here, or signed by an
 allowed signer), `apply ID` applies the accepted sites, drops the rejected ones and
 leaves the undecided ones pending as a preview of their own, based on the accepted
 part (as `apply ID -- PATHSPEC` leaves the paths it did not select). A dependent
-change (an added import, a formatter's hunk) goes with the first part holding an
-accepted — else an undecided — site of its file. `apply --all` applies the whole
+change (an added import, an `edits:` target, a formatter's hunk) is kept exactly when
+one of its sites is: those inside the innermost syntax node holding it and a site
+(`Model::dependents`); it goes with the accepted part when one of them is accepted,
+else with the undecided part when one of them is undecided. `apply --all` applies the whole
 preview as staged.
 
 `split` replaces the preview by previews of its accepted sites, one per accepted
@@ -69,9 +71,10 @@ impl Model {
             .any(|s| self.record.shown.contains_key(&s.id))
     }
 
-    /// The text of file `fi` with the sites `keep` takes made (and its dependent
-    /// changes when `deps`); `None` for a whole entry.
-    fn text_with(&self, fi: usize, keep: &dyn Fn(usize) -> bool, deps: bool) -> Option<String> {
+    /// The text of file `fi` with the sites `keep` takes made, and each dependent
+    /// change one of whose sites it takes ([`Model::dependents`]); `None` for a whole
+    /// entry.
+    fn text_with(&self, fi: usize, keep: &dyn Fn(usize) -> bool) -> Option<String> {
         let FileSites::Text { before, spans } = &self.files[fi].sites else {
             return None;
         };
@@ -82,14 +85,72 @@ impl Model {
             .filter(|(_, s)| s.file == fi)
             .filter_map(|(i, s)| s.span.map(|sp| (sp, i)))
             .collect();
+        let dependents = self.dependents(fi);
         let parts = spans.iter().enumerate().filter_map(|(si, s)| {
             let take = match by_span.get(&si) {
                 Some(&site) => keep(site),
-                None => s.kind == SpanKind::Dependent && deps,
+                None => dependents
+                    .get(&si)
+                    .is_some_and(|sites| sites.iter().any(|&s| keep(s))),
             };
             take.then_some((s.start, s.end, s.after.as_str()))
         });
         Some(splice(before, parts))
+    }
+
+    /// The sites each dependent change of file `fi` goes with (by its span's index):
+    /// those inside the innermost syntax node of the before text that holds both the
+    /// change and a site. An `edits:` target (the function made `async`) holds the
+    /// matches that asked for it; an import holds none, and goes with every site of
+    /// the file, as the rule's imports are added wherever it fixed something. A file
+    /// no parser reads: every site of the file.
+    fn dependents(&self, fi: usize) -> BTreeMap<usize, Vec<usize>> {
+        let FileSites::Text { before, spans } = &self.files[fi].sites else {
+            return BTreeMap::new();
+        };
+        let deps: Vec<usize> = (0..spans.len())
+            .filter(|&i| spans[i].kind == SpanKind::Dependent)
+            .collect();
+        if deps.is_empty() {
+            return BTreeMap::new();
+        }
+        let sites: Vec<(usize, std::ops::Range<usize>)> = self
+            .file_sites(fi)
+            .filter_map(|s| {
+                self.sites[s]
+                    .span
+                    .map(|sp| (s, spans[sp].start..spans[sp].end))
+            })
+            .collect();
+        let every: Vec<usize> = sites.iter().map(|(s, _)| *s).collect();
+        let path = &self.preview.entries[self.files[fi].entry].path;
+        let Some(lang) = crate::files::language_of(path) else {
+            return deps.into_iter().map(|d| (d, every.clone())).collect();
+        };
+        // Each change without the blank space around it: a line's indentation is not in
+        // the node that starts after it.
+        let held: Vec<std::ops::Range<usize>> = deps
+            .iter()
+            .map(|&d| trimmed(before, spans[d].start, spans[d].end))
+            .collect();
+        let nodes = lang.enclosing(before, &held);
+        deps.into_iter()
+            .zip(nodes)
+            .map(|(d, nodes)| {
+                let owners = nodes
+                    .iter()
+                    .find_map(|n| {
+                        let inside: Vec<usize> = sites
+                            .iter()
+                            .filter(|(_, r)| n.start <= r.start && r.end <= n.end)
+                            .map(|(s, _)| *s)
+                            .collect();
+                        (!inside.is_empty()).then_some(inside)
+                    })
+                    .unwrap_or_else(|| every.clone());
+                (d, owners)
+            })
+            .collect()
     }
 
     /// The sites of file `fi`.
@@ -127,9 +188,7 @@ impl Model {
             let Some(mode) = e.after.or(e.before).map(|(_, m)| m) else {
                 continue;
             };
-            let Some(accepted) =
-                self.text_with(fi, &|s| self.part_of(s) == Part::Picked, any(Part::Picked))
-            else {
+            let Some(accepted) = self.text_with(fi, &|s| self.part_of(s) == Part::Picked) else {
                 // A whole entry: one site.
                 match parts.first() {
                     Some(Part::Picked) => picked.push(e.clone()),
@@ -139,11 +198,7 @@ impl Model {
                 continue;
             };
             let pending = self
-                .text_with(
-                    fi,
-                    &|s| self.part_of(s) != Part::Dropped,
-                    any(Part::Picked) || any(Part::Rest),
-                )
+                .text_with(fi, &|s| self.part_of(s) != Part::Dropped)
                 .unwrap_or_default();
             let before = e.before;
             let mid = if any(Part::Picked) {
@@ -185,7 +240,7 @@ impl Model {
             if !self.file_sites(fi).any(keep) {
                 continue;
             }
-            let after = match (self.text_with(fi, keep, true), e.after) {
+            let after = match (self.text_with(fi, keep), e.after) {
                 (Some(text), Some((_, mode))) => {
                     Some((crate::txn::keep_blob(repo, text.as_bytes())?, mode))
                 }
@@ -220,6 +275,19 @@ impl Model {
         }
         crate::txn::mark_selected(&mut meta, "review");
         meta
+    }
+}
+
+/// Bytes `start..end` of `text` without the blank space at either end (an empty range
+/// where they are all blank, at its start).
+fn trimmed(text: &str, start: usize, end: usize) -> std::ops::Range<usize> {
+    let part = &text[start..end];
+    let lead = part.len() - part.trim_start().len();
+    let kept = part.trim().len();
+    if kept == 0 {
+        start..start
+    } else {
+        start + lead..start + lead + kept
     }
 }
 
