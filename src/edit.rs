@@ -330,13 +330,14 @@ impl Rewrite<'_> {
         match self.guest(file) {
             Some(guest) => rewrite_embedded(
                 rewriter,
+                &file.path,
                 text,
                 file.lang,
                 guest,
                 self.injections,
                 &mut offer,
             ),
-            None => rewriter.rewrite_selecting(text, &mut |op, p| offer(op, p, None)),
+            None => rewriter.rewrite_file(Some(&file.path), text, &mut |op, p| offer(op, p, None)),
         }
     }
 }
@@ -451,6 +452,7 @@ fn changed(
 /// places; positions reported are the host's. `None` when no region changes.
 fn rewrite_embedded(
     rewriter: &Rewriter,
+    path: &str,
     text: &str,
     host: Lang,
     guest: Lang,
@@ -467,7 +469,7 @@ fn rewrite_embedded(
         let base = rewrite::HostBase::of(&current, region.start);
         let rewritten = {
             let around = (&current[..region.start], &current[region.end..]);
-            rewriter.rewrite_selecting(&part, &mut |op, p| select(op, p, Some(around)))?
+            rewriter.rewrite_file(Some(path), &part, &mut |op, p| select(op, p, Some(around)))?
         };
         let Some(mut rw) = rewritten else { continue };
         if rw.text == part {

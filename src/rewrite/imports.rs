@@ -295,9 +295,17 @@ impl Plan {
         fill(&self.remove, &mut found.remove);
     }
 
-    /// `text` with the plan's imports: the new ones added (in the style of the imports
-    /// there, the ones about to go included), then the unused ones removed.
-    pub(crate) fn apply(&self, lang: Lang, text: String, found: &Found) -> Result<String, Error> {
+    /// `text`, the file at `path` (from the repository root, when known), with the
+    /// plan's imports: the new ones added (in the style of the imports there, the ones
+    /// about to go included; `{rel:PATH}` written relative to `path`), then the unused
+    /// ones removed.
+    pub(crate) fn apply(
+        &self,
+        lang: Lang,
+        text: String,
+        found: &Found,
+        path: Option<&str>,
+    ) -> Result<String, Error> {
         let plain = |entries: &[Entry]| -> Vec<String> {
             entries
                 .iter()
@@ -307,7 +315,8 @@ impl Plan {
         };
         let mut out = text;
         for stmt in plain(&self.add).iter().chain(&found.add) {
-            if let Some(t) = add_import(lang, &out, stmt)? {
+            let stmt = relative_paths(lang, stmt, path)?;
+            if let Some(t) = add_import(lang, &out, &stmt)? {
                 out = t;
             }
         }
@@ -317,6 +326,77 @@ impl Plan {
             }
         }
         Ok(out)
+    }
+}
+
+/// `stmt` with each `{rel:PATH}` (PATH from the repository root) written as the module
+/// PATH is to the file at `file`: `../shared/src/warning` in JavaScript and TypeScript,
+/// `..shared.warning` in Python.
+fn relative_paths(lang: Lang, stmt: &str, file: Option<&str>) -> Result<String, Error> {
+    const OPEN: &str = "{rel:";
+    let mut out = String::with_capacity(stmt.len());
+    let mut rest = stmt;
+    while let Some(at) = rest.find(OPEN) {
+        let Some(len) = rest[at..].find('}') else {
+            return Err(bad(stmt, lang, "`{rel:` has no closing `}`"));
+        };
+        let target = &rest[at + OPEN.len()..at + len];
+        let file = file.ok_or_else(|| {
+            bad(
+                stmt,
+                lang,
+                "`{rel:PATH}` needs the path of the file it is added to",
+            )
+        })?;
+        let module = relative_module(lang, target, file).map_err(|e| bad(stmt, lang, &e))?;
+        out.push_str(&rest[..at]);
+        out.push_str(&module);
+        rest = &rest[at + len + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The module `target` (a path from the repository root) as an import of the file at
+/// `file` writes it.
+fn relative_module(lang: Lang, target: &str, file: &str) -> Result<String, String> {
+    let target = target.trim().trim_matches('/');
+    let parts: Vec<&str> = target.split('/').collect();
+    if target.is_empty()
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || *p == "." || *p == "..")
+    {
+        return Err(format!(
+            "`{{rel:{target}}}`: PATH is a path from the repository root (no `.` or `..`)"
+        ));
+    }
+    let mut dir: Vec<&str> = file.split('/').collect();
+    dir.pop();
+    let common = dir.iter().zip(&parts).take_while(|(a, b)| a == b).count();
+    let ups = dir.len() - common;
+    let rest = &parts[common..];
+    match family(lang) {
+        Some(Family::Js) => {
+            let mut path: Vec<&str> = vec![".."; ups];
+            path.extend(rest);
+            Ok(match (ups, path.is_empty()) {
+                (_, true) => ".".to_string(),
+                (0, false) => format!("./{}", path.join("/")),
+                _ => path.join("/"),
+            })
+        }
+        Some(Family::Python) => {
+            let mut names: Vec<&str> = rest.to_vec();
+            if let Some(last) = names.last_mut() {
+                *last = last.strip_suffix(".py").unwrap_or(last);
+            }
+            if names.last() == Some(&"__init__") {
+                names.pop();
+            }
+            Ok(format!("{}{}", ".".repeat(ups + 1), names.join(".")))
+        }
+        _ => Err("`{rel:PATH}` is for JavaScript, TypeScript and Python imports".to_string()),
     }
 }
 

@@ -1010,6 +1010,17 @@ impl Rewriter {
         src: &str,
         select: &mut dyn FnMut(usize, &Proposed<'_>) -> bool,
     ) -> Result<Option<FileRewrite>, Error> {
+        self.rewrite_file(None, src, select)
+    }
+
+    /// [`Rewriter::rewrite_selecting`] of the file at `path` (from the repository
+    /// root), which an import's `{rel:PATH}` is written relative to.
+    pub fn rewrite_file(
+        &self,
+        path: Option<&str>,
+        src: &str,
+        select: &mut dyn FnMut(usize, &Proposed<'_>) -> bool,
+    ) -> Result<Option<FileRewrite>, Error> {
         // Parsed lazily (an op whose literal is absent needs no tree), then kept in
         // step with the text by `rewrite_nested`'s incremental re-parses.
         let mut doc: Option<StrDoc<Lang>> = None;
@@ -1088,7 +1099,7 @@ impl Rewriter {
             return Ok(None);
         };
         if let Some(plan) = &self.imports {
-            let text = plan.apply(self.lang, doc.src.clone(), &found)?;
+            let text = plan.apply(self.lang, doc.src.clone(), &found, path)?;
             if text != doc.src {
                 doc = parse_owned(text, self.lang)?;
             }

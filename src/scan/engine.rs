@@ -564,7 +564,7 @@ impl Fixes<'_> {
                 continue;
             };
             text = plan
-                .apply(lang, text, &self.found[i])
+                .apply(lang, text, &self.found[i], Some(self.path))
                 .map_err(|source| Error::Rewrite {
                     rule: rule.id.clone(),
                     path: self.path.to_string(),

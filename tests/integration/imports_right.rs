@@ -253,3 +253,74 @@ fn add_import_in_a_grouped_python_file_goes_into_its_group() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn rel_path_is_written_relative_to_each_changed_file() {
+    let repo = TestRepo::new();
+    repo.write("packages/runtime-core/src/a.ts", "console.warn(1);\n");
+    repo.write(
+        "packages/runtime-core/src/helpers/b.ts",
+        "console.warn(2);\n",
+    );
+    repo.write("packages/shared/src/c.ts", "console.warn(3);\n");
+    repo.write("app/api/views.py", "print(1)\n");
+    repo.write("app/main.py", "print(2)\n");
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "console.warn($A)",
+            "-r",
+            "warn($A)",
+            "--add-import",
+            "import { warn } from '{rel:packages/shared/src/warning}'",
+        ],
+    );
+    for (path, module) in [
+        ("packages/runtime-core/src/a.ts", "../../shared/src/warning"),
+        (
+            "packages/runtime-core/src/helpers/b.ts",
+            "../../../shared/src/warning",
+        ),
+        ("packages/shared/src/c.ts", "./warning"),
+    ] {
+        let text = blob_at(&repo, &id, path);
+        assert!(
+            text.starts_with(&format!("import {{ warn }} from '{module}';\n\n")),
+            "{path}: {text}"
+        );
+    }
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "print($A)",
+            "-r",
+            "warn($A)",
+            "--add-import",
+            "from {rel:app/log.py} import warn",
+        ],
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "app/api/views.py"),
+        "from ..log import warn\n\nwarn(1)\n"
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "app/main.py"),
+        "from .log import warn\n\nwarn(2)\n"
+    );
+    // A path that leaves the repository's root is refused; nothing is staged.
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "print($A)",
+        "-r",
+        "warn($A)",
+        "--add-import",
+        "from {rel:../log} import warn",
+        "--json",
+    ]);
+    out.assert_code(2);
+    assert_eq!(out.json()["error"]["code"], "bad-import", "{}", out.stdout);
+}

@@ -350,12 +350,13 @@ impl Tree<'_> {
                 if let Some(qs) = queries.get(&key) {
                     out.bindings = op_bindings(qs, &text, export);
                 }
-                let rewritten = rewriters[&key].rewrite(&text).map_err(|source| {
-                    crate::edit::Error::InFile {
+                let all = &mut |_: usize, _: &crate::rewrite::Proposed<'_>| true;
+                let rewritten = rewriters[&key]
+                    .rewrite_file(Some(&file.path), &text, all)
+                    .map_err(|source| crate::edit::Error::InFile {
                         path: file.path.clone(),
                         source,
-                    }
-                })?;
+                    })?;
                 if let Some(rw) = rewritten.filter(|rw| rw.text != text) {
                     out.count = rw.replacements.len();
                     out.flags = rw.flags();
