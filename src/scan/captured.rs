@@ -84,6 +84,23 @@ pub(crate) struct Found {
     var: String,
 }
 
+impl Found {
+    /// The target's range in the text it was found on.
+    pub(crate) fn range(&self) -> (usize, usize) {
+        (self.start, self.end)
+    }
+
+    /// The target's whole new text.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Replaces the new text (a person's own, `e` in `scan -i`).
+    pub(crate) fn set_text(&mut self, text: String) {
+        self.text = text;
+    }
+}
+
 /// The edits the match `m` asks for on the nodes it captured.
 pub(crate) fn at_match(
     edits: &[CapturedEdit],

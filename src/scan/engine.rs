@@ -28,6 +28,7 @@ use ast_grep_core::AstGrep;
 
 use super::captured;
 use super::ledger;
+use super::ledger::Gate;
 use super::ledger::Gated;
 use super::ledger::Ledger;
 use super::rules::Injection;
@@ -399,7 +400,10 @@ impl Fixes<'_> {
             return Ok(false);
         }
         let Some(fixer) = rule.config.fixer.first() else {
-            return Ok(false);
+            if rule.edits.is_empty() {
+                return Ok(false);
+            }
+            return self.edits_only(i, rule, &gate, doc, select);
         };
         let matcher = &rule.config.matcher;
         let before = doc.src.clone();
@@ -508,6 +512,102 @@ impl Fixes<'_> {
             .flat_map(|(_, _, f)| f)
             .collect();
         self.captured(i, &rule.id, doc, &before, &nested, made)?;
+        Ok(true)
+    }
+
+    /// A run of a rule with `edits:` and no `fix` (issue 53 item 7): its matches stay
+    /// as they are and the nodes they captured are edited (an `await` in a function
+    /// that is not `async` makes the function `async`). Each edit is offered to
+    /// `select` once; a match whose edit is declined is remembered as declined.
+    fn edits_only(
+        &mut self,
+        i: usize,
+        rule: &Rule,
+        gate: &Gate,
+        doc: &mut StrDoc<Lang>,
+        select: &mut dyn FnMut(&Proposal<'_>) -> bool,
+    ) -> Result<bool, Error> {
+        let before = doc.src.clone();
+        let tree = AstGrep::doc(doc.clone());
+        let silenced = Suppressions::of(&tree);
+        let active = std::cell::Cell::new(true);
+        let gated = Gated {
+            inner: &rule.config.matcher,
+            fixer: None,
+            gate,
+            active: &active,
+        };
+        let mut accepted: Vec<captured::Found> = Vec::new();
+        // Edits declined here: another match asking for one is declined unasked.
+        let mut refused: Vec<captured::Found> = Vec::new();
+        let mut sites = 0;
+        for m in tree.root().find_all(&gated) {
+            let range = m.range();
+            let line = m.start_pos().line();
+            if silenced
+                .as_ref()
+                .is_some_and(|s| s.silences(&rule.id, line))
+                || self.declined.contains(&(i, range.start, range.end))
+            {
+                continue;
+            }
+            let mut asked = captured::at_match(&rule.edits, &m, self.crlf);
+            asked.retain(|f| !accepted.contains(f));
+            let mut taken = !asked.iter().any(|f| refused.contains(f));
+            for f in asked.iter_mut().filter(|_| taken) {
+                let replaced = std::cell::RefCell::new(None);
+                let (start, end) = f.range();
+                let proposal = Proposal {
+                    path: self.path,
+                    origin: Origin::Rule(&rule.id),
+                    change: crate::select::Proposed {
+                        text: &before,
+                        start,
+                        end,
+                        after: f.text(),
+                        site_start: range.start,
+                        site_end: range.end,
+                        earlier: &[],
+                        kept: "",
+                        replaced: &replaced,
+                    },
+                    around: None,
+                };
+                if !select(&proposal) {
+                    refused.push(f.clone());
+                    taken = false;
+                    break;
+                }
+                if let Some(own) = replaced.take() {
+                    f.set_text(own);
+                }
+            }
+            if !taken {
+                self.declined.push((i, range.start, range.end));
+                continue;
+            }
+            if let Some(plan) = &rule.imports {
+                plan.collect(&m, &mut self.found[i]);
+            }
+            accepted.extend(asked);
+            sites += 1;
+        }
+        drop(tree);
+        if accepted.is_empty() {
+            return Ok(false);
+        }
+        self.captured(
+            i,
+            &rule.id,
+            doc,
+            &before,
+            &rewrite::Nested::default(),
+            accepted,
+        )?;
+        if doc.src == before {
+            return Ok(false);
+        }
+        self.counts[i] += sites;
         Ok(true)
     }
 

@@ -1814,7 +1814,8 @@ fn compile(
             url: config.url.clone(),
             source: file.into(),
             line: blame.line,
-            fixable: !config.fixer.is_empty(),
+            // A rule with `edits:` and no `fix` leaves its match and edits around it.
+            fixable: !config.fixer.is_empty() || !edits.is_empty(),
             metadata,
             files,
             ignores,
@@ -2051,9 +2052,6 @@ fn edits_of(
     config: &RuleConfig<Lang>,
     globals: &Globals,
 ) -> Result<Vec<super::captured::CapturedEdit>, String> {
-    if config.fixer.is_empty() {
-        return Err("edits are made with the rule's fix: the rule needs a `fix`".into());
-    }
     let Value::Map(rule) = rule else {
         return Err("a rule must be a mapping of fields".into());
     };

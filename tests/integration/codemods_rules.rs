@@ -162,3 +162,64 @@ fn a_positional_deletion_is_made_once_per_call() {
     assert!(!once.stderr.contains("still changed"), "{}", once.stderr);
     assert_eq!(repo.read_string("a.js"), after);
 }
+
+/// Issue 53 item 7: a rule that only edits around its match (no `fix`).
+#[test]
+fn an_edit_only_rule_makes_the_function_async_and_leaves_the_match() {
+    let repo = TestRepo::new();
+    repo.write(
+        "rules/async.yml",
+        "id: await-needs-async\nlanguage: typescript\nmessage: await in a function that is not async\n\
+         rule:\n  kind: await_expression\n  inside:\n    kind: function_declaration\n    \
+         pattern: $FN\n    not: { regex: '^async' }\n    stopBy: end\n\
+         metadata:\n  astedit:\n    edits:\n      - target: $FN\n        fix: async $FN\n",
+    );
+    repo.write(
+        "a.ts",
+        "function load() {\n  const a = await fetch(\"a\");\n  const b = await fetch(\"b\");\n  return [a, b];\n}\n\nasync function done() {\n  return await fetch(\"c\");\n}\n",
+    );
+    repo.commit_all("init");
+    let check = repo.run(&["scan", "--config", "rules/async.yml", "--json"]);
+    let v = check.json();
+    assert_eq!(v["findings"].as_array().map(Vec::len), Some(2), "{v}");
+    assert_eq!(v["findings"][0]["fixable"], true, "{v}");
+    let v = scan_stage(&repo, &["--config", "rules/async.yml"]);
+    assert_eq!(
+        blob_at(&repo, &id_of(&v), "a.ts"),
+        "async function load() {\n  const a = await fetch(\"a\");\n  const b = await fetch(\"b\");\n  return [a, b];\n}\n\nasync function done() {\n  return await fetch(\"c\");\n}\n"
+    );
+    assert_eq!(v["fixes"], 2, "{v}");
+    assert_eq!(v["remaining"], serde_json::json!([]), "{v}");
+    // `scan -i` asks about each edit once: declined for `load` (asked at its first
+    // `await` only), accepted for `save`.
+    repo.run(&["discard", &id_of(&v)]).assert_code(0);
+    repo.write(
+        "a.ts",
+        "function load() {\n  const a = await fetch(\"a\");\n  return await fetch(\"b\");\n}\n\nfunction save() {\n  await put(\"c\");\n}\n",
+    );
+    let out = repo.run_with(
+        ".",
+        &["scan", "-i", "--config", "rules/async.yml"],
+        &[],
+        Some(b"n\ny\n"),
+    );
+    out.assert_code(0);
+    assert_eq!(
+        out.stdout.matches("Apply this change").count(),
+        2,
+        "{}",
+        out.stdout
+    );
+    let id = repo
+        .git(&[
+            "for-each-ref",
+            "--format=%(refname:lstrip=2)",
+            "refs/astedit/",
+        ])
+        .trim()
+        .to_string();
+    assert_eq!(
+        blob_at(&repo, &id, "a.ts"),
+        "function load() {\n  const a = await fetch(\"a\");\n  return await fetch(\"b\");\n}\n\nasync function save() {\n  await put(\"c\");\n}\n"
+    );
+}
