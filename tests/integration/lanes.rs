@@ -312,6 +312,16 @@ fn the_same_function_changed_in_two_lanes_is_a_conflict_and_nothing_is_staged() 
     assert!(t.astedit_refs().is_empty(), "nothing staged");
     let text = t.run(&["lane", "merge", "x", "y"]);
     text.assert_code(3);
+    // A binary file both lanes changed is a conflict too, not a failure.
+    edit(&x, "src/lib.py", LIB);
+    edit(&y, "src/lib.py", LIB);
+    std::fs::write(x.join("README"), b"x\0x").expect("write");
+    std::fs::write(y.join("README"), b"y\0y").expect("write");
+    let out = t.run(&["--json", "lane", "merge", "x", "y"]);
+    out.assert_code(3);
+    let c = &out.json()["error"]["details"]["conflicts"][0];
+    assert_eq!(c["path"], "README");
+    assert_eq!(c["why"], "a binary file changed on both sides");
     assert!(
         text.stderr
             .contains("function_definition beta (lines 3-4): changed on both sides"),

@@ -255,6 +255,12 @@ fn fold(c: &FileChange, now: &Option<FileContent>) -> Result<Fold, Error> {
             if [b.mode, h.mode, t.mode].contains(&FileMode::Symlink) {
                 return conflict("a symlink changed on both sides");
             }
+            if [&b.bytes, &h.bytes, &t.bytes]
+                .iter()
+                .any(|x| x.contains(&0))
+            {
+                return conflict("a binary file changed on both sides");
+            }
             let m = merge3_file(&c.path, &b.bytes, &h.bytes, &t.bytes, BothChanged::Conflict)?;
             if !m.conflicts.is_empty() {
                 let why = if m.nodes.is_empty() {
