@@ -893,7 +893,8 @@ fn sha256_repository_and_linked_worktree() {
     assert_eq!(t.read_string("a.txt"), "a\n");
     t.fsck();
 
-    // A linked work tree: the lock is shared, the record is its own.
+    // A linked work tree: its apply takes its own lock and the main tree's, the record is
+    // its own.
     let t = TestRepo::new();
     t.write("a.txt", "a\n");
     t.commit_all("init");
