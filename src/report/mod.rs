@@ -427,6 +427,9 @@ pub struct SgMatch {
     pub replacement_offsets: Option<SgOffsets>,
     /// ast-grep's name of the language, e.g. `TypeScript`.
     pub language: String,
+    /// Absent when the pattern captures nothing by name (`foo(1)`, `foo($$$)`), as in
+    /// ast-grep.
+    #[serde(default, skip_serializing_if = "SgMetaVariables::is_empty")]
     pub meta_variables: SgMetaVariables,
 }
 
@@ -497,6 +500,11 @@ impl SgRange {
 }
 
 impl SgMetaVariables {
+    /// No capture by name: ast-grep leaves `metaVariables` out.
+    pub fn is_empty(&self) -> bool {
+        self.single.is_empty() && self.multi.is_empty() && self.transformed.is_empty()
+    }
+
     pub fn of(captures: &[crate::rewrite::Capture]) -> SgMetaVariables {
         let capture = |n: &crate::rewrite::Span| SgCapture {
             text: n.text.clone(),

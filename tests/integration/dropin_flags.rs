@@ -68,6 +68,9 @@ fn run_takes_ast_greps_search_flags_as_it_does() {
             "-l",
             "js",
         ],
+        // No capture by name: no `metaVariables` key, as in ast-grep.
+        &["run", "-p", "foo(1)", "--json=stream"],
+        &["run", "-p", "foo($$$)", "-r", "x", "--json=stream"],
         &[
             "run",
             "-p",
