@@ -630,7 +630,7 @@ fn mcp_call_with(
 }
 
 /// The id of the preview `scan --stage --json` staged.
-fn scan_stage(repo: &TestRepo, config: &str) -> String {
+pub(crate) fn scan_stage(repo: &TestRepo, config: &str) -> String {
     let out = repo.run(&["scan", "--stage", "--config", config, "--json"]);
     assert!(
         out.code == 0 || out.code == 1,

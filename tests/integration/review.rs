@@ -37,7 +37,7 @@ fn module(i: usize, log: &str, warn: &str) -> String {
 }
 
 /// Stages the two ops over the corpus; the preview's id.
-fn stage(repo: &TestRepo) -> String {
+pub(crate) fn stage(repo: &TestRepo) -> String {
     let v = repo
         .run(&[
             "--json",
@@ -56,7 +56,7 @@ fn stage(repo: &TestRepo) -> String {
     v["id"].as_str().expect("id").to_string()
 }
 
-fn review(repo: &TestRepo, args: &[&str]) -> serde_json::Value {
+pub(crate) fn review(repo: &TestRepo, args: &[&str]) -> serde_json::Value {
     let mut full = vec!["--json", "review"];
     full.extend_from_slice(args);
     repo.run(&full).assert_code(0).json()
@@ -231,7 +231,8 @@ fn decisions_survive_a_refresh_after_an_unrelated_commit() {
     assert_eq!(v["obeyed"], true);
 }
 
-fn pending(repo: &TestRepo) -> std::collections::BTreeSet<String> {
+/// The ids of the pending previews.
+pub(crate) fn pending(repo: &TestRepo) -> std::collections::BTreeSet<String> {
     repo.run(&["--json", "list"]).assert_code(0).json()["previews"]
         .as_array()
         .expect("previews")

@@ -7,6 +7,10 @@ use serde_json::json;
 
 use crate::campaign_world::World;
 use crate::campaign_world::SPEC_HEAD;
+use crate::codemods::scan_stage;
+use crate::review::pending;
+use crate::review::review;
+use crate::review::stage;
 use crate::util::TestRepo;
 
 /// Two files, each with a `console.log` and a `console.warn` call.
@@ -16,29 +20,8 @@ fn two_ops() -> (TestRepo, String) {
         repo.write(f, "console.log(1);\nconsole.warn(2);\n");
     }
     repo.commit_all("init");
-    let v = repo
-        .run(&[
-            "--json",
-            "edit",
-            "-p",
-            "console.log($A)",
-            "-r",
-            "logger.info($A)",
-            "-p",
-            "console.warn($A)",
-            "-r",
-            "logger.warn($A)",
-        ])
-        .assert_code(0)
-        .json();
-    let id = v["id"].as_str().expect("id").to_string();
+    let id = stage(&repo);
     (repo, id)
-}
-
-fn review(repo: &TestRepo, args: &[&str]) -> serde_json::Value {
-    let mut full = vec!["--json", "review"];
-    full.extend_from_slice(args);
-    repo.run(&full).assert_code(0).json()
 }
 
 /// The key of the group whose op starts with `op`.
@@ -51,15 +34,6 @@ fn group_of(v: &serde_json::Value, op: &str) -> String {
         .and_then(|g| g["key"].as_str())
         .expect("group")
         .to_string()
-}
-
-fn pending(repo: &TestRepo) -> Vec<String> {
-    repo.run(&["--json", "list"]).assert_code(0).json()["previews"]
-        .as_array()
-        .expect("previews")
-        .iter()
-        .map(|p| p["id"].as_str().expect("id").to_string())
-        .collect()
 }
 
 #[test]
@@ -113,7 +87,7 @@ fn the_language_servers_apply_obeys_review_decisions_and_says_so() {
         repo.read_string("src/b.js"),
         "logger.info(1);\nconsole.warn(2);\n"
     );
-    let rest = pending(&repo);
+    let rest: Vec<String> = pending(&repo).into_iter().collect();
     assert_eq!(rest.len(), 1, "{rest:?}");
     assert_ne!(rest[0], id);
     // The editor is told, as the terminal is.
@@ -269,23 +243,6 @@ const AWAIT_RULE: &str =
 const TWO_FUNCTIONS: &str =
     "function one() {\n  return fetchSync(1);\n}\n\nfunction two() {\n  return fetchSync(2);\n}\n";
 
-/// The id of the preview `scan --stage` made with `rule`.
-fn scan_stage(repo: &TestRepo, rule: &str) -> String {
-    let out = repo.run(&["--json", "scan", "--stage", "--config", rule]);
-    assert!(
-        out.code == 0 || out.code == 1,
-        "{}\n{}",
-        out.stdout,
-        out.stderr
-    );
-    let v = out.json();
-    v["id"]
-        .as_str()
-        .or_else(|| v["staged"]["id"].as_str())
-        .unwrap_or_else(|| panic!("an id in {v}"))
-        .to_string()
-}
-
 #[test]
 fn an_import_and_an_edits_target_go_exactly_with_their_sites() {
     let repo = TestRepo::new();
@@ -332,7 +289,7 @@ fn an_import_and_an_edits_target_go_exactly_with_their_sites() {
     // Every site of b.ts rejected: neither its import nor an `async`.
     assert_eq!(repo.read_string("src/b.ts"), TWO_FUNCTIONS);
     // The undecided site is pending with its own `async`, and no second import.
-    let rest = pending(&repo);
+    let rest: Vec<String> = pending(&repo).into_iter().collect();
     assert_eq!(rest.len(), 1, "{rest:?}");
     repo.run(&["apply", &rest[0]]).assert_code(0);
     assert_eq!(
