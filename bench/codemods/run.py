@@ -122,10 +122,34 @@ def first_error(output: str) -> str:
     return lines[0].strip()[:160] if lines else ""
 
 
+# A diagnostic line of the checks: ruff's and go vet's `path:line:col: …`, rustc's and
+# tsc's errors, a file `cargo fmt --check` would change.
+DIAGNOSTIC = re.compile(
+    r"^\S+:\d+:\d+: |^error(\[E\d+\])?: |error TS\d+|^Diff in |^warning: unused"
+)
+
+
+def errors(output: str) -> int:
+    """How many diagnostics a check printed (summary lines aside)."""
+    return sum(1 for line in output.splitlines() if DIAGNOSTIC.search(line))
+
+
+def fmt_args(dest, m, astedit, env):
+    """With the migration's `fmt`: its [fmt] in the checkout, allowed there as the
+    trust chapter says (`git astedit allow`), and `--fmt` for scan."""
+    if "fmt" not in m:
+        return []
+    lines = ["[fmt]"] + [f"{lang} = {json.dumps(cmd)}" for lang, cmd in m["fmt"].items()]
+    (dest / "astedit.toml").write_text("\n".join(lines) + "\n")
+    sh([*astedit, "allow"], cwd=dest, env=env)
+    return ["--fmt"]
+
+
 def ours(dest, m, check, astedit, env):
     rule = HERE / "migrations" / m["name"] / "ours.yml"
+    fmt = fmt_args(dest, m, astedit, env)
     code, out = sh(
-        [*astedit, "scan", "--stage", "--no-cache", "--config", str(rule), "--json", "--", *m["paths"]],
+        [*astedit, "scan", "--stage", *fmt, "--no-cache", "--config", str(rule), "--json", "--", *m["paths"]],
         cwd=dest, env=env, check=False,
     )
     report = json.loads(out[out.index("{"):])
@@ -140,6 +164,7 @@ def ours(dest, m, check, astedit, env):
         "sites": report.get("fixes", 0),
         "files": len(report.get("files") or []),
         "pass": code == 0,
+        "errors": errors(out),
         "why": "" if code == 0 else first_error(out),
     }
 
@@ -157,6 +182,7 @@ def theirs(dest, m, check, work, env):
         "sites": int(applied.group(1)) if applied else 0,
         "files": len(names.split()),
         "pass": code == 0,
+        "errors": errors(out),
         "why": "" if code == 0 else first_error(out),
     }
 
@@ -178,24 +204,33 @@ def main():
             continue
         repo = spec["repos"][m["repo"]]
         dest = checkout(work, m["repo"], repo, env)
+        check = m.get("check", repo["check"])
         reset(dest)
-        a = ours(dest, m, repo["check"], astedit, env)
+        # The base's own diagnostics under the same check: a repository whose check
+        # fails already is judged by whether the migration adds any.
+        _, out = sh(["sh", "-c", check], cwd=dest, env=env, check=False)
+        base = errors(out)
+        a = ours(dest, m, check, astedit, env)
         reset(dest)
-        b = theirs(dest, m, repo["check"], work, env)
+        b = theirs(dest, m, check, work, env)
         reset(dest)
-        rows.append({"name": m["name"], "repo": f"{repo['url'].removeprefix('https://github.com/')}@{repo['commit'][:10]}", "ours": a, "theirs": b})
+        rows.append({"name": m["name"], "repo": f"{repo['url'].removeprefix('https://github.com/')}@{repo['commit'][:10]}", "fmt": "fmt" in m, "base_errors": base, "ours": a, "theirs": b})
         print(f"{m['name']}: ours {a} theirs {b}", file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=2))
         return
     word = {True: "pass", False: "FAIL", None: "-"}
-    print("| migration | repository | sites | files | ours | ast-grep (sites/files) | ast-grep | why ast-grep's fails |")
-    print("|---|---|---|---|---|---|---|---|")
+    same = lambda n, base: f"{'yes' if n <= base else 'NO'} ({base}→{n})"
+    print("| migration | repository | sites | files | ours passes | ours: same error count as the base | ast-grep (sites/files) | ast-grep passes | ast-grep: same error count as the base | why one fails |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        a, b = r["ours"], r["theirs"]
+        a, b, base = r["ours"], r["theirs"], r["base_errors"]
+        name = r["name"] + (" (--fmt)" if r["fmt"] else "")
         print(
-            f"| {r['name']} | {r['repo']} | {a['sites']} | {a['files']} | {word[a['pass']]} "
-            f"| {b['sites']}/{b['files']} | {word[b['pass']]} | {b['why'] or a['why']} |"
+            f"| {name} | {r['repo']} | {a['sites']} | {a['files']} | {word[a['pass']]} "
+            f"| {same(a.get('errors', 0), base)} "
+            f"| {b['sites']}/{b['files']} | {word[b['pass']]} | {same(b['errors'], base)} "
+            f"| {a['why'] or b['why']} |"
         )
 
 
