@@ -1021,6 +1021,25 @@ impl Rewriter {
         src: &str,
         select: &mut dyn FnMut(usize, &Proposed<'_>) -> bool,
     ) -> Result<Option<FileRewrite>, Error> {
+        self.rewrite_checked(path, src, select, true)
+    }
+
+    /// The replacements the ops make on `src` (`None`: no change), without the checks
+    /// [`Rewriter::rewrite`] makes of the result: no re-parse after the last op (so no
+    /// `introduces_parse_error`), no imports added, no emptied block counted. What
+    /// `review` re-derives a preview's sites from: the same replacements for about
+    /// half the parsing.
+    pub fn replacements(&self, src: &str) -> Result<Option<FileRewrite>, Error> {
+        self.rewrite_checked(None, src, &mut |_, _| true, false)
+    }
+
+    fn rewrite_checked(
+        &self,
+        path: Option<&str>,
+        src: &str,
+        select: &mut dyn FnMut(usize, &Proposed<'_>) -> bool,
+        checks: bool,
+    ) -> Result<Option<FileRewrite>, Error> {
         // Parsed lazily (an op whose literal is absent needs no tree), then kept in
         // step with the text by `rewrite_nested`'s incremental re-parses.
         let mut doc: Option<StrDoc<Lang>> = None;
@@ -1039,7 +1058,7 @@ impl Rewriter {
                 None => {
                     let parsed = parse_doc(src, self.lang)?;
                     had_parse_error = parsed.tree.root_node().has_error();
-                    if had_parse_error {
+                    if had_parse_error && checks {
                         input_error = first_parse_error(&AstGrep::doc(parsed.clone()));
                     }
                     doc.insert(parsed)
@@ -1050,7 +1069,7 @@ impl Rewriter {
             // After the last op the tree only answers whether the rewrite broke a clean
             // parse; a file that did not parse cleanly needs no answer.
             let last = index + 1 == self.ops.len();
-            options.tree_after = !(last && had_parse_error);
+            options.tree_after = !(last && (had_parse_error || !checks));
             let deleted = deleted_ranges(op, doc);
             let out = rewrite_nested_selecting(
                 doc,
@@ -1098,6 +1117,18 @@ impl Rewriter {
         let Some(mut doc) = doc.filter(|d| d.src != src) else {
             return Ok(None);
         };
+        if !checks {
+            // The tree is the one before the last op's edits: not read again.
+            return Ok(Some(FileRewrite {
+                text: doc.src,
+                replacements,
+                introduces_parse_error: false,
+                had_parse_error,
+                first_parse_error: None,
+                dropped,
+                leaves_empty_block: false,
+            }));
+        }
         if let Some(plan) = &self.imports {
             let text = plan.apply(self.lang, doc.src.clone(), &found, path)?;
             if text != doc.src {

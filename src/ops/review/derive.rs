@@ -106,7 +106,12 @@ impl Recipe {
                 let Some(rw) = rw else {
                     return Vec::new();
                 };
-                let Ok(Some(result)) = rw.rewrite(before) else {
+                // SAFETY: as in `edit`: every parse inside makes a parser of its own in
+                // the arena (`rewrite::parse_doc`, `parse_owned_from`), and the trees are
+                // dropped or pinned inside `replacements`, which hands out plain Rust
+                // data; nothing here selects (no callback runs).
+                let _arena = unsafe { crate::alloc::ParseArena::open() };
+                let Ok(Some(result)) = rw.replacements(before) else {
                     return Vec::new();
                 };
                 result

@@ -187,23 +187,28 @@ impl Model {
             .iter()
             .map(|e| texts_of(repo, e))
             .collect::<Result<Vec<_>, Error>>()?;
-        let files: Vec<FileRec> = texts
+        let reruns = recipe.reruns();
+        let reported = verified::reported(repo, &preview)?;
+        let (files, prepared): (Vec<FileRec>, Vec<(Vec<Prepared>, usize)>) = texts
             .into_par_iter()
             .enumerate()
-            .map(|(i, t)| FileRec {
-                entry: i,
-                sites: match t {
-                    None => FileSites::Whole,
-                    Some((before, after)) => {
-                        let path = &preview.entries[i].path;
-                        let spans = derive::file_sites(&recipe, path, &before, &after);
-                        FileSites::Text { before, spans }
-                    }
-                },
+            .map(|(i, t)| {
+                let entry = &preview.entries[i];
+                let file = FileRec {
+                    entry: i,
+                    sites: match t {
+                        None => FileSites::Whole,
+                        Some((before, after)) => {
+                            let spans = derive::file_sites(&recipe, &entry.path, &before, &after);
+                            FileSites::Text { before, spans }
+                        }
+                    },
+                };
+                let prepared = prepare(entry, &file.sites, reruns, reported.get(&entry.path));
+                (file, prepared)
             })
-            .collect();
+            .unzip();
         let record = decisions::Record::load(repo, &preview)?;
-        let reported = verified::reported(repo, &preview)?;
         let mut model = Model {
             preview,
             files,
@@ -216,7 +221,7 @@ impl Model {
             notes,
             record,
         };
-        model.index(recipe.reruns(), &reported);
+        model.index(prepared);
         Ok(model)
     }
 
@@ -229,110 +234,43 @@ impl Model {
         &self.preview
     }
 
-    /// Builds the sites and groups from the files' spans (`reported`: the lines
-    /// `verify` runs reported on, by path).
-    fn index(
-        &mut self,
-        reruns: bool,
-        reported: &HashMap<String, std::collections::BTreeSet<usize>>,
-    ) {
+    /// Builds the sites and groups from the files' prepared sites (in file order).
+    fn index(&mut self, prepared: Vec<(Vec<Prepared>, usize)>) {
         let mut groups: Vec<GroupRec> = Vec::new();
-        let mut by_key: HashMap<String, usize> = HashMap::new();
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        for (fi, f) in self.files.iter().enumerate() {
-            let entry = &self.preview.entries[f.entry];
-            let mut cut = |label: Label,
-                           tmpl: String,
-                           why: Option<String>,
-                           diff: SiteDiff,
-                           span: Option<usize>,
-                           ctx: &str| {
-                let key = short_hash(&[
-                    label_text(&label).as_str(),
-                    &tmpl,
-                    why.as_deref().unwrap_or(""),
-                ]);
-                let g = *by_key.entry(key.clone()).or_insert_with(|| {
-                    groups.push(GroupRec {
-                        key,
-                        label: label.clone(),
-                        template: tmpl,
-                        outlier: why,
-                        sites: Vec::new(),
-                    });
-                    groups.len() - 1
-                });
-                let base = format!(
-                    "{}\0{}\0{}\0{}\0{ctx}",
-                    entry.path,
-                    label_text(&label),
-                    diff.before,
-                    diff.after
-                );
-                let n = seen.entry(base.clone()).or_insert(0);
-                *n += 1;
-                let id = short_hash(&[&base, &n.to_string()]);
+        // A group's key is hashed once, when the group is made.
+        let mut by_change: HashMap<(Label, String, Option<String>), usize> = HashMap::new();
+        for (fi, (sites, dependents)) in prepared.into_iter().enumerate() {
+            self.dependents += dependents;
+            for p in sites {
+                let change = (p.label, p.tmpl, p.why);
+                let g = match by_change.get(&change) {
+                    Some(&g) => g,
+                    None => {
+                        let (label, template, outlier) = change.clone();
+                        groups.push(GroupRec {
+                            key: short_hash(&[
+                                label_text(&label).as_str(),
+                                &template,
+                                outlier.as_deref().unwrap_or(""),
+                            ]),
+                            label,
+                            template,
+                            outlier,
+                            sites: Vec::new(),
+                        });
+                        by_change.insert(change, groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
                 groups[g].sites.push(self.sites.len());
                 self.sites.push(SiteRec {
-                    id,
+                    id: p.id,
                     file: fi,
-                    span,
+                    span: p.span,
                     group: g,
-                    diff,
+                    diff: p.diff,
                     outlier: None,
                 });
-            };
-            match &f.sites {
-                FileSites::Whole => {
-                    let what = match (&entry.before, &entry.after) {
-                        (None, _) => "added file",
-                        (_, None) => "deleted file",
-                        _ => "changed file (not text)",
-                    };
-                    let diff = SiteDiff {
-                        path: entry.path.clone(),
-                        line: 1,
-                        before: String::new(),
-                        after: format!("({what})"),
-                    };
-                    cut(Label::None, what.to_string(), None, diff, None, "");
-                }
-                FileSites::Text { before, spans } => {
-                    let added = added_lines(before, spans);
-                    let hit = verified::spans_hit(before, spans, reported.get(&entry.path));
-                    for (si, s) in spans.iter().enumerate() {
-                        if s.kind == SpanKind::Dependent {
-                            self.dependents += 1;
-                            continue;
-                        }
-                        let why = match s.kind {
-                            _ if hit[si] => Some(verified::WHY.to_string()),
-                            SpanKind::Differs => Some(
-                                "the recipe, re-run on the before side, changes this region \
-                                 otherwise"
-                                    .to_string(),
-                            ),
-                            SpanKind::Free if reruns => Some(
-                                "no rule or op of the preview makes this change (re-run on the \
-                                 before side)"
-                                    .to_string(),
-                            ),
-                            _ => None,
-                        };
-                        let mut tmpl = template::template(
-                            &before[s.start..s.end],
-                            &s.after,
-                            template::indent_at(before, s.start),
-                        );
-                        if let Some(added) = &added {
-                            tmpl = format!("{tmpl} with {added}");
-                        }
-                        let diff = site_diff(&entry.path, before, s);
-                        // The enclosing line (no line number) tells equal sites apart.
-                        let ctx = enclosing(before, s.start);
-                        cut(s.label.clone(), tmpl, why, diff, Some(si), &ctx);
-                    }
-                }
             }
         }
         mark_outliers(&mut groups);
@@ -565,6 +503,108 @@ impl Model {
     }
 }
 
+/// One site of a file, ready to be grouped: worked out per file, in parallel.
+struct Prepared {
+    id: String,
+    label: Label,
+    tmpl: String,
+    why: Option<String>,
+    diff: SiteDiff,
+    /// Index into the file's spans (`None`: the whole entry).
+    span: Option<usize>,
+}
+
+/// A file's sites with their templates and ids, and how many dependent changes it
+/// has (`reported`: the lines of its after side `verify` runs reported on). A site's id hashes its path, label, lines and enclosing line, and how many
+/// equal ones came before it in the file (no line number).
+fn prepare(
+    entry: &crate::txn::StoredEntry,
+    sites: &FileSites,
+    reruns: bool,
+    reported: Option<&std::collections::BTreeSet<usize>>,
+) -> (Vec<Prepared>, usize) {
+    let mut out = Vec::new();
+    let mut dependents = 0;
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut site = |label: Label,
+                    tmpl: String,
+                    why: Option<String>,
+                    diff: SiteDiff,
+                    span: Option<usize>,
+                    ctx: &str| {
+        let base = format!(
+            "{}\0{}\0{}\0{}\0{ctx}",
+            entry.path,
+            label_text(&label),
+            diff.before,
+            diff.after
+        );
+        let n = seen.entry(base.clone()).or_insert(0);
+        *n += 1;
+        Prepared {
+            id: short_hash(&[&base, &n.to_string()]),
+            label,
+            tmpl,
+            why,
+            diff,
+            span,
+        }
+    };
+    match sites {
+        FileSites::Whole => {
+            let what = match (&entry.before, &entry.after) {
+                (None, _) => "added file",
+                (_, None) => "deleted file",
+                _ => "changed file (not text)",
+            };
+            let diff = SiteDiff {
+                path: entry.path.clone(),
+                line: 1,
+                before: String::new(),
+                after: format!("({what})"),
+            };
+            out.push(site(Label::None, what.to_string(), None, diff, None, ""));
+        }
+        FileSites::Text { before, spans } => {
+            let added = added_lines(before, spans);
+            let lines = derive::LineStarts::new(before);
+            let hit = verified::spans_hit(before, spans, reported);
+            for (si, s) in spans.iter().enumerate() {
+                if s.kind == SpanKind::Dependent {
+                    dependents += 1;
+                    continue;
+                }
+                let why = match s.kind {
+                    _ if hit[si] => Some(verified::WHY.to_string()),
+                    SpanKind::Differs => Some(
+                        "the recipe, re-run on the before side, changes this region otherwise"
+                            .to_string(),
+                    ),
+                    SpanKind::Free if reruns => Some(
+                        "no rule or op of the preview makes this change (re-run on the before \
+                         side)"
+                            .to_string(),
+                    ),
+                    _ => None,
+                };
+                let mut tmpl = template::template(
+                    &before[s.start..s.end],
+                    &s.after,
+                    template::indent_at(before, s.start),
+                );
+                if let Some(added) = &added {
+                    tmpl = format!("{tmpl} with {added}");
+                }
+                let diff = site_diff(&entry.path, before, &lines, s);
+                // The enclosing line (no line number) tells equal sites apart.
+                let ctx = enclosing(before, s.start);
+                out.push(site(s.label.clone(), tmpl, why, diff, Some(si), &ctx));
+            }
+        }
+    }
+    (out, dependents)
+}
+
 /// The usual change of each rule or op is its largest group; its other groups stand
 /// out.
 fn mark_outliers(groups: &mut [GroupRec]) {
@@ -641,8 +681,9 @@ fn texts_of(repo: &Repo, e: &crate::txn::StoredEntry) -> Result<Option<(String, 
     }
 }
 
-/// The whole lines a span sits on, before and after (no trailing line break).
-fn site_diff(path: &str, before: &str, s: &derive::Span) -> SiteDiff {
+/// The whole lines a span sits on, before and after (no trailing line break);
+/// `lines` are `before`'s line starts.
+fn site_diff(path: &str, before: &str, lines: &derive::LineStarts, s: &derive::Span) -> SiteDiff {
     let line_start = before[..s.start].rfind('\n').map_or(0, |i| i + 1);
     let end = s.end.max(s.start);
     let line_end = if end > s.start && before[..end].ends_with('\n') {
@@ -659,7 +700,7 @@ fn site_diff(path: &str, before: &str, s: &derive::Span) -> SiteDiff {
     );
     SiteDiff {
         path: path.to_string(),
-        line: before[..s.start].matches('\n').count() + 1,
+        line: lines.line_of(s.start) + 1,
         before: before_lines.trim_end_matches('\n').to_string(),
         after: after_lines.trim_end_matches('\n').to_string(),
     }
