@@ -229,6 +229,23 @@ fn decisions_survive_a_refresh_after_an_unrelated_commit() {
     assert_eq!(v["undecided"], 102, "{v:#}");
     assert_eq!(v["rejected"], 1, "{v:#}");
     assert_eq!(v["obeyed"], true);
+    // Until it has decisions of its own, list says whose it inherits, not counts that
+    // only a re-derivation could give; a batch of its own counts again.
+    let list = repo.run(&["list"]).assert_code(0).stdout.clone();
+    assert!(
+        list.contains(&format!(
+            "    review: decisions inherited from {id} (by terminal)\n"
+        )),
+        "{list}"
+    );
+    review(&repo, &[&successor, "--undecide", &one_warn]);
+    let row = &repo.run(&["--json", "list"]).assert_code(0).json()["previews"][0]["review"];
+    assert_eq!(
+        (&row["accepted"], &row["rejected"], &row["undecided"]),
+        (&200.into(), &0.into(), &103.into()),
+        "{row}"
+    );
+    assert!(row["inherited_from"].is_null(), "{row}");
 }
 
 /// The ids of the pending previews.
