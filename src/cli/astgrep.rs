@@ -6,6 +6,30 @@
 
 use git_astedit::error::UsageError;
 
+/// ast-grep's `-A`, `-B`, `-C` (`--after`, `--before`, `--context`): lines around a match.
+#[derive(Debug, Default, clap::Args)]
+pub struct Around {
+    #[arg(short = 'A', long = "after", value_name = "NUM", hide = true)]
+    pub after: Option<String>,
+    #[arg(short = 'B', long = "before", value_name = "NUM", hide = true)]
+    pub before: Option<String>,
+    #[arg(short = 'C', long = "context", value_name = "NUM", hide = true)]
+    pub context: Option<String>,
+}
+
+impl Around {
+    /// The first one given, as its flag and value.
+    fn given(&self) -> Option<(&'static str, &str)> {
+        [
+            ("-A/--after", &self.after),
+            ("-B/--before", &self.before),
+            ("-C/--context", &self.context),
+        ]
+        .into_iter()
+        .find_map(|(flag, v)| v.as_deref().map(|v| (flag, v)))
+    }
+}
+
 /// The flags of ast-grep's `run` beside `-p`, `-r`, `-U` and `-l`.
 #[derive(Debug, Default, clap::Args)]
 pub struct RunFlags {
@@ -35,12 +59,8 @@ pub struct RunFlags {
     pub files_with_matches: bool,
     #[arg(long, value_name = "GRANULARITY", hide = true)]
     pub inspect: Option<String>,
-    #[arg(short = 'A', long = "after", value_name = "NUM", hide = true)]
-    pub after: Option<String>,
-    #[arg(short = 'B', long = "before", value_name = "NUM", hide = true)]
-    pub before: Option<String>,
-    #[arg(short = 'C', long = "context", value_name = "NUM", hide = true)]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub around: Around,
     #[arg(short = 'c', long, value_name = "CONFIG_FILE", hide = true)]
     pub config: Option<String>,
 }
@@ -61,9 +81,7 @@ impl RunFlags {
             || self.interactive
             || self.files_with_matches
             || self.inspect.is_some()
-            || self.after.is_some()
-            || self.before.is_some()
-            || self.context.is_some()
+            || self.around.given().is_some()
             || self.config.is_some()
     }
 
@@ -99,15 +117,14 @@ impl RunFlags {
         if self.follow {
             argv.push("--follow".into());
         }
+        let around = self.around.given().map(|(flag, _)| (flag, true));
         let searching = [
             ("--selector", self.selector.is_some()),
             ("--strictness", self.strictness.is_some()),
             ("--debug-query", self.debug_query.is_some()),
             ("--stdin", self.stdin),
             ("--files-with-matches", self.files_with_matches),
-            ("-A/--after", self.after.is_some()),
-            ("-B/--before", self.before.is_some()),
-            ("-C/--context", self.context.is_some()),
+            around.unwrap_or(("", false)),
         ];
         if !search {
             if let Some((flag, _)) = searching.iter().find(|(_, given)| *given) {
@@ -142,9 +159,9 @@ impl RunFlags {
         if self.files_with_matches {
             argv.push("--files-with-matches".into());
         }
-        push(&mut argv, "after-context", &self.after);
-        push(&mut argv, "before-context", &self.before);
-        push(&mut argv, "context", &self.context);
+        push(&mut argv, "after-context", &self.around.after);
+        push(&mut argv, "before-context", &self.around.before);
+        push(&mut argv, "context", &self.around.context);
         Ok(argv)
     }
 }
@@ -181,12 +198,8 @@ pub struct ScanFlags {
     pub files_with_matches: bool,
     #[arg(long, value_name = "GRANULARITY", hide = true)]
     pub inspect: Option<String>,
-    #[arg(short = 'A', long = "after", value_name = "NUM", hide = true)]
-    pub after: Option<String>,
-    #[arg(short = 'B', long = "before", value_name = "NUM", hide = true)]
-    pub before: Option<String>,
-    #[arg(short = 'C', long = "context", value_name = "NUM", hide = true)]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub around: Around,
 }
 
 impl ScanFlags {
@@ -211,14 +224,7 @@ impl ScanFlags {
                     .into(),
             ));
         }
-        if let Some((flag, _)) = [
-            ("-A/--after", &self.after),
-            ("-B/--before", &self.before),
-            ("-C/--context", &self.context),
-        ]
-        .iter()
-        .find(|(_, v)| v.is_some())
-        {
+        if let Some((flag, _)) = self.around.given() {
             return Err(UsageError(format!(
                 "{flag} is not supported by scan: each finding prints its line and column; \
                  for lines around a pattern's matches: git astedit grep -p PATTERN {} N",

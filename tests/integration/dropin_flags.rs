@@ -7,9 +7,9 @@
 //! `ast-grep` on PATH); without one they are skipped with a message, unless
 //! ASTEDIT_REQUIRE_AST_GREP is set.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::dropin_run::lines;
 use crate::util::TestRepo;
 
 fn fixture() -> TestRepo {
@@ -20,18 +20,6 @@ fn fixture() -> TestRepo {
     repo.write("gen/c.js", "foo(4);\n");
     repo.commit_all("init");
     repo
-}
-
-/// Each line as canonical JSON, as a set (ast-grep's file order follows its threads).
-fn lines(stdout: &str) -> BTreeSet<String> {
-    stdout
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l)
-                .unwrap()
-                .to_string()
-        })
-        .collect()
 }
 
 fn ast_grep_in(dir: &Path, args: &[&str]) -> Option<std::process::Output> {

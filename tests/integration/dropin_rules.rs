@@ -9,8 +9,8 @@
 
 use crate::util::TestRepo;
 
-/// The guide's `await-fetch` rule in the documented form.
-const DOCUMENTED: &str = r#"id: await-fetch
+/// The guide's `await-fetch` rule without our keys.
+const RULE: &str = r#"id: await-fetch
 language: typescript
 severity: warning
 message: fetchSync blocks the event loop
@@ -21,35 +21,32 @@ rule:
     pattern: $FN
     stopBy: end
 fix: await fetchAsync($A)
-metadata:
-  astedit:
-    imports:
-      add: ['import { fetchAsync } from "./net"']
-      remove: [fetchSync]
-    edits:
-      - target: $FN
-        fix: async $FN
 "#;
 
-/// The same rule in the older form: our keys at the top level, which ast-grep refuses.
-const TOP_LEVEL: &str = r#"id: await-fetch
-language: typescript
-severity: warning
-message: fetchSync blocks the event loop
-rule:
-  pattern: fetchSync($A)
-  inside:
-    kind: function_declaration
-    pattern: $FN
-    stopBy: end
-fix: await fetchAsync($A)
-imports:
-  add: ['import { fetchAsync } from "./net"']
-  remove: [fetchSync]
-edits:
-  - target: $FN
-    fix: async $FN
-"#;
+/// Our keys, at the top level of the rule when `indent` is empty.
+fn keys(indent: &str) -> String {
+    [
+        "imports:",
+        "  add: ['import { fetchAsync } from \"./net\"']",
+        "  remove: [fetchSync]",
+        "edits:",
+        "  - target: $FN",
+        "    fix: async $FN",
+    ]
+    .iter()
+    .map(|l| format!("{indent}{l}\n"))
+    .collect()
+}
+
+/// The rule in the documented form: our keys under `metadata.astedit`.
+fn documented() -> String {
+    format!("{RULE}metadata:\n  astedit:\n{}", keys("    "))
+}
+
+/// The rule in the older form: our keys at the top level, which ast-grep refuses.
+fn top_level() -> String {
+    format!("{RULE}{}", keys(""))
+}
 
 const SOURCE: &str =
     "import { fetchSync } from \"./net\";\n\nfunction load() {\n  return fetchSync(1);\n}\n";
@@ -82,7 +79,7 @@ fn ast_grep(repo: &TestRepo, ast_grep: &std::path::Path, args: &[&str]) -> std::
 
 #[test]
 fn a_project_in_the_documented_form_passes_ast_grep_and_gets_our_imports_and_edits() {
-    let repo = project(DOCUMENTED);
+    let repo = project(&documented());
     if let Some(sg) = crate::lsp_astgrep::ast_grep_or_skip() {
         // ast-grep writes the invalid case's snapshot, then its test passes, and its
         // scan reports the finding with the rule's own fix (our keys unread).
@@ -107,7 +104,7 @@ fn a_project_in_the_documented_form_passes_ast_grep_and_gets_our_imports_and_edi
 
 #[test]
 fn the_top_level_form_is_read_and_warned_about_once_per_content_where_an_sgconfig_exists() {
-    let repo = project(TOP_LEVEL);
+    let repo = project(&top_level());
     let first = repo.run(&["scan"]);
     first.assert_code(0);
     let warning = "rules/await-fetch.yml: `imports:`/`edits:` at a rule's top level make ast-grep refuse this project";
@@ -119,7 +116,7 @@ fn the_top_level_form_is_read_and_warned_about_once_per_content_where_an_sgconfi
     // Another content of the file is warned about again.
     repo.write(
         "rules/await-fetch.yml",
-        TOP_LEVEL.replace("blocks", "still blocks"),
+        top_level().replace("blocks", "still blocks"),
     );
     let edited = repo.run(&["scan"]);
     assert!(edited.stderr.contains(warning), "{}", edited.stderr);
@@ -132,7 +129,7 @@ fn the_top_level_form_is_read_and_warned_about_once_per_content_where_an_sgconfi
 fn the_top_level_form_is_not_warned_about_where_ast_grep_never_reads_the_project() {
     let repo = TestRepo::new();
     repo.write("astedit.toml", "rule-files = [\"rules\"]\n");
-    repo.write("rules/await-fetch.yml", TOP_LEVEL);
+    repo.write("rules/await-fetch.yml", top_level());
     repo.write("src/a.ts", SOURCE);
     repo.commit_all("init");
     let out = repo.run(&["scan", "--apply"]);
@@ -142,14 +139,14 @@ fn the_top_level_form_is_not_warned_about_where_ast_grep_never_reads_the_project
 
 #[test]
 fn a_key_in_both_places_or_unknown_under_metadata_astedit_is_refused() {
-    let both = project(&DOCUMENTED.replace(
+    let both = project(&documented().replace(
         "metadata:\n",
         "imports: {add: ['import x from \"x\"']}\nmetadata:\n",
     ));
     let out = both.run(&["scan"]);
     out.assert_code(2);
     insta::assert_snapshot!(out.stderr, @"error: bad rule file rules/await-fetch.yml:1: rule 'await-fetch', field 'imports': given twice, at the top level and under metadata.astedit; keep metadata.astedit.imports (ast-grep refuses the top-level key)");
-    let unknown = project(&DOCUMENTED.replace("    edits:\n", "    edit:\n"));
+    let unknown = project(&documented().replace("    edits:\n", "    edit:\n"));
     let out = unknown.run(&["scan"]);
     out.assert_code(2);
     insta::assert_snapshot!(out.stderr, @"error: bad rule file rules/await-fetch.yml:1: rule 'await-fetch', field 'metadata.astedit.edit': unknown field; did you mean 'edits'?");

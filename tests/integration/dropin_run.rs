@@ -21,7 +21,7 @@ fn fixture() -> TestRepo {
 }
 
 /// Each line as canonical JSON, as a set (ast-grep's file order follows its threads).
-fn lines(stdout: &str) -> BTreeSet<String> {
+pub(crate) fn lines(stdout: &str) -> BTreeSet<String> {
     stdout
         .lines()
         .map(|l| {
