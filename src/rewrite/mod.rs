@@ -130,8 +130,9 @@ impl Classify for Error {
                 Some("rewrite the outer matches first with a narrower pattern".to_string())
             }
             Error::OutputTooLarge { .. } => Some(
-                "a fix whose output matches its rule again grows the file at every pass: \
-                 narrow the rule (e.g. `not: { inside: … }` the fix's own shape)"
+                "fixes that match each other's output grow the file at every pass: narrow \
+                 one of the rules (e.g. `not: { inside: … }` the other fix's shape), \
+                 or stop after one with --max-passes 1"
                     .to_string(),
             ),
             Error::BadImport { .. } => Some(

@@ -18,21 +18,24 @@ fn assert_clean(out: &crate::util::Output) {
 #[test]
 fn a_fix_that_matches_its_own_output_stops_at_the_growth_bound() {
     let repo = TestRepo::new();
-    repo.write("x.js", "let a = b + c;\n");
-    // Every identifier becomes a call holding a 100 KB string and one new identifier,
-    // so the text grows by 300 KB a pass and passes the bound (the input plus 1 MiB)
-    // on the fourth, with three sites a pass: the bound is what stops it, not the
-    // pass limit, and a debug build gets there in a second. (A fix that doubles its
-    // sites, like `logger.debug($$$)`, meets the same check after ~10 passes and a
-    // few hundred thousand sites: minutes in a debug build.)
-    let filler = "x".repeat(100_000);
-    repo.write(
-        "astedit.toml",
-        format!(
-            "[[rules]]\nid = \"grow\"\nlanguage = \"javascript\"\n\
-             rule = {{ kind = \"identifier\" }}\nfix = \"logger.debug('{filler}')\"\n"
-        ),
-    );
+    repo.write("x.js", "let x = v0;\n");
+    // A rule never re-matches its own output, so the runaway is a chain: grow-N turns
+    // `vN` into `vN+1` and a 300 KB string, which grow-N+1 takes in the next pass. The
+    // text grows 300 KB a pass and passes the bound (the input plus 1 MiB) on the
+    // fourth, while a fifth pass would still change it: the bound stops it, not the
+    // pass limit, and a debug build gets there in well under a second.
+    let filler = "x".repeat(300_000);
+    let rules: String = (0..6)
+        .map(|i| {
+            format!(
+                "[[rules]]\nid = \"grow-{i}\"\nlanguage = \"javascript\"\n\
+                 rule = {{ kind = \"identifier\", regex = \"^v{i}$\" }}\n\
+                 fix = \"v{next} + '{filler}'\"\n",
+                next = i + 1
+            )
+        })
+        .collect();
+    repo.write("astedit.toml", rules);
     repo.commit_all("init");
     let out = repo.run_limited(&["--json", "scan", "--check"], None);
     out.assert_code(2);
@@ -40,10 +43,10 @@ fn a_fix_that_matches_its_own_output_stops_at_the_growth_bound() {
     let err = &out.json()["error"];
     assert_eq!(err["code"], "rewrite-too-large", "{err}");
     assert!(
-        err["message"].as_str().unwrap_or("").contains("'grow'"),
+        err["message"].as_str().unwrap_or("").contains("'grow-3'"),
         "{err}"
     );
-    assert_eq!(repo.read_string("x.js"), "let a = b + c;\n");
+    assert_eq!(repo.read_string("x.js"), "let x = v0;\n");
 }
 
 /// `x = [[[…1…]]];` nested `depth` deep, on one line or one bracket a line.
