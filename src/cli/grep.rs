@@ -69,18 +69,8 @@ pub struct GrepArgs {
     #[arg(long)]
     pub files_with_matches: bool,
 
-    /// Print each file's path above its matches instead of on every line, as ast-grep's
-    /// --heading: always, never (the default, as git grep), or auto (on a terminal); a
-    /// bare --heading is always
-    #[arg(
-        long,
-        value_name = "WHEN",
-        value_enum,
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "always"
-    )]
-    pub heading: Option<Heading>,
+    #[command(flatten)]
+    pub heading: HeadingArg,
 
     /// Show N lines after each match
     #[arg(short = 'A', long = "after-context", value_name = "N")]
@@ -234,6 +224,23 @@ fn default_max_count(output: GrepOutput, terminal: bool, paging: bool) -> usize 
     }
 }
 
+/// ast-grep's `--heading`, taken by `grep` and `run -p`.
+#[derive(Debug, clap::Args)]
+pub struct HeadingArg {
+    /// Print each file's path above its matches instead of on every line, as ast-grep's
+    /// --heading: always, never, or auto (on a terminal); a bare --heading is always;
+    /// default: never for grep (as git grep), auto for run -p (as ast-grep)
+    #[arg(
+        long,
+        value_name = "WHEN",
+        value_enum,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always"
+    )]
+    pub heading: Option<Heading>,
+}
+
 /// `--heading` values (ast-grep's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Heading {
@@ -291,7 +298,7 @@ pub fn run_rewriting(
     } else {
         GrepOutput::Matches
     };
-    let heading = match args.heading {
+    let heading = match args.heading.heading {
         Some(Heading::Always) => true,
         Some(Heading::Auto) => out.terminal(),
         Some(Heading::Never) | None => false,

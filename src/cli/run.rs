@@ -76,17 +76,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub ast_grep: super::astgrep::RunFlags,
 
-    /// ast-grep's `run --heading`: each file's path above its matches: auto (the
-    /// default: on a terminal), always, never
-    #[arg(
-        long,
-        value_name = "WHEN",
-        value_enum,
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "always"
-    )]
-    pub heading: Option<super::grep::Heading>,
+    #[command(flatten)]
+    pub heading: super::grep::HeadingArg,
 }
 
 impl RunArgs {
@@ -97,7 +88,7 @@ impl RunArgs {
             || self.update_all
             || self.lang.is_some()
             || self.ast_grep.any()
-            || self.heading.is_some()
+            || self.heading.heading.is_some()
     }
 }
 
@@ -150,7 +141,7 @@ fn ast_grep_run(ctx: &mut Ctx, args: RunArgs) -> Result<Exit, Error> {
     };
     match rewrite {
         None => {
-            let heading = args.heading.unwrap_or(super::grep::Heading::Auto);
+            let heading = args.heading.heading.unwrap_or(super::grep::Heading::Auto);
             argv.push(format!("--heading={}", heading.as_str()));
             argv.push("--".into());
             argv.extend(args.pathspecs);

@@ -199,6 +199,37 @@ fn short_by_default_off_a_terminal_and_not_with_json() {
     assert!(json.stdout.contains("--report-style"), "{}", json.stdout);
 }
 
+/// On a terminal (a pseudo-terminal from `script`, when it is installed) a report is
+/// rich, as ast-grep's default, and `--check` (the pre-commit hook's) stays short.
+#[test]
+fn rich_by_default_on_a_terminal_but_not_for_check() {
+    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|p| p.join("script").is_file());
+    if !found {
+        eprintln!("skipped: no `script` to give the command a terminal");
+        return;
+    }
+    let repo = fixture();
+    let on_a_terminal = |args: &str| {
+        let mut cmd = std::process::Command::new("script");
+        repo.env(&mut cmd);
+        let line = format!("'{}' -P {args} --color=never", crate::util::bin().display());
+        cmd.current_dir(repo.path())
+            .args(["-qec", &line, "/dev/null"])
+            .stdin(std::process::Stdio::null());
+        let out = cmd.output().expect("run script");
+        String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
+    };
+    let rich = on_a_terminal("scan");
+    assert!(rich.starts_with(&ours(&repo, "rich", "never")), "{rich}");
+    let check = on_a_terminal("scan --check");
+    assert!(
+        check.contains("src/web.js:1:11: warning[insecure-hash]: "),
+        "{check}"
+    );
+    assert!(!check.contains("┌─"), "{check}");
+}
+
 /// `--heading` (ast-grep's `run` flag, taken by `grep` too): each file's path above
 /// its matches and an empty line after them; `never` and no flag keep the path on
 /// every line (grep's default, as git grep's; `run -p`'s default is ast-grep's `auto`,
