@@ -32,6 +32,19 @@ sends `PostToolUse` (or `PostToolUseFailure`); between its read and its write it
 waits up to `--tool-delay` (the harness's own steps there). A `decision: "block"` after the write
 (the hook saw its turn end and others write meanwhile) counts as a conflict reported.
 
+Shell agents (`--shell-sessions 3`, issue 54 item 1): each edit is a Claude Code `Bash`
+call behind the hook (PreToolUse, the command the hook's `updatedInput` gives, run
+with `sh -c`, PostToolUse), made by one of three writers in turn: `sed -i` adding the
+tag to the `t_` line, a Python rewrite inserting the comment under the `def` (read,
+then write in place), and a formatter's way (read, add the tag, normalise the blank
+lines, write a temp file and rename it over the file). No lock is held across the
+command, so another session's edit that lands between the command's read and its write
+is lost: such a loss must be *reported* (the hook's answer to one of the two sessions
+names the path), never silent. At the end `log --session S -p --json` of each shell
+session must hold every one of its tags in a journalled diff (each shell edit
+undoable), unless its command's answer reported the path as written by two sessions
+in the window (left out of the journal by design, and said to the model).
+
 Lane agents (`--lanes 2`, issue 54 item 2): each works in a lane of its own (`git
 astedit lane start`), as a hook session does, on functions no other lane edits (lane i
 takes the functions whose number is i modulo the lane count) of the same files. At the
@@ -113,6 +126,10 @@ class Stats:
         self.hook_latency = []  # pre-hook wall times (s)
         self.lane_latency = []  # pre-hook wall times in lanes (s)
         self.lane_applied = {}  # tag -> (lane, path, function)
+        self.shell_latency = []  # Bash pre-hook wall times (s)
+        self.shell_tags = {}  # session -> tags
+        self.reported_paths = set()  # paths a hook answer said were written by two
+        self.reported_tags = set()  # shell edits whose answer said so
         self.errors = {}
 
     def add(self, key, n=1):
@@ -320,6 +337,87 @@ def hook_session(ctx, sid, rng):
             ctx.stats.add("post-warned")
 
 
+SHELL_WRITERS = ("sed", "python", "formatter")
+
+
+def shell_command(path, func, tag, writer):
+    """The command a shell agent runs to add `tag` to function `func` of `path`."""
+    if writer == "sed":
+        return (f"sed -i 's/^    t_f{func} = \\[\\(.*\\)\\]$/    t_f{func} = [\\1, \"{tag}\"]/' "
+                f"{path}")
+    if writer == "python":
+        return ("python3 -c \"import pathlib; p = pathlib.Path('%s'); "
+                "p.write_text(p.read_text().replace('def f%d():\\n', "
+                "'def f%d():\\n    # %s\\n', 1))\"" % (path, func, func, tag))
+    return ("python3 -c \"import os, pathlib, re; p = pathlib.Path('%s'); "
+            "t = p.read_text().replace('def f%d():\\n', 'def f%d():\\n    # %s\\n', 1); "
+            "t = re.sub(r'\\n{3,}', '\\n\\n', t); q = p.with_suffix('.fmt'); "
+            "q.write_text(t); os.replace(q, p)\"" % (path, func, func, tag))
+
+
+def shell_session(ctx, sid, rng):
+    """A Claude Code session editing through its Bash tool (see the module docs)."""
+    session = f"shell-{sid:02d}-{os.getpid()}"
+    ctx.shell_sessions.append(session)
+    for k in range(ctx.edits):
+        tag = f"s{sid:02d}e{k:03d}"
+        path = rng.choice(ctx.paths)
+        func = rng.randrange(ctx.functions)
+        writer = SHELL_WRITERS[k % len(SHELL_WRITERS)]
+        command = shell_command(path, func, tag, writer)
+        tool_input = {"command": command, "description": f"{writer} edit"}
+        # One tool call: its PreToolUse and PostToolUse carry the same id.
+        call_id = f"toolu_{sid:02d}{k:04d}{rng.getrandbits(32):08x}"
+        pre = claude_event(ctx, session, "PreToolUse", "Bash", tool_input)
+        pre["tool_use_id"] = call_id
+        answer, dt = hook(ctx, pre)
+        with ctx.stats.lock:
+            ctx.stats.shell_latency.append(dt)
+        run = answer.get("hookSpecificOutput", {}).get("updatedInput", {}).get("command")
+        if run is None:
+            ctx.stats.error("shell:no-updated-input")
+            run = command
+        done = subprocess.run(["sh", "-c", run], cwd=ctx.repo, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        tool_use = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
+        post_ev = claude_event(ctx, session, "PostToolUse", "Bash", tool_input, tool_use)
+        post_ev["tool_use_id"] = call_id
+        post, _ = hook(ctx, post_ev)
+        if done.returncode != 0:
+            ctx.stats.error("shell:command-failed")
+            continue
+        with ctx.stats.lock:
+            ctx.stats.applied[tag] = (path, "shell")
+            ctx.stats.shell_tags.setdefault(session, []).append(tag)
+            if post.get("decision") == "block":
+                ctx.stats.reported_paths.add(path)
+                ctx.stats.reported_tags.add(tag)
+        ctx.stats.add("applied-shell")
+        if post.get("decision") == "block":
+            ctx.stats.add("shell-reported")
+
+
+def shell_journalled(ctx):
+    """Tags of shell sessions found in no journalled diff of their session, and not
+    reported to it either (a path written by two in the window is left out of the
+    transaction and reported: by design it is not journalled as the command's)."""
+    missing = []
+    for session in ctx.shell_sessions:
+        out = subprocess.run([ctx.bin, "log", "--json", "-p", "-n", "0", "--session",
+                              session], cwd=ctx.repo, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+        try:
+            events = json.loads(out.stdout)["events"]
+        except (ValueError, KeyError):
+            events = []
+        added = "".join(line for e in events if e.get("event") == "applied"
+                        for line in (e.get("diff") or "").splitlines(True)
+                        if line.startswith("+"))
+        missing += [t for t in ctx.stats.shell_tags.get(session, [])
+                    if t not in added and t not in ctx.stats.reported_tags]
+    return missing
+
+
 def lane_session(ctx, lane, dir_, rng):
     """A hook session working in its lane on its own functions (see the module docs)."""
     sub = Ctx()
@@ -442,6 +540,10 @@ def one_run(args, seed):
         fn = hook_session if sid < n_hook else mcp_session
         t = threading.Thread(target=fn, args=(ctx, sid, random.Random(rng.random())))
         threads.append(t)
+    ctx.shell_sessions = []
+    for sid in range(args.sessions, args.sessions + args.shell_sessions):
+        threads.append(threading.Thread(target=shell_session,
+                                        args=(ctx, sid, random.Random(rng.random()))))
     stop = threading.Event()
     k = threading.Thread(target=killer, args=(ctx, random.Random(rng.random()), stop))
     if args.kill_every > 0:
@@ -470,10 +572,23 @@ def one_run(args, seed):
                    stderr=subprocess.DEVNULL)
     left = subprocess.run([ctx.bin, "recover", "--status"], cwd=ctx.repo,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    unfinished = "unfinished" in left.stdout.decode().lower()
+    if unfinished:
+        # A run left for a person (a file written during an apply past its point of no
+        # return: a shell command holds no lock): finish what can be, then give up the
+        # rest, so that the lane checks can write.
+        for how in ("--finish", "--abandon"):
+            subprocess.run([ctx.bin, "recover", how], cwd=ctx.repo,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     tree = {p: open(os.path.join(ctx.repo, p)).read() for p in ctx.paths}
     s = ctx.stats
-    lost = sorted(tag for tag, (path, _) in s.applied.items()
-                  if f"\"{tag}\"" not in tree[path] and f"# {tag}\n" not in tree[path])
+    lost_all = sorted(tag for tag, (path, _) in s.applied.items()
+                      if f"\"{tag}\"" not in tree[path] and f"# {tag}\n" not in tree[path])
+    # A loss in a file a hook answer reported as written by two at once is reported;
+    # any other is silent.
+    lost = [t for t in lost_all if s.applied[t][0] not in s.reported_paths]
+    lost_reported = [t for t in lost_all if s.applied[t][0] in s.reported_paths]
+    unjournalled = shell_journalled(ctx) if args.shell_sessions else []
     lane_lost = sorted(tag for tag, (lane, path, _) in s.lane_applied.items()
                        if not any(m in open(os.path.join(ctx.lane_dirs[lane], path)).read()
                                   for m in (f"\"{tag}\"", f"# {tag}\n")))
@@ -494,6 +609,15 @@ def one_run(args, seed):
         "kills": s.counts.get("kills", 0),
         "lost": len(lost) + len(lane_lost),
         "lost_tags": lost + lane_lost,
+        "shell_sessions": args.shell_sessions,
+        "applied_shell": s.counts.get("applied-shell", 0),
+        "shell_reported": s.counts.get("shell-reported", 0),
+        "lost_reported": len(lost_reported),
+        "lost_reported_tags": lost_reported,
+        "shell_unjournalled": len(unjournalled),
+        "shell_unjournalled_tags": unjournalled,
+        "shell_pre_hook_p50_ms": round(pct(s.shell_latency, 50) * 1000),
+        "shell_pre_hook_p95_ms": round(pct(s.shell_latency, 95) * 1000),
         "lanes": args.lanes,
         "applied_lane": s.counts.get("applied-lane", 0),
         "lane_denied": s.counts.get("lane-denied", 0),
@@ -508,8 +632,9 @@ def one_run(args, seed):
         "resolve_p95_ms": round(pct(s.latency, 95) * 1000),
         "pre_hook_p50_ms": round(pct(s.hook_latency, 50) * 1000),
         "pre_hook_p95_ms": round(pct(s.hook_latency, 95) * 1000),
-        "unfinished_at_end": "interrupted" in left.stdout.decode().lower()
-                             and "nothing" not in left.stdout.decode().lower(),
+        "unfinished_at_end": unfinished or ("interrupted" in left.stdout.decode().lower()
+                                            and "nothing" not in left.stdout.decode().lower()),
+        "recover_status_left": left.stdout.decode().strip()[:600],
         "recover_status_before": status.stdout.decode().strip()[:300],
         "fsck_ok": fsck.returncode == 0,
         "wall_s": round(wall, 1),
@@ -536,6 +661,8 @@ def main():
                          "and writing it")
     ap.add_argument("--kill-every", type=float, default=0.8,
                     help="mean seconds between kills of a server (0: none)")
+    ap.add_argument("--shell-sessions", type=int, default=3,
+                    help="sessions editing through Bash (sed, a Python rewrite, a formatter)")
     ap.add_argument("--lanes", type=int, default=2,
                     help="hook sessions working in lanes of their own (0: none)")
     ap.add_argument("--runs", type=int, default=3)
@@ -575,8 +702,18 @@ def main():
                   f"{r['lane_conflicts_expected']} / {r['lane_conflicts_reported']}, "
                   f"{'yes' if r['lane_conflicts_match'] else '**no**'} | "
                   f"{r['lane_pre_hook_p50_ms']} / {r['lane_pre_hook_p95_ms']} ms |")
-    bad = any(r["lost"] or not r["lane_merge_clean"] or not r["lane_conflicts_match"]
-              for r in rows)
+    if args.shell_sessions:
+        print()
+        print("| run | shell edits (sed, python, formatter) | reported as written by two "
+              "| lost, reported | lost, silent | shell edits neither journalled nor reported "
+              "| Bash pre-hook p50 / p95 |")
+        print("|---|---|---|---|---|---|---|")
+        for i, r in enumerate(rows, 1):
+            print(f"| {i} | {r['applied_shell']} | {r['shell_reported']} | "
+                  f"{r['lost_reported']} | **{r['lost']}** | **{r['shell_unjournalled']}** | "
+                  f"{r['shell_pre_hook_p50_ms']} / {r['shell_pre_hook_p95_ms']} ms |")
+    bad = any(r["lost"] or r.get("shell_unjournalled") or not r["lane_merge_clean"]
+              or not r["lane_conflicts_match"] for r in rows)
     return 1 if bad else 0
 
 

@@ -11,9 +11,10 @@ snapshot has that snapshot's id (its blob was kept then); only the rest is read,
 hashed and kept. After it ([`after`]) the tree is recorded again the same way, and
 what differs is the command's window: its change. From it are taken out the paths
 that transactions journalled in that window touched (another session's edit, an
-apply, the agent's own `git astedit` calls): where the file holds what that
-transaction left, the change is theirs and the path is left out silently; where it
-holds something else, both wrote it and the path is left out *and reported* — to this
+apply, the agent's own `git astedit` calls): where those transactions explain the
+path's whole change (the first started from what the window saw, the last left what
+the file holds), the change is theirs and the path is left out silently; otherwise
+both wrote it and the path is left out *and reported* — to this
 session in the hook's answer, to the other session at its next hook call, and in the
 journal's note — never attributed to either. The rest is journalled as one applied
 transaction of kind `hook` (tool `Bash` or `apply_patch`), which `undo` takes back.
@@ -195,8 +196,16 @@ fn changed_paths(before: &Tree, now: &Tree) -> Vec<String> {
     paths
 }
 
-/// What a journalled transaction of the window left in a path: (agent, content).
-type Theirs = BTreeMap<String, Vec<(String, Option<ObjectId>)>>;
+/// The journalled transactions of the window on a path, newest first: who, and what
+/// the path held before and after each.
+type Theirs = BTreeMap<String, Vec<Touch>>;
+
+/// One journalled transaction's change of a path.
+struct Touch {
+    who: String,
+    before: Option<ObjectId>,
+    after: Option<ObjectId>,
+}
 
 /// The paths transactions journalled since `since` touched, each with who and what
 /// they left there (newest first).
@@ -219,11 +228,16 @@ fn journalled_since(repo: &Repo, since: Option<&str>) -> Result<Theirs, Error> {
         };
         let who = e.agent.clone().unwrap_or_else(|| e.who.clone());
         for entry in preview.entries {
-            let left = if undone { entry.before } else { entry.after };
-            theirs
-                .entry(entry.path)
-                .or_default()
-                .push((who.clone(), left.map(|(id, _)| id)));
+            let (from, to) = if undone {
+                (entry.after, entry.before)
+            } else {
+                (entry.before, entry.after)
+            };
+            theirs.entry(entry.path).or_default().push(Touch {
+                who: who.clone(),
+                before: from.map(|(id, _)| id),
+                after: to.map(|(id, _)| id),
+            });
         }
     }
     Ok(theirs)
@@ -244,15 +258,29 @@ fn journal_window(
     let mut both: Vec<(String, String)> = Vec::new();
     let mut changes = Vec::new();
     for path in changed {
+        let mut from = before.get(&path).copied();
         if let Some(by) = theirs.get(&path) {
-            let (who, left) = &by[0];
+            let (newest, oldest) = (&by[0], &by[by.len() - 1]);
             let holds = now.get(&path).map(|s| s.id);
-            if holds != *left && who != &me {
-                both.push((path, who.clone()));
+            // Their transactions explain the whole change: theirs alone.
+            if oldest.before == from.map(|s| s.id) && newest.after == holds {
+                continue;
             }
-            continue;
+            let other = by.iter().find(|t| t.who != me);
+            match other {
+                // Another session wrote it too: reported, attributed to nobody.
+                Some(t) => {
+                    both.push((path, t.who.clone()));
+                    continue;
+                }
+                // This session's own `git astedit` in the command: the command's part
+                // is what came after it.
+                None => {
+                    from = newest.after.zip(from).map(|(id, s)| Seen { id, ..s });
+                }
+            }
         }
-        if let Some(c) = file_change(repo, &path, before.get(&path), now.get(&path))? {
+        if let Some(c) = file_change(repo, &path, from.as_ref(), now.get(&path))? {
             changes.push(c);
         }
     }
