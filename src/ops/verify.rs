@@ -18,12 +18,15 @@ use std::time::Duration;
 use std::time::Instant;
 
 use super::worktree::Worktree;
+use home::Home;
 use crate::cancel::Cancel;
 use crate::change::FileMode;
 use crate::repo::Repo;
 use crate::report::verify::VerifyReport;
 use crate::report::Version;
 use crate::Error;
+
+mod home;
 
 /// The default time a verify command may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -207,7 +210,11 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
         }
         files += 1;
     }
-    let ran = run_command(&tree, &tree.dir, &req.command, req.timeout, cancel)?;
+    let touched: Vec<&str> = preview.entries.iter().map(|e| e.path.as_str()).collect();
+    let home = Home::borrow(repo, &tree, &touched);
+    let ran = run_command(&tree, &tree.dir, &req.command, req.timeout, cancel);
+    let notes = home.finish();
+    let ran = ran?;
     drop(tree);
     let report = VerifyReport {
         schema_version: Version,
@@ -222,9 +229,11 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
         duration_ms: ran.duration.as_millis().try_into().unwrap_or(u64::MAX),
         output: ran.output,
         output_truncated: ran.truncated,
+        notes,
     };
     // The journal keeps how the check ended, and the end of its output.
     let mut notes = vec![format!("verify: `{}` {}", report.command, how(&report))];
+    notes.extend(report.notes.iter().map(|n| format!("note: {n}")));
     let lines: Vec<&str> = report.output.lines().collect();
     for line in &lines[lines.len().saturating_sub(10)..] {
         notes.push(format!("output: {line}"));

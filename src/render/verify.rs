@@ -15,6 +15,9 @@ impl TextReport for VerifyReport {
         if !self.output.is_empty() && !self.output.ends_with('\n') {
             printed.out("\n");
         }
+        for note in &self.notes {
+            printed.note(format!("note: {note}"));
+        }
         printed.note(format!("{}; the work tree is unchanged.", verdict(self)));
         printed
     }

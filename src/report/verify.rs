@@ -31,6 +31,9 @@ pub struct VerifyReport {
     pub output: String,
     /// `output` is the last 64 KiB only.
     pub output_truncated: bool,
+    /// What the check did beyond its worktree, or what the worktree borrowed: the
+    /// checkout's `node_modules` it wrote into.
+    pub notes: Vec<String>,
 }
 
 impl VerifyReport {
