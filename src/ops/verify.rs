@@ -18,13 +18,13 @@ use std::time::Duration;
 use std::time::Instant;
 
 use super::worktree::Worktree;
-use home::Home;
 use crate::cancel::Cancel;
 use crate::change::FileMode;
 use crate::repo::Repo;
 use crate::report::verify::VerifyReport;
 use crate::report::Version;
 use crate::Error;
+use home::Home;
 
 mod home;
 

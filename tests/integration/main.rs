@@ -72,3 +72,4 @@ mod steps;
 mod suppress;
 mod trust;
 mod verify;
+mod verify_home;

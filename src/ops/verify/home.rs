@@ -23,7 +23,10 @@ use crate::repo::Repo;
 const MAX_PACKAGES: usize = 500;
 
 /// A folder's entries and their modification times, and its own.
-type Stamp = (Option<SystemTime>, Vec<(std::ffi::OsString, Option<SystemTime>)>);
+type Stamp = (
+    Option<SystemTime>,
+    Vec<(std::ffi::OsString, Option<SystemTime>)>,
+);
 
 /// A checkout's `node_modules` linked into the worktree.
 struct Link {
