@@ -499,3 +499,70 @@ fn add_labels(checked: &mut [Checked], text: &str, lang: crate::lang::Lang, rule
         }
     }
 }
+
+/// The editor's open documents that an apply of the pending preview `id` (or, with
+/// `undo`, the undo of the applied transaction `id`; the newest when `None`) touches,
+/// split by whether the editor holds the file's text on disk. `open` is each open
+/// document's repository path and text.
+#[derive(Debug, Default)]
+pub struct Buffers {
+    /// Documents whose text is the file's on disk (or already what the change
+    /// writes), with that text: the editor is sent the change once it is written.
+    pub follow: Vec<(String, String)>,
+    /// Documents with unsaved edits (their text is not the file's): the change is
+    /// refused before anything is written, as writing the disk behind them would
+    /// clash with their next save.
+    pub unsaved: Vec<String>,
+}
+
+pub fn buffers(
+    repo: &Repo,
+    id: Option<&str>,
+    undo: bool,
+    open: &[(String, &str)],
+) -> Result<Buffers, Error> {
+    use crate::txn::resolve::Want;
+    let want = if undo { Want::Applied } else { Want::Pending };
+    let target = crate::txn::resolve::resolve(repo, id, want)?;
+    let preview = match target.preview {
+        Some(p) => p,
+        None => crate::txn::read_preview(repo, target.commit)?,
+    };
+    let mut out = Buffers::default();
+    for entry in &preview.entries {
+        let Some((_, text)) = open.iter().find(|(p, _)| *p == entry.path) else {
+            continue;
+        };
+        // A file that is not there yet reads as empty (an unnamed new buffer).
+        let abs = repo.workdir.join(&entry.path);
+        let disk = match std::fs::read(&abs) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(crate::txn::Error::io("read", &abs)(e).into()),
+        };
+        // A buffer that already holds what the change writes (an editor that could
+        // not take the last change, then undone) loses nothing either.
+        let writes = if undo { &entry.before } else { &entry.after };
+        let holds_result = match writes {
+            Some((id, _)) => blob_id(repo, text.as_bytes())? == *id,
+            None => false,
+        };
+        if disk == text.as_bytes() || holds_result {
+            out.follow.push((entry.path.clone(), text.to_string()));
+        } else {
+            out.unsaved.push(entry.path.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn blob_id(repo: &Repo, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
+    gix::objs::compute_hash(repo.git.object_hash(), gix::objs::Kind::Blob, bytes).map_err(|e| {
+        crate::error::IoError {
+            action: "hash",
+            path: "an open document".into(),
+            source: std::io::Error::other(e.to_string()),
+        }
+        .into()
+    })
+}

@@ -240,6 +240,7 @@ impl Server {
             }
             APPLY => {
                 let id = self.target(&repo, id)?;
+                let buffers = self.open_buffers(&repo, Some(&id), false)?;
                 let request = ops::apply::ApplyRequest::whole(
                     Some(id),
                     ops::apply::ApplyOptions {
@@ -253,6 +254,7 @@ impl Server {
                     ops::review::apply::run(&repo, &request, cancel).map_err(|e| e.to_string())?;
                 self.staged.retain(|s| *s != report.id);
                 self.applied.push(report.id.clone());
+                self.follow(buffers, &report.written, &report.deleted);
                 let what = match &report.review {
                     // What the decisions did (the part left pending), as the CLI says it.
                     Some(_) => {
@@ -288,6 +290,7 @@ impl Server {
             }
             UNDO => {
                 let id = id.or_else(|| self.applied.last().cloned());
+                let buffers = self.open_buffers(&repo, id.as_deref(), true)?;
                 let request = ops::undo::UndoRequest {
                     id,
                     reason,
@@ -296,6 +299,12 @@ impl Server {
                 };
                 let report = ops::undo::run(&repo, &request).map_err(|e| e.to_string())?;
                 self.applied.retain(|s| *s != report.id);
+                // Pending again: offered for apply again.
+                if report.state == git_astedit::report::PreviewState::Pending {
+                    self.staged.retain(|s| *s != report.id);
+                    self.staged.push(report.id.clone());
+                }
+                self.follow(buffers, &report.written, &report.deleted);
                 self.show(
                     lsp::MessageType::INFO,
                     format!("git-astedit: undid {}", report.id),
@@ -304,6 +313,115 @@ impl Server {
             }
             other => Err(format!("git-astedit has no command {other}")),
         }
+    }
+
+    /// The open documents an apply of preview `id` (with `undo`, the undo of
+    /// transaction `id`) touches, each as (repository path, URI, text): their text is
+    /// the file's on disk. One with unsaved edits refuses the command, naming it,
+    /// before anything is written.
+    fn open_buffers(
+        &self,
+        repo: &git_astedit::repo::Repo,
+        id: Option<&str>,
+        undo: bool,
+    ) -> Result<Vec<(String, String, String)>, String> {
+        let open: Vec<(String, &str, &str)> = self
+            .docs
+            .iter()
+            .filter_map(|(uri, doc)| Some((self.repo_path(uri)?, uri.as_str(), doc.text.as_str())))
+            .collect();
+        let paths: Vec<(String, &str)> = open.iter().map(|(p, _, t)| (p.clone(), *t)).collect();
+        let buffers = ops::lsp::buffers(repo, id, undo, &paths).map_err(|e| e.to_string())?;
+        if !buffers.unsaved.is_empty() {
+            let verb = if undo { "undo" } else { "apply" };
+            return Err(format!(
+                "git-astedit: refused to {verb}: {} has unsaved changes in the editor, and the {verb} would write the file behind them. Save (`:w`) or revert (`:edit!`) it, then {verb} again; nothing was written.",
+                buffers.unsaved.join(", ")
+            ));
+        }
+        Ok(buffers
+            .follow
+            .into_iter()
+            .filter_map(|(path, text)| {
+                let uri = open.iter().find(|(p, _, _)| *p == path)?.1.to_string();
+                Some((path, uri, text))
+            })
+            .collect())
+    }
+
+    /// Sends the open documents that held the disk's text before an apply or undo
+    /// the change it wrote (`workspace/applyEdit`, one request), so the editor's
+    /// buffers hold what the disk holds; the editor's `didChange` then brings their
+    /// diagnostics. A document the change deleted, or a client that cannot apply
+    /// edits, leaves the buffer behind the disk: the user is told to reload it.
+    fn follow(
+        &mut self,
+        before: Vec<(String, String, String)>,
+        written: &[String],
+        deleted: &[String],
+    ) {
+        let mut edits = Vec::new();
+        let mut paths = Vec::new();
+        let mut behind = Vec::new();
+        for (path, uri, old) in before {
+            if deleted.contains(&path) || !self.applies_edits {
+                behind.push(path);
+                continue;
+            }
+            if !written.contains(&path) {
+                continue;
+            }
+            let Ok(new) = std::fs::read_to_string(self.repo.workdir.join(&path)) else {
+                behind.push(path);
+                continue;
+            };
+            let (Ok(uri), false) = (uri.parse::<lsp::Uri>(), new == old) else {
+                continue;
+            };
+            let version = self.docs.get(uri.as_str()).map(|d| d.version);
+            let (range, new_text) = minimal_edit(&old, &new);
+            edits.push((uri, version, lsp::TextEdit { range, new_text }));
+            paths.push(path);
+        }
+        if !edits.is_empty() {
+            let edit = if self.versioned_edits {
+                let edits = edits
+                    .into_iter()
+                    .map(|(uri, version, edit)| lsp::TextDocumentEdit {
+                        text_document: lsp::OptionalVersionedTextDocumentIdentifier {
+                            uri,
+                            version,
+                        },
+                        edits: vec![lsp::OneOf::Left(edit)],
+                    })
+                    .collect();
+                lsp::WorkspaceEdit {
+                    document_changes: Some(lsp::DocumentChanges::Edits(edits)),
+                    ..Default::default()
+                }
+            } else {
+                lsp::WorkspaceEdit {
+                    changes: Some(edits.into_iter().map(|(u, _, e)| (u, vec![e])).collect()),
+                    ..Default::default()
+                }
+            };
+            let id =
+                self.request::<lsp::request::ApplyWorkspaceEdit>(lsp::ApplyWorkspaceEditParams {
+                    label: Some("git-astedit".into()),
+                    edit,
+                });
+            self.edits_sent.insert(id, paths);
+        }
+        if !behind.is_empty() {
+            self.show(
+                lsp::MessageType::WARNING,
+                format!(
+                    "git-astedit: {} changed on disk under the editor: reload (`:edit!` in Vim).",
+                    behind.join(", ")
+                ),
+            );
+        }
+        self.refresh_pulled();
     }
 
     /// The preview a command without an id means: the newest this connection staged.

@@ -58,6 +58,12 @@ pub struct Server {
     refreshes: bool,
     /// The client lets us watch rule files (`workspace/didChangeWatchedFiles`).
     watches: bool,
+    /// The client applies edits the server sends (`workspace/applyEdit`), and takes
+    /// them with the document's version (`documentChanges`).
+    pub(super) applies_edits: bool,
+    pub(super) versioned_edits: bool,
+    /// Our `workspace/applyEdit` requests not answered yet: the paths each changes.
+    pub(super) edits_sent: HashMap<RequestId, Vec<String>>,
     next_request: i32,
     shut_down: bool,
 }
@@ -88,6 +94,9 @@ pub fn serve(transport: Transport, repo: Repo, configs: Vec<PathBuf>, max_file_s
         pulls: false,
         refreshes: false,
         watches: false,
+        applies_edits: false,
+        versioned_edits: false,
+        edits_sent: HashMap::new(),
         next_request: 0,
         shut_down: false,
     };
@@ -119,8 +128,12 @@ pub fn serve(transport: Transport, repo: Repo, configs: Vec<PathBuf>, max_file_s
             Message::Notification(_) if !initialized => Flow::Go,
             Message::Request(req) => server.guarded_request(req),
             Message::Notification(n) => server.guarded_notification(n),
-            // Answers to our requests (registrations, refreshes) need nothing.
-            Message::Response(_) => Flow::Go,
+            // Answers to our requests: an edit the editor did not take is said;
+            // registrations and refreshes need nothing.
+            Message::Response(resp) => {
+                server.answered(resp);
+                Flow::Go
+            }
         };
         if let Flow::Exit = flow {
             break;
@@ -159,15 +172,40 @@ impl Server {
         )));
     }
 
-    /// Sends a request whose answer nobody waits for.
-    fn request<R: lsp::request::Request>(&mut self, params: R::Params) {
+    /// Sends a request whose answer nobody waits for (the loop reads it as any
+    /// message: [`Server::answered`]); its id is ours, `astedit-N`, never a client's.
+    pub(super) fn request<R: lsp::request::Request>(&mut self, params: R::Params) -> RequestId {
         self.next_request += 1;
         let id = RequestId::from(format!("astedit-{}", self.next_request));
         self.send(Message::Request(Request::new(
-            id,
+            id.clone(),
             R::METHOD.to_string(),
             params,
         )));
+        id
+    }
+
+    /// The client's answer to one of our requests: a `workspace/applyEdit` it
+    /// refused or failed leaves its buffers behind the disk, which the user is told.
+    fn answered(&mut self, resp: Response) {
+        let Some(paths) = self.edits_sent.remove(&resp.id) else {
+            return;
+        };
+        let why = match resp.response_result {
+            Err(e) => e.message,
+            Ok(r) => match serde_json::from_value::<lsp::ApplyWorkspaceEditResponse>(r) {
+                Ok(r) if r.applied => return,
+                Ok(r) => r.failure_reason.unwrap_or_else(|| "refused".into()),
+                Err(_) => "an answer that does not parse".into(),
+            },
+        };
+        self.show(
+            lsp::MessageType::WARNING,
+            format!(
+                "git-astedit: the editor did not take the change to {} ({why}); the files on disk hold it: reload them (`:edit!` in Vim).",
+                paths.join(", ")
+            ),
+        );
     }
 
     /// What stops the request `id`: its `$/cancelRequest`, the cancel of its
@@ -240,6 +278,12 @@ impl Server {
             .as_ref()
             .and_then(|w| w.did_change_watched_files.as_ref())
             .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false);
+        let workspace = caps.workspace.as_ref();
+        self.applies_edits = workspace.and_then(|w| w.apply_edit).unwrap_or(false);
+        self.versioned_edits = workspace
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.document_changes)
             .unwrap_or(false);
         let result = lsp::InitializeResult {
             capabilities: super::capabilities(),
@@ -426,15 +470,20 @@ impl Server {
         Flow::Go
     }
 
+    /// Asks a client that pulls diagnostics to pull them again (files changed on disk).
+    pub(super) fn refresh_pulled(&mut self) {
+        if self.pulls && self.refreshes {
+            self.request::<lsp::request::WorkspaceDiagnosticRefresh>(());
+        }
+    }
+
     /// Reads the rules again and checks every open document with them.
     fn reload(&mut self) {
         self.workspace.reload(&self.repo);
         self.findings.clear();
         self.dirty.extend(self.docs.keys().cloned());
         self.show_rules_state();
-        if self.pulls && self.refreshes {
-            self.request::<lsp::request::WorkspaceDiagnosticRefresh>(());
-        }
+        self.refresh_pulled();
     }
 
     /// A rule file that does not load gets a diagnostic (and the user a message); one
