@@ -74,6 +74,9 @@ pub struct FileEdit {
     /// Outer matches that no longer matched once their inner matches were rewritten;
     /// they were left as the inner rewrites made them.
     pub dropped: Vec<rewrite::Dropped>,
+    /// An import the rewrite needs binds a name another import binds: the file is left
+    /// out of the changes, with this note.
+    pub import_conflict: Option<rewrite::ImportConflict>,
 }
 
 /// Everything an edit computed.
@@ -88,6 +91,9 @@ pub struct EditOutcome {
     /// Files that parsed with errors before the rewrite (rewritten anyway).
     pub parse_errors: Vec<String>,
     pub skipped_languages: Vec<(String, String)>,
+    /// Files left out because an import the rewrite needs binds a name another import
+    /// binds: (path, what), in path order.
+    pub import_conflicts: Vec<(String, String)>,
 }
 
 impl EditOutcome {
@@ -269,6 +275,11 @@ pub fn edit_each(
             return true;
         };
         let (change, edit, had_error) = *boxed;
+        if let Some(why) = edit.import_conflict {
+            out.import_conflicts
+                .push((file.path.clone(), why.to_string()));
+            return true;
+        }
         if had_error {
             out.parse_errors.push(file.path.clone());
         }
@@ -279,6 +290,7 @@ pub fn edit_each(
     out.skipped = totals.skipped;
     out.files.sort_by(|a, b| a.path.cmp(&b.path));
     out.parse_errors.sort();
+    out.import_conflicts.sort();
     Ok(out)
 }
 
@@ -432,6 +444,7 @@ fn changed(
         replacements: rw.replacements,
         introduces_parse_error: rw.introduces_parse_error,
         dropped: rw.dropped,
+        import_conflict: rw.import_conflict,
     };
     let change = FileChange {
         path: file.path.clone(),
@@ -493,6 +506,7 @@ fn rewrite_embedded(
                 all.introduces_parse_error |= rw.introduces_parse_error;
                 all.had_parse_error |= rw.had_parse_error;
                 all.leaves_empty_block |= rw.leaves_empty_block;
+                all.import_conflict = all.import_conflict.or(rw.import_conflict);
                 all.first_parse_error = rw.first_parse_error.or(all.first_parse_error);
                 all
             }

@@ -314,6 +314,12 @@ fn diagnostics(repo: &Repo, outcome: &EditOutcome, ops: &[Op], audience: Audienc
         .extend(repeated_kept_warnings(outcome, ops, |p| {
             paths.show(repo, p)
         }));
+    for (path, why) in &outcome.import_conflicts {
+        diag.warnings.push(format!(
+            "left out {}: {why} (adding it would bind the name twice)",
+            paths.show(repo, path)
+        ));
+    }
     let emptied: Vec<String> = outcome
         .files
         .iter()

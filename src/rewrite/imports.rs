@@ -149,8 +149,41 @@ pub fn bound_names(lang: Lang, src: &str) -> Option<std::collections::BTreeSet<S
 }
 
 /// Adds the import statement `stmt` (written in `lang`) to `src` unless it is there
-/// already; returns the new text, or `None` when nothing had to change.
+/// already; returns the new text, or `None` when nothing had to change (or when a
+/// name it binds is bound by another import, see [`Added::Conflict`]).
 pub fn add_import(lang: Lang, src: &str, stmt: &str) -> Result<Option<String>, Error> {
+    Ok(match add_or_conflict(lang, src, stmt)? {
+        Added::Text(text) => Some(text),
+        Added::Unchanged | Added::Conflict(_) => None,
+    })
+}
+
+/// What adding an import did.
+enum Added {
+    Unchanged,
+    Text(String),
+    /// A name the statement binds is bound by another import of the file (`warn` from
+    /// another module): adding it would declare the name twice (TypeScript's duplicate
+    /// identifier), replacing it would change what the file's other uses mean.
+    Conflict(ImportConflict),
+}
+
+/// An import a rewrite needs that would bind a name another import of the file binds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportConflict {
+    /// The line (1-based) of the import binding the name already.
+    pub line: usize,
+    /// What is in the way: the statement, the name and where it comes from now.
+    pub detail: String,
+}
+
+impl std::fmt::Display for ImportConflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} on line {}", self.detail, self.line)
+    }
+}
+
+fn add_or_conflict(lang: Lang, src: &str, stmt: &str) -> Result<Added, Error> {
     let family = family(lang).ok_or_else(|| bad(stmt, lang, "imports are not supported"))?;
     let want = read_statement(family, lang, stmt)?;
     let root = super::parse(src, lang)?;
@@ -167,14 +200,17 @@ pub fn add_import(lang: Lang, src: &str, stmt: &str) -> Result<Option<String>, E
         missing.is_empty()
     };
     if nothing_missing {
-        return Ok(None);
+        return Ok(Added::Unchanged);
+    }
+    if let Some(conflict) = bound_elsewhere(family, src, &have, &want, &missing) {
+        return Ok(Added::Conflict(conflict));
     }
     if family == Family::Go {
         if let Some(text) = go_merge(&top, src, &want) {
-            return Ok(Some(text));
+            return Ok(Added::Text(text));
         }
     } else if let Some((at, end, text)) = merge(src, &have, &want, &missing) {
-        return Ok(Some(splice(src, at..end, &text)));
+        return Ok(Added::Text(splice(src, at..end, &text)));
     }
     let semicolons = top
         .children()
@@ -183,10 +219,41 @@ pub fn add_import(lang: Lang, src: &str, stmt: &str) -> Result<Option<String>, E
     let text = styled_statement(family, stmt, src, &have, &want, semicolons);
     if family == Family::Python {
         if let Some(out) = python::insert_grouped(src, &have, &want, &text) {
-            return Ok(Some(out));
+            return Ok(Added::Text(out));
         }
     }
-    Ok(Some(insert_statement(family, &top, src, &have, &text)))
+    Ok(Added::Text(insert_statement(
+        family, &top, src, &have, &text,
+    )))
+}
+
+/// The conflict when a name of `missing` is bound already by another import of the
+/// file (another module, or another name of the same module under this local name).
+/// Not one: Python's `import a.b` beside `import a` (binding `a` twice harmlessly), and
+/// the same name of the same module imported as a type only (`import type { A }`),
+/// which the value import goes beside.
+fn bound_elsewhere(
+    family: Family,
+    src: &str,
+    have: &[Import],
+    want: &Import,
+    missing: &[&Binding],
+) -> Option<ImportConflict> {
+    missing.iter().find_map(|b| {
+        have.iter().find_map(|h| {
+            let other = h.bindings.iter().find(|hb| hb.local == b.local)?;
+            if family == Family::Python && other.kind == Kind::Module && b.kind == Kind::Module {
+                return None;
+            }
+            if h.module == want.module && other.imported == b.imported && other.type_only {
+                return None;
+            }
+            Some(ImportConflict {
+                line: src[..h.stmt.start].matches('\n').count() + 1,
+                detail: format!("`{}` is imported already from \"{}\"", b.local, h.module),
+            })
+        })
+    })
 }
 
 /// Removes the imports of `name` that nothing else in `src` refers to: the specifier
@@ -305,7 +372,7 @@ impl Plan {
         text: String,
         found: &Found,
         path: Option<&str>,
-    ) -> Result<String, Error> {
+    ) -> Result<Applied, Error> {
         let plain = |entries: &[Entry]| -> Vec<String> {
             entries
                 .iter()
@@ -313,11 +380,19 @@ impl Plan {
                 .map(|e| e.text.clone())
                 .collect()
         };
-        let mut out = text;
+        let mut out = text.clone();
         for stmt in plain(&self.add).iter().chain(&found.add) {
             let stmt = relative_paths(lang, stmt, path)?;
-            if let Some(t) = add_import(lang, &out, &stmt)? {
-                out = t;
+            match add_or_conflict(lang, &out, &stmt)? {
+                Added::Text(t) => out = t,
+                Added::Unchanged => {}
+                Added::Conflict(mut why) => {
+                    why.detail = format!("`{stmt}`: {}", why.detail);
+                    return Ok(Applied {
+                        text,
+                        conflict: Some(why),
+                    });
+                }
             }
         }
         for name in plain(&self.remove).iter().chain(&found.remove) {
@@ -325,8 +400,20 @@ impl Plan {
                 out = t;
             }
         }
-        Ok(out)
+        Ok(Applied {
+            text: out,
+            conflict: None,
+        })
     }
+}
+
+/// A file's text with a plan's imports.
+pub(crate) struct Applied {
+    /// The text with the imports (as it was given, when there is a conflict).
+    pub(crate) text: String,
+    /// An import that would bind a name another import binds: the file is to be left
+    /// out (see [`Added::Conflict`]).
+    pub(crate) conflict: Option<ImportConflict>,
 }
 
 /// `stmt` with each `{rel:PATH}` (PATH from the repository root) written as the module

@@ -37,6 +37,7 @@ use ast_grep_core::Pattern;
 use ast_grep_core::PatternError;
 
 pub use anchor::Anchor;
+pub use imports::ImportConflict;
 pub use layout::layout_key;
 pub use layout::same_but_layout;
 pub use prefilter::Prefilter;
@@ -889,6 +890,10 @@ pub struct FileRewrite {
     /// A deletion (a replacement by nothing) left a block with no statement in it
     /// that had one (`if x:` with nothing under it, `{}`).
     pub leaves_empty_block: bool,
+    /// An import the rewrite needs binds a name another import of the file binds: the
+    /// file is to be left out, with this note (the text is the rewrite's, without the
+    /// imports).
+    pub import_conflict: Option<imports::ImportConflict>,
 }
 
 impl FileRewrite {
@@ -1128,12 +1133,15 @@ impl Rewriter {
                 first_parse_error: None,
                 dropped,
                 leaves_empty_block: false,
+                import_conflict: None,
             }));
         }
+        let mut import_conflict = None;
         if let Some(plan) = &self.imports {
-            let text = plan.apply(self.lang, doc.src.clone(), &found, path)?;
-            if text != doc.src {
-                doc = parse_owned(text, self.lang)?;
+            let applied = plan.apply(self.lang, doc.src.clone(), &found, path)?;
+            import_conflict = applied.conflict;
+            if applied.text != doc.src {
+                doc = parse_owned(applied.text, self.lang)?;
             }
         }
         let introduces_parse_error = !had_parse_error && doc.tree.root_node().has_error();
@@ -1153,6 +1161,7 @@ impl Rewriter {
             first_parse_error,
             dropped,
             leaves_empty_block,
+            import_conflict,
         }))
     }
 }

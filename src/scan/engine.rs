@@ -226,7 +226,17 @@ pub fn run_file_selecting(
         result.remaining = result.findings.clone();
         return Ok(result);
     }
-    fixes.imports(rules, &mut doc)?;
+    if let Some((rule, conflict)) = fixes.imports(rules, &mut doc)? {
+        // An import that would bind a name twice: the file is left out, as for a clash.
+        result.conflicts = vec![EditConflict {
+            path: path.to_string(),
+            rule,
+            line: conflict.line,
+            detail: format!("{} (adding it would bind the name twice)", conflict.detail),
+        }];
+        result.remaining = result.findings.clone();
+        return Ok(result);
+    }
 
     let final_tree = AstGrep::doc(doc.clone());
     result.remaining = findings(
@@ -655,21 +665,31 @@ impl Fixes<'_> {
 }
 
 impl Fixes<'_> {
-    /// Adds and removes the imports of each rule that fixed something in the file.
-    fn imports(&mut self, rules: &[&Rule], doc: &mut StrDoc<Lang>) -> Result<(), Error> {
+    /// Adds and removes the imports of each rule that fixed something in the file; the
+    /// first import that would bind a name another import binds, as (rule, what).
+    fn imports(
+        &mut self,
+        rules: &[&Rule],
+        doc: &mut StrDoc<Lang>,
+    ) -> Result<Option<(String, imports::ImportConflict)>, Error> {
         let lang = doc.lang;
         let mut text = doc.src.clone();
+        let mut conflict = None;
         for (i, rule) in rules.iter().enumerate() {
             let Some(plan) = rule.imports.as_ref().filter(|_| self.counts[i] > 0) else {
                 continue;
             };
-            text = plan
+            let applied = plan
                 .apply(lang, text, &self.found[i], Some(self.path))
                 .map_err(|source| Error::Rewrite {
                     rule: rule.id.clone(),
                     path: self.path.to_string(),
                     source,
                 })?;
+            text = applied.text;
+            if let Some(detail) = applied.conflict {
+                conflict.get_or_insert((rule.id.clone(), detail));
+            }
         }
         if text != doc.src {
             *doc = rewrite::parse_doc(&text, lang).map_err(|source| Error::Rewrite {
@@ -678,7 +698,7 @@ impl Fixes<'_> {
                 source,
             })?;
         }
-        Ok(())
+        Ok(conflict)
     }
 }
 

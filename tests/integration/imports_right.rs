@@ -324,3 +324,96 @@ fn rel_path_is_written_relative_to_each_changed_file() {
     out.assert_code(2);
     assert_eq!(out.json()["error"]["code"], "bad-import", "{}", out.stdout);
 }
+
+#[test]
+fn add_import_of_a_name_bound_from_another_module_leaves_that_file_out() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.ts",
+        "import { warn } from \"./log\";\n\nwarn(1);\nconsole.warn(2);\n",
+    );
+    repo.write("b.ts", "console.warn(3);\n");
+    repo.commit_all("init");
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "console.warn($A)",
+        "-r",
+        "warn($A)",
+        "--add-import",
+        "import { warn } from \"@vue/shared\"",
+        "--json",
+    ]);
+    out.assert_code(0);
+    let v = out.json();
+    let id = v["id"].as_str().expect("an id");
+    // The rest is staged; a.ts, where `warn` is bound already, is left out with a note.
+    assert_eq!(
+        blob_at(&repo, id, "b.ts"),
+        "import { warn } from \"@vue/shared\";\n\nwarn(3);\n"
+    );
+    let staged = repo.git(&[
+        "ls-tree",
+        "-r",
+        "--name-only",
+        &format!("refs/astedit/{id}"),
+    ]);
+    assert!(!staged.lines().any(|p| p == "a.ts"), "{staged}");
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("left out a.ts") && warnings.contains("from \\\"./log\\\" on line 1"),
+        "{v}"
+    );
+    // Refreshed after b.ts came to import its own `warn`: a conflict, not a second one.
+    repo.write(
+        "b.ts",
+        "import { warn } from \"./log\";\n\nconsole.warn(3);\n",
+    );
+    let out = repo.run(&["refresh", id, "--json"]);
+    out.assert_code(3);
+    let v = out.json();
+    assert_eq!(v["error"]["code"], "refresh-conflict", "{v}");
+    let conflict = &v["error"]["details"]["conflicts"][0];
+    assert_eq!(conflict["path"], "b.ts", "{v}");
+    assert!(
+        conflict["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("`warn` is imported already")),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_rule_s_import_of_a_name_bound_from_another_module_leaves_that_file_out() {
+    let repo = TestRepo::new();
+    repo.write(
+        "rules/warn.yml",
+        "id: warn\nlanguage: typescript\nrule:\n  pattern: console.warn($A)\n\
+         fix: warn($A)\nimports:\n  add: [\"import { warn } from '@vue/shared'\"]\n",
+    );
+    repo.write(
+        "a.ts",
+        "import { h } from \"vue\";\nimport { warn } from \"./log\";\n\nwarn(h);\nconsole.warn(2);\n",
+    );
+    repo.write("b.ts", "console.warn(3);\n");
+    repo.commit_all("init");
+    let out = repo.run(&["scan", "--stage", "--config", "rules/warn.yml", "--json"]);
+    let v = out.json();
+    let id = v["id"]
+        .as_str()
+        .or_else(|| v["staged"]["id"].as_str())
+        .unwrap_or_else(|| panic!("an id in {v}"));
+    assert_eq!(
+        blob_at(&repo, id, "b.ts"),
+        "import { warn } from '@vue/shared';\n\nwarn(3);\n"
+    );
+    let staged = repo.git(&[
+        "ls-tree",
+        "-r",
+        "--name-only",
+        &format!("refs/astedit/{id}"),
+    ]);
+    assert!(!staged.lines().any(|p| p == "a.ts"), "{staged}");
+    // The note names the file, the line of the import in the way, and the rule.
+    assert!(v.to_string().contains("a.ts:2: rule 'warn'"), "{v}");
+}

@@ -86,10 +86,19 @@ impl PerPath for EditRederive {
         ) else {
             return s.merged();
         };
-        let (Ok(now), Ok(then)) = (rewriter.rewrite(now_text), rewriter.rewrite(before_text))
-        else {
+        let path = Some(s.path());
+        let (Ok(now), Ok(then)) = (
+            rewriter.rewrite_file(path, now_text, &mut |_, _| true),
+            rewriter.rewrite_file(path, before_text, &mut |_, _| true),
+        ) else {
             return s.merged();
         };
+        if let Some(why) = now.as_ref().and_then(|rw| rw.import_conflict.as_ref()) {
+            return Ok(s.conflict(
+                &format!("{why} (adding it would bind the name twice)"),
+                Vec::new(),
+            ));
+        }
         let rerun = Rerun {
             stale: s,
             lang: Some(rewriter.language()),

@@ -357,7 +357,9 @@ impl Tree<'_> {
                         path: file.path.clone(),
                         source,
                     })?;
-                if let Some(rw) = rewritten.filter(|rw| rw.text != text) {
+                if let Some(why) = rewritten.as_ref().and_then(|rw| rw.import_conflict.clone()) {
+                    out.warnings.push(format!("{}: left out: {why}", file.path));
+                } else if let Some(rw) = rewritten.filter(|rw| rw.text != text) {
                     out.count = rw.replacements.len();
                     out.flags = rw.flags();
                     out.after = Some(rw.text);

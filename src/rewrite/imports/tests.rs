@@ -394,3 +394,39 @@ fn a_python_import_goes_into_its_group_in_order() {
         "import os\n\nfrom .log import warn\n\nprint(os)\n"
     );
 }
+
+#[test]
+fn a_name_bound_by_another_import_is_a_conflict() {
+    let conflict = |lang, src: &str, stmt: &str| {
+        matches!(add_or_conflict(lang, src, stmt), Ok(Added::Conflict(_)))
+    };
+    assert!(conflict(
+        TS,
+        "import { warn } from \"./log\";\n",
+        "import { warn } from \"m\""
+    ));
+    assert!(conflict(
+        TS,
+        "import warn from \"./log\";\n",
+        "import { warn } from \"m\""
+    ));
+    assert!(conflict(
+        TS,
+        "import { a as warn } from \"m\";\n",
+        "import { warn } from \"m\""
+    ));
+    assert!(conflict(PY, "from log import warn\n", "from m import warn"));
+    // A type-only import of the name from the module itself: the value import goes beside.
+    assert!(!conflict(
+        TS,
+        "import type { warn } from \"m\";\n",
+        "import { warn } from \"m\""
+    ));
+    // `import os.path` binds `os` too, harmlessly; another name is no conflict.
+    assert!(!conflict(PY, "import os.path\n", "import os"));
+    assert!(!conflict(
+        TS,
+        "import { info } from \"./log\";\n",
+        "import { warn } from \"m\""
+    ));
+}
