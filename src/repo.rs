@@ -220,6 +220,21 @@ impl Repo {
         }
     }
 
+    /// Which work tree this is: `None` for the main one, else the linked worktree's
+    /// name as git knows it (the folder under `<common git dir>/worktrees/`; a lane's
+    /// is the lane's name). Journal events record it.
+    pub fn worktree_name(&self) -> Option<String> {
+        if self.git_dir == self.common_dir {
+            return None;
+        }
+        Some(
+            self.git_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        )
+    }
+
     /// The absolute path of a repository path.
     pub fn abs_path(&self, repo_path: &str) -> PathBuf {
         self.workdir.join(repo_path)

@@ -23,6 +23,10 @@ pub struct LogArgs {
     /// that made it
     #[arg(short = 'p', long = "patch")]
     pub patch: bool,
+    /// Without an id or --session: the events of every work tree (the main tree and
+    /// the lanes), not only of the one it runs in
+    #[arg(long)]
+    pub all_worktrees: bool,
 }
 
 pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
@@ -31,6 +35,7 @@ pub fn run(ctx: &mut Ctx, args: LogArgs) -> Result<Exit, Error> {
         id: args.id,
         session: args.session,
         patch: args.patch,
+        all_worktrees: args.all_worktrees,
         max_count: args.max_count,
     };
     out.emit(&git_astedit::ops::log::run(repo, &request)?)?;

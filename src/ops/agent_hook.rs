@@ -358,12 +358,14 @@ fn written_meanwhile(
 ) -> Option<String> {
     let since = since?;
     let mine = agent_name(ev);
+    let here = repo.worktree_name();
     let others: Vec<String> = txn::newest(repo, 200)
         .ok()?
         .0
         .into_iter()
         .take_while(|e| event_mark(e) != since)
-        .filter(|e| e.files.iter().any(|f| f == path))
+        // Another work tree's path of the same name is another file.
+        .filter(|e| e.worktree == here && e.files.iter().any(|f| f == path))
         .filter(|e| e.agent.as_deref() != Some(mine.as_str()))
         .map(|e| {
             let who = e.agent.as_deref().unwrap_or(e.who.as_str());

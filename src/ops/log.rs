@@ -23,6 +23,9 @@ pub struct LogRequest {
     /// Each change's diff (`-p`); per-file line counts and the tool come with it, and
     /// with `session`.
     pub patch: bool,
+    /// Without an id or a session: the events of every work tree, not only those made
+    /// in the one the command runs in (the main tree, or a lane).
+    pub all_worktrees: bool,
 }
 
 /// Lines of diff a `log --patch` event shows at most.
@@ -39,8 +42,13 @@ pub fn run(repo: &Repo, req: &LogRequest) -> Result<LogReport, Error> {
         None => None,
     };
     let (events, capped) = match prefix.as_deref() {
-        // The newest page only: read from the journal's end, never past the page.
-        None if session.is_none() => crate::txn::newest(repo, cap)?,
+        // The newest page only: read from the journal's end, never past the page. Of
+        // this work tree alone unless asked, as an id-less `undo` picks from it.
+        None if session.is_none() && req.all_worktrees => crate::txn::newest(repo, cap)?,
+        None if session.is_none() => {
+            let here = repo.worktree_name();
+            crate::txn::newest_where(repo, cap, |e| e.worktree == here)?
+        }
         None => {
             let mut events = crate::txn::log(repo)?;
             events.retain(|e| e.agent == session);

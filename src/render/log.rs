@@ -40,6 +40,9 @@ impl TextReport for LogReport {
             if let Some(a) = &e.agent {
                 line.push_str(&format!("  agent: {}", escape_line(a)));
             }
+            if let Some(w) = &e.worktree {
+                line.push_str(&format!("  worktree: {}", escape_line(w)));
+            }
             if let Some(t) = &e.tool {
                 line.push_str(&format!("  tool: {}", escape_line(t)));
             }

@@ -1109,6 +1109,7 @@ impl EventRow {
             tool: None,
             changes: Vec::new(),
             diff: None,
+            worktree: e.worktree.clone(),
         }
     }
 }
@@ -1251,6 +1252,9 @@ pub struct EventRow {
     /// With `--patch`: the change's diff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// The linked work tree it was made in (a lane's name); absent: the main tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
 }
 
 /// `log --json`.

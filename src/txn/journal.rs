@@ -197,6 +197,11 @@ pub struct Event {
     /// On `refreshed`: the preview (short id) that replaced this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub successor: Option<String>,
+    /// The work tree the event was made in: absent for the main one, else the linked
+    /// worktree's name ([`Repo::worktree_name`]; a lane's is the lane's name). What
+    /// older versions wrote has none: the main tree's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
 }
 
 impl Event {
@@ -209,7 +214,8 @@ impl Event {
             .collect()
     }
 
-    /// A new event of `kind` for preview `id` (commit `commit`), stamped now by `repo`'s identity.
+    /// A new event of `kind` for preview `id` (commit `commit`), stamped now by `repo`'s
+    /// identity, in `repo`'s work tree.
     pub fn new(repo: &Repo, event: EventKind, id: &str, commit: ObjectId) -> Event {
         let sig = repo.signature();
         Event {
@@ -218,6 +224,7 @@ impl Event {
             commit: commit.to_string(),
             time: now_secs(),
             who: format!("{} <{}>", sig.name, sig.email),
+            worktree: repo.worktree_name(),
             ..Event::default()
         }
     }
@@ -349,11 +356,27 @@ pub(crate) fn find_newest(
 /// The newest `n` events, newest first, and whether older ones exist. Reads `n + 1`
 /// journal commits at most, however long the journal is.
 pub fn newest(repo: &Repo, n: usize) -> Result<(Vec<Event>, bool), Error> {
+    newest_where(repo, n, |_| true)
+}
+
+/// The newest `n` events for which `pred` holds, newest first, and whether older ones
+/// may exist (an older journal commit, read or not). Reads no further back than the
+/// `n`-th.
+pub fn newest_where(
+    repo: &Repo,
+    n: usize,
+    mut pred: impl FnMut(&Event) -> bool,
+) -> Result<(Vec<Event>, bool), Error> {
     let mut walk = Walk::new(repo)?;
     let mut events = Vec::new();
     while events.len() < n {
         match walk.next() {
-            Some(entry) => events.push(entry?.event),
+            Some(entry) => {
+                let event = entry?.event;
+                if pred(&event) {
+                    events.push(event);
+                }
+            }
             None => return Ok((events, false)),
         }
     }

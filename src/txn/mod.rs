@@ -66,6 +66,7 @@ pub use gc::Pruned;
 pub use journal::lineage;
 pub use journal::log;
 pub use journal::newest;
+pub use journal::newest_where;
 pub use journal::Event;
 pub use journal::EventKind;
 pub use journal::RecoveryAction;
@@ -328,7 +329,7 @@ pub enum Error {
     NoPending,
     #[error("the only pending previews were applied and undone: {}", .0.join(", "))]
     OnlyUndone(Vec<String>),
-    #[error("nothing to undo: no applied transaction in the journal")]
+    #[error("nothing to undo: no transaction applied in this work tree is in the journal")]
     NothingToUndo,
     #[error("'{0}' is not a preview id (expected hex digits)")]
     BadId(String),
@@ -569,6 +570,11 @@ impl Classify for Error {
             Error::BadId(_) => Some(
                 "paths go after `--`, as in git: `git astedit show ID -- PATH` (or \
                  `apply ID -- PATH`)"
+                    .into(),
+            ),
+            Error::NothingToUndo => Some(
+                "another work tree's (a lane's) transactions are undone there, or here by id: \
+                 `git astedit log --all-worktrees` lists them"
                     .into(),
             ),
             Error::OnlyUndone(ids) => Some(format!(

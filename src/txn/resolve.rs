@@ -20,6 +20,11 @@ The rules:
    pending, the error names them.
 3. **No id, for an applied transaction** (`undo`): the newest applied one not undone.
 4. **No id, for either** (`pr`): rule 3, else rule 2.
+5. **No id is of this work tree**: rules 2 to 4 look only at the transactions whose
+   newest staging or decisive event was made in the work tree the command runs in (the
+   journal's `worktree`: the main tree, or a lane), so that an `undo` on the main tree
+   never takes back a lane's edit, nor an `apply` there a preview a lane's agent
+   staged. With an id, any work tree's.
 */
 
 use std::collections::BTreeMap;
@@ -83,6 +88,8 @@ pub struct Target {
     pub preview: Option<Preview>,
     /// The previews that replaced it (a split: the selected part, then the remainder).
     pub successors: Vec<String>,
+    /// The work tree of its newest staging or decisive event (`None`: the main tree's).
+    pub worktree: Option<String>,
 }
 
 /// The decisive meaning of one journal event, if it changes the state.
@@ -116,6 +123,17 @@ fn known(repo: &Repo) -> Result<Known, Error> {
     // The newest decisive event per id (the journal is newest first).
     let mut last: BTreeMap<&str, (State, ObjectId, Vec<String>)> = BTreeMap::new();
     let mut order: Vec<&str> = Vec::new();
+    // The work tree of each id's newest staging or decisive event (a split's or
+    // refresh's successors: that event's).
+    let mut trees: BTreeMap<String, Option<String>> = BTreeMap::new();
+    for e in &entries {
+        if e.event.event == journal::EventKind::Staged || decisive(&e.event).is_some() {
+            for id in std::iter::once(e.event.id.clone()).chain(e.event.successors()) {
+                trees.entry(id).or_insert_with(|| e.event.worktree.clone());
+            }
+        }
+    }
+    let tree_of = |id: &str| trees.get(id).cloned().flatten();
     for e in &entries {
         let id = e.event.id.as_str();
         if !last.contains_key(id) {
@@ -134,6 +152,7 @@ fn known(repo: &Repo) -> Result<Known, Error> {
         rows.push(Target {
             id: p.id.clone(),
             commit: p.commit,
+            worktree: tree_of(&p.id),
             state: State::Pending { undone },
             preview: Some(p),
             successors: Vec::new(),
@@ -157,6 +176,7 @@ fn known(repo: &Repo) -> Result<Known, Error> {
             state,
             preview: None,
             successors: successors.clone(),
+            worktree: tree_of(id),
         });
     }
     // Ids the journal knows only from `staged` (the ref deleted by hand or by git):
@@ -169,6 +189,7 @@ fn known(repo: &Repo) -> Result<Known, Error> {
                 state: State::Discarded,
                 preview: None,
                 successors: Vec::new(),
+                worktree: e.event.worktree.clone(),
             });
         }
     }
@@ -187,8 +208,10 @@ fn prefix_of(id: &str) -> Result<String, Error> {
 
 /// Resolves `id` (or no id) for an operation that wants `want`, by the rules above.
 pub fn resolve(repo: &Repo, id: Option<&str>, want: Want) -> Result<Target, Error> {
-    let known = known(repo)?;
+    let mut known = known(repo)?;
     let Some(id) = id else {
+        let here = repo.worktree_name();
+        known.rows.retain(|r| r.worktree == here);
         return newest(known, want);
     };
     let prefix = prefix_of(id)?;

@@ -329,3 +329,133 @@ fn the_same_function_changed_in_two_lanes_is_a_conflict_and_nothing_is_staged() 
         text.stderr
     );
 }
+
+/// Session `session`'s hook-watched write of `content` to `file` in work tree `dir`:
+/// Read, PreToolUse, the write, PostToolUse; journalled as an applied `hook` edit.
+fn hook_write(t: &TestRepo, dir: &std::path::Path, session: &str, file: &str, content: &str) {
+    hook_in(t, dir, &event(dir, session, "PostToolUse", "Read", file));
+    let out = hook_in(t, dir, &event(dir, session, "PreToolUse", "Write", file));
+    assert_eq!(out.stdout, "", "allowed: {out:?}");
+    std::fs::write(dir.join(file), content).expect("write");
+    let out = hook_in(t, dir, &event(dir, session, "PostToolUse", "Write", file));
+    assert_eq!(out.stdout, "", "{out:?}");
+}
+
+/// Each journal event's (event, agent, worktree) as `log --json` gives them in `dir`.
+fn log_in(t: &TestRepo, dir: &std::path::Path, args: &[&str]) -> Vec<(String, String, String)> {
+    let mut all = vec!["--json", "log"];
+    all.extend_from_slice(args);
+    let out = t.run_in(dir.to_str().expect("utf-8"), &all);
+    out.assert_code(0);
+    let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+    out.json()["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| (s(&e["event"]), s(&e["agent"]), s(&e["worktree"])))
+        .collect()
+}
+
+#[test]
+fn an_id_less_undo_and_log_keep_to_the_work_tree_they_run_in() {
+    let t = repo();
+    let lane = start(&t, "l");
+    let main = t.path().to_path_buf();
+    // The main tree's session edits first, the lane's after: the lane's is the
+    // journal's newest.
+    hook_write(&t, &main, "m", "README", "main\n");
+    hook_write(
+        &t,
+        &lane,
+        "l",
+        "src/lib.py",
+        &LIB.replace("return 2", "return 20"),
+    );
+
+    // Each event says where it was made; `log` shows the events of its own tree.
+    let applied = |v: Vec<(String, String, String)>| -> Vec<(String, String)> {
+        v.into_iter()
+            .filter(|(e, ..)| e == "applied")
+            .map(|(_, a, w)| (a, w))
+            .collect()
+    };
+    let m = ("claude-code/session:m".to_string(), String::new());
+    let l = ("claude-code/session:l".to_string(), "l".to_string());
+    assert_eq!(applied(log_in(&t, &main, &[])), std::slice::from_ref(&m));
+    assert_eq!(applied(log_in(&t, &lane, &[])), std::slice::from_ref(&l));
+    assert_eq!(applied(log_in(&t, &main, &["--all-worktrees"])), [l, m]);
+    let text = t.run(&["log", "--all-worktrees"]);
+    assert!(text.stdout.contains("  worktree: l"), "{}", text.stdout);
+
+    // An undo without an id on the main tree takes back the main tree's edit, not the
+    // lane's newer one (which the main tree does not hold: it would be refused).
+    let out = t.run(&["--json", "undo"]);
+    out.assert_code(0);
+    assert_eq!(out.json()["written"], json!(["README"]), "{}", out.stdout);
+    assert_eq!(t.read_string("README"), "lanes\n");
+    assert_eq!(
+        std::fs::read_to_string(lane.join("src/lib.py")).expect("read"),
+        LIB.replace("return 2", "return 20"),
+        "the lane's edit stays"
+    );
+    // Nothing of the main tree's is left to undo there; the lane's is undone in it.
+    let out = t.run(&["--json", "undo"]);
+    out.assert_code(1);
+    assert_eq!(out.json()["error"]["code"], "nothing-to-undo");
+    t.run_in(lane.to_str().expect("utf-8"), &["undo"])
+        .assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(lane.join("src/lib.py")).expect("read"),
+        LIB
+    );
+}
+
+/// A Claude Code `Bash` event of `session` in work tree `dir`.
+fn bash_event(dir: &std::path::Path, session: &str, name: &str, command: &str) -> Value {
+    let mut ev = json!({
+        "session_id": session,
+        "cwd": dir.to_str().expect("utf-8"),
+        "hook_event_name": name,
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+    });
+    if name == "PostToolUse" {
+        ev["tool_response"] = json!({"stdout": "", "stderr": "", "interrupted": false});
+    }
+    ev
+}
+
+#[test]
+fn a_lanes_edit_of_the_same_path_is_not_taken_out_of_a_main_tree_shell_command() {
+    let t = repo();
+    let lane = start(&t, "l");
+    let main = t.path().to_path_buf();
+    let command = "sed -i 's/return 1/return 10/' src/lib.py";
+    hook_in(&t, &main, &bash_event(&main, "m", "PreToolUse", command));
+    // While the main tree's command runs, the lane's agent edits its own src/lib.py.
+    hook_write(
+        &t,
+        &lane,
+        "l",
+        "src/lib.py",
+        &LIB.replace("return 2", "return 20"),
+    );
+    std::fs::write(
+        main.join("src/lib.py"),
+        LIB.replace("return 1", "return 10"),
+    )
+    .expect("write");
+    let post = hook_in(&t, &main, &bash_event(&main, "m", "PostToolUse", command));
+    assert_eq!(post.stdout, "", "nothing written by two: {post:?}");
+    let v = t.run(&["--json", "log", "--session", "m"]).json();
+    let e = &v["events"][0];
+    assert_eq!(e["event"], "applied", "{v}");
+    assert_eq!(
+        e["files"],
+        json!(["src/lib.py"]),
+        "journalled as the command's: {e}"
+    );
+    assert_eq!(e["worktree"], Value::Null, "{e}");
+    t.run(&["undo"]).assert_code(0);
+    assert_eq!(t.read_string("src/lib.py"), LIB);
+}

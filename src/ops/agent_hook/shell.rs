@@ -207,13 +207,18 @@ struct Touch {
     after: Option<ObjectId>,
 }
 
-/// The paths transactions journalled since `since` touched, each with who and what
-/// they left there (newest first).
+/// The paths transactions journalled in this work tree since `since` touched, each
+/// with who and what they left there (newest first). Another work tree's (a lane's)
+/// wrote other files than the command saw, however alike their paths.
 fn journalled_since(repo: &Repo, since: Option<&str>) -> Result<Theirs, Error> {
     let mut theirs = Theirs::new();
+    let here = repo.worktree_name();
     for e in txn::newest(repo, 500)?.0 {
         if since == Some(event_mark(&e).as_str()) {
             break;
+        }
+        if e.worktree != here {
+            continue;
         }
         let undone = match e.event {
             txn::EventKind::Applied => false,

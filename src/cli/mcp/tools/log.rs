@@ -27,6 +27,10 @@ pub struct LogInput {
     /// Each change's diff too (default false).
     #[serde(default)]
     pub diff: bool,
+    /// Without `id` or `session`: the events of every work tree (the main tree and the
+    /// lanes), not only this server's (default false).
+    #[serde(default)]
+    pub all_worktrees: bool,
     /// At most this many events, newest first (default 50; 0: all).
     #[serde(default, deserialize_with = "count")]
     #[schemars(with = "usize", extend("default" = 50))]
@@ -40,6 +44,7 @@ pub fn log(call: &Call, input: LogInput) -> Result<Done, Error> {
         session: input.session,
         max_count: input.max_count.unwrap_or(50),
         patch: input.diff,
+        all_worktrees: input.all_worktrees,
     };
     let report = git_astedit::ops::log::run(&repo, &request)?;
     let mut text = report.text(&Style::default()).stdout();
