@@ -122,6 +122,7 @@ impl EditOutcome {
                     pattern: op.pattern.clone(),
                     rewrite: op.rewrite.clone(),
                     lang: lang.map(|l| l.to_string()),
+                    selector: op.selector.clone(),
                 })
                 .collect(),
             files: self
@@ -225,6 +226,9 @@ pub fn edit_each(
         let mut k = crate::cache::KeyBuilder::new("edit");
         for op in ops {
             k.add(op.pattern.as_bytes()).add(op.rewrite.as_bytes());
+            if let Some(kind) = &op.selector {
+                k.add(b"selector").add(kind.as_bytes());
+            }
         }
         k.add(format!("{forced_lang:?}").as_bytes());
         for stmt in &imports.add {

@@ -59,6 +59,12 @@ pub struct EditArgs {
     #[arg(short = 'i', long)]
     pub interactive: bool,
 
+    /// Match the node of this kind inside each pattern, the pattern parsed as written
+    /// (ast-grep's `run --selector`): `-l python -p 'x: List[$T]' --selector
+    /// generic_type` reaches Python's annotations; needs -l
+    #[arg(long, value_name = "KIND")]
+    pub selector: Option<String>,
+
     #[command(flatten)]
     pub stage: StageArgs,
 
@@ -111,6 +117,11 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     if args.interactive && ctx.json {
         return Err(UsageError("-i/--interactive cannot be combined with --json".into()).into());
     }
+    if args.selector.is_some() && args.input.lang.is_none() {
+        return Err(
+            UsageError("--selector needs the language of the pattern: add -l LANG".into()).into(),
+        );
+    }
     let input = args.input.input()?;
     let cache = ctx.cache.clone();
     let allow_fmt = allowed_digests(&args.allow_fmt)?;
@@ -120,6 +131,7 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     let request = EditRequest {
         input,
         ops,
+        selector: args.selector.clone(),
         imports: ImportFix {
             add: args.add_imports.clone(),
             remove: args.remove_imports.clone(),

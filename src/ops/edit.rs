@@ -34,6 +34,9 @@ pub struct EditRequest {
     /// (pattern, rewrite template) pairs, run in this order, each on the previous
     /// one's result.
     pub ops: Vec<(String, String)>,
+    /// The node kind in each pattern that matches (`--selector`; needs a forced
+    /// language).
+    pub selector: Option<String>,
     /// The imports to add and remove in each file the ops change (`--add-import`).
     pub imports: ImportFix,
     pub staging: Staging,
@@ -70,6 +73,7 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
         .map(|(pattern, rewrite)| Op {
             pattern: pattern.clone(),
             rewrite: rewrite.clone(),
+            selector: req.selector.clone(),
         })
         .collect();
     let mut stager = txn::Stager::new(repo);

@@ -465,12 +465,7 @@ impl Query {
     ) -> Result<Query, Error> {
         let compiled = match &options.selector {
             None => compile(pattern, lang, forced == Some(lang))?,
-            Some(selector) => {
-                Pattern::contextual(pattern, selector, lang).map_err(|e| Error::InvalidPattern {
-                    pattern: pattern.to_string(),
-                    detail: format!("selector '{selector}': {}", pattern_error_detail(&e, lang)),
-                })?
-            }
+            Some(selector) => contextual(pattern, selector, lang)?,
         };
         let strictness = options.strictness.unwrap_or(Strictness::Smart);
         let compiled = compiled.with_strictness(strictness.into());
@@ -845,6 +840,10 @@ pub enum MatchText {
 pub struct Op {
     pub pattern: String,
     pub rewrite: String,
+    /// The node kind inside the pattern that is the actual pattern (`edit --selector`,
+    /// ast-grep's `selector`): the pattern is parsed as written and the node of that
+    /// kind in it is what matches.
+    pub selector: Option<String>,
 }
 
 /// One replacement, positions 1-based in the text the op ran on.
@@ -954,7 +953,10 @@ impl Rewriter {
     pub fn for_language(ops: &[Op], lang: Lang, forced: Option<Lang>) -> Result<Rewriter, Error> {
         let patterns = ops
             .iter()
-            .map(|op| compile(&op.pattern, lang, forced == Some(lang)))
+            .map(|op| match &op.selector {
+                None => compile(&op.pattern, lang, forced == Some(lang)),
+                Some(kind) => contextual(&op.pattern, kind, lang),
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let mut compiled = Vec::with_capacity(ops.len());
         for (op, pattern) in ops.iter().zip(patterns) {
@@ -1277,6 +1279,15 @@ pub(crate) fn lf_to_crlf(text: Vec<u8>) -> Vec<u8> {
         out.push(b);
     }
     out
+}
+
+/// `pattern` parsed as written, the node of kind `selector` in it being the pattern
+/// (ast-grep's pattern object with `context` and `selector`).
+fn contextual(pattern: &str, selector: &str, lang: Lang) -> Result<Pattern, Error> {
+    Pattern::contextual(pattern, selector, lang).map_err(|e| Error::InvalidPattern {
+        pattern: pattern.to_string(),
+        detail: format!("selector '{selector}': {}", pattern_error_detail(&e, lang)),
+    })
 }
 
 /// Compiles `text` for `lang`, telling a pattern bad everywhere from one that is

@@ -10,6 +10,7 @@ fn ops(pairs: &[(&str, &str)]) -> Vec<Op> {
         .map(|(p, r)| Op {
             pattern: p.to_string(),
             rewrite: r.to_string(),
+            selector: None,
         })
         .collect()
 }

@@ -223,3 +223,76 @@ fn an_edit_only_rule_makes_the_function_async_and_leaves_the_match() {
         "function load() {\n  const a = await fetch(\"a\");\n  return await fetch(\"b\");\n}\n\nasync function save() {\n  await put(\"c\");\n}\n"
     );
 }
+
+/// Issue 53 item 6: Python annotations parse as `generic_type`, which `List[$T]` (a
+/// subscript) never matches; `--selector` matches that node of the pattern in context.
+#[test]
+fn edit_selector_reaches_python_annotations() {
+    let repo = TestRepo::new();
+    let before = "from typing import Dict, List\n\nAlias = List[int]\n\n\n\
+        def f(x: List[int], d: Dict[str, List[str]]) -> List[str]:\n    \
+        y: List[int] = []\n    z = List[int]\n    return [str(v) for v in x]\n";
+    repo.write("a.py", before);
+    repo.commit_all("init");
+    let edit = |selector: &[&str]| {
+        let mut args = vec![
+            "edit",
+            "-p",
+            "x: List[$T]",
+            "-r",
+            "list[$T]",
+            "-l",
+            "python",
+        ];
+        args.extend_from_slice(selector);
+        args.push("--json");
+        repo.run(&args)
+    };
+    // Without it the pattern is a subscript: no annotation is reached.
+    edit(&[]).assert_code(1);
+    let out = edit(&["--selector", "generic_type"]);
+    out.assert_code(0);
+    let id = id_of(&out.json());
+    assert_eq!(
+        blob_at(&repo, &id, "a.py"),
+        "from typing import Dict, List\n\nAlias = List[int]\n\n\n\
+         def f(x: list[int], d: Dict[str, list[str]]) -> list[str]:\n    \
+         y: list[int] = []\n    z = List[int]\n    return [str(v) for v in x]\n"
+    );
+    let shown = repo.run(&["show", &id, "--json"]).json();
+    assert_eq!(
+        shown["meta"]["ops"][0]["selector"], "generic_type",
+        "{shown}"
+    );
+    // A refresh re-derives with the selector: a new annotation is reached too.
+    repo.write(
+        "a.py",
+        format!("{before}\n\ndef g() -> List[bytes]:\n    return []\n"),
+    );
+    let v = repo.run(&["refresh", &id, "--json"]).json();
+    let new = v["successor"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        blob_at(&repo, new, "a.py").ends_with("def g() -> list[bytes]:\n    return []\n"),
+        "{v}"
+    );
+    // Without a language the kind means nothing: refused; a kind not in the pattern is
+    // a bad pattern.
+    let out = repo.run(&[
+        "edit",
+        "-p",
+        "x: List[$T]",
+        "-r",
+        "list[$T]",
+        "--selector",
+        "generic_type",
+    ]);
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains("--selector needs the language"),
+        "{}",
+        out.stderr
+    );
+    let out = edit(&["--selector", "call"]);
+    out.assert_code(2);
+    assert_eq!(out.json()["error"]["code"], "bad-pattern", "{}", out.stdout);
+}

@@ -345,6 +345,7 @@ fn run_change(
                 .iter()
                 .map(|o| (o.pattern.clone(), o.rewrite.clone()))
                 .collect(),
+            selector: None,
             imports: Default::default(),
             staging,
             cache: Default::default(),

@@ -176,6 +176,7 @@ impl EditOps {
                 .map(|o| Op {
                     pattern: o.pattern.clone(),
                     rewrite: o.rewrite.clone(),
+                    selector: o.selector.clone(),
                 })
                 .collect(),
             imports: meta.imports.clone(),
@@ -290,6 +291,7 @@ mod tests {
                 pattern: "foo($A, $B)".into(),
                 rewrite: "foo($B, $A)".into(),
                 lang: None,
+                selector: None,
             }],
             ..PreviewMeta::default()
         };

@@ -261,6 +261,7 @@ fn compile(repo: &Repo, step: &StepSpec, tree: &Tree<'_>, config: &str) -> Resul
         .map(|o| Op {
             pattern: o.pattern,
             rewrite: o.rewrite,
+            selector: None,
         })
         .collect();
     let imports = ImportFix {

@@ -143,6 +143,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
             .iter()
             .map(|o| (o.pattern.clone(), o.rewrite.clone()))
             .collect(),
+        selector: None,
         imports: merged_imports(&input.ops),
         // The harness's one-step form: the apply is the one `resolve` makes, with its
         // stale check (trivially fresh here, but still checked).
