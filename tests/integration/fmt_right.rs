@@ -1,7 +1,8 @@
 //! `--fmt` keeps the formatter's changes over the rewrite without breaking the file
 //! (issue 53 item 1): a statement the formatter re-splits into as many other lines is
 //! taken whole, a line an import sorter moves keeps both its ends, and a formatting
-//! that would parse worse is left out with a warning naming the file.
+//! that would parse worse is left out with a warning naming the file; and the same
+//! with rustfmt and ruff themselves where they are installed.
 
 use crate::util::TestRepo;
 
@@ -88,4 +89,123 @@ fn a_formatting_that_parses_worse_is_left_out_with_a_warning() {
         "{stdout}"
     );
     assert!(stdout.contains("syntax error"), "{stdout}");
+}
+
+/// rustfmt of the toolchain that builds this (`rustc --print sysroot`: rustup's proxy
+/// on PATH needs the environment the tests clear); `None` (the test skipped with a
+/// message) without it, unless CI is set (`.ci/run` runs `cargo fmt`: rustfmt is there).
+fn rustfmt() -> Option<std::path::PathBuf> {
+    let found = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .map(|o| std::path::PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+        .map(|root| root.join("bin").join("rustfmt"))
+        .filter(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set and the toolchain has no rustfmt"
+        );
+        eprintln!("rustfmt not found: the test with the real formatter is skipped");
+    }
+    found
+}
+
+/// `tool ARGS FILE` on `text` written to a file of the repository: whether it passes,
+/// and what it said.
+fn check(repo: &TestRepo, tool: &std::path::Path, args: &[&str], path: &str, text: &str) {
+    repo.write(path, text);
+    let out = std::process::Command::new(tool)
+        .args(args)
+        .arg("--")
+        .arg(path)
+        .current_dir(repo.path())
+        .output()
+        .expect("the tool runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The case of issue 53 item 1 with rustfmt itself: `.unwrap()` → `.expect("…")` makes
+/// a two-line statement too long, and rustfmt splits it as two other lines. Both are
+/// taken (line by line, only the second would be: `let total =` and `.expect(…)`).
+#[test]
+fn rustfmt_s_re_split_of_a_rewritten_statement_is_taken_whole() {
+    let Some(rustfmt) = rustfmt() else { return };
+    let before = "fn main() {\n    let total =\n        \
+        compute_a_total(first_argument_value, second_argument_value, third_argument).unwrap();\n    \
+        let short = parse(&args).unwrap();\n}\n";
+    let script = format!(
+        "exec '{}' --edition 2021 --emit stdout\n",
+        rustfmt.display()
+    );
+    let repo = project("rust", &script, "a.rs", before);
+    let (id, _) = edit_fmt(
+        &repo,
+        &[
+            "-p",
+            "$X.unwrap()",
+            "-r",
+            "$X.expect(\"the test's own arguments parse\")",
+            "-l",
+            "rust",
+        ],
+    );
+    let after = blob_at(&repo, &id, "a.rs");
+    assert_eq!(
+        after,
+        "fn main() {\n    \
+         let total = compute_a_total(first_argument_value, second_argument_value, third_argument)\n        \
+         .expect(\"the test's own arguments parse\");\n    \
+         let short = parse(&args).expect(\"the test's own arguments parse\");\n}\n"
+    );
+    check(
+        &repo,
+        &rustfmt,
+        &["--edition", "2021", "--check"],
+        "a.rs",
+        &after,
+    );
+}
+
+/// The case of issue 53 item 1 with ruff's import sorter as the formatter: the import
+/// line the rewrite extends (`timezone` merged into `from datetime import datetime`)
+/// is moved above `typing` by the sorter; both ends of the move are taken, so the
+/// name stays imported (the deletion alone would leave `timezone` undefined).
+#[test]
+fn ruff_s_import_sorter_keeps_the_import_line_it_moves() {
+    let Some(ruff) = crate::imports_right::ruff() else {
+        return;
+    };
+    let before = "import os\nfrom typing import Optional\nfrom datetime import datetime\n\n\n\
+        def expires(p: Optional[str]) -> str:\n    return f\"{datetime.utcnow()}{os.sep}{p}\"\n";
+    let script = format!(
+        "exec '{}' check --fix --select I --exit-zero --quiet --isolated -\n",
+        ruff.display()
+    );
+    let repo = project("python", &script, "a.py", before);
+    let (id, _) = edit_fmt(
+        &repo,
+        &[
+            "-p",
+            "datetime.utcnow()",
+            "-r",
+            "datetime.now(timezone.utc)",
+            "--add-import",
+            "from datetime import timezone",
+        ],
+    );
+    let after = blob_at(&repo, &id, "a.py");
+    assert_eq!(
+        after,
+        "import os\nfrom datetime import datetime, timezone\nfrom typing import Optional\n\n\n\
+         def expires(p: Optional[str]) -> str:\n    return f\"{datetime.now(timezone.utc)}{os.sep}{p}\"\n"
+    );
+    let args = ["check", "--no-cache", "--isolated", "--select", "I,F821"];
+    check(&repo, &ruff, &args, "a.py", &after);
 }

@@ -172,7 +172,7 @@ fn a_rule_s_import_uses_a_metavariable_its_transform_makes() {
 
 /// ruff, from `ASTEDIT_RUFF` or PATH; `None` (the check skipped with a message) without
 /// it, unless ASTEDIT_REQUIRE_RUFF is set (`.ci/run` installs it and sets both).
-fn ruff() -> Option<std::path::PathBuf> {
+pub(crate) fn ruff() -> Option<std::path::PathBuf> {
     let found = std::env::var_os("ASTEDIT_RUFF")
         .map(std::path::PathBuf::from)
         .or_else(|| {
