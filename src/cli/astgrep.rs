@@ -118,8 +118,9 @@ impl RunFlags {
             argv.push("--follow".into());
         }
         let around = self.around.given().map(|(flag, _)| (flag, true));
+        // `edit` takes --selector too: a rewrite reaches what the search reached.
+        push(&mut argv, "selector", &self.selector);
         let searching = [
-            ("--selector", self.selector.is_some()),
             ("--strictness", self.strictness.is_some()),
             ("--debug-query", self.debug_query.is_some()),
             ("--stdin", self.stdin),
@@ -146,7 +147,6 @@ impl RunFlags {
                 "-i/--interactive asks about each rewrite: add -r FIX".into(),
             ));
         }
-        push(&mut argv, "selector", &self.selector);
         push(&mut argv, "strictness", &self.strictness);
         match &self.debug_query {
             None => {}

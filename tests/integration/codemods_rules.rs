@@ -295,4 +295,24 @@ fn edit_selector_reaches_python_annotations() {
     let out = edit(&["--selector", "call"]);
     out.assert_code(2);
     assert_eq!(out.json()["error"]["code"], "bad-pattern", "{}", out.stdout);
+    // ast-grep's spelling, `run -p … -r … --selector … -U`, is the same edit, applied.
+    repo.run(&[
+        "run",
+        "-p",
+        "x: List[$T]",
+        "-r",
+        "list[$T]",
+        "-l",
+        "python",
+        "--selector",
+        "generic_type",
+        "-U",
+    ])
+    .assert_code(0);
+    assert!(
+        repo.read_string("a.py")
+            .contains("def f(x: list[int], d: Dict[str, list[str]]) -> list[str]:\n"),
+        "{}",
+        repo.read_string("a.py")
+    );
 }
