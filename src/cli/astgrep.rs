@@ -96,9 +96,6 @@ impl RunFlags {
                 lang.unwrap_or("LANG")
             )));
         }
-        if let Some(granularity) = &self.inspect {
-            return Err(inspect(granularity));
-        }
         let mut argv = Vec::new();
         let push = |argv: &mut Vec<String>, flag: &str, value: &Option<String>| {
             if let Some(v) = value {
@@ -125,6 +122,7 @@ impl RunFlags {
             ("--debug-query", self.debug_query.is_some()),
             ("--stdin", self.stdin),
             ("--files-with-matches", self.files_with_matches),
+            ("--inspect", self.inspect.is_some()),
             around.unwrap_or(("", false)),
         ];
         if !search {
@@ -159,21 +157,12 @@ impl RunFlags {
         if self.files_with_matches {
             argv.push("--files-with-matches".into());
         }
+        push(&mut argv, "inspect", &self.inspect);
         push(&mut argv, "after-context", &self.around.after);
         push(&mut argv, "before-context", &self.around.before);
         push(&mut argv, "context", &self.around.context);
         Ok(argv)
     }
-}
-
-/// `--inspect`, refused: what it shows is in every report.
-fn inspect(granularity: &str) -> UsageError {
-    UsageError(format!(
-        "--inspect {granularity} is not supported: the report says what was skipped and \
-         why (the warnings on stderr; --json's `diagnostics.skipped` counts files by \
-         reason and `files_searched` the files read); the files a run reads are git's: \
-         `git ls-files -co --exclude-standard -- PATHSPEC`"
-    ))
 }
 
 /// The flags of ast-grep's `scan` that are not `scan`'s own here.
@@ -196,6 +185,7 @@ pub struct ScanFlags {
     pub stdin: bool,
     #[arg(long, hide = true)]
     pub files_with_matches: bool,
+    // ast-grep's --inspect: the files and rules the scan reads and skips, on stderr.
     #[arg(long, value_name = "GRANULARITY", hide = true)]
     pub inspect: Option<String>,
     #[command(flatten)]
@@ -230,9 +220,6 @@ impl ScanFlags {
                  for lines around a pattern's matches: git astedit grep -p PATTERN {} N",
                 &flag[..2]
             )));
-        }
-        if let Some(granularity) = &self.inspect {
-            return Err(inspect(granularity));
         }
         Ok(())
     }

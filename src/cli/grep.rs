@@ -90,6 +90,11 @@ pub struct GrepArgs {
     #[arg(long)]
     pub stream: bool,
 
+    // ast-grep's `--inspect nothing|summary|entity` (hidden: the "Coming from
+    // ast-grep" chapter tells it): the files read and skipped, on stderr.
+    #[arg(long, value_name = "GRANULARITY", hide = true)]
+    pub inspect: Option<String>,
+
     #[command(flatten)]
     pub input: InputArgs,
 }
@@ -331,6 +336,12 @@ pub fn run_rewriting(
         cache,
         verbose: args.input.verbose,
     };
+    if let Some(level) = args.inspect.as_deref() {
+        let level = git_astedit::ops::inspect::Granularity::parse(level)?;
+        for line in git_astedit::ops::inspect::search(repo, &request, level)? {
+            out.note(&line);
+        }
+    }
     if let Some(format) = args.debug_query {
         let (title, format) = match format {
             DebugQuery::Ast | DebugQuery::Pattern => ("AST", DebugFormat::Ast),

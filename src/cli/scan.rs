@@ -234,6 +234,8 @@ pub enum Format {
 
 pub fn run(ctx: &mut Ctx, mut args: ScanArgs) -> Result<Exit, Error> {
     args.ast_grep.check()?;
+    let inspect = args.ast_grep.inspect.as_deref();
+    let inspect = inspect.map(ops::inspect::Granularity::parse).transpose()?;
     // ast-grep's `-U` is `--apply` here.
     args.apply |= args.ast_grep.update_all;
     let format = format(ctx, &args)?;
@@ -345,6 +347,11 @@ pub fn run(ctx: &mut Ctx, mut args: ScanArgs) -> Result<Exit, Error> {
     };
     let (repo, out) = ctx.parts()?;
     request.color = matches!(format, ScanFormat::Text(_)) && out.color();
+    if let Some(level) = inspect {
+        for line in ops::inspect::scan(repo, &request, level)? {
+            out.note(&line);
+        }
+    }
     if args.interactive {
         let color = out.color();
         let (report, ..) = interactive::session(out, color, false, repo, |prompter| {

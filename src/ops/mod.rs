@@ -21,6 +21,7 @@ pub mod gc;
 pub mod grep;
 pub mod hook;
 pub mod input;
+pub mod inspect;
 pub mod lane;
 pub mod lines;
 pub mod list;

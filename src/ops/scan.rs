@@ -462,7 +462,7 @@ impl Compared {
 
 /// The rules `req` names, with the severities set on the command line (`off` rules
 /// leave the run).
-fn load_rules(
+pub(super) fn load_rules(
     repo: &Repo,
     req: &ScanRequest,
     cache: Option<&crate::cache::Settings>,
@@ -490,7 +490,10 @@ fn load_rules(
 }
 
 /// The rule ids to run (all when empty): `--rule-id`, narrowed by `--filter`.
-fn only_rules(req: &ScanRequest, rules: &scan::rules::Rules) -> Result<Vec<String>, Error> {
+pub(super) fn only_rules(
+    req: &ScanRequest,
+    rules: &scan::rules::Rules,
+) -> Result<Vec<String>, Error> {
     let only_rules = req.only_rules.clone();
     let Some(filter) = &req.filter else {
         return Ok(only_rules);

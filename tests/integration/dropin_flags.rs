@@ -173,7 +173,7 @@ fn flags_that_mean_something_else_here_are_refused_with_what_to_type() {
     let mut all = String::new();
     for args in [
         &["run", "-p", "foo($A)", "-k", "call_expression", "-l", "js"][..],
-        &["run", "-p", "foo($A)", "--inspect", "summary"],
+        &["run", "-p", "foo($A)", "-r", "x", "--inspect", "summary"],
         &["run", "-p", "foo($A)", "--follow"],
         &["run", "-p", "foo($A)", "-i"],
         &["run", "-p", "foo($A)", "-r", "x", "--strictness", "ast"],
@@ -182,7 +182,7 @@ fn flags_that_mean_something_else_here_are_refused_with_what_to_type() {
         &["scan", "--stdin"],
         &["scan", "--files-with-matches"],
         &["scan", "-A", "2"],
-        &["scan", "--inspect", "entity"],
+        &["scan", "--inspect", "everything"],
         &["test", "--follow"],
         &["new"],
         &["new", "my-rule"],

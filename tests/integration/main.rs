@@ -20,6 +20,7 @@ mod context;
 mod contract;
 mod customlang;
 mod dropin_flags;
+mod dropin_inspect;
 mod dropin_rules;
 mod dropin_run;
 mod edit;
