@@ -27,6 +27,7 @@ use crate::Error;
 use home::Home;
 
 mod home;
+mod seed;
 
 /// The default time a verify command may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -212,7 +213,14 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
     }
     let touched: Vec<&str> = preview.entries.iter().map(|e| e.path.as_str()).collect();
     let home = Home::borrow(repo, &tree, &touched);
-    let ran = run_command(&tree, &tree.dir, &req.command, req.timeout, cancel);
+    let ran = run_command_with(
+        &tree,
+        &tree.dir,
+        &req.command,
+        req.timeout,
+        cancel,
+        &home.env,
+    );
     let notes = home.finish();
     let ran = ran?;
     drop(tree);
@@ -291,6 +299,18 @@ pub(super) fn run_command(
     timeout: Duration,
     cancel: &Cancel,
 ) -> Result<Ran, Error> {
+    run_command_with(tree, dir, command, timeout, cancel, &[])
+}
+
+/// [`run_command`] with `env` added to the command's environment.
+fn run_command_with(
+    tree: &Worktree,
+    dir: &Path,
+    command: &VerifyCommand,
+    timeout: Duration,
+    cancel: &Cancel,
+    env: &[(&str, std::path::PathBuf)],
+) -> Result<Ran, Error> {
     let shown = command.display();
     let output_failed = |source| VerifyError::Output {
         command: shown.clone(),
@@ -309,6 +329,9 @@ pub(super) fn run_command(
             .stderr(log.try_clone()?);
         // The worktree's own repository for git commands the command runs.
         super::worktree::scrub_repo_env(cmd);
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
         Ok(())
     })
     .map_err(|source| VerifyError::Spawn {

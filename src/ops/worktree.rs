@@ -425,14 +425,14 @@ fn abandoned(holder: &Path) -> bool {
 }
 
 #[cfg(unix)]
-fn process_alive(pid: i32) -> bool {
+pub(super) fn process_alive(pid: i32) -> bool {
     // SAFETY: kill(2) with signal 0 only checks that the process exists.
     let r = unsafe { libc::kill(pid, 0) };
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 #[cfg(not(unix))]
-fn process_alive(_: i32) -> bool {
+pub(super) fn process_alive(_: i32) -> bool {
     // Without a way to tell, a worktree is never taken for abandoned.
     true
 }

@@ -31,8 +31,8 @@ pub struct VerifyReport {
     pub output: String,
     /// `output` is the last 64 KiB only.
     pub output_truncated: bool,
-    /// What the check did beyond its worktree, or what the worktree borrowed: the
-    /// checkout's `node_modules` it wrote into.
+    /// What the check did beyond its worktree: the checkout's `node_modules` it wrote
+    /// into (linked into the worktree), verify's Cargo target folder made and seeded.
     pub notes: Vec<String>,
 }
 

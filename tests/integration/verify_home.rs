@@ -40,13 +40,15 @@ fn the_checkouts_node_modules_is_seen_by_the_check_and_left_as_it_was() {
         "--",
         "sh",
         "-c",
-        "cat node_modules/lib/index.d.ts web/node_modules/w/index.js && grep -c bar a.ts web/b.ts",
+        "cat node_modules/lib/index.d.ts web/node_modules/w/index.js && grep -c bar a.ts web/b.ts \
+         && echo \"${CARGO_TARGET_DIR-no Cargo target}\"",
     ]);
     out.assert_code(0);
     let v = out.json();
     assert_eq!(
         v["output"],
-        "export declare function greet(n: number): string;\nweb's\na.ts:1\nweb/b.ts:1\n"
+        "export declare function greet(n: number): string;\nweb's\na.ts:1\nweb/b.ts:1\n\
+         no Cargo target\n"
     );
     assert_eq!(v["notes"], serde_json::json!([]));
     crate::contract::validate(&repo, "verify", &v);
@@ -143,4 +145,144 @@ fn tsc_resolves_the_checkouts_types() {
     let output = v["output"].as_str().unwrap();
     assert!(output.contains("a.ts(3,19): error TS2345"), "{output}");
     assert!(!output.contains("Cannot find module"), "{output}");
+}
+
+/// A Cargo crate with an ignored `target/` the user built (a marker file in it); a
+/// pending rewrite of `src/main.rs`.
+fn crate_project() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "target/\n");
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    repo.write(
+        "src/main.rs",
+        "fn main() {\n    foo(1);\n}\n\nfn foo(_: i32) {}\n\nfn bar(_: i32) {}\n",
+    );
+    repo.commit_all("base");
+    repo.write("target/debug/marker", "the user's\n");
+    repo.run(&["edit", "-p", "foo($A)", "-r", "bar($A)"])
+        .assert_code(0);
+    repo
+}
+
+/// Where verify keeps its Cargo target folder.
+fn kept(repo: &TestRepo) -> std::path::PathBuf {
+    std::fs::canonicalize(repo.path().join(".git"))
+        .unwrap()
+        .join("astedit/verify-target")
+}
+
+#[test]
+fn a_cargo_check_gets_a_target_folder_of_its_own_seeded_once_and_kept() {
+    let repo = crate_project();
+    let look = "echo \"$CARGO_TARGET_DIR\"; cat \"$CARGO_TARGET_DIR/debug/marker\"; \
+                ls \"$CARGO_TARGET_DIR/debug\"; echo built > \"$CARGO_TARGET_DIR/debug/by-check\"";
+    // The user's own CARGO_TARGET_DIR (their target/) is where the seed comes from, and
+    // is never the check's.
+    let out = repo.run_with(
+        ".",
+        &["--json", "verify", "--", "sh", "-c", look],
+        &[("CARGO_TARGET_DIR", "target")],
+        None,
+    );
+    out.assert_code(0);
+    let v = out.json();
+    let kept = kept(&repo);
+    assert_eq!(
+        v["output"],
+        format!("{}\nthe user's\nmarker\n", kept.display())
+    );
+    let notes = v["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let note = notes[0].as_str().unwrap();
+    assert!(
+        note.starts_with(
+            "seeded verify's Cargo target folder .git/astedit/verify-target from target/ (1 file, "
+        ),
+        "{note}"
+    );
+    assert!(
+        note.contains("reflinked") || note.contains("copied: this file system has no reflinks"),
+        "{note}"
+    );
+    crate::contract::validate(&repo, "verify", &v);
+    // The user's target/ is as it was; the check's file is in the kept folder.
+    assert!(!repo.exists("target/debug/by-check"));
+    assert_eq!(
+        std::fs::read_to_string(kept.join("debug/by-check")).unwrap(),
+        "built\n"
+    );
+    // Seeded once: a later build of the user's is not copied again, and what the check
+    // built is still there.
+    repo.write("target/debug/marker", "rebuilt by the user\n");
+    let out = repo.run(&["--json", "verify", "--", "sh", "-c", look]);
+    out.assert_code(0);
+    let v = out.json();
+    assert_eq!(
+        v["output"],
+        format!("{}\nthe user's\nby-check\nmarker\n", kept.display())
+    );
+    assert_eq!(v["notes"], serde_json::json!([]));
+    assert_eq!(
+        repo.read_string("target/debug/marker"),
+        "rebuilt by the user\n"
+    );
+}
+
+#[test]
+fn cargo_check_builds_in_the_kept_folder_and_never_in_the_users_target() {
+    // The cargo running this test, and its rustc (the test's HOME has no toolchain).
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let rustc = std::path::Path::new(&cargo).with_file_name("rustc");
+    let rustc = if rustc.is_file() {
+        rustc.display().to_string()
+    } else {
+        "rustc".into()
+    };
+    let repo = crate_project();
+    let before = crate::util::files_under(&repo.path().join("target"));
+    for _ in 0..2 {
+        let out = repo.run_with(
+            ".",
+            &["--json", "verify", "--", &cargo, "check", "--offline"],
+            &[("RUSTC", &rustc)],
+            None,
+        );
+        out.assert_code(0);
+        let v = out.json();
+        assert!(
+            v["output"]
+                .as_str()
+                .unwrap()
+                .contains("Checking demo v0.1.0"),
+            "{}",
+            v["output"]
+        );
+    }
+    assert!(kept(&repo).join("debug/.fingerprint").is_dir());
+    assert_eq!(
+        crate::util::files_under(&repo.path().join("target")),
+        before
+    );
+    // A preview that does not build fails in the kept folder too.
+    repo.run(&["discard"]).assert_code(0);
+    repo.run(&["edit", "-p", "foo($A)", "-r", "baz($A)", "src/main.rs"])
+        .assert_code(0);
+    let out = repo.run_with(
+        ".",
+        &["--json", "verify", "--", &cargo, "check", "--offline"],
+        &[("RUSTC", &rustc)],
+        None,
+    );
+    out.assert_code(1);
+    assert!(
+        out.json()["output"]
+            .as_str()
+            .unwrap()
+            .contains("cannot find function `baz`"),
+        "{}",
+        out.stdout
+    );
 }
