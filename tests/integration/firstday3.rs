@@ -567,3 +567,32 @@ fn the_demo_shows_its_build_and_the_readme_says_how_long_it_takes() {
     assert!(times.contains("./fixtures/demo.sh"), "{times}");
     assert!(times.contains(" min"), "{times}");
 }
+
+// Done means: the README's two commands, timed on a fresh clone; the test command is the
+// one `.ci/run` runs, so CI cannot drift from what a reader types.
+#[test]
+fn the_quick_start_gives_two_timed_commands_and_ci_runs_the_second() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let quick = readme_section("## Quick start");
+    let block = quick
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the two commands' block");
+    let commands: Vec<&str> = block
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(commands, ["./fixtures/demo.sh", "cargo test --locked"]);
+    assert!(
+        quick.contains("fresh clone") && quick.contains(" min"),
+        "{quick}"
+    );
+    let ci = std::fs::read_to_string(root.join(".ci/run")).expect(".ci/run");
+    assert!(
+        ci.lines()
+            .any(|l| !l.trim_start().starts_with('#') && l.contains("cargo test --locked")),
+        "{ci}"
+    );
+}
