@@ -261,3 +261,53 @@ fn the_html_file_stays_under_its_cap_keeping_every_group_and_saying_what_it_left
         html.chars().take(3000).collect::<String>()
     );
 }
+
+#[test]
+fn a_fix_nested_in_another_fixes_kept_text_is_the_rules_own_change_not_an_outlier() {
+    let repo = TestRepo::new();
+    // `var $A = $B` → `let $A = $B` keeps `$B`, whose own `var` the scan's next pass
+    // fixes in the kept copy (as in the ES5 helpers of compiled code).
+    let helper = "var extend = (function () {\n    var inner = function (d) {\n        return d;\n    };\n    return inner;\n})();\n";
+    for i in 0..3 {
+        repo.write(
+            &format!("src/m{i}.js"),
+            format!("{helper}var a{i} = 1;\nvar b{i} = a{i} + 1;\n"),
+        );
+    }
+    repo.write(
+        "rules/let.yml",
+        "id: use-let\nlanguage: JavaScript\nrule:\n  pattern: var $A = $B\nfix: let $A = $B\n",
+    );
+    repo.commit_all("init");
+    let id = crate::codemods::scan_stage(&repo, "rules/let.yml");
+    let v = review(&repo, &id);
+    // Each file: the helper (two fixes, one nested in the other: one site) and two
+    // plain ones. The helpers' change is not the rule's usual one, but it is the
+    // rule's: an outlier for that, never for a change the recipe does not make.
+    assert_eq!(v["sites"], 9, "{v:#}");
+    assert_eq!(
+        shape(&v),
+        vec![
+            (3, true, "var extend = (function () {".to_string()),
+            (6, false, "var a0 = 1;".to_string()),
+        ],
+        "{v:#}"
+    );
+    assert_eq!(
+        v["groups"][0]["outlier"], "differs from the usual change of its rule (6 sites)",
+        "{v:#}"
+    );
+    assert_eq!(v["groups"][0]["rule"], "use-let", "{v:#}");
+    assert_eq!(
+        v["groups"][0]["template"], "-var+let…-var+let…-;…-;",
+        "{v:#}"
+    );
+    // Accepting the plain group applies those, not the helpers.
+    let key = v["groups"][1]["key"].as_str().expect("key").to_string();
+    repo.run(&["review", &id, "--accept", &key]).assert_code(0);
+    repo.run(&["apply", &id]).assert_code(0);
+    assert_eq!(
+        repo.read_string("src/m1.js"),
+        format!("{helper}let a1 = 1\nlet b1 = a1 + 1\n")
+    );
+}

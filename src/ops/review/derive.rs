@@ -87,7 +87,7 @@ impl Recipe {
     }
 
     /// The replacements the recipe makes on `before`, located: (start, end, after,
-    /// label), sorted, outermost kept where they nest or overlap.
+    /// label), sorted by start, the outer one first where they nest.
     fn located(&self, path: &str, before: &str) -> Vec<Located> {
         let mut out: Vec<Located> = match self {
             Recipe::Edit(ops, labels, cache) => {
@@ -148,15 +148,101 @@ impl Recipe {
             Recipe::None(_) => Vec::new(),
         };
         out.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
-        let mut kept: Vec<Located> = Vec::with_capacity(out.len());
-        for l in out {
-            match kept.last() {
-                Some(k) if l.start < k.end || (l.start == k.start && l.start == l.end) => {}
-                _ => kept.push(l),
+        out
+    }
+}
+
+/// The outermost of `located` (sorted as [`Recipe::located`] sorts): where
+/// replacements nest or overlap, the first.
+fn outermost(located: &[Located]) -> Vec<Located> {
+    let mut kept: Vec<Located> = Vec::with_capacity(located.len());
+    for l in located {
+        match kept.last() {
+            Some(k) if l.start < k.end || (l.start == k.start && l.start == l.end) => {}
+            _ => kept.push(l.clone()),
+        }
+    }
+    kept
+}
+
+/// The outermost replacements with the ones nested in each folded into its output,
+/// as a later pass of a scan makes them: a rule whose fix keeps a metavariable's text
+/// (`var $A = $B` → `let $A = $B`) leaves the matches inside that text to the next
+/// pass, which fixes them in the kept copy. A nested replacement is folded where its
+/// before text occurs in the outer one's output, after the one before it (innermost
+/// first); one that cannot be placed so is left out. `None` when nothing nests.
+fn folded(before: &str, located: &[Located]) -> Option<Vec<Located>> {
+    // Each replacement's parent: the nearest one before it in the order that holds
+    // it strictly (an equal range or an insertion is no child).
+    let mut parent: Vec<Option<usize>> = vec![None; located.len()];
+    let mut open: Vec<usize> = Vec::new();
+    let mut nests = false;
+    for (i, l) in located.iter().enumerate() {
+        while let Some(&o) = open.last() {
+            if located[o].end <= l.start && !(located[o].start == l.start && l.start == l.end) {
+                open.pop();
+            } else {
+                break;
             }
         }
-        kept
+        if let Some(&o) = open.last() {
+            let outer = &located[o];
+            if l.start < l.end
+                && outer.start <= l.start
+                && l.end <= outer.end
+                && (outer.start, outer.end) != (l.start, l.end)
+            {
+                parent[i] = Some(o);
+                nests = true;
+                open.push(i);
+            }
+            continue;
+        }
+        open.push(i);
     }
+    if !nests {
+        return None;
+    }
+    // Innermost first: a child comes after its parent in the order, so going
+    // backwards every child is folded before its parent is.
+    let mut after: Vec<String> = located.iter().map(|l| l.after.clone()).collect();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); located.len()];
+    for (i, p) in parent.iter().enumerate() {
+        if let Some(p) = p {
+            children[*p].push(i);
+        }
+    }
+    for i in (0..located.len()).rev() {
+        if children[i].is_empty() {
+            continue;
+        }
+        // In order: the kept text keeps its order, so each nested one is looked for
+        // after the one before it (the same statement may occur twice).
+        let mut parts: Vec<(usize, usize, usize)> = Vec::new();
+        let mut from = 0;
+        for &c in &children[i] {
+            let text = &before[located[c].start..located[c].end];
+            if let Some(at) = after[i].get(from..).and_then(|rest| rest.find(text)) {
+                parts.push((from + at, from + at + text.len(), c));
+                from += at + text.len();
+            }
+        }
+        let folded = splice(
+            &after[i],
+            parts.iter().map(|&(s, e, c)| (s, e, after[c].as_str())),
+        );
+        after[i] = folded;
+    }
+    Some(
+        located
+            .iter()
+            .zip(after)
+            .zip(&parent)
+            .filter(|(_, p)| p.is_none())
+            .map(|((l, after), _)| Located { after, ..l.clone() })
+            .collect::<Vec<_>>(),
+    )
+    .map(|v| outermost(&v))
 }
 
 /// What made a site.
@@ -210,7 +296,11 @@ pub(super) enum FileSites {
 
 /// Cuts one modified text file into sites.
 pub(super) fn file_sites(recipe: &Recipe, path: &str, before: &str, after: &str) -> Vec<Span> {
-    let located = recipe.located(path, before);
+    let all = recipe.located(path, before);
+    // The outermost replacements, and (where some nest) the same with the nested ones
+    // folded in, as a scan's later passes make them: whichever the preview holds.
+    let mut ways = vec![outermost(&all)];
+    ways.extend(folded(before, &all));
     let exact = |l: Located| Span {
         start: l.start,
         end: l.end,
@@ -218,12 +308,19 @@ pub(super) fn file_sites(recipe: &Recipe, path: &str, before: &str, after: &str)
         label: l.label,
         kind: SpanKind::Exact,
     };
-    if !located.is_empty()
-        && splice(before, located.iter().map(|l| (l.start, l.end, &*l.after))) == after
-    {
-        return located.into_iter().map(exact).collect();
+    for located in &ways {
+        if !located.is_empty()
+            && splice(before, located.iter().map(|l| (l.start, l.end, &*l.after))) == after
+        {
+            return located.iter().cloned().map(exact).collect();
+        }
     }
-    let spans = by_regions(before, after, located);
+    // Else the regions of the way that accounts for most of the file.
+    let spans = ways
+        .into_iter()
+        .map(|located| by_regions(before, after, located))
+        .min_by_key(|spans| spans.iter().filter(|s| s.kind == SpanKind::Differs).count())
+        .unwrap_or_default();
     if splice(before, spans.iter().map(|s| (s.start, s.end, &*s.after))) == after {
         return spans;
     }
@@ -562,6 +659,63 @@ mod tests {
             splice(before, spans.iter().map(|s| (s.start, s.end, &*s.after))),
             after
         );
+    }
+
+    fn loc(start: usize, end: usize, after: &str) -> Located {
+        Located {
+            start,
+            end,
+            after: after.into(),
+            label: Label::Rule("r".into()),
+        }
+    }
+
+    #[test]
+    fn nested_replacements_are_folded_into_the_kept_text_of_the_outer_one() {
+        // `var $A = $B` → `let $A = $B` over a var holding a var holding a var.
+        let before = "var a = f(() => { var b = g(() => { var c = 1; }); });\nvar d = 2;\n";
+        let at = |t: &str| before.find(t).expect("in before");
+        let (a, b, c, d) = (at("var a"), at("var b"), at("var c"), at("var d"));
+        let all = vec![
+            loc(
+                a,
+                at("\nvar d"),
+                "let a = f(() => { var b = g(() => { var c = 1; }); })",
+            ),
+            loc(b, at(" });\n"), "let b = g(() => { var c = 1; })"),
+            loc(c, at(" }); });"), "let c = 1"),
+            loc(d, before.len() - 1, "let d = 2"),
+        ];
+        assert!(folded(before, &outermost(&all)).is_none(), "nothing nests");
+        let got = folded(before, &all).expect("nests");
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            splice(before, got.iter().map(|l| (l.start, l.end, &*l.after))),
+            "let a = f(() => { let b = g(() => { let c = 1 }) })\nlet d = 2\n"
+        );
+        // The same nested statement twice: each in its place.
+        let before = "var o = {\n  f() { var x = 1; },\n  g() { var x = 1; },\n};\n";
+        let first = before.find("var x").expect("first");
+        let second = before.rfind("var x").expect("second");
+        let twice = vec![
+            loc(
+                0,
+                before.len() - 1,
+                &before[..before.len() - 2].replacen("var o", "let o", 1),
+            ),
+            loc(first, first + 10, "let x = 1"),
+            loc(second, second + 10, "let x = 1"),
+        ];
+        let got = folded(before, &twice).expect("nests");
+        assert_eq!(
+            splice(before, got.iter().map(|l| (l.start, l.end, &*l.after))),
+            "let o = {\n  f() { let x = 1 },\n  g() { let x = 1 },\n}\n"
+        );
+        // A nested one whose text the outer output does not keep is left out.
+        let dropped = vec![loc(a, at("\nvar d"), "x"), all[1].clone()];
+        let got = folded(before, &dropped).expect("nests");
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].after, "x");
     }
 
     #[test]
