@@ -202,7 +202,14 @@ fn add_or_conflict(lang: Lang, src: &str, stmt: &str) -> Result<Added, Error> {
     if nothing_missing {
         return Ok(Added::Unchanged);
     }
-    if let Some(conflict) = bound_elsewhere(family, src, &have, &want, &missing) {
+    if let Some(text) = type_made_value(family, src, &have, &want, &missing) {
+        // The names the statement still misses, in the text with the value import.
+        return Ok(match add_or_conflict(lang, &text, stmt)? {
+            Added::Unchanged => Added::Text(text),
+            other => other,
+        });
+    }
+    if let Some(conflict) = bound_elsewhere(family, src, &have, &missing) {
         return Ok(Added::Conflict(conflict));
     }
     if family == Family::Go {
@@ -228,15 +235,13 @@ fn add_or_conflict(lang: Lang, src: &str, stmt: &str) -> Result<Added, Error> {
 }
 
 /// The conflict when a name of `missing` is bound already by another import of the
-/// file (another module, or another name of the same module under this local name).
-/// Not one: Python's `import a.b` beside `import a` (binding `a` twice harmlessly), and
-/// the same name of the same module imported as a type only (`import type { A }`),
-/// which the value import goes beside.
+/// file (another module, another name of the same module under this local name, or
+/// the name as a type only where [`type_made_value`] cannot make it a value). Python's
+/// `import a.b` beside `import a` binds `a` twice harmlessly: not one.
 fn bound_elsewhere(
     family: Family,
     src: &str,
     have: &[Import],
-    want: &Import,
     missing: &[&Binding],
 ) -> Option<ImportConflict> {
     missing.iter().find_map(|b| {
@@ -245,15 +250,76 @@ fn bound_elsewhere(
             if family == Family::Python && other.kind == Kind::Module && b.kind == Kind::Module {
                 return None;
             }
-            if h.module == want.module && other.imported == b.imported && other.type_only {
-                return None;
-            }
+            let how = if other.type_only && !b.type_only {
+                " as a type only"
+            } else {
+                ""
+            };
             Some(ImportConflict {
                 line: src[..h.stmt.start].matches('\n').count() + 1,
-                detail: format!("`{}` is imported already from \"{}\"", b.local, h.module),
+                detail: format!(
+                    "`{}` is imported already from \"{}\"{how}",
+                    b.local, h.module
+                ),
             })
         })
     })
+}
+
+/// `src` with the type-only import of a value `missing` needs, from the same module
+/// under the same name (`import type { A } from "m"`, `import { type A } from "m"`),
+/// made a value import; `None` when there is none (or it cannot be: a type-only
+/// default beside other names). TypeScript refuses a name imported twice (duplicate
+/// identifier), so the value import cannot go beside it. The statement's other names
+/// keep their `type` (`import type { A, B }` becomes `import { A, type B }`).
+fn type_made_value(
+    family: Family,
+    src: &str,
+    have: &[Import],
+    want: &Import,
+    missing: &[&Binding],
+) -> Option<String> {
+    if family != Family::Js {
+        return None;
+    }
+    let (h, hb) = missing.iter().filter(|b| !b.type_only).find_map(|b| {
+        have.iter()
+            .filter(|h| h.module == want.module)
+            .find_map(|h| {
+                let hb = h
+                    .bindings
+                    .iter()
+                    .find(|hb| hb.type_only && hb.local == b.local && hb.imported == b.imported)?;
+                Some((h, hb))
+            })
+    })?;
+    if !h.type_only {
+        // `{ type A }`: the specifier's own `type` goes.
+        let spec = &src[hb.node.clone()];
+        let rest = spec.strip_prefix("type")?;
+        return Some(splice(src, hb.node.clone(), rest.trim_start()));
+    }
+    // `import type …`: the statement's `type` goes; its other names take one each.
+    let after = src[h.stmt.clone()].strip_prefix("import")?;
+    let at = h.stmt.start + "import".len() + (after.len() - after.trim_start().len());
+    let rest = src[at..].strip_prefix("type")?;
+    let end = at + "type".len() + (rest.len() - rest.trim_start().len());
+    let others: Vec<&Binding> = h.bindings.iter().filter(|o| o.node != hb.node).collect();
+    if others.iter().any(|o| o.kind != Kind::Named) || hb.kind != Kind::Named && !others.is_empty()
+    {
+        return None;
+    }
+    let mut edits: Vec<(Range<usize>, &str)> = others
+        .iter()
+        .map(|o| (o.node.start..o.node.start, "type "))
+        .collect();
+    edits.push((at..end, ""));
+    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+    let mut out = src.to_string();
+    for (r, t) in edits {
+        out.replace_range(r, t);
+    }
+    Some(out)
 }
 
 /// Removes the imports of `name` that nothing else in `src` refers to: the specifier

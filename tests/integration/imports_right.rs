@@ -417,3 +417,38 @@ fn a_rule_s_import_of_a_name_bound_from_another_module_leaves_that_file_out() {
     // The note names the file, the line of the import in the way, and the rule.
     assert!(v.to_string().contains("a.ts:2: rule 'warn'"), "{v}");
 }
+
+/// A value import of a name the file imports from that module as a type only: the
+/// type import becomes a value import (beside it, the name was imported twice,
+/// TypeScript's duplicate identifier TS2300).
+#[test]
+fn add_import_of_a_name_imported_as_a_type_makes_that_import_a_value_import() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.ts",
+        "import type { Level, logger } from \"./log\";\n\n\
+         export const f = (l: Level, x: typeof logger) => console.warn(l, x);\n",
+    );
+    repo.write(
+        "log.ts",
+        "export type Level = number;\nexport const logger = { warn: (..._: unknown[]) => {} };\n",
+    );
+    repo.commit_all("init");
+    let id = stage(
+        &repo,
+        &[
+            "-p",
+            "console.warn($$$A)",
+            "-r",
+            "logger.warn($$$A)",
+            "--add-import",
+            "import { logger } from \"./log\"",
+            "a.ts",
+        ],
+    );
+    assert_eq!(
+        blob_at(&repo, &id, "a.ts"),
+        "import { type Level, logger } from \"./log\";\n\n\
+         export const f = (l: Level, x: typeof logger) => logger.warn(l, x);\n"
+    );
+}

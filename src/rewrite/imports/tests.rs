@@ -38,12 +38,10 @@ fn typescript_already_imported_merged_or_new() {
         add(TS, src, stmt),
         "import a from 'a'\nimport { b } from 'b'\nimport { logger } from './log'\n\nb(a)\n"
     );
-    // `import type` does not provide a value, nor merges with one.
+    // `import type` does not provide a value: it is made a value import (the name
+    // imported twice is TypeScript's duplicate identifier).
     let src = "import type { logger } from \"./log\";\n";
-    assert_eq!(
-        add(TS, src, stmt),
-        "import type { logger } from \"./log\";\nimport { logger } from \"./log\";\n"
-    );
+    assert_eq!(add(TS, src, stmt), "import { logger } from \"./log\";\n");
     assert_eq!(add(TS, have, "import type { logger } from './log'"), have);
 }
 
@@ -416,11 +414,11 @@ fn a_name_bound_by_another_import_is_a_conflict() {
         "import { warn } from \"m\""
     ));
     assert!(conflict(PY, "from log import warn\n", "from m import warn"));
-    // A type-only import of the name from the module itself: the value import goes beside.
-    assert!(!conflict(
+    // A type-only default beside other names cannot be made a value import alone.
+    assert!(conflict(
         TS,
-        "import type { warn } from \"m\";\n",
-        "import { warn } from \"m\""
+        "import type D, { E } from \"m\";\n",
+        "import D from \"m\""
     ));
     // `import os.path` binds `os` too, harmlessly; another name is no conflict.
     assert!(!conflict(PY, "import os.path\n", "import os"));
@@ -429,4 +427,35 @@ fn a_name_bound_by_another_import_is_a_conflict() {
         "import { info } from \"./log\";\n",
         "import { warn } from \"m\""
     ));
+}
+
+#[test]
+fn a_type_only_import_of_the_name_is_made_a_value_import() {
+    let stmt = "import { logger } from './log'";
+    // The specifier's own `type`, the statement's, and the statement's beside others.
+    assert_eq!(
+        add(TS, "import { type logger, other } from './log';\n", stmt),
+        "import { logger, other } from './log';\n"
+    );
+    assert_eq!(
+        add(TS, "import type { Level, logger } from './log';\n", stmt),
+        "import { type Level, logger } from './log';\n"
+    );
+    assert_eq!(
+        add(
+            TS,
+            "import type logger from './log';\n",
+            "import logger from './log'"
+        ),
+        "import logger from './log';\n"
+    );
+    // The statement's other names are still added.
+    assert_eq!(
+        add(
+            TS,
+            "import type { logger } from './log';\n",
+            "import { logger, warn } from './log'"
+        ),
+        "import { logger, warn } from './log';\n"
+    );
 }
