@@ -4,6 +4,7 @@
 //! that would parse worse is left out with a warning naming the file; and the same
 //! with rustfmt and ruff themselves where they are installed.
 
+use crate::imports_right::passes;
 use crate::util::TestRepo;
 
 fn blob_at(repo: &TestRepo, id: &str, path: &str) -> String {
@@ -112,25 +113,6 @@ fn rustfmt() -> Option<std::path::PathBuf> {
     found
 }
 
-/// `tool ARGS FILE` on `text` written to a file of the repository: whether it passes,
-/// and what it said.
-fn check(repo: &TestRepo, tool: &std::path::Path, args: &[&str], path: &str, text: &str) {
-    repo.write(path, text);
-    let out = std::process::Command::new(tool)
-        .args(args)
-        .arg("--")
-        .arg(path)
-        .current_dir(repo.path())
-        .output()
-        .expect("the tool runs");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The case of issue 53 item 1 with rustfmt itself: `.unwrap()` → `.expect("…")` makes
 /// a two-line statement too long, and rustfmt splits it as two other lines. Both are
 /// taken (line by line, only the second would be: `let total =` and `.expect(…)`).
@@ -164,7 +146,7 @@ fn rustfmt_s_re_split_of_a_rewritten_statement_is_taken_whole() {
          .expect(\"the test's own arguments parse\");\n    \
          let short = parse(&args).expect(\"the test's own arguments parse\");\n}\n"
     );
-    check(
+    passes(
         &repo,
         &rustfmt,
         &["--edition", "2021", "--check"],
@@ -207,5 +189,5 @@ fn ruff_s_import_sorter_keeps_the_import_line_it_moves() {
          def expires(p: Optional[str]) -> str:\n    return f\"{datetime.now(timezone.utc)}{os.sep}{p}\"\n"
     );
     let args = ["check", "--no-cache", "--isolated", "--select", "I,F821"];
-    check(&repo, &ruff, &args, "a.py", &after);
+    passes(&repo, &ruff, &args, "a.py", &after);
 }

@@ -120,6 +120,11 @@ fn a_name_merged_into_a_multi_line_import_gets_its_own_line() {
 
 /// The id of the preview `scan --stage --json` staged.
 fn scan_stage(repo: &TestRepo, config: &str) -> String {
+    scan_staged(repo, config).0
+}
+
+/// The id of the preview `scan --stage --json` staged, and its JSON.
+fn scan_staged(repo: &TestRepo, config: &str) -> (String, serde_json::Value) {
     let out = repo.run(&["scan", "--stage", "--config", config, "--json"]);
     assert!(
         out.code == 0 || out.code == 1,
@@ -128,11 +133,21 @@ fn scan_stage(repo: &TestRepo, config: &str) -> String {
         out.stderr
     );
     let v = out.json();
-    v["id"]
+    let id = v["id"]
         .as_str()
         .or_else(|| v["staged"]["id"].as_str())
         .unwrap_or_else(|| panic!("an id in {v}"))
-        .to_string()
+        .to_string();
+    (id, v)
+}
+
+/// The paths a preview changes.
+fn staged_paths(repo: &TestRepo, id: &str) -> Vec<String> {
+    let tree = format!("refs/astedit/{id}");
+    repo.git(&["ls-tree", "-r", "--name-only", &tree])
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
@@ -232,20 +247,26 @@ fn add_import_in_a_grouped_python_file_goes_into_its_group() {
     );
     // ruff's import order (I001) holds on the file as staged.
     let Some(ruff) = ruff() else { return };
-    repo.write("myapp/api.py", &after);
-    let out = std::process::Command::new(ruff)
-        .args([
-            "check",
-            "--no-cache",
-            "--isolated",
-            "--select",
-            "I",
-            "--",
-            "myapp/api.py",
-        ])
+    let args = ["check", "--no-cache", "--isolated", "--select", "I"];
+    passes(&repo, &ruff, &args, "myapp/api.py", &after);
+}
+
+/// Asserts that `tool ARGS -- PATH` passes on `text` written at `path` in `repo`.
+pub(crate) fn passes(
+    repo: &TestRepo,
+    tool: &std::path::Path,
+    args: &[&str],
+    path: &str,
+    text: &str,
+) {
+    repo.write(path, text);
+    let out = std::process::Command::new(tool)
+        .args(args)
+        .arg("--")
+        .arg(path)
         .current_dir(repo.path())
         .output()
-        .expect("ruff runs");
+        .expect("the tool runs");
     assert!(
         out.status.success(),
         "{}{}",
@@ -352,13 +373,8 @@ fn add_import_of_a_name_bound_from_another_module_leaves_that_file_out() {
         blob_at(&repo, id, "b.ts"),
         "import { warn } from \"@vue/shared\";\n\nwarn(3);\n"
     );
-    let staged = repo.git(&[
-        "ls-tree",
-        "-r",
-        "--name-only",
-        &format!("refs/astedit/{id}"),
-    ]);
-    assert!(!staged.lines().any(|p| p == "a.ts"), "{staged}");
+    let staged = staged_paths(&repo, id);
+    assert!(!staged.iter().any(|p| p == "a.ts"), "{staged:?}");
     let warnings = v["warnings"].to_string();
     assert!(
         warnings.contains("left out a.ts") && warnings.contains("from \\\"./log\\\" on line 1"),
@@ -397,23 +413,13 @@ fn a_rule_s_import_of_a_name_bound_from_another_module_leaves_that_file_out() {
     );
     repo.write("b.ts", "console.warn(3);\n");
     repo.commit_all("init");
-    let out = repo.run(&["scan", "--stage", "--config", "rules/warn.yml", "--json"]);
-    let v = out.json();
-    let id = v["id"]
-        .as_str()
-        .or_else(|| v["staged"]["id"].as_str())
-        .unwrap_or_else(|| panic!("an id in {v}"));
+    let (id, v) = scan_staged(&repo, "rules/warn.yml");
     assert_eq!(
-        blob_at(&repo, id, "b.ts"),
+        blob_at(&repo, &id, "b.ts"),
         "import { warn } from '@vue/shared';\n\nwarn(3);\n"
     );
-    let staged = repo.git(&[
-        "ls-tree",
-        "-r",
-        "--name-only",
-        &format!("refs/astedit/{id}"),
-    ]);
-    assert!(!staged.lines().any(|p| p == "a.ts"), "{staged}");
+    let staged = staged_paths(&repo, &id);
+    assert!(!staged.iter().any(|p| p == "a.ts"), "{staged:?}");
     // The note names the file, the line of the import in the way, and the rule.
     assert!(v.to_string().contains("a.ts:2: rule 'warn'"), "{v}");
 }
