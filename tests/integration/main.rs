@@ -19,6 +19,7 @@ mod consent;
 mod context;
 mod contract;
 mod customlang;
+mod dropin_extension;
 mod dropin_flags;
 mod dropin_inspect;
 mod dropin_rules;
