@@ -544,7 +544,7 @@ pub fn buffers(
         // not take the last change, then undone) loses nothing either.
         let writes = if undo { &entry.before } else { &entry.after };
         let holds_result = match writes {
-            Some((id, _)) => blob_id(repo, text.as_bytes())? == *id,
+            Some((id, _)) => super::refresh::blob_id(repo, text.as_bytes())? == *id,
             None => false,
         };
         if disk == text.as_bytes() || holds_result {
@@ -554,15 +554,4 @@ pub fn buffers(
         }
     }
     Ok(out)
-}
-
-fn blob_id(repo: &Repo, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
-    gix::objs::compute_hash(repo.git.object_hash(), gix::objs::Kind::Blob, bytes).map_err(|e| {
-        crate::error::IoError {
-            action: "hash",
-            path: "an open document".into(),
-            source: std::io::Error::other(e.to_string()),
-        }
-        .into()
-    })
 }

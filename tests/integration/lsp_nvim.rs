@@ -15,8 +15,8 @@ use crate::lsp::project;
 use crate::util::bin;
 use crate::util::TestRepo;
 
-/// The client script: every step's result goes into one JSON file, which the test
-/// reads; any error is recorded there too, and neovim always quits.
+/// The client script of [`neovim_shows_fixes_stages_applies_and_undoes`]: every step's
+/// result goes into `out` (see [`EPILOGUE`]).
 const SCRIPT: &str = r#"
 local out = {}
 local function main()
@@ -70,11 +70,6 @@ local function main()
   out.log = vim.fn.system({ bin, '--json', 'log' })
   client.stop()
 end
-local ok, err = pcall(main)
-out.ok = ok
-out.err = err and tostring(err) or nil
-vim.fn.writefile({ vim.fn.json_encode(out) }, vim.env.ASTEDIT_OUT)
-vim.cmd('qa!')
 "#;
 
 fn nvim() -> Option<std::path::PathBuf> {
@@ -85,8 +80,18 @@ fn nvim() -> Option<std::path::PathBuf> {
     })
 }
 
-/// The results neovim's run of the client script `lua` in `repo` wrote (`None`:
-/// no neovim here, and none required).
+/// How every client script ends: `main`'s results (and its error, if any) go into
+/// the JSON file the test reads, and neovim always quits.
+const EPILOGUE: &str = r#"
+local ok, err = pcall(main)
+out.ok = ok
+out.err = err and tostring(err) or nil
+vim.fn.writefile({ vim.fn.json_encode(out) }, vim.env.ASTEDIT_OUT)
+vim.cmd('qa!')
+"#;
+
+/// The results neovim's run of the client script `lua` (a `main` filling `out`,
+/// then [`EPILOGUE`]) in `repo` wrote (`None`: no neovim here, and none required).
 fn run(repo: &TestRepo, lua: &str) -> Option<Value> {
     let Some(nvim) = nvim() else {
         assert!(
@@ -98,7 +103,7 @@ fn run(repo: &TestRepo, lua: &str) -> Option<Value> {
     };
     let state = tempfile::tempdir().unwrap();
     let script = state.path().join("client.lua");
-    std::fs::write(&script, lua).unwrap();
+    std::fs::write(&script, format!("{lua}{EPILOGUE}")).unwrap();
     let out_file = state.path().join("out.json");
     let mut cmd = std::process::Command::new(nvim);
     repo.env(&mut cmd);
@@ -229,11 +234,6 @@ local function main()
   out.buffer_after_refusal = text(buf)
   client.stop()
 end
-local ok, err = pcall(main)
-out.ok = ok
-out.err = err and tostring(err) or nil
-vim.fn.writefile({ vim.fn.json_encode(out) }, vim.env.ASTEDIT_OUT)
-vim.cmd('qa!')
 "#;
 
 /// Apply and undo from the editor change the open buffer of the file they write

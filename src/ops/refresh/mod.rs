@@ -411,7 +411,8 @@ fn read_current(repo: &Repo, path: &str) -> Result<Current, Error> {
     Ok(Current::File(FileContent { bytes, mode }))
 }
 
-pub(super) fn blob_id(repo: &Repo, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
+/// The id git gives a blob of `bytes` (nothing is written).
+pub(crate) fn blob_id(repo: &Repo, bytes: &[u8]) -> Result<gix::ObjectId, Error> {
     gix::objs::compute_hash(repo.git.object_hash(), gix::objs::Kind::Blob, bytes).map_err(|e| {
         crate::error::IoError {
             action: "hash",
