@@ -134,6 +134,7 @@ fn lock_pending(repo: &Repo, id: &str) -> Result<(Lock, Preview), Error> {
     if preview.id != id {
         return Err(Error::UnknownId(id.to_string()));
     }
+    refuse_while_elsewhere(repo, id)?;
     Ok((lock, preview))
 }
 
@@ -234,6 +235,7 @@ pub(super) fn apply_locked(
     preview: Preview,
     opts: &ApplyOptions,
 ) -> Result<ApplyReport, Error> {
+    refuse_while_elsewhere(repo, &preview.id)?;
     let ops: Vec<PathOp> = preview.entries.iter().map(forward_op).collect();
     index::check_paths(repo, &ops)?;
     let seen = check(repo, TxnOp::Apply, &preview.id, &ops)?;
@@ -266,6 +268,7 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
     refuse_while_unfinished(repo)?;
     let (commit, removed_modes) = undo_target(repo, id)?;
     let preview = store::read_preview(repo, commit)?;
+    refuse_while_elsewhere(repo, &preview.id)?;
     let ops: Vec<PathOp> = preview
         .entries
         .iter()
@@ -299,6 +302,58 @@ pub fn undo(repo: &Repo, id: Option<&str>, opts: &UndoOptions) -> Result<ApplyRe
     staging.finish(repo, &record.ops, &mut report)?;
     drop(lock);
     Ok(report)
+}
+
+/// Refuses to run preview `id` while another work tree (the main one, or a lane)
+/// holds an interrupted run of it: the preview is shared by every work tree, and that
+/// run's recovery would finish it there after it ran here. A run there that is live
+/// holds the main tree's lock, which every apply and undo takes, so only a record its
+/// killed writer left is seen here.
+pub(super) fn refuse_while_elsewhere(repo: &Repo, id: &str) -> Result<(), Error> {
+    for (git_dir, worktree) in other_work_trees(repo) {
+        // A record that cannot be read is that tree's recovery's to report.
+        let Ok(Some(r)) = record::read_record_at(&git_dir.join(record::RECORD_FILE)) else {
+            continue;
+        };
+        if r.id == id {
+            return Err(Error::UnfinishedElsewhere {
+                op: r.op.as_str(),
+                id: r.id,
+                worktree: worktree.display().to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The git dir and folder of every work tree of the repository but this one: the main
+/// tree's (the common dir) and each linked one's (`<common dir>/worktrees/NAME`, whose
+/// `gitdir` file names the `.git` file in its folder).
+fn other_work_trees(repo: &Repo) -> Vec<(std::path::PathBuf, std::path::PathBuf)> {
+    let mut trees = Vec::new();
+    if repo.git_dir != repo.common_dir {
+        let main = match repo.common_dir.file_name() {
+            Some(n) if n == ".git" => repo.common_dir.parent().unwrap_or(&repo.common_dir),
+            _ => &repo.common_dir,
+        };
+        trees.push((repo.common_dir.clone(), main.to_path_buf()));
+    }
+    let Ok(linked) = std::fs::read_dir(repo.common_dir.join("worktrees")) else {
+        return trees;
+    };
+    for entry in linked.flatten() {
+        let dir = entry.path();
+        if dir.canonicalize().ok().as_ref() == Some(&repo.git_dir) {
+            continue;
+        }
+        let folder = std::fs::read_to_string(dir.join("gitdir"))
+            .ok()
+            .map(|s| std::path::PathBuf::from(s.trim_end()))
+            .and_then(|p| p.parent().map(|p| p.to_path_buf()))
+            .unwrap_or_else(|| dir.clone());
+        trees.push((dir, folder));
+    }
+    trees
 }
 
 /// With the lock held, a record left behind is a run that was interrupted (its

@@ -403,6 +403,15 @@ pub enum Error {
     RecoveryPending { op: &'static str, id: String },
     #[error("nothing to recover: no interrupted apply or undo")]
     NothingToRecover,
+    /// Another work tree (the main one, or a lane) holds an interrupted run of the same
+    /// preview: running it here too would apply (or undo) it twice.
+    #[error("an interrupted {op} of {id} in another work tree ({worktree}) is unfinished; it is not run here too")]
+    UnfinishedElsewhere {
+        op: &'static str,
+        id: String,
+        /// That work tree's folder.
+        worktree: String,
+    },
     /// A partial apply split its preview, then the apply of the selected part failed:
     /// both parts are pending under their new ids. The message begins with the inner
     /// error's, so the error renderer does not repeat it as a cause
@@ -490,6 +499,7 @@ impl Classify for Error {
             Error::Unfinished { .. } => "unfinished",
             Error::RecoveryPending { .. } => "recovery-pending",
             Error::NothingToRecover => "nothing-to-recover",
+            Error::UnfinishedElsewhere { .. } => "unfinished-elsewhere",
             Error::AfterSplit { inner, .. } => inner.code(),
             Error::SigningFailed { .. } => "signing-failed",
         }
@@ -520,7 +530,8 @@ impl Classify for Error {
             | Error::IndexLocked { .. }
             | Error::RefLocked { .. }
             | Error::Concurrent(_)
-            | Error::RecoveryPending { .. } => Exit::Locked,
+            | Error::RecoveryPending { .. }
+            | Error::UnfinishedElsewhere { .. } => Exit::Locked,
         }
     }
     fn hint(&self) -> Option<String> {
@@ -603,6 +614,10 @@ impl Classify for Error {
                     .into(),
             ),
             Error::Unfinished { .. } | Error::RecoveryPending { .. } => Some(RESOLVE_HINT.into()),
+            Error::UnfinishedElsewhere { worktree, .. } => Some(format!(
+                "recover it there first: `git -C {} astedit recover --finish` (`--status` shows it)",
+                crate::text::shell_word(worktree)
+            )),
             Error::SigningFailed { .. } => Some(
                 "check the key git signs with (`user.signingKey`, `gpg.format`, \
                  `gpg.program`; `git commit-tree -S` shows the same failure), or stage \
@@ -671,6 +686,9 @@ impl Classify for Error {
                 "paths": paths,
             })),
             Error::RecoveryPending { op, id } => Some(serde_json::json!({"op": op, "id": id})),
+            Error::UnfinishedElsewhere { op, id, worktree } => {
+                Some(serde_json::json!({"op": op, "id": id, "worktree": worktree}))
+            }
             _ => None,
         }
     }

@@ -126,11 +126,15 @@ pub(crate) fn record_path(repo: &Repo) -> PathBuf {
 }
 
 pub(crate) fn read_record(repo: &Repo) -> Result<Option<Record>, Error> {
-    let path = record_path(repo);
-    let bytes = match std::fs::read(&path) {
+    read_record_at(&record_path(repo))
+}
+
+/// The record at `path` (another work tree's, say), if there is one.
+pub(crate) fn read_record_at(path: &std::path::Path) -> Result<Option<Record>, Error> {
+    let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("read", &path)(e)),
+        Err(e) => return Err(Error::io("read", path)(e)),
     };
     serde_json::from_slice(&bytes)
         .map(Some)

@@ -459,3 +459,82 @@ fn a_lanes_edit_of_the_same_path_is_not_taken_out_of_a_main_tree_shell_command()
     t.run(&["undo"]).assert_code(0);
     assert_eq!(t.read_string("src/lib.py"), LIB);
 }
+
+/// Stages README's change to `content` on the main tree (the preview is shared by every
+/// work tree); its id.
+fn stage_readme(t: &TestRepo, content: &str) -> String {
+    use git_astedit::change::ChangeSet;
+    use git_astedit::change::FileChange;
+    use git_astedit::change::FileContent;
+    use git_astedit::change::FileMode;
+    use git_astedit::change::PreviewMeta;
+    let repo = git_astedit::repo::Repo::discover_from(t.path()).expect("open repo");
+    let side = |s: &str| FileContent {
+        bytes: s.as_bytes().to_vec(),
+        mode: FileMode::Regular,
+    };
+    let changes = ChangeSet {
+        changes: vec![FileChange {
+            path: "README".into(),
+            before: Some(side("lanes\n")),
+            after: Some(side(content)),
+        }],
+    };
+    let meta = PreviewMeta {
+        kind: git_astedit::change::PreviewKind::Edit,
+        summary: "README".into(),
+        tool_version: git_astedit::VERSION.into(),
+        ..PreviewMeta::default()
+    };
+    git_astedit::txn::stage(&repo, &changes, &meta)
+        .expect("stage")
+        .id
+}
+
+#[test]
+fn a_preview_whose_apply_was_interrupted_in_a_lane_is_not_applied_on_the_main_tree_too() {
+    let t = repo();
+    let lane = start(&t, "l");
+    let lane_dir = lane.to_str().expect("utf-8");
+    let id = stage_readme(&t, "changed\n");
+    // The lane's apply is killed past its point of no return: its record stays in the
+    // lane's git dir, the preview still pending.
+    let out = t.run_with(
+        lane_dir,
+        &["apply", &id],
+        &[("GIT_ASTEDIT_FAULT", "after-renames")],
+        None,
+    );
+    assert!(out.stderr.contains("fault injected"), "{}", out.stderr);
+    assert_eq!(t.astedit_refs().len(), 1, "still pending");
+
+    // Neither an apply on the main tree nor one of its parts runs it a second time.
+    for args in [
+        vec!["--json", "apply", &id],
+        vec!["--json", "apply", &id, "--", "README"],
+    ] {
+        let out = t.run(&args);
+        out.assert_code(6);
+        let e = &out.json()["error"];
+        assert_eq!(e["code"], "unfinished-elsewhere", "{e}");
+        assert_eq!(e["details"]["worktree"], lane_dir, "{e}");
+        assert_eq!(e["details"]["op"], "apply", "{e}");
+        assert_eq!(t.read_string("README"), "lanes\n", "nothing written here");
+    }
+    crate::contract::validate(&t, "error", &t.run(&["--json", "apply", &id]).json());
+
+    // Recovered in the lane, it is applied there, once.
+    t.run_in(lane_dir, &["recover", "--finish"]).assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(lane.join("README")).expect("read"),
+        "changed\n"
+    );
+    let out = t.run(&["--json", "apply", &id]);
+    assert_eq!(
+        out.json()["error"]["code"],
+        "already-applied",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(t.read_string("README"), "lanes\n");
+}
