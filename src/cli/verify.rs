@@ -23,6 +23,11 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     pub timeout: u64,
 
+    /// Pass when the check fails on the base too and the preview adds no diagnostic
+    /// line to its output (the base's run is cached per base commit and command)
+    #[arg(long)]
+    pub new_only: bool,
+
     /// The command and its arguments, after `--` (run as is, not through a shell)
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -34,6 +39,7 @@ pub fn run(ctx: &mut Ctx, args: VerifyArgs) -> Result<Exit, Error> {
         command: VerifyCommand::Argv(args.command),
         timeout: Duration::from_secs(args.timeout.max(1)),
         agent: git_astedit::ops::agent_hook::shell_session(),
+        new_only: args.new_only,
     };
     let (repo, out) = ctx.parts()?;
     let report =

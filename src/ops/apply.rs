@@ -201,6 +201,7 @@ pub fn check(
             command: plan.command.clone(),
             timeout: plan.timeout,
             agent: agent.clone(),
+            new_only: false,
         },
         cancel,
     )?;

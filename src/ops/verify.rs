@@ -21,12 +21,15 @@ use super::worktree::Worktree;
 use crate::cancel::Cancel;
 use crate::change::FileMode;
 use crate::repo::Repo;
+use crate::report::verify::BaseCheck;
+use crate::report::verify::NewOnly;
 use crate::report::verify::VerifyReport;
 use crate::report::Version;
 use crate::Error;
 use home::Home;
 
 mod home;
+mod new_only;
 mod seed;
 
 /// The default time a verify command may take.
@@ -67,6 +70,9 @@ pub struct VerifyRequest {
     pub timeout: Duration,
     /// The agent asking (MCP client name/version), for the journal.
     pub agent: Option<String>,
+    /// Passes when the check fails on the base too and the preview adds no diagnostic
+    /// line to it (see [`new_only`]).
+    pub new_only: bool,
 }
 
 /// Why a verify could not run.
@@ -180,6 +186,80 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
     let _stop = crate::cancel::StopSignals::catch();
     let cancel = &cancel.or_stopped();
     let tree = Worktree::add(repo, preview.meta.base_head.as_deref(), true)?;
+    let files = write_preview(repo, &preview, &tree, cancel)?;
+    let touched: Vec<&str> = preview.entries.iter().map(|e| e.path.as_str()).collect();
+    let home = Home::borrow(repo, &tree, &touched);
+    let ran = run_command_with(
+        &tree,
+        &tree.dir,
+        &req.command,
+        req.timeout,
+        cancel,
+        &home.env,
+    );
+    let mut notes = home.finish();
+    let mut ran = ran?;
+    let passed = ran.exit_code == Some(0) && !ran.timed_out;
+    // `--new-only`: what the preview printed, for the base's to be taken from.
+    let mine = (req.new_only && !passed)
+        .then(|| new_only::diagnostics(&new_only::read_log(&mut ran.log), &tree.dir));
+    drop(tree);
+    let compared = match &mine {
+        Some(mine) => Some(compare_with_base(
+            repo, &preview, req, cancel, mine, &mut notes,
+        )?),
+        None if req.new_only => Some(NewOnly {
+            base_check: None,
+            added: Vec::new(),
+        }),
+        None => None,
+    };
+    // With `--new-only`, a failure the base has too is no failure of the preview's.
+    let no_worse = compared.as_ref().is_some_and(|c| {
+        c.base_check
+            .as_ref()
+            .is_some_and(|b| !b.passed && !b.timed_out)
+            && c.added.is_empty()
+            && ran.exit_code.is_some()
+            && !ran.timed_out
+    });
+    let report = VerifyReport {
+        schema_version: Version,
+        id: preview.id.clone(),
+        command: req.command.display(),
+        base: preview.meta.base_head.clone(),
+        files,
+        passed: passed || no_worse,
+        exit_code: ran.exit_code,
+        signal: ran.signal,
+        timed_out: ran.timed_out,
+        duration_ms: ran.duration.as_millis().try_into().unwrap_or(u64::MAX),
+        output: ran.output,
+        output_truncated: ran.truncated,
+        notes,
+        new_only: compared,
+    };
+    // The journal keeps how the check ended, and the end of its output.
+    let mut notes = vec![format!("verify: `{}` {}", report.command, how(&report))];
+    notes.extend(report.notes.iter().map(|n| format!("note: {n}")));
+    if let Some(c) = &report.new_only {
+        notes.extend(c.added.iter().take(10).map(|l| format!("added: {l}")));
+    }
+    let lines: Vec<&str> = report.output.lines().collect();
+    for line in &lines[lines.len().saturating_sub(10)..] {
+        notes.push(format!("output: {line}"));
+    }
+    crate::txn::record_verify(repo, &preview, req.agent.as_deref(), notes)?;
+    Ok(report)
+}
+
+/// Writes the preview's files over the base's in `tree`; returns how many.
+fn write_preview(
+    repo: &Repo,
+    preview: &crate::txn::Preview,
+    tree: &Worktree,
+    cancel: &Cancel,
+) -> Result<usize, Error> {
     let mut files = 0;
     let mut known_dirs = std::collections::HashSet::new();
     for entry in &preview.entries {
@@ -211,43 +291,73 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
         }
         files += 1;
     }
-    let touched: Vec<&str> = preview.entries.iter().map(|e| e.path.as_str()).collect();
-    let home = Home::borrow(repo, &tree, &touched);
-    let ran = run_command_with(
-        &tree,
-        &tree.dir,
-        &req.command,
-        req.timeout,
-        cancel,
-        &home.env,
-    );
-    let notes = home.finish();
-    let ran = ran?;
-    drop(tree);
-    let report = VerifyReport {
-        schema_version: Version,
-        id: preview.id.clone(),
-        command: req.command.display(),
-        base: preview.meta.base_head.clone(),
-        files,
-        passed: ran.exit_code == Some(0) && !ran.timed_out,
-        exit_code: ran.exit_code,
-        signal: ran.signal,
-        timed_out: ran.timed_out,
-        duration_ms: ran.duration.as_millis().try_into().unwrap_or(u64::MAX),
-        output: ran.output,
-        output_truncated: ran.truncated,
-        notes,
+    Ok(files)
+}
+
+/// `--new-only` after the preview's check failed: the check on the base (cached per
+/// base commit and command), and the diagnostic lines `mine` has that the base's lacks.
+/// What the base's run did beyond its worktree joins `notes`.
+fn compare_with_base(
+    repo: &Repo,
+    preview: &crate::txn::Preview,
+    req: &VerifyRequest,
+    cancel: &Cancel,
+    mine: &[(String, String)],
+    notes: &mut Vec<String>,
+) -> Result<NewOnly, Error> {
+    let base = preview.meta.base_head.as_deref();
+    let base_key = base.unwrap_or("unborn");
+    // The command's exact words (an argv and a shell line never read alike).
+    let command_key = format!("{:?}", req.command);
+    let (run, cached, timed_out) = match new_only::cached(repo, base_key, &command_key) {
+        Some(run) => (run, true, false),
+        None => {
+            let tree = Worktree::add(repo, base, true)?;
+            let home = Home::borrow(repo, &tree, &[]);
+            let ran = run_command_with(
+                &tree,
+                &tree.dir,
+                &req.command,
+                req.timeout,
+                cancel,
+                &home.env,
+            );
+            notes.extend(
+                home.finish()
+                    .into_iter()
+                    .map(|n| format!("on the base: {n}")),
+            );
+            let mut ran = ran?;
+            let run = new_only::BaseRun {
+                base: base_key.to_string(),
+                command: command_key,
+                passed: ran.exit_code == Some(0) && !ran.timed_out,
+                exit_code: ran.exit_code,
+                diagnostics: new_only::diagnostics(&new_only::read_log(&mut ran.log), &tree.dir)
+                    .into_iter()
+                    .map(|(key, _)| key)
+                    .collect(),
+            };
+            // A check cut short says nothing of the base: not kept.
+            if !ran.timed_out {
+                new_only::keep(repo, &run);
+            }
+            (run, false, ran.timed_out)
+        }
     };
-    // The journal keeps how the check ended, and the end of its output.
-    let mut notes = vec![format!("verify: `{}` {}", report.command, how(&report))];
-    notes.extend(report.notes.iter().map(|n| format!("note: {n}")));
-    let lines: Vec<&str> = report.output.lines().collect();
-    for line in &lines[lines.len().saturating_sub(10)..] {
-        notes.push(format!("output: {line}"));
+    if timed_out {
+        notes.push("the check timed out on the base: nothing to compare with".into());
     }
-    crate::txn::record_verify(repo, &preview, req.agent.as_deref(), notes)?;
-    Ok(report)
+    Ok(NewOnly {
+        added: new_only::added(&run.diagnostics, mine),
+        base_check: Some(BaseCheck {
+            passed: run.passed,
+            exit_code: run.exit_code,
+            timed_out,
+            cached,
+            diagnostics: run.diagnostics.len(),
+        }),
+    })
 }
 
 /// How a check ended, in words: `passed (exit 0, 1.2 s)`.
@@ -285,6 +395,8 @@ pub(super) struct Ran {
     pub(super) duration: Duration,
     pub(super) output: String,
     pub(super) truncated: bool,
+    /// Everything the command printed (a temporary file).
+    pub(super) log: std::fs::File,
 }
 
 /// Runs `command` in `dir` (a folder of `tree`) with stdout and stderr into one file
@@ -369,5 +481,6 @@ fn run_command_with(
         duration,
         output: String::from_utf8_lossy(&tail).into_owned(),
         truncated: from > 0,
+        log,
     })
 }

@@ -286,3 +286,164 @@ fn cargo_check_builds_in_the_kept_folder_and_never_in_the_users_target() {
         out.stdout
     );
 }
+
+/// A repository whose own check (`! grep -Hn 'bad(' *.js`: each use a diagnostic,
+/// `a.js:2:bad(1);`) already fails on the base.
+fn failing_base() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("a.js", "foo(1);\nbad(1);\n");
+    repo.write("b.js", "ok(2);\n");
+    repo.commit_all("base: one bad call");
+    repo
+}
+
+const LINT: &[&str] = &["sh", "-c", "! grep -Hn 'bad(' *.js"];
+
+fn verify_new_only(repo: &TestRepo) -> crate::util::Output {
+    let mut args = vec!["--json", "verify", "--new-only", "--"];
+    args.extend_from_slice(LINT);
+    repo.run(&args)
+}
+
+#[test]
+fn new_only_passes_a_preview_that_keeps_the_bases_failure_as_it_is() {
+    let repo = failing_base();
+    // Lines added above the bad call move it: its position is not part of the line.
+    repo.run(&["edit", "-p", "foo($A)", "-r", "foo($A);\nfoo($A + 1)"])
+        .assert_code(0);
+    let mut plain = vec!["verify", "--"];
+    plain.extend_from_slice(LINT);
+    repo.run(&plain).assert_code(1);
+    let out = verify_new_only(&repo);
+    out.assert_code(0);
+    let v = out.json();
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["exit_code"], 1);
+    assert_eq!(v["output"], "a.js:3:bad(1);\n");
+    assert_eq!(
+        v["new_only"],
+        serde_json::json!({
+            "base_check": {"passed": false, "exit_code": 1, "timed_out": false,
+                           "cached": false, "diagnostics": 1},
+            "added": []
+        })
+    );
+    crate::contract::validate(&repo, "verify", &v);
+    // The base's run is kept: the next check of the same command at the same base
+    // takes it.
+    let out = verify_new_only(&repo);
+    out.assert_code(0);
+    assert_eq!(out.json()["new_only"]["base_check"]["cached"], true);
+    // In text, the verdict says the failure is the base's.
+    let mut args = vec!["verify", "--new-only", "--"];
+    args.extend_from_slice(LINT);
+    let out = repo.run(&args);
+    out.assert_code(0);
+    assert!(
+        out.stderr
+            .contains("passed: `sh -c '! grep -Hn '\\''bad('\\'' *.js'` exited 1")
+            && out.stderr.contains("adding nothing to the base's failure"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn new_only_fails_a_preview_that_adds_a_diagnostic_and_prints_it() {
+    let repo = failing_base();
+    repo.run(&["edit", "-p", "ok($A)", "-r", "bad($A)"])
+        .assert_code(0);
+    let out = verify_new_only(&repo);
+    out.assert_code(1);
+    let v = out.json();
+    assert_eq!(v["passed"], false);
+    assert_eq!(
+        v["new_only"]["added"],
+        serde_json::json!(["b.js:1:bad(2);"])
+    );
+    assert_eq!(v["new_only"]["base_check"]["passed"], false);
+    let mut args = vec!["verify", "--new-only", "--"];
+    args.extend_from_slice(LINT);
+    let out = repo.run(&args);
+    out.assert_code(1);
+    assert!(
+        out.stderr.contains(
+            "fails too (1 diagnostic line); the preview adds 1 line:\n  b.js:1:bad(2);\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    // A base that passes: every failure of the preview's is its own.
+    let repo = TestRepo::new();
+    repo.write("a.js", "ok(1);\n");
+    repo.commit_all("base: clean");
+    repo.run(&["edit", "-p", "ok($A)", "-r", "bad($A)"])
+        .assert_code(0);
+    let out = verify_new_only(&repo);
+    out.assert_code(1);
+    let v = out.json();
+    assert_eq!(v["new_only"]["base_check"]["passed"], true);
+    assert_eq!(
+        v["new_only"]["added"],
+        serde_json::json!(["a.js:1:bad(1);"])
+    );
+}
+
+#[test]
+fn new_only_runs_nothing_on_the_base_when_the_preview_passes() {
+    let repo = failing_base();
+    repo.run(&["edit", "-p", "bad($A)", "-r", "good($A)"])
+        .assert_code(0);
+    let out = verify_new_only(&repo);
+    out.assert_code(0);
+    assert_eq!(
+        out.json()["new_only"],
+        serde_json::json!({"base_check": null, "added": []})
+    );
+    assert!(!repo.path().join(".git/astedit/verify-base").exists());
+}
+
+#[test]
+fn tsc_new_only_on_a_base_with_a_type_error() {
+    let Some(tsc) = tsc() else { return };
+    let tsc = tsc.to_str().unwrap();
+    let repo = TestRepo::new();
+    repo.write(
+        "a.ts",
+        "const broken: number = \"one\";\nfunction f(n: number): number {\n  return n;\n}\nf(1);\n",
+    );
+    repo.commit_all("base: a type error already");
+    let check = [
+        "--json",
+        "verify",
+        "--new-only",
+        "--",
+        tsc,
+        "--noEmit",
+        "--strict",
+        "a.ts",
+    ];
+    // A line added above the base's error moves it, and adds none.
+    repo.run(&["edit", "-p", "f($A)", "-r", "f($A);\nf($A + 1)"])
+        .assert_code(0);
+    let out = repo.run(&check);
+    out.assert_code(0);
+    assert_eq!(out.json()["new_only"]["base_check"]["passed"], false);
+    repo.run(&["discard"]).assert_code(0);
+    // A call with a string adds one.
+    repo.run(&["edit", "-p", "f($A)", "-r", "f(String($A))"])
+        .assert_code(0);
+    let out = repo.run(&check);
+    out.assert_code(1);
+    let v = out.json();
+    let added = v["new_only"]["added"].as_array().unwrap();
+    assert_eq!(added.len(), 1, "{added:?}");
+    assert!(
+        added[0]
+            .as_str()
+            .unwrap()
+            .starts_with("a.ts(5,3): error TS2345"),
+        "{added:?}"
+    );
+    assert_eq!(v["new_only"]["base_check"]["cached"], true);
+}

@@ -231,6 +231,7 @@ pub fn run(repo: &Repo, req: &MergeRequest) -> Result<LaneMergeReport, Error> {
             command: plan.command.clone(),
             timeout: plan.timeout,
             agent: None,
+            new_only: false,
         };
         report.verify = Some(crate::ops::verify::run(
             repo,
