@@ -15,6 +15,7 @@ import {
   InitializeRequest,
   InitializedNotification,
   DidOpenTextDocumentNotification,
+  DidCloseTextDocumentNotification,
   PublishDiagnosticsNotification,
   DocumentDiagnosticRequest,
   WorkspaceDiagnosticRequest,
@@ -112,6 +113,16 @@ const staged = await connection.sendRequest(ExecuteCommandRequest.type, {
   arguments: [],
 });
 check(() => assert.match(staged.id, /^[0-9a-f]+/));
+// The open document's text is not the file's (unsaved edits): an apply that would write
+// the file behind it is refused and writes nothing; once the editor closes (reverts) it,
+// the apply goes through.
+await assert.rejects(
+  connection.sendRequest(ExecuteCommandRequest.type, { command: "astedit.apply", arguments: [staged.id] }),
+  /src\/a\.js has unsaved changes in the editor/,
+);
+checks += 1;
+check(() => assert.equal(readFileSync(`${repo}/src/a.js`, "utf8"), "console.log(1);\n"));
+await connection.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
 const applied = await connection.sendRequest(ExecuteCommandRequest.type, {
   command: "astedit.apply",
   arguments: [staged.id],
