@@ -188,16 +188,7 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
     let tree = Worktree::add(repo, preview.meta.base_head.as_deref(), true)?;
     let files = write_preview(repo, &preview, &tree, cancel)?;
     let touched: Vec<&str> = preview.entries.iter().map(|e| e.path.as_str()).collect();
-    let home = Home::borrow(repo, &tree, &touched);
-    let ran = run_command_with(
-        &tree,
-        &tree.dir,
-        &req.command,
-        req.timeout,
-        cancel,
-        &home.env,
-    );
-    let mut notes = home.finish();
+    let (ran, mut notes) = check_in(repo, &tree, &touched, req, cancel);
     let mut ran = ran?;
     let passed = ran.exit_code == Some(0) && !ran.timed_out;
     // `--new-only`: what the preview printed, for the base's to be taken from.
@@ -251,6 +242,27 @@ pub fn run(repo: &Repo, req: &VerifyRequest, cancel: &Cancel) -> Result<VerifyRe
     }
     crate::txn::record_verify(repo, &preview, req.agent.as_deref(), notes)?;
     Ok(report)
+}
+
+/// Runs the check in `tree` with what it borrows from the checkout (`touched`: the
+/// paths the preview wrote); returns how it went and the notes of what it borrowed.
+fn check_in(
+    repo: &Repo,
+    tree: &Worktree,
+    touched: &[&str],
+    req: &VerifyRequest,
+    cancel: &Cancel,
+) -> (Result<Ran, Error>, Vec<String>) {
+    let home = Home::borrow(repo, tree, touched);
+    let ran = run_command_with(
+        tree,
+        &tree.dir,
+        &req.command,
+        req.timeout,
+        cancel,
+        &home.env,
+    );
+    (ran, home.finish())
 }
 
 /// Writes the preview's files over the base's in `tree`; returns how many.
@@ -313,20 +325,8 @@ fn compare_with_base(
         Some(run) => (run, true, false),
         None => {
             let tree = Worktree::add(repo, base, true)?;
-            let home = Home::borrow(repo, &tree, &[]);
-            let ran = run_command_with(
-                &tree,
-                &tree.dir,
-                &req.command,
-                req.timeout,
-                cancel,
-                &home.env,
-            );
-            notes.extend(
-                home.finish()
-                    .into_iter()
-                    .map(|n| format!("on the base: {n}")),
-            );
+            let (ran, borrowed) = check_in(repo, &tree, &[], req, cancel);
+            notes.extend(borrowed.into_iter().map(|n| format!("on the base: {n}")));
             let mut ran = ran?;
             let run = new_only::BaseRun {
                 base: base_key.to_string(),

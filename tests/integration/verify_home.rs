@@ -243,13 +243,16 @@ fn cargo_check_builds_in_the_kept_folder_and_never_in_the_users_target() {
     };
     let repo = crate_project();
     let before = crate::util::files_under(&repo.path().join("target"));
-    for _ in 0..2 {
-        let out = repo.run_with(
+    let check = || {
+        repo.run_with(
             ".",
             &["--json", "verify", "--", &cargo, "check", "--offline"],
             &[("RUSTC", &rustc)],
             None,
-        );
+        )
+    };
+    for _ in 0..2 {
+        let out = check();
         out.assert_code(0);
         let v = out.json();
         assert!(
@@ -270,12 +273,7 @@ fn cargo_check_builds_in_the_kept_folder_and_never_in_the_users_target() {
     repo.run(&["discard"]).assert_code(0);
     repo.run(&["edit", "-p", "foo($A)", "-r", "baz($A)", "src/main.rs"])
         .assert_code(0);
-    let out = repo.run_with(
-        ".",
-        &["--json", "verify", "--", &cargo, "check", "--offline"],
-        &[("RUSTC", &rustc)],
-        None,
-    );
+    let out = check();
     out.assert_code(1);
     assert!(
         out.json()["output"]
@@ -288,12 +286,15 @@ fn cargo_check_builds_in_the_kept_folder_and_never_in_the_users_target() {
 }
 
 /// A repository whose own check (`! grep -Hn 'bad(' *.js`: each use a diagnostic,
-/// `a.js:2:bad(1);`) already fails on the base.
-fn failing_base() -> TestRepo {
+/// `a.js:2:bad(1);`) already fails on the base, with a preview of `edit -p PATTERN -r
+/// REWRITE`.
+fn failing_base(pattern: &str, rewrite: &str) -> TestRepo {
     let repo = TestRepo::new();
     repo.write("a.js", "foo(1);\nbad(1);\n");
     repo.write("b.js", "ok(2);\n");
     repo.commit_all("base: one bad call");
+    repo.run(&["edit", "-p", pattern, "-r", rewrite])
+        .assert_code(0);
     repo
 }
 
@@ -307,10 +308,8 @@ fn verify_new_only(repo: &TestRepo) -> crate::util::Output {
 
 #[test]
 fn new_only_passes_a_preview_that_keeps_the_bases_failure_as_it_is() {
-    let repo = failing_base();
     // Lines added above the bad call move it: its position is not part of the line.
-    repo.run(&["edit", "-p", "foo($A)", "-r", "foo($A);\nfoo($A + 1)"])
-        .assert_code(0);
+    let repo = failing_base("foo($A)", "foo($A);\nfoo($A + 1)");
     let mut plain = vec!["verify", "--"];
     plain.extend_from_slice(LINT);
     repo.run(&plain).assert_code(1);
@@ -350,9 +349,7 @@ fn new_only_passes_a_preview_that_keeps_the_bases_failure_as_it_is() {
 
 #[test]
 fn new_only_fails_a_preview_that_adds_a_diagnostic_and_prints_it() {
-    let repo = failing_base();
-    repo.run(&["edit", "-p", "ok($A)", "-r", "bad($A)"])
-        .assert_code(0);
+    let repo = failing_base("ok($A)", "bad($A)");
     let out = verify_new_only(&repo);
     out.assert_code(1);
     let v = out.json();
@@ -391,9 +388,7 @@ fn new_only_fails_a_preview_that_adds_a_diagnostic_and_prints_it() {
 
 #[test]
 fn new_only_runs_nothing_on_the_base_when_the_preview_passes() {
-    let repo = failing_base();
-    repo.run(&["edit", "-p", "bad($A)", "-r", "good($A)"])
-        .assert_code(0);
+    let repo = failing_base("bad($A)", "good($A)");
     let out = verify_new_only(&repo);
     out.assert_code(0);
     assert_eq!(
