@@ -117,11 +117,6 @@ pub fn run(ctx: &mut Ctx, args: EditArgs) -> Result<Exit, Error> {
     if args.interactive && ctx.json {
         return Err(UsageError("-i/--interactive cannot be combined with --json".into()).into());
     }
-    if args.selector.is_some() && args.input.lang.is_none() {
-        return Err(
-            UsageError("--selector needs the language of the pattern: add -l LANG".into()).into(),
-        );
-    }
     let input = args.input.input()?;
     let cache = ctx.cache.clone();
     let allow_fmt = allowed_digests(&args.allow_fmt)?;

@@ -572,15 +572,12 @@ fn the_mcp_ast_edit_op_takes_imports() {
         "import { other } from \"./log\";\n\nconsole.warn(other);\n",
     );
     repo.commit_all("init");
-    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "ast_edit", "arguments": {"ops": [{
+    let reply = ast_edit(
+        &repo,
+        serde_json::json!({"ops": [{
             "pattern": "console.warn($$$A)", "rewrite": "logger.warn($$$A)",
-            "imports": {"add": [LOGGER]}}]}}});
-    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "codemods-test", "version": "1"}}});
-    let ready = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let reply = mcp_call(&repo, &[init, ready, call], 2);
+            "imports": {"add": [LOGGER]}}]}),
+    );
     let result = &reply["result"];
     assert_eq!(result["isError"], false, "{reply}");
     let id = result["structuredContent"]["id"].as_str().expect("id");
@@ -588,6 +585,47 @@ fn the_mcp_ast_edit_op_takes_imports() {
         blob_at(&repo, id, "a.ts"),
         "import { other, logger } from \"./log\";\n\nlogger.warn(other);\n"
     );
+}
+
+/// The MCP tool takes `edit --selector` too (issue 53 item 6): Python annotations.
+#[test]
+fn the_mcp_ast_edit_takes_a_selector() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.py",
+        "def f(x: List[int]) -> List[str]:\n    return List[int]\n",
+    );
+    repo.commit_all("init");
+    let op = serde_json::json!([{"pattern": "x: List[$T]", "rewrite": "list[$T]"}]);
+    let reply = ast_edit(
+        &repo,
+        serde_json::json!({"ops": op, "lang": "python", "selector": "generic_type"}),
+    );
+    let id = reply["result"]["structuredContent"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{reply}"));
+    assert_eq!(
+        blob_at(&repo, id, "a.py"),
+        "def f(x: list[int]) -> list[str]:\n    return List[int]\n"
+    );
+    // Without `lang` the kind means nothing: an error naming the field.
+    let reply = ast_edit(
+        &repo,
+        serde_json::json!({"ops": op, "selector": "generic_type"}),
+    );
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert!(reply.to_string().contains("`lang` in ast_edit"), "{reply}");
+}
+
+/// `ast_edit` with `arguments`, called on an `mcp` server in `repo`: the reply.
+fn ast_edit(repo: &TestRepo, arguments: serde_json::Value) -> serde_json::Value {
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "ast_edit", "arguments": arguments}});
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "codemods-test", "version": "1"}}});
+    let ready = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    mcp_call(repo, &[init, ready, call], 2)
 }
 
 /// Sends `messages` to a `mcp` server in `repo` and returns the reply with `id`

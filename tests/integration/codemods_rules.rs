@@ -288,7 +288,7 @@ fn edit_selector_reaches_python_annotations() {
     ]);
     out.assert_code(2);
     assert!(
-        out.stderr.contains("--selector needs the language"),
+        out.stderr.contains("a selector needs the language"),
         "{}",
         out.stderr
     );

@@ -57,6 +57,11 @@ pub struct EditInput {
     /// Parse every file as this language instead of choosing by file extension.
     #[serde(default)]
     pub lang: Option<String>,
+    /// A node kind: each pattern is parsed as written and its node of this kind is
+    /// what matches (ast-grep's selector); needs `lang`. Python annotations parse as
+    /// `generic_type`: pattern `x: List[$T]` with selector `generic_type` reaches them.
+    #[serde(default)]
+    pub selector: Option<String>,
     /// Git pathspecs relative to the repository root; `**` spans directories
     /// (default: the whole work tree).
     #[serde(default, alias = "path", deserialize_with = "string_or_list")]
@@ -143,7 +148,7 @@ pub fn ast_edit(call: &Call, input: EditInput) -> Result<Done, Error> {
             .iter()
             .map(|o| (o.pattern.clone(), o.rewrite.clone()))
             .collect(),
-        selector: None,
+        selector: input.selector.clone(),
         imports: merged_imports(&input.ops),
         // The harness's one-step form: the apply is the one `resolve` makes, with its
         // stale check (trivially fresh here, but still checked).
