@@ -42,7 +42,7 @@ pub(super) fn cargo_target(repo: &Repo, crate_folder: &str) -> (Option<PathBuf>,
     let _ = std::fs::remove_dir_all(&seeding);
     let source = checkout_target(repo, crate_folder);
     let how = match &source {
-        Some(source) => seed(source, &seeding),
+        Some(source) => seed(source, &seeding, COPY_LIMIT),
         None => std::fs::create_dir(&seeding).map(|()| Seeded::Nothing),
     };
     let how = match how {
@@ -122,8 +122,9 @@ enum Entry {
     Link(PathBuf, PathBuf),
 }
 
-/// Copies `source` into the new folder `dest` (see the module docs).
-fn seed(source: &Path, dest: &Path) -> std::io::Result<Seeded> {
+/// Copies `source` into the new folder `dest` (see the module docs); without reflinks,
+/// only when it is at most `limit` bytes.
+fn seed(source: &Path, dest: &Path, limit: u64) -> std::io::Result<Seeded> {
     let entries = walk(source)?;
     let total: u64 = entries
         .iter()
@@ -141,7 +142,7 @@ fn seed(source: &Path, dest: &Path) -> std::io::Result<Seeded> {
             _ => None,
         })
         .is_some_and(|rel| can_reflink(&source.join(rel), dest));
-    if !reflinks && total > COPY_LIMIT {
+    if !reflinks && total > limit {
         return Ok(Seeded::TooBig(total));
     }
     let mut files = 0;
@@ -289,5 +290,48 @@ fn count(files: usize) -> String {
         "1 file".into()
     } else {
         format!("{files} files")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_keeps_times_modes_and_links_and_a_big_one_is_not_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("target");
+        std::fs::create_dir_all(source.join("debug/deps")).unwrap();
+        std::fs::write(source.join("debug/deps/libx.rlib"), b"rlib").unwrap();
+        let then = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
+        let file = std::fs::File::options()
+            .write(true)
+            .open(source.join("debug/deps/libx.rlib"))
+            .unwrap();
+        file.set_modified(then).unwrap();
+        drop(file);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("deps/libx.rlib", source.join("debug/libx.rlib")).unwrap();
+        let dest = dir.path().join("seeded");
+        let how = seed(&source, &dest, COPY_LIMIT).unwrap();
+        assert!(matches!(how, Seeded::Reflinked(1) | Seeded::Copied(1, 4)));
+        let copied = dest.join("debug/deps/libx.rlib");
+        assert_eq!(std::fs::read(&copied).unwrap(), b"rlib");
+        assert_eq!(
+            std::fs::metadata(&copied).unwrap().modified().unwrap(),
+            then
+        );
+        #[cfg(unix)]
+        assert_eq!(
+            std::fs::read_link(dest.join("debug/libx.rlib")).unwrap(),
+            Path::new("deps/libx.rlib")
+        );
+        // Over the limit and without reflinks: nothing copied.
+        let small = dir.path().join("small");
+        match seed(&source, &small, 3).unwrap() {
+            Seeded::TooBig(4) => assert_eq!(std::fs::read_dir(&small).unwrap().count(), 0),
+            Seeded::Reflinked(1) => {}
+            _ => panic!("neither reflinked nor refused"),
+        }
     }
 }
