@@ -389,3 +389,42 @@ fn a_project_step_names_no_rule_file_outside_the_repository() {
     assert_eq!(out.json()["staged"], true);
     assert_eq!(repo.read_string("m.ts"), "getUser(1);\n");
 }
+
+/// Issue 53 item 3: an import a step adds that binds a name another import of the
+/// file binds (another module's `warn`) leaves that file out of the step, with a
+/// warning naming the line; the other files are staged. As a pattern step and as a
+/// rule step.
+#[test]
+fn a_step_s_import_bound_from_another_module_leaves_that_file_out() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.py",
+        "import os\nfrom log import warn\n\nwarn(os.sep)\nprint(1)\n",
+    );
+    repo.write("b.py", "print(2)\n");
+    repo.commit_all("init");
+    for step in [
+        "pattern = \"print($A)\"\nrewrite = \"warn($A)\"\nadd-import = [\"from app.log import warn\"]\n",
+        "[[steps.rules]]\nid = \"warn\"\nlanguage = \"python\"\nrule = { pattern = \"print($A)\" }\n\
+         fix = \"warn($A)\"\nimports = { add = [\"from app.log import warn\"] }\n",
+    ] {
+        repo.write("astedit.toml", format!("[[steps]]\nname = \"warn\"\n{step}"));
+        let out = repo.run(&["steps", "--json"]);
+        out.assert_code(0);
+        let v = out.json();
+        let id = v["id"].as_str().expect("id").to_string();
+        assert_eq!(
+            blob_at(&repo, &id, "b.py"),
+            "from app.log import warn\n\nwarn(2)\n"
+        );
+        assert_eq!(v["file_count"], 1, "{v}");
+        let warnings = v["warnings"].to_string();
+        assert!(
+            warnings.contains("a.py:2: ")
+                && warnings.contains("imported already from \\\"log\\\"")
+                && warnings.contains("left out of this step"),
+            "{v}"
+        );
+        repo.run(&["discard", &id]).assert_code(0);
+    }
+}

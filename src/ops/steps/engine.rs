@@ -359,7 +359,13 @@ impl Tree<'_> {
                         source,
                     })?;
                 if let Some(why) = rewritten.as_ref().and_then(|rw| rw.import_conflict.clone()) {
-                    out.warnings.push(format!("{}: left out: {why}", file.path));
+                    out.warnings.push(format!(
+                        "{}:{}: {} (adding it would bind the name twice); the file is left \
+                         out of this step",
+                        crate::text::escape_line(&file.path),
+                        why.line,
+                        why.detail
+                    ));
                 } else if let Some(rw) = rewritten.filter(|rw| rw.text != text) {
                     out.count = rw.replacements.len();
                     out.flags = rw.flags();
