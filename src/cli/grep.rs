@@ -37,7 +37,8 @@ pub struct GrepArgs {
     pub max_count: Option<usize>,
 
     /// The node kind inside the pattern that is the actual pattern, as in ast-grep
-    /// (`class A { $F = $V }` with the kind field_definition); needs -l
+    /// (`class A { $F = $V }` with the kind field_definition); without -l, languages
+    /// whose parse of the pattern has no node of that kind are skipped
     #[arg(long, value_name = "KIND")]
     pub selector: Option<String>,
 
@@ -170,9 +171,6 @@ fn check(args: &GrepArgs, json: bool, stream: bool) -> Result<(), UsageError> {
         ))
     };
     if args.input.lang.is_none() {
-        if args.selector.is_some() {
-            return Err(needs_lang("--selector"));
-        }
         if args.debug_query.is_some() {
             return Err(needs_lang("--debug-query"));
         }

@@ -157,6 +157,9 @@ pub enum NotCode {
     /// It is read as plain text (a Markdown paragraph, an HTML text node, a YAML
     /// scalar), which would match as a literal string only.
     Text,
+    /// With `--selector` and no language asked for: the pattern, parsed in this
+    /// language, has no node of that kind (ast-grep skips the language too).
+    NoSelectedNode,
 }
 
 fn not_code_message(pattern: &str, lang: &str, why: NotCode) -> String {
@@ -166,6 +169,9 @@ fn not_code_message(pattern: &str, lang: &str, why: NotCode) -> String {
             "pattern '{pattern}' is only text in {lang}: its metavariables are not metavariables there"
         ),
         NotCode::Text => format!("pattern '{pattern}' is only text in {lang}, not code"),
+        NotCode::NoSelectedNode => {
+            format!("pattern '{pattern}' has no node of the --selector kind in {lang}")
+        }
     }
 }
 
@@ -465,7 +471,19 @@ impl Query {
     ) -> Result<Query, Error> {
         let compiled = match &options.selector {
             None => compile(pattern, lang, forced == Some(lang))?,
-            Some(selector) => contextual(pattern, selector, lang)?,
+            // Without a language asked for, each file's language is tried, as in
+            // ast-grep: one whose parse of the pattern has no node of that kind is
+            // skipped, not an error.
+            Some(selector) => match contextual(pattern, selector, lang) {
+                Err(_) if forced.is_none() => {
+                    return Err(Error::PatternDoesNotParse {
+                        pattern: pattern.to_string(),
+                        lang: lang.to_string(),
+                        why: NotCode::NoSelectedNode,
+                    })
+                }
+                compiled => compiled?,
+            },
         };
         let strictness = options.strictness.unwrap_or(Strictness::Smart);
         let compiled = compiled.with_strictness(strictness.into());

@@ -1,8 +1,8 @@
 //! VS Code's ast-grep search panel with git-astedit as `astGrep.serverPath` (issue 51
 //! item 1). The extension (ast-grep/ast-grep-vscode, `src/extension/search.ts`)
-//! spawns `<serverPath> run --pattern P --json=stream [--rewrite R] [INCLUDE]` with the
-//! workspace folder as its current folder, parses each stdout line as JSON, and takes
-//! a search as finished only on exit 0. Each case here runs that argv in that folder
+//! spawns `<serverPath> run --pattern P --json=stream [--selector K] [--rewrite R]
+//! [INCLUDE]` with the workspace folder as its current folder, parses each stdout line
+//! as JSON, and takes a search as finished only on exit 0. Each case here runs that argv in that folder
 //! with both tools: stdout equal byte for byte line by line (the lines sorted: ast-grep
 //! prints files in its threads' order), the same exit code, nothing else on stdout.
 //! Needs ast-grep 0.51.1 (`ASTEDIT_AST_GREP`, else `ast-grep` on PATH); skipped with a
@@ -54,6 +54,16 @@ fn the_extensions_argv_prints_ast_greps_bytes() {
         (argv("foo($A, $$$B)", Some("bar($A, $$$B)"), None), 4),
         (argv("foo($A, $$$B)", Some("bar(\n  $A\n)"), Some("src")), 1),
         (argv("foo($A)", Some("$A.foo()"), Some("src")), 1),
+        // The panel's selector without a language: languages without that kind in
+        // the pattern (Python's call is a `call`) are skipped, not an error.
+        (
+            {
+                let mut a = argv("foo($A, $$$B)", None, None);
+                a.extend(["--selector", "call_expression"]);
+                a
+            },
+            4,
+        ),
         // No capture by name: no `metaVariables`.
         (argv("foo(4, 5)", None, None), 1),
         (argv("nothing($X)", None, None), 0),
