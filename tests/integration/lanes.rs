@@ -538,3 +538,99 @@ fn a_preview_whose_apply_was_interrupted_in_a_lane_is_not_applied_on_the_main_tr
     );
     assert_eq!(t.read_string("README"), "lanes\n");
 }
+
+/// The text block of an MCP tool result.
+fn mcp_text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn the_mcp_lane_tool_starts_lists_merges_and_drops_as_the_cli_does() {
+    let t = repo();
+    let mut s = crate::mcp::Server::start(&t);
+    s.handshake("2025-06-18", "lanes-test");
+    let started = s.ok("lane", json!({"action": "start", "name": "x"}));
+    let x = PathBuf::from(started["lanes"][0]["path"].as_str().expect("path"));
+    assert_eq!(started["action"], "start", "{started}");
+    assert!(x.join(".git").is_file(), "a linked worktree: {started}");
+    assert_eq!(lane_ref(&t, "x").as_deref().map(str::len), Some(40));
+    let y = PathBuf::from(
+        s.ok("lane", json!({"action": "start", "name": "y"}))["lanes"][0]["path"]
+            .as_str()
+            .expect("path"),
+    );
+    edit(&x, "src/lib.py", &LIB.replace("return 1", "return 1 + 100"));
+    edit(
+        &y,
+        "src/lib.py",
+        &LIB.replace("def beta():", "def beta(x=0):"),
+    );
+
+    // `list` is `lane list --json`'s report, and its text the CLI's.
+    let listed = s.call("lane", json!({}));
+    assert_eq!(
+        listed["structuredContent"]["lanes"],
+        t.run(&["--json", "lane", "list"]).json()["lanes"]
+    );
+    assert_eq!(mcp_text(&listed), t.run(&["lane", "list"]).stdout);
+
+    // A bad call is a tool error with the CLI's code.
+    let bad = s.call("lane", json!({"action": "drop"}));
+    assert_eq!(bad["isError"], true, "{bad}");
+    assert_eq!(crate::mcp::error_json(&bad)["error"]["code"], "usage");
+    let bad = s.call("lane", json!({"action": "start", "name": "-x"}));
+    assert_eq!(
+        crate::mcp::error_json(&bad)["error"]["code"],
+        "bad-lane-name"
+    );
+
+    // `drop` of an unmerged lane is refused, naming its files.
+    let refused = s.call("lane", json!({"action": "drop", "name": "x"}));
+    let e = crate::mcp::error_json(&refused);
+    assert_eq!(e["error"]["code"], "lane-unmerged", "{e}");
+    assert_eq!(e["error"]["details"]["paths"], json!(["src/lib.py"]));
+    assert!(x.exists());
+
+    // `merge` stages one preview here, merged by declaration; `resolve` applies it.
+    let merged = s.ok(
+        "lane",
+        json!({"action": "merge", "names": ["x", "y"], "reason": "bring both back"}),
+    );
+    let id = merged["id"].as_str().expect("a preview").to_string();
+    assert_eq!(
+        merged["files"],
+        json!([{"path": "src/lib.py", "how": "by-node", "lanes": ["x", "y"]}])
+    );
+    assert_eq!(t.read_string("src/lib.py"), LIB, "staged, not written");
+    s.ok(
+        "resolve",
+        json!({"action": "apply", "id": id, "reason": "merged lanes"}),
+    );
+    let both = "def alpha():\n    return 1 + 100\ndef beta(x=0):\n    return 2\n";
+    assert_eq!(t.read_string("src/lib.py"), both);
+    let dropped = s.ok("lane", json!({"action": "drop", "name": "x"}));
+    assert_eq!(dropped["action"], "drop", "{dropped}");
+    assert!(!x.exists() && lane_ref(&t, "x").is_none());
+
+    // One function changed in two lanes: a conflict naming it, nothing staged.
+    let z = PathBuf::from(
+        s.ok("lane", json!({"action": "start", "name": "z"}))["lanes"][0]["path"]
+            .as_str()
+            .expect("path"),
+    );
+    edit(&y, "src/lib.py", &both.replace("return 2", "return 3"));
+    edit(&z, "src/lib.py", &both.replace("return 2", "return 4"));
+    let before = t.astedit_refs();
+    let c = s.call("lane", json!({"action": "merge", "names": ["y", "z"]}));
+    let e = crate::mcp::error_json(&c);
+    assert_eq!(e["error"]["code"], "lane-conflict", "{e}");
+    assert_eq!(
+        e["error"]["details"]["conflicts"][0]["nodes"][0]["name"],
+        "beta"
+    );
+    assert_eq!(t.astedit_refs(), before, "nothing staged");
+    s.finish();
+}

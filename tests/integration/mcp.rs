@@ -376,6 +376,7 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
             "apply_patch",
             "previews",
             "log",
+            "lane",
             "review",
             "resolve",
             "undo",
@@ -407,7 +408,9 @@ fn initialize_handshake_drives_grep_edit_apply_undo() {
         assert_eq!(a["readOnlyHint"], read_only, "{}", tool["name"]);
         let destructive = matches!(
             tool["name"].as_str(),
-            Some("resolve" | "undo" | "ast_apply" | "ast_edit" | "pr" | "replace" | "write")
+            Some(
+                "resolve" | "undo" | "ast_apply" | "ast_edit" | "pr" | "replace" | "write" | "lane"
+            )
         );
         assert_eq!(a["destructiveHint"], destructive, "{}", tool["name"]);
         // Only `pr` reaches outside the repository (a remote, GitHub).

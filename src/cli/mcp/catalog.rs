@@ -66,7 +66,14 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
     };
     // The output schema is the report's, exactly as `git astedit schema` prints it.
     let output = match git_astedit::report::schema::of::<O>() {
-        serde_json::Value::Object(o) => Arc::new(o),
+        // One of several reports (`lane`): each an object, so the whole is one too, as
+        // MCP wants an output schema's root to say.
+        serde_json::Value::Object(mut o) => {
+            if o.contains_key("anyOf") && !o.contains_key("type") {
+                o.insert("type".into(), serde_json::json!("object"));
+            }
+            Arc::new(o)
+        }
         _ => Arc::new(serde_json::Map::new()),
     };
     let mut t = Tool::new(name, description, input)
@@ -259,6 +266,25 @@ const ROUTES: &[Route] = &[
             )
         },
         call: |call, arguments, name| tools::log(call, args(name, arguments)?),
+    },
+    Route {
+        name: "lane",
+        needs_run: false,
+        tool: |name| {
+            tool::<tools::LaneInput, tools::LaneOutput>(
+                name,
+                "Lanes, one work tree per agent (`git astedit lane`): `start` makes lane `name` \
+                 at HEAD and returns its folder, for a sub-agent to work in without waiting for \
+                 anyone's turn; `list` gives each lane with what it changed and what of that this \
+                 work tree does not hold; `merge` brings `names` back as one preview staged here, \
+                 merged by syntax node (two lanes that changed different functions of one file \
+                 merge cleanly; one function changed in two is a conflict naming it, nothing \
+                 staged), to apply with `resolve`; `drop` removes a lane, refused while it holds \
+                 changes not merged here unless `force`.",
+                hints("Start, list, merge or drop lanes", false, true, false),
+            )
+        },
+        call: |call, arguments, name| tools::lane(call, args(name, arguments)?),
     },
     Route {
         name: "review",

@@ -23,6 +23,7 @@ use serde::Serialize;
 
 mod edit;
 mod grep;
+mod lane;
 mod lines;
 mod log;
 mod patch;
@@ -39,6 +40,9 @@ pub use edit::ast_edit;
 pub use edit::EditInput;
 pub use grep::ast_grep;
 pub use grep::GrepInput;
+pub use lane::lane;
+pub use lane::LaneInput;
+pub use lane::LaneOutput;
 pub use lines::edit_lines;
 pub use lines::read;
 pub use lines::EditLinesInput;
