@@ -428,3 +428,35 @@ fn a_step_s_import_bound_from_another_module_leaves_that_file_out() {
         repo.run(&["discard", &id]).assert_code(0);
     }
 }
+
+/// Issue 53 item 6 in a step: `selector` with `lang`, as `edit --selector`.
+#[test]
+fn a_step_takes_a_selector_with_its_language() {
+    let repo = TestRepo::new();
+    repo.write(
+        "a.py",
+        "def f(x: List[int]) -> List[str]:\n    return List[int]\n",
+    );
+    repo.commit_all("init");
+    let step =
+        "[[steps]]\nname = \"builtins\"\npattern = \"x: List[$T]\"\nrewrite = \"list[$T]\"\n";
+    repo.write(
+        "astedit.toml",
+        format!("{step}lang = \"python\"\nselector = \"generic_type\"\n"),
+    );
+    let out = repo.run(&["steps", "--json"]);
+    out.assert_code(0);
+    let id = out.json()["id"].as_str().expect("id").to_string();
+    assert_eq!(
+        blob_at(&repo, &id, "a.py"),
+        "def f(x: list[int]) -> list[str]:\n    return List[int]\n"
+    );
+    // Without `lang` the kind means nothing: refused, nothing staged.
+    repo.write(
+        "astedit.toml",
+        format!("{step}selector = \"generic_type\"\n"),
+    );
+    let out = repo.run(&["steps", "--json"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stdout.contains("selector needs lang"), "{}", out.stdout);
+}

@@ -261,7 +261,7 @@ fn compile(repo: &Repo, step: &StepSpec, tree: &Tree<'_>, config: &str) -> Resul
         .map(|o| Op {
             pattern: o.pattern,
             rewrite: o.rewrite,
-            selector: None,
+            selector: step.selector.clone(),
         })
         .collect();
     let imports = ImportFix {

@@ -44,6 +44,10 @@ pub struct StepSpec {
     /// Ops only: run on files of this language alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lang: Option<String>,
+    /// Ops only, with `lang`: `edit --selector`, the node kind of each pattern that
+    /// matches (the pattern parsed as written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
     /// Values later steps may use as `$NAME`: a template over the step's captures per
     /// name (`NEW = "$NEW"`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -278,12 +282,19 @@ fn resolve(repo: &Repo, config: &Path, mut step: StepSpec) -> Result<StepSpec, S
         return Err("pattern and rewrite go together".into());
     }
     if step.is_rules()
-        && (!step.add_import.is_empty() || !step.remove_import.is_empty() || step.lang.is_some())
+        && (!step.add_import.is_empty()
+            || !step.remove_import.is_empty()
+            || step.lang.is_some()
+            || step.selector.is_some())
     {
         return Err(
-            "add-import, remove-import and lang are for ops; a rule says `imports` and `language` itself"
+            "add-import, remove-import, lang and selector are for ops; a rule says `imports`, \
+             `language` and its pattern's `selector` itself"
                 .into(),
         );
+    }
+    if step.selector.is_some() && step.lang.is_none() {
+        return Err("selector needs lang: a kind is a name in one language's grammar".into());
     }
     if let Some(l) = &step.lang {
         crate::files::parse_language(l).map_err(|e| e.to_string())?;
