@@ -306,11 +306,17 @@ fn ast_grep_spellings(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std
 }
 
 pub fn main() -> ExitCode {
-    // `--json` is known before clap has parsed, so that a usage error can be JSON too.
+    // `--json` is known before clap has parsed, so that a usage error can be JSON too;
+    // not `--json=stream`, whose reader takes every line for a match (see
+    // [`report_error`]).
     let wants_json = std::env::args_os()
         .skip(1)
         .take_while(|a| a != "--")
-        .any(|a| a == "--json" || a.to_str().is_some_and(|a| a.starts_with("--json=")));
+        .any(|a| {
+            a == "--json"
+                || a.to_str()
+                    .is_some_and(|a| a.starts_with("--json=") && a != "--json=stream")
+        });
     let parsed = Cli::command()
         .try_get_matches_from(ast_grep_spellings(std::env::args_os()))
         .and_then(|matches| {
@@ -578,7 +584,9 @@ fn run(ctx: &mut Ctx, command: Command) -> Result<Exit, Error> {
 }
 
 /// Renders an error once: JSON on stdout with `--json`, else `error:` lines on stderr.
-/// A closed stdout ends the run quietly (as ripgrep and git do).
+/// With `--json=stream` too: its readers (VS Code's ast-grep search panel) take every
+/// stdout line for a match, and ast-grep prints its errors on stderr. A closed stdout
+/// ends the run quietly (as ripgrep and git do).
 fn report_error(ctx: &mut Ctx, err: &Error) -> ExitCode {
     if let Some(OutputError::Closed) = err.downcast_ref::<OutputError>() {
         return ExitCode::from(Exit::Ok.code());
@@ -586,7 +594,8 @@ fn report_error(ctx: &mut Ctx, err: &Error) -> ExitCode {
     let report = git_astedit::report::ErrorReport::new(err);
     let code = ExitCode::from(report.error.exit);
     // The error is the last thing said; if stdout is gone, nobody is listening.
-    if ctx.json && ctx.out.json(&report).and_then(|()| ctx.out.flush()).is_ok() {
+    let json = ctx.json && ctx.json_style != JsonStyle::Stream;
+    if json && ctx.out.json(&report).and_then(|()| ctx.out.flush()).is_ok() {
         return code;
     }
     let style = ctx.out.style();

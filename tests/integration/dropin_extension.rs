@@ -43,6 +43,43 @@ fn sorted_lines(stdout: &[u8]) -> Vec<String> {
     lines
 }
 
+/// A pattern being typed (`foo(`), a YAML rule search (the panel's `scan
+/// --inline-rules YAML --json=stream`, which `scan` refuses): nothing on stdout, the
+/// error on stderr. A JSON error object there was taken for a match, and the
+/// extension's handler threw on its missing `range`.
+#[test]
+fn an_error_in_the_stream_is_on_stderr() {
+    let repo = workspace();
+    for args in [
+        argv("foo(", None, None),
+        vec![
+            "run",
+            "--pattern",
+            "foo($A)",
+            "--json=stream",
+            "--lang",
+            "nosuch",
+        ],
+        vec!["scan", "--inline-rules", "id: y", "--json=stream"],
+        vec![
+            "run",
+            "--pattern",
+            "foo($A)",
+            "--json=stream",
+            "--no-such-flag",
+        ],
+    ] {
+        let out = repo.run(&args);
+        out.assert_code(2);
+        assert_eq!(out.stdout, "", "{args:?}");
+        assert!(
+            out.stderr.starts_with("error: "),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+}
+
 #[test]
 fn the_extensions_argv_prints_ast_greps_bytes() {
     let Some(ast_grep) = crate::lsp_astgrep::ast_grep_or_skip() else {
