@@ -258,6 +258,23 @@ pub(crate) fn pending(repo: &TestRepo) -> std::collections::BTreeSet<String> {
         .collect()
 }
 
+/// The ids of every site of preview `id`'s groups (a group's sites paged whole).
+fn site_ids(repo: &TestRepo, id: &str, only: &[String]) -> std::collections::BTreeSet<String> {
+    let v = review(repo, &[id]);
+    let mut out = std::collections::BTreeSet::new();
+    for g in v["groups"].as_array().expect("groups") {
+        let k = g["key"].as_str().expect("key");
+        if !only.is_empty() && !only.iter().any(|o| o == k) {
+            continue;
+        }
+        let sites = review(repo, &[id, "--sites", k, "--limit", "1000"]);
+        for s in sites["sites"].as_array().expect("sites") {
+            out.insert(s["id"].as_str().expect("id").to_string());
+        }
+    }
+    out
+}
+
 fn ids(parts: &serde_json::Value) -> Vec<String> {
     parts
         .as_array()
@@ -274,6 +291,8 @@ fn split_replaces_the_preview_by_parts_whose_union_is_the_accepted_set() {
     let v = review(&repo, &[&id]);
     let (log, warn) = (key(&v, 2), key(&v, 3));
     review(&repo, &[&id, "--accept", &format!("{log},{warn}")]);
+    let accepted = site_ids(&repo, &id, &[log.clone(), warn.clone()]);
+    assert_eq!(accepted.len(), 300);
     // Per group: two previews, one per accepted group, of 200 and 100 sites, and one of
     // the two undecided outliers of odd.js.
     let s = review(&repo, &[&id, "--split"]);
@@ -290,6 +309,14 @@ fn split_replaces_the_preview_by_parts_whose_union_is_the_accepted_set() {
         .collect();
     counts.sort();
     assert_eq!(counts, vec![100, 200]);
+    // Site by site, the parts' union is the accepted set, and they share none.
+    let mut union = std::collections::BTreeSet::new();
+    for p in &parts {
+        for site in site_ids(&repo, p, &[]) {
+            assert!(union.insert(site), "a site in two parts");
+        }
+    }
+    assert_eq!(union, accepted);
     let rest = s["remainder"]["id"]
         .as_str()
         .expect("remainder")

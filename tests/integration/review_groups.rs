@@ -311,3 +311,64 @@ fn a_fix_nested_in_another_fixes_kept_text_is_the_rules_own_change_not_an_outlie
         format!("{helper}let a1 = 1\nlet b1 = a1 + 1\n")
     );
 }
+
+#[test]
+fn a_site_on_a_long_line_shows_the_line_around_it_only() {
+    let repo = TestRepo::new();
+    // Minified: 400 calls on one line of 8 KB.
+    let line: String = (0..400).map(|i| format!("console.log(v{i:03});")).collect();
+    repo.write("m.min.js", format!("{line}\n"));
+    repo.commit_all("init");
+    let id = stage(&repo, &["-p", "console.log($A)", "-r", "logger.info($A)"]);
+    let v = review(&repo, &id);
+    assert_eq!(v["sites"], 400, "{v:#}");
+    let g = &v["groups"][0];
+    let sites = repo
+        .run(&[
+            "--json",
+            "review",
+            &id,
+            "--sites",
+            g["key"].as_str().expect("key"),
+            "--limit",
+            "400",
+        ])
+        .assert_code(0)
+        .json();
+    let middle = &sites["sites"][200];
+    // 160 characters either side of the site, `…` where the line goes on.
+    let before = middle["before"].as_str().expect("before");
+    assert_eq!(
+        before,
+        format!(
+            "…{}console.log(v200){}…",
+            &line[200 * 18 - 160..200 * 18],
+            &line[200 * 18 + 17..200 * 18 + 17 + 160]
+        )
+    );
+    assert!(
+        middle["after"]
+            .as_str()
+            .expect("after")
+            .contains("console.log(v199);logger.info(v200);console.log(v201)"),
+        "{middle}"
+    );
+    // The first site's line is cut on its right only; the JSON stays small.
+    let first = sites["sites"][0]["before"].as_str().expect("before");
+    assert!(
+        first.starts_with("console.log(v000);") && first.ends_with('…'),
+        "{first}"
+    );
+    assert!(
+        sites.to_string().len() < 400 * 1_000,
+        "{}",
+        sites.to_string().len()
+    );
+    // Decided and applied as usual.
+    repo.run(&["review", &id, "--accept", "all"]).assert_code(0);
+    repo.run(&["apply", &id]).assert_code(0);
+    assert_eq!(
+        repo.read_string("m.min.js"),
+        format!("{}\n", line.replace("console.log(", "logger.info("))
+    );
+}

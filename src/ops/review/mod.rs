@@ -525,13 +525,16 @@ fn prepare(
 ) -> (Vec<Prepared>, usize) {
     let mut out = Vec::new();
     let mut dependents = 0;
-    let mut seen: HashMap<String, usize> = HashMap::new();
+    // Keyed by a digest of the id's text: a site's lines can be a megabyte each (a
+    // minified line holding hundreds of sites), too much to keep once per site.
+    let mut seen: HashMap<[u8; 32], usize> = HashMap::new();
     let mut site = |label: Label,
                     tmpl: String,
                     why: Option<String>,
-                    diff: SiteDiff,
+                    (diff, shown): (SiteDiff, SiteDiff),
                     span: Option<usize>,
                     ctx: &str| {
+        use sha2::Digest;
         let base = format!(
             "{}\0{}\0{}\0{}\0{ctx}",
             entry.path,
@@ -539,14 +542,14 @@ fn prepare(
             diff.before,
             diff.after
         );
-        let n = seen.entry(base.clone()).or_insert(0);
+        let n = seen.entry(sha2::Sha256::digest(&base).into()).or_insert(0);
         *n += 1;
         Prepared {
             id: short_hash(&[&base, &n.to_string()]),
             label,
             tmpl,
             why,
-            diff,
+            diff: shown,
             span,
         }
     };
@@ -563,7 +566,14 @@ fn prepare(
                 before: String::new(),
                 after: format!("({what})"),
             };
-            out.push(site(Label::None, what.to_string(), None, diff, None, ""));
+            out.push(site(
+                Label::None,
+                what.to_string(),
+                None,
+                (diff.clone(), diff),
+                None,
+                "",
+            ));
         }
         FileSites::Text { before, spans } => {
             let added = added_lines(before, spans);
@@ -681,9 +691,71 @@ fn texts_of(repo: &Repo, e: &crate::txn::StoredEntry) -> Result<Option<(String, 
     }
 }
 
+/// How much of the line around a site its shown diff keeps on each side (in
+/// characters): minified code puts hundreds of sites on one line of megabytes.
+const CONTEXT_CHARS: usize = 160;
+/// Where each side of a site's shown diff stops (a site can be a whole bundle), as
+/// the HTML file's diffs stop.
+const SIDE_BYTES: usize = 32 * 1024;
+
+/// The whole lines a span sits on, before and after (no trailing line break), and
+/// the same as shown: at most [`CONTEXT_CHARS`] of the line on either side of the
+/// span, each side at most [`SIDE_BYTES`], saying what it left out. A site's id is
+/// of the whole lines. `lines` are `before`'s line starts.
+fn site_diff(
+    path: &str,
+    before: &str,
+    lines: &derive::LineStarts,
+    s: &derive::Span,
+) -> (SiteDiff, SiteDiff) {
+    let whole = whole_lines(path, before, lines, s);
+    let head = s.start - before[..s.start].rfind('\n').map_or(0, |i| i + 1);
+    let shown = SiteDiff {
+        before: clip(&whole.before, head, s.end.max(s.start) - s.start),
+        after: clip(&whole.after, head, s.after.len()),
+        ..whole.clone()
+    };
+    (whole, shown)
+}
+
+/// `text` (a site's lines, the site at bytes `head..head + len`) with at most
+/// [`CONTEXT_CHARS`] characters kept on either side of the site, and at most
+/// [`SIDE_BYTES`] bytes in all, a note included; `…` where it cut.
+fn clip(text: &str, head: usize, len: usize) -> String {
+    let head = head.min(text.len());
+    let stop = (head + len).min(text.len());
+    let (pre, post) = (&text[..head], &text[stop..]);
+    let mut out = String::new();
+    match pre.char_indices().rev().nth(CONTEXT_CHARS - 1) {
+        Some((i, _)) if i > 0 => {
+            out.push('…');
+            out.push_str(&pre[i..]);
+        }
+        _ => out.push_str(pre),
+    }
+    out.push_str(&text[head..stop]);
+    match post.char_indices().nth(CONTEXT_CHARS) {
+        Some((i, _)) => {
+            out.push_str(&post[..i]);
+            out.push('…');
+        }
+        None => out.push_str(post),
+    }
+    if out.len() > SIDE_BYTES {
+        let mut cut = SIDE_BYTES - 64;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let left = out.len() - cut;
+        out.truncate(cut);
+        out.push_str(&format!("\n… ({left} more bytes left out)"));
+    }
+    out
+}
+
 /// The whole lines a span sits on, before and after (no trailing line break);
 /// `lines` are `before`'s line starts.
-fn site_diff(path: &str, before: &str, lines: &derive::LineStarts, s: &derive::Span) -> SiteDiff {
+fn whole_lines(path: &str, before: &str, lines: &derive::LineStarts, s: &derive::Span) -> SiteDiff {
     let line_start = before[..s.start].rfind('\n').map_or(0, |i| i + 1);
     let end = s.end.max(s.start);
     let line_end = if end > s.start && before[..end].ends_with('\n') {
