@@ -60,8 +60,8 @@ pub struct EditArgs {
     pub interactive: bool,
 
     /// Match the node of this kind inside each pattern, the pattern parsed as written
-    /// (ast-grep's `run --selector`): `-l python -p 'x: List[$T]' --selector
-    /// generic_type` reaches Python's annotations; needs -l
+    /// (ast-grep's `run --selector`): `-p 'x: List[$T]' --selector generic_type` reaches
+    /// Python's annotations
     #[arg(long, value_name = "KIND")]
     pub selector: Option<String>,
 

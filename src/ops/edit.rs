@@ -11,7 +11,6 @@ use super::stage::Audience;
 use super::stage::Staging;
 use crate::cancel::Cancel;
 use crate::edit::EditOutcome;
-use crate::error::UsageError;
 use crate::repo::Repo;
 use crate::report::Diagnostics;
 use crate::report::Dropped;
@@ -66,13 +65,6 @@ pub struct EditOptions<'a> {
 }
 
 pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<StageReport, Error> {
-    if req.selector.is_some() && req.input.lang.is_none() {
-        // A kind is a name in one language's grammar.
-        return Err(UsageError(
-            "a selector needs the language of the pattern: add -l LANG (`lang` in ast_edit)".into(),
-        )
-        .into());
-    }
     let files = req.input.files(repo)?;
     let cancel = opts.cancel;
     let ops: Vec<Op> = req

@@ -471,19 +471,7 @@ impl Query {
     ) -> Result<Query, Error> {
         let compiled = match &options.selector {
             None => compile(pattern, lang, forced == Some(lang))?,
-            // Without a language asked for, each file's language is tried, as in
-            // ast-grep: one whose parse of the pattern has no node of that kind is
-            // skipped, not an error.
-            Some(selector) => match contextual(pattern, selector, lang) {
-                Err(_) if forced.is_none() => {
-                    return Err(Error::PatternDoesNotParse {
-                        pattern: pattern.to_string(),
-                        lang: lang.to_string(),
-                        why: NotCode::NoSelectedNode,
-                    })
-                }
-                compiled => compiled?,
-            },
+            Some(selector) => selected(pattern, selector, lang, forced)?,
         };
         let strictness = options.strictness.unwrap_or(Strictness::Smart);
         let compiled = compiled.with_strictness(strictness.into());
@@ -973,7 +961,7 @@ impl Rewriter {
             .iter()
             .map(|op| match &op.selector {
                 None => compile(&op.pattern, lang, forced == Some(lang)),
-                Some(kind) => contextual(&op.pattern, kind, lang),
+                Some(kind) => selected(&op.pattern, kind, lang, forced),
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut compiled = Vec::with_capacity(ops.len());
@@ -1297,6 +1285,25 @@ pub(crate) fn lf_to_crlf(text: Vec<u8>) -> Vec<u8> {
         out.push(b);
     }
     out
+}
+
+/// [`contextual`], where without a language asked for (`forced`) each file's language
+/// is tried, as in ast-grep: one whose parse of the pattern has no node of that kind
+/// is one the pattern is no code in (skipped), not an error.
+fn selected(
+    pattern: &str,
+    selector: &str,
+    lang: Lang,
+    forced: Option<Lang>,
+) -> Result<Pattern, Error> {
+    match contextual(pattern, selector, lang) {
+        Err(_) if forced.is_none() => Err(Error::PatternDoesNotParse {
+            pattern: pattern.to_string(),
+            lang: lang.to_string(),
+            why: NotCode::NoSelectedNode,
+        }),
+        compiled => compiled,
+    }
 }
 
 /// `pattern` parsed as written, the node of kind `selector` in it being the pattern

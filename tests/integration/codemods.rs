@@ -608,13 +608,12 @@ fn the_mcp_ast_edit_takes_a_selector() {
         blob_at(&repo, id, "a.py"),
         "def f(x: list[int]) -> list[str]:\n    return List[int]\n"
     );
-    // Without `lang` the kind means nothing: an error naming the field.
+    // Without `lang` each language is tried, as `edit --selector` does.
     let reply = ast_edit(
         &repo,
-        serde_json::json!({"ops": op, "selector": "generic_type"}),
+        serde_json::json!({"ops": op, "selector": "generic_type", "paths": ["a.py"]}),
     );
-    assert_eq!(reply["result"]["isError"], true, "{reply}");
-    assert!(reply.to_string().contains("`lang` in ast_edit"), "{reply}");
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
 }
 
 /// `ast_edit` with `arguments`, called on an `mcp` server in `repo`: the reply.

@@ -275,8 +275,7 @@ fn edit_selector_reaches_python_annotations() {
         blob_at(&repo, new, "a.py").ends_with("def g() -> list[bytes]:\n    return []\n"),
         "{v}"
     );
-    // Without a language the kind means nothing: refused; a kind not in the pattern is
-    // a bad pattern.
+    // Without -l each language is tried (as in ast-grep): Python's parse has the node.
     let out = repo.run(&[
         "edit",
         "-p",
@@ -285,13 +284,16 @@ fn edit_selector_reaches_python_annotations() {
         "list[$T]",
         "--selector",
         "generic_type",
+        "--json",
     ]);
-    out.assert_code(2);
+    out.assert_code(0);
+    let id = id_of(&out.json());
     assert!(
-        out.stderr.contains("a selector needs the language"),
+        blob_at(&repo, &id, "a.py").ends_with("def g() -> list[bytes]:\n    return []\n"),
         "{}",
-        out.stderr
+        out.stdout
     );
+    // With -l, a kind not in the pattern is a bad pattern.
     let out = edit(&["--selector", "call"]);
     out.assert_code(2);
     assert_eq!(out.json()["error"]["code"], "bad-pattern", "{}", out.stdout);

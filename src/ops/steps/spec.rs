@@ -44,8 +44,8 @@ pub struct StepSpec {
     /// Ops only: run on files of this language alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lang: Option<String>,
-    /// Ops only, with `lang`: `edit --selector`, the node kind of each pattern that
-    /// matches (the pattern parsed as written).
+    /// Ops only: `edit --selector`, the node kind of each pattern that matches (the
+    /// pattern parsed as written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
     /// Values later steps may use as `$NAME`: a template over the step's captures per
@@ -292,9 +292,6 @@ fn resolve(repo: &Repo, config: &Path, mut step: StepSpec) -> Result<StepSpec, S
              `language` and its pattern's `selector` itself"
                 .into(),
         );
-    }
-    if step.selector.is_some() && step.lang.is_none() {
-        return Err("selector needs lang: a kind is a name in one language's grammar".into());
     }
     if let Some(l) = &step.lang {
         crate::files::parse_language(l).map_err(|e| e.to_string())?;

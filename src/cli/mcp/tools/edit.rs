@@ -58,7 +58,7 @@ pub struct EditInput {
     #[serde(default)]
     pub lang: Option<String>,
     /// A node kind: each pattern is parsed as written and its node of this kind is
-    /// what matches (ast-grep's selector); needs `lang`. Python annotations parse as
+    /// what matches (ast-grep's selector). Python annotations parse as
     /// `generic_type`: pattern `x: List[$T]` with selector `generic_type` reaches them.
     #[serde(default)]
     pub selector: Option<String>,
