@@ -21,7 +21,7 @@ fn content(bytes: &[u8], mode: FileMode) -> Option<FileContent> {
 
 /// Stages a change set read against the current work tree: `edits` are
 /// (path, new bytes or None to delete, new mode).
-fn stage(t: &TestRepo, edits: &[(&str, Option<&[u8]>, FileMode)]) -> String {
+pub(crate) fn stage(t: &TestRepo, edits: &[(&str, Option<&[u8]>, FileMode)]) -> String {
     let repo = Repo::discover_from(t.path()).expect("open repo");
     let mut changes = ChangeSet::default();
     for (path, after, mode) in edits {

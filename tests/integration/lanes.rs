@@ -460,43 +460,14 @@ fn a_lanes_edit_of_the_same_path_is_not_taken_out_of_a_main_tree_shell_command()
     assert_eq!(t.read_string("src/lib.py"), LIB);
 }
 
-/// Stages README's change to `content` on the main tree (the preview is shared by every
-/// work tree); its id.
-fn stage_readme(t: &TestRepo, content: &str) -> String {
-    use git_astedit::change::ChangeSet;
-    use git_astedit::change::FileChange;
-    use git_astedit::change::FileContent;
-    use git_astedit::change::FileMode;
-    use git_astedit::change::PreviewMeta;
-    let repo = git_astedit::repo::Repo::discover_from(t.path()).expect("open repo");
-    let side = |s: &str| FileContent {
-        bytes: s.as_bytes().to_vec(),
-        mode: FileMode::Regular,
-    };
-    let changes = ChangeSet {
-        changes: vec![FileChange {
-            path: "README".into(),
-            before: Some(side("lanes\n")),
-            after: Some(side(content)),
-        }],
-    };
-    let meta = PreviewMeta {
-        kind: git_astedit::change::PreviewKind::Edit,
-        summary: "README".into(),
-        tool_version: git_astedit::VERSION.into(),
-        ..PreviewMeta::default()
-    };
-    git_astedit::txn::stage(&repo, &changes, &meta)
-        .expect("stage")
-        .id
-}
-
 #[test]
 fn a_preview_whose_apply_was_interrupted_in_a_lane_is_not_applied_on_the_main_tree_too() {
     let t = repo();
     let lane = start(&t, "l");
     let lane_dir = lane.to_str().expect("utf-8");
-    let id = stage_readme(&t, "changed\n");
+    // Staged on the main tree: the preview is shared by every work tree.
+    let regular = git_astedit::change::FileMode::Regular;
+    let id = crate::apply::stage(&t, &[("README", Some(b"changed\n".as_slice()), regular)]);
     // The lane's apply is killed past its point of no return: its record stays in the
     // lane's git dir, the preview still pending.
     let out = t.run_with(
