@@ -72,31 +72,52 @@ def sh(cmd: list[str], cwd: Path | None = None, check: bool = True, env: dict | 
 
 
 def file_text(i: int) -> str:
+    # One file in a hundred holds a `debugger` statement: what the warm scan's rule finds.
     return (f"// generated file {i}\n"
             f"import {{ helper{i % 7} }} from \"../lib\";\n\n"
             f"export function f{i}(a: number): number {{\n"
             f"  const b = helper{i % 7}(a) + {i};\n"
             f"  console.log(b);\n"
-            f"  return b * 2;\n"
+            + ("  debugger;\n" if i % DEBUGGER_EVERY == 0 else "")
+            + f"  return b * 2;\n"
             f"}}\n")
 
 
+DEBUGGER_EVERY = 100
+
+
 def build_tree(n: int) -> Path:
-    """The tree of n files (cached: a finished tree has a `.done` marker)."""
+    """The tree of n files (cached: a finished tree has a `.done` marker). The files'
+    blobs go into one pack through `git fast-import` (500,000 loose objects would take
+    a file system block each), then `git reset` makes the index and refreshes it."""
     root = SCALE_DIR / f"tree-{n}"
     if (root / ".git" / "scale.done").exists():
         return root
     if root.exists():
         shutil.rmtree(root)
     log(f"building a tree of {n:,} files in {root}")
-    for i in range(n):
-        folder = root / "src" / f"d{i // PER_FOLDER:04d}"
-        if i % PER_FOLDER == 0:
-            folder.mkdir(parents=True)
-        (folder / f"f{i % PER_FOLDER:02d}.ts").write_text(file_text(i))
+    root.mkdir(parents=True)
     sh(["git", "init", "-q", "-b", "main"], cwd=root)
-    sh(["git", "add", "-A"], cwd=root)
-    sh(["git", "commit", "-q", "-m", f"{n} files"], cwd=root)
+    imp = subprocess.Popen(["git", "fast-import", "--quiet"], cwd=root, stdin=subprocess.PIPE,
+                           env={**os.environ, **GIT_ENV})
+    assert imp.stdin is not None
+    out = imp.stdin
+    stamp = b"bench <bench@localhost> 1767225600 +0000"
+    out.write(b"commit refs/heads/main\ncommitter %s\ndata %d\n%s\n"
+              % (stamp, len(f"{n} files"), f"{n} files".encode()))
+    for i in range(n):
+        rel = f"src/d{i // PER_FOLDER:04d}/f{i % PER_FOLDER:02d}.ts"
+        if i % PER_FOLDER == 0:
+            (root / rel).parent.mkdir(parents=True)
+        data = file_text(i).encode()
+        (root / rel).write_bytes(data)
+        out.write(b"M 100644 inline %s\ndata %d\n%s\n" % (rel.encode(), len(data), data))
+    out.close()
+    if imp.wait() != 0:
+        raise SystemExit("git fast-import failed")
+    sh(["git", "reset", "-q"], cwd=root)
+    if sh(["git", "status", "--porcelain"], cwd=root).strip():
+        raise SystemExit(f"the {n}-file tree is not clean after its import")
     (root / ".git" / "scale.done").write_text("")
     return root
 
@@ -348,6 +369,102 @@ def measure_listing(astedit: Path, seed: Path, events: int, runs: int, perf: boo
     return rows
 
 
+# ---------------------------------------------------------------- warm scan
+
+
+RULE = """id: no-debugger
+language: TypeScript
+severity: warning
+message: a debugger statement
+rule:
+  pattern: debugger;
+"""
+
+# (label, core.untrackedCache, fsmonitor through Watchman)
+WARM_MODES = (("plain", False, False), ("untracked cache", True, False), ("fsmonitor", True, True))
+FSMONITOR_HOOK = Path("/usr/share/git-core/templates/hooks/fsmonitor-watchman.sample")
+
+
+def rules_dir() -> Path:
+    """A rule project outside the trees: one rule, a `debugger` statement."""
+    root = SCALE_DIR / "rules"
+    (root / "rules").mkdir(parents=True, exist_ok=True)
+    (root / "sgconfig.yml").write_text("ruleDirs:\n  - rules\n")
+    (root / "rules" / "no-debugger.yml").write_text(RULE)
+    return root
+
+
+def watchman_ok() -> bool:
+    return shutil.which("watchman") is not None and FSMONITOR_HOOK.exists()
+
+
+def set_mode(tree: Path, untracked_cache: bool, fsmonitor: bool) -> None:
+    """git's config and index extensions for one warm-scan mode."""
+    sh(["git", "config", "core.untrackedCache", "true" if untracked_cache else "false"], cwd=tree)
+    sh(["git", "update-index", "--untracked-cache" if untracked_cache else "--no-untracked-cache"], cwd=tree)
+    hook = tree / ".git" / "hooks" / "fsmonitor-watchman"
+    if fsmonitor:
+        hook.parent.mkdir(exist_ok=True)
+        shutil.copy(FSMONITOR_HOOK, hook)
+        hook.chmod(0o755)
+        sh(["git", "config", "core.fsmonitor", str(hook)], cwd=tree)
+        sh(["git", "update-index", "--fsmonitor"], cwd=tree)
+    else:
+        sh(["git", "config", "--unset-all", "core.fsmonitor"], cwd=tree, check=False)
+        sh(["git", "update-index", "--no-fsmonitor"], cwd=tree)
+        if hook.exists():  # (a `watchman` call would start its daemon)
+            sh(["watchman", "watch-del", str(tree)], check=False)
+            hook.unlink()
+    # Two statuses: the first (re)builds what the mode keeps (Watchman's crawl, the
+    # untracked cache), the second writes the index that records it.
+    for _ in range(2):
+        sh(["git", "status", "--porcelain"], cwd=tree)
+
+
+def measure_warm(binaries: list[tuple[str, Path]], n: int, runs: int, perf: bool, work: Path) -> list[Row]:
+    """`git status --porcelain` beside a warm scan (tree unchanged, the cache filled by
+    an untimed run first) in each mode: plain, with core.untrackedCache, with
+    core.fsmonitor through Watchman's hook (when Watchman is installed)."""
+    tree = build_tree(n)
+    conf = rules_dir() / "sgconfig.yml"
+    expect = (n + DEBUGGER_EVERY - 1) // DEBUGGER_EVERY
+    rows = []
+    for label, uc, fsm in WARM_MODES:
+        if fsm and not watchman_ok():
+            log("  fsmonitor rows skipped: no watchman (or no fsmonitor-watchman hook sample)")
+            continue
+        set_mode(tree, uc, fsm)
+        status = Row(f"git status [{label}]", n)
+        scans = [(Row(f"warm scan{'' if name == 'after' else f' ({name})'} [{label}]", n), exe)
+                 for name, exe in binaries]
+        cmds = [(status, ["git", "status", "--porcelain"])]
+        cmds += [(row, [str(exe), "scan", "--config", str(conf)]) for row, exe in scans]
+        outputs = {}
+        for r in range(runs + 1):  # round 0 warms the page cache and the result cache
+            # The order rotates, so that no row always follows the same one.
+            for k in range(len(cmds)):
+                j = (k + r) % len(cmds)
+                row, cmd = cmds[j]
+                run, text = measure(cmd, tree, work / f"warm-{n}-{j}.out", perf)
+                if r > 0:
+                    row.runs.append(run)
+                outputs[row.task] = text
+        if outputs[status.task].strip():
+            raise SystemExit(f"the {n}-file tree is not clean:\n{outputs[status.task][:500]}")
+        texts = [outputs[row.task] for row, _ in scans]
+        found = texts[0].count("no-debugger")
+        if found != expect:
+            raise SystemExit(f"the warm scan found {found} debugger statements in the {n}-file tree, "
+                             f"expected {expect}:\n{texts[0][:500]}")
+        if any(t != texts[0] for t in texts[1:]):
+            raise SystemExit("the binaries' warm scans printed different findings")
+        log(f"  {n:,} files, {label}: git status {status.wall():.2f} s, "
+            + ", ".join(f"{row.task} {row.wall():.2f} s" for row, _ in scans))
+        rows += [status] + [row for row, _ in scans]
+    set_mode(tree, False, False)
+    return rows
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -365,7 +482,8 @@ def report(rows: list[Row], listing: list[Row], sizes: list[int], events: int, m
         f"- machine: {meta['machine']}; load average at start {meta['load_start']}, at end {meta['load_end']}",
         f"- versions: {meta['versions']}",
         f"- command: `{meta['command']}`; {meta['runs']} timed runs each after one warm-up; "
-        f"journal of {events:,} events in every tree",
+        (f"journal of {events:,} events in every tree" if listing or any(r.task == "grep" for r in rows)
+         else "warm-scan rows only"),
         "",
         "| task | files | median wall | CPU | task-clock | peak RSS | wall per file | CPU per file "
         "| task-clock per file |",
@@ -378,7 +496,7 @@ def report(rows: list[Row], listing: list[Row], sizes: list[int], events: int, m
                      f"{'' if ins is None else fmt_s(ins)} | {r.rss() / 1024:.0f} MiB | "
                      f"{fmt_us(r.wall() / r.size)} | {fmt_us(r.cpu() / r.size)} | "
                      f"{'' if ins is None else fmt_us(ins / r.size)} |")
-    if len(sizes) >= 2:
+    if len(sizes) >= 2 and any(r.task == "grep" for r in rows):
         small, big = sizes[0], sizes[-1]
         lines += ["", f"Growth, per-file cost at {big:,} ÷ per-file cost at {small:,} (bar: ≤ 1.3×):", ""]
         lines += ["| task | wall | CPU | task-clock |", "|---|---:|---:|---:|"]
@@ -390,6 +508,9 @@ def report(rows: list[Row], listing: list[Row], sizes: list[int], events: int, m
             ins = "" if ia is None or ib is None else f"{(ib / big) / (ia / small):.2f}×"
             cpu = f"{(b.cpu() / big) / (a.cpu() / small):.2f}×" if a.cpu() > 0 else ""
             lines.append(f"| {task} | {(b.wall() / big) / (a.wall() / small):.2f}× | {cpu} | {ins} |")
+    warm = [r for r in rows if r.task.startswith(("git status [", "warm scan"))]
+    if warm:
+        lines += warm_report(warm, sizes)
     if listing:
         lines += ["", f"`list` and `log` (default output), journal of 100 and of {events:,} events "
                   f"({sizes[0]:,}-file tree, nothing pending):", "",
@@ -410,6 +531,47 @@ def report(rows: list[Row], listing: list[Row], sizes: list[int], events: int, m
     return "\n".join(lines) + "\n"
 
 
+def warm_report(warm: list[Row], sizes: list[int]) -> list[str]:
+    """The warm scan beside `git status`, per mode and size, and its growth."""
+    by = {(r.task, r.size): r for r in warm}
+    modes = [label for label, _, _ in WARM_MODES if any(f"[{label}]" in r.task for r in warm)]
+    scans = sorted({r.task.split(" [")[0] for r in warm if r.task.startswith("warm scan")},
+                   key=lambda t: (t != "warm scan", t))
+    lines = ["", "Warm scan (tree unchanged, result cache filled; `scan --config` with one rule) beside "
+             "`git status --porcelain`, same rounds; peak RSS of a scan that asks git includes "
+             "its `git status` child (GNU time reports the largest of the process tree):", "",
+             "| mode | files | row | median wall | CPU | peak RSS | wall ÷ git status | CPU ÷ git status |",
+             "|---|---:|---|---:|---:|---:|---:|---:|"]
+    for mode in modes:
+        for n in sizes:
+            st = by.get((f"git status [{mode}]", n))
+            if not st:
+                continue
+            for task in ["git status"] + scans:
+                r = by.get((f"{task} [{mode}]", n))
+                if not r:
+                    continue
+                lines.append(f"| {mode} | {n:,} | {task} | {fmt_s(r.wall())} | {fmt_s(r.cpu())} | "
+                             f"{r.rss() / 1024:.0f} MiB | {r.wall() / st.wall():.2f}× | "
+                             + (f"{r.cpu() / st.cpu():.2f}× |" if st.cpu() > 0 else " |"))
+    if len(sizes) >= 2:
+        small = sizes[0]
+        lines += ["", f"Growth of the warm rows: wall per file at each size ÷ wall per file at {small:,}:", "",
+                  "| mode | row | " + " | ".join(f"{n:,}" for n in sizes[1:]) + " |",
+                  "|---|---|" + "---:|" * (len(sizes) - 1)]
+        for mode in modes:
+            for task in ["git status"] + scans:
+                a = by.get((f"{task} [{mode}]", small))
+                if not a:
+                    continue
+                cells = []
+                for n in sizes[1:]:
+                    b = by.get((f"{task} [{mode}]", n))
+                    cells.append(f"{(b.wall() / n) / (a.wall() / small):.2f}×" if b else "")
+                lines.append(f"| {mode} | {task} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10000,100000", help="tree sizes in files (default 10000,100000)")
@@ -421,6 +583,10 @@ def main() -> None:
     ap.add_argument("--no-listing", action="store_true", help="skip the list/log rows")
     ap.add_argument("--listing-only", action="store_true", help="only the list/log rows")
     ap.add_argument("--no-perf", action="store_true", help="do not measure task-clock with perf")
+    ap.add_argument("--before", type=Path, help="another binary whose warm scan runs in the same rounds")
+    ap.add_argument("--no-warm", action="store_true", help="skip the warm-scan rows")
+    ap.add_argument("--warm-only", action="store_true", help="only the warm-scan rows")
+    ap.add_argument("--clean", action="store_true", help="delete each tree once measured (disk)")
     args = ap.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     if not args.binary.exists():
@@ -431,12 +597,23 @@ def main() -> None:
     work.mkdir(exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc)
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    seed = build_journal(args.binary, args.events)
+    only_warm = args.warm_only
+    seed = None if only_warm else build_journal(args.binary, args.events)
+    binaries = [("after", args.binary)] + ([("before", args.before)] if args.before else [])
     rows: list[Row] = []
+    listing: list[Row] = []
+    if not args.no_listing and not only_warm:
+        listing = measure_listing(args.binary, seed, args.events, max(args.runs, 5), perf, work,
+                                  build_tree(sizes[0]))
     for n in [] if args.listing_only else sizes:
-        rows += measure_size(args.binary, n, seed, args.events, args.runs, perf, work)
-    listing = [] if args.no_listing else measure_listing(args.binary, seed, args.events, max(args.runs, 5),
-                                                         perf, work, build_tree(sizes[0]))
+        if not only_warm:
+            rows += measure_size(args.binary, n, seed, args.events, args.runs, perf, work)
+        if not args.no_warm:
+            rows += measure_warm(binaries, n, args.runs, perf, work)
+        if args.clean:
+            shutil.rmtree(SCALE_DIR / f"tree-{n}", ignore_errors=True)
+    if watchman_ok() and not args.no_warm:
+        sh(["watchman", "shutdown-server"], check=False)
     head = sh(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, check=False).strip()
     dirty = "+dirty" if sh(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
                            check=False).strip() else ""
@@ -457,7 +634,9 @@ def main() -> None:
         "load_start": load_start,
         "load_end": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "versions": f"{sh(['git', '--version']).strip()}; "
-                    f"{sh([str(args.binary), '--version'], check=False).strip()} ({args.label or head + dirty})",
+                    f"{sh([str(args.binary), '--version'], check=False).strip()} ({args.label or head + dirty})"
+                    + (f"; before: {args.before}" if args.before else "")
+                    + (f"; {sh(['watchman', '--version'], check=False).strip() and 'watchman ' + sh(['watchman', '--version'], check=False).strip()}" if watchman_ok() else "; no watchman"),
         "command": "bench/scale.sh " + " ".join(sys.argv[1:]),
         "runs": args.runs,
     }

@@ -28,6 +28,8 @@ use std::path::PathBuf;
 
 use sha2::Digest as _;
 
+pub mod status;
+
 /// The default byte budget of the cache folder.
 pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -147,6 +149,11 @@ impl Bucket {
     /// Notes that `key`'s entry was used (kept when the bucket is rewritten).
     pub fn touch(&self, key: &Key) {
         lock(&self.used).insert(*key);
+    }
+
+    /// [`Bucket::touch`] for many entries, under one lock.
+    pub fn touch_all<'k>(&self, keys: impl IntoIterator<Item = &'k Key>) {
+        lock(&self.used).extend(keys.into_iter().copied());
     }
 
     /// Adds an entry (a recomputed one replaces the old). Workers call this side by
@@ -482,6 +489,11 @@ pub fn blob_id(kind: gix::hash::Kind, bytes: &[u8]) -> Option<gix::ObjectId> {
 pub struct IndexStat {
     pub id: gix::ObjectId,
     pub stat: gix::index::entry::Stat,
+    /// git itself has just said that the work-tree file is this entry's content (its
+    /// `status` listed the path as unchanged, with its untracked cache or fsmonitor on;
+    /// see [`status`]): the id stands without a look at the file, and a regular file
+    /// of the entry's size is there.
+    pub vouched: bool,
 }
 
 impl IndexStat {
@@ -489,6 +501,11 @@ impl IndexStat {
     pub fn id_if_unchanged(&self, meta: &std::fs::Metadata) -> Option<gix::ObjectId> {
         let stat = stat_of(meta)?;
         stat.matches(&self.stat, stat_options()).then_some(self.id)
+    }
+
+    /// The entry's id without a look at the file, when git vouched for it.
+    pub fn vouched_id(&self) -> Option<gix::ObjectId> {
+        self.vouched.then_some(self.id)
     }
 }
 
@@ -558,6 +575,20 @@ impl IndexTrust {
         Some(IndexStat {
             id: entry.id,
             stat: entry.stat,
+            vouched: false,
+        })
+    }
+
+    /// [`IndexTrust::entry`] for an entry git's `status` has just reported unchanged
+    /// in the work tree (see [`status`]): vouched for, when it is a regular file's.
+    /// The racy-entry rule of [`IndexTrust::entry`] still holds (git compares a racy
+    /// entry's content, but the index it then writes may be the one we read).
+    pub fn vouched(&self, entry: &gix::index::Entry) -> Option<IndexStat> {
+        use gix::index::entry::Mode;
+        let regular = matches!(entry.mode, Mode::FILE | Mode::FILE_EXECUTABLE);
+        self.entry(entry).map(|stat| IndexStat {
+            vouched: regular,
+            ..stat
         })
     }
 }

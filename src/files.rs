@@ -227,6 +227,10 @@ pub struct Options {
     pub globs: PathGlobs,
     /// `--no-ignore`: files git ignores are listed too.
     pub no_ignore: bool,
+    /// The files' contents are looked up in the result cache: where git keeps an
+    /// untracked cache or fsmonitor, ask its `status` what changed instead of walking
+    /// (see `cache::status`).
+    pub ask_git: bool,
 }
 
 impl Default for Options {
@@ -238,6 +242,7 @@ impl Default for Options {
             language_globs: LanguageGlobs::default(),
             globs: PathGlobs::default(),
             no_ignore: false,
+            ask_git: false,
         }
     }
 }
@@ -827,32 +832,28 @@ fn collect_watched(
     witness: Option<&mut Witness>,
 ) -> Result<FileSet, Error> {
     check_max_file_size(opts.max_file_size)?;
+    // Asked before the index is read: git refreshes it, and an entry git reports
+    // unchanged is then the entry read below.
+    let by_status =
+        (opts.ask_git && witness.is_none() && opts.pathspecs.is_empty() && !opts.no_ignore)
+            .then(|| status_changes(repo))
+            .flatten();
     let (specs, git, index) = Pathspecs::open(repo, &opts.pathspecs)?;
     let git = &git;
-    // Every plain pathspec is made relative to the top (above), and the walk runs once
-    // per positive spec (each with all exclusions): gix's walk loses specs that climb
-    // above the current folder (`../../x`) when several are given. That also tells
-    // which spec matched nothing.
-    let Pathspecs {
-        positive,
-        negative,
-        named,
-    } = specs;
-    let walks: Vec<(Vec<String>, Option<String>)> = if positive.is_empty() {
-        vec![(negative.clone(), None)]
-    } else {
-        positive
-            .into_iter()
-            .map(|(p, typed)| {
-                let specs = std::iter::once(p).chain(negative.iter().cloned()).collect();
-                (specs, Some(typed))
-            })
-            .collect()
-    };
-    let entries = walk_entries(repo, git, &index, walks, opts.no_ignore, witness)?;
-    let trust = crate::cache::IndexTrust::new(git, &index);
+    let named = specs.named.clone();
     let (mut set, hosts) = opts.empty_set();
-    for (path, disk_kind) in &listed(repo, entries, opts.no_ignore, &mut set) {
+    let (listed, changed) = match by_status {
+        Some(changes) if !index.is_sparse() => {
+            let listed = listed_by_status(repo, git, &index, &changes, &mut set)?;
+            (listed, Some(changes.tracked))
+        }
+        _ => {
+            let entries = walk_entries(repo, git, &index, walks(specs), opts.no_ignore, witness)?;
+            (listed(repo, entries, opts.no_ignore, &mut set), None)
+        }
+    };
+    let trust = crate::cache::IndexTrust::new(git, &index);
+    for (path, disk_kind) in &listed {
         let path = path.as_str();
         if !opts.globs.selects(path) {
             continue;
@@ -878,11 +879,16 @@ fn collect_watched(
             Some(e) => u64::from(e.stat.size),
             None => std::fs::metadata(repo.workdir.join(path)).map_or(0, |m| m.len()),
         };
+        // git's status vouches for the entries it did not report.
+        let tracked = entry.and_then(|e| match &changed {
+            Some(changed) if !changed.contains(path.as_bytes()) => trust.vouched(e),
+            _ => trust.entry(e),
+        });
         let candidate = Candidate {
             path: path.to_string(),
             lang,
             size_hint,
-            tracked: entry.and_then(|e| trust.entry(e)),
+            tracked,
             blob: None,
         };
         if host {
@@ -892,6 +898,138 @@ fn collect_watched(
         }
     }
     Ok(set)
+}
+
+/// The walks [`walk_entries`] makes for `specs`. Every plain pathspec is made relative
+/// to the top, and the walk runs once per positive spec (each with all exclusions):
+/// gix's walk loses specs that climb above the current folder (`../../x`) when several
+/// are given. That also tells which spec matched nothing.
+fn walks(specs: Pathspecs) -> Vec<(Vec<String>, Option<String>)> {
+    let Pathspecs {
+        positive, negative, ..
+    } = specs;
+    if positive.is_empty() {
+        return vec![(negative, None)];
+    }
+    positive
+        .into_iter()
+        .map(|(p, typed)| {
+            let specs = std::iter::once(p).chain(negative.iter().cloned()).collect();
+            (specs, Some(typed))
+        })
+        .collect()
+}
+
+/// What `git status` says changed, where git keeps an untracked cache or fsmonitor
+/// (`crate::cache::status`); `None`: walk.
+fn status_changes(repo: &Repo) -> Option<crate::cache::status::Changes> {
+    // A hook's temporary index (`git commit -a`) is the one git would answer about;
+    // gix would read another.
+    if std::env::var_os("GIT_INDEX_FILE").is_some()
+        || !crate::cache::status::worth_asking(&repo.git)
+    {
+        return None;
+    }
+    crate::cache::status::ask(&repo.git, &repo.git_dir, &repo.workdir)
+}
+
+/// The files a walk with no pathspec would list ([`listed`]), from the index and what
+/// `git status` reported: the index's entries under the current folder, of the kind
+/// their mode says unless git reported them (those are looked at), and the untracked
+/// files and folders git reported (a folder is walked).
+fn listed_by_status(
+    repo: &Repo,
+    git: &gix::Repository,
+    index: &gix::worktree::Index,
+    changes: &crate::cache::status::Changes,
+    set: &mut FileSet,
+) -> Result<Vec<(String, Option<Kind>)>, Error> {
+    use gix::index::entry::Mode;
+    let prefix = folder_prefix(repo);
+    let under = |path: &[u8]| path.starts_with(prefix.as_bytes());
+    let disk_kind = |path: &str| -> Option<Kind> {
+        let meta = std::fs::symlink_metadata(repo.workdir.join(path)).ok()?;
+        let kind = meta.file_type();
+        Some(if kind.is_symlink() {
+            Kind::Symlink
+        } else if kind.is_file() {
+            Kind::File
+        } else if kind.is_dir() && repo.workdir.join(path).join(".git").exists() {
+            Kind::Repository
+        } else if kind.is_dir() {
+            Kind::Directory
+        } else {
+            return None;
+        })
+    };
+    let mut out: Vec<(String, Option<Kind>)> = Vec::with_capacity(index.entries().len());
+    let mut last: Option<&[u8]> = None;
+    for entry in index.entries() {
+        let path_b: &[u8] = entry.path(index).as_ref();
+        // An unmerged path's stages are one file.
+        if last == Some(path_b) || !under(path_b) {
+            continue;
+        }
+        last = Some(path_b);
+        let Ok(path) = std::str::from_utf8(path_b) else {
+            set.skipped
+                .add(SkipReason::NonUtf8Path, &String::from_utf8_lossy(path_b));
+            continue;
+        };
+        let kind = match entry.mode {
+            _ if changes.tracked.contains(path_b) => disk_kind(path),
+            Mode::FILE | Mode::FILE_EXECUTABLE => Some(Kind::File),
+            // A symlink may be checked out as a file (core.symlinks), a submodule
+            // may not be: looked at, as the walk does.
+            _ => disk_kind(path),
+        };
+        out.push((path.to_string(), kind));
+    }
+    for path_b in &changes.untracked {
+        if !under(path_b) {
+            continue;
+        }
+        match std::str::from_utf8(path_b) {
+            Ok(path) => out.push((path.to_string(), disk_kind(path))),
+            Err(_) => set
+                .skipped
+                .add(SkipReason::NonUtf8Path, &String::from_utf8_lossy(path_b)),
+        }
+    }
+    // The untracked folders, each walked (ignore rules and nested repositories as
+    // everywhere); a folder above the current one is walked from here down.
+    let dirs: Vec<String> = changes
+        .untracked_dirs
+        .iter()
+        .filter_map(|dir| {
+            let dir = std::str::from_utf8(dir).ok()?;
+            let inside = format!("{dir}/");
+            let top = if prefix.starts_with(&inside) {
+                prefix.trim_end_matches('/')
+            } else if inside.starts_with(&prefix) {
+                dir
+            } else {
+                return None;
+            };
+            Some(format!(":(top,literal){top}"))
+        })
+        .collect();
+    if !dirs.is_empty() {
+        let walks = dirs.into_iter().map(|d| (vec![d], None)).collect();
+        let entries = walk_entries(repo, git, index, walks, false, None)?;
+        out.extend(listed(repo, entries, false, set));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.dedup_by(|a, b| a.0 == b.0);
+    Ok(out)
+}
+
+/// The current folder as a repository path with its `/` (`src/`), empty at the top.
+fn folder_prefix(repo: &Repo) -> String {
+    match repo.prefix.as_deref() {
+        None | Some("") => String::new(),
+        Some(p) => format!("{p}/"),
+    }
 }
 
 /// Lists the index's stage-0 entries matching the pathspecs, the staged content
@@ -1295,6 +1433,22 @@ pub fn load_cached(
     bucket: &crate::cache::Bucket,
     key_of: impl Fn(&gix::oid) -> crate::cache::Key,
 ) -> CachedLoad {
+    // An entry git vouched for names a regular file of its size: no look at the file
+    // while the cache answers for it.
+    if let Some(t) = tracked.filter(|t| t.vouched) {
+        let size = u64::from(t.stat.size);
+        if size > 0 && size <= max_file_size.min(MAX_FILE_SIZE_CEILING) {
+            let key = key_of(&t.id);
+            if let Some(payload) = bucket.get(&key) {
+                return CachedLoad::Hit {
+                    key,
+                    id: t.id,
+                    payload,
+                    text: None,
+                };
+            }
+        }
+    }
     let abs = workdir.join(path);
     let meta = match std::fs::symlink_metadata(&abs) {
         Ok(m) => m,

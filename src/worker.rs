@@ -162,9 +162,9 @@ impl Cache {
     /// Whether `task` has an entry, as far as can be told without reading the file
     /// (its content named by the index's stat data or read before the run).
     pub fn holds(&self, workdir: &std::path::Path, task: &impl Task) -> bool {
-        let id = match task.read_id() {
-            Some(id) => Some(id),
-            None => std::fs::symlink_metadata(workdir.join(task.path()))
+        let id = match (task.read_id(), task.tracked().and_then(|t| t.vouched_id())) {
+            (Some(id), _) | (None, Some(id)) => Some(id),
+            (None, None) => std::fs::symlink_metadata(workdir.join(task.path()))
                 .ok()
                 .filter(|m| m.is_file())
                 .and_then(|m| task.tracked()?.id_if_unchanged(&m)),
@@ -292,13 +292,7 @@ pub fn run<W: Worker>(
         Drive::Parallel { order, .. } => {
             // No bar while a person answers questions (below).
             let _phase = crate::progress::phase(crate::progress::Phase::Search, tasks.len());
-            crate::pipeline::map_sized(
-                tasks,
-                |t| t.size_hint(),
-                |t| one.step(t, &mut |_| true),
-                order,
-                &mut deliver,
-            )
+            parallel(&one, tasks, order, &mut deliver);
         }
         Drive::Selecting(select) => {
             for (i, task) in tasks.iter().enumerate() {
@@ -322,6 +316,76 @@ pub fn run<W: Worker>(
     }
 }
 
+/// How many tasks [`parallel`] answers from the cache before it runs the rest of them.
+const WINDOW: usize = 4096;
+
+/// Where [`run`] hands each task's step (its index in the tasks); `false`: stop.
+type Deliver<'d, W> =
+    dyn FnMut(usize, Result<Step<<W as Worker>::Item>, <W as Worker>::Error>) -> bool + 'd;
+
+/// Runs `tasks` on every worker, handing each step to `deliver` in `order`: window by
+/// window, the tasks whose entries git vouched for are answered from the cache on
+/// every core at once (a warm scan of an unchanged tree is only that), the others go
+/// through the pipeline, their results merged with those in input order.
+fn parallel<W: Worker>(
+    one: &One<'_, W>,
+    tasks: &[W::Task],
+    order: Delivery,
+    deliver: &mut Deliver<'_, W>,
+) {
+    for (w, window) in tasks.chunks(WINDOW).enumerate() {
+        let base = w * WINDOW;
+        let mut hits: Vec<Option<Step<W::Item>>> = match one.cache {
+            Some(cache) => {
+                use rayon::prelude::*;
+                let found: Vec<Option<(Step<W::Item>, Key)>> =
+                    window.par_iter().map(|t| one.vouched_hit(t)).collect();
+                cache
+                    .bucket
+                    .touch_all(found.iter().flatten().map(|(_, key)| key));
+                found.into_iter().map(|f| f.map(|(step, _)| step)).collect()
+            }
+            None => Vec::new(),
+        };
+        hits.resize_with(window.len(), || None);
+        let misses: Vec<usize> = (0..window.len()).filter(|&j| hits[j].is_none()).collect();
+        // The hits before `upto` (window positions), in order; `false`: stop.
+        let mut next = 0;
+        let mut flush = |upto: usize,
+                         hits: &mut Vec<Option<Step<W::Item>>>,
+                         deliver: &mut Deliver<'_, W>|
+         -> bool {
+            while next < upto {
+                if let Some(hit) = hits[next].take() {
+                    if !deliver(base + next, Ok(hit)) {
+                        return false;
+                    }
+                }
+                next += 1;
+            }
+            true
+        };
+        if order == Delivery::AsReady && !flush(window.len(), &mut hits, deliver) {
+            return;
+        }
+        let mut go_on = true;
+        crate::pipeline::map_sized(
+            &misses,
+            |&j| window[j].size_hint(),
+            |&j| one.step(&window[j], &mut |_| true),
+            order,
+            |k, step| {
+                let j = misses[k];
+                go_on = flush(j, &mut hits, deliver) && deliver(base + j, step);
+                go_on
+            },
+        );
+        if !go_on || !flush(window.len(), &mut hits, deliver) {
+            return;
+        }
+    }
+}
+
 /// An output, and the id of the content it is of.
 type Named<O> = (O, gix::ObjectId);
 
@@ -335,6 +399,26 @@ struct One<'a, W> {
 }
 
 impl<W: Worker> One<'_, W> {
+    /// A task's step straight from its cache entry, when git vouched for its content
+    /// id (see `cache::status`) and the result needs no text: no look at the file.
+    /// With the entry's key (to be touched); `None`: run the task as usual.
+    fn vouched_hit(&self, task: &W::Task) -> Option<(Step<W::Item>, Key)> {
+        let cache = self.cache?;
+        if task.read_id().is_some() || self.worker.plan(task) != Plan::Cached {
+            return None;
+        }
+        let tracked = task.tracked()?;
+        let id = tracked.vouched_id()?;
+        let size = u64::from(tracked.stat.size);
+        if size == 0 || size > self.max_file_size.min(files::MAX_FILE_SIZE_CEILING) {
+            return None;
+        }
+        let key = cache.key(task, &id);
+        let payload = cache.bucket.get(&key)?;
+        let output = self.worker.decode(task, &payload, &mut || None)?;
+        Some((Step::Done(self.worker.item(task, output), Some(id)), key))
+    }
+
     fn step(&self, task: &W::Task, offer: &mut Offer<'_>) -> Result<Step<W::Item>, W::Error> {
         let output = match (self.worker.plan(task), self.cache) {
             (Plan::Pass, _) => return Ok(Step::Pass),

@@ -99,7 +99,7 @@ impl Input {
     /// custom languages), then the walk, narrowed to `changed` when asked.
     pub fn files(&self, repo: &Repo) -> Result<Files, Error> {
         let (language_globs, lang) = self.languages(repo)?;
-        let (mut set, warnings) = self.walk(repo, language_globs, lang, self.no_ignore)?;
+        let (mut set, warnings) = self.walk(repo, language_globs, lang, self.no_ignore, false)?;
         let mut lines = None;
         if let Some(rev) = self.changed_rev() {
             let changed = super::baseline::changed(repo, rev, self.cached)?;
@@ -125,13 +125,15 @@ impl Input {
 
     /// The work tree's files the pathspecs and globs select, with these language globs,
     /// in `lang` (when asked), reading ignored files too with `no_ignore`; for an agent,
-    /// a pathspec naming nothing beside others is a warning.
+    /// a pathspec naming nothing beside others is a warning. `ask_git`: the files'
+    /// results come from the result cache ([`files::Options::ask_git`]).
     fn walk(
         &self,
         repo: &Repo,
         language_globs: files::LanguageGlobs,
         lang: Option<Lang>,
         no_ignore: bool,
+        ask_git: bool,
     ) -> Result<(FileSet, Vec<String>), Error> {
         let mut opts = files::Options {
             pathspecs: self.pathspecs.clone(),
@@ -140,6 +142,7 @@ impl Input {
             language_globs,
             globs: files::PathGlobs::new(&self.globs, &folder_prefix(repo))?,
             no_ignore,
+            ask_git,
         };
         let collect = match (self.cached, self.caller) {
             (true, _) => files::collect_index,
@@ -202,6 +205,9 @@ pub struct Listing<'a> {
     pub rules: &'a crate::scan::rules::Plan,
     pub only: Option<&'a std::collections::BTreeSet<String>>,
     pub shard: Option<crate::scan::Shard>,
+    /// The scan reads its files' results from the result cache: git's `status` may
+    /// tell what changed ([`files::Options::ask_git`]).
+    pub ask_git: bool,
 }
 
 impl Listing<'_> {
@@ -211,7 +217,7 @@ impl Listing<'_> {
         let input = self.input;
         let no_ignore = input.no_ignore || self.rules.no_ignore;
         let globs = self.rules.language_globs.clone();
-        let (set, _) = input.walk(repo, globs, None, no_ignore)?;
+        let (set, _) = input.walk(repo, globs, None, no_ignore, self.ask_git)?;
         let mut inputs = scan::source::Inputs::from(set);
         inputs.narrow(self.only, self.shard);
         Ok(inputs)

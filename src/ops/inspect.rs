@@ -217,6 +217,7 @@ pub fn scan(
         rules: plan,
         only: None,
         shard: None,
+        ask_git: false,
     };
     let inputs = listing.files(repo)?;
     let (mut scanned, mut skipped_files) = (0, 0);

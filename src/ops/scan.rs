@@ -198,6 +198,7 @@ pub fn run_cancellable(
             rules.plan.sources.join(", ")
         ));
     }
+    let ask_git = cache.is_some() && !asking;
     let opts = scan_options(req, &rules, cache, cancel)?;
     let rows = Rows::of(repo, req, &rules);
     let scan_rules = scan_rules(&rules);
@@ -210,6 +211,7 @@ pub fn run_cancellable(
         rules: &rules.plan,
         only: changed.as_ref().map(|c| &c.files),
         shard,
+        ask_git,
     };
     let inputs = listing.files(repo)?;
     let cached = req.input.cached;

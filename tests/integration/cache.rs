@@ -142,9 +142,14 @@ fn damage(dir: &Path, how: impl Fn(Vec<u8>) -> Vec<u8>) {
 type Damage = fn(Vec<u8>) -> Vec<u8>;
 
 /// Every case: without cache, cold, warm, then after each kind of damage (twice:
-/// the damaged run, then the run after it rewrote the bucket).
-fn differential(cases: &[&[&str]]) {
+/// the damaged run, then the run after it rewrote the bucket). `git_knows`: git keeps
+/// an untracked cache, so the listing asks its `status` what changed.
+fn differential(cases: &[&[&str]], git_knows: bool) {
     let repo = repo();
+    if git_knows {
+        repo.git(&["config", "core.untrackedCache", "true"]);
+        repo.git(&["update-index", "--untracked-cache"]);
+    }
     let cache = tempfile::tempdir().expect("tempdir");
     let dir = cache.path().join("c");
     for args in cases {
@@ -201,12 +206,17 @@ fn differential(cases: &[&[&str]]) {
 
 #[test]
 fn grep_is_the_same_without_cold_warm_and_damaged_cache() {
-    differential(GREPS);
+    differential(GREPS, false);
 }
 
 #[test]
 fn scan_is_the_same_without_cold_warm_and_damaged_cache() {
-    differential(SCANS);
+    differential(SCANS, false);
+}
+
+#[test]
+fn scan_through_git_status_is_the_same_without_cold_warm_and_damaged_cache() {
+    differential(SCANS, true);
 }
 
 /// The staged preview's diff and summary, for comparing edits.

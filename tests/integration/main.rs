@@ -75,3 +75,4 @@ mod suppress;
 mod trust;
 mod verify;
 mod verify_home;
+mod warm_status;

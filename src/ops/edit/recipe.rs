@@ -246,6 +246,7 @@ fn rerun_all(
             globs: Default::default(),
             no_ignore: false,
             language_globs,
+            ask_git: false,
         },
     )?;
     let unknown = |files: Vec<crate::files::Candidate>| -> Vec<crate::files::Candidate> {

@@ -347,6 +347,7 @@ fn rescan_all(
         rules: &rules.rules.plan(),
         only: None,
         shard: None,
+        ask_git: false,
     };
     let inputs = listing.files(&at)?;
     let opts = crate::scan::Options {
