@@ -227,7 +227,8 @@ pub struct Match {
     pub captures: Vec<Capture>,
     /// Where what a rewrite replaces ends, when that is before the match's end: the
     /// matched node goes on past the last part the pattern covers (`raise $E, $M` on
-    /// `raise A, "m", bt`), and a rewrite keeps that rest.
+    /// `raise A, "m", bt`), and a rewrite keeps that rest. Not worked out with
+    /// [`MatchText::FirstLine`] (the text printers do not show it).
     pub replaced_end: Option<Position>,
     /// What ast-grep's `run --rewrite` would write for this match (its
     /// `replacement` and `replacementOffsets`), when the search was given a rewrite.
@@ -596,14 +597,19 @@ impl Query {
                 let range = m.range();
                 let (line, column) = index.line_col(range.start);
                 let matched = src.get(range.clone()).unwrap_or_default();
-                // The end from the text, not from the line start: outer matches end
-                // after inner ones, so ends would defeat the index's incremental count.
-                let (end_line, end_column) = match matched.rfind('\n') {
-                    Some(nl) => (
-                        line + memchr::memchr_iter(b'\n', matched.as_bytes()).count(),
-                        matched[nl + 1..].chars().count() + 1,
+                // The end from the text, not from the index's incremental count: outer
+                // matches end after inner ones, so ends would defeat it. The node knows
+                // its end row, so only the match's last line is counted (not the whole
+                // text of a call nested in a hundred lines, at every level of nesting).
+                let end_row = m.get_node().get_inner_node().end_position().row;
+                let (end_line, end_column) = match index.line_start(end_row) {
+                    Some(start) if end_row + 1 > line && start <= range.end => (
+                        end_row + 1,
+                        src.get(start..range.end)
+                            .map_or(range.end - start, |s| s.chars().count())
+                            + 1,
                     ),
-                    None => (line, column + matched.chars().count()),
+                    _ => (line, column + matched.chars().count()),
                 };
                 // Copying only what is shown: nested matches would copy the same text
                 // again at every level. Whole texts are copied by `fill_texts`, once
@@ -618,9 +624,12 @@ impl Query {
                         .to_string(),
                 };
                 // What a rewrite would replace: up to the last node the pattern covers.
-                let replaced_end = self
-                    .pattern
-                    .get_match_len(m.get_node().clone())
+                // Only JSON shows it, and finding it matches the pattern once more (a
+                // fifth of the work above the parse on `$F($$$A)`): a first line's
+                // printer goes without.
+                let replaced_end = (keep != MatchText::FirstLine)
+                    .then(|| self.pattern.get_match_len(m.get_node().clone()))
+                    .flatten()
                     .filter(|&len| len < matched.len())
                     .and_then(|len| matched.get(..len))
                     .map(|covered| {
@@ -1719,6 +1728,11 @@ impl<'a> LineIndex<'a> {
             starts,
             last: Cell::new((0, 1, 0)),
         }
+    }
+
+    /// The byte offset where line `row` (0-based) starts, if the text has it.
+    pub(crate) fn line_start(&self, row: usize) -> Option<usize> {
+        self.starts.get(row).copied()
     }
 
     pub(crate) fn line_col(&self, byte: usize) -> (usize, usize) {

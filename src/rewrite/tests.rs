@@ -68,6 +68,43 @@ fn positions_on_one_long_line() {
 }
 
 #[test]
+fn first_lines_keep_every_position_and_leave_the_rewrite_end_out() {
+    // Nested calls over several lines (CRLF and non-ASCII among them): a search that
+    // keeps first lines gives every match the same positions as one keeping whole texts.
+    let src = "x = f(g(1,\r\n  h('é',\n    2)),\n  k())\r\ny = m(n(\n))\n";
+    let q = Query::new("$F($$$A)", Lang::Python).expect("compiles");
+    let whole = q.find_owned(src.to_string(), MatchText::Full);
+    let first = q.find_owned(src.to_string(), MatchText::FirstLine);
+    let at = |f: &FileMatches| -> Vec<_> {
+        f.matches
+            .iter()
+            .map(|m| (m.line, m.column, m.end_line, m.end_column, m.start_byte))
+            .collect()
+    };
+    assert_eq!(whole.matches.len(), 6);
+    assert_eq!(at(&first), at(&whole));
+    assert_eq!(
+        (first.matches[0].end_line, first.matches[0].end_column),
+        (4, 7)
+    );
+    assert_eq!(first.matches[0].text, "f(g(1,");
+    // The part a rewrite replaces ends before the match here; only whole texts say so.
+    let q = Query::new("raise $E, $M", Lang::Python).expect("compiles");
+    let src = "raise A, \"m\", bt\n";
+    let whole = q.find_owned(src.to_string(), MatchText::Full);
+    let end = whole.matches[0]
+        .replaced_end
+        .expect("ends before the match");
+    assert_eq!((end.byte, end.line, end.column), (12, 1, 13));
+    let first = q.find_owned(src.to_string(), MatchText::FirstLine);
+    assert_eq!(first.matches[0].replaced_end, None);
+    assert_eq!(
+        (first.matches[0].end_line, first.matches[0].end_column),
+        (1, 17)
+    );
+}
+
+#[test]
 fn search_reports_parse_errors() {
     let q = Query::new("$A.unwrap()", Lang::Rust).expect("compiles");
     let found = q.find("fn main() { let x = y.unwrap(); \n");
