@@ -4,7 +4,7 @@
 # in headless Chromium; the size of the `--html` file.
 #
 #   bench/review.sh [synthetic] [BIN] [FILES] [CALLS_PER_FILE]
-#   bench/review.sh vue|codemods|essentials|real [BIN]
+#   bench/review.sh vue|codemods|essentials|npm|real [BIN]
 #
 # synthetic (the default): FILES JavaScript files of CALLS_PER_FILE `console.log(...)`
 #   calls (arguments vary; one file in 50 holds a call over three lines and one keeps
@@ -18,7 +18,14 @@
 # essentials: the stage-all of the ast-grep-essentials rules (pinned commit, made
 #   loadable as bench/corpus.sh does) over a C++ repository ($ESSENTIALS_REPO, default
 #   github.com/doxygen/doxygen from the local mirror): its only fixable rule is C++.
-# real: vue, codemods and essentials.
+# npm: thousands of sites in real code: the benchmark's ts corpus ($TS_CORPUS, default
+#   $BENCH_DIR/corpus/ts, built by `bench/corpus.sh ts` when missing: the installed trees
+#   of the npm packages pinned in bench/pins/ts, 12,113 files) as a repository. Two
+#   stage-alls over it: the codemods rule project's, and that of a one-rule project
+#   turning `var X = V` declarations into `let` ones (the rule ast-grep's own tests use)
+#   over rxjs and date-fns (about 14,000 sites in 1,400 files: CommonJS, ES5 modules,
+#   UMD and minified bundles, locale tables).
+# real: vue, codemods, essentials and npm.
 #
 # Grouping is `review ID --json` (the recipe re-run on the before blobs, matched with
 # the after blobs, grouped); each row gives wall and CPU (user + system) time of both,
@@ -29,13 +36,14 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mode=synthetic
-case ${1:-} in synthetic | vue | codemods | essentials | real) mode=$1; shift ;; esac
+case ${1:-} in synthetic | vue | codemods | essentials | npm | real) mode=$1; shift ;; esac
 BIN=${1:-target/release/git-astedit}
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 FILES=${2:-500}
 CALLS=${3:-20}
 RUNS=${RUNS:-3}
 VUE_CORE=${VUE_CORE:-/work/corpus/vuejs-core}
+TS_CORPUS=${TS_CORPUS:-${BENCH_DIR:-/tmp/astedit-bench}/corpus/ts}
 CODEMODS=${CODEMODS:-/work/shared/acceptance/ast-grep-projects/codemods}
 BENCH_MIRROR=${BENCH_MIRROR:-/work/.mirror}
 ESSENTIALS_COMMIT=73120109bf45c284d0cd8a37bdd7082e80e92e87
@@ -195,10 +203,40 @@ essentials() {
         scan --config .essentials/sgconfig.yml --stage
 }
 
+npm() {
+    if [ ! -d "$TS_CORPUS/.git" ]; then
+        log "no ts corpus at $TS_CORPUS: building it"
+        BENCH_DIR=$(dirname "$(dirname "$TS_CORPUS")") bash "$here/corpus.sh" ts >/dev/null
+    fi
+    cd /
+    rm -rf "$dir/npm"
+    clone "$TS_CORPUS" "$dir/npm"
+    cd "$dir/npm"
+    log "ts corpus: $(git ls-files | wc -l) files"
+    mkdir -p .rules/codemods .rules/let/rules
+    cp -r "$CODEMODS/codemods" "$CODEMODS/sgconfig.yml" .rules/codemods/
+    printf 'ruleDirs:\n  - rules\n' >.rules/let/sgconfig.yml
+    cat >.rules/let/rules/use-let.yml <<'YAML'
+id: use-let
+message: Use let instead of var
+severity: warning
+language: JavaScript
+rule:
+  pattern: var $VAR = $VAL
+fix: let $VAR = $VAL
+YAML
+    git add .rules && git commit -qm "the rule projects"
+    measure "npm packages (ts corpus), codemods stage-all ($(cat .rules/codemods/codemods/*.yml | grep -c '^id:') rules)" \
+        scan --config .rules/codemods/sgconfig.yml --stage
+    measure "npm packages (ts corpus), use-let stage-all over rxjs and date-fns" \
+        scan --config .rules/let/sgconfig.yml --stage -- rxjs date-fns
+}
+
 case $mode in
     synthetic) synthetic ;;
     vue) header; vue ;;
     codemods) header; codemods ;;
     essentials) header; essentials ;;
-    real) header; vue; codemods; essentials ;;
+    npm) header; npm ;;
+    real) header; vue; codemods; essentials; npm ;;
 esac
