@@ -331,8 +331,14 @@ fn a_verify_killed_outright_leaves_nothing_running() {
 fn what_the_command_leaves_running_is_killed_when_it_ends() {
     let repo = tree();
     let scratch = tempfile::tempdir().expect("tempdir");
-    // The job started, the command ends at once.
-    let script = job_script(scratch.path(), true).replace("sleep 30", "echo two >> a.txt");
+    // The job started (its pid written: under load the supervisor could otherwise kill
+    // it before it wrote one, and there would be nothing to look for), the command ends
+    // at once.
+    let wait_for_job = format!(
+        "while [ ! -s '{}' ]; do sleep 0.05; done; echo two >> a.txt",
+        scratch.path().join("job").display()
+    );
+    let script = job_script(scratch.path(), true).replace("sleep 30", &wait_for_job);
     let out = repo.run(&["--json", "run", "--", "sh", "-c", &script]);
     out.assert_code(0);
     assert!(job_never_wrote(scratch.path()));
