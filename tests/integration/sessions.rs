@@ -306,6 +306,55 @@ fn git_astedit_in_the_agents_shell_journals_under_its_session_and_once() {
     );
 }
 
+/// The session's own `git astedit` creates a file in the command, which the command
+/// then changes (and another it deletes): the shell transaction holds the command's
+/// part only, from what the apply left, so undo takes the two back one at a time.
+#[test]
+fn a_file_the_sessions_git_astedit_created_in_the_command_is_the_commands_from_there() {
+    let repo = TestRepo::new();
+    repo.write("a.py", "a = 1\n");
+    repo.commit_all("init");
+    let add = "*** Begin Patch\n*** Add File: n.py\n+n = 1\n*** Add File: gone.py\n+g = 1\n*** End Patch\n";
+    bash(
+        &repo,
+        "s7",
+        &format!(
+            "printf '{}' | \"$AST\" patch --apply - >/dev/null && sed -i 's/n = 1/n = 2/' n.py && rm gone.py",
+            add.replace('\n', "\\n")
+        ),
+    );
+    assert_eq!(repo.read_string("n.py"), "n = 2\n");
+    let log = repo.run(&["log", "--json", "--session", "s7"]).json();
+    let events: Vec<(String, String)> = log["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap_or("").into(),
+                e["files"].to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("applied".to_string(), r#"["gone.py","n.py"]"#.to_string()),
+            ("applied".to_string(), r#"["gone.py","n.py"]"#.to_string()),
+            ("staged".to_string(), r#"["gone.py","n.py"]"#.to_string()),
+        ],
+        "{log}"
+    );
+    // The command's part: n.py from the patch's text, gone.py deleted.
+    repo.run(&["undo"]).assert_code(0);
+    assert_eq!(repo.read_string("n.py"), "n = 1\n");
+    assert_eq!(repo.read_string("gone.py"), "g = 1\n");
+    // Then the patch's: neither file.
+    let id = log["events"][1]["id"].as_str().expect("id").to_string();
+    repo.run(&["undo", &id]).assert_code(0);
+    assert!(!repo.exists("n.py") && !repo.exists("gone.py"));
+}
+
 #[test]
 fn codex_apply_patch_is_journalled_under_its_session() {
     let repo = TestRepo::new();

@@ -95,6 +95,32 @@ struct Seen {
     clean: bool,
 }
 
+impl Seen {
+    /// What tells a change: the content and the executable bit.
+    fn state(&self) -> (ObjectId, bool) {
+        (self.id, self.stat.exec())
+    }
+
+    /// A file as a journalled transaction left it.
+    fn journalled((id, mode): (ObjectId, FileMode)) -> Seen {
+        Seen::unstatted(id, mode == FileMode::Executable)
+    }
+
+    /// A file known by its id and mode alone (no stat data: never taken for one on
+    /// disk).
+    fn unstatted(id: ObjectId, exec: bool) -> Seen {
+        let stat = Stat {
+            mtime: (0, 0),
+            ctime: (0, 0),
+            ino: 0,
+            size: 0,
+            mode: if exec { 0o100755 } else { 0o100644 },
+        };
+        let clean = false;
+        Seen { stat, id, clean }
+    }
+}
+
 /// The files of the work tree git sees, by repository path.
 type Tree = BTreeMap<String, Seen>;
 
@@ -200,11 +226,12 @@ fn changed_paths(before: &Tree, now: &Tree) -> Vec<String> {
 /// the path held before and after each.
 type Theirs = BTreeMap<String, Vec<Touch>>;
 
-/// One journalled transaction's change of a path.
+/// One journalled transaction's change of a path: who, and what the path held before
+/// and after it (blob id and mode; `None`: no file).
 struct Touch {
     who: String,
-    before: Option<ObjectId>,
-    after: Option<ObjectId>,
+    before: Option<(ObjectId, FileMode)>,
+    after: Option<(ObjectId, FileMode)>,
 }
 
 /// The paths transactions journalled in this work tree since `since` touched, each
@@ -240,12 +267,34 @@ fn journalled_since(repo: &Repo, since: Option<&str>) -> Result<Theirs, Error> {
             };
             theirs.entry(entry.path).or_default().push(Touch {
                 who: who.clone(),
-                before: from.map(|(id, _)| id),
-                after: to.map(|(id, _)| id),
+                before: from,
+                after: to,
             });
         }
     }
     Ok(theirs)
+}
+
+/// The paths a window may have to journal: those whose content changed, and those a
+/// transaction of the window left other than they are now (the session's own `git
+/// astedit` created a file the command then deleted: the content is as before, the
+/// journal's last word on it is not).
+fn window_paths(changed: Vec<String>, theirs: &Theirs, now: &Tree) -> Vec<String> {
+    let mut paths = changed;
+    paths.extend(
+        theirs
+            .iter()
+            .filter(|(p, by)| now.get(*p).map(Seen::state) != by[0].after.map(touched))
+            .map(|(p, _)| p.clone()),
+    );
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// A journalled side as a snapshot's [`Seen::state`].
+fn touched((id, mode): (ObjectId, FileMode)) -> (ObjectId, bool) {
+    (id, mode == FileMode::Executable)
 }
 
 /// Journals the window's change less what others journalled in it.
@@ -261,14 +310,16 @@ fn journal_window(
     let (lock, _) = txn::HookLock::take(repo)?;
     let theirs = journalled_since(repo, window.journal_at.as_deref())?;
     let mut both: Vec<(String, String)> = Vec::new();
+    let mut earlier: Vec<String> = Vec::new();
     let mut changes = Vec::new();
-    for path in changed {
+    for path in window_paths(changed, &theirs, now) {
         let mut from = before.get(&path).copied();
         if let Some(by) = theirs.get(&path) {
             let (newest, oldest) = (&by[0], &by[by.len() - 1]);
-            let holds = now.get(&path).map(|s| s.id);
+            let holds = now.get(&path).map(Seen::state);
+            let started = from.map(|s| s.state()) == oldest.before.map(touched);
             // Their transactions explain the whole change: theirs alone.
-            if oldest.before == from.map(|s| s.id) && newest.after == holds {
+            if started && holds == newest.after.map(touched) {
                 continue;
             }
             let other = by.iter().find(|t| t.who != me);
@@ -279,9 +330,12 @@ fn journal_window(
                     continue;
                 }
                 // This session's own `git astedit` in the command: the command's part
-                // is what came after it.
+                // is what came after it, from what that left (a file it created, too).
                 None => {
-                    from = newest.after.zip(from).map(|(id, s)| Seen { id, ..s });
+                    if !started {
+                        earlier.push(path.clone());
+                    }
+                    from = newest.after.map(Seen::journalled);
                 }
             }
         }
@@ -290,12 +344,15 @@ fn journal_window(
         }
     }
     let mut out = Outcome::default();
-    let notes: Vec<String> = both
+    let mut notes: Vec<String> = both
         .iter()
         .map(|(path, who)| {
             format!("{path}: changed both by a shell command of {me} and by {who} meanwhile; left out of this transaction")
         })
         .collect();
+    notes.extend(earlier.iter().map(|path| {
+        format!("{path}: the command also changed it before its git astedit call; that part is not journalled")
+    }));
     if !both.is_empty() {
         out.warn = Some(format!(
             "While this command ran, another session also wrote {}: {}. Those files hold \
@@ -489,22 +546,9 @@ fn read_before(repo: &Repo, snap: &Path) -> Option<Tree> {
                 continue;
             };
             let exec = e.mode == gix::index::entry::Mode::FILE_EXECUTABLE;
-            let stat = Stat {
-                mtime: (0, 0),
-                ctime: (0, 0),
-                ino: 0,
-                size: 0,
-                mode: if exec { 0o100755 } else { 0o100644 },
-            };
             let clean = true;
-            tree.insert(
-                path.to_string(),
-                Seen {
-                    stat,
-                    id: e.id,
-                    clean,
-                },
-            );
+            let seen = Seen::unstatted(e.id, exec);
+            tree.insert(path.to_string(), Seen { clean, ..seen });
         }
     }
     for (path, seen) in parse_tree(&text) {
