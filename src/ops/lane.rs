@@ -13,6 +13,11 @@ folder holding the repository (where the user's own folders are), and it goes wi
 the repository when that is deleted. The ref keeps the base commit alive whatever
 the lane's HEAD does, and is how lanes are listed.
 
+git names the lane's worktree (`<common git dir>/worktrees/ID`, the `worktree` the
+journal records for what is done there) after its folder, so `NAME`; a lane started
+again under the name of a dropped one gets a name no journal event holds (`NAME-2`…),
+or it would take the dropped lane's pending previews and transactions for its own.
+
 The agent runs in the lane's folder: its hook (`agent-hook`) journals there as on the
 main tree, in the one journal of the repository, and its turns take the lane's own
 lock (see [`crate::txn`]'s lock), so lanes never wait for each other.
@@ -271,14 +276,7 @@ pub fn start(repo: &Repo, name: &str) -> Result<LaneReport, Error> {
         name: name.to_string(),
         path: path.display().to_string(),
     })?;
-    let added = run_git(
-        git_in(&repo.workdir)
-            .args(["worktree", "add", "--detach", "--quiet", "--end-of-options"])
-            .arg(&path)
-            .arg(&base),
-        "worktree add",
-    );
-    if let Err(e) = added {
+    if let Err(e) = add_worktree(repo, name, &path, &base) {
         let _ = run_git(
             git_in(&repo.workdir).args(["update-ref", "-d", &refname, &base]),
             "update-ref",
@@ -296,6 +294,81 @@ pub fn start(repo: &Repo, name: &str) -> Result<LaneReport, Error> {
         action: LaneAction::Start,
         lanes: vec![row(&lane, Vec::new(), Vec::new())],
     })
+}
+
+/// Adds the lane's linked worktree at `path`, under a worktree name the journal has not
+/// seen (see [`fresh_worktree_name`]): git names a worktree after its folder, so where
+/// that name is taken the worktree is added in a folder so named and moved to `path`
+/// (`git worktree repair` then points git's record at it).
+fn add_worktree(repo: &Repo, name: &str, path: &Path, base: &str) -> Result<(), Error> {
+    let id = fresh_worktree_name(repo, name)?;
+    let staging = repo.common_dir.join(LANES_NEW);
+    let at = if id == name {
+        path.to_path_buf()
+    } else {
+        staging.join(&id)
+    };
+    run_git(
+        git_in(&repo.workdir)
+            .args(["worktree", "add", "--detach", "--quiet", "--end-of-options"])
+            .arg(&at)
+            .arg(base),
+        "worktree add",
+    )?;
+    if at == path {
+        return Ok(());
+    }
+    let moved = std::fs::rename(&at, path)
+        .map_err(|e| LaneError::Git {
+            what: "worktree add",
+            detail: format!("cannot move {} to {}: {e}", at.display(), path.display()),
+        })
+        .map_err(Error::from)
+        .and_then(|()| {
+            run_git(
+                git_in(&repo.workdir)
+                    .args(["worktree", "repair", "--end-of-options"])
+                    .arg(path),
+                "worktree repair",
+            )
+        });
+    let _ = std::fs::remove_dir(&staging);
+    if let Err(e) = moved {
+        let left = if at.exists() { &at } else { path };
+        let _ = run_git(
+            git_in(&repo.workdir)
+                .args(["worktree", "remove", "--force", "--end-of-options"])
+                .arg(left),
+            "worktree remove",
+        );
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Where a lane's worktree is added when it cannot be added in place.
+const LANES_NEW: &str = "astedit/lanes-new";
+
+/// The name for a new lane's worktree: the lane's own, else `NAME-2`, `NAME-3`… The
+/// journal records each event's work tree by that name, and what needs no id (`undo`,
+/// `apply`, `log`) keeps to the events of its own: a lane started again under the name
+/// of a dropped one must not take the dropped lane's pending previews and applied
+/// transactions for its own, so a name any journal event or existing worktree holds
+/// is not used again.
+fn fresh_worktree_name(repo: &Repo, name: &str) -> Result<String, Error> {
+    let used: std::collections::HashSet<String> = txn::log(repo)?
+        .into_iter()
+        .filter_map(|e| e.worktree)
+        .collect();
+    let admin = repo.common_dir.join("worktrees");
+    let taken = |id: &str| used.contains(id) || admin.join(id).exists();
+    let mut id = name.to_string();
+    let mut n = 2;
+    while taken(&id) {
+        id = format!("{name}-{n}");
+        n += 1;
+    }
+    Ok(id)
 }
 
 /// The harnesses' hook configurations (what `agent-hook install` writes, and Claude

@@ -410,6 +410,63 @@ fn an_id_less_undo_and_log_keep_to_the_work_tree_they_run_in() {
     );
 }
 
+/// A lane dropped with a pending preview and an applied edit, then started again under
+/// its name: the new lane is a work tree of its own in the journal, so nothing of the
+/// old one is applied, undone or listed there.
+#[test]
+fn a_lane_started_again_after_drop_takes_nothing_of_the_dropped_ones() {
+    let t = repo();
+    let old = start(&t, "a");
+    let in_lane =
+        |dir: &std::path::Path, args: &[&str]| t.run_in(dir.to_str().expect("utf-8"), args);
+    hook_write(&t, &old, "s", "README", "old lane\n");
+    in_lane(
+        &old,
+        &["edit", "-p", "return 1", "-r", "return 10", "src/lib.py"],
+    )
+    .assert_code(0);
+    assert_eq!(log_in(&t, &old, &[]).len(), 2);
+    t.run(&["lane", "drop", "--force", "a"]).assert_code(0);
+
+    let new = start(&t, "a");
+    assert_eq!(new, old, "the same folder");
+    assert_eq!(
+        log_in(&t, &new, &[]),
+        [],
+        "none of the dropped lane's events"
+    );
+    let out = in_lane(&new, &["--json", "apply"]);
+    out.assert_code(1);
+    let out = in_lane(&new, &["--json", "undo"]);
+    out.assert_code(1);
+    assert_eq!(out.json()["error"]["code"], "nothing-to-undo");
+    assert_eq!(
+        std::fs::read_to_string(new.join("src/lib.py")).expect("read"),
+        LIB
+    );
+    assert_eq!(
+        std::fs::read_to_string(new.join("README")).expect("read"),
+        "lanes\n"
+    );
+
+    // Its events are its own: another worktree name in the journal.
+    hook_write(&t, &new, "s2", "README", "new lane\n");
+    let mine = log_in(&t, &new, &[]);
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert_eq!(mine[0].2, "a-2");
+    assert!(worktrees(&t).contains(new.to_str().expect("utf-8")));
+    in_lane(&new, &["undo"]).assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(new.join("README")).expect("read"),
+        "lanes\n"
+    );
+    // It drops as any lane does; a third start gets a third name.
+    t.run(&["lane", "drop", "a"]).assert_code(0);
+    let third = start(&t, "a");
+    hook_write(&t, &third, "s3", "README", "third\n");
+    assert_eq!(log_in(&t, &third, &[])[0].2, "a-3");
+}
+
 /// A Claude Code `Bash` event of `session` in work tree `dir`.
 fn bash_event(dir: &std::path::Path, session: &str, name: &str, command: &str) -> Value {
     let mut ev = json!({
