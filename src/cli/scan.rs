@@ -239,31 +239,7 @@ pub fn run(ctx: &mut Ctx, mut args: ScanArgs) -> Result<Exit, Error> {
     // ast-grep's `-U` is `--apply` here.
     args.apply |= args.ast_grep.update_all;
     let format = format(ctx, &args)?;
-    if args.include_metadata && !ctx.json {
-        return Err(
-            UsageError("--include-metadata adds to the JSON findings: add --json".into()).into(),
-        );
-    }
-    if args.verify.is_some() && !args.apply {
-        return Err(UsageError(
-            "--verify checks fixes before they are applied: use it with --apply".into(),
-        )
-        .into());
-    }
-    if args.interactive {
-        let refuse = |what: &str| -> Result<Exit, Error> {
-            Err(UsageError(format!("-i/--interactive cannot be combined with {what}")).into())
-        };
-        match format {
-            ScanFormat::Text(_) => {}
-            ScanFormat::Json | ScanFormat::JsonPretty => return refuse("--json"),
-            ScanFormat::Github | ScanFormat::Sarif => return refuse("--format"),
-        }
-        if args.config.iter().any(|c| c.as_os_str() == "-") {
-            // The answers come from stdin.
-            return refuse("rules read from stdin (--config -)");
-        }
-    }
+    refusals(ctx, &args, format)?;
     let mode = if args.check {
         ScanMode::Check
     } else if args.stage || (args.interactive && !args.apply) {
@@ -331,6 +307,7 @@ pub fn run(ctx: &mut Ctx, mut args: ScanArgs) -> Result<Exit, Error> {
         frames: match format {
             ScanFormat::Text(ReportStyle::Rich) => Frames::All,
             ScanFormat::Text(_) => Frames::Labelled,
+            ScanFormat::AstGrep => Frames::AstGrep,
             _ => Frames::None,
         },
         inline_rules: args.inline_rules,
@@ -375,6 +352,47 @@ pub fn run(ctx: &mut Ctx, mut args: ScanArgs) -> Result<Exit, Error> {
     Ok(report.exit())
 }
 
+/// The combinations of flags `scan` refuses, each saying what to type instead.
+fn refusals(ctx: &Ctx, args: &ScanArgs, format: ScanFormat) -> Result<(), Error> {
+    if args.include_metadata && !ctx.json {
+        return Err(
+            UsageError("--include-metadata adds to the JSON findings: add --json".into()).into(),
+        );
+    }
+    if args.verify.is_some() && !args.apply {
+        return Err(UsageError(
+            "--verify checks fixes before they are applied: use it with --apply".into(),
+        )
+        .into());
+    }
+    if args.interactive {
+        let refuse = |what: &str| -> Result<(), Error> {
+            Err(UsageError(format!("-i/--interactive cannot be combined with {what}")).into())
+        };
+        match format {
+            ScanFormat::Text(_) => {}
+            ScanFormat::Json | ScanFormat::JsonPretty | ScanFormat::AstGrep => {
+                return refuse("--json")
+            }
+            ScanFormat::Github | ScanFormat::Sarif => return refuse("--format"),
+        }
+        if args.config.iter().any(|c| c.as_os_str() == "-") {
+            // The answers come from stdin.
+            return refuse("rules read from stdin (--config -)");
+        }
+    }
+    let fixing = args.check || args.stage || args.apply;
+    if format == ScanFormat::AstGrep && fixing {
+        return Err(UsageError(
+            "--json=stream prints the findings as ast-grep does: the fixes of --check, \
+             --stage and --apply are reported by --json"
+                .into(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// How the scan prints: `--json`, `--format`, or text in a report style. As ast-grep's,
 /// the text is a rich report on a terminal; a pipe, a script and the fix modes (the
 /// pre-commit hook's `--check`) keep one line a finding.
@@ -395,6 +413,7 @@ fn format(ctx: &Ctx, args: &ScanArgs) -> Result<ScanFormat, Error> {
         (false, Format::Text) => ScanFormat::Text(report_style),
         (false, Format::Github) => ScanFormat::Github,
         (false, Format::Sarif) => ScanFormat::Sarif,
+        (true, Format::Text) if ctx.json_style == super::JsonStyle::Stream => ScanFormat::AstGrep,
         (true, Format::Text) if ctx.out.pretty() => ScanFormat::JsonPretty,
         (true, Format::Text) => ScanFormat::Json,
         (true, _) => {

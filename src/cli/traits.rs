@@ -110,6 +110,8 @@ impl Command {
                 },
                 color_slot: DIFF,
                 custom_languages: a.custom_languages.as_deref(),
+                // ast-grep's finding objects (VS Code's YAML rule search).
+                json_stream: true,
                 ..Traits::READS
             },
             Command::Test(a) => Traits {

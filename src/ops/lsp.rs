@@ -419,6 +419,7 @@ fn notice(repo: &Repo, path: &str, rule: &str, message: String) -> Checked {
         comments: Vec::new(),
         baseline: None,
         frame: None,
+        ast_grep: None,
     };
     Checked {
         row,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 mod frame;
 pub mod recipe;
+mod sg;
 
 use super::recipe::Recorded;
 
@@ -99,6 +100,8 @@ pub enum Frames {
     Labelled,
     /// Every one (ast-grep's rich report).
     All,
+    /// None; instead every one gets its object of ast-grep's `scan --json=stream`.
+    AstGrep,
 }
 
 /// A severity given on the command line, as ast-grep's `--error[=RULE]` and kin.
@@ -518,10 +521,13 @@ pub(super) fn only_rules(
     Ok(matched)
 }
 
-/// The severity of unused suppressions: judged only when every rule runs (a comment
-/// may be meant for a rule left out), unless a severity for them is asked for.
+/// The severity of unused suppressions: judged only when every rule of the project
+/// runs (a comment may be meant for a rule left out; `--inline-rules` runs none of
+/// them, and ast-grep 0.51.1 reports none there), unless a severity for them is asked
+/// for.
 fn unused_suppressions(req: &ScanRequest) -> Option<scan::Severity> {
-    let every_rule = req.only_rules.is_empty() && req.filter.is_none();
+    let every_rule =
+        req.only_rules.is_empty() && req.filter.is_none() && req.inline_rules.is_none();
     let severity = match override_for(&req.severities, scan::suppress::UNUSED_SUPPRESSION_ID) {
         Some(severity) => severity,
         None => every_rule.then_some(scan::Severity::Hint),

@@ -100,6 +100,42 @@ pub struct FindingRow {
     /// for it): not part of `--json`.
     #[serde(skip)]
     pub frame: Option<Frame>,
+    /// The finding as ast-grep's `scan --json=stream` prints it (which alone asks for
+    /// it).
+    #[serde(skip)]
+    pub ast_grep: Option<Box<SgFinding>>,
+}
+
+/// A finding of `scan --json=stream`, in ast-grep's shape: its match object (as
+/// `grep --json=stream`'s, with the fix as `replacement`) and the rule's part, in
+/// ast-grep 0.51.1's order of keys.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SgFinding {
+    #[serde(flatten)]
+    pub matched: super::SgMatch,
+    pub rule_id: String,
+    /// `error`, `warning`, `info` or `hint`, after `--error` and kin.
+    pub severity: String,
+    pub note: Option<String>,
+    pub message: String,
+    /// The rule's `labels`, else the match (primary) and what its relational rules
+    /// matched (secondary).
+    pub labels: Vec<SgLabel>,
+    /// With `--include-metadata`, when the rule has some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+}
+
+/// A label of an ast-grep finding.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SgLabel {
+    pub text: String,
+    pub range: super::SgRange,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// `primary` or `secondary`.
+    pub style: String,
 }
 
 /// The lines of a file a finding's code frame shows: its labels' lines, and for a
@@ -159,6 +195,7 @@ impl FindingRow {
             comments: f.comments.clone(),
             baseline: None,
             frame: None,
+            ast_grep: None,
         }
     }
 }

@@ -38,6 +38,7 @@ pub fn commands() -> Vec<(&'static str, ReportSchema)> {
         ("patch", report::<StageReport>()),
         ("run", report::<StageReport>()),
         ("scan", report::<ScanReport>()),
+        ("scan-stream", report::<scan::SgFinding>()),
         ("hook", report::<HookReport>()),
         ("merge", report::<MergeReport>()),
         ("list", report::<ListReport>()),

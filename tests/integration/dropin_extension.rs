@@ -1,8 +1,10 @@
 //! VS Code's ast-grep search panel with git-astedit as `astGrep.serverPath` (issue 51
 //! item 1). The extension (ast-grep/ast-grep-vscode, `src/extension/search.ts`)
 //! spawns `<serverPath> run --pattern P --json=stream [--selector K] [--rewrite R]
-//! [INCLUDE]` with the workspace folder as its current folder, parses each stdout line
-//! as JSON, and takes a search as finished only on exit 0. Each case here runs that argv in that folder
+//! [INCLUDE]` for a pattern, `<serverPath> scan --inline-rules YAML --json=stream
+//! [INCLUDE…|--globs=G…]` for its YAML rule search, with the workspace folder as its
+//! current folder, parses each stdout line as JSON, and takes a search as finished
+//! on exit 0 or 1. Each case here runs that argv in that folder
 //! with both tools: stdout equal byte for byte line by line (the lines sorted: ast-grep
 //! prints files in its threads' order), the same exit code, nothing else on stdout.
 //! Needs ast-grep 0.51.1 (`ASTEDIT_AST_GREP`, else `ast-grep` on PATH); skipped with a
@@ -43,9 +45,8 @@ fn sorted_lines(stdout: &[u8]) -> Vec<String> {
     lines
 }
 
-/// A pattern being typed (`foo(`), a YAML rule search (the panel's `scan
-/// --inline-rules YAML --json=stream`, which `scan` refuses): nothing on stdout, the
-/// error on stderr. A JSON error object there was taken for a match, and the
+/// A pattern being typed (`foo(`), a YAML rule being typed (no `language` yet), an
+/// unknown language or flag: nothing on stdout, the error on stderr. A JSON error object there was taken for a match, and the
 /// extension's handler threw on its missing `range`.
 #[test]
 fn an_error_in_the_stream_is_on_stderr() {
@@ -127,4 +128,103 @@ fn the_extensions_argv_prints_ast_greps_bytes() {
             assert!(v["range"]["byteOffset"]["start"].is_u64(), "{line}");
         }
     }
+}
+
+/// The panel's YAML rule search (`buildYAMLCommand`): the argv, then the include
+/// paths, or `--globs=G` each when one has a `*`.
+fn yaml_argv<'a>(rules: &'a str, include: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["scan", "--inline-rules", rules, "--json=stream"];
+    args.extend(include);
+    args
+}
+
+/// A YAML rule search prints ast-grep 0.51.1's finding objects byte for byte: the
+/// match, its `metaVariables` (with a `transform`'s values, and the `secondary` nodes
+/// of a relational rule, as ast-grep lists them), the fix as `replacement` and the
+/// bytes it replaces (`expandEnd` included), the rule's id, severity (`hint` unless
+/// said), note, message with its captures, `labels` (the rule's, else the match and
+/// its relational nodes), `metadata` with `--include-metadata`; the same exit code
+/// (1 with an error finding). An `ast-grep-ignore` comment that silences nothing is
+/// not reported under `--inline-rules`, as in ast-grep.
+#[test]
+fn the_extensions_yaml_rule_search_prints_ast_greps_bytes() {
+    let Some(ast_grep) = crate::lsp_astgrep::ast_grep_or_skip() else {
+        return;
+    };
+    let repo = workspace();
+    repo.write(
+        "src/indent.py",
+        "class A:\n    def g(self):\n        if x:\n            foo(1)\n",
+    );
+    repo.write("other.js", "// ast-grep-ignore: nosuch\nlet q = 1;\n");
+    repo.commit_all("more");
+    let labelled = "id: call\nlanguage: js\nseverity: warning\nmessage: call with $A\n\
+                    note: a note\nrule: {pattern: 'foo($A, $$$B)'}\nfix: bar($A)\n\
+                    labels:\n  A: {style: secondary, message: the first}\n";
+    let relational = "id: top\nlanguage: ts\nrule:\n  pattern: foo($$$)\n  inside: \
+                      {kind: lexical_declaration, stopBy: end}\nmetadata: {cwe: 1}\n";
+    let transform = "id: t\nlanguage: javascript\nrule: {pattern: 'foo($A, $$$B)'}\n\
+                     transform:\n  X: {replace: {source: $A, replace: s, by: t}}\n\
+                     fix:\n  template: baz($X)\n  expandEnd: {regex: ';'}\n";
+    let two = "id: py\nlanguage: python\nseverity: error\nrule: {pattern: foo($A)}\n\
+               fix: |-\n  if True:\n      bar($A)\n---\nid: rs\nlanguage: rust\n\
+               rule: {pattern: 'foo(4, $B)'}\nmessage: $B\n";
+    let cases = [
+        (yaml_argv(labelled, &[]), 2, 0),
+        (
+            {
+                let mut a = yaml_argv(relational, &[]);
+                a.push("--include-metadata");
+                a
+            },
+            1,
+            0,
+        ),
+        (yaml_argv(transform, &[]), 2, 0),
+        (yaml_argv(two, &[]), 3, 1),
+        (yaml_argv(two, &["src"]), 2, 1),
+        (yaml_argv(two, &["--globs=*.rs", "--globs=src/*.py"]), 3, 1),
+        (
+            yaml_argv("id: n\nlanguage: go\nrule: {pattern: foo()}\n", &[]),
+            0,
+            0,
+        ),
+    ];
+    for (args, count, code) in cases {
+        let theirs = std::process::Command::new(&ast_grep)
+            .args(&args)
+            .current_dir(repo.path())
+            .output()
+            .expect("run ast-grep");
+        let ours = repo.run(&args);
+        let expected = sorted_lines(&theirs.stdout);
+        assert_eq!(expected.len(), count, "{args:?}: {expected:#?}");
+        assert_eq!(theirs.status.code(), Some(code), "{args:?}");
+        assert_eq!(
+            sorted_lines(ours.stdout.as_bytes()),
+            expected,
+            "{args:?}: ours\n{}{}",
+            ours.stdout,
+            ours.stderr
+        );
+        assert_eq!(ours.code, code, "{args:?}: {}", ours.stderr);
+    }
+}
+
+/// `--json=stream` is the findings, not the fixes: with a fix mode it is refused,
+/// naming `--json`.
+#[test]
+fn the_scan_stream_is_not_for_fix_modes() {
+    let repo = workspace();
+    let rule = "id: call\nlanguage: js\nrule: {pattern: 'foo($A, $$$B)'}\nfix: bar($A)\n";
+    for mode in ["--check", "--stage", "--apply", "-U"] {
+        let out = repo.run(&["scan", "--inline-rules", rule, "--json=stream", mode]);
+        out.assert_code(2);
+        assert_eq!(out.stdout, "", "{mode}");
+        assert!(out.stderr.contains("--json"), "{mode}: {}", out.stderr);
+    }
+    assert_eq!(
+        repo.read("app.js"),
+        "const s = \"héllo 😀\"; foo(s, 1);\nfoo(\n  a,\n  b);\n".as_bytes()
+    );
 }

@@ -386,14 +386,14 @@ fn inline_rules_metadata_and_loading_notices() {
                 metadata: {team: core, level: 2}\nrule: {pattern: 'var $A = $B'}\n\
                 ---\nid: inline-log\nlanguage: TypeScript\nmessage: log\n\
                 rule: {pattern: 'console.log($$$A)'}\n";
-    // Only the inline rules run, not the project's.
+    // Only the inline rules run, not the project's; so the project's suppression
+    // comment on line 3 is not reported as unused (nor is it by ast-grep 0.51.1).
     let found = scan(&repo, &["--inline-rules", rule]);
     assert_eq!(
         found,
         [
             "a.ts inline-var 1:1 warning",
             "a.ts inline-log 2:1 hint",
-            "a.ts unused-suppression 3:1 hint",
             "a.ts inline-var 4:1 warning",
         ]
     );

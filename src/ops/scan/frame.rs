@@ -34,6 +34,8 @@ pub(super) struct Framer<'a> {
     max_file_size: u64,
     /// Only the findings of rules with `labels`.
     labelled_only: bool,
+    /// ast-grep's objects instead of frames (`scan --json=stream`).
+    ast_grep: bool,
 }
 
 impl<'a> Framer<'a> {
@@ -55,12 +57,17 @@ impl<'a> Framer<'a> {
             blobs,
             max_file_size: req.input.max_file_size,
             labelled_only: req.frames == super::Frames::Labelled,
+            ast_grep: req.frames == super::Frames::AstGrep,
         }
     }
 
     /// Gives each row its frame (rows of one file or of many, in path order).
     pub(super) fn frame(&self, rows: &mut [FindingRow]) {
         for file in rows.chunk_by_mut(|a, b| a.repo_path == b.repo_path) {
+            if self.ast_grep {
+                self.ast_grep_objects(file);
+                continue;
+            }
             let labelled = match self.labelled_only {
                 true => self.labelled_rules(file),
                 false => None,
@@ -81,6 +88,24 @@ impl<'a> Framer<'a> {
                 row.frame = lines.frame(row, found.map(Vec::as_slice));
             }
         }
+    }
+
+    /// Gives each row of one file its ast-grep object (see [`super::sg`]).
+    fn ast_grep_objects(&self, file: &mut [FindingRow]) {
+        let Some((text, lang)) = self.text(&file[0].repo_path) else {
+            return;
+        };
+        let ids: HashSet<&str> = file.iter().map(|r| r.rule.as_str()).collect();
+        let rules: Vec<&scan::rules::Rule> = match self.rules.compiled_some(self.repo, &ids) {
+            Ok(set) => set
+                .rules
+                .iter()
+                .filter(|r| ids.contains(r.id.as_str()))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let lines = Lines::new(&text);
+        super::sg::fill(&text, lang, &rules, |at| lines.byte(at), file);
     }
 
     /// The ids of the rules of `rows` that have `labels`.

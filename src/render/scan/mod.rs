@@ -38,6 +38,8 @@ pub enum ScanFormat {
     Github,
     /// A SARIF 2.1.0 log.
     Sarif,
+    /// Each finding as ast-grep's object, one a line (`--json=stream`).
+    AstGrep,
 }
 
 impl ScanFormat {
@@ -57,6 +59,7 @@ impl ScanFormat {
             }
             ScanFormat::Text(rs) => text::body(report, style, rs, &mut printed),
             ScanFormat::Github => github::body(report, &mut printed),
+            ScanFormat::AstGrep => ast_grep_lines(report.open_findings(), &mut printed)?,
             ScanFormat::Sarif => {
                 let log = sarif::log(report);
                 printed.out(serde_json::to_string_pretty(&log)? + "\n");
@@ -118,6 +121,7 @@ impl ScanStream {
             ScanFormat::Github => {
                 printed.out(github::annotations(rows));
             }
+            ScanFormat::AstGrep => ast_grep_lines(rows, &mut printed)?,
             ScanFormat::Json => {
                 let mut out = String::new();
                 if first {
@@ -173,11 +177,38 @@ impl ScanStream {
                     printed.out(s.finish(report)?);
                 }
             }
-            ScanFormat::Text(_) | ScanFormat::Github => {}
+            ScanFormat::Text(_) | ScanFormat::Github | ScanFormat::AstGrep => {}
         }
         status(report, &self.style, &mut printed);
         Ok(printed)
     }
+}
+
+/// Findings as ast-grep's `--json=stream` prints them, one object a line. A finding
+/// whose file changed during the scan has none (its bytes are not known): it is named
+/// on stderr instead.
+fn ast_grep_lines<'a>(
+    rows: impl IntoIterator<Item = &'a FindingRow>,
+    printed: &mut Printed,
+) -> Result<(), serde_json::Error> {
+    let mut out = String::new();
+    for row in rows {
+        match &row.ast_grep {
+            Some(object) => {
+                out.push_str(&serde_json::to_string(object)?);
+                out.push('\n');
+            }
+            None => {
+                printed.warn(format!(
+                    "{}:{}:{}: a finding of rule '{}' left out: the file changed during the \
+                     scan",
+                    row.path, row.line, row.column, row.rule
+                ));
+            }
+        }
+    }
+    printed.out(out);
+    Ok(())
 }
 
 impl TextReport for ScanReport {
@@ -396,6 +427,7 @@ mod tests {
             comments: Vec::new(),
             baseline: None,
             frame: None,
+            ast_grep: None,
         }
     }
 
