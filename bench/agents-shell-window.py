@@ -5,6 +5,7 @@ records the work tree's state before the command (see `src/ops/agent_hook/shell.
 
     bench/agents-shell-window.py [--bin target/release/git-astedit] [--files 100000]
                                  [--per-dir 100] [--runs 7] [--dirty 0] [--keep DIR]
+                                 [--watchman] [--touch N]
 
 Builds a synthetic repository of FILES one-line files (`src/dNNNN/fNNN.ts`, PER_DIR a
 folder, one commit), then runs the hook's Bash PreToolUse RUNS times after one cold
@@ -13,11 +14,21 @@ the median of the warm runs, beside `git status --porcelain` on the same tree. W
 `--dirty N`, N tracked files are rewritten (other content, new stat data) before the
 runs: their blobs are read and hashed on the first run and taken from the record's
 cache after.
+
+With `--watchman`, a Watchman service of the bench's own is started (socket, state and
+log in a temporary folder, given to the hook as `WATCHMAN_SOCK`; stopped at the end)
+and watches the tree, so the record asks it what changed since the last record's
+clock instead of looking at every file; the service's own CPU (from /proc) is printed
+beside the hook's. With `--touch N`, N files are rewritten before each warm run (what
+changed between two records). Each run prints how the record was taken (`monitor`
+in the window's file: `watchman` or `stat`).
 """
 
 import argparse
+import glob
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -25,26 +36,73 @@ import tempfile
 import time
 
 
-def timed(argv, cwd, stdin=None):
-    """(user + sys seconds, wall seconds, stdout) of one child run."""
+def cpu_of(argv, cwd, stdin=None, env=None):
+    """(user + sys seconds, wall seconds, stdout) of one child run, the child's own
+    CPU and its reaped children's (the watchman client it runs), from wait4."""
     start = time.monotonic()
     p = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
-    out, err = p.communicate(stdin)
+                         stderr=subprocess.PIPE, env=env)
+    if stdin:
+        p.stdin.write(stdin)
+    p.stdin.close()
+    out, err = p.stdout.read(), p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - start
-    # communicate() reaped it: the rusage of children grew by its use alone.
-    return wall, out, err, p.returncode
+    if p.returncode != 0:
+        sys.exit(f"{argv[0]} exited {p.returncode}: {err.decode(errors='replace')}")
+    return ru.ru_utime + ru.ru_stime, wall, out
 
 
-def cpu_of(argv, cwd, stdin=None):
-    before = os.times()
-    wall, out, err, code = timed(argv, cwd, stdin)
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + \
-          (after.children_system - before.children_system)
-    if code != 0:
-        sys.exit(f"{argv[0]} exited {code}: {err.decode(errors='replace')}")
-    return cpu, wall, out
+class Watchman:
+    """A Watchman service of the bench's own, watching ROOT."""
+
+    def __init__(self, root):
+        self.dir = tempfile.mkdtemp(prefix="astedit-watchman-")
+        self.sock = os.path.join(self.dir, "sock")
+        self.proc = subprocess.Popen(
+            ["watchman", "--foreground", "--no-save-state", f"--sockname={self.sock}",
+             f"--statefile={self.dir}/state", f"--logfile={self.dir}/log",
+             f"--pidfile={self.dir}/pid"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(600):
+            if self.cli("get-pid") is not None:
+                break
+            time.sleep(0.05)
+        else:
+            sys.exit("watchman did not answer")
+        if self.cli("watch", os.path.realpath(root)) is None:
+            sys.exit("watchman does not watch the tree")
+
+    def cli(self, *args):
+        p = subprocess.run(["watchman", f"--sockname={self.sock}", "--no-spawn", "--no-local",
+                            "--no-pretty", *args], capture_output=True)
+        try:
+            v = json.loads(p.stdout)
+        except ValueError:
+            return None
+        return None if p.returncode or "error" in v else v
+
+    def cpu(self):
+        """The service's CPU seconds so far (every thread's, from schedstat: ns)."""
+        total = 0
+        for f in glob.glob(f"/proc/{self.proc.pid}/task/*/schedstat"):
+            with open(f) as fh:
+                total += int(fh.read().split()[0])
+        return total / 1e9
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def monitor(root):
+    """How the last record was taken (the window's file of the bench's session)."""
+    for f in glob.glob(os.path.join(root, ".git", "astedit-agents", "*", "shell-*.json")):
+        with open(f) as fh:
+            return json.load(fh).get("monitor")
+    return None
 
 
 def build(root, files, per_dir):
@@ -69,6 +127,10 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--dirty", type=int, default=0)
     ap.add_argument("--keep", help="build the repository here and keep it")
+    ap.add_argument("--watchman", action="store_true",
+                    help="run a Watchman service watching the tree")
+    ap.add_argument("--touch", type=int, default=0,
+                    help="files rewritten before each warm run")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
     root = a.keep or tempfile.mkdtemp(prefix="astedit-window-")
@@ -86,8 +148,30 @@ def main():
         "tool_input": {"command": "true", "description": "bench"},
     }).encode()
     argv = [binary, "agent-hook", "claude-code"]
-    cold = cpu_of(argv, root, event)
-    warm = [cpu_of(argv, root, event) for _ in range(a.runs)]
+    env = dict(os.environ)
+    wm = None
+    if a.watchman:
+        wm = Watchman(root)
+        env["WATCHMAN_SOCK"] = wm.sock
+    else:
+        env.pop("WATCHMAN_SOCK", None)
+    try:
+        cold = cpu_of(argv, root, event, env)
+        print(f"cold: monitor {monitor(root)}")
+        warm, served = [], []
+        for i in range(a.runs):
+            for j in range(a.touch):
+                k = (i * a.touch + j) % a.files
+                with open(os.path.join(root, "src", f"d{k // a.per_dir:04d}",
+                                       f"f{k % a.per_dir:03d}.ts"), "a") as f:
+                    f.write(f"// touched {i}\n")
+            before = wm.cpu() if wm else 0
+            warm.append(cpu_of(argv, root, event, env))
+            served.append((wm.cpu() - before) if wm else 0)
+            print(f"warm {i + 1}: monitor {monitor(root)}")
+    finally:
+        if wm:
+            wm.stop()
     status = [cpu_of(["git", "status", "--porcelain"], root) for _ in range(3)]
     print(f"cold: cpu {cold[0] * 1000:.0f} ms, wall {cold[1] * 1000:.0f} ms")
     for i, (cpu, wall, _) in enumerate(warm, 1):
@@ -97,10 +181,14 @@ def main():
           f"wall {med([w[1] for w in warm]):.0f} ms")
     print(f"git status --porcelain median: cpu {med([s[0] for s in status]):.0f} ms, "
           f"wall {med([s[1] for s in status]):.0f} ms")
+    if wm:
+        print(f"watchman service: cpu median {med(served):.1f} ms a run")
     print(json.dumps({"files": a.files, "dirty": a.dirty, "bin": binary,
                       "cold_cpu_ms": cold[0] * 1000,
                       "warm_cpu_ms": [w[0] * 1000 for w in warm],
                       "warm_wall_ms": [w[1] * 1000 for w in warm],
+                      "watchman": a.watchman, "touch": a.touch,
+                      "watchman_service_cpu_ms": [x * 1000 for x in served],
                       "git_status_cpu_ms": [s[0] * 1000 for s in status]}))
 
 

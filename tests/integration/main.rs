@@ -68,6 +68,7 @@ mod sarif;
 mod scan;
 mod sessions;
 mod sgconfig;
+mod shell_watch;
 mod signing;
 mod snapshots;
 mod steps;

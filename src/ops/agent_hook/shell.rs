@@ -52,6 +52,8 @@ use crate::repo::Repo;
 use crate::txn;
 use crate::Error;
 
+mod watch;
+
 /// The environment variable the hook gives a session's shell commands (through the
 /// harness's `updatedInput`): a `git astedit` command run there journals under it.
 pub const SESSION_ENV: &str = "GIT_ASTEDIT_SESSION";
@@ -133,28 +135,24 @@ struct Window {
     journal_at: Option<String>,
     /// The command (or patch) the tool ran.
     command: String,
+    /// How the record before it was taken.
+    #[serde(default)]
+    monitor: Option<watch::Monitor>,
 }
 
 /// Records the work tree's state before a shell command of `ev`'s session (see the
 /// module docs). The answer carries the command with [`SESSION_ENV`] set, for the
 /// harness's `updatedInput`.
 pub(super) fn before(repo: &Repo, ev: &HookEvent) -> Result<Outcome, Error> {
-    let cache = read_tree(&tree_cache(repo)).unwrap_or_default();
-    let (tree, absent) = take(repo, &cache)?;
     let (snap, meta) = window_files(repo, ev);
-    // The index as it is now, for the state of the files that match it (a link:
-    // git replaces the index by a rename, so this copy keeps what it held).
-    let index = snap.with_extension("index");
-    let _ = std::fs::remove_file(&index);
-    if std::fs::hard_link(repo.git.index_path(), &index).is_err() {
-        let _ = std::fs::copy(repo.git.index_path(), &index);
-    }
-    write_tree(&snap, &tree, &absent)?;
+    let prev = read_prev(&tree_cache(repo));
+    let record = take(repo, &prev, &snap)?;
     let _ = share_as_cache(repo, &snap);
     let window = Window {
         head: head(repo),
         journal_at: txn::newest(repo, 1)?.0.first().map(event_mark),
         command: ev.command.clone().unwrap_or_default(),
+        monitor: Some(record),
     };
     let body = serde_json::to_vec(&window).map_err(|e| AgentHookError::BadEvent(e.to_string()))?;
     std::fs::write(&meta, body).map_err(io("write", &meta))?;
@@ -181,28 +179,33 @@ pub(super) fn after(repo: &Repo, ev: &HookEvent) -> Result<Outcome, Error> {
     let window: Option<Window> = std::fs::read(&meta)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
-    let (Some(window), Some(before)) = (window, read_before(repo, &snap)) else {
+    let (Some(window), Some(before)) = (window, read_full(repo, &snap)) else {
         // No record of the state before (the hook was installed meanwhile, or the
         // before-event never came): nothing to compare with.
         return Ok(Outcome::default());
     };
-    let (now, absent) = take(repo, &before)?;
-    let _ = std::fs::remove_file(&meta);
-    let _ = std::fs::remove_file(snap.with_extension("index"));
+    let prev = read_prev(&snap);
+    let stem = snap.file_stem().unwrap_or_default().to_string_lossy();
+    let snap_now = snap.with_file_name(format!("{stem}-after.snap"));
+    let record = take(repo, &prev, &snap_now)?;
+    let now = read_full(repo, &snap_now)
+        .ok_or_else(|| AgentHookError::BadEvent(format!("cannot read {}", snap_now.display())))?;
+    for f in [&meta, &snap, &snap.with_extension("index")] {
+        let _ = std::fs::remove_file(f);
+    }
     let changed = changed_paths(&before, &now);
     let head_now = head(repo);
+    let monitors = [window.monitor, Some(record)];
     let result = if head_now != window.head {
         journal_head_move(repo, ev, &window, head_now, &changed)
     } else if changed.is_empty() {
         Ok(Outcome::default())
     } else {
-        journal_window(repo, ev, &window, &before, &now, changed)
+        journal_window(repo, ev, &window, &before, &now, changed, monitors)
     };
-    let _ = std::fs::remove_file(&snap);
-    if let Ok(()) = write_tree(&snap, &now, &absent) {
-        let _ = share_as_cache(repo, &snap);
-        let _ = std::fs::remove_file(&snap);
-    }
+    let _ = share_as_cache(repo, &snap_now);
+    let _ = std::fs::remove_file(&snap_now);
+    let _ = std::fs::remove_file(snap_now.with_extension("index"));
     result
 }
 
@@ -305,6 +308,7 @@ fn journal_window(
     before: &Tree,
     now: &Tree,
     changed: Vec<String>,
+    monitors: [Option<watch::Monitor>; 2],
 ) -> Result<Outcome, Error> {
     let me = agent_name(ev);
     let (lock, _) = txn::HookLock::take(repo)?;
@@ -399,7 +403,8 @@ fn journal_window(
         files,
         agent: Some(me.clone()),
         details: serde_json::json!({"hook": {"harness": ev.harness.name(), "session": ev.session,
-                                             "tool": tool, "command": window.command}}),
+                                             "tool": tool, "command": window.command,
+                                             "record": {"before": monitors[0], "after": monitors[1]}}}),
         ..PreviewMeta::default()
     };
     let set = ChangeSet { changes };
@@ -487,25 +492,74 @@ fn head(repo: &Repo) -> Option<String> {
     })
 }
 
-/// The work tree's files now (see the module docs): ids from the index or `cache`
-/// where the stat data say unchanged, else read, hashed and kept; and the index's
-/// paths that are not (missing, or no longer regular files).
-fn take(repo: &Repo, cache: &Tree) -> Result<(Tree, Vec<String>), Error> {
-    let index = repo
-        .git
-        .index_or_empty()
-        .map_err(|e| AgentHookError::BadEvent(format!("cannot read the index: {e}")))?;
-    let trust = crate::cache::IndexTrust::new(&repo.git, &index);
+/// Records the work tree's files now in `snap` (and the index they go with beside it,
+/// `snap` with the extension `index`), from `prev` and what Watchman saw change since
+/// it where that can be told ([`watch`]), else by a look at every file ([`look`]).
+fn take(repo: &Repo, prev: &watch::Prev, snap: &Path) -> Result<watch::Monitor, Error> {
+    // The index first, so that the record goes with the index it read (a link: git
+    // replaces the index by a rename, so this one keeps what it held).
+    let index = snap.with_extension("index");
+    let _ = std::fs::remove_file(&index);
+    let linked = std::fs::hard_link(repo.git.index_path(), &index).is_ok()
+        || std::fs::copy(repo.git.index_path(), &index).is_ok();
+    if linked {
+        if let Some(fresh) = watch::take_since(repo, prev, &index) {
+            for bytes in &fresh.read {
+                // Kept, so that an undo can put it back.
+                txn::keep_blob(repo, bytes)?;
+            }
+            let absent: Vec<String> = fresh.absent.into_iter().collect();
+            write_tree(snap, Some(&fresh.mark), &fresh.files, &absent)?;
+            return Ok(watch::Monitor::Watchman);
+        }
+    }
+    // Watchman's clock before any file is looked at: what changes during the look is
+    // in its answer to the next record.
+    let clock = (linked && watch::enabled(repo))
+        .then(|| watch::clock(&repo.workdir))
+        .flatten();
+    let loaded = match linked.then(|| watch::open_index(&index, repo.git.object_hash())) {
+        Some(Some(file)) => file,
+        _ => {
+            let _ = std::fs::remove_file(&index);
+            let shared = repo
+                .git
+                .index_or_empty()
+                .map_err(|e| AgentHookError::BadEvent(format!("cannot read the index: {e}")))?;
+            let file: &gix::index::File = &shared;
+            file.clone()
+        }
+    };
+    let (tree, absent) = look(repo, &loaded, &prev.files)?;
+    let mark = clock.filter(|_| linked).map(|clock| watch::Mark {
+        clock,
+        index_sum: watch::index_sum(&index, repo.git.object_hash()),
+        entries: watch::entries_digest(&loaded),
+        excludes: watch::excludes_stamp(repo),
+    });
+    write_tree(snap, mark.as_ref(), &tree, &absent)?;
+    Ok(watch::Monitor::Stat)
+}
+
+/// The work tree's files now, each looked at (see the module docs): ids from the
+/// index or `cache` where the stat data say unchanged, else read, hashed and kept;
+/// and the index's paths that are not (missing, or no longer regular files).
+fn look(
+    repo: &Repo,
+    index: &gix::index::State,
+    cache: &Tree,
+) -> Result<(Tree, Vec<String>), Error> {
+    let trust = crate::cache::IndexTrust::new(&repo.git, index);
     let mut paths: Vec<(String, Option<crate::cache::IndexStat>)> = index
         .entries()
         .iter()
         .filter(|e| e.stage_raw() == 0)
         .filter_map(|e| {
-            let path = std::str::from_utf8(e.path(&index)).ok()?.to_string();
+            let path = std::str::from_utf8(e.path(index)).ok()?.to_string();
             Some((path, trust.entry(e)))
         })
         .collect();
-    paths.extend(untracked(repo, &index)?.into_iter().map(|p| (p, None)));
+    paths.extend(untracked(repo, index)?.into_iter().map(|p| (p, None)));
     let (workdir, kind) = (repo.workdir.as_path(), repo.git.object_hash());
     let seen: Vec<Found> = paths
         .into_par_iter()
@@ -522,25 +576,19 @@ fn take(repo: &Repo, cache: &Tree) -> Result<(Tree, Vec<String>), Error> {
     let absent = index
         .entries()
         .iter()
-        .filter_map(|e| std::str::from_utf8(e.path(&index)).ok())
+        .filter_map(|e| std::str::from_utf8(e.path(index)).ok())
         .filter(|p| !tree.contains_key(*p))
         .map(str::to_string)
         .collect();
     Ok((tree, absent))
 }
 
-/// The files as the window's snapshot saw them: the entries of the index linked
-/// then, with what did not match it (`snap`) over them. `None` without a snapshot.
-fn read_before(repo: &Repo, snap: &Path) -> Option<Tree> {
+/// The files as a record saw them: the entries of the index linked beside it, with
+/// what did not match it over them. `None` without a record.
+fn read_full(repo: &Repo, snap: &Path) -> Option<Tree> {
     let text = std::fs::read_to_string(snap).ok()?;
     let mut tree = Tree::new();
-    let index_file = snap.with_extension("index");
-    if let Ok(index) = gix::index::File::at(
-        &index_file,
-        repo.git.object_hash(),
-        true,
-        gix::index::decode::Options::default(),
-    ) {
+    if let Some(index) = watch::open_index(&snap.with_extension("index"), repo.git.object_hash()) {
         for e in index.entries().iter().filter(|e| e.stage_raw() == 0) {
             let Ok(path) = std::str::from_utf8(e.path(&index)) else {
                 continue;
@@ -651,13 +699,21 @@ fn share_as_cache(repo: &Repo, snap: &Path) -> std::io::Result<()> {
 
 /// Writes a snapshot's files that did not match the index, one line each: `ID MTIME
 /// MTIME_NS CTIME CTIME_NS INO SIZE MODE PATH`, and the index's paths that were not
-/// there as `- PATH` (paths with a newline are not recorded), to a temp file renamed
-/// over `file`.
-fn write_tree(file: &Path, tree: &Tree, absent: &[String]) -> Result<(), Error> {
+/// there as `- PATH` (paths with a newline are not recorded), after its Watchman mark
+/// if it has one, to a temp file renamed over `file`.
+fn write_tree(
+    file: &Path,
+    mark: Option<&watch::Mark>,
+    tree: &Tree,
+    absent: &[String],
+) -> Result<(), Error> {
     let temp = file.with_extension(format!("tmp{}", std::process::id()));
     let f = std::fs::File::create(&temp).map_err(io("create", &temp))?;
     let mut out = std::io::BufWriter::new(f);
     let mut put = |line: String| out.write_all(line.as_bytes());
+    if let Some(mark) = mark {
+        put(mark.line()).map_err(io("write", &temp))?;
+    }
     for (path, s) in tree.iter().filter(|(p, s)| !s.clean && !p.contains('\n')) {
         let t = &s.stat;
         put(format!(
@@ -674,15 +730,25 @@ fn write_tree(file: &Path, tree: &Tree, absent: &[String]) -> Result<(), Error> 
     std::fs::rename(&temp, file).map_err(io("rename", &temp))
 }
 
-/// The files a snapshot [`write_tree`] wrote holds; `None` when there is none.
-fn read_tree(file: &Path) -> Option<Tree> {
-    let text = std::fs::read_to_string(file).ok()?;
-    Some(
-        parse_tree(&text)
-            .into_iter()
-            .filter_map(|(p, s)| Some((p, s?)))
-            .collect(),
-    )
+/// The last record a [`write_tree`] wrote in `file` (an empty one when there is none).
+fn read_prev(file: &Path) -> watch::Prev {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let mut prev = watch::Prev {
+        files: Tree::new(),
+        absent: std::collections::BTreeSet::new(),
+        mark: watch::Mark::of(&text),
+    };
+    for (path, seen) in parse_tree(&text) {
+        match seen {
+            Some(seen) => {
+                prev.files.insert(path, seen);
+            }
+            None => {
+                prev.absent.insert(path);
+            }
+        }
+    }
+    prev
 }
 
 /// A snapshot's lines: each file, or `None` for a path that was absent. A damaged line
