@@ -96,8 +96,8 @@ pub fn run(
         .map(|r| (r.id.as_str(), &r.config))
         .collect();
     if req.include_off {
-        for config in &rule_set.disabled_configs {
-            by_id.insert(config.id.as_str(), config);
+        for rule in &rule_set.off_rules {
+            by_id.insert(rule.id.as_str(), &rule.config);
         }
     }
     let snapshots = !req.skip_snapshot_tests;

@@ -113,19 +113,16 @@ pub struct SeverityOverride {
     pub rules: Vec<String>,
 }
 
-impl SeverityOverride {
-    fn covers(&self, id: &str) -> bool {
-        self.rules.is_empty() || self.rules.iter().any(|r| r == id)
-    }
-}
-
-/// The severity `id` gets from the overrides (the last that names it or all rules),
-/// `Some(None)` for off, `None` when none speaks of it.
+/// The severity `id` gets from the overrides, `Some(None)` for off, `None` when none
+/// speaks of it: the last that names it, else the last for all rules (as ast-grep
+/// 0.51.1: `--error=ID --off` runs ID as an error, `--off=ID --error` turns it off).
 fn override_for(overrides: &[SeverityOverride], id: &str) -> Option<Option<scan::Severity>> {
-    overrides
+    let named = overrides
         .iter()
         .rev()
-        .find(|o| o.covers(id))
+        .find(|o| o.rules.iter().any(|r| r == id));
+    named
+        .or_else(|| overrides.iter().rev().find(|o| o.rules.is_empty()))
         .map(|o| o.severity)
 }
 

@@ -245,8 +245,10 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// Ids of rules with `severity: off` (loaded, checked, not run).
     pub disabled: Vec<String>,
-    /// Those rules compiled, in the same order (`test --include-off` runs them).
-    pub disabled_configs: Vec<RuleConfig<Lang>>,
+    /// Those rules compiled, in the same order: `test --include-off` runs them, and a
+    /// severity given on the command line for them (`--error` and kin, with their id
+    /// or none) turns them on, as in ast-grep.
+    pub off_rules: Vec<Rule>,
     /// The config files read, as displayed.
     pub sources: Vec<String>,
     /// Bound on fix re-runs (`max-passes` in astedit.toml).
@@ -305,6 +307,7 @@ impl RuleSet {
         Plan {
             rules: self.rules.iter().map(|r| r.head.clone()).collect(),
             disabled: self.disabled.clone(),
+            off: self.off_rules.iter().map(|r| r.head.clone()).collect(),
             sources: self.sources.clone(),
             max_passes: self.max_passes,
             warnings: self.warnings.clone(),
@@ -332,6 +335,10 @@ impl RuleSet {
 pub struct Plan {
     pub rules: Vec<RuleHead>,
     pub disabled: Vec<String>,
+    /// The off rules' heads, in `disabled`'s order, so a severity given for them can
+    /// turn them on without compiling (no default: a plan cached without them is
+    /// made again).
+    pub off: Vec<RuleHead>,
     pub sources: Vec<String>,
     pub max_passes: usize,
     pub warnings: Vec<String>,
@@ -566,17 +573,14 @@ impl Rules {
     /// Sets severities: `decide(id)` gives `Some(None)` to turn a rule off,
     /// `Some(Some(s))` for severity `s`, `None` to leave it. Off rules leave the run.
     pub fn set_severities(&mut self, decide: impl Fn(&str) -> Option<Option<Severity>>) {
-        for head in &self.plan.rules {
+        for head in self.plan.rules.iter().chain(&self.plan.off) {
             if let Some(decision) = decide(&head.id) {
                 self.overrides.push((head.id.clone(), decision));
             }
         }
-        apply_overrides(
-            &mut self.plan.rules,
-            &mut self.plan.disabled,
-            &self.overrides,
-            |_| {},
-        );
+        let plan = &mut self.plan;
+        let (rules, off) = (&mut plan.rules, &mut plan.off);
+        apply_overrides(rules, off, &mut plan.disabled, &self.overrides);
         if let Some(set) = self.set.get_mut() {
             override_set(set, &self.overrides);
         }
@@ -656,42 +660,58 @@ fn same_rule(rule: &Rule, head: &RuleHead) -> bool {
     rule.id == head.id && rule.lang == head.lang && rule.severity == head.severity
 }
 
-/// Applies severity overrides to a compiled set: off rules move to `disabled`.
+/// Applies severity overrides to a compiled set (see [`apply_overrides`]).
 fn override_set(set: &mut RuleSet, overrides: &[(String, Option<Severity>)]) {
-    let mut configs = Vec::new();
-    let mut rules = std::mem::take(&mut set.rules);
-    apply_overrides(&mut rules, &mut set.disabled, overrides, |off| {
-        configs.push(off)
-    });
-    set.rules = rules;
-    set.disabled_configs
-        .extend(configs.into_iter().map(|r: Rule| r.config));
+    apply_overrides(
+        &mut set.rules,
+        &mut set.off_rules,
+        &mut set.disabled,
+        overrides,
+    );
 }
 
-/// The overrides on a list of rules (heads or compiled), in order: the last override
-/// of a rule wins; off rules are handed to `off` and their ids added to `disabled`.
+/// The overrides on the rules that run and the off ones (heads or compiled), in
+/// order: the last override of a rule wins. A rule turned off moves to `off` and its
+/// id to `disabled`; an off rule given a severity (its file's `severity: off` too, as
+/// ast-grep's `--error` turns it on) runs, after the others.
 fn apply_overrides<R: std::borrow::BorrowMut<RuleHead>>(
     rules: &mut Vec<R>,
+    off: &mut Vec<R>,
     disabled: &mut Vec<String>,
     overrides: &[(String, Option<Severity>)],
-    mut off: impl FnMut(R),
 ) {
+    let last = |id: &str| overrides.iter().rev().find(|(o, _)| o == id).map(|o| o.1);
     let mut kept = Vec::with_capacity(rules.len());
+    let mut still_off = Vec::with_capacity(off.len());
+    let mut turned_on = Vec::new();
+    for mut rule in std::mem::take(off) {
+        let head: &mut RuleHead = rule.borrow_mut();
+        match last(&head.id) {
+            Some(Some(severity)) => {
+                head.severity = severity;
+                disabled.retain(|d| *d != head.id);
+                turned_on.push(rule);
+            }
+            _ => still_off.push(rule),
+        }
+    }
     for mut rule in std::mem::take(rules) {
         let head: &mut RuleHead = rule.borrow_mut();
-        match overrides.iter().rev().find(|(id, _)| *id == head.id) {
-            Some((_, None)) => {
+        match last(&head.id) {
+            Some(None) => {
                 disabled.push(head.id.clone());
-                off(rule);
+                still_off.push(rule);
             }
-            Some((_, Some(severity))) => {
-                head.severity = *severity;
+            Some(Some(severity)) => {
+                head.severity = severity;
                 kept.push(rule);
             }
             None => kept.push(rule),
         }
     }
+    kept.extend(turned_on);
     *rules = kept;
+    *off = still_off;
 }
 
 /// Loads the rules for a scan (see [`Rules`]): from the cache's plan when it has one
@@ -1590,8 +1610,7 @@ impl<'r> Loader<'r> {
                 continue;
             };
             let (id, line) = match &rule {
-                Compiled::Active(r) => (r.id.clone(), r.line),
-                Compiled::Off { id, line, .. } => (id.clone(), *line),
+                Compiled::Active(r) | Compiled::Off(r) => (r.id.clone(), r.line),
             };
             if let Some(first) = seen.insert(id.clone(), file.clone()) {
                 let first = if first == file {
@@ -1609,9 +1628,9 @@ impl<'r> Loader<'r> {
             }
             match rule {
                 Compiled::Active(rule) => rules.push(*rule),
-                Compiled::Off { id, config, .. } => {
+                Compiled::Off(rule) => {
                     disabled.push(id);
-                    disabled_configs.push(*config);
+                    disabled_configs.push(*rule);
                 }
             }
         }
@@ -1627,7 +1646,7 @@ impl<'r> Loader<'r> {
         Ok(RuleSet {
             rules,
             disabled,
-            disabled_configs,
+            off_rules: disabled_configs,
             digest,
             sources: self.sources,
             max_passes: self.max_passes.unwrap_or(DEFAULT_MAX_PASSES),
@@ -1660,12 +1679,9 @@ type CompiledDoc = (String, usize, Result<Option<Compiled>, Error>, Notes);
 
 enum Compiled {
     Active(Box<Rule>),
-    /// `severity: off`: checked like any rule, then left out.
-    Off {
-        id: String,
-        line: Option<usize>,
-        config: Box<RuleConfig<Lang>>,
-    },
+    /// `severity: off`: checked and compiled like any rule, then left out (unless a
+    /// severity given on the command line turns it on).
+    Off(Box<Rule>),
 }
 
 /// Names a rule document in its errors: its file, the line of its id, and its id (or
@@ -1784,27 +1800,24 @@ fn compile(
             edits_of(v, &ast_grep_value, &config, globals).map_err(|e| blame.bad("edits", e))?
         }
     };
-    // Checked like any rule, then left out: a disabled rule must still be valid.
+    // Checked like any rule, then left out: a disabled rule must still be valid. Its
+    // severity is the one given when it is turned on.
+    let off = config.severity == ast_grep_config::Severity::Off;
     let severity = match config.severity {
-        ast_grep_config::Severity::Off => {
-            return Ok(Some(Compiled::Off {
-                id,
-                line: blame.line,
-                config: Box::new(config),
-            }))
-        }
-        ast_grep_config::Severity::Hint => Severity::Hint,
+        ast_grep_config::Severity::Off | ast_grep_config::Severity::Hint => Severity::Hint,
         ast_grep_config::Severity::Info => Severity::Info,
         ast_grep_config::Severity::Warning => Severity::Warning,
         ast_grep_config::Severity::Error => Severity::Error,
     };
-    let message_template = message_template(&config, file, &id, &mut notes.warnings);
+    let mut said = Vec::new();
+    let warnings = if off { &mut said } else { &mut notes.warnings };
+    let message_template = message_template(&config, file, &id, warnings);
     let lang = config.language;
     let metadata = config
         .metadata
         .as_ref()
         .and_then(|m| serde_json::to_value(m).ok());
-    Ok(Some(Compiled::Active(Box::new(Rule {
+    let rule = Box::new(Rule {
         head: RuleHead {
             id,
             lang,
@@ -1831,7 +1844,12 @@ fn compile(
             .then(|| crate::rewrite::imports::Plan::with_transforms(&imports, lang, &transforms)),
         edits,
         config,
-    }))))
+    });
+    Ok(Some(if off {
+        Compiled::Off(rule)
+    } else {
+        Compiled::Active(rule)
+    }))
 }
 
 /// What compiling one rule document says beside the rule.

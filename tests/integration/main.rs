@@ -24,6 +24,7 @@ mod dropin_flags;
 mod dropin_inspect;
 mod dropin_rules;
 mod dropin_run;
+mod dropin_severity;
 mod edit;
 mod firstday;
 mod firstday3;
