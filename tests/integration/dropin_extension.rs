@@ -228,3 +228,125 @@ fn the_scan_stream_is_not_for_fix_modes() {
         "const s = \"héllo 😀\"; foo(s, 1);\nfoo(\n  a,\n  b);\n".as_bytes()
     );
 }
+
+/// A checkout of the extension's source (`ASTEDIT_VSCODE_EXTENSION`: ast-grep-vscode
+/// 0.1.21, whose `src/extension/search.ts` is read) and a `node_modules` folder with
+/// esbuild, nano-spawn and unport (`ASTEDIT_VSCODE_EXTENSION_MODULES`); `.ci/run` sets
+/// both. Without them the test is skipped with a message, unless
+/// ASTEDIT_REQUIRE_VSCODE_EXTENSION is set.
+fn extension_or_skip() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let source = std::env::var_os("ASTEDIT_VSCODE_EXTENSION").map(std::path::PathBuf::from);
+    let modules =
+        std::env::var_os("ASTEDIT_VSCODE_EXTENSION_MODULES").map(std::path::PathBuf::from);
+    let found = source.zip(modules).filter(|(s, m)| {
+        s.join("src/extension/search.ts").is_file() && m.join(".bin/esbuild").exists()
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("ASTEDIT_REQUIRE_VSCODE_EXTENSION").is_none(),
+            "the extension's source is required but not found (ASTEDIT_VSCODE_EXTENSION, \
+             ASTEDIT_VSCODE_EXTENSION_MODULES)"
+        );
+        eprintln!(
+            "skipped: no ast-grep-vscode source (set ASTEDIT_VSCODE_EXTENSION and \
+             ASTEDIT_VSCODE_EXTENSION_MODULES)"
+        );
+    }
+    found
+}
+
+/// The extension's own search code, run under node: its `search.ts` and `common.ts`
+/// bundled with a stand-in for VS Code's API (`tests/js/vscode-panel`), sent each query
+/// as its webview sends it, with ast-grep 0.51.1 and then git-astedit as
+/// `astGrep.serverPath`. What the panel would list (each result's file, range, line
+/// shown and highlighted, replacement, language) is the same with both, for pattern
+/// searches (with a rewrite, in a folder) and YAML rule searches (in a folder, by glob).
+#[test]
+fn the_extensions_own_search_code_lists_the_same_results() {
+    let Some(ast_grep) = crate::lsp_astgrep::ast_grep_or_skip() else {
+        return;
+    };
+    let Some((source, modules)) = extension_or_skip() else {
+        return;
+    };
+    let repo = workspace();
+    repo.write(
+        "src/indent.py",
+        "class A:\n    def g(self):\n        if x:\n            foo(1)\n",
+    );
+    repo.commit_all("more");
+    let harness = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/vscode-panel");
+    let build = tempfile::tempdir().expect("tempdir");
+    let entry = build.path().join("entry.ts");
+    let module = |name: &str| source.join("src/extension").join(name);
+    std::fs::write(
+        &entry,
+        format!(
+            "export {{ parentPort }} from {:?}\nimport {:?}\n",
+            module("common.ts"),
+            module("search.ts")
+        ),
+    )
+    .unwrap();
+    let bundle = build.path().join("panel.cjs");
+    let built = std::process::Command::new(modules.join(".bin/esbuild"))
+        .arg(&entry)
+        .args([
+            "--bundle",
+            "--platform=node",
+            "--format=cjs",
+            "--log-level=warning",
+        ])
+        .arg(format!(
+            "--alias:vscode={}",
+            harness.join("vscode.cjs").display()
+        ))
+        .arg(format!("--outfile={}", bundle.display()))
+        .env("NODE_PATH", &modules)
+        .output()
+        .expect("run esbuild");
+    assert!(built.status.success(), "{built:?}");
+    let pattern = |pattern: &str, rewrite: &str, include: &str| {
+        serde_json::json!({"pattern": pattern, "rewrite": rewrite, "strictness": "smart",
+                           "selector": "", "lang": "", "includeFile": include})
+    };
+    let yaml =
+        |rule: &str, include: &str| serde_json::json!({"yaml": rule, "includeFile": include});
+    let rules = "id: py\nlanguage: python\nseverity: error\nrule: {pattern: foo($A)}\n\
+                 fix: |-\n  if True:\n      bar($A)\n---\nid: js\nlanguage: js\n\
+                 message: call with $A\nrule: {pattern: 'foo($A, $$$B)'}\nfix: bar($A)\n";
+    let cases = [
+        ("search", pattern("foo($A, $$$B)", "", ""), 4),
+        (
+            "search",
+            pattern("foo($A, $$$B)", "bar(\n  $A\n)", "src"),
+            1,
+        ),
+        ("yaml", yaml(rules, ""), 4),
+        ("yaml", yaml(rules, "src"), 2),
+        ("yaml", yaml(rules, "src/*.py,*.js"), 4),
+    ];
+    let shown = |server: &std::path::Path, kind: &str, query: &serde_json::Value| {
+        let out = std::process::Command::new("node")
+            .arg(harness.join("drive.cjs"))
+            .arg(&bundle)
+            .arg(kind)
+            .arg(query.to_string())
+            .env("PANEL_SERVER", server)
+            .env("PANEL_WORKSPACE", repo.path())
+            .output()
+            .expect("run node");
+        assert!(out.status.success(), "{kind} {query}: {out:?}");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("one JSON line")
+    };
+    for (kind, query, count) in cases {
+        let theirs = shown(&ast_grep, kind, &query);
+        let ours = shown(&crate::util::bin(), kind, &query);
+        assert_eq!(
+            theirs.as_array().map(Vec::len),
+            Some(count),
+            "{kind} {query}: {theirs:#}"
+        );
+        assert_eq!(ours, theirs, "{kind} {query}");
+    }
+}
