@@ -27,6 +27,7 @@ use crate::report::ScanMode;
 use crate::report::ScanReport;
 use crate::scan;
 use crate::scan::engine;
+use crate::scan::rules::Opened;
 use crate::scan::rules::Rules;
 use crate::scan::Finding;
 use crate::scan::RuleSet;
@@ -40,12 +41,29 @@ pub struct Workspace {
     /// the result cache holds the plan of these very config files (a set that
     /// compiled before), nothing is compiled up front: see [`Workspace::compiled`].
     rules: Option<Rules>,
+    /// At the start, when the cache holds no plan of the rules: the rules read, the
+    /// first document's language's compiled alone, until [`Workspace::settle`].
+    unsettled: Option<Unsettled>,
     /// The rule ids compiled alone for the first document's language.
     first: std::sync::OnceLock<HashSet<String>>,
     /// Why the last (re)load failed, if it did.
     broken: Option<Broken>,
     /// A document larger than this is not parsed (scan's `--max-filesize`).
     max_file_size: u64,
+}
+
+/// The rules before the cache has a plan of them (a project the server has not seen
+/// with these rule files): the first document's language's rules are compiled alone,
+/// so that its diagnostics do not wait for a whole collection; every rule is compiled
+/// (which checks them all and stores the plan) when the server is idle.
+struct Unsettled {
+    /// The config files as read when the server started.
+    read: scan::rules::Unplanned,
+    /// The rules that may run on the first document's language, compiled.
+    first: std::sync::OnceLock<(crate::lang::Lang, RuleSet)>,
+    /// Every rule, when a document of another language came first (or that
+    /// language's rules did not compile); why not, if they do not load.
+    all: std::sync::OnceLock<Result<Rules, Broken>>,
 }
 
 /// The most diagnostics one document gets: past it, one more says how many were left
@@ -108,17 +126,59 @@ impl Workspace {
         let mut ws = Workspace {
             configs: configs.to_vec(),
             rules: None,
+            unsettled: None,
             first: Default::default(),
             broken: None,
             max_file_size: crate::files::DEFAULT_MAX_FILE_SIZE,
         };
-        ws.reload(repo);
+        let cache = super::cache::CacheChoice::Default.settings(repo);
+        match scan::rules::open_lazily(repo, configs, cache.as_ref()) {
+            Ok(Opened::Planned(rules)) => ws.rules = Some(*rules),
+            Ok(Opened::Unplanned(read)) => {
+                ws.unsettled = Some(Unsettled {
+                    read: *read,
+                    first: Default::default(),
+                    all: Default::default(),
+                })
+            }
+            Err(e) => ws.broken = Some(broken(repo, &e.into())),
+        }
         ws
+    }
+
+    /// Whether some rules are not compiled yet, nor checked, for want of a plan:
+    /// [`Workspace::settle`] compiles them.
+    pub fn is_unsettled(&self) -> bool {
+        self.unsettled.is_some()
+    }
+
+    /// Compiles every rule (and stores their plan in the cache) when only the first
+    /// document's language's were. True when they do not load: the server says why
+    /// and the open documents are checked again (with no rules, as at a start with
+    /// rules that do not load).
+    pub fn settle(&mut self, repo: &Repo) -> bool {
+        let Some(Unsettled { read, all, .. }) = self.unsettled.take() else {
+            return false;
+        };
+        let all = all
+            .into_inner()
+            .unwrap_or_else(|| read.compile_all().map_err(|e| broken(repo, &e.into())));
+        match all {
+            Ok(rules) => {
+                self.rules = Some(rules);
+                false
+            }
+            Err(why) => {
+                self.broken = Some(why);
+                true
+            }
+        }
     }
 
     /// Reads the rules again (a rule file changed). When they no longer load, the
     /// rules that loaded last keep serving and [`Workspace::broken`] says why.
     pub fn reload(&mut self, repo: &Repo) {
+        self.unsettled = None;
         let cache = super::cache::CacheChoice::Default.settings(repo);
         match scan::rules::open(repo, &self.configs, cache.as_ref()) {
             Ok(rules) => {
@@ -128,6 +188,20 @@ impl Workspace {
             }
             Err(e) => self.broken = Some(broken(repo, &e.into())),
         }
+    }
+
+    /// The rules with a plan: those that loaded, or every rule of an unsettled
+    /// workspace once compiled.
+    fn planned(&self) -> Option<&Rules> {
+        match &self.unsettled {
+            Some(u) => u.all.get()?.as_ref().ok(),
+            None => self.rules.as_ref(),
+        }
+    }
+
+    /// The rules compiled alone for the first document of an unsettled workspace.
+    fn first_compiled(&self) -> Option<&RuleSet> {
+        Some(&self.unsettled.as_ref()?.first.get()?.1)
     }
 
     /// Sets the size above which a document is not parsed, at most the ceiling `scan`
@@ -142,12 +216,20 @@ impl Workspace {
 
     /// Notes about the rules that loaded (keys read but not honoured and the like).
     pub fn warnings(&self) -> &[String] {
-        self.rules.as_ref().map_or(&[], |r| &r.plan.warnings)
+        match (self.planned(), self.first_compiled()) {
+            (Some(r), _) => &r.plan.warnings,
+            (None, Some(set)) => &set.warnings,
+            (None, None) => &[],
+        }
     }
 
-    /// How many rules run.
+    /// How many rules run (of an unsettled workspace: how many are compiled).
     pub fn rule_count(&self) -> usize {
-        self.rules.as_ref().map_or(0, |r| r.plan.rules.len())
+        match (self.planned(), self.first_compiled()) {
+            (Some(r), _) => r.plan.rules.len(),
+            (None, Some(set)) => set.rules.len(),
+            (None, None) => 0,
+        }
     }
 
     /// Whether a change of this file (absolute) may change the rules: the configs,
@@ -166,19 +248,20 @@ impl Workspace {
     /// what git ignores (unless the project sets `noIgnore`), and so does the server.
     /// An index that cannot be read fails the scan: nothing to say then either.
     pub fn looks_at(&self, repo: &Repo, path: &str) -> bool {
-        self.rules.as_ref().is_some_and(|r| r.plan.no_ignore)
-            || !crate::files::is_ignored(repo, path).unwrap_or(true)
+        let no_ignore = match &self.unsettled {
+            Some(u) => u.read.no_ignore,
+            None => self.rules.as_ref().is_some_and(|r| r.plan.no_ignore),
+        };
+        no_ignore || !crate::files::is_ignored(repo, path).unwrap_or(true)
     }
 
-    /// The rule `id`, when it runs.
+    /// The rule `id`, when it runs (of an unsettled workspace: when it is compiled).
     pub fn rule(&self, id: &str) -> Option<RuleInfo> {
-        let rule = self
-            .rules
-            .as_ref()?
-            .plan
-            .rules
-            .iter()
-            .find(|r| r.id == id)?;
+        let rule: &scan::rules::RuleHead = match (self.planned(), self.first_compiled()) {
+            (Some(r), _) => r.plan.rules.iter().find(|r| r.id == id)?,
+            (None, Some(set)) => &set.rules.iter().find(|r| r.id == id)?.head,
+            (None, None) => return None,
+        };
         Some(RuleInfo {
             id: rule.id.clone(),
             message: rule.message.clone(),
@@ -284,15 +367,23 @@ impl Workspace {
         path: &str,
         only: Option<&str>,
     ) -> Option<(&RuleSet, crate::lang::Lang, Vec<&scan::Rule>)> {
-        let plan = &self.rules.as_ref()?.plan;
         if !self.looks_at(repo, path) {
             return None;
         }
-        let lang = plan.language_globs.language_of(path)?;
-        if !plan.rules.iter().any(|h| plan.runs_in(h, path, lang)) {
-            return None;
-        }
-        let set = self.compiled(repo, lang)?;
+        let (set, lang) = match &self.unsettled {
+            Some(unsettled) => {
+                let lang = unsettled.read.language_globs.language_of(path)?;
+                (unsettled.compiled(repo, lang)?, lang)
+            }
+            None => {
+                let plan = &self.rules.as_ref()?.plan;
+                let lang = plan.language_globs.language_of(path)?;
+                if !plan.rules.iter().any(|h| plan.runs_in(h, path, lang)) {
+                    return None;
+                }
+                (self.compiled(repo, lang)?, lang)
+            }
+        };
         let rules: Vec<&scan::Rule> = set
             .rules
             .iter()
@@ -326,6 +417,33 @@ impl Workspace {
         }
         let ids: HashSet<&str> = first.iter().map(String::as_str).collect();
         rules.compiled_some(repo, &ids).ok()
+    }
+}
+
+impl Unsettled {
+    /// Compiled rules that hold every rule that may run on a file of `lang`: the
+    /// first language's alone; for another language (or when they do not compile,
+    /// to learn why) every rule. `None` when they do not load.
+    fn compiled(&self, repo: &Repo, lang: crate::lang::Lang) -> Option<&RuleSet> {
+        if let Some(all) = self.all.get() {
+            return all.as_ref().ok()?.compiled(repo).ok();
+        }
+        match self.first.get() {
+            Some((first, set)) if *first == lang => return Some(set),
+            Some(_) => {}
+            None => {
+                if let Ok(set) = self.read.compile_for(lang) {
+                    return Some(&self.first.get_or_init(|| (lang, set)).1);
+                }
+            }
+        }
+        let all = self.all.get_or_init(|| self.compile_all(repo));
+        all.as_ref().ok()?.compiled(repo).ok()
+    }
+
+    /// Every rule of the texts read, or why they do not load.
+    fn compile_all(&self, repo: &Repo) -> Result<Rules, Broken> {
+        self.read.compile_all().map_err(|e| broken(repo, &e.into()))
     }
 }
 

@@ -398,6 +398,16 @@ impl Plan {
     }
 }
 
+/// Whether a rule of `rule` may run on files of `lang`: its own, or embedded in them
+/// (as [`Plan::runs_on_language`], from the compiled injections).
+fn serves(lang: Lang, rule: Lang, injections: &[Injection]) -> bool {
+    rule == lang
+        || hosts(lang, rule)
+        || injections
+            .iter()
+            .any(|i| i.host == lang && i.candidates.contains(&rule))
+}
+
 pub use crate::lang::Injection;
 
 /// A `languageInjections` entry as written (ast-grep's schema).
@@ -489,6 +499,7 @@ fn no_ignore(value: &Value, file: &str) -> Result<bool, Error> {
 }
 
 /// A rule document before compilation: its value and where it came from.
+#[derive(Clone)]
 struct Doc {
     /// `None`: every document of the text, not parsed yet.
     value: Option<Value>,
@@ -524,6 +535,9 @@ struct Loader<'r> {
     /// `customLanguages` left unloaded (not allowed): a rule in one is refused saying so.
     ignored_custom: Vec<String>,
     injections: Vec<Injection>,
+    /// Each `languageInjections` as written, and its file (to compile them again
+    /// for [`Loader::fork`]).
+    injection_specs: Vec<(Value, String)>,
     /// `noIgnore` asks for the files git ignores.
     no_ignore: bool,
 }
@@ -722,9 +736,107 @@ pub fn open(
     configs: &[PathBuf],
     cache: Option<&crate::cache::Settings>,
 ) -> Result<Rules, Error> {
+    let (loader, store) = match find_plan(repo, configs, cache)? {
+        Found::Plan(rules) => return Ok(*rules),
+        Found::Missing(missing) => *missing,
+    };
+    let set = loader.finish(None)?;
+    if let (Some((bucket, key)), Ok(bytes)) = (store, serde_json::to_vec(&set.plan())) {
+        bucket.put(&key, &bytes);
+        bucket.finish();
+    }
+    Ok(Rules::from(set))
+}
+
+/// Rules read with no plan of them in the cache, nothing compiled (see
+/// [`open_lazily`]).
+pub struct Unplanned {
+    /// Which files are which language, as the plan will say.
+    pub language_globs: crate::files::LanguageGlobs,
+    /// As [`RuleSet::no_ignore`].
+    pub no_ignore: bool,
+    loader: Loader<'static>,
+    /// Where the plan is stored once every rule compiles.
+    store: Option<(crate::cache::Settings, crate::cache::Key)>,
+}
+
+/// What [`open_lazily`] found.
+pub enum Opened {
+    /// The cache's plan of these config files: as [`open`] gives it.
+    Planned(Box<Rules>),
+    /// No plan: the config files read, no rule compiled.
+    Unplanned(Box<Unplanned>),
+}
+
+impl Unplanned {
+    /// Compiles the rules that may run on a file of `lang` (rules of `lang`, or of a
+    /// language its files embed) as [`load`] compiles them, and no other rule: the
+    /// others are not checked, nor the ids against theirs
+    /// ([`Unplanned::compile_all`] does that).
+    pub fn compile_for(&self, lang: Lang) -> Result<RuleSet, Error> {
+        let mut loader = self.loader.fork()?;
+        loader.parse(None)?;
+        loader.compile_parsed(None, Some(lang))
+    }
+
+    /// Every rule compiled, from the texts read when the rules were opened, as
+    /// [`open`] gives them; their plan is stored in the cache.
+    pub fn compile_all(&self) -> Result<Rules, Error> {
+        let set = self.loader.fork()?.finish(None)?;
+        if let (Some((settings, key)), Ok(bytes)) = (&self.store, serde_json::to_vec(&set.plan())) {
+            let bucket = crate::cache::Bucket::open(settings, key);
+            bucket.put(key, &bytes);
+            bucket.finish();
+        }
+        Ok(Rules::from(set))
+    }
+}
+
+/// As [`open`] when the cache has the plan of these config files; else the files read
+/// and nothing compiled (an editor compiles the rules the document shown needs, then
+/// the others).
+pub fn open_lazily(
+    repo: &Repo,
+    configs: &[PathBuf],
+    cache: Option<&crate::cache::Settings>,
+) -> Result<Opened, Error> {
+    let (loader, store) = match find_plan(repo, configs, cache)? {
+        Found::Plan(rules) => return Ok(Opened::Planned(rules)),
+        Found::Missing(missing) => *missing,
+    };
+    match loader.built_language_globs() {
+        Ok(language_globs) => Ok(Opened::Unplanned(Box::new(Unplanned {
+            language_globs,
+            no_ignore: loader.no_ignore,
+            loader: loader.detach(),
+            store: store
+                .zip(cache)
+                .map(|((_, key), settings)| (settings.clone(), key)),
+        }))),
+        // The error a compile of every rule gives (a broken utility rule's first).
+        Err(e) => Err(loader.finish(None).err().unwrap_or(e)),
+    }
+}
+
+/// The config files read, and the cache's plan of them or where to store it.
+enum Found<'r> {
+    Plan(Box<Rules>),
+    Missing(
+        Box<(
+            Loader<'r>,
+            Option<(crate::cache::Bucket, crate::cache::Key)>,
+        )>,
+    ),
+}
+
+fn find_plan<'r>(
+    repo: &'r Repo,
+    configs: &[PathBuf],
+    cache: Option<&crate::cache::Settings>,
+) -> Result<Found<'r>, Error> {
     let loader = read(repo, configs)?;
     let Some(settings) = cache else {
-        return Ok(Rules::from(loader.finish(None)?));
+        return Ok(Found::Missing(Box::new((loader, None))));
     };
     let key = {
         let mut k = crate::cache::KeyBuilder::new("rule-plan");
@@ -743,21 +855,16 @@ pub fn open(
     };
     let bucket = crate::cache::Bucket::open(settings, &key);
     if let Some(plan) = bucket.get(&key).and_then(|bytes| Plan::decode(&bytes)) {
-        return Ok(Rules {
+        return Ok(Found::Plan(Box::new(Rules {
             plan,
             set: Default::default(),
             some: Default::default(),
             pending: std::sync::Mutex::new(Some(loader.detach())),
             configs: configs.to_vec(),
             overrides: Vec::new(),
-        });
+        })));
     }
-    let set = loader.finish(None)?;
-    if let Ok(bytes) = serde_json::to_vec(&set.plan()) {
-        bucket.put(&key, &bytes);
-        bucket.finish();
-    }
-    Ok(Rules::from(set))
+    Ok(Found::Missing(Box::new((loader, Some((bucket, key))))))
 }
 
 /// Reads the config files (see [`load`]), compiling nothing yet.
@@ -1157,6 +1264,7 @@ impl<'r> Loader<'r> {
             custom_languages: Vec::new(),
             ignored_custom: Vec::new(),
             injections: Vec::new(),
+            injection_specs: Vec::new(),
             no_ignore: false,
         }
     }
@@ -1187,8 +1295,35 @@ impl<'r> Loader<'r> {
             custom_languages: self.custom_languages,
             ignored_custom: self.ignored_custom,
             injections: self.injections,
+            injection_specs: self.injection_specs,
             no_ignore: self.no_ignore,
         }
+    }
+
+    /// A copy of what was read, with no repository (compiling needs none), to compile
+    /// some rules now and every one later from the same texts.
+    fn fork(&self) -> Result<Loader<'static>, Error> {
+        let mut fork = Loader {
+            repo: None,
+            docs: self.docs.clone(),
+            texts: self.texts.clone(),
+            paths: self.paths.clone(),
+            utils: self.utils.clone(),
+            util_texts: self.util_texts.clone(),
+            sources: self.sources.clone(),
+            max_passes: self.max_passes,
+            warnings: self.warnings.clone(),
+            language_globs: self.language_globs.clone(),
+            custom_languages: self.custom_languages.clone(),
+            ignored_custom: self.ignored_custom.clone(),
+            injections: Vec::new(),
+            injection_specs: Vec::new(),
+            no_ignore: self.no_ignore,
+        };
+        for (value, file) in &self.injection_specs {
+            fork.language_injections(value, file)?;
+        }
+        Ok(fork)
     }
 
     /// The repository folder of a config file: where its globs are rooted.
@@ -1351,6 +1486,7 @@ impl<'r> Loader<'r> {
                 candidates,
             });
         }
+        self.injection_specs.push((value.clone(), file.to_string()));
         Ok(())
     }
 
@@ -1509,7 +1645,7 @@ impl<'r> Loader<'r> {
     /// duplicates, the rest is not checked at all).
     fn finish(mut self, only: Option<&std::collections::HashSet<&str>>) -> Result<RuleSet, Error> {
         self.parse(None)?;
-        self.compile_parsed(only)
+        self.compile_parsed(only, None)
     }
 
     /// Like [`Loader::finish`] with `only`, parsing only the rule files in `files`
@@ -1520,13 +1656,33 @@ impl<'r> Loader<'r> {
         files: &std::collections::HashSet<&str>,
     ) -> Result<RuleSet, Error> {
         self.parse(Some(files))?;
-        self.compile_parsed(Some(only))
+        self.compile_parsed(Some(only), None)
     }
 
+    /// `languageGlobs` and the custom languages' extensions, built.
+    fn built_language_globs(&self) -> Result<crate::files::LanguageGlobs, Error> {
+        crate::files::LanguageGlobs::new(
+            self.language_globs
+                .iter()
+                .chain(&self.custom_languages)
+                .map(|(lang, globs)| (lang.as_str(), globs.clone())),
+        )
+        .map_err(|detail| Error::BadConfigFile {
+            file: "languageGlobs".into(),
+            detail,
+        })
+    }
+
+    /// As [`Loader::finish`]; with `lang`, only the rules that may run on a file of
+    /// that language (see [`Unplanned::compile_for`]) and the documents whose
+    /// language does not read (compiled to say why).
     fn compile_parsed(
         self,
         only: Option<&std::collections::HashSet<&str>>,
+        lang: Option<Lang>,
     ) -> Result<RuleSet, Error> {
+        // Built before the utils are taken, its error said after theirs.
+        let language_globs = self.built_language_globs();
         let needs = need::GlobalUtils::new(&self.utils);
         let rules = if self.utils.is_empty() {
             GlobalRules::default()
@@ -1541,28 +1697,27 @@ impl<'r> Loader<'r> {
             needs,
             ignored_custom: self.ignored_custom,
         };
-        let language_globs = crate::files::LanguageGlobs::new(
-            self.language_globs
-                .iter()
-                .chain(&self.custom_languages)
-                .map(|(lang, globs)| (lang.as_str(), globs.clone())),
-        )
-        .map_err(|detail| Error::BadConfigFile {
-            file: "languageGlobs".into(),
-            detail,
-        })?;
+        let language_globs = language_globs?;
         let mut rules: Vec<Rule> = Vec::new();
         let mut disabled = Vec::new();
         let mut disabled_configs = Vec::new();
         let mut warnings = self.warnings;
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        let injections = &self.injections;
         let wanted = |value: &Value| {
-            let Some(only) = only else { return true };
-            let id = match value {
-                Value::Map(map) => map.get(&Value::String("id".into())),
+            let field = |key: &str| match value {
+                Value::Map(map) => map.get(&Value::String(key.into())),
                 _ => None,
             };
-            matches!(id, Some(Value::String(id)) if only.contains(id.as_str()))
+            if let Some(lang) = lang {
+                let rule_lang = match field("language") {
+                    Some(Value::String(name)) => name.parse::<Lang>().ok(),
+                    _ => None,
+                };
+                return rule_lang.is_none_or(|r| serves(lang, r, injections));
+            }
+            let Some(only) = only else { return true };
+            matches!(field("id"), Some(Value::String(id)) if only.contains(id.as_str()))
         };
         let docs: Vec<(Doc, Value)> = self
             .docs

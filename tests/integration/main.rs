@@ -44,6 +44,7 @@ mod lanes;
 mod look;
 mod lsp;
 mod lsp_astgrep;
+mod lsp_first;
 mod lsp_nvim;
 mod lsp_workspace;
 mod manpages;

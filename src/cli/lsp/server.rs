@@ -26,6 +26,7 @@ use serde_json::Value;
 use super::text::Doc;
 use super::text::Lines;
 use super::transport::Cancelled;
+use super::transport::Incoming;
 use super::transport::Out;
 use super::transport::Transport;
 
@@ -68,6 +69,10 @@ pub struct Server {
     shut_down: bool,
 }
 
+/// How long the loop waits for a message, while the rules are unsettled, before it
+/// compiles them all (no document needed them yet); see [`Workspace::settle`].
+const SETTLE_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What the loop does after a message.
 enum Flow {
     Go,
@@ -101,49 +106,89 @@ pub fn serve(transport: Transport, repo: Repo, configs: Vec<PathBuf>, max_file_s
         shut_down: false,
     };
     let mut initialized = false;
-    // The end of stdin (the client died) closes the channel and ends the loop.
-    while let Ok(msg) = transport.incoming.recv() {
+    while let Some(msg) = next(&mut server, &transport, initialized) {
         let flow = match msg {
-            Message::Request(req) if transport.cancelled.take(&req.id) => {
-                server.reply_err(req.id, ErrorCode::RequestCanceled, "cancelled");
+            // As any notification: nothing before `initialize`, a panic caught.
+            Incoming::Open(_) | Incoming::Change(_) if !initialized => Flow::Go,
+            Incoming::Open(p) => server.guarded(|s| {
+                s.did_open(p);
                 Flow::Go
-            }
-            Message::Request(req) if !initialized && req.method != "initialize" => {
-                server.reply_err(
-                    req.id,
-                    ErrorCode::ServerNotInitialized,
-                    "initialize comes first",
-                );
+            }),
+            Incoming::Change(p) => server.guarded(|s| {
+                s.did_change(p);
                 Flow::Go
-            }
-            Message::Request(req) if req.method == "initialize" => {
-                if initialized {
-                    server.reply_err(req.id, ErrorCode::InvalidRequest, "already initialized");
-                } else {
-                    initialized = server.initialize(req);
-                }
-                Flow::Go
-            }
-            Message::Notification(n) if n.method == "exit" => Flow::Exit,
-            Message::Notification(_) if !initialized => Flow::Go,
-            Message::Request(req) => server.guarded_request(req),
-            Message::Notification(n) => server.guarded_notification(n),
-            // Answers to our requests: an edit the editor did not take is said;
-            // registrations and refreshes need nothing.
-            Message::Response(resp) => {
-                server.answered(resp);
-                Flow::Go
-            }
+            }),
+            Incoming::Message(msg) => dispatch(&mut server, msg, &mut initialized),
         };
         if let Flow::Exit = flow {
             break;
         }
         if transport.incoming.is_empty() {
             server.push_diagnostics();
+            // The first diagnostics are out: the other rules are compiled now.
+            if !server.findings.is_empty() && transport.incoming.is_empty() {
+                server.settle();
+            }
         }
     }
     drop(server);
     transport.finish();
+}
+
+/// The next message; `None` once the client is gone (the end of stdin closes the
+/// channel). While the rules are unsettled, a second without a message settles them.
+fn next(server: &mut Server, transport: &Transport, initialized: bool) -> Option<Incoming> {
+    if !server.workspace.is_unsettled() {
+        return transport.incoming.recv().ok();
+    }
+    loop {
+        match transport.incoming.recv_timeout(SETTLE_AFTER) {
+            Ok(msg) => return Some(msg),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                if initialized {
+                    server.settle();
+                    return transport.incoming.recv().ok();
+                }
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+}
+
+/// Hands a message to its handler.
+fn dispatch(server: &mut Server, msg: Message, initialized: &mut bool) -> Flow {
+    match msg {
+        Message::Request(req) if server.cancelled.take(&req.id) => {
+            server.reply_err(req.id, ErrorCode::RequestCanceled, "cancelled");
+            Flow::Go
+        }
+        Message::Request(req) if !*initialized && req.method != "initialize" => {
+            server.reply_err(
+                req.id,
+                ErrorCode::ServerNotInitialized,
+                "initialize comes first",
+            );
+            Flow::Go
+        }
+        Message::Request(req) if req.method == "initialize" => {
+            if *initialized {
+                server.reply_err(req.id, ErrorCode::InvalidRequest, "already initialized");
+            } else {
+                *initialized = server.initialize(req);
+            }
+            Flow::Go
+        }
+        Message::Notification(n) if n.method == "exit" => Flow::Exit,
+        Message::Notification(_) if !*initialized => Flow::Go,
+        Message::Request(req) => server.guarded_request(req),
+        Message::Notification(n) => server.guarded_notification(n),
+        // Answers to our requests: an edit the editor did not take is said;
+        // registrations and refreshes need nothing.
+        Message::Response(resp) => {
+            server.answered(resp);
+            Flow::Go
+        }
+    }
 }
 
 impl Server {
@@ -337,8 +382,36 @@ impl Server {
     }
 
     fn guarded_notification(&mut self, n: Notification) -> Flow {
-        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.notification(n)));
+        self.guarded(|s| s.notification(n))
+    }
+
+    /// Runs a notification's handler; one that panics is dropped (a notification has
+    /// no answer).
+    fn guarded(&mut self, handle: impl FnOnce(&mut Server) -> Flow) -> Flow {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(self)));
         ran.unwrap_or(Flow::Go)
+    }
+
+    fn did_open(&mut self, p: lsp::DidOpenTextDocumentParams) {
+        let uri = p.text_document.uri.as_str().to_string();
+        self.docs.insert(
+            uri.clone(),
+            Doc {
+                text: p.text_document.text,
+                version: p.text_document.version,
+            },
+        );
+        self.findings.remove(&uri);
+        self.dirty.insert(uri);
+    }
+
+    fn did_change(&mut self, p: lsp::DidChangeTextDocumentParams) {
+        let uri = p.text_document.uri.as_str().to_string();
+        if let Some(doc) = self.docs.get_mut(&uri) {
+            doc.change(p.text_document.version, p.content_changes);
+            self.findings.remove(&uri);
+            self.dirty.insert(uri);
+        }
     }
 
     fn request_of(&mut self, req: Request) -> Flow {
@@ -415,28 +488,8 @@ impl Server {
             };
         }
         match n.method.as_str() {
-            "textDocument/didOpen" => {
-                let p: lsp::DidOpenTextDocumentParams = parse!();
-                let uri = p.text_document.uri.as_str().to_string();
-                self.docs.insert(
-                    uri.clone(),
-                    Doc {
-                        text: p.text_document.text,
-                        version: p.text_document.version,
-                    },
-                );
-                self.findings.remove(&uri);
-                self.dirty.insert(uri);
-            }
-            "textDocument/didChange" => {
-                let p: lsp::DidChangeTextDocumentParams = parse!();
-                let uri = p.text_document.uri.as_str().to_string();
-                if let Some(doc) = self.docs.get_mut(&uri) {
-                    doc.change(p.text_document.version, p.content_changes);
-                    self.findings.remove(&uri);
-                    self.dirty.insert(uri);
-                }
-            }
+            "textDocument/didOpen" => self.did_open(parse!()),
+            "textDocument/didChange" => self.did_change(parse!()),
             "textDocument/didSave" => {
                 let p: lsp::DidSaveTextDocumentParams = parse!();
                 if let Some(path) = super::uri_path(p.text_document.uri.as_str()) {
@@ -475,6 +528,20 @@ impl Server {
         if self.pulls && self.refreshes {
             self.request::<lsp::request::WorkspaceDiagnosticRefresh>(());
         }
+    }
+
+    /// Compiles the rules not compiled yet (only the first document's language's
+    /// were, the cache holding no plan); when they do not load, says so and checks
+    /// every open document again.
+    fn settle(&mut self) {
+        if !self.workspace.settle(&self.repo) {
+            return;
+        }
+        self.findings.clear();
+        self.dirty.extend(self.docs.keys().cloned());
+        self.show_rules_state();
+        self.refresh_pulled();
+        self.push_diagnostics();
     }
 
     /// Reads the rules again and checks every open document with them.

@@ -11,6 +11,11 @@
 //! * a body longer than [`MAX_MESSAGE`] gets an invalid request and is read past in
 //!   slices, never held.
 //!
+//! A document's text (`textDocument/didOpen`, `textDocument/didChange`) is decoded
+//! from the bytes read straight into its parameters ([`Incoming::Open`],
+//! [`Incoming::Change`]): a large document is not held as a JSON value, then as the
+//! message's copy of it, then as the parameters.
+//!
 //! `$/cancelRequest` and `window/workDoneProgress/cancel` are noted in [`Cancelled`] as
 //! soon as they are read, so a request the server has not reached yet is answered as
 //! cancelled instead of run, and a long one that is running (stage-all, the workspace's
@@ -99,9 +104,18 @@ pub fn token_key(token: &lsp_types::NumberOrString) -> String {
     serde_json::to_string(token).unwrap_or_default()
 }
 
+/// What the reader hands the loop.
+pub enum Incoming {
+    Message(Message),
+    /// A `textDocument/didOpen` notification's parameters.
+    Open(lsp_types::DidOpenTextDocumentParams),
+    /// A `textDocument/didChange` notification's parameters.
+    Change(lsp_types::DidChangeTextDocumentParams),
+}
+
 /// The two threads and their channels.
 pub struct Transport {
-    pub incoming: Receiver<Message>,
+    pub incoming: Receiver<Incoming>,
     pub outgoing: Sender<Out>,
     pub cancelled: Cancelled,
     reader: std::thread::JoinHandle<()>,
@@ -115,7 +129,7 @@ impl Transport {
         output: impl Write + Send + 'static,
     ) -> Transport {
         // Bounded: a client that floods the server waits instead of growing its memory.
-        let (in_tx, incoming) = crossbeam_channel::bounded::<Message>(256);
+        let (in_tx, incoming) = crossbeam_channel::bounded::<Incoming>(256);
         let (outgoing, out_rx) = crossbeam_channel::unbounded::<Out>();
         let cancelled = Cancelled::default();
         let reader = {
@@ -194,7 +208,7 @@ const INVALID_REQUEST: i32 = -32600;
 
 fn read_loop(
     mut input: impl BufRead,
-    in_tx: &Sender<Message>,
+    in_tx: &Sender<Incoming>,
     outgoing: &Sender<Out>,
     cancelled: &Cancelled,
 ) {
@@ -217,6 +231,13 @@ fn read_loop(
             }
             Frame::Body(body) => body,
         };
+        if let Some(document) = document_notification(&body) {
+            drop(body);
+            if in_tx.send(document).is_err() {
+                return;
+            }
+            continue;
+        }
         let value: serde_json::Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
             Err(e) => {
@@ -256,9 +277,40 @@ fn read_loop(
                 }
             }
         }
-        if in_tx.send(msg).is_err() || exit {
+        if in_tx.send(Incoming::Message(msg)).is_err() || exit {
             return;
         }
+    }
+}
+
+/// A `didOpen` or `didChange` notification decoded from its bytes into its
+/// parameters, the text copied once; `None` for any other message, and for one whose
+/// parameters do not decode (read then as any message: dropped, as a notification
+/// that does not parse is).
+fn document_notification(body: &[u8]) -> Option<Incoming> {
+    /// What tells the message apart; the rest (the parameters) is skipped unread.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        method: Option<String>,
+        id: Option<serde::de::IgnoredAny>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<P> {
+        params: P,
+    }
+    let head: Head = serde_json::from_slice(body).ok()?;
+    if head.id.is_some() {
+        // A request of that name: answered as any request the server does not serve.
+        return None;
+    }
+    match head.method.as_deref()? {
+        "textDocument/didOpen" => serde_json::from_slice::<Params<_>>(body)
+            .ok()
+            .map(|p| Incoming::Open(p.params)),
+        "textDocument/didChange" => serde_json::from_slice::<Params<_>>(body)
+            .ok()
+            .map(|p| Incoming::Change(p.params)),
+        _ => None,
     }
 }
 
