@@ -199,7 +199,7 @@ pub fn run_cancellable(
         ));
     }
     let ask_git = cache.is_some() && !asking;
-    let opts = scan_options(req, &rules, cache, cancel)?;
+    let opts = scan_options(repo, req, &rules, cache, cancel)?;
     let rows = Rows::of(repo, req, &rules);
     let scan_rules = scan_rules(&rules);
     let changed = match req.input.changed_rev() {
@@ -329,6 +329,7 @@ fn said_before(plan: &scan::rules::Plan, cache: Option<&crate::cache::Settings>)
 
 /// The engine's options of the scan `req` asks for with `rules`.
 fn scan_options(
+    repo: &Repo,
     req: &ScanRequest,
     rules: &scan::rules::Rules,
     cache: Option<crate::cache::Settings>,
@@ -341,7 +342,7 @@ fn scan_options(
             scan::Mode::Report
         },
         only_rules: only_rules(req, rules)?,
-        unused_suppressions: unused_suppressions(req),
+        unused_suppressions: unused_suppressions(repo, req),
         max_file_size: req.input.max_file_size,
         max_passes: req.max_passes,
         cache,
@@ -519,12 +520,14 @@ pub(super) fn only_rules(
 }
 
 /// The severity of unused suppressions: judged only when every rule of the project
-/// runs (a comment may be meant for a rule left out; `--inline-rules` runs none of
-/// them, and ast-grep 0.51.1 reports none there), unless a severity for them is asked
-/// for.
-fn unused_suppressions(req: &ScanRequest) -> Option<scan::Severity> {
-    let every_rule =
-        req.only_rules.is_empty() && req.filter.is_none() && req.inline_rules.is_none();
+/// runs (a comment may be meant for a rule left out; `--inline-rules` and rule files
+/// alone run none of them, and ast-grep 0.51.1 reports none there), unless a severity
+/// for them is asked for.
+fn unused_suppressions(repo: &Repo, req: &ScanRequest) -> Option<scan::Severity> {
+    let every_rule = req.only_rules.is_empty()
+        && req.filter.is_none()
+        && req.inline_rules.is_none()
+        && !scan::rules::rule_files_only(repo, &req.configs);
     let severity = match override_for(&req.severities, scan::suppress::UNUSED_SUPPRESSION_ID) {
         Some(severity) => severity,
         None => every_rule.then_some(scan::Severity::Hint),

@@ -904,17 +904,23 @@ fn read<'r>(repo: &'r Repo, configs: &[PathBuf]) -> Result<Loader<'r>, Error> {
         }
         // Only rule files (`-r`): the project's utility rules serve them, as in
         // ast-grep 0.51.
-        let project = configs.iter().any(|c| {
-            let name = c.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.ends_with(".toml")
-                || SGCONFIG_NAMES.contains(&name)
-                || looks_like_sgconfig(&repo.cwd.join(c))
-        });
-        if !project {
+        if rule_files_only(repo, configs) {
             loader.project_utils()?;
         }
     }
     Ok(loader)
+}
+
+/// Whether `configs` are rule files only (`-r FILE`, or a rule YAML file as `-c`): no
+/// `astedit.toml` or `sgconfig.yml` project among them.
+pub fn rule_files_only(repo: &Repo, configs: &[PathBuf]) -> bool {
+    !configs.is_empty()
+        && !configs.iter().any(|c| {
+            let name = c.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.ends_with(".toml")
+                || SGCONFIG_NAMES.contains(&name)
+                || looks_like_sgconfig(&repo.cwd.join(c))
+        })
 }
 
 /// Rules given as YAML text on the command line (`--inline-rules`), with the utility

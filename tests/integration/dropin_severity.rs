@@ -1,7 +1,10 @@
 //! Severities given on the command line as ast-grep 0.51.1 reads them (issue 51): a
 //! severity with no id (`--error`, `--warning`, `--info`, `--hint`) or with a rule's id
 //! turns on a rule whose file says `severity: off`; `--off` turns rules off; a
-//! severity naming a rule wins over one for all rules, whichever comes first.
+//! severity naming a rule wins over one for all rules, whichever comes first. An
+//! `ast-grep-ignore` comment that silences nothing is reported (rule
+//! `unused-suppression`, a hint) when the project's rules run, not for rules given
+//! alone (`-r FILE`, `--inline-rules`), unless a severity names it.
 //!
 //! The comparison with ast-grep needs ast-grep 0.51.1 (`ASTEDIT_AST_GREP`, else
 //! `ast-grep` on PATH); without one it is skipped with a message, unless
@@ -133,5 +136,70 @@ fn command_line_severities_read_as_ast_greps() {
         got.sort_unstable();
         assert_eq!(got, expected, "{flags:?}: {}", ours.stderr);
         assert_eq!(Some(ours.code), theirs.status.code(), "{flags:?}");
+    }
+}
+
+/// The rule ids `scan --json=stream ARGS` reports with `tool`, sorted.
+fn stream_ids(repo: &TestRepo, tool: Option<&std::path::Path>, args: &[&str]) -> Vec<String> {
+    let mut full = vec!["scan", "--json=stream"];
+    full.extend_from_slice(args);
+    let stdout = match tool {
+        Some(tool) => {
+            let out = std::process::Command::new(tool)
+                .args(&full)
+                .current_dir(repo.path())
+                .output()
+                .expect("run ast-grep");
+            String::from_utf8(out.stdout).expect("UTF-8")
+        }
+        None => repo.run(&full).stdout,
+    };
+    let mut ids: Vec<String> = stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            v["ruleId"].as_str().unwrap_or("").to_string()
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn unused_suppressions_only_when_the_projects_rules_run() {
+    let repo = project();
+    repo.write(
+        "b.js",
+        "// ast-grep-ignore: loud
+let q = 1;
+",
+    );
+    repo.commit_all("a comment that silences nothing");
+    let cases: [(&[&str], &[&str]); 5] = [
+        (&[], &["loud", "unused-suppression"]),
+        (&["-c", "sgconfig.yml"], &["loud", "unused-suppression"]),
+        (&["-r", "rules/on.yml"], &["loud"]),
+        (
+            &[
+                "--inline-rules",
+                "id: loud\nlanguage: js\nrule: {pattern: foo($A)}\n",
+            ],
+            &["loud"],
+        ),
+        (
+            &["-r", "rules/on.yml", "--hint=unused-suppression"],
+            &["loud", "unused-suppression"],
+        ),
+    ];
+    let ast_grep = crate::lsp_astgrep::ast_grep_or_skip();
+    for (args, expected) in cases {
+        assert_eq!(stream_ids(&repo, None, args), expected, "{args:?}");
+        if let Some(tool) = &ast_grep {
+            assert_eq!(
+                stream_ids(&repo, Some(tool), args),
+                expected,
+                "ast-grep {args:?}"
+            );
+        }
     }
 }
