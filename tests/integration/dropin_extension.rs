@@ -38,6 +38,19 @@ fn argv<'a>(pattern: &'a str, rewrite: Option<&'a str>, include: Option<&'a str>
     args
 }
 
+/// ast-grep run with `args` in the repository's folder.
+pub(crate) fn run_ast_grep(
+    ast_grep: &std::path::Path,
+    repo: &TestRepo,
+    args: &[&str],
+) -> std::process::Output {
+    std::process::Command::new(ast_grep)
+        .args(args)
+        .current_dir(repo.path())
+        .output()
+        .expect("run ast-grep")
+}
+
 fn sorted_lines(stdout: &[u8]) -> Vec<String> {
     let text = String::from_utf8(stdout.to_vec()).expect("UTF-8 stdout");
     let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
@@ -107,11 +120,7 @@ fn the_extensions_argv_prints_ast_greps_bytes() {
         (argv("nothing($X)", None, None), 0),
     ];
     for (args, count) in cases {
-        let theirs = std::process::Command::new(&ast_grep)
-            .args(&args)
-            .current_dir(repo.path())
-            .output()
-            .expect("run ast-grep");
+        let theirs = run_ast_grep(&ast_grep, &repo, &args);
         let ours = repo.run(&args);
         let expected = sorted_lines(&theirs.stdout);
         assert_eq!(expected.len(), count, "{args:?}: {expected:#?}");
@@ -191,11 +200,7 @@ fn the_extensions_yaml_rule_search_prints_ast_greps_bytes() {
         ),
     ];
     for (args, count, code) in cases {
-        let theirs = std::process::Command::new(&ast_grep)
-            .args(&args)
-            .current_dir(repo.path())
-            .output()
-            .expect("run ast-grep");
+        let theirs = run_ast_grep(&ast_grep, &repo, &args);
         let ours = repo.run(&args);
         let expected = sorted_lines(&theirs.stdout);
         assert_eq!(expected.len(), count, "{args:?}: {expected:#?}");

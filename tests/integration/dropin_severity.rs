@@ -121,11 +121,7 @@ fn command_line_severities_read_as_ast_greps() {
     ] {
         let mut args = vec!["scan", "--json=stream"];
         args.extend_from_slice(flags);
-        let theirs = std::process::Command::new(&ast_grep)
-            .args(&args)
-            .current_dir(repo.path())
-            .output()
-            .expect("run ast-grep");
+        let theirs = crate::dropin_extension::run_ast_grep(&ast_grep, &repo, &args);
         let ours = repo.run(&args);
         let mut expected: Vec<&str> = std::str::from_utf8(&theirs.stdout)
             .expect("UTF-8")
@@ -145,11 +141,7 @@ fn stream_ids(repo: &TestRepo, tool: Option<&std::path::Path>, args: &[&str]) ->
     full.extend_from_slice(args);
     let stdout = match tool {
         Some(tool) => {
-            let out = std::process::Command::new(tool)
-                .args(&full)
-                .current_dir(repo.path())
-                .output()
-                .expect("run ast-grep");
+            let out = crate::dropin_extension::run_ast_grep(tool, repo, &full);
             String::from_utf8(out.stdout).expect("UTF-8")
         }
         None => repo.run(&full).stdout,
