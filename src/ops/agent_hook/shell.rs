@@ -8,7 +8,8 @@ Before it runs ([`before`]) the work tree's state is recorded: every file git se
 a tracked file whose stat data still match the index has the index's id (the blob is
 in the object database already), and any other file whose stat data match the last
 snapshot has that snapshot's id (its blob was kept then); only the rest is read,
-hashed and kept. After it ([`after`]) the tree is recorded again the same way, and
+hashed and kept. Where Watchman watches the work tree, a record is the last one with
+the paths Watchman saw change since it looked at again, instead ([`watch`]). After it ([`after`]) the tree is recorded again the same way, and
 what differs is the command's window: its change. From it are taken out the paths
 that transactions journalled in that window touched (another session's edit, an
 apply, the agent's own `git astedit` calls): where those transactions explain the
