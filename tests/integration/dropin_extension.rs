@@ -153,8 +153,9 @@ fn yaml_argv<'a>(rules: &'a str, include: &[&'a str]) -> Vec<&'a str> {
 /// bytes it replaces (`expandEnd` included), the rule's id, severity (`hint` unless
 /// said), note, message with its captures, `labels` (the rule's, else the match and
 /// its relational nodes), `metadata` with `--include-metadata`; the same exit code
-/// (1 with an error finding). An `ast-grep-ignore` comment that silences nothing is
-/// not reported under `--inline-rules`, as in ast-grep.
+/// (1 with an error finding), for code in HTML's `<script>` too. An `ast-grep-ignore`
+/// comment that silences nothing is not reported under `--inline-rules`, as in
+/// ast-grep.
 #[test]
 fn the_extensions_yaml_rule_search_prints_ast_greps_bytes() {
     let Some(ast_grep) = crate::lsp_astgrep::ast_grep_or_skip() else {
@@ -166,6 +167,11 @@ fn the_extensions_yaml_rule_search_prints_ast_greps_bytes() {
         "class A:\n    def g(self):\n        if x:\n            foo(1)\n",
     );
     repo.write("other.js", "// ast-grep-ignore: nosuch\nlet q = 1;\n");
+    // JavaScript in HTML: its captures placed in the file, as ast-grep places them.
+    repo.write(
+        "page.html",
+        "<html>\n<script>\n  let é = 1; foo(x,\n    2);\n</script>\n</html>\n",
+    );
     repo.commit_all("more");
     let labelled = "id: call\nlanguage: js\nseverity: warning\nmessage: call with $A\n\
                     note: a note\nrule: {pattern: 'foo($A, $$$B)'}\nfix: bar($A)\n\
@@ -179,7 +185,7 @@ fn the_extensions_yaml_rule_search_prints_ast_greps_bytes() {
                fix: |-\n  if True:\n      bar($A)\n---\nid: rs\nlanguage: rust\n\
                rule: {pattern: 'foo(4, $B)'}\nmessage: $B\n";
     let cases = [
-        (yaml_argv(labelled, &[]), 2, 0),
+        (yaml_argv(labelled, &[]), 3, 0),
         (
             {
                 let mut a = yaml_argv(relational, &[]);
@@ -189,7 +195,7 @@ fn the_extensions_yaml_rule_search_prints_ast_greps_bytes() {
             1,
             0,
         ),
-        (yaml_argv(transform, &[]), 2, 0),
+        (yaml_argv(transform, &[]), 3, 0),
         (yaml_argv(two, &[]), 3, 1),
         (yaml_argv(two, &["src"]), 2, 1),
         (yaml_argv(two, &["--globs=*.rs", "--globs=src/*.py"]), 3, 1),

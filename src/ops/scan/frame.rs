@@ -96,16 +96,16 @@ impl<'a> Framer<'a> {
             return;
         };
         let ids: HashSet<&str> = file.iter().map(|r| r.rule.as_str()).collect();
-        let rules: Vec<&scan::rules::Rule> = match self.rules.compiled_some(self.repo, &ids) {
-            Ok(set) => set
-                .rules
-                .iter()
-                .filter(|r| ids.contains(r.id.as_str()))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
+        let set = self.rules.compiled_some(self.repo, &ids).ok();
+        let rules: Vec<&scan::rules::Rule> = set
+            .iter()
+            .flat_map(|set| &set.rules)
+            .filter(|r| ids.contains(r.id.as_str()))
+            .collect();
+        let injections = set.map_or(&[][..], |set| &set.injections[..]);
         let lines = Lines::new(&text);
-        super::sg::fill(&text, lang, &rules, |at| lines.byte(at), file);
+        let place = (lang, injections);
+        super::sg::fill(&text, place, &rules, |at| lines.byte(at), file);
     }
 
     /// The ids of the rules of `rows` that have `labels`.

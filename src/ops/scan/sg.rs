@@ -6,9 +6,9 @@ A finding keeps its position, message and fix, not the match it came from (the r
 cache holds no syntax tree), so a file's objects are made after its scan, from the text
 the scan read (see [`super::frame`]): the position in bytes and ast-grep's `lines` from
 the text, and the captures (`metaVariables`) and `labels` from the rule matched once
-more there, as ast-grep makes them. A finding of a rule run on code of its language
-embedded in the file (a `<script>` in HTML) is not matched again: it gets no
-`metaVariables` and its match as its one label.
+more there, as ast-grep makes them: on the file, or on the code of the rule's
+language embedded in it (a `<script>` in HTML, a `languageInjections` region), parsed
+alone and its positions moved to the file's.
 */
 
 use std::collections::HashMap;
@@ -29,6 +29,7 @@ use crate::report::SgMetaVariables;
 use crate::report::SgOffsets;
 use crate::report::SgPosition;
 use crate::report::SgRange;
+use crate::scan::rules::Injection;
 use crate::scan::rules::Rule;
 
 /// What the match of a finding gives beyond its position.
@@ -43,12 +44,15 @@ struct Matched {
 /// none.
 pub(super) fn fill(
     text: &str,
-    lang: Option<Lang>,
+    (lang, injections): (Option<Lang>, &[Injection]),
     rules: &[&Rule],
     byte: impl Fn((usize, usize)) -> Option<usize>,
     rows: &mut [FindingRow],
 ) {
     let mut matched = matches(text, lang, rules, rows);
+    if let Some(lang) = lang {
+        matched.extend(injected(text, lang, injections, rules, rows));
+    }
     for row in rows.iter_mut() {
         let (Some(start), Some(end)) = (
             byte((row.line, row.column)),
@@ -150,31 +154,88 @@ fn matches(
     let Ok(root) = crate::rewrite::parse(text, lang) else {
         return out;
     };
+    let place = Place::File;
     for rule in rules {
         for m in root.root().find_all(&rule.config.matcher) {
             let range = m.range();
             out.entry((rule.id.clone(), range.start, range.end))
                 .or_insert_with(|| Matched {
-                    meta_variables: meta_variables(&m),
-                    labels: labels(rule, &m, text),
+                    meta_variables: meta_variables(&m, &place),
+                    labels: labels(rule, &m, text, &place),
                 });
         }
     }
     out
 }
 
+/// As [`matches`], for the rules of other languages than the file's, on the code of
+/// their language embedded in it.
+fn injected(
+    text: &str,
+    lang: Lang,
+    injections: &[Injection],
+    rules: &[&Rule],
+    rows: &[FindingRow],
+) -> HashMap<(String, usize, usize), Matched> {
+    let mut out = HashMap::new();
+    let guests: Vec<&Rule> = rules
+        .iter()
+        .copied()
+        .filter(|r| r.lang != lang && rows.iter().any(|row| row.rule == r.id))
+        .collect();
+    if guests.is_empty() {
+        return out;
+    }
+    let index = crate::rewrite::LineIndex::new(text);
+    for region in crate::scan::engine::injected_regions(text, lang, injections) {
+        let code = &text[region.start..region.end];
+        let Ok(root) = crate::rewrite::parse(code, region.lang) else {
+            continue;
+        };
+        let place = Place::Region {
+            start: region.start,
+            index: &index,
+        };
+        for rule in guests.iter().filter(|r| r.lang == region.lang) {
+            for m in root.root().find_all(&rule.config.matcher) {
+                let range = m.range();
+                let key = (
+                    rule.id.clone(),
+                    region.start + range.start,
+                    region.start + range.end,
+                );
+                out.entry(key).or_insert_with(|| Matched {
+                    meta_variables: meta_variables(&m, &place),
+                    labels: labels(rule, &m, text, &place),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Where a matched tree lies in the file: the file itself, or a region of it parsed
+/// alone (its nodes' positions are moved to the file's).
+enum Place<'a> {
+    File,
+    Region {
+        start: usize,
+        index: &'a crate::rewrite::LineIndex<'a>,
+    },
+}
+
 type Match<'t> = NodeMatch<'t, StrDoc<Lang>>;
 
 /// The match's captures as ast-grep's `metaVariables`: the named single and multiple
 /// captures, and the values of the rule's `transform`.
-fn meta_variables(m: &Match<'_>) -> SgMetaVariables {
+fn meta_variables(m: &Match<'_>, place: &Place<'_>) -> SgMetaVariables {
     let env = m.get_env();
     let mut out = SgMetaVariables::default();
     for var in env.get_matched_variables() {
         match var {
             MetaVariable::Capture(name, _) => {
                 if let Some(node) = env.get_match(&name) {
-                    out.single.insert(name, capture(node));
+                    out.single.insert(name, capture(node, place));
                 } else if let Some(bytes) = env.get_transformed(&name) {
                     let value = String::from_utf8_lossy(bytes).into_owned();
                     out.transformed.insert(name, value);
@@ -182,7 +243,8 @@ fn meta_variables(m: &Match<'_>) -> SgMetaVariables {
             }
             MetaVariable::MultiCapture(name) => {
                 let nodes = env.get_multiple_matches(&name);
-                out.multi.insert(name, nodes.iter().map(capture).collect());
+                let nodes = nodes.iter().map(|n| capture(n, place)).collect();
+                out.multi.insert(name, nodes);
             }
             _ => {}
         }
@@ -190,15 +252,34 @@ fn meta_variables(m: &Match<'_>) -> SgMetaVariables {
     out
 }
 
-fn capture(node: &Node<'_, StrDoc<Lang>>) -> SgCapture {
+fn capture(node: &Node<'_, StrDoc<Lang>>, place: &Place<'_>) -> SgCapture {
     SgCapture {
         text: node.text().into_owned(),
-        range: range_of(node, node),
+        range: range_of(node, node, place),
     }
 }
 
 /// From the start of `first` to the end of `last`, 0-based, columns in characters.
-fn range_of(first: &Node<'_, StrDoc<Lang>>, last: &Node<'_, StrDoc<Lang>>) -> SgRange {
+fn range_of(
+    first: &Node<'_, StrDoc<Lang>>,
+    last: &Node<'_, StrDoc<Lang>>,
+    place: &Place<'_>,
+) -> SgRange {
+    if let Place::Region { start, index } = place {
+        let (a, b) = (start + first.range().start, start + last.range().end);
+        let ((line, column), (end_line, end_column)) = (index.line_col(a), index.line_col(b));
+        return SgRange {
+            byte_offset: SgOffsets { start: a, end: b },
+            start: SgPosition {
+                line: line - 1,
+                column: column - 1,
+            },
+            end: SgPosition {
+                line: end_line - 1,
+                column: end_column - 1,
+            },
+        };
+    }
     let (start, end) = (first.start_pos(), last.end_pos());
     SgRange {
         byte_offset: SgOffsets {
@@ -218,12 +299,12 @@ fn range_of(first: &Node<'_, StrDoc<Lang>>, last: &Node<'_, StrDoc<Lang>>) -> Sg
 
 /// The rule's `labels` at this match, else ast-grep's default ones (the match, and
 /// what its relational rules matched).
-fn labels(rule: &Rule, m: &Match<'_>, text: &str) -> Vec<SgLabel> {
+fn labels(rule: &Rule, m: &Match<'_>, text: &str, place: &Place<'_>) -> Vec<SgLabel> {
     rule.config
         .get_labels(m)
         .into_iter()
         .map(|l| {
-            let range = range_of(&l.start_node, &l.end_node);
+            let range = range_of(&l.start_node, &l.end_node, place);
             let bytes = &range.byte_offset;
             SgLabel {
                 text: text.get(bytes.start..bytes.end).unwrap_or("").to_string(),
