@@ -11,8 +11,9 @@ frames). The page ([`PAGE`], [`SCRIPT`], [`STYLE`]) is compiled into the binary;
 fetches nothing from the network.
 
 The routes: `GET /` (the page), `GET /review.js`, `GET /review.css`, `GET /api/review`
-(the groups), `GET /api/sites?group=KEY&offset=N&limit=N` (a group's sites, a page at
-a time), `POST /api/decide` and `POST /api/apply` (JSON bodies). What they answer comes
+(the groups; with `?representatives=N` only the first N groups' representative diffs,
+which is what the page's first screen draws: it fetches the others as groups come into
+view), `GET /api/sites?group=KEY&offset=N&limit=N` (a group's sites, a page at a time), `POST /api/decide` and `POST /api/apply` (JSON bodies). What they answer comes
 from a [`Backend`]: the review operations of `ops::review`, which group, decide and
 apply; nothing here re-derives them.
 
@@ -218,7 +219,7 @@ impl Server {
                 Ok(Response::new(200, "text/javascript; charset=utf-8", SCRIPT))
             }
             ("GET", "/review.css") => Ok(Response::new(200, "text/css; charset=utf-8", STYLE)),
-            ("GET", "/api/review") => backend.review().map(|v| Response::json(200, &v)),
+            ("GET", "/api/review") => review(backend, request),
             ("GET", "/api/sites") => sites(backend, request),
             ("POST", "/api/decide") => decide(backend, request),
             ("POST", "/api/apply") => {
@@ -236,6 +237,28 @@ impl Server {
         };
         (result.unwrap_or_else(|e| failure(&e)), None)
     }
+}
+
+/// The review; with `representatives=N`, the representative diffs of the first N
+/// groups only (a preview of hundreds of groups would send megabytes the page does not
+/// draw: it asks for the others with `/api/sites?group=KEY&limit=1`).
+fn review(backend: &mut dyn Backend, request: &Request) -> Result<Response, Error> {
+    let keep = match request.param("representatives") {
+        None => None,
+        Some(n) => match n.parse::<usize>() {
+            Ok(n) => Some(n),
+            Err(_) => return Ok(Response::text(400, "representatives= is a number")),
+        },
+    };
+    let mut review = backend.review()?;
+    if let (Some(keep), Some(groups)) = (keep, review["groups"].as_array_mut()) {
+        for g in groups.iter_mut().skip(keep) {
+            if let Some(g) = g.as_object_mut() {
+                g.remove("representative");
+            }
+        }
+    }
+    Ok(Response::json(200, &review))
 }
 
 fn sites(backend: &mut dyn Backend, request: &Request) -> Result<Response, Error> {
@@ -441,6 +464,18 @@ mod tests {
             );
             let groups = send(format!("GET /api/review HTTP/1.1\r\n{host}{c}\r\n"));
             assert!(groups.contains("\"key\":\"g2\""), "{groups}");
+            assert_eq!(groups.matches("\"representative\"").count(), 2, "{groups}");
+            // The first screen's request: the first group's representative only.
+            let first = send(format!(
+                "GET /api/review?representatives=1 HTTP/1.1\r\n{host}{c}\r\n"
+            ));
+            assert!(first.contains("\"key\":\"g2\""), "{first}");
+            assert_eq!(first.matches("\"representative\"").count(), 1, "{first}");
+            assert!(first.contains("console.log(x)") && !first.contains("// keep"));
+            let bad = send(format!(
+                "GET /api/review?representatives=x HTTP/1.1\r\n{host}{c}\r\n"
+            ));
+            assert!(bad.starts_with("HTTP/1.1 400 "), "{bad}");
             let s = send(format!(
                 "GET /api/sites?group=g1&offset=2&limit=9999 HTTP/1.1\r\n{host}{c}\r\n"
             ));

@@ -346,3 +346,71 @@ fn a_review_decided_in_the_browser_applies_exactly_the_accepted_sites() {
     assert!(decisions(&repo).contains("refs/astedit-review/"));
     repo.fsck();
 }
+
+#[test]
+fn the_first_screen_gets_the_first_representatives_and_the_others_come_into_view() {
+    let Some(chromium) = crate::cdp::chromium_or_skip() else {
+        return;
+    };
+    // 40 files, each changed its own way by a command: 40 groups of one site.
+    const GROUPS: usize = 40;
+    let repo = TestRepo::new();
+    for i in 0..GROUPS {
+        repo.write(&format!("src/m{i:02}.js"), format!("v{i} = {i};\n"));
+    }
+    repo.commit_all("init");
+    let out = repo.run(&[
+        "--json",
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "for f in src/*.js; do sed -i 's/^v/w/' \"$f\"; done",
+    ]);
+    let id = out.assert_code(0).json()["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let server = Server::start(&repo, &id);
+    let mut b = Browser::start(&chromium, repo.home());
+    b.navigate(&server.url);
+    b.wait_for("document.body && document.body.dataset.ready === '1'");
+    // The first request carried the representatives of the first groups only: the
+    // last group, far below the first screen, has none yet.
+    assert_eq!(
+        b.eval("document.querySelectorAll('#groups .group').length"),
+        Value::from(GROUPS)
+    );
+    let last = format!(
+        "document.querySelectorAll('#groups .group')[{}]",
+        GROUPS - 1
+    );
+    assert_eq!(
+        b.eval(&format!(
+            "[{last}.querySelector('.pending') !== null, {last}.querySelector('.diff') === null]"
+        )),
+        serde_json::json!([true, true])
+    );
+    assert_eq!(
+        b.eval(
+            "performance.getEntriesByType('resource').map(e => new URL(e.name).pathname + \
+             new URL(e.name).search).filter(p => p.startsWith('/api/review'))"
+        ),
+        serde_json::json!(["/api/review?representatives=12"])
+    );
+    // Moving down to it fetches its representative (its first site) and draws it.
+    for _ in 0..GROUPS - 1 {
+        b.key("j");
+    }
+    b.wait_for(&format!("{last}.querySelector('.diff') !== null"));
+    let text = b.eval(&format!("{last}.querySelector('.diff').textContent"));
+    let text = text.as_str().expect("text");
+    assert!(
+        text.contains("v") && text.contains("w") && !text.contains("loads when"),
+        "{text}"
+    );
+    assert_eq!(
+        b.eval(&format!("{last}.querySelector('.pending')")),
+        Value::Null
+    );
+}

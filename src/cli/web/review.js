@@ -4,6 +4,9 @@
 
 const GROUP_PAGE = 200;
 const SITE_PAGE = 50;
+// Groups whose representative diff comes with the first request: more than a screen
+// shows. The others' are fetched as their groups come near the view.
+const FIRST_DRAWN = 12;
 
 let review = null;
 let shownGroups = 0;
@@ -166,12 +169,43 @@ function groupEl(g) {
   sec.append(head);
   if (g.template) sec.append(el('div', 'template', g.template));
   if (g.representative) {
-    const r = g.representative;
-    sec.append(el('div', 'where', (r.path || '') + (r.line ? ':' + r.line : '')), diffTable(r));
+    sec.append(...representative(g.representative));
+  } else if (g.count) {
+    const slot = el('div', 'pending', 'The representative diff loads when the group comes into view.');
+    sec.append(slot);
+    if (nearView) nearView.observe(slot); else fill(slot);
   }
   paintGroup(sec, g);
   return sec;
 }
+
+function representative(r) {
+  return [el('div', 'where', (r.path || '') + (r.line ? ':' + r.line : '')), diffTable(r)];
+}
+
+// A group's representative is its first site: fetched when its slot nears the view.
+async function fill(slot) {
+  const sec = slot.closest('.group');
+  const g = sec && groupOf(sec.dataset.key);
+  if (!g) return;
+  if (!g.representative) {
+    const page = await call('GET', '/api/sites?group=' + encodeURIComponent(g.key) + '&offset=0&limit=1');
+    const s = ((page && page.sites) || [])[0];
+    if (!s) return;
+    g.representative = { path: s.path, line: s.line, before: s.before, after: s.after };
+  }
+  if (slot.isConnected) slot.replaceWith(...representative(g.representative));
+}
+
+const nearView = typeof IntersectionObserver === 'function'
+  ? new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      if (!e.isIntersecting) continue;
+      nearView.unobserve(e.target);
+      fill(e.target).catch((err) => say(err.message, true));
+    }
+  }, { rootMargin: '600px 0px' })
+  : null;
 
 function paintGroup(sec, g) {
   const d = decisionOf(g.decision);
@@ -302,9 +336,15 @@ async function decide(item, decision) {
 // After a decision: the groups' state and the shown sites of `sec` as the server has
 // them (a group's decision is its sites').
 async function refresh(sec) {
-  const fresh = await call('GET', '/api/review');
+  const fresh = await call('GET', '/api/review?representatives=0');
   const byKey = new Map(fresh.groups.map((g) => [g.key, g]));
-  review = Object.assign(fresh, { groups: review.groups.map((g) => byKey.get(g.key) || g) });
+  const keep = (g) => {
+    const f = byKey.get(g.key);
+    if (!f) return g;
+    f.representative = g.representative;
+    return f;
+  };
+  review = Object.assign(fresh, { groups: review.groups.map(keep) });
   for (const s of document.querySelectorAll('#groups .group')) paintGroup(s, groupOf(s.dataset.key));
   summarize();
   const key = sec.dataset.key;
@@ -408,7 +448,7 @@ async function start() {
   document.getElementById('load-groups').addEventListener('click', renderMoreGroups);
   document.addEventListener('keydown', onKey);
   try {
-    review = await call('GET', '/api/review');
+    review = await call('GET', '/api/review?representatives=' + FIRST_DRAWN);
     renderMoreGroups();
     summarize();
     setFocus(0);

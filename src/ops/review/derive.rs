@@ -130,12 +130,12 @@ impl Recipe {
                 let Some(fixes) = rules.fixes(path, before) else {
                     return Vec::new();
                 };
-                let lines = LineStarts::new(before);
+                let mut columns = Columns::new(before);
                 fixes
                     .into_iter()
                     .filter_map(|(rule, fix)| {
-                        let start = lines.byte_of(before, fix.start_line, fix.start_column)?;
-                        let end = lines.byte_of(before, fix.end_line, fix.end_column)?;
+                        let start = columns.byte_of(fix.start_line, fix.start_column)?;
+                        let end = columns.byte_of(fix.end_line, fix.end_column)?;
                         (start <= end).then_some(Located {
                             start,
                             end,
@@ -604,9 +604,90 @@ impl LineStarts {
     }
 }
 
+/// Characters between two marks of [`Columns`].
+const COLUMN_STEP: usize = 256;
+
+/// Bytes of (line, character column) positions. A column is found from the nearest
+/// mark of its line (the byte of every [`COLUMN_STEP`]th character, worked out once
+/// per long line), not by counting from the line's start: a minified bundle is one
+/// line of megabytes holding thousands of fixes.
+struct Columns<'t> {
+    text: &'t str,
+    lines: LineStarts,
+    /// Per line (0-based) that needed them: the byte of characters 0, STEP, 2·STEP, …
+    /// of the text from the line's start to its end (its line break included).
+    marks: std::collections::HashMap<usize, Vec<usize>>,
+}
+
+impl<'t> Columns<'t> {
+    fn new(text: &'t str) -> Columns<'t> {
+        Columns {
+            text,
+            lines: LineStarts::new(text),
+            marks: std::collections::HashMap::new(),
+        }
+    }
+
+    /// As [`LineStarts::byte_of`].
+    fn byte_of(&mut self, line: usize, column: usize) -> Option<usize> {
+        let l = line.checked_sub(1)?;
+        let start = *self.lines.0.get(l)?;
+        let col = column.checked_sub(1)?;
+        if col < 2 * COLUMN_STEP {
+            return self.lines.byte_of(self.text, line, column);
+        }
+        let text = self.text;
+        let end = self.lines.0.get(l + 1).copied().unwrap_or(text.len());
+        let marks = self.marks.entry(l).or_insert_with(|| {
+            text[start..end]
+                .char_indices()
+                .step_by(COLUMN_STEP)
+                .map(|(i, _)| i)
+                .collect()
+        });
+        let Some(&from) = marks.get(col / COLUMN_STEP) else {
+            // Past the line's end (into the next lines): counted as before.
+            return self.lines.byte_of(text, line, column);
+        };
+        let rest = &text[start + from..];
+        rest.char_indices()
+            .map(|(i, _)| i)
+            .chain(std::iter::once(rest.len()))
+            .nth(col % COLUMN_STEP)
+            .map(|i| start + from + i)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_on_a_long_line_are_the_bytes_counting_finds() {
+        // A long line of one-, two- and three-byte characters, and lines after it.
+        let line: String = (0..5000)
+            .map(|i| match i % 7 {
+                0 => 'é',
+                3 => '€',
+                _ => 'a',
+            })
+            .collect();
+        let text = format!("x\n{line}\nshort\n\n{line}");
+        let lines = LineStarts::new(&text);
+        let mut columns = Columns::new(&text);
+        for l in 1..=6 {
+            for c in (0..5010)
+                .step_by(37)
+                .chain([1, 255, 256, 257, 512, 513, 5000, 5001, 5002])
+            {
+                assert_eq!(
+                    columns.byte_of(l, c),
+                    lines.byte_of(&text, l, c),
+                    "line {l} column {c}"
+                );
+            }
+        }
+    }
 
     fn span(s: &Span) -> (usize, usize, &str, &SpanKind) {
         (s.start, s.end, s.after.as_str(), &s.kind)

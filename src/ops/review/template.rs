@@ -72,6 +72,20 @@ fn norm<'a>(t: &'a str, base: &str) -> std::borrow::Cow<'a, str> {
     }
 }
 
+/// Each token's number: the same for equal tokens (numbered in `ids` as first met).
+fn numbered<'a>(
+    ids: &mut std::collections::HashMap<&'a str, u32>,
+    tokens: &'a [std::borrow::Cow<'_, str>],
+) -> Vec<u32> {
+    tokens
+        .iter()
+        .map(|t| {
+            let next = ids.len() as u32;
+            *ids.entry(&**t).or_insert(next)
+        })
+        .collect()
+}
+
 /// The indentation of the line of `text` that holds byte `at`.
 pub(super) fn indent_at(text: &str, at: usize) -> &str {
     let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
@@ -112,9 +126,14 @@ pub(super) fn template(before: &str, after: &str, base: &str) -> String {
     }
     let bn: Vec<std::borrow::Cow<'_, str>> = b.iter().map(|t| norm(t, base)).collect();
     let an: Vec<std::borrow::Cow<'_, str>> = a.iter().map(|t| norm(t, base)).collect();
+    // The diff runs over numbers, one per distinct token: the same equalities, so the
+    // same diff, without comparing strings in its inner loop (a site can be a bundle of
+    // tens of thousands of tokens).
+    let mut ids = std::collections::HashMap::new();
+    let (bi, ai) = (numbered(&mut ids, &bn), numbered(&mut ids, &an));
     let mut out = String::new();
     let mut kept = false;
-    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &bn, &an) {
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &bi, &ai) {
         use similar::DiffOp;
         match op {
             DiffOp::Equal { .. } => {
