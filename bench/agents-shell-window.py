@@ -28,12 +28,13 @@ import argparse
 import glob
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from watchman_service import Watchman
 
 
 def cpu_of(argv, cwd, stdin=None, env=None):
@@ -52,49 +53,6 @@ def cpu_of(argv, cwd, stdin=None, env=None):
     if p.returncode != 0:
         sys.exit(f"{argv[0]} exited {p.returncode}: {err.decode(errors='replace')}")
     return ru.ru_utime + ru.ru_stime, wall, out
-
-
-class Watchman:
-    """A Watchman service of the bench's own, watching ROOT."""
-
-    def __init__(self, root):
-        self.dir = tempfile.mkdtemp(prefix="astedit-watchman-")
-        self.sock = os.path.join(self.dir, "sock")
-        self.proc = subprocess.Popen(
-            ["watchman", "--foreground", "--no-save-state", f"--sockname={self.sock}",
-             f"--statefile={self.dir}/state", f"--logfile={self.dir}/log",
-             f"--pidfile={self.dir}/pid"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(600):
-            if self.cli("get-pid") is not None:
-                break
-            time.sleep(0.05)
-        else:
-            sys.exit("watchman did not answer")
-        if self.cli("watch", os.path.realpath(root)) is None:
-            sys.exit("watchman does not watch the tree")
-
-    def cli(self, *args):
-        p = subprocess.run(["watchman", f"--sockname={self.sock}", "--no-spawn", "--no-local",
-                            "--no-pretty", *args], capture_output=True)
-        try:
-            v = json.loads(p.stdout)
-        except ValueError:
-            return None
-        return None if p.returncode or "error" in v else v
-
-    def cpu(self):
-        """The service's CPU seconds so far (every thread's, from schedstat: ns)."""
-        total = 0
-        for f in glob.glob(f"/proc/{self.proc.pid}/task/*/schedstat"):
-            with open(f) as fh:
-                total += int(fh.read().split()[0])
-        return total / 1e9
-
-    def stop(self):
-        self.proc.kill()
-        self.proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def monitor(root):
@@ -151,7 +109,8 @@ def main():
     env = dict(os.environ)
     wm = None
     if a.watchman:
-        wm = Watchman(root)
+        wm = Watchman()
+        wm.watch(root)
         env["WATCHMAN_SOCK"] = wm.sock
     else:
         env.pop("WATCHMAN_SOCK", None)

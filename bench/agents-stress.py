@@ -7,7 +7,7 @@ end every edit that was reported applied must be in the tree.
 
     bench/agents-stress.py [--bin PATH] [--sessions 10] [--hook-share 0.5]
                            [--edits 15] [--files 3] [--functions 6] [--kill-every 0.8]
-                           [--runs 3] [--seed 1] [--json OUT] [--keep]
+                           [--runs 3] [--seed 1] [--json OUT] [--keep] [--watchman]
 
 Each file holds functions like
 
@@ -53,6 +53,11 @@ lane tag; `lane merge` into the main tree (whose sessions edited any function) m
 report exactly one conflict per function changed both in a lane and on the main tree,
 or be clean when there is none. A lane's pre-hook latency shows whether it waited for
 the main tree's turns.
+
+With `--watchman` (issue 54 item 1), a Watchman service of the run's own watches the
+work tree and each lane (`WATCHMAN_SOCK` for every hook), so shell windows are
+recorded from Watchman's answer; `shell_records` counts how the records of the
+journalled shell transactions were taken (`details.hook.record`, before/after).
 """
 
 import argparse
@@ -70,6 +75,8 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from watchman_service import Watchman  # noqa: E402
 
 
 def default_bin():
@@ -418,6 +425,30 @@ def shell_journalled(ctx):
     return missing
 
 
+def shell_records(ctx):
+    """How the records of every journalled shell transaction were taken:
+    {"before/after": count}, from each preview's `details.hook.record`."""
+    out = subprocess.run([ctx.bin, "log", "--json", "-n", "0", "--all-worktrees"],
+                         cwd=ctx.repo, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    counts = {}
+    for e in json.loads(out.stdout or b'{"events": []}').get("events", []):
+        if e.get("event") != "applied" or e.get("kind") != "hook":
+            continue
+        body = subprocess.run(["git", "-C", ctx.repo, "cat-file", "commit", e["commit"]],
+                              stdout=subprocess.PIPE).stdout.decode(errors="replace")
+        meta = body.split("--- astedit-meta v1 ---\n", 1)[-1]
+        try:
+            hook, _ = json.JSONDecoder().raw_decode(meta)
+            hook = hook["meta"]["details"]["hook"]
+            if hook.get("tool") != "Bash":
+                continue
+            key = f"{hook['record'].get('before')}/{hook['record'].get('after')}"
+        except (ValueError, KeyError, TypeError):
+            key = "unknown"
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def lane_session(ctx, lane, dir_, rng):
     """A hook session working in its lane on its own functions (see the module docs)."""
     sub = Ctx()
@@ -470,6 +501,8 @@ def check_lanes(ctx, base):
     names = [f"l{i}" for i in range(ctx.lanes)]
     # Into a fresh lane at the base: the lanes changed disjoint functions, so clean.
     fresh = run(ctx.repo, "lane", "start", "fresh")
+    if fresh.returncode != 0:
+        sys.exit(f"lane start fresh: {fresh.stdout.decode()} {fresh.stderr.decode()}")
     fresh_dir = json.loads(fresh.stdout)["lanes"][0]["path"]
     merged = run(fresh_dir, "lane", "merge", *names)
     clean = merged.returncode == 0
@@ -524,6 +557,20 @@ def one_run(args, seed):
     ctx = Ctx()
     ctx.bin = args.bin
     ctx.repo, ctx.paths = make_repo(root, args.files, args.functions)
+    ctx.watchman = None
+    if args.watchman:
+        ctx.watchman = Watchman()
+        os.environ["WATCHMAN_SOCK"] = ctx.watchman.sock
+        ctx.watchman.watch(ctx.repo)
+    try:
+        return run_with(args, seed, root, ctx)
+    finally:
+        if ctx.watchman:
+            ctx.watchman.stop()
+            os.environ.pop("WATCHMAN_SOCK", None)
+
+
+def run_with(args, seed, root, ctx):
     ctx.functions = args.functions
     ctx.edits = args.edits
     ctx.think = args.think
@@ -555,6 +602,8 @@ def one_run(args, seed):
         out = subprocess.run([ctx.bin, "lane", "start", f"l{i}"], cwd=ctx.repo,
                              stdout=subprocess.PIPE, check=True)
         ctx.lane_dirs.append(out.stdout.decode().strip())
+        if ctx.watchman:
+            ctx.watchman.watch(ctx.lane_dirs[-1])
         threads.append(threading.Thread(target=lane_session, args=(
             ctx, i, ctx.lane_dirs[-1], random.Random(rng.random()))))
     for t in threads:
@@ -618,6 +667,8 @@ def one_run(args, seed):
         "shell_unjournalled_tags": unjournalled,
         "shell_pre_hook_p50_ms": round(pct(s.shell_latency, 50) * 1000),
         "shell_pre_hook_p95_ms": round(pct(s.shell_latency, 95) * 1000),
+        "watchman": bool(ctx.watchman),
+        "shell_records": shell_records(ctx) if args.shell_sessions else {},
         "lanes": args.lanes,
         "applied_lane": s.counts.get("applied-lane", 0),
         "lane_denied": s.counts.get("lane-denied", 0),
@@ -669,6 +720,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", help="write every run's row here")
     ap.add_argument("--keep", action="store_true", help="keep the repositories")
+    ap.add_argument("--watchman", action="store_true",
+                    help="a Watchman service watching the tree and the lanes")
     args = ap.parse_args()
     rows = []
     for r in range(args.runs):
