@@ -271,6 +271,21 @@ fn a_command_that_moves_head_is_journalled_as_such_and_not_undone_as_an_edit() {
     assert_eq!(repo.read_string("a.py"), "a = 2\n");
 }
 
+/// Each event of a `log --json` as (event, files as JSON).
+fn event_files(log: &serde_json::Value) -> Vec<(String, String)> {
+    log["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap_or("").into(),
+                e["files"].to_string(),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn git_astedit_in_the_agents_shell_journals_under_its_session_and_once() {
     let repo = TestRepo::new();
@@ -283,17 +298,7 @@ fn git_astedit_in_the_agents_shell_journals_under_its_session_and_once() {
         "\"$AST\" edit -p 'console.log($A)' -r 'logger.info($A)' a.js >/dev/null && \"$AST\" apply --reason r >/dev/null && sed -i 's/1/2/' b.js",
     );
     let log = repo.run(&["log", "--json", "--session", "s9"]).json();
-    let events: Vec<(String, String)> = log["events"]
-        .as_array()
-        .expect("events")
-        .iter()
-        .map(|e| {
-            (
-                e["event"].as_str().unwrap_or("").into(),
-                e["files"].to_string(),
-            )
-        })
-        .collect();
+    let events = event_files(&log);
     // The shell transaction (b.js only: a.js was journalled by the apply), the apply,
     // the staging: all the session's.
     assert_eq!(
@@ -325,17 +330,7 @@ fn a_file_the_sessions_git_astedit_created_in_the_command_is_the_commands_from_t
     );
     assert_eq!(repo.read_string("n.py"), "n = 2\n");
     let log = repo.run(&["log", "--json", "--session", "s7"]).json();
-    let events: Vec<(String, String)> = log["events"]
-        .as_array()
-        .expect("events")
-        .iter()
-        .map(|e| {
-            (
-                e["event"].as_str().unwrap_or("").into(),
-                e["files"].to_string(),
-            )
-        })
-        .collect();
+    let events = event_files(&log);
     assert_eq!(
         events,
         [
