@@ -482,7 +482,7 @@ def report(rows: list[Row], listing: list[Row], sizes: list[int], events: int, m
         f"- machine: {meta['machine']}; load average at start {meta['load_start']}, at end {meta['load_end']}",
         f"- versions: {meta['versions']}",
         f"- command: `{meta['command']}`; {meta['runs']} timed runs each after one warm-up; "
-        (f"journal of {events:,} events in every tree" if listing or any(r.task == "grep" for r in rows)
+        + (f"journal of {events:,} events in every tree" if listing or any(r.task == "grep" for r in rows)
          else "warm-scan rows only"),
         "",
         "| task | files | median wall | CPU | task-clock | peak RSS | wall per file | CPU per file "

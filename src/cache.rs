@@ -20,9 +20,7 @@ buckets (a bucket's mtime is touched when it is read); one bucket keeps the entr
 not used by its last run only while it stays under a quarter of the budget.
 */
 
-use std::collections::HashMap;
 use std::io::Write;
-use std::os::unix::fs::FileExt as _;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -79,19 +77,22 @@ impl KeyBuilder {
     }
 }
 
-/// One bucket: the entries of one query, read lazily from its file, and the entries
-/// this run adds (streamed to a temporary file, renamed into place by [`finish`]).
+/// One bucket: the entries of one query, looked up in its file (mapped, not read), and
+/// the entries this run adds (streamed to a temporary file, renamed into place by
+/// [`finish`]).
 ///
 /// [`finish`]: Bucket::finish
 pub struct Bucket {
     dir: PathBuf,
     path: PathBuf,
     max_bytes: u64,
-    old: Option<std::fs::File>,
-    index: std::sync::Arc<Index>,
-    used: std::sync::Mutex<std::collections::HashSet<Key>>,
+    old: Option<std::sync::Arc<Mapped>>,
+    /// The old entries read by this run, one bit per row in key order (kept first
+    /// when the bucket is rewritten).
+    used: Vec<std::sync::atomic::AtomicU64>,
     new: std::sync::Mutex<Option<Writer>>,
-    /// An entry of the old file failed its check: the bucket is rewritten.
+    /// The old file failed its check, or its rows are not in key order (an older
+    /// build's): the bucket is rewritten.
     damaged: bool,
 }
 
@@ -113,18 +114,20 @@ impl Bucket {
             path,
             max_bytes: settings.max_bytes,
             old: None,
-            index: Default::default(),
-            used: Default::default(),
+            used: Vec::new(),
             new: Default::default(),
             damaged: false,
         };
         if let Ok(file) = std::fs::File::open(&bucket.path) {
-            match remembered_index(&bucket.path, &file) {
-                Some(index) => {
-                    bucket.index = index;
+            match remembered(&bucket.path, &file) {
+                Some(mapped) => {
                     // Recently used: eviction takes the oldest first.
                     let _ = file.set_modified(std::time::SystemTime::now());
-                    bucket.old = Some(file);
+                    bucket.damaged = mapped.order.is_some();
+                    bucket.used = (0..mapped.count.div_ceil(64))
+                        .map(|_| Default::default())
+                        .collect();
+                    bucket.old = Some(mapped);
                 }
                 None => bucket.damaged = true,
             }
@@ -134,26 +137,17 @@ impl Bucket {
 
     /// Whether the bucket's index has an entry under `key` (not read, so not checked).
     pub fn contains(&self, key: &Key) -> bool {
-        self.old.is_some() && self.index.contains_key(key)
+        self.old.as_ref().is_some_and(|m| m.find(key).is_some())
     }
 
-    /// The payload stored under `key`, if it is there and intact.
-    pub fn get(&self, key: &Key) -> Option<Vec<u8>> {
-        let &(offset, len, crc) = self.index.get(key)?;
-        let file = self.old.as_ref()?;
-        let mut buf = vec![0u8; len as usize];
-        file.read_exact_at(&mut buf, offset).ok()?;
-        (crc32fast::hash(&buf) == crc).then_some(buf)
-    }
-
-    /// Notes that `key`'s entry was used (kept when the bucket is rewritten).
-    pub fn touch(&self, key: &Key) {
-        lock(&self.used).insert(*key);
-    }
-
-    /// [`Bucket::touch`] for many entries, under one lock.
-    pub fn touch_all<'k>(&self, keys: impl IntoIterator<Item = &'k Key>) {
-        lock(&self.used).extend(keys.into_iter().copied());
+    /// The payload stored under `key`, if it is there and intact; the entry counts as
+    /// used by this run (kept first when the bucket is rewritten).
+    pub fn get(&self, key: &Key) -> Option<&[u8]> {
+        let old = self.old.as_ref()?;
+        let at = old.find(key)?;
+        let payload = old.payload(at)?;
+        self.used[at / 64].fetch_or(1 << (at % 64), std::sync::atomic::Ordering::Relaxed);
+        Some(payload)
     }
 
     /// Adds an entry (a recomputed one replaces the old). Workers call this side by
@@ -224,40 +218,44 @@ impl Bucket {
 
     /// Writes the bucket back when this run added entries (or found damage): the new
     /// entries, the old ones used, and the old ones unused while the bucket stays
-    /// small; then keeps the folder under its budget. Failures only lose the cache.
+    /// small, indexed in key order; then keeps the folder under its budget. Failures
+    /// only lose the cache.
     pub fn finish(self) {
         if lock(&self.new).is_none() && self.damaged {
-            // Rewrite a damaged bucket even when nothing is new: start it empty.
+            // Rewrite a damaged bucket even when nothing is new: start it empty (an
+            // older build's intact entries are carried over below).
             self.put_nothing();
         }
-        let used = std::mem::take(&mut *lock(&self.used));
         let Some(mut w) = lock(&self.new).take() else {
             return;
         };
         if let Some(old) = &self.old {
+            let used = |at: usize| {
+                self.used[at / 64].load(std::sync::atomic::Ordering::Relaxed) & (1 << (at % 64))
+                    != 0
+            };
             let share = self.max_bytes / 4;
-            let mut old_rows: Vec<(&Key, &(u64, u32, u32))> = self
-                .index
-                .iter()
-                .filter(|(k, _)| !w.keys.contains(*k))
+            let mut old_rows: Vec<(usize, Row<'_>)> = (0..old.count)
+                .map(|at| (at, old.row(at)))
+                .filter(|(_, (k, ..))| !w.keys.contains(*k))
                 .collect();
             // Used ones first, then the rest while under the share.
-            old_rows.sort_by_key(|(k, (off, _, _))| (!used.contains(*k), *off));
-            for (key, &(offset, len, crc)) in old_rows {
-                if !used.contains(key) && w.offset + u64::from(len) > share {
+            old_rows.sort_by_key(|&(at, (_, off, ..))| (!used(at), off));
+            for (at, (key, _, len, crc)) in old_rows {
+                if !used(at) && w.offset + u64::from(len) > share {
                     break;
                 }
-                let mut buf = vec![0u8; len as usize];
-                if old.read_exact_at(&mut buf, offset).is_err() || crc32fast::hash(&buf) != crc {
-                    continue;
-                }
-                if w.file.write_all(&buf).is_err() {
+                let Some(buf) = old.payload(at) else { continue };
+                if w.file.write_all(buf).is_err() {
                     return;
                 }
                 w.rows.push((*key, w.offset, len, crc));
                 w.offset += u64::from(len);
             }
         }
+        // In key order: a reader looks an entry up by a binary search of the mapped
+        // index, without building a table of it.
+        w.rows.sort_unstable_by_key(|row| row.0);
         let mut index = Vec::with_capacity(w.rows.len() * INDEX_ROW);
         for (key, offset, len, crc) in &w.rows {
             index.extend_from_slice(key);
@@ -316,78 +314,190 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Where each entry of a bucket file sits: key → (offset, length, CRC).
-type Index = HashMap<Key, (u64, u32, u32)>;
+/// An index row: key, offset, length, CRC.
+type Row<'m> = (&'m Key, u64, u32, u32);
 
-/// The indexes of the buckets this process read last, by path and file identity: a
-/// long-lived process (the MCP server) reads a bucket's index once, not on every call.
-/// A bucket is only ever replaced by a rename (a new inode), so (device, inode, size)
-/// names one version; payloads are checked against their CRC on every read anyway.
+/// A bucket file, mapped into memory, its footer and index checked: an entry is
+/// found by a binary search of the index rows (in key order), its payload read from
+/// the mapping and checked against its CRC. Nothing is parsed into a table: a warm
+/// run over 500,000 files touches the pages of the rows it looks up and of their
+/// payloads, and no more.
+struct Mapped {
+    map: memmap2::Mmap,
+    /// Where the index starts, and how many rows it has.
+    index_at: usize,
+    count: usize,
+    /// The rows' numbers in key order, when the file does not have them in that
+    /// order (written by an older build); `None`: the rows are in key order.
+    order: Option<Vec<u32>>,
+    /// Where the keys starting with each prefix of `bits` bits start, in key order
+    /// (one more at the end: `count`). Keys are digests, spread evenly: a look-up
+    /// reads a handful of neighbouring rows, where a binary search of 500,000 rows
+    /// would read 19 rows pages apart.
+    fan: Vec<u32>,
+    bits: u32,
+}
+
+impl Mapped {
+    /// The mapped bucket, or `None` when it is short or damaged.
+    fn open(file: &std::fs::File) -> Option<Mapped> {
+        let size = usize::try_from(file.metadata().ok()?.len()).ok()?;
+        if size < MAGIC.len() + FOOTER {
+            return None;
+        }
+        // SAFETY: a bucket file is never changed in place: a writer writes a temporary
+        // file and renames it over the old one (`Bucket::finish`), and a mapping keeps
+        // the file it was made of; `gc` and eviction delete files, which a mapping
+        // also outlives. Every payload read through the mapping is checked against
+        // its CRC. (As with git's own mapped index and packs, a file truncated in
+        // place by someone else while mapped would fault.)
+        let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+        if map.len() != size || &map[..MAGIC.len()] != MAGIC {
+            return None;
+        }
+        let footer = &map[size - FOOTER..];
+        if &footer[20..24] != TAIL {
+            return None;
+        }
+        let index_at = usize::try_from(u64::from_le_bytes(footer[0..8].try_into().ok()?)).ok()?;
+        let count = usize::try_from(u64::from_le_bytes(footer[8..16].try_into().ok()?)).ok()?;
+        let crc = u32::from_le_bytes(footer[16..20].try_into().ok()?);
+        let index_len = count.checked_mul(INDEX_ROW)?;
+        u32::try_from(count).ok()?;
+        if index_at < MAGIC.len() || index_at.checked_add(index_len)? != size - FOOTER {
+            return None;
+        }
+        let index = &map[index_at..index_at + index_len];
+        if crc32fast::hash(index) != crc {
+            return None;
+        }
+        let mut mapped = Mapped {
+            map,
+            index_at,
+            count,
+            order: None,
+            fan: Vec::new(),
+            bits: 0,
+        };
+        let mut sorted = true;
+        for i in 0..count {
+            let (key, offset, len, _) = mapped.raw_row(i);
+            if offset < MAGIC.len() as u64 || offset.checked_add(u64::from(len))? > index_at as u64
+            {
+                return None;
+            }
+            sorted &= i == 0 || mapped.raw_row(i - 1).0 < key;
+        }
+        if !sorted {
+            let mut order: Vec<u32> = (0..u32::try_from(count).ok()?).collect();
+            order.sort_unstable_by(|&a, &b| {
+                mapped
+                    .raw_row(a as usize)
+                    .0
+                    .cmp(mapped.raw_row(b as usize).0)
+            });
+            mapped.order = Some(order);
+        }
+        // About as many prefixes as rows (at most 2^16).
+        mapped.bits = (usize::BITS - count.leading_zeros())
+            .saturating_sub(1)
+            .min(16);
+        let mut fan = Vec::with_capacity((1 << mapped.bits) + 1);
+        for at in 0..count {
+            let prefix = mapped.prefix(mapped.row(at).0);
+            while fan.len() <= prefix {
+                fan.push(at as u32);
+            }
+        }
+        fan.resize((1 << mapped.bits) + 1, count as u32);
+        mapped.fan = fan;
+        Some(mapped)
+    }
+
+    /// The first `bits` bits of `key`.
+    fn prefix(&self, key: &Key) -> usize {
+        let top = u32::from_be_bytes([key[0], key[1], key[2], key[3]]);
+        top.checked_shr(32 - self.bits).unwrap_or(0) as usize
+    }
+
+    /// The `i`th row of the file's index: key, offset, length, CRC.
+    fn raw_row(&self, i: usize) -> Row<'_> {
+        let at = self.index_at + i * INDEX_ROW;
+        let row = &self.map[at..at + INDEX_ROW];
+        let word = |r: std::ops::Range<usize>| {
+            let mut b = [0u8; 8];
+            b[..r.len()].copy_from_slice(&row[r]);
+            u64::from_le_bytes(b)
+        };
+        (
+            row[..32].try_into().expect("a row starts with its key"),
+            word(32..40),
+            word(40..44) as u32,
+            word(44..48) as u32,
+        )
+    }
+
+    /// The row `at` places in key order.
+    fn row(&self, at: usize) -> Row<'_> {
+        match &self.order {
+            Some(order) => self.raw_row(order[at] as usize),
+            None => self.raw_row(at),
+        }
+    }
+
+    /// The place in key order of `key`'s row.
+    fn find(&self, key: &Key) -> Option<usize> {
+        let prefix = self.prefix(key);
+        let (mut lo, mut hi) = (self.fan[prefix] as usize, self.fan[prefix + 1] as usize);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.row(mid).0.cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    /// The payload of the row `at` places in key order, when it passes its CRC.
+    fn payload(&self, at: usize) -> Option<&[u8]> {
+        let (_, offset, len, crc) = self.row(at);
+        // (Checked against the index's place when mapped; looked at again in case the
+        // file was changed in place since, which no writer of ours does.)
+        let start = usize::try_from(offset).ok()?;
+        let payload = self.map.get(start..start.checked_add(len as usize)?)?;
+        (crc32fast::hash(payload) == crc).then_some(payload)
+    }
+}
+
+/// The buckets this process mapped last, by path and file identity: a long-lived
+/// process (the MCP server) checks a bucket's index once, not on every call. A bucket
+/// is only ever replaced by a rename (a new inode), so (device, inode, size) names one
+/// version; payloads are checked against their CRC on every read anyway.
 #[allow(clippy::type_complexity)]
-static REMEMBERED: std::sync::Mutex<Vec<(PathBuf, (u64, u64, u64), std::sync::Arc<Index>)>> =
+static REMEMBERED: std::sync::Mutex<Vec<(PathBuf, (u64, u64, u64), std::sync::Arc<Mapped>)>> =
     std::sync::Mutex::new(Vec::new());
 const REMEMBER: usize = 16;
 
-fn remembered_index(path: &Path, file: &std::fs::File) -> Option<std::sync::Arc<Index>> {
+fn remembered(path: &Path, file: &std::fs::File) -> Option<std::sync::Arc<Mapped>> {
     use std::os::unix::fs::MetadataExt as _;
     let meta = file.metadata().ok()?;
     let id = (meta.dev(), meta.ino(), meta.len());
     {
         let memo = lock(&REMEMBERED);
-        if let Some((_, _, index)) = memo.iter().find(|(p, i, _)| p == path && *i == id) {
-            return Some(index.clone());
+        if let Some((_, _, mapped)) = memo.iter().find(|(p, i, _)| p == path && *i == id) {
+            return Some(mapped.clone());
         }
     }
-    let index = std::sync::Arc::new(read_index(file)?);
+    let mapped = std::sync::Arc::new(Mapped::open(file)?);
     let mut memo = lock(&REMEMBERED);
     memo.retain(|(p, _, _)| p != path);
     if memo.len() >= REMEMBER {
         memo.remove(0);
     }
-    memo.push((path.to_path_buf(), id, index.clone()));
-    Some(index)
-}
-
-/// The index of a bucket file, or `None` when it is short or damaged.
-fn read_index(file: &std::fs::File) -> Option<Index> {
-    let size = file.metadata().ok()?.len();
-    if size < (MAGIC.len() + FOOTER) as u64 {
-        return None;
-    }
-    let mut head = [0u8; 8];
-    file.read_exact_at(&mut head, 0).ok()?;
-    if &head != MAGIC {
-        return None;
-    }
-    let mut footer = [0u8; FOOTER];
-    file.read_exact_at(&mut footer, size - FOOTER as u64).ok()?;
-    if &footer[20..24] != TAIL {
-        return None;
-    }
-    let index_at = u64::from_le_bytes(footer[0..8].try_into().ok()?);
-    let count = u64::from_le_bytes(footer[8..16].try_into().ok()?);
-    let crc = u32::from_le_bytes(footer[16..20].try_into().ok()?);
-    let index_len = count.checked_mul(INDEX_ROW as u64)?;
-    if index_at.checked_add(index_len)? != size - FOOTER as u64 {
-        return None;
-    }
-    let mut index = vec![0u8; usize::try_from(index_len).ok()?];
-    file.read_exact_at(&mut index, index_at).ok()?;
-    if crc32fast::hash(&index) != crc {
-        return None;
-    }
-    let mut out = HashMap::with_capacity(count as usize);
-    for row in index.chunks_exact(INDEX_ROW) {
-        let key: Key = row[..32].try_into().ok()?;
-        let offset = u64::from_le_bytes(row[32..40].try_into().ok()?);
-        let len = u32::from_le_bytes(row[40..44].try_into().ok()?);
-        let crc = u32::from_le_bytes(row[44..48].try_into().ok()?);
-        if offset.checked_add(u64::from(len))? > index_at {
-            return None;
-        }
-        out.insert(key, (offset, len, crc));
-    }
-    Some(out)
+    memo.push((path.to_path_buf(), id, mapped.clone()));
+    Some(mapped)
 }
 
 /// What [`prune`] did.
@@ -635,11 +745,18 @@ fn may_filter(git: &gix::Repository, index: &gix::index::State) -> bool {
     // `.gitattributes` in each, tracked or not.
     let mut folders: std::collections::BTreeSet<&[u8]> = std::collections::BTreeSet::new();
     folders.insert(b"");
+    // The index is in path order: a file's folder is mostly the one before's.
+    let mut last: &[u8] = b"";
     for entry in index.entries() {
         let path: &[u8] = entry.path(index);
         if path == b".gitattributes" || path.ends_with(b"/.gitattributes") {
             return true;
         }
+        let folder = &path[..path.iter().rposition(|b| *b == b'/').unwrap_or(0)];
+        if folder == last {
+            continue;
+        }
+        last = folder;
         let mut end = path.len();
         while let Some(slash) = path[..end].iter().rposition(|b| *b == b'/') {
             if !folders.insert(&path[..slash]) {
@@ -701,8 +818,8 @@ mod tests {
         b.put(&k2, b"two");
         b.finish();
         let b = Bucket::open(&s, &q);
-        assert_eq!(b.get(&k1).as_deref(), Some(&b"one"[..]));
-        assert_eq!(b.get(&k2).as_deref(), Some(&b"two"[..]));
+        assert_eq!(b.get(&k1), Some(&b"one"[..]));
+        assert_eq!(b.get(&k2), Some(&b"two"[..]));
         // Flip a payload byte: that entry is a miss, the other still a hit.
         let path = b.path.clone();
         drop(b);
@@ -711,12 +828,66 @@ mod tests {
         std::fs::write(&path, &bytes).expect("write");
         let b = Bucket::open(&s, &q);
         assert!(b.get(&k1).is_none());
-        assert_eq!(b.get(&k2).as_deref(), Some(&b"two"[..]));
+        assert_eq!(b.get(&k2), Some(&b"two"[..]));
         // Truncated: every entry a miss.
         std::fs::write(&path, &bytes[..bytes.len() - 3]).expect("write");
         let b = Bucket::open(&s, &q);
         assert!(b.get(&k2).is_none());
         assert!(b.damaged);
+    }
+
+    /// Thousands of entries are each found through the fan-out table (and a key not
+    /// stored is not); a bucket whose index is not in key order (an older build's) is
+    /// read all the same, and rewritten in order by the run that read it.
+    #[test]
+    fn entries_are_found_in_a_large_bucket_and_an_unsorted_index_is_rewritten() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let s = settings(tmp.path());
+        let q = KeyBuilder::new("many").finish();
+        let keys: Vec<Key> = (0..3000)
+            .map(|i: u32| KeyBuilder::new(&i.to_string()).finish())
+            .collect();
+        let all_found = |b: &Bucket| {
+            for (i, k) in keys.iter().enumerate() {
+                assert_eq!(b.get(k), Some(i.to_string().as_bytes()), "entry {i}");
+            }
+            assert!(b.get(&KeyBuilder::new("absent").finish()).is_none());
+        };
+        let b = Bucket::open(&s, &q);
+        for (i, k) in keys.iter().enumerate() {
+            b.put(k, i.to_string().as_bytes());
+        }
+        b.finish();
+        let b = Bucket::open(&s, &q);
+        assert!(!b.damaged);
+        all_found(&b);
+        // The same rows in reverse order, the index's CRC made to match, renamed into
+        // place as every writer does.
+        let path = b.path.clone();
+        drop(b);
+        let mut bytes = std::fs::read(&path).expect("read");
+        let n = bytes.len();
+        let at = n - FOOTER;
+        let index_at = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8")) as usize;
+        let end = index_at + keys.len() * INDEX_ROW;
+        let reversed: Vec<u8> = bytes[index_at..end]
+            .chunks(INDEX_ROW)
+            .rev()
+            .flatten()
+            .copied()
+            .collect();
+        bytes[index_at..end].copy_from_slice(&reversed);
+        bytes[n - 8..n - 4].copy_from_slice(&crc32fast::hash(&reversed).to_le_bytes());
+        let fresh = path.with_extension("new");
+        std::fs::write(&fresh, &bytes).expect("write");
+        std::fs::rename(&fresh, &path).expect("rename");
+        let b = Bucket::open(&s, &q);
+        assert!(b.damaged, "an unsorted index is to be rewritten");
+        all_found(&b);
+        b.finish();
+        let b = Bucket::open(&s, &q);
+        assert!(!b.damaged, "rewritten in key order");
+        all_found(&b);
     }
 
     #[test]

@@ -849,16 +849,20 @@ fn collect_watched(
         }
         _ => {
             let entries = walk_entries(repo, git, &index, walks(specs), opts.no_ignore, witness)?;
-            (listed(repo, entries, opts.no_ignore, &mut set), None)
+            let listed = listed(repo, entries, opts.no_ignore, &mut set);
+            (
+                listed.into_iter().map(|(p, k)| (p, k, None)).collect(),
+                None,
+            )
         }
     };
     let trust = crate::cache::IndexTrust::new(git, &index);
-    for (path, disk_kind) in &listed {
-        let path = path.as_str();
+    for (owned, disk_kind, at) in listed {
+        let path = owned.as_str();
         if !opts.globs.selects(path) {
             continue;
         }
-        match *disk_kind {
+        match disk_kind {
             Some(Kind::File) => {}
             Some(Kind::Symlink) => {
                 set.skipped.add(SkipReason::Symlink, path);
@@ -874,7 +878,10 @@ fn collect_watched(
         let Some((lang, host)) = search_language(opts, &named, &hosts, path, &mut set) else {
             continue;
         };
-        let entry = index.entry_by_path(path.into());
+        let entry = match at {
+            Some(at) => index.entries().get(at),
+            None => index.entry_by_path(path.into()),
+        };
         let size_hint = match entry {
             Some(e) => u64::from(e.stat.size),
             None => std::fs::metadata(repo.workdir.join(path)).map_or(0, |m| m.len()),
@@ -885,7 +892,7 @@ fn collect_watched(
             _ => trust.entry(e),
         });
         let candidate = Candidate {
-            path: path.to_string(),
+            path: owned,
             lang,
             size_hint,
             tracked,
@@ -933,6 +940,10 @@ fn status_changes(repo: &Repo) -> Option<crate::cache::status::Changes> {
     crate::cache::status::ask(&repo.git, &repo.git_dir, &repo.workdir)
 }
 
+/// A listed file: its path, its kind on disk (`None`: not there), and the place of
+/// its index entry when known.
+type Listed = (String, Option<Kind>, Option<usize>);
+
 /// The files a walk with no pathspec would list ([`listed`]), from the index and what
 /// `git status` reported: the index's entries under the current folder, of the kind
 /// their mode says unless git reported them (those are looked at), and the untracked
@@ -943,7 +954,7 @@ fn listed_by_status(
     index: &gix::worktree::Index,
     changes: &crate::cache::status::Changes,
     set: &mut FileSet,
-) -> Result<Vec<(String, Option<Kind>)>, Error> {
+) -> Result<Vec<Listed>, Error> {
     use gix::index::entry::Mode;
     let prefix = folder_prefix(repo);
     let under = |path: &[u8]| path.starts_with(prefix.as_bytes());
@@ -962,9 +973,9 @@ fn listed_by_status(
             return None;
         })
     };
-    let mut out: Vec<(String, Option<Kind>)> = Vec::with_capacity(index.entries().len());
+    let mut out: Vec<Listed> = Vec::with_capacity(index.entries().len());
     let mut last: Option<&[u8]> = None;
-    for entry in index.entries() {
+    for (at, entry) in index.entries().iter().enumerate() {
         let path_b: &[u8] = entry.path(index).as_ref();
         // An unmerged path's stages are one file.
         if last == Some(path_b) || !under(path_b) {
@@ -983,14 +994,14 @@ fn listed_by_status(
             // may not be: looked at, as the walk does.
             _ => disk_kind(path),
         };
-        out.push((path.to_string(), kind));
+        out.push((path.to_string(), kind, Some(at)));
     }
     for path_b in &changes.untracked {
         if !under(path_b) {
             continue;
         }
         match std::str::from_utf8(path_b) {
-            Ok(path) => out.push((path.to_string(), disk_kind(path))),
+            Ok(path) => out.push((path.to_string(), disk_kind(path), None)),
             Err(_) => set
                 .skipped
                 .add(SkipReason::NonUtf8Path, &String::from_utf8_lossy(path_b)),
@@ -1017,7 +1028,8 @@ fn listed_by_status(
     if !dirs.is_empty() {
         let walks = dirs.into_iter().map(|d| (vec![d], None)).collect();
         let entries = walk_entries(repo, git, index, walks, false, None)?;
-        out.extend(listed(repo, entries, false, set));
+        let walked = listed(repo, entries, false, set);
+        out.extend(walked.into_iter().map(|(p, k)| (p, k, None)));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out.dedup_by(|a, b| a.0 == b.0);
@@ -1443,7 +1455,7 @@ pub fn load_cached(
                 return CachedLoad::Hit {
                     key,
                     id: t.id,
-                    payload,
+                    payload: payload.to_vec(),
                     text: None,
                 };
             }
@@ -1466,7 +1478,7 @@ pub fn load_cached(
             return CachedLoad::Hit {
                 key,
                 id,
-                payload,
+                payload: payload.to_vec(),
                 text: None,
             };
         }
@@ -1480,7 +1492,7 @@ pub fn load_cached(
         Some(payload) => CachedLoad::Hit {
             key,
             id,
-            payload,
+            payload: payload.to_vec(),
             text: Some(text),
         },
         None => CachedLoad::Miss { key, id, text },

@@ -53,6 +53,12 @@ pub trait Task: Sync {
     fn read_id(&self) -> Option<gix::ObjectId> {
         None
     }
+    /// Where the key of its entry under the id git vouched for is kept once made
+    /// ([`Cache::key`]): a run that first asks which entries are there (a scan
+    /// choosing the rules to compile) does not hash it again. `None`: not kept.
+    fn vouched_key(&self) -> Option<&std::sync::OnceLock<Key>> {
+        None
+    }
 }
 
 impl Task for files::Candidate {
@@ -135,28 +141,37 @@ pub trait Worker: Sync {
 /// A run's result cache: one bucket, keyed by the run's query.
 pub struct Cache {
     bucket: Bucket,
-    query: Key,
+    /// Every entry's key starts with the run's query: hashed once.
+    prefix: KeyBuilder,
 }
 
 impl Cache {
     /// Opens the bucket of `query` (everything a result depends on besides the file).
     pub fn open(settings: &crate::cache::Settings, query: Key) -> Cache {
+        let mut prefix = KeyBuilder::new("file");
+        prefix.add(&query);
         Cache {
             bucket: Bucket::open(settings, &query),
-            query,
+            prefix,
         }
     }
 
     /// The key of `task`'s entry when its content is `id`.
     pub fn key(&self, task: &impl Task, id: &gix::oid) -> Key {
-        let mut k = KeyBuilder::new("file");
-        k.add(&self.query);
-        if let Some(part) = task.key_part() {
-            k.add(part);
+        let make = || {
+            let mut k = self.prefix.clone();
+            if let Some(part) = task.key_part() {
+                k.add(part);
+            }
+            k.add(id.as_bytes())
+                .add(task.lang().cache_identity().as_bytes());
+            k.finish()
+        };
+        let vouched = task.tracked().and_then(|t| t.vouched_id());
+        match task.vouched_key() {
+            Some(memo) if vouched.is_some_and(|v| v == id) => *memo.get_or_init(make),
+            _ => make(),
         }
-        k.add(id.as_bytes())
-            .add(task.lang().cache_identity().as_bytes());
-        k.finish()
     }
 
     /// Whether `task` has an entry, as far as can be told without reading the file
@@ -336,14 +351,9 @@ fn parallel<W: Worker>(
     for (w, window) in tasks.chunks(WINDOW).enumerate() {
         let base = w * WINDOW;
         let mut hits: Vec<Option<Step<W::Item>>> = match one.cache {
-            Some(cache) => {
+            Some(_) => {
                 use rayon::prelude::*;
-                let found: Vec<Option<(Step<W::Item>, Key)>> =
-                    window.par_iter().map(|t| one.vouched_hit(t)).collect();
-                cache
-                    .bucket
-                    .touch_all(found.iter().flatten().map(|(_, key)| key));
-                found.into_iter().map(|f| f.map(|(step, _)| step)).collect()
+                window.par_iter().map(|t| one.vouched_hit(t)).collect()
             }
             None => Vec::new(),
         };
@@ -401,8 +411,8 @@ struct One<'a, W> {
 impl<W: Worker> One<'_, W> {
     /// A task's step straight from its cache entry, when git vouched for its content
     /// id (see `cache::status`) and the result needs no text: no look at the file.
-    /// With the entry's key (to be touched); `None`: run the task as usual.
-    fn vouched_hit(&self, task: &W::Task) -> Option<(Step<W::Item>, Key)> {
+    /// `None`: run the task as usual.
+    fn vouched_hit(&self, task: &W::Task) -> Option<Step<W::Item>> {
         let cache = self.cache?;
         if task.read_id().is_some() || self.worker.plan(task) != Plan::Cached {
             return None;
@@ -415,8 +425,8 @@ impl<W: Worker> One<'_, W> {
         }
         let key = cache.key(task, &id);
         let payload = cache.bucket.get(&key)?;
-        let output = self.worker.decode(task, &payload, &mut || None)?;
-        Some((Step::Done(self.worker.item(task, output), Some(id)), key))
+        let output = self.worker.decode(task, payload, &mut || None)?;
+        Some(Step::Done(self.worker.item(task, output), Some(id)))
     }
 
     fn step(&self, task: &W::Task, offer: &mut Offer<'_>) -> Result<Step<W::Item>, W::Error> {
@@ -468,7 +478,7 @@ impl<W: Worker> One<'_, W> {
             Some(id) => {
                 let key = key_of(&id);
                 match cache.bucket.get(&key) {
-                    Some(payload) => (key, id, Some(payload), None),
+                    Some(payload) => (key, id, Some(payload.to_vec()), None),
                     None => match self.read_blob(task)? {
                         Ok(text) => (key, id, None, Some(text)),
                         Err(r) => return Ok(Err(r)),
@@ -518,7 +528,6 @@ impl<W: Worker> One<'_, W> {
                     }
                 });
                 if let Some(output) = decoded {
-                    cache.bucket.touch(&key);
                     return Ok(Ok((output, id)));
                 }
                 match (fresh, text) {

@@ -65,7 +65,10 @@ pub struct EditOptions<'a> {
 }
 
 pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<StageReport, Error> {
-    let files = req.input.files(repo)?;
+    // Through the result cache (not while a person selects), git's `status` may tell
+    // what changed.
+    let ask_git = opts.select.is_none() && req.cache.settings(repo).is_some();
+    let files = req.input.files_asking(repo, ask_git)?;
     let cancel = opts.cancel;
     let ops: Vec<Op> = req
         .ops

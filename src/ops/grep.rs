@@ -139,7 +139,10 @@ pub fn run(
             lang: req.input.language(repo)?,
             ..Default::default()
         },
-        None => req.input.files(repo)?,
+        // Through the result cache, git's `status` may tell what changed.
+        None => req
+            .input
+            .files_asking(repo, req.cache.settings(repo).is_some())?,
     };
     let mut report = match sink {
         GrepSink::Files(sink) => search(repo, req, &files, cancel, None, |shown| match shown {

@@ -98,8 +98,14 @@ impl Input {
     /// Lists the files: the project's language globs first (`lang` may name one of its
     /// custom languages), then the walk, narrowed to `changed` when asked.
     pub fn files(&self, repo: &Repo) -> Result<Files, Error> {
+        self.files_asking(repo, false)
+    }
+
+    /// [`Input::files`] for a run that reads its files' results from the result cache:
+    /// with `ask_git`, git's `status` may tell what changed ([`files::Options::ask_git`]).
+    pub fn files_asking(&self, repo: &Repo, ask_git: bool) -> Result<Files, Error> {
         let (language_globs, lang) = self.languages(repo)?;
-        let (mut set, warnings) = self.walk(repo, language_globs, lang, self.no_ignore, false)?;
+        let (mut set, warnings) = self.walk(repo, language_globs, lang, self.no_ignore, ask_git)?;
         let mut lines = None;
         if let Some(rev) = self.changed_rev() {
             let changed = super::baseline::changed(repo, rev, self.cached)?;

@@ -168,3 +168,14 @@ impl Result {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// A file no rule can match in is stored as `null`, which the scan reads back
+    /// without a JSON parse (`cached_one`).
+    #[test]
+    fn an_entry_with_no_result_is_null() {
+        let bytes = serde_json::to_vec(&super::Entry(None)).expect("encode");
+        assert_eq!(bytes, b"null");
+    }
+}

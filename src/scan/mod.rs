@@ -627,6 +627,8 @@ struct Task<'a> {
     cand: &'a source::Candidate,
     rules: std::sync::Arc<[usize]>,
     rules_key: crate::cache::Key,
+    /// Its entry's key under the id git vouched for, once made.
+    key: std::sync::OnceLock<crate::cache::Key>,
 }
 
 impl crate::worker::Task for Task<'_> {
@@ -648,6 +650,9 @@ impl crate::worker::Task for Task<'_> {
     fn read_id(&self) -> Option<gix::ObjectId> {
         self.cand.blob.map(|(id, _)| id)
     }
+    fn vouched_key(&self) -> Option<&std::sync::OnceLock<crate::cache::Key>> {
+        Some(&self.key)
+    }
 }
 
 /// The files with rules to run, each with its rules (none is read here: the workers
@@ -662,33 +667,8 @@ fn tasks<'a>(plan: &rules::Plan, opts: &Options, inputs: &'a source::Inputs) -> 
         (std::sync::Arc<[usize]>, crate::cache::Key),
     > = Default::default();
     let mut tasks = Vec::new();
-    // The rules that may run on a language's files; when none has path globs, every
-    // file of the language gets them all.
-    let mut by_lang: std::collections::HashMap<crate::lang::Lang, (Vec<usize>, bool)> =
-        Default::default();
-    for cand in &inputs.files {
-        let (candidates, path_free) = by_lang.entry(cand.lang).or_insert_with(|| {
-            let list: Vec<usize> = active
-                .iter()
-                .copied()
-                .filter(|&k| plan.runs_on_language(&plan.rules[k], cand.lang))
-                .collect();
-            let path_free = list.iter().all(|&k| !plan.rules[k].has_globs());
-            (list, path_free)
-        });
-        let file_rules: Vec<usize> = if *path_free {
-            candidates.clone()
-        } else {
-            candidates
-                .iter()
-                .copied()
-                .filter(|&k| plan.runs_in(&plan.rules[k], &cand.path, cand.lang))
-                .collect()
-        };
-        if file_rules.is_empty() {
-            continue;
-        }
-        let (rules, rules_key) = lists
+    let mut keyed = |file_rules: Vec<usize>| {
+        lists
             .entry(file_rules)
             .or_insert_with_key(|list| {
                 let mut k = crate::cache::KeyBuilder::new("rules");
@@ -698,11 +678,46 @@ fn tasks<'a>(plan: &rules::Plan, opts: &Options, inputs: &'a source::Inputs) -> 
                 }
                 (list.clone().into(), k.finish())
             })
-            .clone();
+            .clone()
+    };
+    // The rules that may run on a language's files; when none has path globs, every
+    // file of the language gets them all (listed and keyed once: `Some`).
+    type Listed = (
+        Vec<usize>,
+        Option<Option<(std::sync::Arc<[usize]>, crate::cache::Key)>>,
+    );
+    let mut by_lang: std::collections::HashMap<crate::lang::Lang, Listed> = Default::default();
+    for cand in &inputs.files {
+        let (candidates, all) = by_lang.entry(cand.lang).or_insert_with(|| {
+            let list: Vec<usize> = active
+                .iter()
+                .copied()
+                .filter(|&k| plan.runs_on_language(&plan.rules[k], cand.lang))
+                .collect();
+            let path_free = list.iter().all(|&k| !plan.rules[k].has_globs());
+            let all = path_free.then(|| (!list.is_empty()).then(|| keyed(list.clone())));
+            (list, all)
+        });
+        let (rules, rules_key) = match all {
+            Some(Some(all)) => all.clone(),
+            Some(None) => continue,
+            None => {
+                let file_rules: Vec<usize> = candidates
+                    .iter()
+                    .copied()
+                    .filter(|&k| plan.runs_in(&plan.rules[k], &cand.path, cand.lang))
+                    .collect();
+                if file_rules.is_empty() {
+                    continue;
+                }
+                keyed(file_rules)
+            }
+        };
         tasks.push(Task {
             cand,
             rules,
             rules_key,
+            key: Default::default(),
         });
     }
     tasks
@@ -728,11 +743,18 @@ fn rules_needed<'r>(
         (Compiled::Later(rules), Some(_)) => rules,
     };
     let cache = cache.expect("matched above");
+    // On every core (the keys made here are kept for the run).
+    let held: Vec<bool> = {
+        use rayon::prelude::*;
+        let workdir = repo.workdir.as_path();
+        tasks
+            .par_iter()
+            .map(|task| cache.holds(workdir, task))
+            .collect()
+    };
     let mut needed: std::collections::HashSet<&str> = Default::default();
-    for task in tasks {
-        if !cache.holds(&repo.workdir, task) {
-            needed.extend(task.rules.iter().map(|&r| plan.rules[r].id.as_str()));
-        }
+    for (task, _) in tasks.iter().zip(held).filter(|(_, held)| !held) {
+        needed.extend(task.rules.iter().map(|&r| plan.rules[r].id.as_str()));
     }
     if needed.is_empty() {
         Ok(None)
@@ -858,6 +880,10 @@ fn cached_one(
     path: &str,
     text: &mut dyn FnMut() -> Option<(String, crate::change::FileMode)>,
 ) -> Option<One> {
+    // Most files' entry: no rule can match (what `Entry(None)` encodes to).
+    if payload == b"null" {
+        return Some(One::NoMatch);
+    }
     let cached::Entry(result) = serde_json::from_slice(payload).ok()?;
     let Some(result) = result else {
         return Some(One::NoMatch);

@@ -854,7 +854,7 @@ fn find_plan<'r>(
         k.finish()
     };
     let bucket = crate::cache::Bucket::open(settings, &key);
-    if let Some(plan) = bucket.get(&key).and_then(|bytes| Plan::decode(&bytes)) {
+    if let Some(plan) = bucket.get(&key).and_then(Plan::decode) {
         return Ok(Found::Plan(Box::new(Rules {
             plan,
             set: Default::default(),

@@ -210,6 +210,11 @@ fn grep_is_the_same_without_cold_warm_and_damaged_cache() {
 }
 
 #[test]
+fn grep_through_git_status_is_the_same_without_cold_warm_and_damaged_cache() {
+    differential(GREPS, true);
+}
+
+#[test]
 fn scan_is_the_same_without_cold_warm_and_damaged_cache() {
     differential(SCANS, false);
 }
@@ -236,7 +241,21 @@ fn edit_result(repo: &TestRepo, dir: Option<&Path>, args: &[&str]) -> (i32, Stri
 
 #[test]
 fn edit_is_the_same_without_cold_warm_and_damaged_cache() {
+    edit_differential(false);
+}
+
+#[test]
+fn edit_through_git_status_is_the_same_without_cold_warm_and_damaged_cache() {
+    edit_differential(true);
+}
+
+/// `git_knows`: git keeps an untracked cache, so the listing asks its `status`.
+fn edit_differential(git_knows: bool) {
     let repo = repo();
+    if git_knows {
+        repo.git(&["config", "core.untrackedCache", "true"]);
+        repo.git(&["update-index", "--untracked-cache"]);
+    }
     let cache = tempfile::tempdir().expect("tempdir");
     let dir = cache.path().join("c");
     let cases: &[&[&str]] = &[
@@ -266,6 +285,52 @@ fn edit_is_the_same_without_cold_warm_and_damaged_cache() {
     let cold = edit_result(&repo, None, args);
     assert!(cold.2.contains("plain.py"), "{}", cold.2);
     assert_eq!(cold, edit_result(&repo, Some(&dir), args));
+}
+
+/// Where git keeps an untracked cache, a cached `grep` or `edit` without pathspecs asks
+/// `git status` what changed (as `scan` does); with pathspecs, without the cache, or
+/// while a person picks the edits (`-i`), it walks.
+#[test]
+fn grep_and_edit_through_the_cache_ask_git_status() {
+    let repo = repo();
+    repo.git(&["config", "core.untrackedCache", "true"]);
+    repo.git(&["update-index", "--untracked-cache"]);
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c").display().to_string();
+    let trace = cache.path().join("trace");
+    let asked = |args: &[&str]| -> bool {
+        let _ = std::fs::remove_file(&trace);
+        let env = [("GIT_TRACE", trace.to_str().expect("utf-8"))];
+        let out = repo.run_with(".", args, &env, Some(b"q\n"));
+        assert!(out.code <= 1, "{args:?}: {}", out.stderr);
+        let text = std::fs::read_to_string(&trace).unwrap_or_default();
+        let ran = text.contains("git status --porcelain=v2 -z");
+        if args.contains(&"edit") {
+            repo.run(&["discard"]);
+        }
+        ran
+    };
+    let grep = ["grep", "-p", "print($$$A)"];
+    let edit = ["edit", "-p", "print($$$A)", "-r", "log($$$A)"];
+    for args in [&grep[..], &edit[..]] {
+        let cached: Vec<&str> = ["--cache-dir", dir.as_str()]
+            .into_iter()
+            .chain(args.iter().copied())
+            .collect();
+        assert!(asked(&cached), "{args:?} did not ask git");
+        let mut some = cached.clone();
+        some.push("tool.py");
+        assert!(!asked(&some), "{args:?} with a pathspec asked git");
+        let off: Vec<&str> = ["--no-cache"]
+            .into_iter()
+            .chain(args.iter().copied())
+            .collect();
+        assert!(!asked(&off), "{args:?} without the cache asked git");
+    }
+    let mut picking: Vec<&str> = vec!["--cache-dir", dir.as_str()];
+    picking.extend(edit);
+    picking.push("-i");
+    assert!(!asked(&picking), "edit -i asked git");
 }
 
 #[test]

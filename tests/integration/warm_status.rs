@@ -152,3 +152,70 @@ fn files_git_reports_are_listed_as_the_walk_lists_them() {
         assert!(!top.stdout.contains(left_out), "{left_out}: {}", top.stdout);
     }
 }
+
+/// Where git's untracked cache would mislead if it went by folders' modification
+/// times alone: a file added to a folder whose mtime is then set back. git compares
+/// the folder's change time too (the scan asks git only where `core.trustctime` holds,
+/// above), so the new file is listed and scanned, as the walk finds it.
+#[test]
+fn a_file_added_to_a_folder_whose_mtime_is_set_back_is_found() {
+    let repo = repo();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    scan(&repo, Some(&dir), ".");
+    let folder = repo.path().join("sub");
+    let mtime = std::fs::metadata(&folder)
+        .expect("stat")
+        .modified()
+        .expect("mtime");
+    repo.write("sub/late.py", "print(15)\n");
+    std::fs::File::open(&folder)
+        .expect("open folder")
+        .set_modified(mtime)
+        .expect("set mtime");
+    let after = scan(&repo, Some(&dir), ".");
+    assert!(after.stdout.contains("print 15\n"), "{}", after.stdout);
+    same(&scan(&repo, None, "."), &after, "untracked, mtime set back");
+}
+
+/// A file-system monitor (`core.fsmonitor`, a hook) whose answer git cannot use: the
+/// hook fails, or answers that anything may have changed (Watchman's answer when it
+/// restarted and lost its clock). git then looks at every file itself, and a change
+/// the monitor never reported (a rewrite keeping size and mtime) is seen; the scan,
+/// which takes git's answer, sees it too.
+#[test]
+fn a_monitor_that_cannot_answer_leaves_git_looking_at_every_file() {
+    // Protocol version 2: the token, then the changed paths, NUL-separated; `/`: all.
+    for (what, body) in [
+        ("fails", "exit 1\n"),
+        ("answers everything", "printf 'token-2\\0/\\0'\n"),
+    ] {
+        let repo = repo();
+        let hook = repo.path().join(".git").join("monitor.sh");
+        std::fs::write(&hook, format!("#!/bin/sh\n{body}")).expect("hook");
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        repo.git(&["config", "core.fsmonitor", &hook.display().to_string()]);
+        repo.git(&["config", "core.untrackedCache", "false"]);
+        repo.git(&["update-index", "--no-untracked-cache"]);
+        repo.git(&["update-index", "--fsmonitor"]);
+        repo.git(&["status", "--porcelain"]);
+        let cache = tempfile::tempdir().expect("tempdir");
+        let dir = cache.path().join("c");
+        let warm = scan(&repo, Some(&dir), ".");
+        assert!(warm.stdout.contains("print 1\n"), "{what}: {}", warm.stdout);
+        rewrite_keeping_mtime(&repo, "a.py", "print(9)\n");
+        let after = scan(&repo, Some(&dir), ".");
+        assert!(
+            after.stdout.contains("print 9\n"),
+            "{what}: {}",
+            after.stdout
+        );
+        assert!(
+            !after.stdout.contains("print 1\n"),
+            "{what}: {}",
+            after.stdout
+        );
+        same(&scan(&repo, None, "."), &after, what);
+    }
+}
