@@ -104,12 +104,18 @@ fn where_git_does_not_trust_ctime_its_status_is_not_taken() {
     same(&scan(&repo, None, "."), &after, "after the rewrite");
 }
 
+/// A cache folder, filled by a first scan of `repo`.
+fn warmed(repo: &TestRepo) -> (tempfile::TempDir, std::path::PathBuf) {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    scan(repo, Some(&dir), ".");
+    (cache, dir)
+}
+
 #[test]
 fn a_file_changed_within_the_index_second_is_read_again() {
     let repo = repo();
-    let cache = tempfile::tempdir().expect("tempdir");
-    let dir = cache.path().join("c");
-    scan(&repo, Some(&dir), ".");
+    let (_cache, dir) = warmed(&repo);
     // Staged now (the index written in this second), then rewritten, same size.
     repo.write("a.py", "print(7)\n");
     repo.git(&["add", "a.py"]);
@@ -160,9 +166,7 @@ fn files_git_reports_are_listed_as_the_walk_lists_them() {
 #[test]
 fn a_file_added_to_a_folder_whose_mtime_is_set_back_is_found() {
     let repo = repo();
-    let cache = tempfile::tempdir().expect("tempdir");
-    let dir = cache.path().join("c");
-    scan(&repo, Some(&dir), ".");
+    let (_cache, dir) = warmed(&repo);
     let folder = repo.path().join("sub");
     let mtime = std::fs::metadata(&folder)
         .expect("stat")
