@@ -447,6 +447,9 @@ pub struct Query {
     prefilter: Prefilter,
     anchor: Option<Anchor>,
     fix: Option<TemplateFix>,
+    /// Whether [`walk::find_shaped`] can find its matches when nothing reads their
+    /// captures.
+    shaped: bool,
 }
 
 impl Query {
@@ -497,6 +500,7 @@ impl Query {
                 })?),
             };
         Ok(Query {
+            shaped: walk::shaped(&compiled),
             pattern: compiled,
             lang,
             prefilter,
@@ -584,16 +588,32 @@ impl Query {
         // one in every match (a sixth of the matching work on a call pattern).
         let has_errors = top.get_inner_node().has_error();
         let guarded = NoMissing(&self.pattern);
-        let found: Box<dyn Iterator<Item = _>> = match (&self.anchor, has_errors) {
-            (Some(anchor), true) => Box::new(anchor.find_all(&root, &guarded).into_iter()),
-            (Some(anchor), false) => Box::new(anchor.find_all(&root, &self.pattern).into_iter()),
-            (None, true) => walk::find_all(&root, &guarded),
-            (None, false) => walk::find_all(&root, &self.pattern),
+        // Without captures or a rewrite to make, nothing reads a match's environment.
+        let bare = self.shaped && keep != MatchText::WithCaptures && self.fix.is_none();
+        let found: Box<dyn Iterator<Item = Hit<'_>>> = match (&self.anchor, has_errors) {
+            (Some(anchor), true) => Box::new(
+                anchor
+                    .find_all(&root, &guarded)
+                    .into_iter()
+                    .map(Hit::Matched),
+            ),
+            (Some(anchor), false) => Box::new(
+                anchor
+                    .find_all(&root, &self.pattern)
+                    .into_iter()
+                    .map(Hit::Matched),
+            ),
+            (None, true) => Box::new(walk::find_all(&root, &guarded).map(Hit::Matched)),
+            (None, false) if bare => {
+                Box::new(walk::find_shaped(&root, &self.pattern).map(Hit::Node))
+            }
+            (None, false) => Box::new(walk::find_all(&root, &self.pattern).map(Hit::Matched)),
         };
         let mut kept = 0usize;
         let mut text_too_large = false;
         let matches = found
-            .map_while(|m| {
+            .map_while(|hit| {
+                let m = hit.node();
                 let range = m.range();
                 let (line, column) = index.line_col(range.start);
                 let matched = src.get(range.clone()).unwrap_or_default();
@@ -601,7 +621,7 @@ impl Query {
                 // matches end after inner ones, so ends would defeat it. The node knows
                 // its end row, so only the match's last line is counted (not the whole
                 // text of a call nested in a hundred lines, at every level of nesting).
-                let end_row = m.get_node().get_inner_node().end_position().row;
+                let end_row = m.get_inner_node().end_position().row;
                 let (end_line, end_column) = match index.line_start(end_row) {
                     Some(start) if end_row + 1 > line && start <= range.end => (
                         end_row + 1,
@@ -628,7 +648,7 @@ impl Query {
                 // fifth of the work above the parse on `$F($$$A)`): a first line's
                 // printer goes without.
                 let replaced_end = (keep != MatchText::FirstLine)
-                    .then(|| self.pattern.get_match_len(m.get_node().clone()))
+                    .then(|| self.pattern.get_match_len(m.clone()))
                     .flatten()
                     .filter(|&len| len < matched.len())
                     .and_then(|len| matched.get(..len))
@@ -646,10 +666,9 @@ impl Query {
                             column,
                         }
                     });
-                let captures = if keep == MatchText::WithCaptures {
-                    captures_of(&m)
-                } else {
-                    Vec::new()
+                let captures = match &hit {
+                    Hit::Matched(m) if keep == MatchText::WithCaptures => captures_of(m),
+                    _ => Vec::new(),
                 };
                 let whole = match keep {
                     MatchText::FirstLine => text.len(),
@@ -666,7 +685,7 @@ impl Query {
                     text_too_large = true;
                     return None;
                 }
-                let replacement = self.fix.as_ref().map(|fix| {
+                let replacement = self.fix.as_ref().zip(hit.matched()).map(|(fix, m)| {
                     let edit = m.make_edit(&self.pattern, fix);
                     Replaced {
                         text: String::from_utf8_lossy(&edit.inserted_text).into_owned(),
@@ -693,6 +712,29 @@ impl Query {
             has_parse_error: has_parse_error(&root),
             first_parse_error: first_parse_error(&root),
             text_too_large,
+        }
+    }
+}
+
+/// A match as a search finds it: with its metavariable environment, or the node alone
+/// where nothing reads one ([`walk::find_shaped`]).
+enum Hit<'r> {
+    Matched(NodeMatch<'r, StrDoc<Lang>>),
+    Node(ast_grep_core::Node<'r, StrDoc<Lang>>),
+}
+
+impl<'r> Hit<'r> {
+    fn node(&self) -> &ast_grep_core::Node<'r, StrDoc<Lang>> {
+        match self {
+            Hit::Matched(m) => m.get_node(),
+            Hit::Node(node) => node,
+        }
+    }
+
+    fn matched(&self) -> Option<&NodeMatch<'r, StrDoc<Lang>>> {
+        match self {
+            Hit::Matched(m) => Some(m),
+            Hit::Node(_) => None,
         }
     }
 }
