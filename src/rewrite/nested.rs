@@ -655,13 +655,20 @@ fn apply_and_reparse<L: LanguageExt>(
     // positions are those of the input text, as `Tree::edit` wants them in turn.
     let lines = LineStarts::new(&doc.src);
     for e in edits.iter().rev() {
-        let start_position = lines.point(e.position);
-        let old_end_position = lines.point(e.position + e.deleted_length);
-        let new_end_position = advance(start_position, &e.inserted_text);
+        // The tree is told only of the bytes that change: an edit replaces a whole
+        // match (`$A.unwrap()` → `$A.expect(…)`), and the text it keeps at either end
+        // (the receiver `$A`) is then re-used by the re-parse instead of read again.
+        let old = &doc.src.as_bytes()[e.position..e.position + e.deleted_length];
+        let (kept_start, kept_end) = kept_ends(&doc.src, e.position, old, &e.inserted_text);
+        let start_byte = e.position + kept_start;
+        let inserted = &e.inserted_text[kept_start..e.inserted_text.len() - kept_end];
+        let start_position = lines.point(start_byte);
+        let old_end_position = lines.point(e.position + e.deleted_length - kept_end);
+        let new_end_position = advance(start_position, inserted);
         doc.tree.edit(&tree_sitter::InputEdit {
-            start_byte: e.position,
-            old_end_byte: e.position + e.deleted_length,
-            new_end_byte: e.position + e.inserted_text.len(),
+            start_byte,
+            old_end_byte: e.position + e.deleted_length - kept_end,
+            new_end_byte: start_byte + inserted.len(),
             start_position,
             old_end_position,
             new_end_position,
@@ -671,6 +678,27 @@ fn apply_and_reparse<L: LanguageExt>(
     let lang = doc.lang.clone();
     *doc = parse_owned_from(text, lang, Some(&doc.tree))?;
     Ok(())
+}
+
+/// How many bytes at the start and at the end of `old` (the text at `position` of
+/// `src` that an edit replaces) `new` keeps as they are: the common prefix and the
+/// common suffix after it, each ending on a character boundary of `src`.
+fn kept_ends(src: &str, position: usize, old: &[u8], new: &[u8]) -> (usize, usize) {
+    let mut start = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    while !src.is_char_boundary(position + start) {
+        start -= 1;
+    }
+    let (old_rest, new_rest) = (&old[start..], &new[start..]);
+    let mut end = old_rest
+        .iter()
+        .rev()
+        .zip(new_rest.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !src.is_char_boundary(position + old.len() - end) {
+        end -= 1;
+    }
+    (start, end)
 }
 
 /// Byte offset → tree-sitter point (0-based row, column in bytes) in one text.
@@ -731,5 +759,28 @@ impl Shifts {
             return p;
         }
         p.saturating_add_signed(self.cumulative[n - 1])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(src: &str, start: usize, end: usize, new: &str) -> (usize, usize) {
+        kept_ends(src, start, &src.as_bytes()[start..end], new.as_bytes())
+    }
+
+    #[test]
+    fn an_edit_keeps_its_common_ends_on_character_boundaries() {
+        let src = "let a = x.unwrap();";
+        // `x.` before, `)` after.
+        assert_eq!(kept(src, 8, 18, "x.expect(\"bench\")"), (2, 1));
+        assert_eq!(kept(src, 8, 18, "y"), (0, 0));
+        // Prefix and suffix do not overlap when the new text repeats the old.
+        assert_eq!(kept("aaa", 0, 3, "aaaa"), (3, 0));
+        assert_eq!(kept("aaa", 0, 3, "a"), (1, 0));
+        // `é` and `è` share their first byte, `ü` and `ö` theirs too: not kept.
+        assert_eq!(kept("fé", 0, 3, "fè"), (1, 0));
+        assert_eq!(kept("üx", 0, 3, "öx"), (0, 1));
     }
 }
