@@ -14,7 +14,8 @@
 //! A document's text (`textDocument/didOpen`, `textDocument/didChange`) is decoded
 //! from the bytes read straight into its parameters ([`Incoming::Open`],
 //! [`Incoming::Change`]): a large document is not held as a JSON value, then as the
-//! message's copy of it, then as the parameters.
+//! message's copy of it, then as the parameters. An opened document's text is
+//! unescaped in place in the bytes read, which become the text: it is held once.
 //!
 //! `$/cancelRequest` and `window/workDoneProgress/cancel` are noted in [`Cancelled`] as
 //! soon as they are read, so a request the server has not reached yet is answered as
@@ -231,13 +232,15 @@ fn read_loop(
             }
             Frame::Body(body) => body,
         };
-        if let Some(document) = document_notification(&body) {
-            drop(body);
-            if in_tx.send(document).is_err() {
-                return;
+        let body = match document_notification(body) {
+            Ok(document) => {
+                if in_tx.send(document).is_err() {
+                    return;
+                }
+                continue;
             }
-            continue;
-        }
+            Err(body) => body,
+        };
         let value: serde_json::Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
             Err(e) => {
@@ -284,10 +287,11 @@ fn read_loop(
 }
 
 /// A `didOpen` or `didChange` notification decoded from its bytes into its
-/// parameters, the text copied once; `None` for any other message, and for one whose
+/// parameters, the text copied once (an opened document's not at all: see
+/// [`decode_open`]); the bytes back for any other message, and for one whose
 /// parameters do not decode (read then as any message: dropped, as a notification
 /// that does not parse is).
-fn document_notification(body: &[u8]) -> Option<Incoming> {
+fn document_notification(body: Vec<u8>) -> Result<Incoming, Vec<u8>> {
     /// What tells the message apart; the rest (the parameters) is skipped unread.
     #[derive(serde::Deserialize)]
     struct Head {
@@ -298,20 +302,161 @@ fn document_notification(body: &[u8]) -> Option<Incoming> {
     struct Params<P> {
         params: P,
     }
-    let head: Head = serde_json::from_slice(body).ok()?;
-    if head.id.is_some() {
-        // A request of that name: answered as any request the server does not serve.
-        return None;
+    let Ok(head) = serde_json::from_slice::<Head>(&body) else {
+        return Err(body);
+    };
+    // A request of that name: answered as any request the server does not serve.
+    let method = head.method.filter(|_| head.id.is_none());
+    match method.as_deref() {
+        Some("textDocument/didOpen") => decode_open(body),
+        Some("textDocument/didChange") => match serde_json::from_slice::<Params<_>>(&body) {
+            Ok(p) => Ok(Incoming::Change(p.params)),
+            Err(_) => Err(body),
+        },
+        _ => Err(body),
     }
-    match head.method.as_deref()? {
-        "textDocument/didOpen" => serde_json::from_slice::<Params<_>>(body)
-            .ok()
-            .map(|p| Incoming::Open(p.params)),
-        "textDocument/didChange" => serde_json::from_slice::<Params<_>>(body)
-            .ok()
-            .map(|p| Incoming::Change(p.params)),
-        _ => None,
+}
+
+/// A `didOpen` whose text is unescaped in place, to the front of the bytes read,
+/// which then are the text (a 50 MB document is 50 MB once, not as well a JSON
+/// value, serde's scratch buffer and a copy). The bytes back, untouched, when the
+/// parameters do not decode as serde would decode them.
+fn decode_open(mut body: Vec<u8>) -> Result<Incoming, Vec<u8>> {
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow)]
+        params: Params<'a>,
     }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params<'a> {
+        #[serde(borrow)]
+        text_document: Item<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Item<'a> {
+        uri: lsp_types::Uri,
+        language_id: String,
+        version: i32,
+        #[serde(borrow)]
+        text: &'a serde_json::value::RawValue,
+    }
+    let (uri, language_id, version, text) = match serde_json::from_slice::<Message>(&body) {
+        Ok(Message {
+            params: Params { text_document: t },
+        }) => {
+            let raw = t.text.get();
+            let at = raw.as_ptr() as usize - body.as_ptr() as usize;
+            (
+                t.uri,
+                t.language_id,
+                t.version,
+                (raw.starts_with('"'), at, raw.len()),
+            )
+        }
+        Err(_) => return Err(body),
+    };
+    // Not a string, or one serde would refuse: the bytes as they were.
+    let (is_string, at, len) = text;
+    if !is_string || !unescapes(&body[at + 1..at + len - 1]) {
+        return Err(body);
+    }
+    let n = unescape_to_front(&mut body, at + 1, at + len - 1);
+    body.truncate(n);
+    let text = match String::from_utf8(body) {
+        Ok(text) => text,
+        // Checked by `unescapes`: not reached.
+        Err(e) => return Err(e.into_bytes()),
+    };
+    Ok(Incoming::Open(lsp_types::DidOpenTextDocumentParams {
+        text_document: lsp_types::TextDocumentItem {
+            uri,
+            language_id,
+            version,
+            text,
+        },
+    }))
+}
+
+/// Whether the inside of a JSON string (its escapes already checked by serde's
+/// parse of it as a raw value) decodes as serde decodes it into a Rust string:
+/// UTF-8, and every UTF-16 surrogate escape paired.
+fn unescapes(raw: &[u8]) -> bool {
+    if std::str::from_utf8(raw).is_err() {
+        return false;
+    }
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(b'\\', &raw[at..]) {
+        let i = at + i;
+        if raw.get(i + 1) != Some(&b'u') {
+            at = i + 2;
+            continue;
+        }
+        let Some(n) = hex4(raw, i + 2) else {
+            return false;
+        };
+        at = i + 6;
+        if (0xDC00..=0xDFFF).contains(&n) {
+            return false;
+        }
+        if (0xD800..=0xDBFF).contains(&n) {
+            let paired = raw.get(at..at + 2) == Some(b"\\u".as_slice())
+                && hex4(raw, at + 2).is_some_and(|m| (0xDC00..=0xDFFF).contains(&m));
+            if !paired {
+                return false;
+            }
+            at += 6;
+        }
+    }
+    true
+}
+
+/// The four hex digits at `at`, as a number.
+fn hex4(raw: &[u8], at: usize) -> Option<u32> {
+    let digits = std::str::from_utf8(raw.get(at..at + 4)?).ok()?;
+    u32::from_str_radix(digits, 16).ok()
+}
+
+/// Unescapes the JSON string between `start` and `end` (checked by [`unescapes`])
+/// to the front of `buf`; the length written. Writing never passes reading: an
+/// escape is never shorter than what it stands for.
+fn unescape_to_front(buf: &mut [u8], start: usize, end: usize) -> usize {
+    let (mut read, mut write) = (start, 0);
+    while read < end {
+        let run = memchr::memchr(b'\\', &buf[read..end]).unwrap_or(end - read);
+        buf.copy_within(read..read + run, write);
+        read += run;
+        write += run;
+        if read >= end {
+            break;
+        }
+        let byte = match buf[read + 1] {
+            b'n' => b'\n',
+            b't' => b'\t',
+            b'r' => b'\r',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'u' => {
+                let mut n = hex4(buf, read + 2).unwrap_or(0xFFFD);
+                read += 6;
+                if (0xD800..=0xDBFF).contains(&n) {
+                    let low = hex4(buf, read + 2).unwrap_or(0xDC00);
+                    n = 0x10000 + ((n - 0xD800) << 10) + (low - 0xDC00);
+                    read += 6;
+                }
+                let c = char::from_u32(n).unwrap_or(char::REPLACEMENT_CHARACTER);
+                write += c.encode_utf8(&mut buf[write..write + 4]).len();
+                continue;
+            }
+            // `"`, `\\` and `/` stand for themselves.
+            other => other,
+        };
+        buf[write] = byte;
+        write += 1;
+        read += 2;
+    }
+    write
 }
 
 /// The id of a `$/cancelRequest`'s params.
@@ -401,5 +546,76 @@ fn cut(text: &str) -> String {
     match text.char_indices().nth(80) {
         Some((i, _)) => format!("{}…", &text[..i]),
         None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open_message(text_json: &str) -> Vec<u8> {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{{"textDocument":{{"uri":"file:///r/a.js","languageId":"javascript","version":7,"text":{text_json}}}}}}}"#
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn an_opened_text_is_what_serde_decodes() {
+        let texts = [
+            "",
+            "plain",
+            "a\nb\r\n\t\"q\" \\ / \u{8}\u{c} é 漢 😀",
+            "\u{0}\u{1f}\u{7f}",
+        ];
+        for text in texts {
+            let json = serde_json::to_string(text).unwrap();
+            // And every non-ASCII character as \u escapes (surrogate pairs), and `/`
+            // as `\/`.
+            let mut escaped = String::new();
+            for c in json.chars() {
+                match c {
+                    '/' => escaped.push_str("\\/"),
+                    c if c.is_ascii() => escaped.push(c),
+                    c => {
+                        for u in c.encode_utf16(&mut [0; 2]) {
+                            escaped.push_str(&format!("\\u{u:04X}"));
+                        }
+                    }
+                }
+            }
+            for json in [json, escaped] {
+                let Ok(Incoming::Open(p)) = document_notification(open_message(&json)) else {
+                    panic!("not decoded: {json}");
+                };
+                assert_eq!(p.text_document.text, text, "{json}");
+                assert_eq!(p.text_document.version, 7);
+                assert_eq!(p.text_document.uri.as_str(), "file:///r/a.js");
+            }
+        }
+    }
+
+    #[test]
+    fn what_serde_refuses_is_handed_back_untouched() {
+        for json in [
+            r#""\uD800""#,
+            r#""\uDC00x""#,
+            r#""\uD800\u0041""#,
+            r#""\uD800\n""#,
+            "7",
+            r#"["x"]"#,
+        ] {
+            let body = open_message(json);
+            let serde: Result<lsp_types::DidOpenTextDocumentParams, _> = serde_json::from_slice::<
+                serde_json::Value,
+            >(&body)
+            .map_err(|e| e.to_string())
+            .and_then(|v| serde_json::from_value(v["params"].clone()).map_err(|e| e.to_string()));
+            assert!(serde.is_err(), "{json}");
+            match document_notification(body.clone()) {
+                Err(back) => assert_eq!(back, body, "{json}"),
+                Ok(_) => panic!("decoded: {json}"),
+            }
+        }
     }
 }
