@@ -8,7 +8,14 @@ use crate::util::TestRepo;
 
 /// Stages `edit` with these arguments; the preview's id.
 fn stage(repo: &TestRepo, args: &[&str]) -> String {
-    let mut full = vec!["--json", "edit"];
+    let mut full = vec!["edit"];
+    full.extend_from_slice(args);
+    staged(repo, &full)
+}
+
+/// Runs this staging command line with `--json`; the preview's id.
+pub(crate) fn staged(repo: &TestRepo, args: &[&str]) -> String {
+    let mut full = vec!["--json"];
     full.extend_from_slice(args);
     let v = repo.run(&full).assert_code(0).json();
     v["id"].as_str().expect("id").to_string()
@@ -216,18 +223,16 @@ fn the_html_file_stays_under_its_cap_keeping_every_group_and_saying_what_it_left
         repo.write(&format!("src/m{i:03}.js"), format!("v{i} = [{body}];\n"));
     }
     repo.commit_all("init");
-    let out = repo.run(&[
-        "--json",
-        "run",
-        "--",
-        "sh",
-        "-c",
-        "for f in src/*.js; do sed -i 's/^v\\([0-9]*\\) = /w\\1 = /' \"$f\"; done",
-    ]);
-    let id = out.assert_code(0).json()["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = staged(
+        &repo,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "for f in src/*.js; do sed -i 's/^v\\([0-9]*\\) = /w\\1 = /' \"$f\"; done",
+        ],
+    );
     let v = review(&repo, &id);
     assert_eq!(v["sites"], 120, "{v:#}");
     let groups = v["groups"].as_array().expect("groups");

@@ -359,18 +359,16 @@ fn the_first_screen_gets_the_first_representatives_and_the_others_come_into_view
         repo.write(&format!("src/m{i:02}.js"), format!("v{i} = {i};\n"));
     }
     repo.commit_all("init");
-    let out = repo.run(&[
-        "--json",
-        "run",
-        "--",
-        "sh",
-        "-c",
-        "for f in src/*.js; do sed -i 's/^v/w/' \"$f\"; done",
-    ]);
-    let id = out.assert_code(0).json()["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = crate::review_groups::staged(
+        &repo,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "for f in src/*.js; do sed -i 's/^v/w/' \"$f\"; done",
+        ],
+    );
     let server = Server::start(&repo, &id);
     let mut b = Browser::start(&chromium, repo.home());
     b.navigate(&server.url);
