@@ -49,6 +49,37 @@ static inline void prefetch_child(Subtree parent, uint32_t index) {
   }
 }
 
+/* The frame of `parent`'s children, `parent` starting at `position`. */
+static inline Frame frame_of(const TSLanguage *language, Subtree parent, Length position) {
+  return (Frame){
+    .parent = parent,
+    .aliases = ts_language_alias_sequence(language, parent.ptr->production_id),
+    .position = position,
+    .child_index = 0,
+    .structural_index = 0,
+  };
+}
+
+/*
+ * Takes `frame`'s next child (as tree-sitter's own child iterators do): its alias in
+ * the parent's production (0: none; extras have none) and where it starts.
+ */
+static inline const Subtree *next_child(Frame *frame, TSSymbol *alias, Length *position) {
+  const Subtree *child = &ts_subtree_children(frame->parent)[frame->child_index];
+  *alias = 0;
+  if (!ts_subtree_extra(*child)) {
+    if (frame->aliases) *alias = frame->aliases[frame->structural_index];
+    frame->structural_index++;
+  }
+  if (frame->child_index > 0) {
+    frame->position = length_add(frame->position, ts_subtree_padding(*child));
+  }
+  *position = frame->position;
+  frame->position = length_add(frame->position, ts_subtree_size(*child));
+  frame->child_index++;
+  return child;
+}
+
 static inline bool wanted(const TSLanguage *language, TSSymbol symbol,
                           const uint64_t *kinds, size_t kind_bits) {
   if (!kinds) return true;
@@ -78,13 +109,7 @@ bool astedit_walk(TSNode root, const uint64_t *kinds, size_t kind_bits,
   size_t capacity = 64, depth = 0;
   Frame *stack = malloc(capacity * sizeof(Frame));
   if (!stack) return false;
-  stack[depth++] = (Frame){
-    .parent = top,
-    .aliases = ts_language_alias_sequence(language, top.ptr->production_id),
-    .position = {ts_node_start_byte(root), ts_node_start_point(root)},
-    .child_index = 0,
-    .structural_index = 0,
-  };
+  stack[depth++] = frame_of(language, top, (Length){ts_node_start_byte(root), ts_node_start_point(root)});
   while (depth > 0) {
     Frame *frame = &stack[depth - 1];
     if (frame->child_index == frame->parent.ptr->child_count) {
@@ -92,18 +117,9 @@ bool astedit_walk(TSNode root, const uint64_t *kinds, size_t kind_bits,
       continue;
     }
     prefetch_child(frame->parent, frame->child_index + PREFETCH_AHEAD);
-    const Subtree *child = &ts_subtree_children(frame->parent)[frame->child_index];
-    TSSymbol alias = 0;
-    if (!ts_subtree_extra(*child)) {
-      if (frame->aliases) alias = frame->aliases[frame->structural_index];
-      frame->structural_index++;
-    }
-    if (frame->child_index > 0) {
-      frame->position = length_add(frame->position, ts_subtree_padding(*child));
-    }
-    Length position = frame->position;
-    frame->position = length_add(frame->position, ts_subtree_size(*child));
-    frame->child_index++;
+    TSSymbol alias;
+    Length position;
+    const Subtree *child = next_child(frame, &alias, &position);
 
     if (ts_subtree_visible(*child) || alias) {
       TSSymbol symbol = alias ? alias : ts_subtree_symbol(*child);
@@ -122,13 +138,7 @@ bool astedit_walk(TSNode root, const uint64_t *kinds, size_t kind_bits,
         capacity *= 2;
       }
       for (uint32_t i = 0; i < PREFETCH_AHEAD; i++) prefetch_child(*child, i);
-      stack[depth++] = (Frame){
-        .parent = *child,
-        .aliases = ts_language_alias_sequence(language, child->ptr->production_id),
-        .position = position,
-        .child_index = 0,
-        .structural_index = 0,
-      };
+      stack[depth++] = frame_of(language, *child, position);
     }
   }
   free(stack);
@@ -153,31 +163,16 @@ size_t astedit_children(TSNode node, TSNode *out, size_t capacity) {
   Frame local[16];
   Frame *stack = local;
   size_t stack_capacity = sizeof(local) / sizeof(local[0]), depth = 0, count = 0;
-  stack[depth++] = (Frame){
-    .parent = top,
-    .aliases = ts_language_alias_sequence(language, top.ptr->production_id),
-    .position = {ts_node_start_byte(node), ts_node_start_point(node)},
-    .child_index = 0,
-    .structural_index = 0,
-  };
+  stack[depth++] = frame_of(language, top, (Length){ts_node_start_byte(node), ts_node_start_point(node)});
   while (depth > 0) {
     Frame *frame = &stack[depth - 1];
     if (frame->child_index == frame->parent.ptr->child_count) {
       depth--;
       continue;
     }
-    const Subtree *child = &ts_subtree_children(frame->parent)[frame->child_index];
-    TSSymbol alias = 0;
-    if (!ts_subtree_extra(*child)) {
-      if (frame->aliases) alias = frame->aliases[frame->structural_index];
-      frame->structural_index++;
-    }
-    if (frame->child_index > 0) {
-      frame->position = length_add(frame->position, ts_subtree_padding(*child));
-    }
-    Length position = frame->position;
-    frame->position = length_add(frame->position, ts_subtree_size(*child));
-    frame->child_index++;
+    TSSymbol alias;
+    Length position;
+    const Subtree *child = next_child(frame, &alias, &position);
 
     if (ts_subtree_visible(*child) || alias) {
       if (count < capacity) out[count] = ts_node_new(tree, child, position, alias);
@@ -194,13 +189,7 @@ size_t astedit_children(TSNode node, TSNode *out, size_t capacity) {
         stack = grown;
         stack_capacity *= 2;
       }
-      stack[depth++] = (Frame){
-        .parent = *child,
-        .aliases = ts_language_alias_sequence(language, child->ptr->production_id),
-        .position = position,
-        .child_index = 0,
-        .structural_index = 0,
-      };
+      stack[depth++] = frame_of(language, *child, position);
     }
   }
   if (stack != local) free(stack);
