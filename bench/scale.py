@@ -398,6 +398,14 @@ def watchman_ok() -> bool:
     return shutil.which("watchman") is not None and FSMONITOR_HOOK.exists()
 
 
+def watchman_running() -> bool:
+    """Whether a Watchman service already runs (asked without starting one)."""
+    if shutil.which("watchman") is None:
+        return False
+    return subprocess.run(["watchman", "--no-spawn", "get-sockname"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
 def set_mode(tree: Path, untracked_cache: bool, fsmonitor: bool) -> None:
     """git's config and index extensions for one warm-scan mode."""
     sh(["git", "config", "core.untrackedCache", "true" if untracked_cache else "false"], cwd=tree)
@@ -598,6 +606,9 @@ def main() -> None:
     started = datetime.datetime.now(datetime.timezone.utc)
     load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     only_warm = args.warm_only
+    # The fsmonitor rows start the user's Watchman service (git's hook does): stop it
+    # afterwards only if it was not running before, so a service of the user's survives.
+    watchman_was_running = watchman_running()
     seed = None if only_warm else build_journal(args.binary, args.events)
     binaries = [("after", args.binary)] + ([("before", args.before)] if args.before else [])
     rows: list[Row] = []
@@ -612,7 +623,7 @@ def main() -> None:
             rows += measure_warm(binaries, n, args.runs, perf, work)
         if args.clean:
             shutil.rmtree(SCALE_DIR / f"tree-{n}", ignore_errors=True)
-    if watchman_ok() and not args.no_warm:
+    if watchman_ok() and not args.no_warm and not watchman_was_running:
         sh(["watchman", "shutdown-server"], check=False)
     head = sh(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, check=False).strip()
     dirty = "+dirty" if sh(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
