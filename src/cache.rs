@@ -26,6 +26,7 @@ use std::path::PathBuf;
 
 use sha2::Digest as _;
 
+pub mod memo;
 pub mod status;
 
 /// The default byte budget of the cache folder.
@@ -646,6 +647,9 @@ pub struct IndexTrust {
     /// No attribute source git reads and no `core.autocrlf`: the work-tree bytes of an
     /// unchanged file are its blob's.
     unfiltered: bool,
+    /// When `unfiltered`: the folders where a `.gitattributes` would be read (those
+    /// of the tracked files and above), none holding one now.
+    folders: Vec<gix::bstr::BString>,
 }
 
 impl IndexTrust {
@@ -659,10 +663,22 @@ impl IndexTrust {
         let autocrlf = config
             .string("core.autocrlf")
             .is_some_and(|v| !v.eq_ignore_ascii_case(b"false"));
+        let folders = match autocrlf {
+            true => None,
+            false => unfiltered_folders(git, index),
+        };
         IndexTrust {
             timestamp,
-            unfiltered: !(autocrlf || may_filter(git, index)),
+            unfiltered: folders.is_some(),
+            folders: folders.unwrap_or_default(),
         }
+    }
+
+    /// The folders where a `.gitattributes` would be read, none holding one; `None`
+    /// when an attribute source or `core.autocrlf` may make a file's bytes differ
+    /// from its blob.
+    pub fn unfiltered_folders(&self) -> Option<&[gix::bstr::BString]> {
+        self.unfiltered.then_some(&self.folders[..])
     }
 
     /// The entry of `path`, when its id may stand for the file's bytes.
@@ -710,8 +726,49 @@ impl IndexTrust {
 /// (tracked or not) in a folder of a tracked file or above, `info/attributes`,
 /// `core.attributesFile` or the default global file (`$XDG_CONFIG_HOME/git/attributes`,
 /// `~/.config/git/attributes`), the system's `gitattributes`, and `attr.tree` /
-/// `GIT_ATTR_SOURCE`.
-fn may_filter(git: &gix::Repository, index: &gix::index::State) -> bool {
+/// `GIT_ATTR_SOURCE`. `None`: some source exists; else the folders looked in.
+fn unfiltered_folders(
+    git: &gix::Repository,
+    index: &gix::index::State,
+) -> Option<Vec<gix::bstr::BString>> {
+    if global_attribute_source(git) {
+        return None;
+    }
+    // Every folder holding a tracked file, and the folders above it: git reads a
+    // `.gitattributes` in each, tracked or not.
+    let mut folders: std::collections::BTreeSet<&[u8]> = std::collections::BTreeSet::new();
+    folders.insert(b"");
+    // The index is in path order: a file's folder is mostly the one before's.
+    let mut last: &[u8] = b"";
+    for entry in index.entries() {
+        let path: &[u8] = entry.path(index);
+        if path == b".gitattributes" || path.ends_with(b"/.gitattributes") {
+            return None;
+        }
+        let folder = &path[..path.iter().rposition(|b| *b == b'/').unwrap_or(0)];
+        if folder == last {
+            continue;
+        }
+        last = folder;
+        let mut end = path.len();
+        while let Some(slash) = path[..end].iter().rposition(|b| *b == b'/') {
+            if !folders.insert(&path[..slash]) {
+                break;
+            }
+            end = slash;
+        }
+    }
+    let folders: Vec<gix::bstr::BString> = folders.into_iter().map(Into::into).collect();
+    let Some(workdir) = git.workdir() else {
+        return Some(folders);
+    };
+    (!folder_attributes(workdir, &folders)).then_some(folders)
+}
+
+/// Whether an attribute source outside the work tree's folders exists or is named
+/// (see [`IndexTrust::new`]): `core.attributesFile`, `attr.tree`, `GIT_ATTR_SOURCE`,
+/// `info/attributes`, the global and the system files.
+pub fn global_attribute_source(git: &gix::Repository) -> bool {
     let config = git.config_snapshot();
     if config.string("core.attributesFile").is_some()
         || config.string("attr.tree").is_some()
@@ -738,38 +795,13 @@ fn may_filter(git: &gix::Repository, index: &gix::index::State) -> bool {
             files.push(Path::new(prefix).join("etc/gitattributes"));
         }
     }
-    if files.iter().any(|f| f.symlink_metadata().is_ok()) {
-        return true;
-    }
-    // Every folder holding a tracked file, and the folders above it: git reads a
-    // `.gitattributes` in each, tracked or not.
-    let mut folders: std::collections::BTreeSet<&[u8]> = std::collections::BTreeSet::new();
-    folders.insert(b"");
-    // The index is in path order: a file's folder is mostly the one before's.
-    let mut last: &[u8] = b"";
-    for entry in index.entries() {
-        let path: &[u8] = entry.path(index);
-        if path == b".gitattributes" || path.ends_with(b"/.gitattributes") {
-            return true;
-        }
-        let folder = &path[..path.iter().rposition(|b| *b == b'/').unwrap_or(0)];
-        if folder == last {
-            continue;
-        }
-        last = folder;
-        let mut end = path.len();
-        while let Some(slash) = path[..end].iter().rposition(|b| *b == b'/') {
-            if !folders.insert(&path[..slash]) {
-                break;
-            }
-            end = slash;
-        }
-    }
-    let Some(workdir) = git.workdir() else {
-        return false;
-    };
+    files.iter().any(|f| f.symlink_metadata().is_ok())
+}
+
+/// Whether a `.gitattributes` is in any of `folders` (repository paths) of `workdir`.
+pub fn folder_attributes<F: AsRef<[u8]>>(workdir: &Path, folders: &[F]) -> bool {
     folders.iter().any(|folder| {
-        let Ok(folder) = std::str::from_utf8(folder) else {
+        let Ok(folder) = std::str::from_utf8(folder.as_ref()) else {
             // Not a path we can name: assume the worst.
             return true;
         };

@@ -127,7 +127,9 @@ impl Classify for Error {
 }
 
 /// Why a file was not searched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SkipReason {
     Binary,
@@ -231,6 +233,9 @@ pub struct Options {
     /// untracked cache or fsmonitor, ask its `status` what changed instead of walking
     /// (see `cache::status`).
     pub ask_git: bool,
+    /// With `ask_git`: git's answer, when the caller asked already (its memo of the
+    /// whole answer needs it first).
+    pub asked: Option<std::sync::Arc<crate::cache::status::Changes>>,
 }
 
 impl Default for Options {
@@ -243,6 +248,7 @@ impl Default for Options {
             globs: PathGlobs::default(),
             no_ignore: false,
             ask_git: false,
+            asked: None,
         }
     }
 }
@@ -395,6 +401,22 @@ pub struct FileSet {
     pub skipped: Skipped,
     /// The pathspecs it was collected by, as typed (a refresh re-collects by them).
     pub pathspecs: Vec<String>,
+    /// Listed from the index and git's `status` answer (not walked): what of the index
+    /// the listing read.
+    pub by_git: Option<ByGit>,
+}
+
+/// What a listing through git's `status` read of the index (see
+/// `crate::cache::memo`).
+#[derive(Debug, Clone)]
+pub struct ByGit {
+    /// The index's checksum, as read.
+    pub index: Option<Vec<u8>>,
+    /// The folders where a `.gitattributes` would be read, none holding one; `None`
+    /// when a file's bytes may differ from its blob (see `crate::cache::IndexTrust`),
+    /// or the index has a submodule (git's answer does not say whether it is checked
+    /// out): no memo of the answer then.
+    pub folders: Option<Vec<gix::bstr::BString>>,
 }
 
 impl FileSet {
@@ -836,15 +858,32 @@ fn collect_watched(
     // unchanged is then the entry read below.
     let by_status =
         (opts.ask_git && witness.is_none() && opts.pathspecs.is_empty() && !opts.no_ignore)
-            .then(|| status_changes(repo))
+            .then(|| match &opts.asked {
+                Some(asked) => Some(asked.as_ref().clone()),
+                None => status_changes(repo),
+            })
             .flatten();
     let (specs, git, index) = Pathspecs::open(repo, &opts.pathspecs)?;
     let git = &git;
     let named = specs.named.clone();
     let (mut set, hosts) = opts.empty_set();
+    let trust = crate::cache::IndexTrust::new(git, &index);
     let (listed, changed) = match by_status {
         Some(changes) if !index.is_sparse() => {
             let listed = listed_by_status(repo, git, &index, &changes, &mut set)?;
+            // git's answer leaves submodules out (`--ignore-submodules=all`), so
+            // whether one is checked out is not in it.
+            let submodule = || {
+                let commit = gix::index::entry::Mode::COMMIT;
+                index.entries().iter().any(|e| e.mode == commit)
+            };
+            set.by_git = Some(ByGit {
+                index: index.checksum().map(|c| c.as_slice().to_vec()),
+                folders: trust
+                    .unfiltered_folders()
+                    .filter(|_| !submodule())
+                    .map(<[_]>::to_vec),
+            });
             (listed, Some(changes.tracked))
         }
         _ => {
@@ -856,7 +895,6 @@ fn collect_watched(
             )
         }
     };
-    let trust = crate::cache::IndexTrust::new(git, &index);
     for (owned, disk_kind, at) in listed {
         let path = owned.as_str();
         if !opts.globs.selects(path) {
@@ -929,7 +967,7 @@ fn walks(specs: Pathspecs) -> Vec<(Vec<String>, Option<String>)> {
 
 /// What `git status` says changed, where git keeps an untracked cache or fsmonitor
 /// (`crate::cache::status`); `None`: walk.
-fn status_changes(repo: &Repo) -> Option<crate::cache::status::Changes> {
+pub fn status_changes(repo: &Repo) -> Option<crate::cache::status::Changes> {
     // A hook's temporary index (`git commit -a`) is the one git would answer about;
     // gix would read another.
     if std::env::var_os("GIT_INDEX_FILE").is_some()

@@ -22,7 +22,7 @@ use gix::bstr::BString;
 use gix::bstr::ByteSlice as _;
 
 /// What `git status` reported, as repository paths.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Changes {
     /// Index entries whose work-tree file differs from them (modified, deleted, type
     /// changed, intent-to-add, unmerged).
@@ -32,6 +32,9 @@ pub struct Changes {
     /// Untracked folders git reported whole (its default `-unormal`), without their
     /// trailing slash: the caller walks them.
     pub untracked_dirs: Vec<BString>,
+    /// A digest of git's whole answer (its output's bytes): two answers with the same
+    /// digest reported the same paths the same way (see [`super::memo`]).
+    pub answer: super::Key,
 }
 
 /// Whether git keeps something that makes its `status` cheaper than a walk here: the
@@ -103,7 +106,9 @@ pub fn ask(git: &gix::Repository, git_dir: &Path, workdir: &Path) -> Option<Chan
     if !out.status.success() {
         return None;
     }
-    parse(&out.stdout)
+    let mut changes = parse(&out.stdout)?;
+    changes.answer = super::KeyBuilder::new("status").add(&out.stdout).finish();
+    Some(changes)
 }
 
 /// Reads `git status --porcelain=v2 -z` (without renames); `None` on anything else.

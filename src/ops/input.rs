@@ -105,7 +105,8 @@ impl Input {
     /// with `ask_git`, git's `status` may tell what changed ([`files::Options::ask_git`]).
     pub fn files_asking(&self, repo: &Repo, ask_git: bool) -> Result<Files, Error> {
         let (language_globs, lang) = self.languages(repo)?;
-        let (mut set, warnings) = self.walk(repo, language_globs, lang, self.no_ignore, ask_git)?;
+        let asking = ask_git.then_some(None);
+        let (mut set, warnings) = self.walk(repo, language_globs, lang, self.no_ignore, asking)?;
         let mut lines = None;
         if let Some(rev) = self.changed_rev() {
             let changed = super::baseline::changed(repo, rev, self.cached)?;
@@ -132,14 +133,15 @@ impl Input {
     /// The work tree's files the pathspecs and globs select, with these language globs,
     /// in `lang` (when asked), reading ignored files too with `no_ignore`; for an agent,
     /// a pathspec naming nothing beside others is a warning. `ask_git`: the files'
-    /// results come from the result cache ([`files::Options::ask_git`]).
+    /// results come from the result cache ([`files::Options::ask_git`]), with git's
+    /// answer when the caller has it already.
     fn walk(
         &self,
         repo: &Repo,
         language_globs: files::LanguageGlobs,
         lang: Option<Lang>,
         no_ignore: bool,
-        ask_git: bool,
+        ask_git: Option<Option<Asked>>,
     ) -> Result<(FileSet, Vec<String>), Error> {
         let mut opts = files::Options {
             pathspecs: self.pathspecs.clone(),
@@ -148,7 +150,8 @@ impl Input {
             language_globs,
             globs: files::PathGlobs::new(&self.globs, &folder_prefix(repo))?,
             no_ignore,
-            ask_git,
+            ask_git: ask_git.is_some(),
+            asked: ask_git.flatten(),
         };
         let collect = match (self.cached, self.caller) {
             (true, _) => files::collect_index,
@@ -214,7 +217,12 @@ pub struct Listing<'a> {
     /// The scan reads its files' results from the result cache: git's `status` may
     /// tell what changed ([`files::Options::ask_git`]).
     pub ask_git: bool,
+    /// With `ask_git`: git's answer, when the caller asked already.
+    pub asked: Option<Asked>,
 }
+
+/// git's `status` answer, asked by the caller of a listing.
+pub type Asked = std::sync::Arc<crate::cache::status::Changes>;
 
 impl Listing<'_> {
     /// The files to scan, in path order: the work tree's, or with `cached` the
@@ -223,7 +231,8 @@ impl Listing<'_> {
         let input = self.input;
         let no_ignore = input.no_ignore || self.rules.no_ignore;
         let globs = self.rules.language_globs.clone();
-        let (set, _) = input.walk(repo, globs, None, no_ignore, self.ask_git)?;
+        let asking = self.ask_git.then(|| self.asked.clone());
+        let (set, _) = input.walk(repo, globs, None, no_ignore, asking)?;
         let mut inputs = scan::source::Inputs::from(set);
         inputs.narrow(self.only, self.shard);
         Ok(inputs)

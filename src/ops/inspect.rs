@@ -218,6 +218,7 @@ pub fn scan(
         only: None,
         shard: None,
         ask_git: false,
+        asked: None,
     };
     let inputs = listing.files(repo)?;
     let (mut scanned, mut skipped_files) = (0, 0);

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 mod frame;
+mod memo;
 pub mod recipe;
 mod sg;
 
@@ -183,21 +184,7 @@ pub fn run_cancellable(
     let asking = matches!(consumer, Consumer::Ask(_));
     // Interactive scans use no cache (a person's answers are not cached).
     let rules = load_rules(repo, req, cache.as_ref().filter(|_| !asking))?;
-    let mut notices = match req.input.caller {
-        super::input::Caller::Person => said_before(&rules.plan, cache.as_ref()),
-        super::input::Caller::Agent => rules.plan.warnings.clone(),
-    };
-    notices.extend(super::rule_form::notices(
-        repo,
-        &rules.plan.top_level_form,
-        &rules.plan.sources,
-    ));
-    if rules.plan.rules.is_empty() {
-        notices.push(format!(
-            "no active rules in {}",
-            rules.plan.sources.join(", ")
-        ));
-    }
+    let mut notices = rule_notices(repo, req, &rules.plan, cache.as_ref());
     let ask_git = cache.is_some() && !asking;
     let opts = scan_options(repo, req, &rules, cache, cancel)?;
     let rows = Rows::of(repo, req, &rules);
@@ -206,14 +193,25 @@ pub fn run_cancellable(
         Some(rev) => Some(super::baseline::changed(repo, rev, req.input.cached)?),
         None => None,
     };
+    let query = memo::Query {
+        req,
+        rules: &rules,
+        opts: &opts,
+        shard,
+    };
+    let mut remembered = memo::Run::start(repo, &query, ask_git);
     let listing = super::input::Listing {
         input: &req.input,
         rules: &rules.plan,
         only: changed.as_ref().map(|c| &c.files),
         shard,
         ask_git,
+        asked: remembered.asked(),
     };
-    let inputs = listing.files(repo)?;
+    let inputs = match remembered.inputs() {
+        Some(inputs) => inputs,
+        None => listing.files(repo)?,
+    };
     let cached = req.input.cached;
     // The base side waits for the scan of now, whose content ids tell which files
     // are the same at the base.
@@ -253,15 +251,18 @@ pub fn run_cancellable(
         Consumer::Stream(sink) if !req.mode.fixing() && pending.is_none() && lines.is_none() => {
             let head = head_report(repo, req, scan_rules.clone(), notices.clone());
             let scanned = (&opts, &inputs);
-            let (outcome, streamed) = stream(repo, req, &rules, scanned, &rows, &head, sink)?;
+            let source = remembered.source();
+            let (outcome, streamed) =
+                stream(repo, req, &rules, scanned, &rows, (&head, sink), source)?;
             ran.streamed = Some(streamed);
             outcome
         }
-        Consumer::Collect | Consumer::Stream(_) => match fix_new {
-            Some(wanted) => {
+        Consumer::Collect | Consumer::Stream(_) => match (fix_new, remembered.answer()) {
+            (Some(wanted), _) => {
                 super::baseline::fix_wanted(repo, &rules, &opts, &inputs, None, wanted)?
             }
-            None => scan::run(repo, &rules, &opts, &inputs, scan::Consume::Collect)?,
+            (None, Some(answer)) => answer.outcome_with_findings(),
+            (None, None) => scan::run(repo, &rules, &opts, &inputs, scan::Consume::Collect)?,
         },
         Consumer::Ask(select) => {
             let scanned = (&opts, &inputs);
@@ -269,6 +270,7 @@ pub fn run_cancellable(
             ask(repo, &rules, scanned, (select, cached), wanted, &mut ran)?
         }
     };
+    remembered.record(&inputs, &outcome, ran.streamed.is_some());
     // Compared before anything is staged or applied.
     let side = pending
         .map(|p| p.into_side(|base| scan_base(base, &outcome)))
@@ -302,6 +304,29 @@ pub fn run_cancellable(
         }
     }
     Ok(report)
+}
+
+/// What the report says of the rules before any finding: their warnings (see
+/// [`said_before`]), the form of their files, and that none is active.
+fn rule_notices(
+    repo: &Repo,
+    req: &ScanRequest,
+    plan: &scan::rules::Plan,
+    cache: Option<&crate::cache::Settings>,
+) -> Vec<String> {
+    let mut notices = match req.input.caller {
+        super::input::Caller::Person => said_before(plan, cache),
+        super::input::Caller::Agent => plan.warnings.clone(),
+    };
+    notices.extend(super::rule_form::notices(
+        repo,
+        &plan.top_level_form,
+        &plan.sources,
+    ));
+    if plan.rules.is_empty() {
+        notices.push(format!("no active rules in {}", plan.sources.join(", ")));
+    }
+    notices
 }
 
 /// The warnings about the rule files, or one line for them when the last scan through
@@ -586,6 +611,13 @@ fn scan_rules(rules: &scan::rules::Rules) -> Vec<ScanRule> {
         .collect()
 }
 
+/// Where a report's findings come from: the scan (keeping them for a memo, when
+/// given a place), or a memo's answer (see [`memo`]).
+enum Source<'a> {
+    Scan(Option<&'a mut Vec<Finding>>),
+    Replay(&'a memo::Answer),
+}
+
 /// A `report`-mode scan whose findings go to `sink` as each file's come, counted
 /// and not held (up to `--max-results` of them).
 fn stream(
@@ -594,8 +626,8 @@ fn stream(
     rules: &scan::rules::Rules,
     (opts, inputs): (&scan::Options, &scan::source::Inputs),
     rows: &Rows<'_>,
-    head: &ScanReport,
-    sink: &mut dyn ScanSink,
+    (head, sink): (&ScanReport, &mut dyn ScanSink),
+    source: Source<'_>,
 ) -> Result<(scan::ScanOutcome, Streamed), Error> {
     let mut state = Streamed::default();
     let framer = (req.frames != Frames::None).then(|| frame::Framer::new(repo, rules, inputs, req));
@@ -624,8 +656,26 @@ fn stream(
             }
         }
     };
-    let consume = scan::Consume::Stream(&mut on_file);
-    let outcome = scan::run(repo, rules, opts, inputs, consume)?;
+    let outcome = match source {
+        Source::Replay(answer) => {
+            let findings = answer.findings();
+            for file in findings.chunk_by(|a, b| a.path == b.path) {
+                if !on_file(file.to_vec()) {
+                    break;
+                }
+            }
+            answer.outcome()
+        }
+        Source::Scan(mut record) => {
+            let mut tee = |findings: Vec<Finding>| -> bool {
+                if let Some(record) = record.as_mut() {
+                    record.extend(findings.iter().cloned());
+                }
+                on_file(findings)
+            };
+            scan::run(repo, rules, opts, inputs, scan::Consume::Stream(&mut tee))?
+        }
+    };
     if let Some(e) = state.failed.take() {
         return Err(e);
     }

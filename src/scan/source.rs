@@ -69,6 +69,8 @@ pub struct Inputs {
     /// Of a tree's files, those left out for having the same blob now (see
     /// `ops::input::stored::Tree::skip_same`), in path order.
     pub same: Vec<String>,
+    /// Listed from the index and git's `status` answer: what of the index was read.
+    pub by_git: Option<files::ByGit>,
 }
 
 /// Paths of a scan's files and the ids of their contents (`None`: not named; see
@@ -83,6 +85,7 @@ impl From<files::FileSet> for Inputs {
             skipped: set.skipped,
             other_shards: 0,
             same: Vec::new(),
+            by_git: set.by_git,
         }
     }
 }

@@ -78,4 +78,5 @@ mod suppress;
 mod trust;
 mod verify;
 mod verify_home;
+mod warm_memo;
 mod warm_status;

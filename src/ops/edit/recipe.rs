@@ -247,6 +247,7 @@ fn rerun_all(
             no_ignore: false,
             language_globs,
             ask_git: false,
+            asked: None,
         },
     )?;
     let unknown = |files: Vec<crate::files::Candidate>| -> Vec<crate::files::Candidate> {

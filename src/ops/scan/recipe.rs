@@ -348,6 +348,7 @@ fn rescan_all(
         only: None,
         shard: None,
         ask_git: false,
+        asked: None,
     };
     let inputs = listing.files(&at)?;
     let opts = crate::scan::Options {

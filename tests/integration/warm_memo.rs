@@ -1,0 +1,167 @@
+//! Integration tests: a report-mode scan through the result cache where git keeps an
+//! untracked cache answers a second run over an unchanged tree from its memo of the
+//! whole answer (issue 55 item 3), and any change behind a filled memo — a tracked
+//! file, an untracked one (new, or changed again while git's answer stays the same),
+//! an ignored rule file, a flag — gives the answer a scan without the cache gives.
+//! `ASTEDIT_DEBUG_CACHE=1` makes the scan say whether it answered from the memo.
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use crate::cache::age;
+use crate::util::Output;
+use crate::util::TestRepo;
+
+const RULE: &str = "id: no-print\nlanguage: python\nseverity: warning\nmessage: print $$$A\nrule: {pattern: print($$$A)}\n";
+const FROM_MEMO: &str = "git-astedit: scan answered from its memo\n";
+const NO_MEMO: &str = "git-astedit: scan no memo of this tree: listed and looked up\n";
+
+/// A rule project whose rule folder git ignores (a rule file edit changes nothing git
+/// reports), Python files committed, git's untracked cache on, every entry old.
+fn repo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("sgconfig.yml", "ruleDirs: [rules]\n");
+    repo.write(".gitignore", "rules/\n");
+    repo.write("rules/py.yml", RULE);
+    repo.write("a.py", "print(1)\n");
+    repo.write("sub/b.py", "print(2)\nx = 2\n");
+    repo.commit_all("init");
+    repo.git(&["config", "core.untrackedCache", "true"]);
+    repo.git(&["update-index", "--untracked-cache"]);
+    age(&repo);
+    repo
+}
+
+/// `scan` with the cache in `dir` (`None`: `--no-cache`), `flags` after `scan`; with
+/// `debug`, the memo's line on stderr.
+fn scan(repo: &TestRepo, dir: Option<&Path>, flags: &[&str], debug: bool) -> Output {
+    let dir = dir.map(|d| d.display().to_string());
+    let mut args = match &dir {
+        Some(d) => vec!["--cache-dir", d.as_str()],
+        None => vec!["--no-cache"],
+    };
+    args.push("scan");
+    args.extend_from_slice(flags);
+    let env: &[(&str, &str)] = match debug {
+        true => &[("ASTEDIT_DEBUG_CACHE", "1")],
+        false => &[],
+    };
+    repo.run_with(".", &args, env, None)
+}
+
+/// The scan through the memo's cache, which must say `how` it answered and otherwise
+/// print, byte for byte, what a scan without the cache prints.
+fn answers(repo: &TestRepo, dir: &Path, flags: &[&str], how: &str, what: &str) -> Output {
+    let cold = scan(repo, None, flags, false);
+    let warm = scan(repo, Some(dir), flags, true);
+    assert_eq!(warm.code, cold.code, "{what}: exit\n{}", warm.stderr);
+    assert_eq!(warm.stdout, cold.stdout, "{what}: stdout");
+    let (said, rest) = warm.stderr.split_at(how.len().min(warm.stderr.len()));
+    assert_eq!(said, how, "{what}: how it answered\n{}", warm.stderr);
+    assert_eq!(rest, cold.stderr, "{what}: stderr");
+    warm
+}
+
+/// A cache folder whose memo of `flags`' scan is filled (and used).
+fn filled(repo: &TestRepo, flags: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    answers(repo, &dir, flags, NO_MEMO, "first");
+    answers(repo, &dir, flags, FROM_MEMO, "filled");
+    (cache, dir)
+}
+
+#[test]
+fn an_unchanged_tree_is_answered_from_the_memo_in_every_format() {
+    let repo = repo();
+    for flags in [
+        &[][..],
+        &["--json"][..],
+        &["--json=stream"][..],
+        &["--format=sarif"][..],
+    ] {
+        let (_cache, dir) = filled(&repo, flags);
+        let again = answers(&repo, &dir, flags, FROM_MEMO, "again");
+        assert!(
+            again.stdout.contains("print"),
+            "{flags:?}: {}",
+            again.stdout
+        );
+    }
+}
+
+#[test]
+fn a_tracked_file_changed_behind_a_filled_memo_is_scanned() {
+    let repo = repo();
+    let (_cache, dir) = filled(&repo, &[]);
+    repo.write("a.py", "print(1)\nprint(16)\n");
+    let after = answers(&repo, &dir, &[], NO_MEMO, "tracked file changed");
+    assert!(after.stdout.contains("print 16"), "{}", after.stdout);
+    // Its new answer is remembered once the change is old enough.
+    std::thread::sleep(std::time::Duration::from_millis(3100));
+    answers(&repo, &dir, &[], NO_MEMO, "settled");
+    answers(&repo, &dir, &[], FROM_MEMO, "remembered");
+}
+
+#[test]
+fn an_untracked_file_added_behind_a_filled_memo_is_scanned() {
+    let repo = repo();
+    let (_cache, dir) = filled(&repo, &[]);
+    repo.write("new.py", "print(17)\n");
+    let after = answers(&repo, &dir, &[], NO_MEMO, "untracked file added");
+    assert!(after.stdout.contains("print 17"), "{}", after.stdout);
+}
+
+/// git's answer does not change when a file it reports as modified or untracked
+/// changes again: the memo's stat data of that file do.
+#[test]
+fn a_reported_file_changed_again_is_scanned_again() {
+    let repo = repo();
+    repo.write("a.py", "print(1)\nprint(18)\n");
+    repo.write("new.py", "print(19)\n");
+    // Changed long enough before the scan for the memo to be written.
+    std::thread::sleep(std::time::Duration::from_millis(3100));
+    let (_cache, dir) = filled(&repo, &[]);
+    let before = repo.git(&["status", "--porcelain=v2"]);
+    repo.write("a.py", "print(1)\nprint(20)\n");
+    assert_eq!(repo.git(&["status", "--porcelain=v2"]), before);
+    let after = answers(&repo, &dir, &[], NO_MEMO, "modified file changed again");
+    assert!(after.stdout.contains("print 20"), "{}", after.stdout);
+    assert!(!after.stdout.contains("print 18"), "{}", after.stdout);
+    repo.write("new.py", "print(21)\n");
+    assert_eq!(repo.git(&["status", "--porcelain=v2"]), before);
+    let after = answers(&repo, &dir, &[], NO_MEMO, "untracked file changed again");
+    assert!(after.stdout.contains("print 21"), "{}", after.stdout);
+}
+
+/// The rule files are part of the memo's query by content, also where git does not
+/// see them (here: ignored).
+#[test]
+fn an_ignored_rule_file_edited_behind_a_filled_memo_gives_the_new_answer() {
+    let repo = repo();
+    let (_cache, dir) = filled(&repo, &[]);
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    repo.write("rules/py.yml", RULE.replace("print $$$A", "said $$$A"));
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    let after = answers(&repo, &dir, &[], NO_MEMO, "rule file edited");
+    assert!(after.stdout.contains("said 1"), "{}", after.stdout);
+}
+
+/// A flag that changes the answer (a severity, a glob, a rule left out) is a
+/// different query: the memo of the run without it does not answer.
+#[test]
+fn a_flag_changed_behind_a_filled_memo_gives_the_new_answer() {
+    let repo = repo();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    answers(&repo, &dir, &[], NO_MEMO, "first");
+    answers(&repo, &dir, &[], FROM_MEMO, "filled");
+    let error = answers(&repo, &dir, &["--error"], NO_MEMO, "--error");
+    assert!(error.stdout.contains("error"), "{}", error.stdout);
+    let globs = answers(&repo, &dir, &["--globs", "!sub/**"], NO_MEMO, "--globs");
+    assert!(!globs.stdout.contains("print 2"), "{}", globs.stdout);
+    answers(&repo, &dir, &["--off"], NO_MEMO, "--off");
+    // And each is remembered as its own query.
+    answers(&repo, &dir, &["--error"], FROM_MEMO, "--error again");
+    answers(&repo, &dir, &[], FROM_MEMO, "no flag again");
+}
