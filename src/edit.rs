@@ -160,7 +160,7 @@ pub fn edit(
         select: None,
         cache: None,
     };
-    let mut out = edit_each(repo, set, ops, opts, |change| {
+    let mut out = edit_each(repo, set, ops, opts, |change, _| {
         changes.push(change);
         true
     })?;
@@ -188,9 +188,9 @@ pub struct Options<'a> {
     pub cache: Option<crate::cache::Settings>,
 }
 
-/// Runs `ops` over every file of `set`, handing each changed file to `on_change` as
-/// soon as it is known, in no particular order, so that a large edit need not hold
-/// every file's text at once. The outcome's `changes` stay empty; its other lists are
+/// Runs `ops` over every file of `set`, handing each changed file (with its report:
+/// the replacements) to `on_change` as soon as it is known, in no particular order, so
+/// that a large edit need not hold every file's text at once. The outcome's `changes` stay empty; its other lists are
 /// sorted by path. `on_change` returning `false` stops the edit early; so does
 /// `opts.cancel`.
 pub fn edit_each(
@@ -198,7 +198,7 @@ pub fn edit_each(
     set: &FileSet,
     ops: &[Op],
     opts: Options<'_>,
-    mut on_change: impl FnMut(FileChange) -> bool,
+    mut on_change: impl FnMut(FileChange, &FileEdit) -> bool,
 ) -> Result<EditOutcome, Error> {
     let Options {
         imports,
@@ -287,8 +287,9 @@ pub fn edit_each(
         if had_error {
             out.parse_errors.push(file.path.clone());
         }
+        let go_on = on_change(change, &edit);
         out.files.push(edit);
-        on_change(change)
+        go_on
     })?;
     out.files_searched = totals.files_searched;
     out.skipped = totals.skipped;

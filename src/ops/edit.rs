@@ -98,7 +98,9 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
     // what apply finds in the work tree; a file whose work tree holds other bytes is
     // named in a refusal instead.
     let mut unstaged: Vec<String> = Vec::new();
-    let add = |mut change: crate::change::FileChange| {
+    // Where each replacement is, which `review` reads instead of re-running the ops.
+    let mut sites = super::review::record::Writer::new();
+    let add = |mut change: crate::change::FileChange, edit: &crate::edit::FileEdit| {
         if req.input.cached && !super::stage::work_tree_holds(repo, &change) {
             unstaged.push(change.path);
             return true;
@@ -110,6 +112,7 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
             stage_error = Some(e.into());
             return false;
         }
+        sites.file(&change.path, &edit_sites(&change, edit, &ops));
         match stager.add(change) {
             Ok(()) => true,
             Err(e) => {
@@ -166,6 +169,7 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
     let preview = if outcome.files.is_empty() {
         None
     } else {
+        stager.record_sites(sites.finish());
         Some(stager.finish(&meta)?)
     };
 
@@ -208,6 +212,36 @@ pub fn run(repo: &Repo, req: &EditRequest, opts: EditOptions<'_>) -> Result<Stag
     settle(repo, &mut report, preview.as_ref(), staging, cancel)?;
     report.diagnostics.warnings.extend(files.warnings);
     Ok(report)
+}
+
+/// A changed file's replacements as `review` takes them, when they make its staged
+/// text exactly (no import added, no formatter's change); none otherwise.
+fn edit_sites(
+    change: &crate::change::FileChange,
+    edit: &crate::edit::FileEdit,
+    ops: &[Op],
+) -> Vec<super::review::located::Located> {
+    exact_sites(change, edit, ops).unwrap_or_default()
+}
+
+fn exact_sites(
+    change: &crate::change::FileChange,
+    edit: &crate::edit::FileEdit,
+    ops: &[Op],
+) -> Option<Vec<super::review::located::Located>> {
+    use super::review::located;
+    let labels: Vec<String> = ops
+        .iter()
+        .map(|o| format!("{} => {}", o.pattern, o.rewrite))
+        .collect();
+    let (b, a) = (change.before.as_ref()?, change.after.as_ref()?);
+    if b.mode != a.mode {
+        return None;
+    }
+    let before = std::str::from_utf8(&b.bytes).ok()?;
+    let after = std::str::from_utf8(&a.bytes).ok()?;
+    let all = located::of_replacements(before, edit.replacements.iter().cloned(), &labels);
+    located::exact(before, after, &all)
 }
 
 /// The request's staging; a preview of the staged content (`--cached`) is applied to

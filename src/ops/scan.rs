@@ -733,8 +733,14 @@ fn stage(
     if req.input.cached {
         super::stage::refuse_unstaged(repo, &outcome.changes, unstaged)?;
     }
-    // The stager, file by file (the changes are held for the diff anyway).
-    let preview = txn::stage(repo, &outcome.changes, &meta)?;
+    // The stager, file by file (the changes are held for the diff anyway), with where
+    // each fix is, which `review` reads instead of scanning again.
+    let mut stager = txn::Stager::new(repo);
+    for c in &outcome.changes.changes {
+        stager.add_borrowed(c)?;
+    }
+    stager.record_sites(sites_record(outcome));
+    let preview = stager.finish(&meta)?;
     let mut staged = Staged::default();
     if req.mode == ScanMode::Apply {
         // A failed check leaves the fixes staged as a pending preview, unwritten.
@@ -761,6 +767,43 @@ fn stage(
     }
     staged.id = Some(preview.id);
     Ok(staged)
+}
+
+/// The record of where each staged fix is ([`super::review::record`]), for the files
+/// whose fixes, taken as `review` takes them, make the staged text exactly.
+fn sites_record(outcome: &scan::ScanOutcome) -> Option<Vec<u8>> {
+    use super::review::located;
+    use rayon::prelude::*;
+    let mut fixes: std::collections::HashMap<&str, Vec<(String, scan::FindingFix)>> =
+        std::collections::HashMap::new();
+    for f in &outcome.findings {
+        if let Some(fix) = &f.fix {
+            fixes
+                .entry(f.path.as_str())
+                .or_default()
+                .push((f.rule.clone(), fix.clone()));
+        }
+    }
+    let files: Vec<(&str, Vec<located::Located>)> = outcome
+        .changes
+        .changes
+        .par_iter()
+        .filter_map(|c| {
+            let (b, a) = (c.before.as_ref()?, c.after.as_ref()?);
+            if b.mode != a.mode {
+                return None;
+            }
+            let before = std::str::from_utf8(&b.bytes).ok()?;
+            let after = std::str::from_utf8(&a.bytes).ok()?;
+            let all = located::of_fixes(before, fixes.get(c.path.as_str())?.iter().cloned());
+            Some((c.path.as_str(), located::exact(before, after, &all)?))
+        })
+        .collect();
+    let mut record = super::review::record::Writer::new();
+    for (path, sites) in &files {
+        record.file(path, sites);
+    }
+    record.finish()
 }
 
 /// The report of a scan that ran.

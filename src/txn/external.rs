@@ -51,7 +51,7 @@ fn record_locked(
     }
     let (files, objects, meta) = stager.into_parts(meta);
     // Never signed: a hardware key would ask for a touch on every edit an agent makes.
-    let p_id = store::build_preview(repo, objects, &files, &meta, false)?;
+    let p_id = store::build_preview(repo, objects, &files, &meta, false, None)?;
     let id = store::short_id(p_id);
     let mut event = Event::new(repo, EventKind::Applied, &id, p_id);
     event.reason = meta.reason.clone();

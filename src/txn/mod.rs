@@ -94,6 +94,7 @@ pub use store::list;
 pub use store::list_checked;
 pub use store::mark_selected;
 pub use store::read_preview;
+pub use store::sites_record;
 pub use store::stage;
 pub use store::BadRef;
 pub use store::Part;

@@ -72,7 +72,7 @@ pub fn supersede(
     // unless its predecessor is not vouched for here: signing would make a fetched
     // preview's recipe trusted.
     let sign = super::sign::signing(repo) && super::trusted::vouched(repo, old);
-    let p_id = store::build_preview(repo, objects, &files, &meta, sign)?;
+    let p_id = store::build_preview(repo, objects, &files, &meta, sign, None)?;
     // Everything of the successor is written; nothing names it yet.
     fsutil::fault("refresh-before-swap");
     let new_id = store::short_id(p_id);

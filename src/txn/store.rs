@@ -1,7 +1,8 @@
 /*!
 Previews as git objects: commit P (after-blobs of the touched paths) on top of commit
-B (before-blobs, no parent), named by `refs/astedit/<id>` with id = the first 12 hex
-digits of P.
+B (before-blobs), named by `refs/astedit/<id>` with id = the first 12 hex digits of P.
+B has no parent, or (a preview staged with a record of its sites, which `review`
+reads instead of re-running the recipe) one: commit S, whose tree holds that record.
 
 P's message is human-readable first (summary, then a metadata block) and ends with
 the [`PreviewMeta`] as JSON between two marker lines, so `git show` reads well and we
@@ -67,6 +68,8 @@ pub struct Stager<'a> {
     repo: &'a Repo,
     objects: ObjectBatch<'a>,
     files: Vec<StagedFile>,
+    /// Where each site of the preview is (see [`Stager::record_sites`]).
+    sites: Option<Vec<u8>>,
 }
 
 /// One path of a preview being built.
@@ -82,6 +85,7 @@ impl<'a> Stager<'a> {
             repo,
             objects: ObjectBatch::new(&repo.git),
             files: Vec::new(),
+            sites: None,
         }
     }
 
@@ -126,6 +130,13 @@ impl<'a> Stager<'a> {
             before: entry.before,
             after: entry.after,
         });
+    }
+
+    /// Records where each site of the preview is, as `review` reads it back
+    /// ([`sites_record`]): a blob in a commit of its own, the before commit's parent, so
+    /// that it lives, travels and is pruned with the preview.
+    pub fn record_sites(&mut self, record: Option<Vec<u8>>) {
+        self.sites = record;
     }
 
     /// The paths added so far.
@@ -189,10 +200,11 @@ impl<'a> Stager<'a> {
             repo,
             objects,
             mut files,
+            sites,
         } = self;
         files.sort_by(|a, b| a.path.cmp(&b.path));
         let sign = super::sign::signing(repo);
-        let p_id = build_preview(repo, objects, &files, meta, sign)?;
+        let p_id = build_preview(repo, objects, &files, meta, sign, sites)?;
         record_staged(repo, &files, meta, p_id)
     }
 }
@@ -205,13 +217,16 @@ fn made_by(repo: &Repo) -> String {
 
 /// Writes the trees, the two commits and every object of a preview over `changes`
 /// (sorted by path); no ref, no journal event. With `sign` both commits are signed by
-/// git ([`super::sign::commit`]); a signing failure fails the build.
+/// git ([`super::sign::commit`]); a signing failure fails the build. With `sites` (a
+/// record of where the preview's sites are), the before commit gets a parent holding
+/// it ([`sites_record`]).
 pub(super) fn build_preview(
     repo: &Repo,
     mut objects: ObjectBatch<'_>,
     changes: &[StagedFile],
     meta: &PreviewMeta,
     sign: bool,
+    sites: Option<Vec<u8>>,
 ) -> Result<ObjectId, Error> {
     validate(changes)?;
     let git = &repo.git;
@@ -233,7 +248,60 @@ pub(super) fn build_preview(
     }
     let before_tree = before.write(|tree| objects.add_object(tree))?;
     let after_tree = after.write(|tree| objects.add_object(tree))?;
-    write_commits(repo, objects, changes, before_tree, after_tree, meta, sign)
+    let sites = sites
+        .map(|record| sites_commit(repo, &mut objects, record, meta))
+        .transpose()?;
+    let trees = (before_tree, after_tree, sites);
+    write_commits(repo, objects, changes, trees, meta, sign)
+}
+
+/// The name of the record's blob in its commit's tree.
+const SITES_FILE: &str = "sites";
+
+/// The commit holding a preview's record of sites (one blob, [`SITES_FILE`]), with no
+/// parent: the before commit's parent.
+fn sites_commit(
+    repo: &Repo,
+    objects: &mut ObjectBatch<'_>,
+    record: Vec<u8>,
+    meta: &PreviewMeta,
+) -> Result<ObjectId, Error> {
+    let blob = objects.add(Kind::Blob, Cow::Owned(record))?;
+    let tree = gix::objs::Tree {
+        entries: vec![gix::objs::tree::Entry {
+            mode: EntryKind::Blob.into(),
+            filename: SITES_FILE.into(),
+            oid: blob,
+        }],
+    };
+    let tree = objects.add_object(&tree)?;
+    let commit = super::commit::object(
+        &repo.signature(),
+        tree,
+        [],
+        format!(
+            "astedit sites: {}\n\nWhere each site of the preview is and what made it, as staging \
+found them (`git astedit review` reads it, after checking it against the blobs).\n",
+            one_line(&meta.summary)
+        ),
+    );
+    objects.add_object(&commit)
+}
+
+/// The record of sites preview `p` was staged with ([`Stager::record_sites`]): the
+/// blob in its before commit's parent. `None` when it has none (an older preview, a
+/// refresh's successor, a patch) or it cannot be read. Nothing vouches for it: a
+/// preview may come from another clone.
+pub fn sites_record(repo: &Repo, p: ObjectId) -> Option<Vec<u8>> {
+    let git = &repo.git;
+    let b = git.find_commit(p).ok()?.parent_ids().next()?.detach();
+    let s = git.find_commit(b).ok()?.parent_ids().next()?.detach();
+    let tree = git.find_commit(s).ok()?.tree().ok()?;
+    let entry = tree.find_entry(SITES_FILE)?;
+    if entry.mode().kind() != EntryKind::Blob {
+        return None;
+    }
+    Some(git.find_blob(entry.object_id()).ok()?.take_data())
 }
 
 /// The rest of [`build_preview`]: the commits, and every object to disk.
@@ -241,8 +309,7 @@ fn write_commits(
     repo: &Repo,
     mut objects: ObjectBatch<'_>,
     changes: &[StagedFile],
-    before_tree: ObjectId,
-    after_tree: ObjectId,
+    (before_tree, after_tree, sites): (ObjectId, ObjectId, Option<ObjectId>),
     meta: &PreviewMeta,
     sign: bool,
 ) -> Result<ObjectId, Error> {
@@ -254,7 +321,7 @@ fn write_commits(
     let b_commit = super::commit::object(
         &sig,
         before_tree,
-        [],
+        sites,
         format!(
             "astedit before: {}\n\nThe work-tree contents the preview was computed from.\n",
             one_line(&meta.summary)
@@ -853,7 +920,14 @@ pub(crate) fn split_parts(
     for p in parts {
         let files: Vec<StagedFile> = p.entries.iter().map(staged_file).collect();
         // The blobs are written already: only trees and commits are new.
-        let id = build_preview(repo, ObjectBatch::new(&repo.git), &files, &p.meta, sign)?;
+        let id = build_preview(
+            repo,
+            ObjectBatch::new(&repo.git),
+            &files,
+            &p.meta,
+            sign,
+            None,
+        )?;
         made.push((id, short_id(id), p.label.as_str()));
     }
     let mut event = Event::new(repo, EventKind::Split, &preview.id, preview.commit);

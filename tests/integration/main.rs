@@ -63,6 +63,7 @@ mod review;
 mod review_groups;
 mod review_obeyed;
 mod review_page;
+mod review_record;
 mod ruletest;
 mod run;
 mod sandbox;

@@ -43,6 +43,8 @@ use crate::Error;
 pub mod apply;
 mod decisions;
 mod derive;
+pub(crate) mod located;
+pub(crate) mod record;
 mod template;
 mod verified;
 
@@ -174,12 +176,6 @@ pub fn decide(
 impl Model {
     pub fn load(repo: &Repo, id: Option<&str>) -> Result<Model, Error> {
         let preview = crate::txn::find(repo, id)?;
-        let recipe = derive::Recipe::of(repo, &preview);
-        let mut notes = Vec::new();
-        if let derive::Recipe::None(why) = &recipe {
-            notes.push(why.clone());
-        }
-        let derived = if recipe.reruns() { "rerun" } else { "diff" };
         // Blobs read in turn (the repository is not shared between threads), sites
         // derived in parallel.
         let texts = preview
@@ -187,19 +183,43 @@ impl Model {
             .iter()
             .map(|e| texts_of(repo, e))
             .collect::<Result<Vec<_>, Error>>()?;
+        let (recorded, notes) = recorded_sites(repo, &preview, &texts);
+        // The recipe is loaded only for files the record does not give.
+        let rederive = recorded.iter().all(Option::is_none)
+            || texts
+                .iter()
+                .zip(&recorded)
+                .any(|(t, r)| t.is_some() && r.is_none());
+        let recipe = match rederive {
+            true => derive::Recipe::of(repo, &preview),
+            false => derive::Recipe::None(String::new()),
+        };
+        let mut notes = notes;
+        let derived = match &recipe {
+            _ if recorded.iter().any(Option::is_some) => "recorded",
+            derive::Recipe::None(why) => {
+                notes.push(why.clone());
+                "diff"
+            }
+            _ => "rerun",
+        };
         let reruns = recipe.reruns();
         let reported = verified::reported(repo, &preview)?;
         let (files, prepared): (Vec<FileRec>, Vec<(Vec<Prepared>, usize)>) = texts
             .into_par_iter()
+            .zip(recorded)
             .enumerate()
-            .map(|(i, t)| {
+            .map(|(i, (t, recorded))| {
                 let entry = &preview.entries[i];
                 let file = FileRec {
                     entry: i,
                     sites: match t {
                         None => FileSites::Whole,
                         Some((before, after)) => {
-                            let spans = derive::file_sites(&recipe, &entry.path, &before, &after);
+                            let spans = match recorded {
+                                Some(spans) => spans,
+                                None => derive::file_sites(&recipe, &entry.path, &before, &after),
+                            };
                             FileSites::Text { before, spans }
                         }
                     },
@@ -673,6 +693,59 @@ fn added_lines(before: &str, spans: &[derive::Span]) -> Option<String> {
     added.sort_unstable();
     added.dedup();
     (!added.is_empty()).then(|| added.join(" "))
+}
+
+/// The sites of each text file as the preview's record of sites gives them
+/// ([`record`]), `None` for a file it does not give (no record, the file not in it, or
+/// its sites not making the file's after text), and a note when the record was refused
+/// for some files.
+#[allow(clippy::type_complexity)]
+fn recorded_sites(
+    repo: &Repo,
+    preview: &Preview,
+    texts: &[Option<(String, String)>],
+) -> (Vec<Option<Vec<derive::Span>>>, Vec<String>) {
+    let Some(record) = record::read(repo, preview.commit) else {
+        return (vec![None; texts.len()], Vec::new());
+    };
+    let recorded: Vec<Option<Vec<derive::Span>>> = texts
+        .par_iter()
+        .zip(&preview.entries)
+        .map(|(t, e)| {
+            let (before, after) = t.as_ref()?;
+            let sites = record.sites(&e.path, before, after)?;
+            Some(sites.into_iter().map(derive::Span::exact).collect())
+        })
+        .collect();
+    // Files the record has whose sites do not make their after side (a forged or stale
+    // record), and text files it does not have (their replacements did not make the
+    // staged text: an import, a formatter, a scan's pass that moved text).
+    let (mut refused, mut absent) = (0, 0);
+    for ((t, e), r) in texts.iter().zip(&preview.entries).zip(&recorded) {
+        if t.is_some() && r.is_none() {
+            match record.has(&e.path) {
+                true => refused += 1,
+                false => absent += 1,
+            }
+        }
+    }
+    let files = |n: usize| format!("{n} file{}", if n == 1 { "" } else { "s" });
+    let mut notes = Vec::new();
+    if refused > 0 {
+        notes.push(format!(
+            "the record of sites staged with the preview does not make the after side of \
+             {}: re-derived",
+            files(refused)
+        ));
+    }
+    if absent > 0 && recorded.iter().any(Option::is_some) {
+        notes.push(format!(
+            "{} not in the record of sites (staging's replacements did not make the \
+             staged text): re-derived",
+            files(absent)
+        ));
+    }
+    (recorded, notes)
 }
 
 /// An entry's before and after text (`None`: added, deleted, a mode change, not

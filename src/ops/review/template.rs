@@ -20,6 +20,107 @@ make another.
 /// Longest template kept whole; a longer one keeps its ends.
 const MAX_TEMPLATE: usize = 400;
 
+/// The work (tokens on both sides past their common start and end, times the edit
+/// distance) beyond which a site's change is diffed with a bounded algorithm: Myers'
+/// exact diff costs that product, and a fix that deletes most of a minified bundle's
+/// declaration has an edit distance of tens of thousands of tokens.
+const EXACT_DIFF_WORK: usize = 1 << 24;
+
+/// One step of a token diff: a run of equal tokens, or tokens `old` of the before
+/// side replaced by tokens `new` of the after side (either may be empty).
+enum Op {
+    Equal,
+    Change(std::ops::Range<usize>, std::ops::Range<usize>),
+}
+
+/// The diff of two token sequences (numbered, `count` distinct numbers): Myers'
+/// minimal diff (`similar`), unless its work would pass [`EXACT_DIFF_WORK`]; then
+/// `imara-diff`'s Myers, whose heuristics (git's) bound its work and give up
+/// minimality on large, very different inputs. Its edit distance bounds the minimal
+/// one from above, so it also tells when the exact diff is cheap enough after all.
+fn diff(b: &[u32], a: &[u32], count: usize) -> Vec<Op> {
+    let prefix = b.iter().zip(a).take_while(|(x, y)| x == y).count();
+    let suffix = b[prefix..]
+        .iter()
+        .rev()
+        .zip(a[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let tokens = (b.len() - prefix - suffix) + (a.len() - prefix - suffix);
+    if tokens.saturating_mul(tokens) <= EXACT_DIFF_WORK {
+        return exact_diff(b, a);
+    }
+    let bounded = bounded_diff(b, a, count);
+    let distance: usize = bounded
+        .iter()
+        .map(|op| match op {
+            Op::Change(old, new) => old.len() + new.len(),
+            Op::Equal => 0,
+        })
+        .sum();
+    if tokens.saturating_mul(distance) <= EXACT_DIFF_WORK {
+        return exact_diff(b, a);
+    }
+    bounded
+}
+
+/// Myers' minimal diff (`similar`).
+fn exact_diff(b: &[u32], a: &[u32]) -> Vec<Op> {
+    similar::capture_diff_slices(similar::Algorithm::Myers, b, a)
+        .into_iter()
+        .map(|op| {
+            use similar::DiffOp;
+            match op {
+                DiffOp::Equal { .. } => Op::Equal,
+                DiffOp::Delete {
+                    old_index, old_len, ..
+                } => Op::Change(old_index..old_index + old_len, 0..0),
+                DiffOp::Insert {
+                    new_index, new_len, ..
+                } => Op::Change(0..0, new_index..new_index + new_len),
+                DiffOp::Replace {
+                    old_index,
+                    old_len,
+                    new_index,
+                    new_len,
+                } => Op::Change(
+                    old_index..old_index + old_len,
+                    new_index..new_index + new_len,
+                ),
+            }
+        })
+        .collect()
+}
+
+/// `imara-diff`'s Myers, with git's heuristics.
+fn bounded_diff(b: &[u32], a: &[u32], count: usize) -> Vec<Op> {
+    let tokens = |v: &[u32]| v.iter().map(|&t| imara_diff::Token(t)).collect::<Vec<_>>();
+    let mut d = imara_diff::Diff::default();
+    d.compute_with(
+        imara_diff::Algorithm::Myers,
+        &tokens(b),
+        &tokens(a),
+        count as u32,
+    );
+    let mut out = Vec::new();
+    let mut at = 0;
+    for h in d.hunks() {
+        let (old, new) = (
+            h.before.start as usize..h.before.end as usize,
+            h.after.start as usize..h.after.end as usize,
+        );
+        if old.start > at {
+            out.push(Op::Equal);
+        }
+        at = old.end;
+        out.push(Op::Change(old, new));
+    }
+    if at < b.len() {
+        out.push(Op::Equal);
+    }
+    out
+}
+
 fn tokens(s: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let b = s.as_bytes();
@@ -133,40 +234,24 @@ pub(super) fn template(before: &str, after: &str, base: &str) -> String {
     let (bi, ai) = (numbered(&mut ids, &bn), numbered(&mut ids, &an));
     let mut out = String::new();
     let mut kept = false;
-    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &bi, &ai) {
-        use similar::DiffOp;
+    for op in diff(&bi, &ai, ids.len()) {
         match op {
-            DiffOp::Equal { .. } => {
+            Op::Equal => {
                 if !kept {
                     out.push('…');
                     kept = true;
                 }
             }
-            DiffOp::Delete {
-                old_index, old_len, ..
-            } => {
+            Op::Change(old, new) => {
                 kept = false;
-                out.push('-');
-                out.extend(bn[old_index..old_index + old_len].iter().map(|t| &**t));
-            }
-            DiffOp::Insert {
-                new_index, new_len, ..
-            } => {
-                kept = false;
-                out.push('+');
-                out.extend(an[new_index..new_index + new_len].iter().map(|t| &**t));
-            }
-            DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => {
-                kept = false;
-                out.push('-');
-                out.extend(bn[old_index..old_index + old_len].iter().map(|t| &**t));
-                out.push('+');
-                out.extend(an[new_index..new_index + new_len].iter().map(|t| &**t));
+                if !old.is_empty() {
+                    out.push('-');
+                    out.extend(bn[old].iter().map(|t| &**t));
+                }
+                if !new.is_empty() {
+                    out.push('+');
+                    out.extend(an[new].iter().map(|t| &**t));
+                }
             }
         }
     }
