@@ -24,11 +24,13 @@
 #   stage-alls over it: the codemods rule project's, and that of a one-rule project
 #   turning `var X = V` declarations into `let` ones (the rule ast-grep's own tests use)
 #   over rxjs and date-fns (about 14,000 sites in 1,400 files: CommonJS, ES5 modules,
-#   UMD and minified bundles, locale tables).
+#   UMD and minified bundles, locale tables). NPM_PREVIEWS (default "codemods let")
+#   picks which.
 # real: vue, codemods, essentials and npm.
 #
-# Grouping is `review ID --json` (the recipe re-run on the before blobs, matched with
-# the after blobs, grouped); each row gives wall and CPU (user + system) time of both,
+# Grouping is `review ID --json` (the sites read from the record staging made, or the
+# recipe re-run on the before blobs and matched with the after blobs; the `derived`
+# column says which), grouped; each row gives wall and CPU (user + system) time of both,
 # the ratio of their CPU times and of their wall times, the `--html` file's size, and,
 # when Chromium is on PATH, the page's first screen (bench/review-page.py: the local
 # page's server started, the page opened, until it has drawn the first groups) and
@@ -58,8 +60,8 @@ timed() { /usr/bin/time -f "%U %S" -o "$dir/cpu.txt" "$@"; }
 chromium=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 
 header() {
-    echo "| preview | files | sites | groups | outliers | staging wall / CPU (s) | grouping wall / CPU (s) | grouping / staging (CPU, wall) | html bytes | page first screen (ms) | html load (ms) |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| preview | files | sites | groups | outliers | derived | staging wall / CPU (s) | grouping wall / CPU (s) | grouping / staging (CPU, wall) | html bytes | page first screen (ms) | html load (ms) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 }
 
 # Stages with "$@" (a git-astedit command line, JSON out) in the current repository,
@@ -77,7 +79,7 @@ measure() {
         python3 - "$name" "$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v.get("summary") or v.get("fixes") or "")' "$dir/stage.json")" "$t0" "$t1" "$c1" <<'PY'
 import sys
 name, summary, t0, t1, c1 = sys.argv[1:]
-print(f"| {name} | – | 0 ({summary}: nothing staged) | – | – | {float(t1) - float(t0):.2f} / {float(c1):.2f} | – | – | – | – | – |")
+print(f"| {name} | – | 0 ({summary}: nothing staged) | – | – | – | {float(t1) - float(t0):.2f} / {float(c1):.2f} | – | – | – | – | – |")
 PY
         return
     fi
@@ -86,6 +88,15 @@ PY
     c2=$(cpu)
     t2=$(now)
     "$BIN" review "$id" --html "$dir/review.html"
+    # KEEP_REVIEW=DIR keeps each grouping's JSON (to compare two builds' groups).
+    if [ -n "${KEEP_REVIEW:-}" ]; then
+        mkdir -p "$KEEP_REVIEW"
+        cp "$dir/review.json" "$KEEP_REVIEW/$(printf '%s' "$name" | tr -c 'A-Za-z0-9' '-' | cut -c1-60).${KEEP_TAG:-run}-$$.json"
+    fi
+    # The record of sites staging made (a blob in the before commit's parent), if any.
+    if git cat-file -e "refs/astedit/$id~2:sites" 2>/dev/null; then
+        log "$name: record of sites $(git cat-file -s "refs/astedit/$id~2:sites") bytes, $(git rev-parse "refs/astedit/$id~2:sites" | git cat-file --batch-check='%(objectsize:disk)') on disk"
+    fi
     if [ -n "$chromium" ]; then
         page=$(CHROMIUM=$chromium python3 "$here/review-page.py" "$BIN" "$PWD" "$id" "$dir/review.html" || echo '{}')
     fi
@@ -99,7 +110,7 @@ c1, c2 = float(c1), float(c2)
 p = json.loads(page) if page else {}
 screen = p.get("first_screen_ms", "–")
 load = p.get("html_load_ms", "–")
-print(f"| {name} | {files} | {v['sites']} | {len(v['groups'])} | {v['outliers']} | {stage:.2f} / {c1:.2f} "
+print(f"| {name} | {files} | {v['sites']} | {len(v['groups'])} | {v['outliers']} | {v.get('derived', '–')} | {stage:.2f} / {c1:.2f} "
       f"| {group:.2f} / {c2:.2f} | {c2 / max(c1, 0.005):.2f}, {group / stage:.2f} | {html} | {screen} | {load} |")
 PY
     "$BIN" discard "$id" >/dev/null
@@ -226,10 +237,14 @@ rule:
 fix: let $VAR = $VAL
 YAML
     git add .rules && git commit -qm "the rule projects"
-    measure "npm packages (ts corpus), codemods stage-all ($(cat .rules/codemods/codemods/*.yml | grep -c '^id:') rules)" \
-        scan --config .rules/codemods/sgconfig.yml --stage
-    measure "npm packages (ts corpus), use-let stage-all over rxjs and date-fns" \
-        scan --config .rules/let/sgconfig.yml --stage -- rxjs date-fns
+    case " ${NPM_PREVIEWS:-codemods let} " in *" codemods "*)
+        measure "npm packages (ts corpus), codemods stage-all ($(cat .rules/codemods/codemods/*.yml | grep -c '^id:') rules)" \
+            scan --config .rules/codemods/sgconfig.yml --stage ;;
+    esac
+    case " ${NPM_PREVIEWS:-codemods let} " in *" let "*)
+        measure "npm packages (ts corpus), use-let stage-all over rxjs and date-fns" \
+            scan --config .rules/let/sgconfig.yml --stage -- rxjs date-fns ;;
+    esac
 }
 
 case $mode in
