@@ -237,9 +237,17 @@ mod tests {
         let record = Record::parse(&bytes).expect("parses");
         assert_eq!(record.sites("a.js", before, after), Some(sites));
         assert!(record.has("weird \"name\"\n.js"));
-        // Another after text (a site's text changed, or text between two sites).
+        // A site's text is read from the after blob: another one of the same length is
+        // still these sites. Another length, or other text between or after the sites,
+        // is not.
         assert_eq!(
-            record.sites("a.js", before, "let a = 2\nlet b = 2\nx();\n"),
+            record
+                .sites("a.js", before, "let a = 7\nlet b = 2\nx();\n")
+                .map(|s| s[0].after.clone()),
+            Some("let a = 7".to_string())
+        );
+        assert_eq!(
+            record.sites("a.js", before, "let a = 10\nlet b = 2\nx();\n"),
             None
         );
         assert_eq!(
