@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What recording a shell command's window costs (issue 54 item 1: budget 50 ms warm on
 100,000 files): the `Bash` PreToolUse of `git astedit agent-hook claude-code`, which
-records the work tree's state before the command (see `src/ops/agent_hook/shell.rs`).
+records the work tree's state before the command (see `crates/ops/src/ops/agent_hook/shell.rs`).
 
     bench/agents-shell-window.py [--bin target/release/git-astedit] [--files 100000]
                                  [--per-dir 100] [--runs 7] [--dirty 0] [--keep DIR]

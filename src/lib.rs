@@ -2,48 +2,29 @@
 git-astedit: structural search and rewrites, agent patches and codemod rules, staged as
 previews made of git objects and applied atomically with a stale check, undoable.
 
+The library lives in the workspace's crates, one per layer (`crates/`): base, repo,
+engine, txn, report, ops, render, lowest first; each may use only the crates below it.
 The data path runs one way: [`files`] picks the files → an engine ([`rewrite`],
 [`patch`], [`scan`]) turns them into a [`change::ChangeSet`] → [`txn`] stores it as a
-preview and later applies it to the work tree.
+preview and later applies it to the work tree. [`ops`] sequences engines and [`txn`]
+where one command needs several calls, [`report`] holds every JSON shape and its
+schema, and [`render`] turns results into text.
 
-Above the engines sit the layers the two front ends (the CLI and the MCP server, both
-in the binary's `src/cli/`) share: [`ops`] sequences engines and [`txn`] where one
-command needs several calls, [`report`] holds every JSON shape (`Serialize +
-JsonSchema`, with `schema_version`) and its schema, and [`render`] turns results into
-text (diffs, stats, git-style path quoting). The front ends parse arguments, call the
-library, and print a report; they hold no gix calls and start no processes.
+This crate is the binary's (`src/main.rs`, `src/cli/`: the CLI, the MCP server, the
+language server); its library root re-exports the layers' modules under the paths they
+had before the split, for the binary, the tests and the fuzz targets. Its API is
+internal and unstable.
 */
 
-pub mod alloc;
-pub mod cache;
-pub mod cancel;
-pub mod change;
-pub mod diff;
-pub mod edit;
-pub mod error;
-pub mod files;
+pub use astedit_base::{
+    alloc, cancel, change, diff, error, lang, levels, pipeline, progress, supervise, text,
+};
+pub use astedit_base::{Error, Exit, VERSION};
+pub use astedit_engine::{edit, grep, patch, rewrite, scan};
 #[doc(hidden)]
-pub mod fuzzing;
-pub mod grep;
-pub mod lang;
-pub mod levels;
-pub mod ops;
-pub mod patch;
-pub mod pipeline;
-pub mod progress;
-pub mod render;
-pub mod repo;
-pub mod report;
-pub mod rewrite;
-pub mod scan;
-pub mod select;
-pub mod supervise;
-pub mod text;
-pub mod txn;
-pub mod worker;
-
-pub use error::Error;
-pub use error::Exit;
-
-/// The version recorded in preview metadata.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use astedit_ops::fuzzing;
+pub use astedit_ops::ops;
+pub use astedit_render::render;
+pub use astedit_repo::{cache, files, repo, select, worker};
+pub use astedit_report::report;
+pub use astedit_txn::txn;

@@ -1,5 +1,6 @@
 /*!
-The house's layers, kept by a test (issue 28, DESIGN §7a): it reads `src/`, maps every
+The house's layers, kept by a test (issue 28, DESIGN §7a): it reads `src/` and each layer
+crate's `crates/NAME/src/` (a path below is under one of them), maps every
 file to a module, collects every import of a crate module (`use crate::…` trees,
 `git_astedit::…` from the binary, `super::`/`self::` paths, child modules named
 directly, and paths in expressions through the aliases a file's `use`s bind), and
@@ -956,9 +957,26 @@ fn read_src() -> Vec<SourceFile> {
             }
         }
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest.join("src");
     let mut out = Vec::new();
     walk(&root, &root, &mut out);
+    // The layers' crates (issue 49): a file's path is taken under its crate's `src/`, so
+    // `crates/txn/src/txn/index.rs` is `txn/index.rs`, the module `txn::index`, as it was
+    // in the single crate. A crate's `lib.rs` only declares its modules and re-exports
+    // the lower crates' (the compiler holds those edges), so it is left out.
+    let mut crates: Vec<_> = std::fs::read_dir(manifest.join("crates"))
+        .expect("read crates/")
+        .flatten()
+        .map(|e| e.path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    crates.sort();
+    for src in crates {
+        let mut files = Vec::new();
+        walk(&src, &src, &mut files);
+        out.extend(files.into_iter().filter(|f| f.path != "lib.rs"));
+    }
     out
 }
 
