@@ -32,7 +32,12 @@ EPOCH = (1980, 1, 1, 0, 0, 0)
 
 def cargo_version():
     with open(os.path.join(ROOT, "Cargo.toml"), "rb") as f:
-        return tomllib.load(f)["package"]["version"]
+        manifest = tomllib.load(f)
+    version = manifest["package"]["version"]
+    # `version.workspace = true`: the members' one version (issue 49).
+    if isinstance(version, dict) and version.get("workspace"):
+        version = manifest["workspace"]["package"]["version"]
+    return version
 
 
 def metadata(version):
