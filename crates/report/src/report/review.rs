@@ -126,10 +126,10 @@ pub struct Review {
     pub preview: String,
     pub kind: String,
     pub summary: String,
-    /// How sites were found: `recorded` (every file's from the record staging made,
-    /// checked against the blobs), `rerun` (the recipe re-run on the before side, for
-    /// some files or all) or `diff` (changed regions: patches, commands, or a recipe
-    /// that cannot re-run).
+    /// How sites were found: `recorded` (from the record staging made, checked
+    /// against the blobs; a note counts any file re-derived), `rerun` (the recipe
+    /// re-run on the before side) or `diff` (changed regions: patches, commands, or a
+    /// recipe that cannot re-run).
     pub derived: String,
     pub sites: usize,
     /// Sites in outlier groups.
