@@ -39,8 +39,10 @@ pub(super) struct Result {
     conflicts: Vec<(String, usize, String)>,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Row {
+/// A finding as the cache keeps it: all but its path (the cache's key says the file).
+/// The scan's memo keeps these too, beside each one's path (`ops::scan::memo`).
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Row {
     rule: String,
     severity: Severity,
     message: String,
@@ -56,7 +58,7 @@ struct Row {
 }
 
 impl Row {
-    fn of(f: &Finding) -> Row {
+    pub fn of(f: &Finding) -> Row {
         Row {
             rule: f.rule.clone(),
             severity: f.severity,
@@ -76,7 +78,7 @@ impl Row {
         }
     }
 
-    fn finding(self, path: &str) -> Finding {
+    pub fn finding(self, path: &str) -> Finding {
         let [line, column, end_line, end_column] = self.at;
         Finding {
             path: path.to_string(),

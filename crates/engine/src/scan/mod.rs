@@ -20,7 +20,7 @@ staging and applying the fixes `ops::scan`'s.
 */
 
 pub mod baseline;
-mod cached;
+pub mod cached;
 mod captured;
 pub mod engine;
 pub mod export;

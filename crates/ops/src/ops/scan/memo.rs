@@ -350,71 +350,22 @@ impl Answer {
     }
 }
 
-/// A finding as the memo keeps it.
+/// A finding as the memo keeps it: its path and the result cache's row.
 #[derive(Serialize, Deserialize)]
 struct Row {
     path: String,
-    rule: String,
-    severity: scan::Severity,
-    message: String,
-    note: Option<String>,
-    url: Option<String>,
-    at: [usize; 4],
-    text: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    comments: Vec<(usize, usize)>,
-    fixable: bool,
-    fix: Option<([usize; 4], String)>,
+    row: scan::cached::Row,
 }
 
 impl Row {
     fn of(f: &Finding) -> Row {
         Row {
             path: f.path.clone(),
-            rule: f.rule.clone(),
-            severity: f.severity,
-            message: f.message.clone(),
-            note: f.note.clone(),
-            url: f.url.clone(),
-            at: [f.line, f.column, f.end_line, f.end_column],
-            text: f.text.clone(),
-            comments: f.comments.clone(),
-            fixable: f.fixable,
-            fix: f.fix.as_ref().map(|x| {
-                (
-                    [x.start_line, x.start_column, x.end_line, x.end_column],
-                    x.inserted.clone(),
-                )
-            }),
+            row: scan::cached::Row::of(f),
         }
     }
 
     fn finding(&self) -> Finding {
-        let [line, column, end_line, end_column] = self.at;
-        Finding {
-            path: self.path.clone(),
-            rule: self.rule.clone(),
-            severity: self.severity,
-            message: self.message.clone(),
-            note: self.note.clone(),
-            url: self.url.clone(),
-            line,
-            column,
-            end_line,
-            end_column,
-            text: self.text.clone(),
-            comments: self.comments.clone(),
-            fixable: self.fixable,
-            fix: self
-                .fix
-                .as_ref()
-                .map(|([sl, sc, el, ec], inserted)| scan::FindingFix {
-                    start_line: *sl,
-                    start_column: *sc,
-                    end_line: *el,
-                    end_column: *ec,
-                    inserted: inserted.clone(),
-                }),
-        }
+        self.row.clone().finding(&self.path)
     }
 }
