@@ -19,7 +19,6 @@ use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 use gix::objs::Kind;
 use gix::refs::transaction::PreviousValue;
-use gix::refs::Target;
 use gix::ObjectId;
 use serde::Deserialize;
 use serde::Serialize;
@@ -36,6 +35,21 @@ use crate::change::FileChange;
 use crate::change::FileMode;
 use crate::change::PreviewMeta;
 use crate::repo::Repo;
+
+mod refs;
+mod split;
+
+pub use refs::list;
+pub use refs::list_checked;
+pub use refs::remove_bad;
+pub use refs::scan;
+pub use refs::BadRef;
+pub use split::mark_selected;
+pub use split::split;
+pub use split::split_into;
+pub use split::split_parts;
+pub use split::Part;
+pub use split::Split;
 
 /// Where pending previews live.
 pub const REF_PREFIX: &str = "refs/astedit/";
@@ -576,181 +590,6 @@ pub fn read_preview(repo: &Repo, p: ObjectId) -> Result<Preview, Error> {
     })
 }
 
-/// A ref under `refs/astedit/` that is not a readable preview (a blob, a commit that
-/// is not a preview, a preview tree holding a submodule, a name that is not its
-/// preview's id…), e.g. from a careless `git fetch origin 'refs/astedit/*:refs/astedit/*'`.
-/// Commands skip it and say so; `discard ID` and `gc` remove it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadRef {
-    /// The full ref name.
-    pub name: String,
-    /// The name after `refs/astedit/`.
-    pub id: String,
-    /// What it points at, when that could be read.
-    pub target: Option<ObjectId>,
-    pub why: String,
-}
-
-impl BadRef {
-    /// One line for a warning.
-    pub fn describe(&self) -> String {
-        format!(
-            "{} is not a readable preview and was skipped: {} (`git astedit discard {}` or `git astedit gc` removes it)",
-            self.name, self.why, self.id
-        )
-    }
-}
-
-/// A pending preview with its staging time in nanoseconds.
-type PendingAt = (u64, Preview);
-
-/// Pending previews with their staging time in nanoseconds, newest first, and the refs
-/// that are not readable previews.
-pub fn scan(repo: &Repo) -> Result<(Vec<PendingAt>, Vec<BadRef>), Error> {
-    let platform = repo.git.references().map_err(Error::git("list refs"))?;
-    let iter = platform
-        .prefixed(REF_PREFIX)
-        .map_err(Error::git("list refs"))?;
-    let mut out = Vec::new();
-    let mut bad = Vec::new();
-    for r in iter {
-        let mut r = match r {
-            Ok(r) => r,
-            Err(e) => {
-                // A ref file that cannot be parsed: gix does not say which one.
-                bad.push(BadRef {
-                    name: REF_PREFIX.to_string(),
-                    id: String::new(),
-                    target: None,
-                    why: format!("a ref cannot be read: {e}"),
-                });
-                continue;
-            }
-        };
-        let name = r.name().as_bstr().to_string();
-        let id = name.strip_prefix(REF_PREFIX).unwrap_or(&name).to_string();
-        let target = r.target().try_id().map(|t| t.to_owned());
-        let bad_ref = |why: String| BadRef {
-            name: name.clone(),
-            id: id.clone(),
-            target,
-            why,
-        };
-        let peeled = match r.peel_to_id() {
-            Ok(p) => p.detach(),
-            Err(e) => {
-                bad.push(bad_ref(format!("it cannot be resolved: {e}")));
-                continue;
-            }
-        };
-        match read_pending(repo, peeled) {
-            Ok((ns, p)) if p.id == id => out.push((ns, p)),
-            Ok((_, p)) => bad.push(bad_ref(format!(
-                "its name is not its preview's id ({})",
-                p.id
-            ))),
-            Err(e) => bad.push(bad_ref(why_bad(repo, peeled, &e))),
-        }
-    }
-    out.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.id.cmp(&a.1.id)));
-    Ok((out, bad))
-}
-
-/// Why `id` is not a preview, in words.
-fn why_bad(repo: &Repo, id: ObjectId, e: &Error) -> String {
-    match repo.git.find_header(id) {
-        Ok(h) if h.kind() != Kind::Commit => format!("it points at a {} ({id})", h.kind()),
-        Ok(_) => match e {
-            Error::Corrupt(what) => what.clone(),
-            other => format!("{other} ({id})"),
-        },
-        Err(_) => format!("its object {id} is missing"),
-    }
-}
-
-fn read_pending(repo: &Repo, id: ObjectId) -> Result<(u64, Preview), Error> {
-    let commit = repo
-        .git
-        .find_commit(id)
-        .map_err(Error::git(format!("read preview commit {id}")))?;
-    let message = commit
-        .message_raw()
-        .map_err(Error::git(format!("read preview commit {id}")))?;
-    let env = parse_envelope(id, message)?;
-    Ok((env.staged_at_ns, read_preview(repo, id)?))
-}
-
-fn pending(repo: &Repo) -> Result<Vec<(u64, Preview)>, Error> {
-    Ok(scan(repo)?.0)
-}
-
-/// Pending previews, newest first (refs that are not readable previews are skipped:
-/// [`list_checked`] names them).
-pub fn list(repo: &Repo) -> Result<Vec<Preview>, Error> {
-    Ok(pending(repo)?.into_iter().map(|(_, p)| p).collect())
-}
-
-/// [`list`], and the refs under `refs/astedit/` that were skipped.
-pub fn list_checked(repo: &Repo) -> Result<(Vec<Preview>, Vec<BadRef>), Error> {
-    let (previews, bad) = scan(repo)?;
-    Ok((previews.into_iter().map(|(_, p)| p).collect(), bad))
-}
-
-/// Removes bad ref `bad` (it must still point where it did) and journals a
-/// `discarded` event naming it and why. Its journal commit links the ref's commit when
-/// it is one (so it stays reachable, as a discarded preview does), else a commit made
-/// for the purpose: a journal commit's parents must be commits.
-pub fn remove_bad(
-    repo: &Repo,
-    bad: &BadRef,
-    reason: Option<&str>,
-    agent: Option<&str>,
-    by: &str,
-) -> Result<(), Error> {
-    let is_commit = bad
-        .target
-        .and_then(|t| repo.git.find_header(t).ok())
-        .is_some_and(|h| h.kind() == Kind::Commit);
-    let link = match bad.target {
-        Some(t) if is_commit => t,
-        _ => placeholder_commit(repo, bad)?,
-    };
-    let mut event = Event::new(repo, EventKind::Discarded, &bad.id, link);
-    if let Some(t) = bad.target {
-        event.commit = t.to_string();
-    }
-    event.reason = reason.map(str::to_string);
-    event.agent = agent.map(str::to_string);
-    event.notes = vec![format!(
-        "bad-ref-removed: {} (by {by}) was not a readable preview: {}",
-        bad.name, bad.why
-    )];
-    let expected = match bad.target {
-        Some(t) => PreviousValue::MustExistAndMatch(Target::Object(t)),
-        None => PreviousValue::MustExist,
-    };
-    let del = journal::delete_edit(&bad.name, expected)?;
-    journal::append(repo, &event, link, vec![del])?;
-    Ok(())
-}
-
-/// An empty commit saying which ref it stands for, linked by the journal in place of a
-/// target that is not a commit.
-fn placeholder_commit(repo: &Repo, bad: &BadRef) -> Result<ObjectId, Error> {
-    let tree = super::commit::empty_tree(repo)?;
-    let target = bad
-        .target
-        .map(|t| t.to_string())
-        .unwrap_or_else(|| "nothing readable".into());
-    super::commit::write(
-        repo,
-        tree,
-        [],
-        format!("astedit: removed {} (it pointed at {target})\n", bad.name),
-        "a commit",
-    )
-}
-
 /// The bytes of a stored blob.
 pub fn blob(repo: &Repo, id: gix::ObjectId) -> Result<Vec<u8>, Error> {
     Ok(repo
@@ -787,214 +626,6 @@ pub fn blob_data(repo: &Repo, id: gix::ObjectId) -> Result<Vec<u8>, Error> {
         .find_blob(id)
         .map_err(Error::git(format!("read blob {id}")))?
         .take_data())
-}
-
-/// The two previews a split makes: the part selected and the remainder.
-#[derive(Debug, Clone)]
-pub struct Split {
-    pub selected: Preview,
-    pub remainder: Preview,
-}
-
-/// Cuts pending `preview` in two: the entries whose path is in `selected` and the
-/// rest, each a new pending preview with the parent's metadata narrowed to its files
-/// (`details.split_from` names the parent). One ref transaction removes the parent's
-/// ref, creates both children's and appends a `split` event naming them, so the
-/// parent is pending or split, never both. The caller holds the lock.
-pub fn split(
-    repo: &Repo,
-    preview: &Preview,
-    selected: &std::collections::BTreeSet<String>,
-    pathspecs: &[String],
-) -> Result<Split, Error> {
-    let (picked, rest): (Vec<StoredEntry>, Vec<StoredEntry>) = preview
-        .entries
-        .iter()
-        .cloned()
-        .partition(|e| selected.contains(&e.path));
-    match split_into(repo, preview, &picked, &rest, pathspecs, None)? {
-        (selected, Some(remainder)) => Ok(Split {
-            selected,
-            remainder,
-        }),
-        (_, None) => Err(Error::InvalidChange(format!(
-            "every path of preview {} is selected: nothing to split",
-            preview.id
-        ))),
-    }
-}
-
-/// Cuts pending `preview` into `picked` and `rest` (entries whose sides need not be
-/// the parent's: review's cut by decisions makes new blobs, a remainder's before side
-/// being the picked part's after side), each a new pending preview with the parent's
-/// metadata narrowed to its files; an empty `rest` makes no remainder. `by` names
-/// what cut it in the parts' `details.split_by` (`None`: the pathspecs). One ref
-/// transaction, as [`split`].
-pub fn split_into(
-    repo: &Repo,
-    preview: &Preview,
-    picked: &[StoredEntry],
-    rest: &[StoredEntry],
-    pathspecs: &[String],
-    by: Option<&str>,
-) -> Result<(Preview, Option<Preview>), Error> {
-    let part = |entries: &[StoredEntry], part: &str| -> Part {
-        let files: Vec<StagedFile> = entries.iter().map(staged_file).collect();
-        let mut meta = narrowed_meta(
-            &preview.meta,
-            &preview.id,
-            &files,
-            preview.entries.len(),
-            part,
-        );
-        if let Some(by) = by {
-            mark_selected(&mut meta, by);
-        }
-        Part {
-            entries: entries.to_vec(),
-            meta,
-            label: part.to_string(),
-        }
-    };
-    let mut parts = vec![part(picked, "selected")];
-    if !rest.is_empty() {
-        parts.push(part(rest, "remainder"));
-    }
-    let mut made = split_parts(repo, preview, &parts, pathspecs)?.into_iter();
-    match made.next() {
-        Some(selected) => Ok((selected, made.next())),
-        None => Err(Error::InvalidChange(format!(
-            "no part of preview {} was made",
-            preview.id
-        ))),
-    }
-}
-
-/// One part a pending preview is cut into: its entries, its metadata, and what it is
-/// (`selected`, `remainder`, a group's key) in its ref's log.
-pub struct Part {
-    pub entries: Vec<StoredEntry>,
-    pub meta: PreviewMeta,
-    pub label: String,
-}
-
-fn staged_file(e: &StoredEntry) -> StagedFile {
-    StagedFile {
-        path: e.path.clone(),
-        before: e.before,
-        after: e.after,
-    }
-}
-
-/// Marks a part's metadata as cut by `by` (`details.split_by`): it holds a selection
-/// of what the recipe makes, so a refresh merges it three-way instead of re-running
-/// the recipe (which would make it all).
-pub fn mark_selected(meta: &mut PreviewMeta, by: &str) {
-    if let serde_json::Value::Object(details) = &mut meta.details {
-        details.insert("split_by".into(), serde_json::Value::from(by));
-        if let Some(serde_json::Value::Object(recipe)) = details.get_mut("refresh") {
-            recipe.insert("selected".into(), serde_json::Value::Bool(true));
-        }
-    }
-}
-
-/// Replaces pending `preview` by `parts` (entries whose blobs are written already),
-/// each a new pending preview: one ref transaction removes the parent's ref, creates
-/// each part's and appends a `split` event naming them in order, so the parent is
-/// pending or split, never both. The caller holds the lock.
-pub fn split_parts(
-    repo: &Repo,
-    preview: &Preview,
-    parts: &[Part],
-    pathspecs: &[String],
-) -> Result<Vec<Preview>, Error> {
-    if parts.is_empty() || parts.iter().any(|p| p.entries.is_empty()) {
-        return Err(Error::InvalidChange(format!(
-            "a part of preview {} would hold no change",
-            preview.id
-        )));
-    }
-    // The parts of a fetched preview are not signed here: that would vouch for it.
-    let sign = super::sign::signing(repo) && super::trusted::vouched(repo, preview);
-    let mut made: Vec<(ObjectId, String, &str)> = Vec::with_capacity(parts.len());
-    for p in parts {
-        let files: Vec<StagedFile> = p.entries.iter().map(staged_file).collect();
-        // The blobs are written already: only trees and commits are new.
-        let id = build_preview(
-            repo,
-            ObjectBatch::new(&repo.git),
-            &files,
-            &p.meta,
-            sign,
-            None,
-        )?;
-        made.push((id, short_id(id), p.label.as_str()));
-    }
-    let mut event = Event::new(repo, EventKind::Split, &preview.id, preview.commit);
-    event.kind = Some(preview.meta.kind);
-    event.agent = preview.meta.agent.clone();
-    event.files = preview.entries.iter().map(|e| e.path.clone()).collect();
-    event.children = made.iter().map(|(_, short, _)| short.clone()).collect();
-    event.pathspecs = pathspecs.to_vec();
-    let parent_ref = format!("{REF_PREFIX}{}", preview.id);
-    let mut edits = vec![journal::delete_edit(
-        &parent_ref,
-        PreviousValue::MustExistAndMatch(Target::Object(preview.commit)),
-    )?];
-    let mut synced = vec![journal::JOURNAL_REF.to_string(), parent_ref.clone()];
-    for (id, short, label) in &made {
-        let name = format!("{REF_PREFIX}{short}");
-        edits.push(journal::update_edit(
-            &name,
-            PreviousValue::MustNotExist,
-            *id,
-            &format!("astedit: split ({label})"),
-        )?);
-        synced.push(name);
-    }
-    let journal_commit = journal::append(repo, &event, preview.commit, edits)?;
-    let synced: Vec<&str> = synced.iter().map(String::as_str).collect();
-    journal::sync(repo, journal_commit, &synced)?;
-    // Every part is the parent's changes and recipe: trusted here as it was.
-    let ids: Vec<ObjectId> = made.iter().map(|(id, _, _)| *id).collect();
-    super::trusted::inherit(repo, preview, &ids);
-    ids.into_iter().map(|id| read_preview(repo, id)).collect()
-}
-
-/// The parent's metadata for one part of a split: per-file counts of its files only,
-/// the total re-added, the summary saying which part of which preview it is.
-fn narrowed_meta(
-    parent: &PreviewMeta,
-    parent_id: &str,
-    files: &[StagedFile],
-    parent_files: usize,
-    part: &str,
-) -> PreviewMeta {
-    let paths: std::collections::HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    let mut meta = parent.clone();
-    meta.files.retain(|f| paths.contains(f.path.as_str()));
-    if !parent.files.is_empty() {
-        meta.replacements = meta.files.iter().map(|f| f.count).sum();
-    }
-    meta.summary = format!(
-        "{} ({part} part of {parent_id}: {} of {} files)",
-        one_line(&parent.summary),
-        files.len(),
-        parent_files
-    );
-    let mut details = match std::mem::take(&mut meta.details) {
-        serde_json::Value::Object(map) => map,
-        serde_json::Value::Null => serde_json::Map::new(),
-        other => {
-            let mut map = serde_json::Map::new();
-            map.insert("parent_details".into(), other);
-            map
-        }
-    };
-    details.insert("split_from".into(), serde_json::Value::from(parent_id));
-    details.insert("split_part".into(), serde_json::Value::from(part));
-    meta.details = serde_json::Value::Object(details);
-    meta
 }
 
 #[cfg(test)]
