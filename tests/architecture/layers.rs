@@ -49,6 +49,9 @@ pub(crate) const LAYERS: &[(&str, Layer)] = &[
     ("main", Layer::FrontEnd),
     ("cli", Layer::FrontEnd),
     ("cli::mcp", Layer::FrontEnd),
+    // The library's façade (`crates/astedit`, issue 49): a front end for Rust programs,
+    // as thin as the CLI (arguments → request → op → its own report types).
+    ("facade", Layer::FrontEnd),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
