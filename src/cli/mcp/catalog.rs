@@ -87,7 +87,7 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
 /// the seed tools), per type: (type, field, alias). The schemas forbid unknown fields,
 /// so a client that validates its arguments first could not send these unless they
 /// are declared: each is, as a `deprecated` property of the field's schema.
-/// `aliases_in_the_schemas_are_accepted` (tests/integration/mcp.rs) calls each.
+/// `aliases_in_the_schemas_are_accepted` (tests/integration/mcp/protocol.rs) calls each.
 const ALIASES: &[(&str, &str, &str)] = &[
     ("GrepInput", "pattern", "pat"),
     ("GrepInput", "paths", "path"),
