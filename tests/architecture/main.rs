@@ -70,6 +70,7 @@ cycles, the rules), `layer_ratchet.rs` (the baseline and the tests over today's 
 use std::path::Path;
 
 mod checker_tests;
+mod crates;
 mod file_length;
 mod function_length;
 mod graph;
