@@ -10,6 +10,8 @@ mod search;
 mod selecting;
 
 use crate::lang::Lang;
+use ast_grep_core::replacer::TemplateFix;
+use ast_grep_core::Pattern;
 
 use super::*;
 
