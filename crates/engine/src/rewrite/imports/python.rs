@@ -4,9 +4,9 @@
 
 use std::ops::Range;
 
-use super::line_ending;
-use super::line_start;
-use super::splice;
+use super::write::line_ending;
+use super::write::line_start;
+use super::write::splice;
 use super::Import;
 
 /// Top-level modules of the standard library (Python 3.11's `sys.stdlib_module_names`,
