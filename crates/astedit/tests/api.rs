@@ -2,7 +2,10 @@
 //! the journal checked after each, as the CLI's integration tests check them.
 
 use std::path::Path;
-use std::process::Command;
+
+mod common;
+use common::git;
+use common::repo_with;
 
 use astedit::Action;
 use astedit::ApplyOptions;
@@ -12,43 +15,6 @@ use astedit::Options;
 use astedit::Origin;
 use astedit::Programs;
 use astedit::Repository;
-
-/// Runs git in `dir` with a fixed identity and no user or system config.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.com")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.com")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
-
-/// A repository with `files` committed, and its user set for the journal's `who`.
-fn repo_with(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    git(dir.path(), &["config", "user.name", "Test"]);
-    git(dir.path(), &["config", "user.email", "test@example.com"]);
-    for (path, text) in files {
-        let file = dir.path().join(path);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, text).unwrap();
-    }
-    git(dir.path(), &["add", "-A"]);
-    git(dir.path(), &["commit", "-q", "-m", "init"]);
-    dir
-}
 
 fn read(dir: &Path, path: &str) -> String {
     std::fs::read_to_string(dir.join(path)).unwrap()

@@ -5,21 +5,9 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
+mod common;
+use common::git;
+use common::repo_with;
 
 /// The example's binary: `cargo test` builds every example of the package beside the
 /// test binaries (`target/debug/examples/`); when a narrower command left it out, it is
@@ -49,14 +37,7 @@ fn example() -> PathBuf {
 }
 
 fn repo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    git(dir.path(), &["config", "user.name", "Test"]);
-    git(dir.path(), &["config", "user.email", "test@example.com"]);
-    std::fs::write(dir.path().join("app.py"), "x = 1\nprint(x)\n").unwrap();
-    git(dir.path(), &["add", "-A"]);
-    git(dir.path(), &["commit", "-q", "-m", "init"]);
-    dir
+    repo_with(&[("app.py", "x = 1\nprint(x)\n")])
 }
 
 fn run(args: &[&str]) -> (bool, String, String) {
