@@ -2,7 +2,7 @@
 use super::*;
 
 /// Not a test: times the engine on every `.rs` file under `$BENCH_DIR`.
-/// `BENCH_DIR=~/.cargo/registry/src cargo test --lib rewrite::tests::bench -- --ignored --nocapture`
+/// `BENCH_DIR=~/.cargo/registry/src cargo test -p astedit-engine --lib rewrite::tests::bench -- --ignored --nocapture`
 #[test]
 #[ignore]
 fn bench_rust_tree() {
