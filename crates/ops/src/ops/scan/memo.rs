@@ -6,7 +6,8 @@ from that record without listing the files or looking one up.
 
 The query (the memo's key) is everything that decides the answer but the tree: the
 tool's build, the rules as planned (their texts and every config file read, by
-content, tracked or not, with the severities and filters of the command line), the
+content, tracked or not, with the severities and filters of the command line), each
+custom language's library (by its bytes, as the result cache keys it), the
 command's listing and scan options, the folder it runs in, the git config and the
 `GIT_*` environment git reads.
 
@@ -207,6 +208,13 @@ fn key(repo: &Repo, q: &Query<'_>) -> crate::cache::Key {
     }
     k.add(repo.prefix.as_deref().unwrap_or("").as_bytes());
     k.add(&serde_json::to_vec(&q.rules.plan).unwrap_or_default());
+    // Each custom language loaded, by its library's bytes (the plan names it, not its
+    // grammar: a library rebuilt under the same name and path may parse otherwise).
+    for lang in Lang::all_langs() {
+        if lang.builtin().is_none() {
+            k.add(lang.cache_identity().as_bytes());
+        }
+    }
     let opts = q.opts;
     k.add(
         format!(
