@@ -429,15 +429,20 @@ def set_mode(tree: Path, untracked_cache: bool, fsmonitor: bool) -> None:
         sh(["git", "status", "--porcelain"], cwd=tree)
 
 
-def measure_warm(binaries: list[tuple[str, Path]], n: int, runs: int, perf: bool, work: Path) -> list[Row]:
+def measure_warm(binaries: list[tuple[str, Path]], n: int, runs: int, perf: bool, work: Path,
+                 modes: list[str] | None = None, cold: bool = False) -> list[Row]:
     """`git status --porcelain` beside a warm scan (tree unchanged, the cache filled by
     an untimed run first) in each mode: plain, with core.untrackedCache, with
-    core.fsmonitor through Watchman's hook (when Watchman is installed)."""
+    core.fsmonitor through Watchman's hook (when Watchman is installed). `modes`: only
+    these labels; `cold`: also the first scan and a scan after one file changed
+    ([`measure_cold`])."""
     tree = build_tree(n)
     conf = rules_dir() / "sgconfig.yml"
     expect = (n + DEBUGGER_EVERY - 1) // DEBUGGER_EVERY
     rows = []
     for label, uc, fsm in WARM_MODES:
+        if modes is not None and label not in modes:
+            continue
         if fsm and not watchman_ok():
             log("  fsmonitor rows skipped: no watchman (or no fsmonitor-watchman hook sample)")
             continue
@@ -469,8 +474,55 @@ def measure_warm(binaries: list[tuple[str, Path]], n: int, runs: int, perf: bool
         log(f"  {n:,} files, {label}: git status {status.wall():.2f} s, "
             + ", ".join(f"{row.task} {row.wall():.2f} s" for row, _ in scans))
         rows += [status] + [row for row, _ in scans]
+        if cold:
+            rows += measure_cold(binaries, n, runs, perf, work, tree, label, texts[0])
     set_mode(tree, False, False)
     return rows
+
+
+CHANGED_FILE = "src/d0000/f01.ts"
+
+
+def measure_cold(binaries: list[tuple[str, Path]], n: int, runs: int, perf: bool, work: Path, tree: Path,
+                 label: str, expect: str) -> list[Row]:
+    """The scans a warm memo does not answer, in the same rounds, each binary with its
+    own cache folder: the first scan (the folder emptied before each run: no result,
+    no plan, no memo) and a scan after one file changed (the folder filled by the
+    warm-up round; `CHANGED_FILE` rewritten with new content just before each run, so
+    git reports it and no memo stands for the tree). The findings must be those of the
+    warm scan (`expect`), the changed file holding none."""
+    conf = rules_dir() / "sgconfig.yml"
+    rows = []
+    cmds = []
+    for name, exe in binaries:
+        suffix = "" if name == "after" else f" ({name})"
+        for kind in ("first", "changed"):
+            row = Row(f"{kind} scan{suffix} [{label}]", n)
+            cache = work / f"cache-{kind}-{name}"
+            cmds.append((row, kind, cache, [str(exe), "--cache-dir", str(cache), "scan", "--config", str(conf)]))
+    shutil.rmtree(work / "cache-changed-after", ignore_errors=True)
+    shutil.rmtree(work / "cache-changed-before", ignore_errors=True)
+    original = (tree / CHANGED_FILE).read_text()
+    try:
+        for r in range(runs + 1):  # round 0 warms the page cache and fills the changed rows' caches
+            for k in range(len(cmds)):
+                j = (k + r) % len(cmds)
+                row, kind, cache, cmd = cmds[j]
+                if kind == "first":
+                    shutil.rmtree(cache, ignore_errors=True)
+                else:
+                    (tree / CHANGED_FILE).write_text(original + f"// round {r}, run {j}\n")
+                run, text = measure(cmd, tree, work / f"cold-{n}-{j}.out", perf)
+                if text != expect:
+                    raise SystemExit(f"{row.task}: the findings differ from the warm scan's:\n{text[:500]}")
+                if r > 0:
+                    row.runs.append(run)
+            log(f"  {n:,} files, {label}, round {r}{' (warm-up)' if r == 0 else ''}: "
+                + ", ".join(f"{row.task} {row.runs[-1].wall:.2f} s" for row, _, _, _ in cmds if row.runs))
+    finally:
+        (tree / CHANGED_FILE).write_text(original)
+        sh(["git", "update-index", "-q", "--refresh"], cwd=tree, check=False)
+    return [row for row, _, _, _ in cmds]
 
 
 # ---------------------------------------------------------------- report
@@ -516,7 +568,7 @@ def report(rows: list[Row], listing: list[Row], sizes: list[int], events: int, m
             ins = "" if ia is None or ib is None else f"{(ib / big) / (ia / small):.2f}×"
             cpu = f"{(b.cpu() / big) / (a.cpu() / small):.2f}×" if a.cpu() > 0 else ""
             lines.append(f"| {task} | {(b.wall() / big) / (a.wall() / small):.2f}× | {cpu} | {ins} |")
-    warm = [r for r in rows if r.task.startswith(("git status [", "warm scan"))]
+    warm = [r for r in rows if r.task.startswith(("git status [", "warm scan", "first scan", "changed scan"))]
     if warm:
         lines += warm_report(warm, sizes)
     if listing:
@@ -543,11 +595,15 @@ def warm_report(warm: list[Row], sizes: list[int]) -> list[str]:
     """The warm scan beside `git status`, per mode and size, and its growth."""
     by = {(r.task, r.size): r for r in warm}
     modes = [label for label, _, _ in WARM_MODES if any(f"[{label}]" in r.task for r in warm)]
-    scans = sorted({r.task.split(" [")[0] for r in warm if r.task.startswith("warm scan")},
-                   key=lambda t: (t != "warm scan", t))
+    kinds = ("warm scan", "changed scan", "first scan")
+    scans = sorted({r.task.split(" [")[0] for r in warm if r.task.startswith(kinds)},
+                   key=lambda t: ([t.startswith(k) for k in kinds].index(True), "(" in t, t))
     lines = ["", "Warm scan (tree unchanged, result cache filled; `scan --config` with one rule) beside "
              "`git status --porcelain`, same rounds; peak RSS of a scan that asks git includes "
-             "its `git status` child (GNU time reports the largest of the process tree):", "",
+             "its `git status` child (GNU time reports the largest of the process tree)"
+             + ("; *first scan*: an empty cache folder; *changed scan*: the cache filled, one file "
+                "rewritten just before" if any(t.startswith(kinds[1:]) for t in scans) else "")
+             + ":", "",
              "| mode | files | row | median wall | CPU | peak RSS | wall ÷ git status | CPU ÷ git status |",
              "|---|---:|---|---:|---:|---:|---:|---:|"]
     for mode in modes:
@@ -595,6 +651,10 @@ def main() -> None:
     ap.add_argument("--no-warm", action="store_true", help="skip the warm-scan rows")
     ap.add_argument("--warm-only", action="store_true", help="only the warm-scan rows")
     ap.add_argument("--clean", action="store_true", help="delete each tree once measured (disk)")
+    ap.add_argument("--modes", help="only these warm-scan modes, comma-separated: "
+                    + ", ".join(label for label, _, _ in WARM_MODES))
+    ap.add_argument("--cold", action="store_true",
+                    help="also the first scan and a scan after one file changed, per mode")
     args = ap.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     if not args.binary.exists():
@@ -620,7 +680,8 @@ def main() -> None:
         if not only_warm:
             rows += measure_size(args.binary, n, seed, args.events, args.runs, perf, work)
         if not args.no_warm:
-            rows += measure_warm(binaries, n, args.runs, perf, work)
+            modes = args.modes.split(",") if args.modes else None
+            rows += measure_warm(binaries, n, args.runs, perf, work, modes, args.cold)
         if args.clean:
             shutil.rmtree(SCALE_DIR / f"tree-{n}", ignore_errors=True)
     if watchman_ok() and not args.no_warm and not watchman_was_running:

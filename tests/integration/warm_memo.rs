@@ -1,8 +1,11 @@
-//! Integration tests: a report-mode scan through the result cache where git keeps an
-//! untracked cache answers a second run over an unchanged tree from its memo of the
-//! whole answer (issue 55 item 3), and any change behind a filled memo — a tracked
-//! file, an untracked one (new, or changed again while git's answer stays the same),
-//! an ignored rule file, a flag — gives the answer a scan without the cache gives.
+//! Integration tests: a report-mode scan through the result cache answers a second run
+//! over an unchanged tree from its memo of the whole answer (issue 55 item 3), where git
+//! keeps an untracked cache and where it keeps neither it nor fsmonitor (plain: the scan
+//! asks `git status` anyway), and any change behind a filled memo — a tracked file, an
+//! untracked one (new, or changed again while git's answer stays the same), an ignored
+//! rule file, a flag — gives the answer a scan without the cache gives. No memo is kept
+//! where one could not stand for the tree: an untracked folder git reports whole, an
+//! attribute source, `core.autocrlf`, a submodule, an index without checksum.
 //! `ASTEDIT_DEBUG_CACHE=1` makes the scan say whether it answered from the memo.
 
 use std::path::Path;
@@ -16,9 +19,17 @@ const RULE: &str = "id: no-print\nlanguage: python\nseverity: warning\nmessage: 
 const FROM_MEMO: &str = "git-astedit: scan answered from its memo\n";
 const NO_MEMO: &str = "git-astedit: scan no memo of this tree: listed and looked up\n";
 
+/// What git keeps that makes its `status` cheaper: its untracked cache, or nothing
+/// (plain).
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    UntrackedCache,
+    Plain,
+}
+
 /// A rule project whose rule folder git ignores (a rule file edit changes nothing git
-/// reports), Python files committed, git's untracked cache on, every entry old.
-fn repo() -> TestRepo {
+/// reports), Python files committed, git set up as `mode` says, every entry old.
+fn repo(mode: Mode) -> TestRepo {
     let repo = TestRepo::new();
     repo.write("sgconfig.yml", "ruleDirs: [rules]\n");
     repo.write(".gitignore", "rules/\n");
@@ -26,8 +37,16 @@ fn repo() -> TestRepo {
     repo.write("a.py", "print(1)\n");
     repo.write("sub/b.py", "print(2)\nx = 2\n");
     repo.commit_all("init");
-    repo.git(&["config", "core.untrackedCache", "true"]);
-    repo.git(&["update-index", "--untracked-cache"]);
+    match mode {
+        Mode::UntrackedCache => {
+            repo.git(&["config", "core.untrackedCache", "true"]);
+            repo.git(&["update-index", "--untracked-cache"]);
+        }
+        Mode::Plain => {
+            repo.git(&["config", "core.untrackedCache", "false"]);
+            repo.git(&["update-index", "--no-untracked-cache"]);
+        }
+    }
     age(&repo);
     repo
 }
@@ -71,9 +90,32 @@ fn filled(repo: &TestRepo, flags: &[&str]) -> (tempfile::TempDir, PathBuf) {
     (cache, dir)
 }
 
-#[test]
-fn an_unchanged_tree_is_answered_from_the_memo_in_every_format() {
-    let repo = repo();
+/// Each test `fn name(mode) { … }` runs once per mode: `name::untracked_cache` and
+/// `name::plain`.
+macro_rules! in_each_mode {
+    ($($(#[doc = $doc:literal])* fn $name:ident($mode:ident) $body:block)*) => {$(
+        $(#[doc = $doc])*
+        mod $name {
+            use super::*;
+
+            fn body($mode: Mode) $body
+
+            #[test]
+            fn untracked_cache() {
+                body(Mode::UntrackedCache);
+            }
+
+            #[test]
+            fn plain() {
+                body(Mode::Plain);
+            }
+        }
+    )*};
+}
+
+in_each_mode! {
+fn an_unchanged_tree_is_answered_from_the_memo_in_every_format(mode) {
+    let repo = repo(mode);
     for flags in [
         &[][..],
         &["--json"][..],
@@ -90,9 +132,8 @@ fn an_unchanged_tree_is_answered_from_the_memo_in_every_format() {
     }
 }
 
-#[test]
-fn a_tracked_file_changed_behind_a_filled_memo_is_scanned() {
-    let repo = repo();
+fn a_tracked_file_changed_behind_a_filled_memo_is_scanned(mode) {
+    let repo = repo(mode);
     let (_cache, dir) = filled(&repo, &[]);
     repo.write("a.py", "print(1)\nprint(16)\n");
     let after = answers(&repo, &dir, &[], NO_MEMO, "tracked file changed");
@@ -103,9 +144,8 @@ fn a_tracked_file_changed_behind_a_filled_memo_is_scanned() {
     answers(&repo, &dir, &[], FROM_MEMO, "remembered");
 }
 
-#[test]
-fn an_untracked_file_added_behind_a_filled_memo_is_scanned() {
-    let repo = repo();
+fn an_untracked_file_added_behind_a_filled_memo_is_scanned(mode) {
+    let repo = repo(mode);
     let (_cache, dir) = filled(&repo, &[]);
     repo.write("new.py", "print(17)\n");
     let after = answers(&repo, &dir, &[], NO_MEMO, "untracked file added");
@@ -114,9 +154,8 @@ fn an_untracked_file_added_behind_a_filled_memo_is_scanned() {
 
 /// git's answer does not change when a file it reports as modified or untracked
 /// changes again: the memo's stat data of that file do.
-#[test]
-fn a_reported_file_changed_again_is_scanned_again() {
-    let repo = repo();
+fn a_reported_file_changed_again_is_scanned_again(mode) {
+    let repo = repo(mode);
     repo.write("a.py", "print(1)\nprint(18)\n");
     repo.write("new.py", "print(19)\n");
     // Changed long enough before the scan for the memo to be written.
@@ -136,9 +175,8 @@ fn a_reported_file_changed_again_is_scanned_again() {
 
 /// The rule files are part of the memo's query by content, also where git does not
 /// see them (here: ignored).
-#[test]
-fn an_ignored_rule_file_edited_behind_a_filled_memo_gives_the_new_answer() {
-    let repo = repo();
+fn an_ignored_rule_file_edited_behind_a_filled_memo_gives_the_new_answer(mode) {
+    let repo = repo(mode);
     let (_cache, dir) = filled(&repo, &[]);
     assert_eq!(repo.git(&["status", "--porcelain"]), "");
     repo.write("rules/py.yml", RULE.replace("print $$$A", "said $$$A"));
@@ -149,9 +187,8 @@ fn an_ignored_rule_file_edited_behind_a_filled_memo_gives_the_new_answer() {
 
 /// A flag that changes the answer (a severity, a glob, a rule left out) is a
 /// different query: the memo of the run without it does not answer.
-#[test]
-fn a_flag_changed_behind_a_filled_memo_gives_the_new_answer() {
-    let repo = repo();
+fn a_flag_changed_behind_a_filled_memo_gives_the_new_answer(mode) {
+    let repo = repo(mode);
     let cache = tempfile::tempdir().expect("tempdir");
     let dir = cache.path().join("c");
     answers(&repo, &dir, &[], NO_MEMO, "first");
@@ -164,4 +201,76 @@ fn a_flag_changed_behind_a_filled_memo_gives_the_new_answer() {
     // And each is remembered as its own query.
     answers(&repo, &dir, &["--error"], FROM_MEMO, "--error again");
     answers(&repo, &dir, &[], FROM_MEMO, "no flag again");
+}
+
+/// git reports a new untracked folder whole (`-unormal`): its files are walked, not
+/// named by git, and one may change while git's answer stays the same. No memo is
+/// kept while it is there.
+fn an_untracked_folder_is_never_remembered(mode) {
+    let repo = repo(mode);
+    let (_cache, dir) = filled(&repo, &[]);
+    repo.write("new/c.py", "print(22)\n");
+    let after = answers(&repo, &dir, &[], NO_MEMO, "untracked folder added");
+    assert!(after.stdout.contains("print 22"), "{}", after.stdout);
+    answers(&repo, &dir, &[], NO_MEMO, "untracked folder again");
+    repo.write("new/c.py", "print(23)\n");
+    let after = answers(&repo, &dir, &[], NO_MEMO, "file in it changed");
+    assert!(after.stdout.contains("print 23"), "{}", after.stdout);
+}
+
+/// An attribute source may make a file's bytes differ from its blob: git's own
+/// (`info/attributes`), added behind a filled memo, or a `.gitattributes` git does
+/// not see (ignored) in a folder of a tracked file. The memo does not answer, and
+/// none is written while one is there.
+fn an_attribute_source_keeps_no_memo(mode) {
+    let repo = repo(mode);
+    let (_cache, dir) = filled(&repo, &[]);
+    repo.write(".git/info/attributes", "*.py text\n");
+    answers(&repo, &dir, &[], NO_MEMO, "info/attributes added");
+    answers(&repo, &dir, &[], NO_MEMO, "info/attributes again");
+    std::fs::remove_file(repo.path().join(".git/info/attributes")).expect("rm");
+    answers(&repo, &dir, &[], FROM_MEMO, "info/attributes gone");
+    repo.write(".git/info/exclude", ".gitattributes\n");
+    repo.write("sub/.gitattributes", "*.py text\n");
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    answers(&repo, &dir, &[], NO_MEMO, "ignored .gitattributes added");
+    answers(&repo, &dir, &[], NO_MEMO, "ignored .gitattributes again");
+}
+
+/// `core.autocrlf` may make a file's bytes differ from its blob: no memo.
+fn autocrlf_keeps_no_memo(mode) {
+    let repo = repo(mode);
+    repo.git(&["config", "core.autocrlf", "true"]);
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    answers(&repo, &dir, &[], NO_MEMO, "autocrlf");
+    answers(&repo, &dir, &[], NO_MEMO, "autocrlf again");
+}
+
+/// git's answer leaves submodules out (`--ignore-submodules=all`): with one in the
+/// index, no memo.
+fn a_submodule_keeps_no_memo(mode) {
+    let repo = repo(mode);
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let link = format!("160000,{},module", head.trim());
+    repo.git(&["update-index", "--add", "--cacheinfo", &link]);
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    answers(&repo, &dir, &[], NO_MEMO, "submodule");
+    answers(&repo, &dir, &[], NO_MEMO, "submodule again");
+}
+
+/// An index written without its checksum (`index.skipHash`) says nothing of what
+/// it holds by its last bytes: no memo.
+fn an_index_without_checksum_keeps_no_memo(mode) {
+    let repo = repo(mode);
+    repo.git(&["config", "index.skipHash", "true"]);
+    repo.git(&["update-index", "--force-write-index"]);
+    let index = std::fs::read(repo.path().join(".git/index")).expect("index");
+    assert_eq!(index[index.len() - 20..], [0; 20], "no checksum");
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = cache.path().join("c");
+    answers(&repo, &dir, &[], NO_MEMO, "skipHash");
+    answers(&repo, &dir, &[], NO_MEMO, "skipHash again");
+}
 }

@@ -234,7 +234,7 @@ pub struct Options {
     /// (see `cache::status`).
     pub ask_git: bool,
     /// With `ask_git`: git's answer, when the caller asked already (its memo of the
-    /// whole answer needs it first).
+    /// whole answer needs it first, and may ask where a listing would not).
     pub asked: Option<std::sync::Arc<crate::cache::status::Changes>>,
 }
 
@@ -860,7 +860,7 @@ fn collect_watched(
         (opts.ask_git && witness.is_none() && opts.pathspecs.is_empty() && !opts.no_ignore)
             .then(|| match &opts.asked {
                 Some(asked) => Some(asked.as_ref().clone()),
-                None => status_changes(repo),
+                None => status_changes(repo, crate::cache::status::Asking::WhereKept),
             })
             .flatten();
     let (specs, git, index) = Pathspecs::open(repo, &opts.pathspecs)?;
@@ -965,17 +965,13 @@ fn walks(specs: Pathspecs) -> Vec<(Vec<String>, Option<String>)> {
         .collect()
 }
 
-/// What `git status` says changed, where git keeps an untracked cache or fsmonitor
-/// (`crate::cache::status`); `None`: walk.
-pub fn status_changes(repo: &Repo) -> Option<crate::cache::status::Changes> {
-    // A hook's temporary index (`git commit -a`) is the one git would answer about;
-    // gix would read another.
-    if std::env::var_os("GIT_INDEX_FILE").is_some()
-        || !crate::cache::status::worth_asking(&repo.git)
-    {
-        return None;
-    }
-    crate::cache::status::ask(&repo.git, &repo.git_dir, &repo.workdir)
+/// What `git status` says changed, where `asking` says git is asked
+/// ([`crate::cache::status::ask_when`]); `None`: walk.
+pub fn status_changes(
+    repo: &Repo,
+    asking: crate::cache::status::Asking,
+) -> Option<crate::cache::status::Changes> {
+    crate::cache::status::ask_when(asking, &repo.git, &repo.git_dir, &repo.workdir)
 }
 
 /// A listed file: its path, its kind on disk (`None`: not there), and the place of

@@ -37,23 +37,42 @@ pub struct Changes {
     pub answer: super::Key,
 }
 
-/// Whether git keeps something that makes its `status` cheaper than a walk here: the
-/// untracked cache (`core.untrackedCache`, also set by `feature.manyFiles`) or a file
-/// system monitor (`core.fsmonitor`). Never where git's look at a file is weaker than
-/// the cache's own (`core.trustctime=false`, `core.checkStat=minimal`): a rewrite
-/// that kept size and mtime would then pass for unchanged.
-pub fn worth_asking(git: &gix::Repository) -> bool {
+/// When git's `status` is asked what changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asking {
+    /// Only where git keeps something that makes its `status` cheaper than a walk
+    /// ([`worth_asking`]).
+    WhereKept,
+    /// Also where it keeps neither (its `status` then walks as the listing would): for
+    /// a caller that saves more by git's answer than the walk costs (a scan's memo of
+    /// its whole answer, see [`super::memo`]). Never where git's look is weaker
+    /// ([`may_ask`]), nor with a sparse index (`index.sparse`: the listing walks it).
+    Always,
+}
+
+/// Whether git may be asked at all: not where its look at a file is weaker than the
+/// cache's own (`core.trustctime=false`, `core.checkStat=minimal`): a rewrite that
+/// kept size and mtime would then pass for unchanged.
+pub fn may_ask(git: &gix::Repository) -> bool {
     let config = git.config_snapshot();
-    let yes = |key: &str| config.boolean(key).unwrap_or(false);
     let weaker = config
         .string("core.trustctime")
         .is_some_and(|v| falsy(v.as_ref()))
         || config
             .string("core.checkStat")
             .is_some_and(|v| v.trim().eq_ignore_ascii_case(b"minimal"));
-    if weaker {
+    !weaker
+}
+
+/// Whether git keeps something that makes its `status` cheaper than a walk here: the
+/// untracked cache (`core.untrackedCache`, also set by `feature.manyFiles`) or a file
+/// system monitor (`core.fsmonitor`). Never where git may not be asked ([`may_ask`]).
+pub fn worth_asking(git: &gix::Repository) -> bool {
+    if !may_ask(git) {
         return false;
     }
+    let config = git.config_snapshot();
+    let yes = |key: &str| config.boolean(key).unwrap_or(false);
     let untracked_cache = match config.string("core.untrackedCache") {
         Some(v) => truthy(v.as_ref()),
         None => yes("feature.manyFiles"),
@@ -64,6 +83,22 @@ pub fn worth_asking(git: &gix::Repository) -> bool {
     untracked_cache || fsmonitor
 }
 
+/// Whether git is asked here, `asking` as the caller says.
+pub fn asks(git: &gix::Repository, asking: Asking) -> bool {
+    match asking {
+        Asking::WhereKept => worth_asking(git),
+        // A sparse index is walked whatever git answers (see `files`): its `status`
+        // would be paid for nothing.
+        Asking::Always => {
+            may_ask(git)
+                && !git
+                    .config_snapshot()
+                    .boolean("index.sparse")
+                    .unwrap_or(false)
+        }
+    }
+}
+
 fn truthy(v: &[u8]) -> bool {
     let v = v.trim().to_ascii_lowercase();
     matches!(&v[..], b"true" | b"yes" | b"on" | b"1")
@@ -72,6 +107,21 @@ fn truthy(v: &[u8]) -> bool {
 fn falsy(v: &[u8]) -> bool {
     let v = v.trim().to_ascii_lowercase();
     matches!(&v[..], b"false" | b"no" | b"off" | b"0")
+}
+
+/// [`ask`], where `asking` says git is asked ([`asks`]), and never in a hook with its
+/// own `GIT_INDEX_FILE` (`git commit -a`): that index is the one git would answer
+/// about, and gix would read another. `None`: not asked, or no answer.
+pub fn ask_when(
+    asking: Asking,
+    git: &gix::Repository,
+    git_dir: &Path,
+    workdir: &Path,
+) -> Option<Changes> {
+    if std::env::var_os("GIT_INDEX_FILE").is_some() || !asks(git, asking) {
+        return None;
+    }
+    ask(git, git_dir, workdir)
 }
 
 /// Asks git which files differ from the index and which are untracked, in the

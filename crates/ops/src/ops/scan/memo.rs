@@ -1,8 +1,11 @@
 /*!
 A scan's whole answer, remembered (`crate::cache::memo`): a report-mode scan through
-the result cache, where git's `status` is asked what changed, keeps beside the cache
-what it found; a later identical scan that finds the tree as git saw it then answers
-from that record without listing the files or looking one up.
+the result cache asks git's `status` what changed and keeps beside the cache what it
+found; a later identical scan that finds the tree as git saw it then answers from that
+record without listing the files or looking one up. git is asked also where it keeps
+neither an untracked cache nor fsmonitor (where a listing alone would not ask it): its
+`status` then walks the tree, and the listing takes its answer instead of walking it
+again, so a scan that misses the memo pays for one walk, not two.
 
 The query (the memo's key) is everything that decides the answer but the tree: the
 tool's build, the rules as planned (their texts and every config file read, by
@@ -44,10 +47,12 @@ pub(super) struct Query<'a> {
 }
 
 impl Memo {
-    /// Asks git what changed and looks at what a memo would be checked against, for a
-    /// scan `q` that may use one: report mode, the work tree as the command line names
-    /// it (no pathspecs, `--cached`, `--changed` or `--baseline`; ignored files left
-    /// out), through the result cache. `None`: no memo (the listing asks git itself).
+    /// Asks git what changed (with or without an untracked cache or fsmonitor) and
+    /// looks at what a memo would be checked against, for a scan `q` that may use one:
+    /// report mode, the work tree as the command line names it (no pathspecs,
+    /// `--cached`, `--changed` or `--baseline`; ignored files left out), through the
+    /// result cache. `None`: no memo (the listing asks git itself where git keeps
+    /// either).
     pub(super) fn prepare(repo: &Repo, q: &Query<'_>) -> Option<Memo> {
         let req = q.req;
         let input = &req.input;
@@ -60,7 +65,11 @@ impl Memo {
             && !(input.no_ignore || q.rules.plan.no_ignore);
         let settings = q.opts.cache.clone().filter(|_| eligible)?;
         let started = std::time::SystemTime::now();
-        let asked = std::sync::Arc::new(crate::files::status_changes(repo)?);
+        // Asked also where git keeps neither an untracked cache nor fsmonitor: its
+        // `status` then walks the tree as the listing would, and the listing takes its
+        // answer instead of walking again.
+        let asking = crate::cache::status::Asking::Always;
+        let asked = std::sync::Arc::new(crate::files::status_changes(repo, asking)?);
         let index_path = repo.git.index_path();
         let hash_len = repo.git.object_hash().len_in_bytes();
         let key = key(repo, q);
