@@ -187,7 +187,7 @@ fn a_lock_is_never_waited_on() {
     let out = t.run(&["apply", "--json"]);
     out.assert_code(6);
     assert_eq!(out.json()["error"]["code"], "locked");
-    // A dead holder's lock is broken (tests/integration/recovery.rs has the details).
+    // A dead holder's lock is broken (tests/integration/recovery/locks.rs has the details).
     std::fs::remove_file(&lock).expect("rm lock");
     t.run(&["apply", &id]).assert_code(0);
     assert_eq!(t.read_string("a.txt"), "b\n");
