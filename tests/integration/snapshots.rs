@@ -10,8 +10,8 @@
 //! Redacted, because they are truly unstable:
 //! * preview ids and commits (by [`Ids`], not a filter): a preview commit's message
 //!   holds the wall-clock staging time in nanoseconds (`staged_at_ns`,
-//!   `crates/txn/src/txn/store.rs` `write_commits`), so its id differs on every run even with
-//!   pinned dates. Each preview is named by the order it enters the journal:
+//!   `crates/txn/src/txn/store/mod.rs` `write_commits`), so its id differs on every run
+//!   even with pinned dates. Each preview is named by the order it enters the journal:
 //!   `[P1]` for its 12-digit id, `[P1-commit]` for the full commit; a pull request's
 //!   branch commit on the remote is `[PR1-commit]`;
 //! * the temporary folders (insta filters, see [`settings`]): the repository, the
