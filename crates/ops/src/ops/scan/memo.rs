@@ -47,8 +47,9 @@ pub(super) struct Query<'a> {
 }
 
 impl Memo {
-    /// Asks git what changed (with or without an untracked cache or fsmonitor) and
-    /// looks at what a memo would be checked against, for a scan `q` that may use one:
+    /// Asks git what changed (with or without an untracked cache or fsmonitor; without,
+    /// not on the first scan of a rule set) and looks at what a memo would be checked
+    /// against, for a scan `q` that may use one:
     /// report mode, the work tree as the command line names it (no pathspecs,
     /// `--cached`, `--changed` or `--baseline`; ignored files left out), through the
     /// result cache. `None`: no memo (the listing asks git itself where git keeps
@@ -67,8 +68,13 @@ impl Memo {
         let started = std::time::SystemTime::now();
         // Asked also where git keeps neither an untracked cache nor fsmonitor: its
         // `status` then walks the tree as the listing would, and the listing takes its
-        // answer instead of walking again.
-        let asking = crate::cache::status::Asking::Always;
+        // answer instead of walking again. Not on the first scan of a rule set (its
+        // plan not in the cache, every rule compiled): every file is read then, and
+        // waiting for git's walk before the first read cost more than our own walk.
+        let asking = match q.rules.is_compiled() && q.req.inline_rules.is_none() {
+            true => crate::cache::status::Asking::WhereKept,
+            false => crate::cache::status::Asking::Always,
+        };
         let asked = std::sync::Arc::new(crate::files::status_changes(repo, asking)?);
         let index_path = repo.git.index_path();
         let hash_len = repo.git.object_hash().len_in_bytes();
