@@ -8,25 +8,24 @@ use std::path::PathBuf;
 mod frame;
 mod memo;
 pub mod recipe;
+mod reporting;
 mod sg;
+mod staging;
 
-use super::recipe::Recorded;
+use reporting::head_report;
+use reporting::report;
+use staging::stage;
 
-use crate::change::RuleCount;
 use crate::repo::Repo;
-use crate::report::scan::Unconverged;
 use crate::report::FindingRow;
-use crate::report::FixedFile;
 use crate::report::ScanMode;
 use crate::report::ScanReport;
 use crate::report::ScanRule;
-use crate::report::Version;
 use crate::scan;
 use crate::scan::Finding;
 use crate::select::Narrowed;
 use crate::select::Proposal;
 use crate::select::Select;
-use crate::txn;
 use crate::Error;
 
 /// One scan.
@@ -692,298 +691,6 @@ struct Ran {
     unstaged: Vec<String>,
 }
 
-/// What staging the fixes made: the preview, and with `--apply` what was written
-/// and the check it passed.
-#[derive(Default)]
-struct Staged {
-    id: Option<String>,
-    written: Option<usize>,
-    verified: Option<Box<crate::report::verify::VerifyReport>>,
-}
-
-/// Stages the fixes as one preview with the scan recorded (`--stage`, `--apply`),
-/// and applies it as `apply` would (`--apply`, `--apply --verify`).
-fn stage(
-    repo: &Repo,
-    req: &ScanRequest,
-    (plan, shard): (&scan::rules::Plan, Option<scan::Shard>),
-    opts: &scan::Options,
-    outcome: &scan::ScanOutcome,
-    ran: &mut Ran,
-) -> Result<Staged, Error> {
-    let unstaged = std::mem::take(&mut ran.unstaged);
-    if !matches!(req.mode, ScanMode::Stage | ScanMode::Apply) {
-        return Ok(Staged::default());
-    }
-    if outcome.changes.is_empty() {
-        // Fixes declined for being in files that could not be staged are still refused.
-        super::stage::refuse(unstaged)?;
-        return Ok(Staged::default());
-    }
-    let mut meta = outcome.meta(plan, (req.input.cached, shard), req.reason.clone());
-    meta.agent = req.agent.clone();
-    let asked = ran.offered.is_some();
-    recipe::ScanRecipe::new(repo, plan, req, opts, asked).record(&mut meta);
-    if req.fmt {
-        super::fmt::record(&mut meta, &super::fmt::Formatters::load(&repo.workdir)?);
-    }
-    for _ in &outcome.changes.changes {
-        opts.cancel.test_delay()?;
-    }
-    if req.input.cached {
-        super::stage::refuse_unstaged(repo, &outcome.changes, unstaged)?;
-    }
-    // The stager, file by file (the changes are held for the diff anyway), with where
-    // each fix is, which `review` reads instead of scanning again.
-    let mut stager = txn::Stager::new(repo);
-    for c in &outcome.changes.changes {
-        stager.add_borrowed(c)?;
-    }
-    stager.record_sites(sites_record(outcome));
-    let preview = stager.finish(&meta)?;
-    let mut staged = Staged::default();
-    if req.mode == ScanMode::Apply {
-        // A failed check leaves the fixes staged as a pending preview, unwritten.
-        let applied = super::apply::run_as_staged(
-            repo,
-            &super::apply::ApplyRequest::new(
-                Some(preview.id.clone()),
-                false,
-                Vec::new(),
-                super::apply::ApplyOptions {
-                    reason: req.reason.clone(),
-                    agent: req.agent.clone(),
-                    // Fixes of the staged content keep the index what the work tree is.
-                    index: req.input.cached,
-                    // `scan --apply --verify`: the command the user typed.
-                    allow_run: true,
-                    ..Default::default()
-                },
-                req.verify.clone(),
-            )?,
-        )?;
-        staged.written = Some(applied.written.len() + applied.deleted.len());
-        staged.verified = applied.verified;
-    }
-    staged.id = Some(preview.id);
-    Ok(staged)
-}
-
-/// The record of where each staged fix is ([`super::review::record`]), for the files
-/// whose fixes, taken as `review` takes them, make the staged text exactly.
-fn sites_record(outcome: &scan::ScanOutcome) -> Option<Vec<u8>> {
-    use super::review::located;
-    use rayon::prelude::*;
-    let mut fixes: std::collections::HashMap<&str, Vec<(String, scan::FindingFix)>> =
-        std::collections::HashMap::new();
-    for f in &outcome.findings {
-        if let Some(fix) = &f.fix {
-            fixes
-                .entry(f.path.as_str())
-                .or_default()
-                .push((f.rule.clone(), fix.clone()));
-        }
-    }
-    let files: Vec<(&str, Vec<located::Located>)> = outcome
-        .changes
-        .changes
-        .par_iter()
-        .filter_map(|c| {
-            let (b, a) = (c.before.as_ref()?, c.after.as_ref()?);
-            if b.mode != a.mode {
-                return None;
-            }
-            let before = std::str::from_utf8(&b.bytes).ok()?;
-            let after = std::str::from_utf8(&a.bytes).ok()?;
-            let all = located::of_fixes(before, fixes.get(c.path.as_str())?.iter().cloned());
-            Some((c.path.as_str(), located::exact(before, after, &all)?))
-        })
-        .collect();
-    let mut record = super::review::record::Writer::new();
-    for (path, sites) in &files {
-        record.file(path, sites);
-    }
-    record.finish()
-}
-
-/// The report of a scan that ran.
-#[allow(clippy::too_many_arguments)]
-fn report(
-    repo: &Repo,
-    req: &ScanRequest,
-    outcome: scan::ScanOutcome,
-    rules: Vec<ScanRule>,
-    mut notices: Vec<String>,
-    rows: &Rows<'_>,
-    ran: Ran,
-    staged: Staged,
-) -> ScanReport {
-    let fixing = req.mode.fixing();
-    let diagnostics =
-        crate::report::Diagnostics::of(&[], &outcome.parse_errors, &outcome.skipped, |p| {
-            repo.display_path(p)
-        });
-    // Rendered once, as the front end shows it (after `-i` every accepted fix has
-    // been shown already).
-    let diff = (fixing && ran.offered.is_none()).then(|| {
-        crate::diff::render_diffs(
-            &crate::diff::DiffFile::from_changes(&outcome.changes),
-            req.color,
-            req.max_render,
-        )
-    });
-    let streamed = ran.streamed;
-    ScanReport {
-        schema_version: Version,
-        mode: req.mode,
-        rules,
-        findings: match (&streamed, req.max_results) {
-            (Some(s), Some(max)) if s.total > max => {
-                notices.push(more_findings(s.total - max, max));
-                Vec::new()
-            }
-            (Some(_), _) => Vec::new(),
-            (None, Some(max)) if outcome.findings.len() > max => {
-                notices.push(more_findings(outcome.findings.len() - max, max));
-                rows.rows(&outcome.findings[..max])
-            }
-            (None, _) => rows.rows(&outcome.findings),
-        },
-        error_count: match &streamed {
-            Some(s) => s.errors,
-            None => outcome.errors(),
-        },
-        files_searched: outcome.files_searched,
-        baseline: None,
-        absent: None,
-        remaining: fixing.then(|| {
-            // Applied, the files hold the fixed text the positions are in; else they
-            // still hold the input, where a person looks for them.
-            match staged.written {
-                Some(_) => rows.rows(&outcome.remaining),
-                None => rows.rows(&in_input(&outcome)),
-            }
-        }),
-        summary: fixing.then(|| outcome.summary()),
-        fixes: fixing.then(|| outcome.fixes()),
-        files: fixing.then(|| fixed_files(repo, &outcome)),
-        diff,
-        unconverged: fixing.then(|| {
-            outcome
-                .unconverged
-                .iter()
-                .map(|u| Unconverged {
-                    path: u.path.clone(),
-                    rule: u.rule.clone(),
-                    passes: u.passes,
-                    shown: repo.display_path(&u.path),
-                })
-                .collect()
-        }),
-        applied: fixing.then_some(staged.written.is_some()),
-        verified: staged.verified,
-        id: staged.id,
-        diagnostics,
-        notices,
-        written: staged.written.unwrap_or(0),
-        offered: ran.offered,
-        other_shards: outcome.other_shards,
-        apply_index: req.input.cached,
-        fix_command: fix_command(req),
-        workdir: repo.workdir.clone(),
-        streamed: streamed.map(|s| s.tally),
-    }
-}
-
-/// The findings the fixes leave, at their lines in the input (the file on disk, or
-/// in the index with `--cached`) rather than in the fixed text: a fix that added an
-/// import moves every line after it by one.
-fn in_input(outcome: &scan::ScanOutcome) -> Vec<Finding> {
-    let maps: std::collections::HashMap<&str, crate::diff::LineMap> = outcome
-        .changes
-        .changes
-        .iter()
-        .filter_map(|c| {
-            let (before, after) = (c.before.as_ref()?, c.after.as_ref()?);
-            Some((
-                c.path.as_str(),
-                crate::diff::LineMap::new(&before.bytes, &after.bytes),
-            ))
-        })
-        .collect();
-    outcome
-        .remaining
-        .iter()
-        .map(|f| {
-            let mut f = f.clone();
-            if let Some(map) = maps.get(f.path.as_str()) {
-                f.line = map.old_line(f.line);
-                f.end_line = map.old_line(f.end_line).max(f.line);
-            }
-            f
-        })
-        .collect()
-}
-
-/// What `--check` says to run to make its fixes: the same selection with `--apply`,
-/// so the fixes are those shown and no others (a hook's check of the lines being
-/// committed must not send a person to fix the whole repository). The pathspecs are
-/// named when they are few, as the pre-commit framework passes every file.
-fn fix_command(req: &ScanRequest) -> String {
-    let input = &req.input;
-    let mut words = vec!["git astedit scan --apply".to_string()];
-    if input.cached {
-        words.push("--cached".into());
-    }
-    match &input.changed {
-        Some(rev) if !(input.changed_lines && rev == "HEAD") => {
-            words.push(format!("--changed={}", crate::text::shell_word(rev)));
-        }
-        _ => {}
-    }
-    if input.changed_lines {
-        words.push("--changed-lines".into());
-    }
-    if let Some(rev) = &req.baseline {
-        words.push(format!("--baseline {}", crate::text::shell_word(rev)));
-        if req.fix_all {
-            words.push("--fix-all".into());
-        }
-    }
-    for rule in &req.only_rules {
-        words.push(format!("--rule-id {}", crate::text::shell_word(rule)));
-    }
-    if !input.pathspecs.is_empty() && input.pathspecs.len() <= 8 {
-        words.push("--".into());
-        words.extend(input.pathspecs.iter().map(|p| crate::text::shell_word(p)));
-    }
-    words.join(" ")
-}
-
-/// The fixed files as the report lists them.
-fn fixed_files(repo: &Repo, outcome: &scan::ScanOutcome) -> Vec<FixedFile> {
-    outcome
-        .fixed
-        .iter()
-        .map(|f| FixedFile {
-            path: repo.display_path(&f.path),
-            count: f.counts.iter().map(|(_, n)| n).sum::<usize>(),
-            rules: f
-                .counts
-                .iter()
-                .map(|(r, n)| RuleCount {
-                    rule: r.clone(),
-                    count: *n,
-                })
-                .collect(),
-            introduces_parse_errors: f.introduces_parse_error,
-            repeated_kept_text: f.repeated_kept_text,
-            flags: f.flags.clone(),
-            repo_path: f.path.clone(),
-        })
-        .collect()
-}
-
 /// What a streamed scan handed out.
 #[derive(Default)]
 struct Streamed {
@@ -995,48 +702,6 @@ struct Streamed {
     tally: crate::report::scan::Tally,
     /// Why the sink stopped the scan.
     failed: Option<Error>,
-}
-
-/// The notice of findings `--max-results` left out.
-fn more_findings(left_out: usize, max: usize) -> String {
-    format!("{left_out} more findings not shown (--max-results {max})")
-}
-
-/// A `report`-mode report before any file is scanned: the rules and their notices.
-fn head_report(
-    repo: &Repo,
-    req: &ScanRequest,
-    rules: Vec<ScanRule>,
-    notices: Vec<String>,
-) -> ScanReport {
-    ScanReport {
-        schema_version: Version,
-        mode: req.mode,
-        rules,
-        findings: Vec::new(),
-        error_count: 0,
-        files_searched: 0,
-        baseline: None,
-        absent: None,
-        remaining: None,
-        summary: None,
-        fixes: None,
-        files: None,
-        diff: None,
-        unconverged: None,
-        id: None,
-        applied: None,
-        verified: None,
-        diagnostics: Default::default(),
-        notices,
-        written: 0,
-        offered: None,
-        other_shards: 0,
-        apply_index: req.input.cached,
-        fix_command: fix_command(req),
-        workdir: repo.workdir.clone(),
-        streamed: Some(Default::default()),
-    }
 }
 
 /// Offers the fixes to a person (`select`), only those `wanted` picks when given; with
