@@ -430,12 +430,12 @@ def set_mode(tree: Path, untracked_cache: bool, fsmonitor: bool) -> None:
 
 
 def measure_warm(binaries: list[tuple[str, Path]], n: int, runs: int, perf: bool, work: Path,
-                 modes: list[str] | None = None, cold: bool = False) -> list[Row]:
+                 modes: list[str] | None = None, cold: tuple[str, ...] = ()) -> list[Row]:
     """`git status --porcelain` beside a warm scan (tree unchanged, the cache filled by
     an untimed run first) in each mode: plain, with core.untrackedCache, with
     core.fsmonitor through Watchman's hook (when Watchman is installed). `modes`: only
-    these labels; `cold`: also the first scan and a scan after one file changed
-    ([`measure_cold`])."""
+    these labels; `cold`: also these of the first scan (`first`) and a scan after one
+    file changed (`changed`), see `measure_cold`."""
     tree = build_tree(n)
     conf = rules_dir() / "sgconfig.yml"
     expect = (n + DEBUGGER_EVERY - 1) // DEBUGGER_EVERY
@@ -475,7 +475,7 @@ def measure_warm(binaries: list[tuple[str, Path]], n: int, runs: int, perf: bool
             + ", ".join(f"{row.task} {row.wall():.2f} s" for row, _ in scans))
         rows += [status] + [row for row, _ in scans]
         if cold:
-            rows += measure_cold(binaries, n, runs, perf, work, tree, label, texts[0])
+            rows += measure_cold(binaries, n, runs, perf, work, tree, label, texts[0], cold)
     set_mode(tree, False, False)
     return rows
 
@@ -484,7 +484,7 @@ CHANGED_FILE = "src/d0000/f01.ts"
 
 
 def measure_cold(binaries: list[tuple[str, Path]], n: int, runs: int, perf: bool, work: Path, tree: Path,
-                 label: str, expect: str) -> list[Row]:
+                 label: str, expect: str, kinds: tuple[str, ...] = ("first", "changed")) -> list[Row]:
     """The scans a warm memo does not answer, in the same rounds, each binary with its
     own cache folder: the first scan (the folder emptied before each run: no result,
     no plan, no memo) and a scan after one file changed (the folder filled by the
@@ -496,7 +496,7 @@ def measure_cold(binaries: list[tuple[str, Path]], n: int, runs: int, perf: bool
     cmds = []
     for name, exe in binaries:
         suffix = "" if name == "after" else f" ({name})"
-        for kind in ("first", "changed"):
+        for kind in kinds:
             row = Row(f"{kind} scan{suffix} [{label}]", n)
             cache = work / f"cache-{kind}-{name}"
             cmds.append((row, kind, cache, [str(exe), "--cache-dir", str(cache), "scan", "--config", str(conf)]))
@@ -653,8 +653,8 @@ def main() -> None:
     ap.add_argument("--clean", action="store_true", help="delete each tree once measured (disk)")
     ap.add_argument("--modes", help="only these warm-scan modes, comma-separated: "
                     + ", ".join(label for label, _, _ in WARM_MODES))
-    ap.add_argument("--cold", action="store_true",
-                    help="also the first scan and a scan after one file changed, per mode")
+    ap.add_argument("--cold", default="", help="also these, comma-separated, per mode: first (the first "
+                    "scan, an empty cache folder), changed (a scan after one file changed)")
     args = ap.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     if not args.binary.exists():
@@ -681,7 +681,10 @@ def main() -> None:
             rows += measure_size(args.binary, n, seed, args.events, args.runs, perf, work)
         if not args.no_warm:
             modes = args.modes.split(",") if args.modes else None
-            rows += measure_warm(binaries, n, args.runs, perf, work, modes, args.cold)
+            cold = tuple(k for k in args.cold.split(",") if k)
+            if any(k not in ("first", "changed") for k in cold):
+                raise SystemExit(f"--cold: first or changed, not {args.cold}")
+            rows += measure_warm(binaries, n, args.runs, perf, work, modes, cold)
         if args.clean:
             shutil.rmtree(SCALE_DIR / f"tree-{n}", ignore_errors=True)
     if watchman_ok() and not args.no_warm and not watchman_was_running:
