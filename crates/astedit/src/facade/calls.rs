@@ -155,28 +155,10 @@ fn rules(
             pathspecs: paths.to_vec(),
             ..Input::default()
         },
-        configs: Vec::new(),
-        mode: astedit_ops::report::scan::ScanMode::Stage,
-        shard: None,
-        only_rules: Vec::new(),
-        filter: None,
-        severities: Vec::new(),
-        min_severity: None,
-        max_results: None,
-        max_passes: None,
         reason: edit.reason.clone(),
-        max_render: 0,
-        color: false,
-        frames: Default::default(),
         inline_rules: Some(yaml.to_string()),
-        include_metadata: false,
-        verify: None,
-        cache: Default::default(),
         agent: owner.agent.clone(),
-        baseline: None,
-        fix_all: false,
-        fmt: false,
-        allow_fmt: Vec::new(),
+        ..ops::scan::ScanRequest::new(astedit_ops::report::scan::ScanMode::Stage, Vec::new())
     };
     let report = ops::scan::run(repo, &request, ops::scan::Consumer::Collect)?;
     let json = serde_json::to_string(&report).unwrap_or_default();

@@ -548,29 +548,8 @@ fn notice(repo: &Repo, path: &str, rule: &str, message: String) -> Checked {
 /// A scan of the files under the current folder with every rule of `configs`.
 fn scan_request(configs: &[PathBuf], mode: ScanMode) -> super::scan::ScanRequest {
     super::scan::ScanRequest {
-        input: Default::default(),
-        configs: configs.to_vec(),
-        mode,
-        shard: None,
-        only_rules: Vec::new(),
-        filter: None,
-        severities: Vec::new(),
-        min_severity: None,
-        max_results: None,
-        max_passes: None,
-        reason: None,
         max_render: 1,
-        color: false,
-        frames: Default::default(),
-        inline_rules: None,
-        include_metadata: false,
-        verify: None,
-        cache: Default::default(),
-        agent: None,
-        baseline: None,
-        fix_all: false,
-        fmt: false,
-        allow_fmt: Vec::new(),
+        ..super::scan::ScanRequest::new(mode, configs.to_vec())
     }
 }
 

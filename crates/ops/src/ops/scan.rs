@@ -89,6 +89,40 @@ pub struct ScanRequest {
     pub allow_fmt: Vec<String>,
 }
 
+impl ScanRequest {
+    /// A scan in `mode` of the files under the current folder with the rules of
+    /// `configs` (none: the project's), every other setting the command line's default:
+    /// no shard, filter or severity given, every finding and diff line, the default
+    /// result cache, no formatter, no baseline.
+    pub fn new(mode: ScanMode, configs: Vec<PathBuf>) -> ScanRequest {
+        ScanRequest {
+            input: Default::default(),
+            configs,
+            mode,
+            shard: None,
+            only_rules: Vec::new(),
+            filter: None,
+            severities: Vec::new(),
+            min_severity: None,
+            max_results: None,
+            max_passes: None,
+            reason: None,
+            max_render: 0,
+            color: false,
+            frames: Default::default(),
+            inline_rules: None,
+            include_metadata: false,
+            verify: None,
+            cache: Default::default(),
+            agent: None,
+            baseline: None,
+            fix_all: false,
+            fmt: false,
+            allow_fmt: Vec::new(),
+        }
+    }
+}
+
 /// Which findings of a scan get their [`Frame`](crate::report::scan::Frame).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Frames {

@@ -377,28 +377,8 @@ fn run_change(
                 pathspecs: spec.pathspecs.clone(),
                 ..Default::default()
             },
-            configs: vec![loaded.resolve(rules)],
-            mode: ScanMode::Stage,
-            shard: None,
-            only_rules: Vec::new(),
-            filter: None,
-            severities: Vec::new(),
-            min_severity: None,
-            max_results: None,
-            max_passes: None,
             reason,
-            max_render: 0,
-            color: false,
-            frames: Default::default(),
-            inline_rules: None,
-            include_metadata: false,
-            verify: None,
-            cache: Default::default(),
-            agent: None,
-            baseline: None,
-            fix_all: false,
-            fmt: false,
-            allow_fmt: Vec::new(),
+            ..crate::ops::scan::ScanRequest::new(ScanMode::Stage, vec![loaded.resolve(rules)])
         };
         let r = crate::ops::scan::run(repo, &req, crate::ops::scan::Consumer::Collect)?;
         let files: Vec<String> = r
