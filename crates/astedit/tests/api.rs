@@ -242,3 +242,49 @@ fn apply_with_a_commit_makes_one_commit_of_exactly_the_preview() {
     assert_eq!(git(dir.path(), &["log", "-1", "--format=%s"]), "bump x\n");
     assert_eq!(read(dir.path(), "b.py"), "b = 2  # not mine to commit\n");
 }
+
+#[test]
+fn a_held_index_lock_refuses_an_apply_that_commits_and_writes_nothing() {
+    let dir = repo_with(&[("a.py", "x = 1\n")]);
+    let repo = open(dir.path());
+    let id = repo
+        .stage(&Edit::replace("a.py", "x = 1", "x = 2"))
+        .unwrap()
+        .id
+        .unwrap();
+    // Another git command is writing the index.
+    std::fs::write(dir.path().join(".git/index.lock"), "").unwrap();
+    let options = ApplyOptions {
+        commit: Some(String::new()),
+        ..ApplyOptions::default()
+    };
+    let err = repo.apply(&id, &options).unwrap_err();
+    assert_eq!(err.code(), "locked", "{err}");
+    assert_eq!(err.exit_code(), 6);
+    assert_eq!(read(dir.path(), "a.py"), "x = 1\n");
+    assert_eq!(git(dir.path(), &["rev-list", "--count", "HEAD"]), "1\n");
+    // The lock is the other command's: left where it is, and the preview stays pending.
+    assert!(dir.path().join(".git/index.lock").exists());
+    assert_eq!(repo.list().unwrap()[0].id, id);
+}
+
+#[test]
+fn malformed_patterns_patches_and_rules_are_refused_before_anything_is_staged() {
+    let dir = repo_with(&[("a.py", "x = 1\n")]);
+    let repo = open(dir.path());
+    let bad = [
+        Edit::rewrite("print(", "log($A)").lang("python"),
+        Edit::patch("*** Begin Patch\n*** Frobnicate File: a.py\n*** End Patch\n"),
+        Edit::rules("id: r\nlanguage: python\nrule: [not, a, rule\n"),
+        Edit::rules("id: r\nlanguage: nosuchlanguage\nrule:\n  pattern: x\nfix: y\n"),
+    ];
+    for edit in bad {
+        let err = repo.stage(&edit).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{edit:?}: {}: {err}", err.code());
+        assert!(!err.message().is_empty());
+    }
+    assert!(repo.list().unwrap().is_empty());
+    let refs = git(dir.path(), &["for-each-ref", "refs/astedit/"]);
+    assert_eq!(refs, "");
+    assert_eq!(read(dir.path(), "a.py"), "x = 1\n");
+}
